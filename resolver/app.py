@@ -1,0 +1,100 @@
+"""The HTTP edge: health, readiness, the admin JSON API and the webhook routes."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Any
+
+import redis
+from sqlalchemy import select, text
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from resolver.config import get_settings
+from resolver.db import get_engine, session_scope
+from resolver.jobs import JobNotFoundError, get_job, job_to_dict
+from resolver.models import Job
+
+logger = logging.getLogger(__name__)
+
+
+async def healthz(_request: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+async def readyz(_request: Request) -> Response:
+    """The database and Redis both answer."""
+    checks: dict[str, str] = {}
+    try:
+        with get_engine().connect() as conn:
+            conn.execute(text("SELECT 1"))
+        checks["database"] = "ok"
+    except Exception as error:  # any failure means not ready; the reason is reported
+        checks["database"] = f"error: {type(error).__name__}"
+    try:
+        client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=2)
+        client.ping()
+        client.close()
+        checks["redis"] = "ok"
+    except Exception as error:  # as above
+        checks["redis"] = f"error: {type(error).__name__}"
+    ready = all(v == "ok" for v in checks.values())
+    return JSONResponse(checks, status_code=200 if ready else 503)
+
+
+def _authorized(request: Request) -> bool:
+    token = get_settings().admin_token
+    header = request.headers.get("authorization", "")
+    if token is None or not header.startswith("Bearer "):
+        return False
+    return hmac.compare_digest(header[7:].encode(), token.get_secret_value().encode())
+
+
+def _unauthorized() -> Response:
+    return JSONResponse({"error": "unauthorized"}, status_code=401)
+
+
+async def list_jobs(request: Request) -> Response:
+    if not _authorized(request):
+        return _unauthorized()
+    try:
+        limit = min(max(int(request.query_params.get("limit", "100")), 1), 1000)
+    except ValueError:
+        return JSONResponse({"error": "limit must be an integer"}, status_code=400)
+    with session_scope() as session:
+        rows = session.scalars(select(Job).order_by(Job.id.desc()).limit(limit))
+        return JSONResponse([job_to_dict(job) for job in rows])
+
+
+async def show_job(request: Request) -> Response:
+    if not _authorized(request):
+        return _unauthorized()
+    try:
+        job_id = int(request.path_params["job_id"])
+        with session_scope() as session:
+            return JSONResponse(job_to_dict(get_job(session, job_id), with_events=True))
+    except (ValueError, JobNotFoundError):
+        return JSONResponse({"error": "no such job"}, status_code=404)
+
+
+def webhook_routes() -> list[BaseRoute]:
+    """Routes contributed by the webhook ingress, when it is installed."""
+    try:
+        from resolver.webhooks import routes
+    except ImportError:
+        return []
+    return list(routes())
+
+
+def create_app(**kwargs: Any) -> Starlette:
+    routes: list[BaseRoute] = [
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
+        Route("/api/jobs", list_jobs),
+        Route("/api/jobs/{job_id}", show_job),
+        *webhook_routes(),
+    ]
+    return Starlette(routes=routes, **kwargs)

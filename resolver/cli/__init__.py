@@ -1,0 +1,30 @@
+"""The `resolver` command line."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from resolver.cli import admin, jobs, services
+from resolver.cli import sandbox as sandbox_cli
+from resolver.config import ConfigError
+
+app = typer.Typer(
+    help="Resolver: @mention a bot, get a pull request.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+services.register(app)
+admin.register(app)
+app.add_typer(jobs.app, name="jobs")
+app.add_typer(sandbox_cli.app, name="sandbox")
+
+
+def main() -> None:
+    """Entry point: a bad setting ends the command with one clear line."""
+    try:
+        app()
+    except ConfigError as error:
+        print(f"resolver: configuration error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,149 @@
+"""Accounts, tokens, keys and the doctor."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import select
+
+from resolver import accounts
+from resolver.config import get_settings
+from resolver.db import session_scope
+from resolver.models import Installation, User
+from resolver.vault import Vault, generate_key, rotate_all, store_credential
+
+console = Console()
+users_app = typer.Typer(help="People who may trigger jobs.", no_args_is_help=True)
+tokens_app = typer.Typer(help="Stored, encrypted tokens.", no_args_is_help=True)
+keys_app = typer.Typer(help="Vault encryption keys.", no_args_is_help=True)
+
+
+def fail(message: str) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(1)
+
+
+@users_app.command("add")
+def users_add(name: str) -> None:
+    """Add a user."""
+    try:
+        with session_scope() as session:
+            accounts.add_user(session, name)
+    except accounts.AccountError as error:
+        fail(str(error))
+    console.print(f"added user {name}")
+
+
+@users_app.command("list")
+def users_list() -> None:
+    """List users and their linked accounts."""
+    table = Table("user", "linked accounts")
+    with session_scope() as session:
+        for user in session.scalars(select(User).order_by(User.name)):
+            links = ", ".join(
+                f"{i.provider}:{i.external_id}" + (f" ({i.login})" if i.login else "")
+                for i in user.identities
+            )
+            table.add_row(user.name, links or "-")
+    console.print(table)
+
+
+@users_app.command("link")
+def users_link(
+    name: str,
+    provider: str = typer.Option(..., help="github, gitlab, slack, jira or linear."),
+    external_id: str = typer.Option(..., help="The provider's id (Slack: TEAM:USER)."),
+    login: str | None = typer.Option(None, help="The provider login or handle."),
+) -> None:
+    """Link a provider account to a user."""
+    try:
+        with session_scope() as session:
+            accounts.link_identity(session, name, provider, external_id, login)
+    except accounts.AccountError as error:
+        fail(str(error))
+    console.print(f"linked {provider}:{external_id} to {name}")
+
+
+@tokens_app.command("set")
+def tokens_set(
+    provider: str = typer.Option(..., help="github, gitlab, slack, jira or linear."),
+    user: str | None = typer.Option(None, help="Owner: a user name."),
+    installation: str | None = typer.Option(None, help="Owner: an installation's external id."),
+    kind: str = typer.Option("pat", help="pat, oauth or bot."),
+    scope: str | None = typer.Option(None, help="What the token may reach (free text)."),
+) -> None:
+    """Store a token, read from standard input (never from the command line)."""
+    if (user is None) == (installation is None):
+        fail("give exactly one of --user or --installation")
+    if kind not in ("pat", "oauth", "bot"):
+        fail("--kind must be pat, oauth or bot")
+    secret = sys.stdin.readline().strip()
+    if not secret:
+        fail("no token on standard input; pipe it in: `printf %s \"$TOKEN\" | resolver tokens set …`")
+    vault = Vault(get_settings().fernet_keys)
+    try:
+        with session_scope() as session:
+            owner_user = accounts.get_user(session, user).id if user else None
+            owner_inst = (
+                accounts.ensure_installation(session, provider, installation).id
+                if installation
+                else None
+            )
+            store_credential(
+                session,
+                vault,
+                provider=provider,
+                kind=kind,
+                secret=secret,
+                user_id=owner_user,
+                installation_id=owner_inst,
+                scope=scope,
+            )
+    except accounts.AccountError as error:
+        fail(str(error))
+    console.print(f"stored a {provider} {kind} token")
+
+
+@keys_app.command("rotate")
+def keys_rotate() -> None:
+    """Re-encrypt every stored secret with the first key of RESOLVER_SECRET_KEYS."""
+    vault = Vault(get_settings().fernet_keys)
+    with session_scope() as session:
+        count = rotate_all(session, vault)
+    console.print(f"re-encrypted {count} credential(s) with the newest key")
+
+
+@keys_app.command("generate")
+def keys_generate() -> None:
+    """Print a new Fernet key (put it first in RESOLVER_SECRET_KEYS)."""
+    typer.echo(generate_key())
+
+
+def doctor() -> None:
+    """Check every dependency and setting; say how to fix what is wrong."""
+    from resolver.doctor import run_checks
+
+    table = Table("check", "status", "detail / fix")
+    failed = 0
+    for check in run_checks():
+        colour = {"ok": "green", "warn": "yellow"}.get(check.status, "red")
+        table.add_row(check.name, f"[{colour}]{check.status}[/{colour}]", check.detail)
+        failed += check.status == "fail"
+    console.print(table)
+    raise typer.Exit(1 if failed else 0)
+
+
+def installations_list() -> None:
+    with session_scope() as session:
+        for inst in session.scalars(select(Installation)):
+            console.print(f"{inst.provider}:{inst.external_id} {inst.name or ''}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(users_app, name="users")
+    app.add_typer(tokens_app, name="tokens")
+    app.add_typer(keys_app, name="keys")
+    app.command()(doctor)

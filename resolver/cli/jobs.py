@@ -1,0 +1,93 @@
+"""`resolver jobs …`: inspect, retry and cancel jobs."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import select
+
+from resolver import jobs as job_store
+from resolver.db import session_scope
+from resolver.models import Job
+from resolver.states import IllegalTransitionError
+
+app = typer.Typer(help="Inspect, retry and cancel jobs.", no_args_is_help=True)
+console = Console()
+
+
+def _load(session: object, job_id: int) -> Job:
+    try:
+        return job_store.get_job(session, job_id)  # type: ignore[arg-type]
+    except job_store.JobNotFoundError:
+        console.print(f"[red]error:[/red] no job {job_id}")
+        raise typer.Exit(1) from None
+
+
+@app.command("list")
+def list_jobs(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+    limit: int = typer.Option(50, help="Most recent N jobs."),
+) -> None:
+    """List recent jobs."""
+    with session_scope() as session:
+        rows = [job_store.job_to_dict(j) for j in session.scalars(
+            select(Job).order_by(Job.id.desc()).limit(limit)
+        )]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("id", "state", "outcome", "source", "repo", "requester", "cost", "pr")
+    for row in rows:
+        cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.2f}"
+        table.add_row(
+            str(row["id"]), row["state"], row["outcome"] or "-", row["source"],
+            row["repo"] or "-", row["requester"] or "-", cost, row["pr_url"] or "-",
+        )
+    console.print(table)
+
+
+@app.command("show")
+def show(
+    job_id: int,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON with the trajectory."),
+) -> None:
+    """Show one job and its trajectory."""
+    with session_scope() as session:
+        data = job_store.job_to_dict(_load(session, job_id), with_events=True)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    for key, value in data.items():
+        if key != "trajectory":
+            console.print(f"[bold]{key}[/bold]: {value}")
+    for event in data["trajectory"]:
+        console.print(f"  #{event['seq']} {event['kind']}: {json.dumps(event)[:300]}")
+
+
+@app.command("retry")
+def retry(job_id: int) -> None:
+    """Queue a failed or cancelled job again."""
+    from resolver.outbox import publish_job
+
+    try:
+        with session_scope() as session:
+            job_store.retry_job(session, _load(session, job_id))
+    except IllegalTransitionError as error:
+        console.print(f"[red]error:[/red] {error}; only failed or cancelled jobs can be retried")
+        raise typer.Exit(1) from None
+    with session_scope() as session:
+        publish_job(session, job_id)
+    console.print(f"job {job_id} queued again")
+
+
+@app.command("cancel")
+def cancel(job_id: int) -> None:
+    """Cancel a queued job, or stop a running one."""
+    with session_scope() as session:
+        job = _load(session, job_id)
+        job_store.request_cancel(session, job)
+        state = job.state
+    console.print(f"job {job_id}: {'cancel requested' if state == 'running' else state}")

@@ -1,0 +1,66 @@
+"""Long-running processes: serve, worker, beat, and database upgrades."""
+
+from __future__ import annotations
+
+import typer
+
+from resolver.celery_app import QUEUES, get_celery
+from resolver.config import VAR_DIR, get_settings
+from resolver.logs import configure_logging
+
+db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(8000, help="Port to listen on."),
+    workers: int = typer.Option(1, help="Worker processes."),
+) -> None:
+    """Run the HTTP server (webhooks, health, JSON API)."""
+    import uvicorn
+
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    uvicorn.run(
+        "resolver.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_config=None,
+        access_log=False,
+    )
+
+
+def worker(
+    queues: str = typer.Option(",".join(QUEUES), help="Comma-separated queues to consume."),
+    concurrency: int = typer.Option(2, help="Parallel tasks."),
+    hostname: str = typer.Option("", help="Celery node name."),
+) -> None:
+    """Run a Celery worker."""
+    args = ["worker", "-Q", queues, "-c", str(concurrency), "--without-mingle", "--without-gossip"]
+    if hostname:
+        args += ["-n", hostname]
+    get_celery().worker_main(args)
+
+
+def beat() -> None:
+    """Run Celery beat (the reconciler, the sandbox reaper, schedules)."""
+    VAR_DIR.mkdir(exist_ok=True)
+    get_celery().start(["beat", "-s", str(VAR_DIR / "celerybeat-schedule"), "--pidfile="])
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply every database migration."""
+    from resolver.migrate import upgrade
+
+    upgrade(get_settings().database_url)
+    typer.echo("database is up to date")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)
+    app.command()(worker)
+    app.command()(beat)
+    app.add_typer(db_app, name="db")

@@ -1,0 +1,204 @@
+"""Job records: creation, state changes, leases, trajectory and their JSON shape."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.orm import Session
+
+from resolver.models import Job, JobEvent, utcnow
+from resolver.redact import Redactor
+from resolver.states import JobState, Outcome, check_transition, is_terminal
+
+
+class JobNotFoundError(Exception):
+    """No job has that id."""
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """What a trigger asks for. Built by integrations, the CLI and schedules."""
+
+    source: str
+    task: str
+    repo: str | None = None
+    requester: str | None = None
+    requester_id: int | None = None
+    trigger: dict[str, Any] | None = None
+
+
+def create_job(session: Session, new: NewJob) -> Job:
+    """Insert a queued job. The caller commits before publishing its message (the outbox)."""
+    job = Job(
+        source=new.source,
+        task=new.task,
+        repo=new.repo,
+        requester=new.requester,
+        requester_id=new.requester_id,
+        trigger=dict(new.trigger or {}),
+        state=JobState.QUEUED,
+    )
+    session.add(job)
+    session.flush()
+    return job
+
+
+def get_job(session: Session, job_id: int) -> Job:
+    job = session.get(Job, job_id)
+    if job is None:
+        raise JobNotFoundError(f"no job {job_id}")
+    return job
+
+
+def transition(job: Job, target: JobState) -> None:
+    """Move a loaded job to `target`; raises IllegalTransitionError for a missing edge."""
+    check_transition(JobState(job.state), target)
+    job.state = target
+    now = utcnow()
+    if target is JobState.RUNNING and job.started_at is None:
+        job.started_at = now
+    if is_terminal(target):
+        job.finished_at = now
+        job.lease_owner = None
+        job.lease_expires_at = None
+    if target is JobState.QUEUED:
+        job.finished_at = None
+        job.published_at = None
+
+
+def take_lease(session: Session, job_id: int, owner: str, seconds: float) -> bool:
+    """Atomically claim a queued job, or a running one whose lease ran out. Commits."""
+    now = utcnow()
+    claimable = or_(
+        Job.state == JobState.QUEUED,
+        (Job.state == JobState.RUNNING) & (Job.lease_expires_at < now),
+    )
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, claimable)
+        .values(
+            state=JobState.RUNNING,
+            lease_owner=owner,
+            lease_expires_at=now + timedelta(seconds=seconds),
+            attempts=Job.attempts + 1,
+            started_at=func.coalesce(Job.started_at, now),
+            updated_at=now,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return bool(getattr(result, "rowcount", 0) == 1)
+
+
+def renew_lease(session: Session, job_id: int, owner: str, seconds: float) -> bool:
+    """Extend our lease; False means another worker took the job over."""
+    now = utcnow()
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.lease_owner == owner, Job.state == JobState.RUNNING)
+        .values(lease_expires_at=now + timedelta(seconds=seconds))
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return bool(getattr(result, "rowcount", 0) == 1)
+
+
+def finish_job(
+    session: Session,
+    job: Job,
+    state: JobState,
+    outcome: Outcome,
+    *,
+    error: str | None = None,
+    result: dict[str, Any] | None = None,
+) -> None:
+    """Record a job's end. Only the lease holder calls this."""
+    transition(job, state)
+    job.outcome = outcome
+    job.error = error
+    if result is not None:
+        job.result = {**job.result, **result}
+
+
+def append_event(
+    session: Session, job_id: int, kind: str, payload: dict[str, Any], redactor: Redactor
+) -> JobEvent:
+    """Add one redacted entry to the job's trajectory."""
+    last = session.scalar(select(func.max(JobEvent.seq)).where(JobEvent.job_id == job_id))
+    safe = redactor.redact_value(payload)
+    assert isinstance(safe, dict)
+    event = JobEvent(job_id=job_id, seq=(last or 0) + 1, kind=kind, payload=safe)
+    session.add(event)
+    session.flush()
+    return event
+
+
+def request_cancel(session: Session, job: Job) -> None:
+    """Cancel a queued job now; ask a running one to stop at its next check."""
+    if job.state == JobState.QUEUED:
+        finish_job(session, job, JobState.CANCELLED, Outcome.CANCELLED)
+    elif job.state == JobState.RUNNING:
+        job.cancel_requested = True
+
+
+def retry_job(session: Session, job: Job) -> None:
+    """Queue a failed or cancelled job again."""
+    transition(job, JobState.QUEUED)
+    job.outcome = None
+    job.error = None
+    job.cancel_requested = False
+
+
+def is_finished(job_id: str | int) -> bool:
+    """Whether the job is in a terminal state (or gone). Used by the sandbox reaper."""
+    from resolver.db import session_scope
+
+    try:
+        key = int(job_id)
+    except ValueError:
+        return True
+    with session_scope() as session:
+        job = session.get(Job, key)
+        return job is None or is_terminal(JobState(job.state))
+
+
+def new_message_id(job_id: int) -> str:
+    return f"job-{job_id}-{uuid.uuid4().hex[:12]}"
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def job_to_dict(job: Job, *, with_events: bool = False) -> dict[str, Any]:
+    """The public JSON shape of a job (CLI `--json` and `/api/jobs`)."""
+    data: dict[str, Any] = {
+        "id": job.id,
+        "state": job.state,
+        "source": job.source,
+        "repo": job.repo,
+        "requester": job.requester,
+        "task": job.task,
+        "outcome": job.outcome,
+        "error": job.error,
+        "pr_url": job.pr_url,
+        "branch": job.branch,
+        "cost_usd": job.cost_usd,
+        "prompt_tokens": job.prompt_tokens,
+        "completion_tokens": job.completion_tokens,
+        "attempts": job.attempts,
+        "result": job.result,
+        "created_at": _iso(job.created_at),
+        "started_at": _iso(job.started_at),
+        "finished_at": _iso(job.finished_at),
+    }
+    if with_events:
+        data["trajectory"] = [
+            {"seq": e.seq, "kind": e.kind, "at": _iso(e.created_at), **e.payload}
+            for e in job.events
+        ]
+    return data

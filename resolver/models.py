@@ -1,0 +1,185 @@
+"""Database tables (SQLAlchemy 2). Migrations in resolver/migrations mirror these."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC on every backend; SQLite stores naive values."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON}
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    identities: Mapped[list[Identity]] = relationship(back_populates="user")
+
+
+class Identity(Base):
+    """A provider account (GitHub login, Slack TEAM:USER, …) that belongs to a user."""
+
+    __tablename__ = "identities"
+    __table_args__ = (UniqueConstraint("provider", "external_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    external_id: Mapped[str] = mapped_column(String(200))
+    login: Mapped[str | None] = mapped_column(String(200), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    user: Mapped[User] = relationship(back_populates="identities")
+
+
+class Installation(Base):
+    """A GitHub App installation, Slack team, Jira site, Linear organisation or GitLab instance."""
+
+    __tablename__ = "installations"
+    __table_args__ = (UniqueConstraint("provider", "external_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    external_id: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Credential(Base):
+    """An encrypted secret. `ciphertext` is a Fernet token; the plaintext is never stored."""
+
+    __tablename__ = "credentials"
+    __table_args__ = (
+        CheckConstraint(
+            "(user_id IS NULL) <> (installation_id IS NULL)", name="credential_has_one_owner"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    kind: Mapped[str] = mapped_column(String(20))
+    scope: Mapped[str | None] = mapped_column(String(500))
+    ciphertext: Mapped[str] = mapped_column(Text)
+    refresh_ciphertext: Mapped[str | None] = mapped_column(Text)
+    expires_at: Mapped[datetime | None]
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    installation_id: Mapped[int | None] = mapped_column(
+        ForeignKey("installations.id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    def __repr__(self) -> str:
+        return f"Credential(id={self.id}, provider={self.provider!r}, kind={self.kind!r})"
+
+
+class Delivery(Base):
+    """One webhook delivery. The unique key is what deduplication relies on."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (UniqueConstraint("provider", "delivery_key", name="delivery_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    delivery_key: Mapped[str] = mapped_column(String(300))
+    event: Mapped[str | None] = mapped_column(String(100))
+    received_at: Mapped[datetime] = mapped_column(default=utcnow)
+    outcome: Mapped[str] = mapped_column(String(40), default="received")
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    source: Mapped[str] = mapped_column(String(20))
+    trigger: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    repo: Mapped[str | None] = mapped_column(String(300), index=True)
+    task: Mapped[str] = mapped_column(Text, default="")
+    requester_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), index=True
+    )
+    requester: Mapped[str | None] = mapped_column(String(200))
+    state: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    outcome: Mapped[str | None] = mapped_column(String(20))
+    result: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    error: Mapped[str | None] = mapped_column(Text)
+    pr_url: Mapped[str | None] = mapped_column(String(500))
+    branch: Mapped[str | None] = mapped_column(String(300))
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(default=False)
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_expires_at: Mapped[datetime | None]
+    message_id: Mapped[str | None] = mapped_column(String(100))
+    published_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+    events: Mapped[list[JobEvent]] = relationship(
+        back_populates="job", order_by="JobEvent.seq", cascade="all, delete-orphan"
+    )
+
+
+class JobEvent(Base):
+    """One entry of a job's trajectory: an action, an observation or a note. Already redacted."""
+
+    __tablename__ = "job_events"
+    __table_args__ = (UniqueConstraint("job_id", "seq", name="job_event_order"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(40))
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    job: Mapped[Job] = relationship(back_populates="events")

@@ -1,0 +1,104 @@
+"""Celery tasks. Thin: load by id, check state, act, record."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+
+from celery import shared_task
+
+from resolver import jobs
+from resolver.config import get_settings
+from resolver.db import session_scope
+from resolver.logs import log
+from resolver.runners import JobContext, RunResult, runner_for
+from resolver.states import JobState, Outcome
+
+logger = logging.getLogger(__name__)
+
+
+class _Heartbeat(threading.Thread):
+    """Renews the job's lease, and passes a cancel request on to the runner."""
+
+    def __init__(self, ctx: JobContext, owner: str, seconds: float) -> None:
+        super().__init__(daemon=True, name=f"lease-{ctx.job_id}")
+        self.ctx, self.owner, self.seconds = ctx, owner, seconds
+        self.stopped = threading.Event()
+        self.lost = False
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.seconds / 3):
+            with session_scope() as session:
+                if not jobs.renew_lease(session, self.ctx.job_id, self.owner, self.seconds):
+                    self.lost = True
+                    self.ctx.cancel()
+                    return
+                if jobs.get_job(session, self.ctx.job_id).cancel_requested:
+                    self.ctx.cancel()
+
+
+def _record(job_id: int, owner: str, outcome: RunResult) -> None:
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        if job.lease_owner != owner or job.state != JobState.RUNNING:
+            log(logger, logging.WARNING, "job.lease_lost", job=job_id)
+            return
+        jobs.finish_job(
+            session, job, outcome.state, outcome.outcome, error=outcome.error, result=outcome.result
+        )
+    log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
+
+
+def execute(job_id: int) -> None:
+    """Run one job if we can take its lease; a finished or held job is a no-op."""
+    settings = get_settings()
+    owner = uuid.uuid4().hex
+    with session_scope() as session:
+        if not jobs.take_lease(session, job_id, owner, settings.lease_seconds):
+            log(logger, logging.INFO, "job.skipped", job=job_id)
+            return
+        source = jobs.get_job(session, job_id).source
+    ctx = JobContext(job_id)
+    heartbeat = _Heartbeat(ctx, owner, settings.lease_seconds)
+    heartbeat.start()
+    log(logger, logging.INFO, "job.started", job=job_id, source=source)
+    try:
+        outcome = runner_for(source)(ctx)
+    except Exception as error:  # a bug in a runner: fail the job once, tell the user
+        logger.exception("job.crashed", extra={"fields": {"job": job_id}})
+        reason = f"internal error: {type(error).__name__}"
+        outcome = RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    finally:
+        heartbeat.stopped.set()
+        heartbeat.join()
+    if ctx.cancelled.is_set() and not heartbeat.lost:
+        outcome = RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=outcome.result)
+    _record(job_id, owner, outcome)
+
+
+@shared_task(
+    name="resolver.run_job",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+)
+def run_job(job_id: int) -> None:
+    execute(int(job_id))
+
+
+@shared_task(name="resolver.reconcile", max_retries=0, time_limit=60, soft_time_limit=50)
+def reconcile_task() -> list[int]:
+    from resolver.outbox import reconcile
+
+    with session_scope() as session:
+        return reconcile(session)
+
+
+@shared_task(name="resolver.reap_sandboxes", max_retries=0, time_limit=300)
+def reap_sandboxes() -> list[str]:
+    try:
+        from sandbox import reap
+    except ImportError:
+        return []
+    return list(reap(jobs.is_finished, get_settings().sandbox_max_age))
