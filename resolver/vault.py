@@ -8,6 +8,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from resolver.logs import register_secret
 from resolver.models import Credential
 
 
@@ -54,9 +55,12 @@ class Vault:
 
     def decrypt(self, token: str) -> Secret:
         try:
-            return Secret(self._fernet.decrypt(token.encode()).decode())
+            value = self._fernet.decrypt(token.encode()).decode()
         except InvalidToken:
             raise VaultError("a stored secret matches none of RESOLVER_SECRET_KEYS") from None
+        # Once a secret is in memory it may reach a log line by accident; mask it there.
+        register_secret(value)
+        return Secret(value)
 
     def rotate(self, token: str) -> str:
         """Re-encrypt a token under the first key."""

@@ -1,0 +1,121 @@
+"""Real Redis, real Celery worker and beat processes: nothing is lost, nothing runs twice."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from resolver import jobs
+from resolver.accounts import add_user
+from resolver.db import session_scope
+from resolver.outbox import publish_job, waiting_message_ids
+from resolver.states import JobState
+from resolver.vault import Vault, store_credential
+from tests.conftest import TEST_REDIS
+from tests.foundation import procs
+
+
+@pytest.fixture
+def spawn(resolver_env) -> Iterator:
+    started = []
+
+    def _spawn(kind: str, name: str = "w1"):
+        log = resolver_env.tmp / f"{kind}-{name}.log"
+        env = resolver_env.child_env(PWD_FOR_TEST=str(resolver_env.tmp))
+        if kind == "worker":
+            proc = procs.start_worker(env, log, name)
+        else:
+            proc = procs.start_beat(env, log, resolver_env.tmp / "beat-schedule")
+        started.append(proc)
+        return proc
+
+    yield _spawn
+    for proc in started:
+        procs.kill(proc)
+
+
+def queue_job(source: str, **trigger) -> int:
+    with session_scope() as session:
+        job = jobs.create_job(session, jobs.NewJob(source=source, task="t", trigger=trigger))
+    with session_scope() as session:
+        publish_job(session, job.id)
+    return job.id
+
+
+def job_state(job_id: int) -> jobs.Job:
+    with session_scope() as session:
+        return jobs.get_job(session, job_id)
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_a_sigkilled_worker_job_runs_again_within_15s_and_finishes_once(
+    resolver_env, spawn
+) -> None:
+    marker = resolver_env.tmp / "marker.txt"
+    spawn("beat")
+    first = spawn("worker", "first")
+    job_id = queue_job("test-sleep", seconds=4, marker=str(marker))
+    procs.wait_until(
+        lambda: lines(marker.with_suffix(".started")), 60, "the first worker to start the job"
+    )
+    procs.kill(first)
+    killed_at = time.monotonic()
+    spawn("worker", "second")
+    procs.wait_until(
+        lambda: len(lines(marker.with_suffix(".started"))) == 2, 30, "the job to run again"
+    )
+    assert time.monotonic() - killed_at < 15
+    procs.wait_until(lambda: job_state(job_id).state == JobState.SUCCEEDED, 30, "the job to end")
+    assert lines(marker) == [f"done {job_id}"]
+    assert job_state(job_id).attempts == 2
+
+
+def test_jobs_lost_by_a_redis_flush_come_back_and_run_once(resolver_env, spawn) -> None:
+    marker = resolver_env.tmp / "marker.txt"
+    job_ids = [queue_job("test-sleep", seconds=0, marker=str(marker)) for _ in range(3)]
+    client = redis.Redis.from_url(TEST_REDIS)
+    assert len(waiting_message_ids(client)) == 3
+    client.flushdb()
+    assert waiting_message_ids(client) == set()
+    spawn("beat")
+    spawn("worker")
+    for job_id in job_ids:
+        procs.wait_until(
+            lambda j=job_id: job_state(j).state == JobState.SUCCEEDED, 45, f"job {job_id}"
+        )
+    assert sorted(lines(marker)) == sorted(f"done {j}" for j in job_ids)
+    assert all(job_state(j).attempts == 1 for j in job_ids)
+
+
+def test_a_planted_token_never_reaches_logs_or_the_database(resolver_env, spawn) -> None:
+    planted = "ghp_PlantedToken_" + "Zq9" * 10
+    with session_scope() as session:
+        user = add_user(session, "ada")
+        store_credential(
+            session, Vault(resolver_env.vars["RESOLVER_SECRET_KEYS"].split(",")),
+            provider="github", kind="pat", secret=planted, user_id=user.id,
+        )
+        job = jobs.create_job(
+            session, jobs.NewJob(source="test-careless", task="t", requester_id=user.id)
+        )
+    with session_scope() as session:
+        publish_job(session, job.id)
+    spawn("worker")
+    procs.wait_until(lambda: job_state(job.id).state == JobState.FAILED, 60, "the job to fail")
+    log_text = (resolver_env.tmp / "worker-w1.log").read_text()
+    assert "test.careless" in log_text and "formatted ******" in log_text
+    assert "failed while using ******" in log_text
+    assert job_state(job.id).error == "internal error: RuntimeError"
+    stored = b"".join(
+        p.read_bytes() for p in resolver_env.tmp.glob("resolver.db*")
+    )
+    for haystack in (log_text.encode(), stored):
+        assert planted.encode() not in haystack
+        assert planted[4:20].encode() not in haystack

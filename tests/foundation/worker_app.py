@@ -1,0 +1,53 @@
+"""A Celery app for worker tests: Resolver's own app plus two runners that only tests install."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from sqlalchemy import select
+
+from resolver import runners
+from resolver.celery_app import get_celery
+from resolver.config import get_settings
+from resolver.db import session_scope
+from resolver.jobs import get_job
+from resolver.logs import log
+from resolver.models import Credential
+from resolver.runners import JobContext, RunResult
+from resolver.states import JobState, Outcome
+from resolver.vault import Vault
+
+logger = logging.getLogger("tests.worker_app")
+
+
+def sleepy(ctx: JobContext) -> RunResult:
+    """Sleeps, then appends a line to a marker file: one line per completed run."""
+    with session_scope() as session:
+        trigger = get_job(session, ctx.job_id).trigger
+    marker = Path(trigger["marker"])
+    with marker.with_suffix(".started").open("a") as f:
+        f.write(f"started {ctx.job_id}\n")
+    deadline = time.monotonic() + float(trigger["seconds"])
+    while time.monotonic() < deadline and not ctx.cancelled.is_set():
+        time.sleep(0.05)
+    with marker.open("a") as f:
+        f.write(f"done {ctx.job_id}\n")
+    return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED)
+
+
+def careless(ctx: JobContext) -> RunResult:
+    """Uses the requester's stored token and then mishandles it in every way a bug could."""
+    with session_scope() as session:
+        job = get_job(session, ctx.job_id)
+        cred = session.scalars(select(Credential).where(Credential.user_id == job.requester_id)).one()
+        token = Vault(get_settings().fernet_keys).decrypt(cred.ciphertext)
+    log(logger, logging.WARNING, "test.careless", token=token.reveal(), wrapped=token)
+    logger.error("formatted %s", token.reveal())
+    raise RuntimeError(f"failed while using {token.reveal()}")
+
+
+runners.register("test-sleep", sleepy)
+runners.register("test-careless", careless)
+app = get_celery()
