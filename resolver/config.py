@@ -157,6 +157,18 @@ class Settings(BaseSettings):
     llm_output_cost_per_token: float | None = Field(
         default=None, ge=0, description="Price per output token for models litellm cannot price."
     )
+    llm_wall_clock_seconds: int = Field(
+        default=2700, ge=10, description="Wall-clock limit of one agent run, in seconds."
+    )
+    llm_timeout: float = Field(default=180.0, gt=0, description="Timeout of one LLM call, seconds.")
+    llm_max_retries: int = Field(
+        default=5, ge=0, description="Retries of an LLM call on rate limits and outages."
+    )
+    llm_condense_tokens: int = Field(
+        default=100_000,
+        ge=1000,
+        description="History size (estimated tokens) above which older steps are summarised.",
+    )
 
     @field_validator("secret_keys")
     @classmethod

@@ -1,0 +1,226 @@
+"""A scripted OpenAI-compatible chat server on loopback, reached through litellm.
+
+Use model `openai/scripted-model` with `base_url=server.base_url`. Each request is answered by
+the script: a queue of `Reply` values, or a function of the request that returns one.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL = "openai/scripted-model"
+CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a JSON body with an HTTP status and headers."""
+
+    body: dict[str, Any]
+    status: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call for `tool_calls`: the tool's name and its arguments (a dict, or raw text)."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+
+
+def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def _completion(message: dict[str, Any], finish_reason: str, usage: dict[str, int]) -> Reply:
+    return Reply(
+        {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": "scripted-model",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+            "usage": usage,
+        }
+    )
+
+
+def tool_calls(
+    *calls: Call, content: str | None = None, prompt_tokens: int = 100, completion_tokens: int = 20
+) -> Reply:
+    """An assistant turn that calls one or more tools."""
+    message = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [
+            {
+                "id": f"call_{uuid.uuid4().hex[:10]}",
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": c.arguments
+                    if isinstance(c.arguments, str)
+                    else json.dumps(c.arguments),
+                },
+            }
+            for c in calls
+        ],
+    }
+    return _completion(message, "tool_calls", _usage(prompt_tokens, completion_tokens))
+
+
+def tool(name: str, **arguments: Any) -> Reply:
+    """Shorthand for a turn with a single tool call."""
+    return tool_calls(Call(name, arguments))
+
+
+def finish(outcome: str, summary: str) -> Reply:
+    return tool("finish", outcome=outcome, summary=summary)
+
+
+def text(content: str, prompt_tokens: int = 100, completion_tokens: int = 20) -> Reply:
+    """An assistant turn with text and no tool call."""
+    message = {"role": "assistant", "content": content}
+    return _completion(message, "stop", _usage(prompt_tokens, completion_tokens))
+
+
+def error(status: int, message: str, code: str | None = None, retry_after: int | None = None) -> Reply:
+    """An OpenAI-style error body, e.g. 429 with Retry-After, or 400 context_length_exceeded."""
+    kind = "invalid_request_error" if status == 400 else "api_error"
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    headers = (("Retry-After", str(retry_after)),) if retry_after is not None else ()
+    return Reply(body, status=status, headers=headers)
+
+
+def rate_limited(retry_after: int = 0) -> Reply:
+    return error(429, "Rate limit reached for requests", "rate_limit_exceeded", retry_after)
+
+
+def context_overflow() -> Reply:
+    return error(
+        400,
+        "This model's maximum context length is 8192 tokens. However, your messages resulted "
+        "in 9000 tokens. Please reduce the length of the messages.",
+        "context_length_exceeded",
+    )
+
+
+Script = Callable[[dict[str, Any]], Reply]
+
+
+class ScriptExhaustedError(Exception):
+    """The agent asked for more turns than the test scripted."""
+
+
+class ScriptedLLMServer:
+    """The server; `requests` holds every request body received, in order."""
+
+    def __init__(self, script: Iterable[Reply] | Script) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.server_seconds = 0.0
+        self._lock = threading.Lock()
+        self._queue: deque[Reply] = deque()
+        self._script: Script = self._next_in_queue
+        self.set_script(script)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def set_script(self, script: Iterable[Reply] | Script) -> None:
+        if callable(script):
+            self._script = script
+        else:
+            self._queue = deque(script)
+            self._script = self._next_in_queue
+
+    def push(self, *replies: Reply) -> None:
+        self._queue.extend(replies)
+
+    def _next_in_queue(self, _request: dict[str, Any]) -> Reply:
+        if not self._queue:
+            return error(500, "the test script has no more replies")
+        return self._queue.popleft()
+
+    def answer(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            return self._script(request)
+
+    def start(self) -> ScriptedLLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in two writes; without this, Nagle's algorithm and the
+            # client's delayed ACK add ~40 ms to every reply.
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def do_POST(self) -> None:
+            started = time.perf_counter()
+            length = int(self.headers.get("Content-Length", "0"))
+            raw = self.rfile.read(length)
+            if self.path.split("?")[0] not in CHAT_PATHS:
+                self._send(Reply({"error": {"message": "not found"}}, status=404))
+                return
+            reply = server.answer(json.loads(raw or b"{}"))
+            if reply.delay:
+                time.sleep(reply.delay)
+            server.server_seconds += time.perf_counter() - started
+            self._send(reply)
+
+        def _send(self, reply: Reply) -> None:
+            data = json.dumps(reply.body).encode()
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    return Handler
+
+
+@contextmanager
+def scripted_llm(script: Iterable[Reply] | Script = ()) -> Iterator[ScriptedLLMServer]:
+    """Start a server for the duration of a `with` block."""
+    server = ScriptedLLMServer(script).start()
+    try:
+        yield server
+    finally:
+        server.stop()
