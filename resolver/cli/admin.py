@@ -129,7 +129,7 @@ def doctor() -> None:
     table = Table("check", "status", "detail / fix")
     failed = 0
     for check in run_checks():
-        colour = {"ok": "green", "warn": "yellow"}.get(check.status, "red")
+        colour = {"ok": "green", "off": "green"}.get(check.status, "red")
         table.add_row(check.name, f"[{colour}]{check.status}[/{colour}]", check.detail)
         failed += check.status == "fail"
     console.print(table)
