@@ -163,6 +163,8 @@ class Job(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
+    # The thread, issue or PR the job belongs to: follow-ups and Slack thread replies find it.
+    conversation_key: Mapped[str | None] = mapped_column(String(300), index=True)
 
     events: Mapped[list[JobEvent]] = relationship(
         back_populates="job", order_by="JobEvent.seq", cascade="all, delete-orphan"
@@ -183,3 +185,27 @@ class JobEvent(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     job: Mapped[Job] = relationship(back_populates="events")
+
+
+class Notice(Base):
+    """A reply without an agent run (unlinked account, queue position), sent by the callbacks.
+
+    `dedup_key` is the rate limit: one notice per person and thing, enforced by the database.
+    """
+
+    __tablename__ = "notices"
+    __table_args__ = (UniqueConstraint("provider", "dedup_key", name="notice_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    kind: Mapped[str] = mapped_column(String(40))
+    dedup_key: Mapped[str] = mapped_column(String(300))
+    conversation_key: Mapped[str] = mapped_column(String(300), index=True)
+    body: Mapped[str] = mapped_column(Text)
+    # Where to reply: the same shape as a job's `trigger`.
+    context: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("jobs.id", ondelete="SET NULL"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(index=True)

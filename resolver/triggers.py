@@ -1,0 +1,177 @@
+"""What every webhook integration shares: events, routes, triggers and their errors. Pure."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from resolver.config import Settings
+
+Headers = Mapping[str, str]
+"""Request headers with lower-cased names."""
+
+
+class WebhookError(Exception):
+    """A delivery we refuse; the subclass decides the HTTP status at the edge."""
+
+
+class SignatureError(WebhookError):
+    """Missing or bad signature, or a timestamp outside the replay window (401)."""
+
+
+class MalformedError(WebhookError):
+    """The body or a required header cannot be understood (400)."""
+
+
+class TooLargeError(WebhookError):
+    """The body is over the configured limit (413)."""
+
+
+class VendorModel(BaseModel):
+    """Base of vendor payload models: read only what we use, tolerate everything else."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+@dataclass(frozen=True)
+class WebhookEvent:
+    """A verified delivery: the vendor's event key, its idempotency key and the decoded body."""
+
+    key: str
+    delivery_key: str
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The settings a route handler may look at."""
+
+    bot_name: str
+    trigger_label: str
+    allowed_bots: frozenset[str] = frozenset()
+    bot_account_ids: frozenset[str] = frozenset()
+
+    def is_bot_login(self, login: str | None) -> bool:
+        """Whether `login` is our own bot account (`resolver`, `resolver[bot]`)."""
+        name = (login or "").lower().removesuffix("[bot]")
+        return name == self.bot_name.lower()
+
+    def is_trigger_label(self, label: str | None) -> bool:
+        return (label or "").strip().lower() == self.trigger_label.lower()
+
+
+@dataclass(frozen=True)
+class Sender:
+    """Who caused the event, as the provider names them."""
+
+    external_id: str
+    login: str | None = None
+    is_bot: bool = False
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """A request for the agent. `context` is copied into the job's `trigger` column."""
+
+    task: str
+    sender: Sender
+    conversation_key: str
+    repo: str | None = None
+    context: Mapping[str, Any] = field(default_factory=dict)
+    followup_only: bool = False
+    """Only act if the conversation already has a job (Slack thread replies)."""
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """A handshake to answer with 200 and the value (Slack url_verification)."""
+
+    value: str
+
+
+Outcome = Trigger | Challenge | None
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Route(Generic[M]):
+    """One routed event: the vendor model to validate against and the handler to call."""
+
+    model: type[M]
+    handler: Callable[[M, Policy], Outcome]
+
+    def run(self, payload: Mapping[str, Any], policy: Policy) -> Outcome:
+        try:
+            event = self.model.model_validate(payload)
+        except ValidationError as error:
+            raise MalformedError(f"payload does not fit {self.model.__name__}") from error
+        return self.handler(event, policy)
+
+
+def route_event(
+    routes: Mapping[str, Route[Any]], event: WebhookEvent, policy: Policy
+) -> Outcome:
+    """Run the event's handler; events without a route (ignored or unknown) give None."""
+    route = routes.get(event.key)
+    return None if route is None else route.run(event.payload, policy)
+
+
+def ignored_sender(sender: Sender, policy: Policy) -> str | None:
+    """Why a trigger from `sender` must not run: our own bot, or a bot not allow-listed."""
+    if policy.is_bot_login(sender.login) or sender.external_id in policy.bot_account_ids:
+        return "own"
+    names = {(sender.login or "").lower(), (sender.login or "").lower().removesuffix("[bot]")}
+    if sender.is_bot and not names & policy.allowed_bots:
+        return "bot"
+    return None
+
+
+@dataclass(frozen=True)
+class Integration:
+    """The one object an integration exports: verify → parse → route (→ act → callback)."""
+
+    name: str
+    routes: Mapping[str, Route[Any]]
+    ignored: frozenset[str]
+    enabled: Callable[[Settings], bool]
+    verify: Callable[[Headers, bytes, Settings, float], None]
+    parse: Callable[[Headers, bytes], WebhookEvent]
+
+
+def decode_object(body: bytes) -> dict[str, Any]:
+    """The body as a JSON object, or MalformedError."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise MalformedError("body is not JSON") from error
+    if not isinstance(data, dict):
+        raise MalformedError("body is not a JSON object")
+    lowered = body.lower()
+    # Valid JSON may still escape a lone surrogate or a NUL, which no database column stores.
+    if b"\\u0000" in lowered or (b"\\ud" in lowered and not _encodable(data)):
+        raise MalformedError("body has characters that cannot be stored")
+    return data
+
+
+def _encodable(data: object) -> bool:
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def content_key(*parts: object) -> str:
+    """A stable idempotency key from parts of a payload, for senders without a delivery id."""
+    text = "\x1f".join("" if part is None else str(part) for part in parts)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def text_field(value: object) -> str | None:
+    """A string field of a loosely typed payload, or None."""
+    return value if isinstance(value, str) else None
