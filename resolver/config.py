@@ -112,6 +112,11 @@ class Settings(BaseSettings):
     )
     max_jobs_per_user: int = Field(default=3, ge=1, description="Concurrent jobs per user.")
     max_jobs_per_repo: int = Field(default=5, ge=1, description="Concurrent jobs per repository.")
+    bot_account_ids: str = Field(
+        default="",
+        description="Comma-separated provider account ids of the bot (Jira accountId, Linear or "
+        "GitLab user id): mentions by account count, and its own events are ignored.",
+    )
 
     # --- sandbox
     sandbox_image: str | None = Field(
