@@ -94,6 +94,33 @@ def take_lease(session: Session, job_id: int, owner: str, seconds: float) -> boo
     return bool(getattr(result, "rowcount", 0) == 1)
 
 
+def over_capacity(session: Session, job: Job, per_user: int, per_repo: int) -> bool:
+    """Whether the requester or the repository already has its fill of running jobs."""
+    running = select(func.count()).select_from(Job).where(
+        Job.state == JobState.RUNNING, Job.id != job.id
+    )
+    if job.requester_id is not None:
+        mine = session.scalar(running.where(Job.requester_id == job.requester_id)) or 0
+        if mine >= per_user:
+            return True
+    if job.repo is not None:
+        theirs = session.scalar(running.where(Job.repo == job.repo)) or 0
+        if theirs >= per_repo:
+            return True
+    return False
+
+
+def next_waiting(session: Session, job: Job) -> int | None:
+    """The oldest queued job that was waiting on the same requester or repository."""
+    same = or_(
+        Job.requester_id == job.requester_id if job.requester_id is not None else False,
+        Job.repo == job.repo if job.repo is not None else False,
+    )
+    return session.scalar(
+        select(Job.id).where(Job.state == JobState.QUEUED, same).order_by(Job.id).limit(1)
+    )
+
+
 def renew_lease(session: Session, job_id: int, owner: str, seconds: float) -> bool:
     """Extend our lease; False means another worker took the job over."""
     now = utcnow()

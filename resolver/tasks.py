@@ -47,7 +47,13 @@ def _record(job_id: int, owner: str, outcome: RunResult) -> None:
         jobs.finish_job(
             session, job, outcome.state, outcome.outcome, error=outcome.error, result=outcome.result
         )
+        waiting = jobs.next_waiting(session, job)
     log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
+    if waiting is not None:
+        from resolver.outbox import publish_job
+
+        with session_scope() as session:
+            publish_job(session, waiting)
 
 
 def execute(job_id: int) -> None:
@@ -55,10 +61,22 @@ def execute(job_id: int) -> None:
     settings = get_settings()
     owner = uuid.uuid4().hex
     with session_scope() as session:
+        try:
+            job = jobs.get_job(session, job_id)
+        except jobs.JobNotFoundError:
+            log(logger, logging.WARNING, "job.missing", job=job_id)
+            return
+        if job.state == JobState.QUEUED and jobs.over_capacity(
+            session, job, settings.max_jobs_per_user, settings.max_jobs_per_repo
+        ):
+            # It stays queued; it is published again when a running job of the same
+            # requester or repository ends (or by the reconciler).
+            log(logger, logging.INFO, "job.waiting_for_capacity", job=job_id)
+            return
         if not jobs.take_lease(session, job_id, owner, settings.lease_seconds):
             log(logger, logging.INFO, "job.skipped", job=job_id)
             return
-        source = jobs.get_job(session, job_id).source
+        source = job.source
     ctx = JobContext(job_id)
     heartbeat = _Heartbeat(ctx, owner, settings.lease_seconds)
     heartbeat.start()

@@ -23,10 +23,12 @@ def start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]
         )
 
 
-def start_worker(env: dict[str, str], log: Path, name: str) -> subprocess.Popen[bytes]:
+def start_worker(
+    env: dict[str, str], log: Path, name: str, concurrency: int = 1
+) -> subprocess.Popen[bytes]:
     return start(
         env, log, "-m", "celery", "-A", "tests.foundation.worker_app", "worker",
-        "-Q", "jobs,callbacks,default", "-c", "1", "-n", f"{name}@%h",
+        "-Q", "jobs,callbacks,default", "-c", str(concurrency), "-n", f"{name}@%h",
         "--without-mingle", "--without-gossip", "--loglevel", "INFO",
     )
 

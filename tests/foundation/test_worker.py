@@ -23,11 +23,11 @@ from tests.foundation import procs
 def spawn(resolver_env) -> Iterator:
     started = []
 
-    def _spawn(kind: str, name: str = "w1"):
+    def _spawn(kind: str, name: str = "w1", concurrency: int = 1, **extra_env: str):
         log = resolver_env.tmp / f"{kind}-{name}.log"
-        env = resolver_env.child_env(PWD_FOR_TEST=str(resolver_env.tmp))
+        env = resolver_env.child_env(PWD_FOR_TEST=str(resolver_env.tmp), **extra_env)
         if kind == "worker":
-            proc = procs.start_worker(env, log, name)
+            proc = procs.start_worker(env, log, name, concurrency)
         else:
             proc = procs.start_beat(env, log, resolver_env.tmp / "beat-schedule")
         started.append(proc)
@@ -38,9 +38,12 @@ def spawn(resolver_env) -> Iterator:
         procs.kill(proc)
 
 
-def queue_job(source: str, **trigger) -> int:
+def queue_job(source: str, requester_id: int | None = None, **trigger) -> int:
     with session_scope() as session:
-        job = jobs.create_job(session, jobs.NewJob(source=source, task="t", trigger=trigger))
+        job = jobs.create_job(
+            session,
+            jobs.NewJob(source=source, task="t", trigger=trigger, requester_id=requester_id),
+        )
     with session_scope() as session:
         publish_job(session, job.id)
     return job.id
@@ -119,3 +122,18 @@ def test_a_planted_token_never_reaches_logs_or_the_database(resolver_env, spawn)
     for haystack in (log_text.encode(), stored):
         assert planted.encode() not in haystack
         assert planted[4:20].encode() not in haystack
+
+
+def test_a_job_over_the_per_user_cap_waits_queued_then_runs(resolver_env, spawn) -> None:
+    marker = resolver_env.tmp / "marker.txt"
+    with session_scope() as session:
+        user_id = add_user(session, "ada").id
+    first = queue_job("test-sleep", requester_id=user_id, seconds=3, marker=str(marker))
+    spawn("worker", concurrency=2, RESOLVER_MAX_JOBS_PER_USER="1")
+    procs.wait_until(lambda: job_state(first).state == JobState.RUNNING, 30, "the first job")
+    second = queue_job("test-sleep", requester_id=user_id, seconds=0, marker=str(marker))
+    time.sleep(1.5)
+    assert job_state(second).state == JobState.QUEUED
+    procs.wait_until(lambda: job_state(second).state == JobState.SUCCEEDED, 30, "the second job")
+    assert job_state(second).started_at >= job_state(first).finished_at
+    assert lines(marker) == [f"done {first}", f"done {second}"]
