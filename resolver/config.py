@@ -231,7 +231,7 @@ def _describe(error: ValidationError) -> str:
 def load_settings() -> Settings:
     """Read the settings, or raise ConfigError with one line naming the bad setting."""
     try:
-        return Settings()  # type: ignore[call-arg]
+        return Settings()
     except ValidationError as error:
         raise ConfigError(_describe(error)) from None
 

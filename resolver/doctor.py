@@ -33,12 +33,16 @@ def _database(settings: Settings) -> Check:
             current = MigrationContext.configure(conn).get_current_revision()
             has_jobs = inspect(conn).has_table("jobs")
     except Exception as error:  # any failure to connect is reported, with its type
-        return Check("database", "fail", f"cannot connect ({type(error).__name__}); check "
-                     "RESOLVER_DATABASE_URL")
+        return Check(
+            "database",
+            "fail",
+            f"cannot connect ({type(error).__name__}); check RESOLVER_DATABASE_URL",
+        )
     head = ScriptDirectory.from_config(alembic_config(settings.database_url)).get_current_head()
     if not has_jobs or current != head:
-        return Check("database", "fail", f"schema at {current}, code at {head}: run "
-                     "`resolver db upgrade`")
+        return Check(
+            "database", "fail", f"schema at {current}, code at {head}: run `resolver db upgrade`"
+        )
     return Check("database", "ok", f"schema {head}")
 
 
@@ -48,8 +52,12 @@ def _redis(settings: Settings) -> Check:
         version = client.info("server").get("redis_version", "?")
         client.close()
     except redis.RedisError as error:
-        return Check("redis", "fail", f"{type(error).__name__}: start redis-server or fix "
-                     "RESOLVER_REDIS_URL (make demo starts one)")
+        return Check(
+            "redis",
+            "fail",
+            f"{type(error).__name__}: start redis-server or fix "
+            "RESOLVER_REDIS_URL (make demo starts one)",
+        )
     return Check("redis", "ok", f"redis {version}")
 
 
@@ -58,11 +66,17 @@ def _docker(_settings: Settings) -> Check:
         return Check("docker engine", "fail", "no docker client; install docker.io")
     done = subprocess.run(
         ["docker", "info", "--format", "{{.ServerVersion}} {{.Driver}}"],
-        capture_output=True, text=True, timeout=20, check=False,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
     )
     if done.returncode != 0:
-        return Check("docker engine", "fail", "the engine does not answer: start dockerd "
-                     "(make demo starts one as root on Debian)")
+        return Check(
+            "docker engine",
+            "fail",
+            "the engine does not answer: start dockerd (make demo starts one as root on Debian)",
+        )
     return Check("docker engine", "ok", done.stdout.strip())
 
 
@@ -76,15 +90,20 @@ def _sandbox_image(settings: Settings) -> Check:
         ["docker", "image", "inspect", tag], capture_output=True, timeout=20, check=False
     )
     if done.returncode != 0:
-        return Check("sandbox image", "fail", f"{tag} is missing: run "
-                     "`resolver sandbox build --offline`")
+        return Check(
+            "sandbox image", "fail", f"{tag} is missing: run `resolver sandbox build --offline`"
+        )
     return Check("sandbox image", "ok", tag)
 
 
 def _llm(settings: Settings) -> Check:
     if not settings.llm_model:
-        return Check("llm", "off", "set RESOLVER_LLM_MODEL (and RESOLVER_LLM_API_KEY) for real "
-                     "jobs; make demo uses its scripted stand-in")
+        return Check(
+            "llm",
+            "off",
+            "set RESOLVER_LLM_MODEL (and RESOLVER_LLM_API_KEY) for real "
+            "jobs; make demo uses its scripted stand-in",
+        )
     key = "with key" if settings.llm_api_key else "no RESOLVER_LLM_API_KEY (fine for local models)"
     return Check("llm", "ok", f"{settings.llm_model}, {key}")
 
@@ -118,7 +137,12 @@ def _providers(settings: Settings) -> Iterator[Check]:
 
 
 CHECKS: tuple[Callable[[Settings], Check], ...] = (
-    _database, _redis, _docker, _sandbox_image, _llm, _admin,
+    _database,
+    _redis,
+    _docker,
+    _sandbox_image,
+    _llm,
+    _admin,
 )
 
 

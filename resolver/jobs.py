@@ -96,8 +96,8 @@ def take_lease(session: Session, job_id: int, owner: str, seconds: float) -> boo
 
 def over_capacity(session: Session, job: Job, per_user: int, per_repo: int) -> bool:
     """Whether the requester or the repository already has its fill of running jobs."""
-    running = select(func.count()).select_from(Job).where(
-        Job.state == JobState.RUNNING, Job.id != job.id
+    running = (
+        select(func.count()).select_from(Job).where(Job.state == JobState.RUNNING, Job.id != job.id)
     )
     if job.requester_id is not None:
         mine = session.scalar(running.where(Job.requester_id == job.requester_id)) or 0
@@ -112,12 +112,15 @@ def over_capacity(session: Session, job: Job, per_user: int, per_repo: int) -> b
 
 def next_waiting(session: Session, job: Job) -> int | None:
     """The oldest queued job that was waiting on the same requester or repository."""
-    same = or_(
-        Job.requester_id == job.requester_id if job.requester_id is not None else False,
-        Job.repo == job.repo if job.repo is not None else False,
-    )
+    related = []
+    if job.requester_id is not None:
+        related.append(Job.requester_id == job.requester_id)
+    if job.repo is not None:
+        related.append(Job.repo == job.repo)
+    if not related:
+        return None
     return session.scalar(
-        select(Job.id).where(Job.state == JobState.QUEUED, same).order_by(Job.id).limit(1)
+        select(Job.id).where(Job.state == JobState.QUEUED, or_(*related)).order_by(Job.id).limit(1)
     )
 
 

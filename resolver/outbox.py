@@ -68,7 +68,9 @@ def stranded_jobs(session: Session, waiting: set[str], grace: float) -> list[int
     queued = session.scalars(
         select(Job).where(
             Job.state == JobState.QUEUED,
-            or_(Job.published_at < cutoff, (Job.published_at.is_(None)) & (Job.created_at < cutoff)),
+            or_(
+                Job.published_at < cutoff, (Job.published_at.is_(None)) & (Job.created_at < cutoff)
+            ),
         )
     )
     lost = [job.id for job in queued if job.message_id not in waiting]

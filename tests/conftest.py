@@ -80,7 +80,9 @@ def resolver_env(
     """A migrated database (SQLite by default, PostgreSQL under `backend`) and a clean Redis db."""
     from resolver.migrate import upgrade
 
-    use_pg = "backend" in request.fixturenames and request.getfixturevalue("backend") == "postgresql"
+    use_pg = (
+        "backend" in request.fixturenames and request.getfixturevalue("backend") == "postgresql"
+    )
     dropped: list[str] = []
     if use_pg:
         admin = os.environ.get("RESOLVER_TEST_POSTGRES_URL")

@@ -82,7 +82,7 @@ def tokens_set(
         fail("--kind must be pat, oauth or bot")
     secret = sys.stdin.readline().strip()
     if not secret:
-        fail("no token on standard input; pipe it in: `printf %s \"$TOKEN\" | resolver tokens set …`")
+        fail('no token on standard input; pipe it in: `printf %s "$TOKEN" | resolver tokens set …`')
     vault = Vault(get_settings().fernet_keys)
     try:
         with session_scope() as session:

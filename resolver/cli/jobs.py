@@ -33,9 +33,10 @@ def list_jobs(
 ) -> None:
     """List recent jobs."""
     with session_scope() as session:
-        rows = [job_store.job_to_dict(j) for j in session.scalars(
-            select(Job).order_by(Job.id.desc()).limit(limit)
-        )]
+        rows = [
+            job_store.job_to_dict(j)
+            for j in session.scalars(select(Job).order_by(Job.id.desc()).limit(limit))
+        ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -43,8 +44,14 @@ def list_jobs(
     for row in rows:
         cost = "-" if row["cost_usd"] is None else f"${row['cost_usd']:.2f}"
         table.add_row(
-            str(row["id"]), row["state"], row["outcome"] or "-", row["source"],
-            row["repo"] or "-", row["requester"] or "-", cost, row["pr_url"] or "-",
+            str(row["id"]),
+            row["state"],
+            row["outcome"] or "-",
+            row["source"],
+            row["repo"] or "-",
+            row["requester"] or "-",
+            cost,
+            row["pr_url"] or "-",
         )
     console.print(table)
 

@@ -18,8 +18,12 @@ def start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]
     env = {**env, "PYTHONPATH": str(ROOT)}
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, *args], env=env, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True, cwd=env.get("PWD_FOR_TEST", os.getcwd()),
+            [sys.executable, *args],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=env.get("PWD_FOR_TEST", os.getcwd()),
         )
 
 
@@ -27,16 +31,40 @@ def start_worker(
     env: dict[str, str], log: Path, name: str, concurrency: int = 1
 ) -> subprocess.Popen[bytes]:
     return start(
-        env, log, "-m", "celery", "-A", "tests.foundation.worker_app", "worker",
-        "-Q", "jobs,callbacks,default", "-c", str(concurrency), "-n", f"{name}@%h",
-        "--without-mingle", "--without-gossip", "--loglevel", "INFO",
+        env,
+        log,
+        "-m",
+        "celery",
+        "-A",
+        "tests.foundation.worker_app",
+        "worker",
+        "-Q",
+        "jobs,callbacks,default",
+        "-c",
+        str(concurrency),
+        "-n",
+        f"{name}@%h",
+        "--without-mingle",
+        "--without-gossip",
+        "--loglevel",
+        "INFO",
     )
 
 
 def start_beat(env: dict[str, str], log: Path, schedule: Path) -> subprocess.Popen[bytes]:
     return start(
-        env, log, "-m", "celery", "-A", "tests.foundation.worker_app", "beat",
-        "-s", str(schedule), "--pidfile=", "--loglevel", "INFO",
+        env,
+        log,
+        "-m",
+        "celery",
+        "-A",
+        "tests.foundation.worker_app",
+        "beat",
+        "-s",
+        str(schedule),
+        "--pidfile=",
+        "--loglevel",
+        "INFO",
     )
 
 

@@ -13,7 +13,11 @@ from resolver.db import session_scope
 def cli(env, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "resolver.cli", *args],
-        env=env, input=stdin, capture_output=True, text=True, check=False,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -31,7 +35,9 @@ def test_users_and_tokens_from_stdin(resolver_env) -> None:
     assert linked.returncode == 0, linked.stdout
     listed = cli(env, "users", "list")
     assert "slack:T1:U1" in listed.stdout
-    stored = cli(env, "tokens", "set", "--provider", "github", "--user", "ada", stdin="tok-xyz-987\n")
+    stored = cli(
+        env, "tokens", "set", "--provider", "github", "--user", "ada", stdin="tok-xyz-987\n"
+    )
     assert stored.returncode == 0, stored.stdout
     empty = cli(env, "tokens", "set", "--provider", "github", "--user", "ada")
     assert empty.returncode == 1 and "standard input" in empty.stdout
@@ -46,8 +52,18 @@ def test_jobs_list_json_carries_the_contract_fields(resolver_env) -> None:
     done = cli(resolver_env.child_env(), "jobs", "list", "--json")
     rows = json.loads(done.stdout)
     assert rows[0]["id"] == job_id
-    for key in ("id", "state", "source", "repo", "requester", "outcome", "pr_url", "cost_usd",
-                "created_at", "finished_at"):
+    for key in (
+        "id",
+        "state",
+        "source",
+        "repo",
+        "requester",
+        "outcome",
+        "pr_url",
+        "cost_usd",
+        "created_at",
+        "finished_at",
+    ):
         assert key in rows[0]
     shown = json.loads(cli(resolver_env.child_env(), "jobs", "show", str(job_id), "--json").stdout)
     assert shown["trajectory"] == []

@@ -8,7 +8,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_readme_lists_every_setting() -> None:
     text = README.read_text()
     missing = [n for n in Settings.model_fields if f"`RESOLVER_{n.upper()}`" not in text]
-    assert not missing, f"run `uv run python scripts/settings_table.py` and update README: {missing}"
+    assert not missing, (
+        f"run `uv run python scripts/settings_table.py` and update README: {missing}"
+    )
 
 
 def test_readme_quick_start_is_two_commands() -> None:

@@ -14,8 +14,16 @@ from resolver.redact import Redactor
 from resolver.states import IllegalTransitionError, JobState, Outcome
 
 PUBLIC_FIELDS = {
-    "id", "state", "source", "repo", "requester", "outcome", "pr_url", "cost_usd",
-    "created_at", "finished_at",
+    "id",
+    "state",
+    "source",
+    "repo",
+    "requester",
+    "outcome",
+    "pr_url",
+    "cost_usd",
+    "created_at",
+    "finished_at",
 }
 
 
@@ -101,7 +109,7 @@ def test_trajectory_is_redacted_and_ordered(resolver_env, backend) -> None:
     assert [e["seq"] for e in data["trajectory"]] == [1, 2]
     assert data["trajectory"][0]["command"] == "echo ******"
     assert data["trajectory"][1]["output"] == ["******"]
-    assert PUBLIC_FIELDS <= set(data)
+    assert set(data) >= PUBLIC_FIELDS
 
 
 def test_cancel_and_retry(resolver_env, backend) -> None:

@@ -39,14 +39,22 @@ def test_keys_rotate_reencrypts_every_secret(resolver_env, monkeypatch) -> None:
 
         user = add_user(session, "ada")
         store_credential(
-            session, Vault([old_key]), provider="github", kind="pat", secret="tok-123456",
-            user_id=user.id, refresh="refresh-123456",
+            session,
+            Vault([old_key]),
+            provider="github",
+            kind="pat",
+            secret="tok-123456",
+            user_id=user.id,
+            refresh="refresh-123456",
         )
     new_key = Fernet.generate_key().decode()
     env = resolver_env.child_env(RESOLVER_SECRET_KEYS=f"{new_key},{old_key}")
     done = subprocess.run(
         [sys.executable, "-m", "resolver.cli", "keys", "rotate"],
-        env=env, capture_output=True, text=True, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "re-encrypted 1" in done.stdout

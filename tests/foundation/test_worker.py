@@ -102,8 +102,12 @@ def test_a_planted_token_never_reaches_logs_or_the_database(resolver_env, spawn)
     with session_scope() as session:
         user = add_user(session, "ada")
         store_credential(
-            session, Vault(resolver_env.vars["RESOLVER_SECRET_KEYS"].split(",")),
-            provider="github", kind="pat", secret=planted, user_id=user.id,
+            session,
+            Vault(resolver_env.vars["RESOLVER_SECRET_KEYS"].split(",")),
+            provider="github",
+            kind="pat",
+            secret=planted,
+            user_id=user.id,
         )
         job = jobs.create_job(
             session, jobs.NewJob(source="test-careless", task="t", requester_id=user.id)
@@ -116,9 +120,7 @@ def test_a_planted_token_never_reaches_logs_or_the_database(resolver_env, spawn)
     assert "test.careless" in log_text and "formatted ******" in log_text
     assert "failed while using ******" in log_text
     assert job_state(job.id).error == "internal error: RuntimeError"
-    stored = b"".join(
-        p.read_bytes() for p in resolver_env.tmp.glob("resolver.db*")
-    )
+    stored = b"".join(p.read_bytes() for p in resolver_env.tmp.glob("resolver.db*"))
     for haystack in (log_text.encode(), stored):
         assert planted.encode() not in haystack
         assert planted[4:20].encode() not in haystack

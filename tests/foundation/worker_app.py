@@ -41,7 +41,9 @@ def careless(ctx: JobContext) -> RunResult:
     """Uses the requester's stored token and then mishandles it in every way a bug could."""
     with session_scope() as session:
         job = get_job(session, ctx.job_id)
-        cred = session.scalars(select(Credential).where(Credential.user_id == job.requester_id)).one()
+        cred = session.scalars(
+            select(Credential).where(Credential.user_id == job.requester_id)
+        ).one()
         token = Vault(get_settings().fernet_keys).decrypt(cred.ciphertext)
     log(logger, logging.WARNING, "test.careless", token=token.reveal(), wrapped=token)
     logger.error("formatted %s", token.reveal())
