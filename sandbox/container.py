@@ -1,0 +1,106 @@
+"""Create, start, rename and remove sandbox containers under the policy."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
+from sandbox.naming import build_labels
+from sandbox.policy import HOME, TMP, WORKDIR, SandboxPolicy
+
+log = logging.getLogger(__name__)
+
+BRIDGE: Final = "bridge"
+HOSTNAME: Final = "sandbox"
+
+
+def host_config_args(policy: SandboxPolicy, workspace: Path, network_mode: str) -> dict[str, Any]:
+    """The engine's HostConfig for the policy: no capabilities, no secrets, bounded resources."""
+    tmp_opts = "rw,nosuid,nodev"
+    owner = f"uid={policy.user},gid={policy.user}"
+    return {
+        "binds": {str(workspace): {"bind": WORKDIR, "mode": "rw"}},
+        "network_mode": network_mode,
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges:true"],
+        "read_only": policy.read_only,
+        "tmpfs": {
+            TMP: f"{tmp_opts},size={policy.tmp_size},mode=1777",
+            HOME: f"{tmp_opts},size={policy.home_size},{owner},mode=0755",
+        },
+        "mem_limit": policy.memory,
+        # Equal to the memory limit: no swap, so a memory hog meets the OOM killer quickly.
+        "memswap_limit": policy.memory,
+        "pids_limit": policy.pids,
+        "nano_cpus": int(policy.cpus * 1e9),
+        "ipc_mode": "private",
+    }
+
+
+def start_container(policy: SandboxPolicy, name: str, workspace: Path, job_id: str | None) -> str:
+    """Create and start a container; return its id. Nothing is left behind if a step fails."""
+    api = client().api
+    mode = _network_mode(policy)
+    with engine_errors("create sandbox"):
+        container_id: str = api.create_container(
+            policy.image,
+            name=name,
+            user=f"{policy.user}:{policy.user}",
+            working_dir=WORKDIR,
+            hostname=HOSTNAME,
+            labels=build_labels(job_id, workspace, datetime.now(UTC)),
+            host_config=api.create_host_config(**host_config_args(policy, workspace, mode)),
+        )["Id"]
+    try:
+        with engine_errors("start sandbox"):
+            if mode == BRIDGE and policy.network == "none":
+                api.disconnect_container_from_network(container_id, BRIDGE)
+            api.start(container_id)
+    except SandboxError:
+        remove_container(container_id)
+        raise
+    return container_id
+
+
+def remove_container(container_id: str) -> bool:
+    """Force-remove a container; False when it was already gone."""
+    try:
+        with engine_errors("remove sandbox"):
+            client().api.remove_container(container_id, force=True, v=True)
+    except SandboxNotFoundError:
+        return False
+    return True
+
+
+def rename_container(container_id: str, name: str) -> None:
+    with engine_errors("rename sandbox"):
+        client().api.rename(container_id, name)
+
+
+def connect_bridge(container_id: str) -> None:
+    if not bridge_available():
+        raise SandboxError("the engine has no bridge network, so setup cannot have network")
+    with engine_errors("connect network"):
+        client().api.connect_container_to_network(container_id, BRIDGE)
+
+
+def disconnect_bridge(container_id: str) -> None:
+    with engine_errors("disconnect network"):
+        client().api.disconnect_container_from_network(container_id, BRIDGE)
+
+
+@lru_cache(maxsize=1)
+def bridge_available() -> bool:
+    """Whether the engine has its default bridge; it may run with `--bridge=none`."""
+    with engine_errors("list networks"):
+        return bool(client().api.networks(names=[BRIDGE]))
+
+
+def _network_mode(policy: SandboxPolicy) -> str:
+    # A container created in "none" mode can never join a network, yet a repository's setup may
+    # need one. So the container is created on the bridge and disconnected before it starts.
+    return BRIDGE if bridge_available() else "none"

@@ -1,0 +1,40 @@
+"""The Docker client, and the one place where engine failures become SandboxError."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+import docker
+import docker.errors
+import requests
+
+
+class SandboxError(Exception):
+    """The engine is unavailable, an image is missing, a container vanished: an infra failure."""
+
+
+class SandboxNotFoundError(SandboxError):
+    """The container (or image) the call named does not exist, or no longer does."""
+
+
+@lru_cache(maxsize=1)
+def client() -> Any:
+    """The process-wide Docker client, configured from DOCKER_HOST and friends."""
+    with engine_errors("connect"):
+        return docker.from_env()
+
+
+@contextmanager
+def engine_errors(action: str) -> Iterator[None]:
+    """Translate anything the engine or its transport raises into SandboxError."""
+    try:
+        yield
+    except docker.errors.NotFound as error:
+        raise SandboxNotFoundError(f"{action}: {error.explanation or error}") from error
+    except docker.errors.APIError as error:
+        raise SandboxError(f"{action}: {error.explanation or error}") from error
+    except (docker.errors.DockerException, requests.RequestException, OSError) as error:
+        raise SandboxError(f"{action}: Docker engine unavailable: {error}") from error

@@ -1,0 +1,145 @@
+"""Files under /workspace, through the engine's archive API so binary and large files work.
+
+The archive API resolves paths inside the container, never on the host, so a symlink in a
+workspace cannot reach the host's files.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import tarfile
+from typing import Any, Final
+
+import docker.utils
+
+from sandbox.engine import SandboxNotFoundError, client, engine_errors
+from sandbox.execution import capture
+from sandbox.policy import WORKDIR
+
+_MAX_LINKS: Final = 16
+_GO_MODE_DIR: Final = 1 << 31
+_GO_MODE_SYMLINK: Final = 1 << 27
+# Go's os.ModeType: dir, symlink, device, named pipe, socket, char device, irregular.
+_GO_MODE_TYPE: Final = sum(1 << bit for bit in (31, 27, 26, 25, 24, 21, 19))
+_FILE_MODE: Final = 0o644
+_DIR_MODE: Final = 0o755
+
+
+def workspace_path(path: str) -> str:
+    """The absolute, normalised form of `path`; anything outside /workspace is refused."""
+    full = posixpath.normpath(posixpath.join(WORKDIR, path))
+    if full != WORKDIR and not full.startswith(WORKDIR + "/"):
+        raise ValueError(f"path outside {WORKDIR}: {path!r}")
+    return full
+
+
+def read_file(container_id: str, path: str) -> bytes:
+    """The file's bytes; a symlink is followed while it stays inside /workspace."""
+    full = workspace_path(path)
+    for _ in range(_MAX_LINKS):
+        chunks, stat = _get_archive(container_id, full)
+        kind = _kind(stat)
+        if kind == "file":
+            with engine_errors("read file"):
+                return _only_member(b"".join(chunks))
+        chunks.close()
+        if kind == "dir":
+            raise IsADirectoryError(full)
+        if kind != "link":
+            raise OSError(f"not a regular file: {full}")
+        full = workspace_path(posixpath.join(posixpath.dirname(full), stat["linkTarget"]))
+    raise OSError(f"too many levels of symbolic links: {path}")
+
+
+def write_file(container_id: str, path: str, data: bytes, uid: int) -> None:
+    """Create or replace a file owned by the sandbox user; missing parent directories are made."""
+    full = workspace_path(path)
+    if full == WORKDIR:
+        raise IsADirectoryError(full)
+    parent, name = posixpath.split(full)
+    mode = _existing_mode(container_id, full) or _FILE_MODE
+    try:
+        with engine_errors("write file"):
+            _put(container_id, parent, _tar([], name, data, mode, uid))
+    except SandboxNotFoundError:
+        dirs = posixpath.relpath(parent, WORKDIR).split("/")
+        with engine_errors("write file"):
+            _put(container_id, WORKDIR, _tar(dirs, name, data, mode, uid))
+
+
+def list_dir(container_id: str, path: str, uid: int) -> list[str]:
+    """The entries of a directory, sorted; directories carry a trailing slash."""
+    full = workspace_path(path)
+    argv = ["find", full, "-mindepth", "1", "-maxdepth", "1", "-printf", r"%y%f\0"]
+    code, output = capture(container_id, argv, uid)
+    if code != 0:
+        raise FileNotFoundError(f"{full}: {output.decode(errors='replace').strip()}")
+    entries = [item.decode(errors="replace") for item in output.split(b"\0") if item]
+    return sorted(name[1:] + ("/" if name[0] == "d" else "") for name in entries)
+
+
+def _get_archive(container_id: str, full: str) -> tuple[Any, dict[str, Any]]:
+    # The content streams lazily, so a directory is refused before its tree is transferred.
+    try:
+        with engine_errors("read file"):
+            chunks, stat = client().api.get_archive(container_id, full)
+    except SandboxNotFoundError:
+        # The engine answers 404 for a missing path; a missing container fails the next call.
+        raise FileNotFoundError(full) from None
+    return chunks, stat
+
+
+def _only_member(archive: bytes) -> bytes:
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        member = tar.next()
+        extracted = tar.extractfile(member) if member else None
+        if extracted is None:
+            raise OSError("the engine sent an archive without the file")
+        return extracted.read()
+
+
+def _existing_mode(container_id: str, full: str) -> int | None:
+    """The permission bits of an existing regular file, so a rewrite keeps it executable."""
+    api: Any = client().api
+    # docker-py has no call for the archive API's HEAD (a stat), so it is made directly.
+    with engine_errors("stat file"):
+        response = api.head(
+            api._url("/containers/{0}/archive", container_id),
+            params={"path": full},
+            timeout=api.timeout,
+        )
+    header = response.headers.get("X-Docker-Container-Path-Stat")
+    if response.status_code != 200 or not header:
+        return None
+    stat = docker.utils.decode_json_header(header)
+    return int(stat["mode"]) & 0o777 if _kind(stat) == "file" else None
+
+
+def _kind(stat: dict[str, Any]) -> str:
+    # Go's os.FileMode keeps the file type in its high bits.
+    mode = int(stat["mode"])
+    if mode & _GO_MODE_DIR:
+        return "dir"
+    if mode & _GO_MODE_SYMLINK:
+        return "link"
+    return "other" if mode & _GO_MODE_TYPE else "file"
+
+
+def _tar(dirs: list[str], name: str, data: bytes, mode: int, uid: int) -> io.BytesIO:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for depth in range(1, len(dirs) + 1):
+            entry = tarfile.TarInfo("/".join(dirs[:depth]))
+            entry.type, entry.mode, entry.uid, entry.gid = tarfile.DIRTYPE, _DIR_MODE, uid, uid
+            tar.addfile(entry)
+        entry = tarfile.TarInfo("/".join([*dirs, name]))
+        entry.size, entry.mode, entry.uid, entry.gid = len(data), mode, uid, uid
+        tar.addfile(entry, io.BytesIO(data))
+    buffer.seek(0)
+    return buffer
+
+
+def _put(container_id: str, directory: str, archive: io.BytesIO) -> None:
+    if not client().api.put_archive(container_id, directory, archive.getvalue()):
+        raise OSError(f"the engine refused to write into {directory}")

@@ -1,0 +1,145 @@
+"""Build the sandbox image, from a registry base or, offline, from a debootstrapped one.
+
+The tag is a hash of the build's inputs, so `ensure_image` is a no-op until one changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Final
+
+from resolver.config import VAR_DIR
+from sandbox.engine import SandboxError, client, engine_errors
+from sandbox.mirror import find_mirror
+
+REPOSITORY: Final = "resolver-sandbox"
+BASE_REPOSITORY: Final = "resolver-sandbox-base"
+DOCKERFILE: Final = Path(__file__).with_name("Dockerfile")
+SUITE: Final = "bookworm"
+VARIANT: Final = "minbase"
+CACHE_DIR: Final = VAR_DIR / "cache" / "sandbox"
+
+Progress = Callable[[str], None]
+
+
+def image_tag() -> str:
+    """The hash-of-inputs tag, e.g. `resolver-sandbox:0123456789ab`."""
+    return f"{REPOSITORY}:{_digest(DOCKERFILE.read_bytes(), _base_inputs())}"
+
+
+def base_tag() -> str:
+    """The tag of the image imported from debootstrap; it changes only with the suite or variant."""
+    return f"{BASE_REPOSITORY}:{_digest(_base_inputs())}"
+
+
+def ensure_image(offline: bool, progress: Progress | None = None) -> str:
+    """Build the sandbox image unless its tag exists; return the tag."""
+    tag = image_tag()
+    if _image_exists(tag):
+        return tag
+    say = progress or (lambda _line: None)
+    build_args = {"BASE": ensure_base(say)} if offline else {}
+    _build(tag, build_args, say)
+    return tag
+
+
+def ensure_base(progress: Progress) -> str:
+    """Import the debootstrapped base unless it exists; the rootfs tarball is cached in var/."""
+    tag = base_tag()
+    if _image_exists(tag):
+        return tag
+    tarball = CACHE_DIR / f"{SUITE}-{VARIANT}-{_digest(_base_inputs())}.tar"
+    if not tarball.exists():
+        _debootstrap(tarball, progress)
+    progress(f"importing {tarball} as {tag}")
+    repository, version = tag.split(":")
+    with engine_errors("import base image"):
+        client().api.import_image_from_file(str(tarball), repository=repository, tag=version)
+    return tag
+
+
+def _debootstrap(tarball: Path, progress: Progress) -> None:
+    mirror = find_mirror(SUITE)
+    if mirror is None:
+        raise SandboxError(f"no Debian mirror for {SUITE} in the host's apt configuration")
+    if os.geteuid() != 0:
+        raise SandboxError("debootstrap needs root; run `resolver sandbox build --offline` as root")
+    tarball.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=tarball.parent) as scratch:
+        rootfs = Path(scratch) / "rootfs"
+        progress(f"debootstrap --variant={VARIANT} {SUITE} from {mirror}")
+        _check_call(["debootstrap", f"--variant={VARIANT}", SUITE, str(rootfs), mirror], progress)
+        partial = Path(scratch) / "rootfs.tar"
+        # The downloaded .debs are installed already; the image need not carry them.
+        exclude = "--exclude=./var/cache/apt/archives/*.deb"
+        _check_call(
+            ["tar", "--numeric-owner", exclude, "-C", str(rootfs), "-cf", str(partial), "."],
+            progress,
+        )
+        shutil.move(partial, tarball)
+
+
+def _check_call(argv: list[str], progress: Progress) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    for line in done.stdout.splitlines()[-5:]:
+        progress(line)
+    if done.returncode != 0:
+        raise SandboxError(f"{argv[0]} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+
+
+def _build(tag: str, build_args: dict[str, str], progress: Progress) -> None:
+    # Host networking because the engine may run without a bridge; the build is the only step
+    # that reaches a package mirror.
+    with engine_errors("build sandbox image"):
+        stream = client().api.build(
+            fileobj=_context(),
+            custom_context=True,
+            tag=tag,
+            buildargs=build_args,
+            network_mode="host",
+            rm=True,
+            forcerm=True,
+            decode=True,
+        )
+        _follow(stream, progress)
+
+
+def _follow(stream: Iterable[dict[str, Any]], progress: Progress) -> None:
+    for chunk in stream:
+        if "error" in chunk:
+            raise SandboxError(f"image build failed: {chunk['error'].strip()}")
+        if line := str(chunk.get("stream", "")).rstrip():
+            progress(line)
+
+
+def _context() -> io.BytesIO:
+    # The context holds the Dockerfile alone, so the hash covers everything the build sees.
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(DOCKERFILE, arcname="Dockerfile")
+    buffer.seek(0)
+    return buffer
+
+
+def _image_exists(tag: str) -> bool:
+    with engine_errors("inspect image"):
+        return bool(client().api.images(name=tag, quiet=True))
+
+
+def _base_inputs() -> bytes:
+    return f"debootstrap --variant={VARIANT} {SUITE}".encode()
+
+
+def _digest(*parts: bytes) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(len(part).to_bytes(8, "big") + part)
+    return hasher.hexdigest()[:12]

@@ -1,0 +1,103 @@
+"""Container names and labels, and what they say about a container. Pure functions.
+
+Docker labels cannot change after creation, so a warm container that a job claims is renamed
+instead: the name, `resolver-job-<token>-<job id>`, is what ties a container to its job.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+LABEL_JOB: Final = "resolver.job"
+LABEL_CREATED: Final = "resolver.created"
+LABEL_WORKSPACE: Final = "resolver.workspace"
+LABEL_POOL: Final = "resolver.pool"
+
+_JOB_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_JOB_NAME: Final = re.compile(r"resolver-job-[0-9a-f]{8}-(?P<job>.+)")
+DEAD_STATES: Final = frozenset({"exited", "dead"})
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """A sandbox container as the engine lists it."""
+
+    container_id: str
+    name: str
+    state: str
+    created: datetime
+    workspace: Path | None
+
+    @property
+    def job_id(self) -> str | None:
+        """The job that owns the container; None for an unclaimed warm one."""
+        return job_of(self.name)
+
+    def age(self, now: datetime) -> float:
+        return (now - self.created).total_seconds()
+
+
+def new_token() -> str:
+    return secrets.token_hex(4)
+
+
+def check_job_id(job_id: str) -> str:
+    """The job id itself; it must fit in a container name."""
+    if not _JOB_ID.fullmatch(job_id):
+        raise ValueError(f"job id must match {_JOB_ID.pattern}: {job_id!r}")
+    return job_id
+
+
+def job_name(token: str, job_id: str) -> str:
+    return f"resolver-job-{token}-{check_job_id(job_id)}"
+
+
+def pool_name(token: str) -> str:
+    return f"resolver-pool-{token}"
+
+
+def job_of(name: str) -> str | None:
+    match = _JOB_NAME.fullmatch(name.lstrip("/"))
+    return match["job"] if match else None
+
+
+def build_labels(job_id: str | None, workspace: Path, created: datetime) -> dict[str, str]:
+    labels = {
+        LABEL_JOB: job_id or "",
+        LABEL_CREATED: created.astimezone(UTC).isoformat(timespec="seconds"),
+        LABEL_WORKSPACE: str(workspace),
+    }
+    if job_id is None:
+        labels[LABEL_POOL] = "1"
+    return labels
+
+
+def parse_info(summary: Mapping[str, object]) -> SandboxInfo:
+    """A SandboxInfo from one entry of the engine's container list."""
+    labels = summary.get("Labels") or {}
+    assert isinstance(labels, dict)
+    names = summary.get("Names") or ["/?"]
+    assert isinstance(names, list)
+    workspace = labels.get(LABEL_WORKSPACE)
+    return SandboxInfo(
+        container_id=str(summary["Id"]),
+        name=str(names[0]).lstrip("/"),
+        state=str(summary.get("State", "")),
+        created=datetime.fromisoformat(labels[LABEL_CREATED]),
+        workspace=Path(workspace) if workspace else None,
+    )
+
+
+def should_reap(
+    info: SandboxInfo, now: datetime, max_age: float, is_job_finished: Callable[[str], bool]
+) -> bool:
+    """Reap a dead container, one past the maximum age, or one whose job has finished."""
+    if info.state in DEAD_STATES or info.age(now) > max_age:
+        return True
+    return info.job_id is not None and is_job_finished(info.job_id)

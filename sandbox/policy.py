@@ -1,0 +1,65 @@
+"""What a sandbox may do and what it gets back: plain values, no engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal
+
+if TYPE_CHECKING:
+    from resolver.config import Settings
+
+Network = Literal["none", "bridge"]
+
+AGENT_UID: Final = 1000
+WORKDIR: Final = "/workspace"
+HOME: Final = "/home/agent"
+# Inside the container: a private tmpfs, not the host's /tmp.
+TMP: Final = "/tmp"  # noqa: S108
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """The container policy; every default is the locked-down one."""
+
+    image: str
+    network: Network = "none"
+    memory: str = "2g"
+    pids: int = 512
+    cpus: float = 2.0
+    output_limit: int = 30_000
+    command_timeout: float = 300.0
+    tmp_size: str = "1g"
+    home_size: str = "1g"
+    user: int = AGENT_UID
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """One command's outcome. A non-zero exit is a result, not an error."""
+
+    exit_code: int
+    output: str
+    duration: float
+    timed_out: bool
+    oom_killed: bool = False
+    cancelled: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not (self.timed_out or self.oom_killed or self.cancelled)
+
+
+def policy_from_settings(settings: Settings) -> SandboxPolicy:
+    """The policy the settings describe; the image defaults to the tag built from sandbox/."""
+    from sandbox.image import image_tag
+
+    return SandboxPolicy(
+        image=settings.sandbox_image or image_tag(),
+        network=settings.sandbox_network,
+        memory=settings.sandbox_memory,
+        pids=settings.sandbox_pids,
+        cpus=settings.sandbox_cpus,
+        output_limit=settings.sandbox_output_limit,
+        command_timeout=float(settings.sandbox_command_timeout),
+    )

@@ -1,0 +1,151 @@
+"""A Sandbox: one container and one host workspace, driven like a shell session."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+from sandbox import files
+from sandbox.container import connect_bridge, disconnect_bridge, remove_container
+from sandbox.engine import SandboxError
+from sandbox.execution import capture, execute
+from sandbox.naming import new_token
+from sandbox.output import OutputBuffer
+from sandbox.policy import ExecResult, SandboxPolicy
+from sandbox.shell import OOM_COUNTER, command_argv, killer_argv, parse_oom_kills
+from sandbox.workspace import remove_workspace
+
+log = logging.getLogger(__name__)
+
+# The in-container timeout normally ends a command; past this grace the host kills it instead.
+WATCHDOG_GRACE: Final = 5.0
+KILLED: Final = 137
+
+
+@dataclass
+class _Run:
+    """The command in progress, as `interrupt` and the watchdog see it."""
+
+    token: str
+    cancelled: bool = False
+    overdue: bool = False
+
+
+class Sandbox:
+    """A running container with `workspace` mounted at /workspace. Use it as a context manager."""
+
+    def __init__(self, container_id: str, job_id: str, workspace: Path, policy: SandboxPolicy):
+        self.container_id = container_id
+        self.job_id = job_id
+        self.workspace = workspace
+        self.policy = policy
+        self._lock = threading.Lock()
+        self._current: _Run | None = None
+        self._oom_kills = 0
+        self._closed = False
+
+    def run(
+        self,
+        command: str,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        """Run `command` in the session's shell; `env` is exported and, like cwd, persists."""
+        limit = self.policy.command_timeout if timeout is None else timeout
+        run = _Run(token=new_token())
+        argv = command_argv(run.token, command, limit, cwd, env or {})
+        with self._lock:
+            output = OutputBuffer(self.policy.output_limit)
+            started = time.monotonic()
+            exit_code = self._execute(run, argv, limit, output)
+            duration = time.monotonic() - started
+            oom_killed = exit_code != 0 and self._new_oom_kill()
+        timed_out = run.overdue or (exit_code == KILLED and duration >= limit and not run.cancelled)
+        return ExecResult(
+            exit_code=exit_code,
+            output=output.text(),
+            duration=duration,
+            timed_out=timed_out,
+            oom_killed=oom_killed,
+            cancelled=run.cancelled,
+        )
+
+    def interrupt(self) -> None:
+        """Kill the running command's process group; its `run` returns with cancelled=True."""
+        run = self._current
+        if run is not None:
+            run.cancelled = True
+            self._kill(run)
+
+    def read_file(self, path: str) -> bytes:
+        return files.read_file(self.container_id, path)
+
+    def write_file(self, path: str, data: bytes) -> None:
+        files.write_file(self.container_id, path, data, self.policy.user)
+
+    def list_dir(self, path: str) -> list[str]:
+        return files.list_dir(self.container_id, path, self.policy.user)
+
+    def connect_network(self) -> None:
+        """Attach the bridge network (a no-op when the policy already has it)."""
+        if self.policy.network == "none":
+            connect_bridge(self.container_id)
+
+    def disconnect_network(self) -> None:
+        if self.policy.network == "none":
+            disconnect_bridge(self.container_id)
+
+    def close(self) -> None:
+        """Remove the container; idempotent. The workspace stays (see __exit__)."""
+        if not self._closed:
+            remove_container(self.container_id)
+            self._closed = True
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            self.close()
+        finally:
+            remove_workspace(self.workspace)
+
+    def _execute(self, run: _Run, argv: list[str], limit: float, output: OutputBuffer) -> int:
+        watchdog = threading.Timer(limit + WATCHDOG_GRACE, self._overdue, args=(run,))
+        watchdog.daemon = True
+        self._current = run
+        watchdog.start()
+        try:
+            return execute(self.container_id, argv, self.policy.user, output.feed)
+        finally:
+            watchdog.cancel()
+            self._current = None
+
+    def _overdue(self, run: _Run) -> None:
+        run.overdue = True
+        self._kill(run)
+
+    def _kill(self, run: _Run) -> None:
+        try:
+            capture(self.container_id, killer_argv(run.token), self.policy.user)
+        except SandboxError:
+            log.warning("sandbox.kill_failed", exc_info=True, extra={"id": self.container_id})
+
+    def _new_oom_kill(self) -> bool:
+        """Whether the memory cgroup's OOM killer struck since the last check."""
+        _code, text = capture(self.container_id, ["sh", "-c", OOM_COUNTER], self.policy.user)
+        count = parse_oom_kills(text.decode(errors="replace"))
+        struck, self._oom_kills = count > self._oom_kills, count
+        return struck

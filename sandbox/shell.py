@@ -1,0 +1,73 @@
+"""The shell side of a command: how it is wrapped, killed and checked. Builds argv; runs nothing.
+
+Each command runs in a fresh bash that first restores the session's directory and exported
+variables from the container's tmpfs and saves them again on exit, so a session behaves like one
+shell. `timeout` leads its own process group (an exec is already a session leader, and otherwise
+timeout calls setpgid itself), and `-s KILL` kills that whole group in place: it needs no new
+process, so it works even when a fork bomb holds every pid.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+# $1 run token, $2 working directory or "", $3 the command, then NAME=VALUE pairs to export.
+# The process group id is the run's handle for `interrupt`; builtins only, to keep forks out.
+WRAPPER: Final = r"""
+__rs=/tmp/.resolver
+[ -d "$__rs" ] || mkdir -m 700 "$__rs"
+read -r _ _ _ _ __rg _ < /proc/$$/stat
+echo "$1 $__rg" > "$__rs/run"
+[ -r "$__rs/env" ] && . "$__rs/env" 2>/dev/null
+[ -r "$__rs/cwd" ] && read -r __rd < "$__rs/cwd" && cd -- "$__rd" 2>/dev/null
+trap 'rc=$?; pwd > /tmp/.resolver/cwd; export -p > /tmp/.resolver/env; exit $rc' EXIT
+for __rkv in "${@:4}"; do export "$__rkv"; done
+if [ -n "$2" ]; then cd -- "$2" || exit 1; fi
+__rc=$3
+unset __rs __rg __rd __rkv
+eval "$__rc"
+"""
+
+# Kills the process group of the run named by $1, waiting briefly for it to record itself.
+KILLER: Final = r"""
+for _ in {1..100}; do
+  read -r t g < /tmp/.resolver/run 2>/dev/null
+  [ "$t" = "$1" ] && exec kill -KILL -- "-$g"
+  sleep 0.02
+done
+"""
+
+# The memory cgroup's OOM-kill counter: cgroup v1 first, then v2.
+OOM_COUNTER: Final = (
+    "cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null; true"
+)
+
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def command_argv(
+    token: str, command: str, timeout: float, cwd: str | None, env: Mapping[str, str]
+) -> list[str]:
+    """The exec argv of one command, killed with its whole process group after `timeout`."""
+    for name in env:
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"not an environment variable name: {name!r}")
+    exports = [f"{name}={value}" for name, value in env.items()]
+    limit = f"{max(timeout, 0.001):.3f}"
+    wrapper = ["bash", "--noprofile", "--norc", "-c", WRAPPER, "bash", token, cwd or ""]
+    return ["timeout", "-s", "KILL", limit, *wrapper, command, *exports]
+
+
+def killer_argv(token: str) -> list[str]:
+    return ["bash", "--noprofile", "--norc", "-c", KILLER, "bash", token]
+
+
+def parse_oom_kills(text: str) -> int:
+    """The `oom_kill` count from memory.oom_control (v1) or memory.events (v2), 0 if absent."""
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "oom_kill" and value.strip().isdigit():
+            return int(value)
+    return 0
