@@ -100,7 +100,9 @@ def text(content: str, prompt_tokens: int = 100, completion_tokens: int = 20) ->
     return _completion(message, "stop", _usage(prompt_tokens, completion_tokens))
 
 
-def error(status: int, message: str, code: str | None = None, retry_after: int | None = None) -> Reply:
+def error(
+    status: int, message: str, code: str | None = None, retry_after: int | None = None
+) -> Reply:
     """An OpenAI-style error body, e.g. 429 with Retry-After, or 400 context_length_exceeded."""
     kind = "invalid_request_error" if status == 400 else "api_error"
     body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
@@ -122,10 +124,6 @@ def context_overflow() -> Reply:
 
 
 Script = Callable[[dict[str, Any]], Reply]
-
-
-class ScriptExhaustedError(Exception):
-    """The agent asked for more turns than the test scripted."""
 
 
 class ScriptedLLMServer:

@@ -1,0 +1,298 @@
+"""The agent loop: ask the LLM, run its tool calls in the sandbox, record everything, stop.
+
+Each step checks cancellation and the limits before calling the LLM, so no limit is ever
+exceeded by a step; then it condenses the history if it grew too large, asks for the next
+action, runs the tool calls, and checks whether the agent is stuck.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import asdict
+from typing import Any
+
+from pydantic import SecretStr
+
+from resolver.agent import limits as stops
+from resolver.agent.condense import (
+    KEEP_RECENT_STEPS,
+    fallback_summary,
+    plan_condensation,
+    summary_request,
+)
+from resolver.agent.events import Kind, build_messages, estimate_tokens, totals
+from resolver.agent.llm import (
+    TRANSIENT,
+    ContextWindowExceededError,
+    LLMCancelledError,
+    LLMConfig,
+    LLMError,
+    LLMRequestError,
+    Reply,
+    Retry,
+    complete,
+    llm_config_from,
+)
+from resolver.agent.prompt import build_system_prompt, build_task_message
+from resolver.agent.stuck import detect_stuck, turns_of
+from resolver.agent.task import AgentResult, AgentTask
+from resolver.agent.tools import TOOLS, Finish, ToolRunner
+from resolver.agent.trajectory import Trajectory
+from resolver.config import Settings, get_settings
+from resolver.logs import log, register_secret
+from resolver.redact import Redactor
+from resolver.runners import JobContext
+from sandbox import Sandbox, SandboxError
+
+logger = logging.getLogger(__name__)
+
+
+class _StoppedError(Exception):
+    """Unwinds the loop to record why it stopped."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+def run_agent(
+    task: AgentTask, sandbox: Sandbox, ctx: JobContext, llm: LLMConfig | None = None
+) -> AgentResult:
+    """Run the loop until the agent finishes or something stops it. Never changes job state."""
+    settings = get_settings()
+    config = llm or llm_config_from(settings)
+    known = job_secrets(task, settings, config)
+    for value in known:
+        register_secret(value)
+    loop = AgentLoop(task, sandbox, ctx, config, settings, Redactor(known))
+    ctx.on_cancel.append(sandbox.interrupt)
+    try:
+        return loop.run()
+    finally:
+        ctx.on_cancel.remove(sandbox.interrupt)
+
+
+def job_secrets(task: AgentTask, settings: Settings, config: LLMConfig) -> tuple[str, ...]:
+    """Every secret value the job knows: the task's, the settings' and the LLM key."""
+    values = [*task.secrets, config.api_key or ""]
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, SecretStr):
+            values.extend(value.get_secret_value().split(","))
+    return tuple(v.strip() for v in values if v.strip())
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        task: AgentTask,
+        sandbox: Sandbox,
+        ctx: JobContext,
+        config: LLMConfig,
+        settings: Settings,
+        redactor: Redactor,
+    ) -> None:
+        self.task, self.ctx, self.config = task, ctx, config
+        self.condense_tokens = settings.llm_condense_tokens
+        self.bot_name = settings.bot_name
+        self.trajectory = Trajectory(task.job_id, redactor)
+        self.tools = ToolRunner(
+            sandbox, settings.sandbox_output_limit, float(settings.sandbox_command_timeout)
+        )
+        self.started = time.monotonic()
+
+    def run(self) -> AgentResult:
+        self._record_task()
+        try:
+            return self._loop()
+        except _StoppedError as stop:
+            return self._stop(stop.reason, stop.detail)
+        except SandboxError as error:
+            self._stop(stops.SANDBOX_ERROR, str(error))
+            raise
+
+    def _loop(self) -> AgentResult:
+        while True:
+            self._check_limits()
+            self._condense_if_large()
+            finish = self._act(self._ask())
+            if finish is not None:
+                return self._finish(finish)
+            stuck = detect_stuck(turns_of(self.trajectory.events))
+            if stuck:
+                raise _StoppedError(stuck)
+
+    def _record_task(self) -> None:
+        nonce = secrets.token_hex(6)
+        payload = {
+            "system": build_system_prompt(self.task, nonce, self.bot_name),
+            "message": build_task_message(self.task, nonce),
+            "instruction": self.task.instruction,
+            "model": self.config.model,
+            "limits": asdict(self.task.limits),
+        }
+        self.trajectory.append(Kind.TASK, payload)
+
+    # --- limits
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def _seconds_left(self) -> float:
+        return max(0.0, self.task.limits.wall_clock_seconds - self._elapsed())
+
+    def _limit(self) -> str | None:
+        spent = totals(self.trajectory.events)
+        cancelled = self.ctx.cancelled.is_set()
+        return stops.limit_reached(spent, self.task.limits, self._elapsed(), cancelled)
+
+    def _check_limits(self) -> None:
+        reason = self._limit()
+        if reason:
+            raise _StoppedError(reason)
+
+    # --- the LLM
+
+    def _ask(self) -> Reply:
+        overflows = 0
+        while True:
+            try:
+                return self._complete(build_messages(self.trajectory.events), tools=True)
+            except ContextWindowExceededError:
+                overflows += 1
+                if overflows > 2 or not self._shrink():
+                    raise _StoppedError(stops.CONTEXT_WINDOW) from None
+
+    def _shrink(self) -> bool:
+        """After an overflow, condense all but the last step, or everything if that is all."""
+        return self._condense(stops.CONTEXT_WINDOW, 1) or self._condense(stops.CONTEXT_WINDOW, 0)
+
+    def _complete(self, messages: list[dict[str, Any]], tools: bool) -> Reply:
+        try:
+            return complete(
+                self.config,
+                messages,
+                TOOLS if tools else None,
+                on_retry=self._record_retry,
+                wait=self.ctx.cancelled.wait,
+                timeout=min(self.config.timeout, max(self._seconds_left(), 1.0)),
+            )
+        except LLMCancelledError:
+            raise _StoppedError(stops.CANCELLED) from None
+        except TRANSIENT as error:
+            raise _StoppedError(stops.LLM_UNAVAILABLE, str(error)) from None
+        except LLMRequestError as error:
+            raise _StoppedError(stops.LLM_ERROR, str(error)) from None
+
+    def _record_retry(self, retry: Retry) -> None:
+        payload = {
+            "attempt": retry.attempt,
+            "error": retry.error,
+            "delay_seconds": round(retry.delay_seconds, 2),
+        }
+        self.trajectory.append(Kind.LLM_RETRY, payload)
+        log(logger, logging.WARNING, "agent.llm_retry", job=self.task.job_id, **payload)
+
+    # --- condensation
+
+    def _condense_if_large(self) -> None:
+        size = estimate_tokens(build_messages(self.trajectory.events))
+        if size > self.condense_tokens:
+            self._condense("threshold", KEEP_RECENT_STEPS)
+
+    def _condense(self, reason: str, keep_recent_steps: int) -> bool:
+        plan = plan_condensation(self.trajectory.events, keep_recent_steps)
+        if plan is None:
+            return False
+        summary, usage, method = fallback_summary(plan), None, "fallback"
+        # The summary is an LLM call too: it is made only while the budget allows one.
+        if self._limit() is None:
+            try:
+                reply = self._complete(summary_request(plan), tools=False)
+                usage = reply.usage
+                if reply.content.strip():
+                    summary, method = reply.content.strip(), "llm"
+            except (_StoppedError, LLMError) as error:
+                log(logger, logging.WARNING, "agent.summary_failed", error=str(error))
+        payload: dict[str, Any] = {
+            "reason": reason,
+            "first_seq": plan.first_seq,
+            "up_to_seq": plan.up_to_seq,
+            "steps": plan.steps,
+            "method": method,
+            "summary": summary,
+        }
+        if usage is not None:
+            payload["usage"] = usage.as_dict()
+        self.trajectory.append(Kind.CONDENSATION, payload)
+        return True
+
+    # --- acting
+
+    def _act(self, reply: Reply) -> Finish | None:
+        step = totals(self.trajectory.events).steps + 1
+        if not reply.tool_calls:
+            payload = {"step": step, "content": reply.content, "usage": reply.usage.as_dict()}
+            self.trajectory.append(Kind.MESSAGE, payload)
+            return None
+        for index, call in enumerate(reply.tool_calls):
+            action: dict[str, Any] = {
+                "step": step,
+                "call_id": call.id,
+                "tool": call.name,
+                "arguments": call.arguments,
+            }
+            if index == 0:
+                action.update(thought=reply.content, usage=reply.usage.as_dict())
+            self.trajectory.append(Kind.ACTION, action)
+            finish = self._observe(step, call.id, call.name, call.arguments)
+            if finish is not None:
+                return finish
+        return None
+
+    def _observe(self, step: int, call_id: str, tool: str, arguments: str) -> Finish | None:
+        if self.ctx.cancelled.is_set():
+            raise _StoppedError(stops.CANCELLED)
+        observation = self.tools.run(tool, arguments, self._seconds_left())
+        payload = {
+            "step": step,
+            "call_id": call_id,
+            "tool": tool,
+            "content": observation.content,
+            "error": observation.error,
+            **observation.details,
+        }
+        self.trajectory.append(Kind.OBSERVATION, payload)
+        log(logger, logging.INFO, "agent.step", job=self.task.job_id, step=step, tool=tool)
+        if self.ctx.cancelled.is_set():
+            raise _StoppedError(stops.CANCELLED)
+        return observation.finish
+
+    # --- the end
+
+    def _result(self, outcome: Any, summary: str, stop_reason: str | None) -> AgentResult:
+        spent = totals(self.trajectory.events)
+        return AgentResult(
+            outcome=outcome,
+            summary=summary,
+            stop_reason=stop_reason,
+            steps=spent.steps,
+            cost_usd=spent.cost_usd,
+            prompt_tokens=spent.prompt_tokens,
+            completion_tokens=spent.completion_tokens,
+        )
+
+    def _finish(self, finish: Finish) -> AgentResult:
+        self.trajectory.append(Kind.FINISH, {"outcome": finish.outcome, "summary": finish.summary})
+        log(logger, logging.INFO, "agent.finished", job=self.task.job_id, outcome=finish.outcome)
+        return self._result(finish.outcome, finish.summary, None)
+
+    def _stop(self, reason: str, detail: str = "") -> AgentResult:
+        spent = totals(self.trajectory.events)
+        message = stops.stop_message(reason, self.task.limits, spent, detail)
+        self.trajectory.append(Kind.STOP, {"reason": reason, "message": message})
+        log(logger, logging.INFO, "agent.stopped", job=self.task.job_id, reason=reason)
+        return self._result("stopped", message, reason)

@@ -1,0 +1,261 @@
+"""The LLM edge: the only module that imports litellm.
+
+It calls `litellm.completion` with native tool calling, retries rate limits and outages with
+bounded backoff, translates provider errors into this module's exceptions, and reads tokens
+and cost from the response.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+# Without this, importing litellm fetches a price list over the network.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm
+import openai
+
+if TYPE_CHECKING:
+    from resolver.config import Settings
+
+litellm.suppress_debug_info = True
+
+_OVERFLOW_HINTS: Final = ("context length", "context window", "maximum context", "too many tokens")
+
+
+class LLMError(Exception):
+    """The LLM call failed; the subclass says whether it is worth retrying."""
+
+
+class LLMConfigError(LLMError):
+    """No model is configured."""
+
+
+class RateLimitedError(LLMError):
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class LLMUnavailableError(LLMError):
+    """A timeout, a connection failure or a 5xx: transient."""
+
+
+class ContextWindowExceededError(LLMError):
+    """The conversation no longer fits the model's context window."""
+
+
+class LLMRequestError(LLMError):
+    """The provider refused the request (auth, bad request, unknown model): permanent."""
+
+
+class LLMCancelledError(LLMError):
+    """The job was cancelled while waiting to retry."""
+
+
+TRANSIENT: Final = (RateLimitedError, LLMUnavailableError)
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    model: str
+    api_key: str | None = None
+    base_url: str | None = None
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
+    timeout: float = 180.0
+    max_retries: int = 5
+    retry_min_seconds: float = 1.0
+    retry_max_seconds: float = 60.0
+
+    def __repr__(self) -> str:
+        return f"LLMConfig(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def priced(self) -> bool:
+        return self.input_cost_per_token is not None and self.output_cost_per_token is not None
+
+
+def llm_config_from(settings: Settings) -> LLMConfig:
+    if not settings.llm_model:
+        raise LLMConfigError("RESOLVER_LLM_MODEL is not set")
+    return LLMConfig(
+        model=settings.llm_model,
+        api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,
+        base_url=settings.llm_base_url,
+        input_cost_per_token=settings.llm_input_cost_per_token,
+        output_cost_per_token=settings.llm_output_cost_per_token,
+        timeout=settings.llm_timeout,
+        max_retries=settings.llm_max_retries,
+    )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str
+    tool_calls: tuple[ToolCall, ...]
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A failed attempt that will be retried after `delay_seconds`."""
+
+    attempt: int
+    error: str
+    delay_seconds: float
+
+
+Messages = Sequence[Mapping[str, Any]]
+
+
+def complete(
+    config: LLMConfig,
+    messages: Messages,
+    tools: Sequence[Mapping[str, Any]] | None,
+    *,
+    on_retry: Callable[[Retry], None],
+    wait: Callable[[float], bool],
+    timeout: float | None = None,
+) -> Reply:
+    """One completion, retried on transient errors; `wait(s)` returns True if cancelled."""
+    attempt = 0
+    while True:
+        try:
+            return _call_once(config, messages, tools, timeout or config.timeout)
+        except TRANSIENT as error:
+            if attempt >= config.max_retries:
+                raise
+            delay = backoff_seconds(attempt, error, config)
+            attempt += 1
+            on_retry(Retry(attempt, f"{type(error).__name__}: {error}", delay))
+            if wait(delay):
+                raise LLMCancelledError("cancelled while waiting to retry") from error
+
+
+def backoff_seconds(attempt: int, error: LLMError, config: LLMConfig) -> float:
+    """The provider's Retry-After when it gave one, else exponential backoff with jitter."""
+    retry_after = getattr(error, "retry_after", None)
+    if retry_after is not None:
+        return float(min(max(retry_after, 0.0), config.retry_max_seconds))
+    base = config.retry_min_seconds * (2.0**attempt)
+    return float(min(base * random.uniform(0.5, 1.5), config.retry_max_seconds))
+
+
+def _call_once(
+    config: LLMConfig, messages: Messages, tools: Sequence[Mapping[str, Any]] | None, timeout: float
+) -> Reply:
+    extra: dict[str, Any] = {"tools": list(tools), "tool_choice": "auto"} if tools else {}
+    try:
+        response = litellm.completion(
+            model=config.model,
+            messages=list(messages),
+            api_key=config.api_key,
+            base_url=config.base_url,
+            timeout=timeout,
+            # Retries are ours, so each one is recorded and cancellable.
+            num_retries=0,
+            max_retries=0,
+            **extra,
+        )
+    except openai.OpenAIError as error:
+        raise translate_error(error) from error
+    return parse_response(response, config)
+
+
+def translate_error(error: openai.OpenAIError) -> LLMError:
+    """Map litellm's (OpenAI-shaped) exceptions onto ours, once, here."""
+    message = str(error)
+    if isinstance(error, litellm.ContextWindowExceededError):
+        return ContextWindowExceededError(message)
+    if isinstance(error, litellm.RateLimitError):
+        return RateLimitedError(message, _retry_after(error))
+    if isinstance(error, openai.APITimeoutError | openai.APIConnectionError):
+        return LLMUnavailableError(message)
+    status = getattr(error, "status_code", None)
+    if isinstance(status, int) and (status >= 500 or status in (408, 409)):
+        return LLMUnavailableError(message)
+    if isinstance(error, litellm.BadRequestError) and _mentions_overflow(message):
+        return ContextWindowExceededError(message)
+    return LLMRequestError(message)
+
+
+def _mentions_overflow(message: str) -> bool:
+    lowered = message.lower()
+    return any(hint in lowered for hint in _OVERFLOW_HINTS)
+
+
+def _retry_after(error: Exception) -> float | None:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None) or getattr(error, "litellm_response_headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date; the backoff applies instead
+
+
+def parse_response(response: Any, config: LLMConfig) -> Reply:
+    message = response.choices[0].message
+    calls = tuple(
+        ToolCall(
+            id=call.id or f"call_{index}",
+            name=call.function.name or "",
+            arguments=_arguments_text(call.function.arguments),
+        )
+        for index, call in enumerate(message.tool_calls or ())
+    )
+    return Reply(message.content or "", calls, usage_of(response, config))
+
+
+def _arguments_text(arguments: object) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments)
+
+
+def usage_of(response: Any, config: LLMConfig) -> Usage:
+    """Tokens from the response; cost from configured prices, else litellm's, else unknown."""
+    usage = getattr(response, "usage", None)
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    if config.priced:
+        cost = prompt * (config.input_cost_per_token or 0.0)
+        cost += completion * (config.output_cost_per_token or 0.0)
+        return Usage(prompt, completion, cost)
+    return Usage(prompt, completion, _litellm_cost(response))
+
+
+def _litellm_cost(response: Any) -> float | None:
+    try:
+        return float(litellm.completion_cost(completion_response=response))
+    # litellm raises several unrelated types for a model it has no price for; an unknown
+    # price is a normal state (only the token budget applies), not an error.
+    except Exception:
+        return None

@@ -1,0 +1,103 @@
+"""A readable, plain-text trajectory for the terminal (`resolver run`). Pure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from resolver.agent.events import Event, Kind
+
+MAX_OUTPUT_LINES: Final = 15
+MAX_LINE_CHARS: Final = 200
+
+
+def render_trajectory(events: Iterable[Event]) -> str:
+    return "\n".join(line for event in events for line in render_event(event))
+
+
+def render_event(event: Event) -> list[str]:
+    renderer = _RENDERERS.get(event.kind)
+    if renderer is None:
+        return [f"#{event.seq} {event.kind}"]
+    head, *rest = renderer(event.payload)
+    return [f"#{event.seq} {head}", *rest]
+
+
+def _task(p: Mapping[str, Any]) -> list[str]:
+    return [f"task ({p.get('model', '?')}): {_short(str(p.get('instruction', '')))}"]
+
+
+def _action(p: Mapping[str, Any]) -> list[str]:
+    lines = [f"  thought: {_short(p['thought'])}"] if p.get("thought") else []
+    return [f"[step {p['step']}] {describe_call(p['tool'], p['arguments'])}", *lines]
+
+
+def _observation(p: Mapping[str, Any]) -> list[str]:
+    marker = "error" if p.get("error") else "result"
+    return [f"  {marker}:", *indent(str(p["content"]))]
+
+
+def _message(p: Mapping[str, Any]) -> list[str]:
+    return [f"[step {p['step']}] said: {_short(str(p['content']))}"]
+
+
+def _retry(p: Mapping[str, Any]) -> list[str]:
+    return [f"LLM retry {p['attempt']} in {p['delay_seconds']} s: {_short(str(p['error']))}"]
+
+
+def _condensation(p: Mapping[str, Any]) -> list[str]:
+    head = f"condensed {p['steps']} step(s), events #{p['first_seq']}-#{p['up_to_seq']}"
+    return [f"{head} ({p['reason']}, {p['method']} summary)"]
+
+
+def _finish(p: Mapping[str, Any]) -> list[str]:
+    return [f"finish: {p['outcome']}", *indent(str(p["summary"]), max_lines=40)]
+
+
+def _stop(p: Mapping[str, Any]) -> list[str]:
+    return [f"stopped ({p['reason']}): {p['message']}"]
+
+
+_RENDERERS: Final[dict[str, Callable[[Mapping[str, Any]], list[str]]]] = {
+    Kind.TASK: _task,
+    Kind.ACTION: _action,
+    Kind.OBSERVATION: _observation,
+    Kind.MESSAGE: _message,
+    Kind.LLM_RETRY: _retry,
+    Kind.CONDENSATION: _condensation,
+    Kind.FINISH: _finish,
+    Kind.STOP: _stop,
+}
+
+
+def describe_call(tool: str, arguments: str) -> str:
+    """`$ command` for bash, `edit <command> <path>` for the editor, else the raw call."""
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        return f"{tool} (malformed arguments) {_short(arguments)}"
+    if not isinstance(args, dict):
+        return f"{tool} {_short(arguments)}"
+    if tool == "execute_bash":
+        return f"$ {_short(str(args.get('command', '')))}"
+    if tool == "str_replace_editor":
+        return f"edit {args.get('command')} {args.get('path')}"
+    if tool == "think":
+        return f"think: {_short(str(args.get('thought', '')))}"
+    if tool == "finish":
+        return f"finish ({args.get('outcome')})"
+    return f"{tool} {_short(arguments)}"
+
+
+def indent(text: str, max_lines: int = MAX_OUTPUT_LINES) -> list[str]:
+    lines = text.splitlines() or [""]
+    shown = [f"    {_short(line)}" for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        shown.append(f"    [... {len(lines) - max_lines} more lines]")
+    return shown
+
+
+def _short(text: str) -> str:
+    flat = text.replace("\n", " ⏎ ")
+    return flat if len(flat) <= MAX_LINE_CHARS else flat[: MAX_LINE_CHARS - 1] + "…"

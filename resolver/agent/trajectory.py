@@ -1,0 +1,43 @@
+"""The job's event log: every event is redacted, persisted, then folded into the state."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from resolver import jobs
+from resolver.agent.events import Event, totals
+from resolver.db import session_scope
+from resolver.redact import Redactor
+
+
+class Trajectory:
+    """Appends events to `job_events` and keeps the same (redacted) events in memory.
+
+    The agent's state is derived from these events alone, so what the model is shown is what
+    the stored trajectory says, secrets masked.
+    """
+
+    def __init__(self, job_id: int, redactor: Redactor) -> None:
+        self.job_id = job_id
+        self.redactor = redactor
+        self.events: list[Event] = []
+
+    def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
+        with session_scope() as session:
+            row = jobs.append_event(session, self.job_id, kind, dict(payload), self.redactor)
+            event = Event(row.seq, kind, row.payload)
+            if "usage" in payload:
+                self._record_spend(session, [*self.events, event])
+        self.events.append(event)
+        return event
+
+    def _record_spend(self, session: Session, events: list[Event]) -> None:
+        # Kept current as the run goes, so a status message can show the live cost.
+        spent = totals(events)
+        job = jobs.get_job(session, self.job_id)
+        job.cost_usd = spent.cost_usd
+        job.prompt_tokens = spent.prompt_tokens
+        job.completion_tokens = spent.completion_tokens
