@@ -1,12 +1,125 @@
-"""`resolver run`: the agent loop on a local repository, without webhooks (owned by the agent work)."""
+"""`resolver run`: the agent loop on a local repository, without webhooks or callbacks.
+
+It takes the worker's code path (`resolver.agent.run_session`) and prints the trajectory, the
+diff, the cost and the outcome. Heavy imports (litellm, docker) wait until the command runs.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from resolver.agent.session import SessionResult
+    from resolver.runners import JobContext, RunResult
 
 
 def run(
     repo: str = typer.Option(..., help="Path or URL of the repository."),
     task: str = typer.Option(..., help="What the agent should do."),
+    branch: str | None = typer.Option(None, help="Branch to work on (default: the default)."),
 ) -> None:
     """Run the agent on a repository and print its trajectory, diff, cost and outcome."""
-    typer.echo("the agent loop is not installed yet")
-    raise typer.Exit(2)
+    from resolver.config import get_settings
+    from resolver.logs import configure_logging
+    from resolver.migrate import upgrade
+
+    settings = get_settings()
+    configure_logging("WARNING", settings.log_format)
+    upgrade(settings.database_url)
+    job_id = _create_job(repo, task)
+    typer.echo(f"job {job_id}: running the agent on {repo}")
+    outcome, session = _run(job_id, repo, task, branch)
+    _record(job_id, outcome)
+    _print_report(job_id, outcome, session)
+    raise typer.Exit(0 if outcome.state == "succeeded" else 1)
+
+
+def _create_job(repo: str, task: str) -> int:
+    from resolver import jobs
+    from resolver.db import session_scope
+    from resolver.states import JobState
+
+    with session_scope() as session:
+        job = jobs.create_job(session, jobs.NewJob(source="cli", task=task, repo=repo))
+        # Running from the start: a queued job without a message would be "repaired" by the
+        # reconciler and handed to a worker.
+        jobs.transition(job, JobState.RUNNING)
+        job.lease_owner = "cli"
+        return job.id
+
+
+def _run(
+    job_id: int, repo: str, task: str, branch: str | None
+) -> tuple[RunResult, SessionResult | None]:
+    from resolver.agent import SessionRequest, run_result, run_session
+    from resolver.agent.llm import LLMError
+    from resolver.agent.repo import RepoError
+    from resolver.agent.task import InvalidLimitError
+    from resolver.runners import JobContext, RunResult
+    from resolver.states import JobState, Outcome
+    from sandbox import RepoSetupError, SandboxError
+
+    ctx = JobContext(job_id)
+    request = SessionRequest(job_id=job_id, repo=repo, instruction=task, branch=branch)
+    try:
+        with _cancel_on_interrupt(ctx):
+            session = run_session(request, ctx)
+    except (RepoError, RepoSetupError, InvalidLimitError, LLMError, SandboxError) as error:
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=f"{error}"), None
+    return run_result(session.agent, session.diff), session
+
+
+@contextmanager
+def _cancel_on_interrupt(ctx: JobContext) -> Iterator[None]:
+    """The first Ctrl-C cancels the job cleanly (the sandbox kills the running command)."""
+
+    def handler(_signum: int, _frame: FrameType | None) -> None:
+        typer.echo("\ncancelling… (Ctrl-C again to abort)", err=True)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # Off the main thread: the interrupt talks to the engine while a command streams.
+        threading.Thread(target=ctx.cancel, daemon=True).start()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _record(job_id: int, outcome: RunResult) -> None:
+    from resolver import jobs
+    from resolver.db import session_scope
+
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        jobs.finish_job(
+            session, job, outcome.state, outcome.outcome, error=outcome.error, result=outcome.result
+        )
+        job.lease_owner = None
+
+
+def _print_report(job_id: int, outcome: RunResult, session: SessionResult | None) -> None:
+    from resolver import jobs
+    from resolver.agent.events import Event
+    from resolver.agent.render import render_trajectory
+    from resolver.db import session_scope
+    from resolver.logs import redact
+
+    with session_scope() as db:
+        job = jobs.get_job(db, job_id)
+        events = [Event(e.seq, e.kind, e.payload) for e in job.events]
+        cost, prompt, completion = job.cost_usd, job.prompt_tokens, job.completion_tokens
+    typer.echo("\n== trajectory\n" + render_trajectory(events))
+    diff = session.diff if session else ""
+    typer.echo("\n== diff\n" + (redact(diff).rstrip() or "(no changes)"))
+    price = "unknown" if cost is None else f"${cost:.4f}"
+    typer.echo(f"\n== cost\n{price} ({prompt} prompt + {completion} completion tokens)")
+    summary = outcome.result.get("summary") or outcome.error or ""
+    typer.echo(f"\n== outcome\n{outcome.state} / {outcome.outcome}\n{summary}")
