@@ -20,7 +20,7 @@ _MASKED = (
     re.compile(r"^[ \t]*bq\.\s.*$", re.M),  # Jira block quote line
     re.compile(r"\{\{.*?\}\}", re.S),  # Jira monospace
 )
-_LEADING_PUNCTUATION = re.compile(r"^[\s,:;.!?)\]\-–—]+")
+_LEADING_PUNCTUATION = re.compile("^[\\s,:;.!?)\\]\\-\u2013\u2014]+")
 
 
 @lru_cache(maxsize=16)

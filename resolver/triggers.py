@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
 from resolver.config import Settings
 
@@ -113,9 +113,7 @@ class Route(Generic[M]):
         return self.handler(event, policy)
 
 
-def route_event(
-    routes: Mapping[str, Route[Any]], event: WebhookEvent, policy: Policy
-) -> Outcome:
+def route_event(routes: Mapping[str, Route[Any]], event: WebhookEvent, policy: Policy) -> Outcome:
     """Run the event's handler; events without a route (ignored or unknown) give None."""
     route = routes.get(event.key)
     return None if route is None else route.run(event.payload, policy)
@@ -175,3 +173,9 @@ def content_key(*parts: object) -> str:
 def text_field(value: object) -> str | None:
     """A string field of a loosely typed payload, or None."""
     return value if isinstance(value, str) else None
+
+
+def secret_value(secret: SecretStr | None) -> str | None:
+    """A configured secret, or None when unset or empty (the provider is then off)."""
+    value = secret.get_secret_value() if secret is not None else ""
+    return value or None

@@ -1,0 +1,132 @@
+"""GitHub payloads: the fields we read, nothing more (GHES and old payloads vary)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from resolver.triggers import (
+    Headers,
+    MalformedError,
+    Sender,
+    VendorModel,
+    WebhookEvent,
+    decode_object,
+)
+
+
+def parse_event(headers: Headers, body: bytes) -> WebhookEvent:
+    """Key `<X-GitHub-Event>.<action>`; delivery key `<hook id>:<X-GitHub-Delivery>`.
+
+    The GUID alone is not unique: two hooks subscribed to one event get the same one.
+    """
+    name = headers.get("x-github-event")
+    delivery = headers.get("x-github-delivery")
+    if not name or not delivery:
+        raise MalformedError("missing X-GitHub-Event or X-GitHub-Delivery")
+    payload = decode_object(body)
+    action = payload.get("action")
+    key = f"{name}.{action}" if isinstance(action, str) and action else name
+    return WebhookEvent(key, f"{headers.get('x-github-hook-id', '')}:{delivery}", payload)
+
+
+class User(VendorModel):
+    login: str
+    id: int
+    type: str = "User"
+
+    def as_sender(self) -> Sender:
+        is_bot = self.type == "Bot" or self.login.lower().endswith("[bot]")
+        return Sender(external_id=str(self.id), login=self.login, is_bot=is_bot)
+
+
+class Label(VendorModel):
+    name: str
+
+
+class Repository(VendorModel):
+    full_name: str
+    clone_url: str | None = None
+    default_branch: str | None = None
+    html_url: str | None = None
+    private: bool | None = None
+
+
+class Installation(VendorModel):
+    id: int
+
+
+class Issue(VendorModel):
+    number: int
+    title: str = ""
+    body: str | None = None
+    html_url: str | None = None
+    pull_request: dict[str, Any] | None = None  # present when the issue is a pull request
+
+
+class Comment(VendorModel):
+    id: int
+    body: str | None = None
+    html_url: str | None = None
+
+
+class ReviewComment(Comment):
+    path: str | None = None
+    line: int | None = None
+    start_line: int | None = None
+    side: str | None = None
+    diff_hunk: str | None = None
+    commit_id: str | None = None
+    in_reply_to_id: int | None = None
+    pull_request_review_id: int | None = None
+
+
+class Branch(VendorModel):
+    ref: str
+    sha: str | None = None
+
+
+class PullRequest(VendorModel):
+    number: int
+    title: str = ""
+    body: str | None = None
+    html_url: str | None = None
+    head: Branch | None = None
+    base: Branch | None = None
+
+
+class Review(VendorModel):
+    id: int
+    body: str | None = None
+    state: str | None = None
+    html_url: str | None = None
+
+
+class Envelope(VendorModel):
+    repository: Repository
+    sender: User
+    installation: Installation | None = None
+
+
+class IssueCommentEvent(Envelope):
+    issue: Issue
+    comment: Comment
+
+
+class ReviewCommentEvent(Envelope):
+    pull_request: PullRequest
+    comment: ReviewComment
+
+
+class ReviewEvent(Envelope):
+    pull_request: PullRequest
+    review: Review
+
+
+class IssueLabelEvent(Envelope):
+    issue: Issue
+    label: Label | None = None
+
+
+class IssueAssignEvent(Envelope):
+    issue: Issue
+    assignee: User | None = None

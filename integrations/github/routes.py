@@ -1,0 +1,184 @@
+"""GitHub events we act on, the ones we deliberately ignore, and their handlers."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from integrations.github.events import (
+    Envelope,
+    IssueAssignEvent,
+    IssueCommentEvent,
+    IssueLabelEvent,
+    PullRequest,
+    ReviewCommentEvent,
+    ReviewEvent,
+)
+from resolver.mentions import mentions
+from resolver.triggers import Policy, Route, Trigger
+
+
+def on_comment_created(event: IssueCommentEvent, policy: Policy) -> Trigger | None:
+    """`@bot …` in a comment on an issue or a pull request."""
+    request = mentions(event.comment.body, policy.bot_name)
+    if request is None:
+        return None
+    issue = event.issue
+    extra = {"comment_kind": "issue_comment", "comment_id": event.comment.id}
+    return _trigger(
+        event, issue.number, issue.pull_request is not None, issue.title, issue.body,
+        request, {**extra, "url": event.comment.html_url},
+    )  # fmt: skip
+
+
+def on_review_comment_created(event: ReviewCommentEvent, policy: Policy) -> Trigger | None:
+    """`@bot …` in a comment on a line of a pull request's diff."""
+    request = mentions(event.comment.body, policy.bot_name)
+    if request is None:
+        return None
+    comment = event.comment
+    extra = {
+        "comment_kind": "review_comment",
+        "comment_id": comment.id,
+        "review_id": comment.pull_request_review_id,
+        "in_reply_to_id": comment.in_reply_to_id,
+        "path": comment.path,
+        "line": comment.line,
+        "start_line": comment.start_line,
+        "side": comment.side,
+        "diff_hunk": comment.diff_hunk,
+        "commit_id": comment.commit_id,
+        "url": comment.html_url,
+    }
+    return _pull_trigger(event, event.pull_request, request, extra)
+
+
+def on_review_submitted(event: ReviewEvent, policy: Policy) -> Trigger | None:
+    """`@bot …` in the body of a submitted review."""
+    request = mentions(event.review.body, policy.bot_name)
+    if request is None:
+        return None
+    review = event.review
+    extra = {
+        "comment_kind": "review",
+        "review_id": review.id,
+        "review_state": review.state,
+        "url": review.html_url,
+    }
+    return _pull_trigger(event, event.pull_request, request, extra)
+
+
+def on_issue_labeled(event: IssueLabelEvent, policy: Policy) -> Trigger | None:
+    """The trigger label was added to an issue: the issue itself is the task."""
+    if event.label is None or not policy.is_trigger_label(event.label.name):
+        return None
+    issue = event.issue
+    extra = {"label": event.label.name, "url": issue.html_url}
+    return _trigger(
+        event, issue.number, issue.pull_request is not None, issue.title, issue.body, None, extra
+    )
+
+
+def on_issue_assigned(event: IssueAssignEvent, policy: Policy) -> Trigger | None:
+    """The issue was assigned to the bot's account: the issue itself is the task."""
+    if event.assignee is None or not policy.is_bot_login(event.assignee.login):
+        return None
+    issue = event.issue
+    extra = {"assignee": event.assignee.login, "url": issue.html_url}
+    return _trigger(
+        event, issue.number, issue.pull_request is not None, issue.title, issue.body, None, extra
+    )
+
+
+def _pull_trigger(
+    event: Envelope, pull: PullRequest, request: str, extra: dict[str, Any]
+) -> Trigger:
+    branches = {
+        "head_ref": pull.head.ref if pull.head else None,
+        "head_sha": pull.head.sha if pull.head else None,
+        "base_ref": pull.base.ref if pull.base else None,
+    }
+    return _trigger(event, pull.number, True, pull.title, pull.body, request, {**branches, **extra})
+
+
+def _trigger(
+    event: Envelope,
+    number: int,
+    is_pull_request: bool,
+    title: str,
+    body: str | None,
+    request: str | None,
+    extra: dict[str, Any],
+) -> Trigger:
+    """The job request; without a request text, the issue or PR itself is the task."""
+    repo = event.repository
+    context = {
+        "repo": repo.full_name,
+        "clone_url": repo.clone_url,
+        "default_branch": repo.default_branch,
+        "installation_id": event.installation.id if event.installation else None,
+        "number": number,
+        "is_pull_request": is_pull_request,
+        "title": title,
+        "body": body or "",
+        **extra,
+    }
+    return Trigger(
+        task=request or f"{title}\n\n{body or ''}".strip(),
+        sender=event.sender.as_sender(),
+        conversation_key=f"github:{repo.full_name}#{number}",
+        repo=repo.full_name,
+        context=context,
+    )
+
+
+ROUTES: Final[dict[str, Route[Any]]] = {
+    "issue_comment.created": Route(IssueCommentEvent, on_comment_created),
+    "pull_request_review_comment.created": Route(ReviewCommentEvent, on_review_comment_created),
+    "pull_request_review.submitted": Route(ReviewEvent, on_review_submitted),
+    "issues.labeled": Route(IssueLabelEvent, on_issue_labeled),
+    "issues.assigned": Route(IssueAssignEvent, on_issue_assigned),
+}
+
+IGNORED: Final = frozenset(
+    {
+        "ping",
+        "push",
+        "issue_comment.edited",
+        "issue_comment.deleted",
+        "pull_request_review_comment.edited",
+        "pull_request_review_comment.deleted",
+        "pull_request_review.edited",
+        "pull_request_review.dismissed",
+        "issues.opened",
+        "issues.edited",
+        "issues.closed",
+        "issues.reopened",
+        "issues.deleted",
+        "issues.transferred",
+        "issues.unlabeled",
+        "issues.unassigned",
+        "issues.milestoned",
+        "issues.demilestoned",
+        "issues.locked",
+        "issues.unlocked",
+        "issues.pinned",
+        "issues.unpinned",
+        "pull_request.opened",
+        "pull_request.edited",
+        "pull_request.closed",
+        "pull_request.reopened",
+        "pull_request.synchronize",
+        "pull_request.labeled",
+        "pull_request.unlabeled",
+        "pull_request.assigned",
+        "pull_request.unassigned",
+        "pull_request.ready_for_review",
+        "pull_request.converted_to_draft",
+        "pull_request.review_requested",
+        "pull_request.review_request_removed",
+        "installation.created",
+        "installation.deleted",
+        "installation_repositories.added",
+        "installation_repositories.removed",
+    }
+)

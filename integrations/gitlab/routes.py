@@ -1,0 +1,115 @@
+"""GitLab events we act on, the ones we deliberately ignore, and their handlers."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from integrations.gitlab.events import Noteable, NoteEvent, Project, User, WorkItemEvent
+from resolver.mentions import mentions
+from resolver.triggers import Policy, Route, Trigger
+
+_KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
+
+
+def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
+    """`@bot …` in a new comment on an issue or merge request, diff notes included."""
+    note = event.object_attributes
+    if note.system or note.action == "update" or note.noteable_type not in _KINDS:
+        return None
+    target = event.issue if note.noteable_type == "Issue" else event.merge_request
+    request = mentions(note.note, policy.bot_name)
+    if target is None or request is None:
+        return None
+    extra = {
+        "note_id": note.id,
+        "note_type": note.type,
+        "discussion_id": note.discussion_id,
+        "position": note.position,
+        "line_code": note.line_code,
+        "url": note.url,
+    }
+    return _trigger(event.user, event.project, _KINDS[note.noteable_type], target, request, extra)
+
+
+def on_issue(event: WorkItemEvent, policy: Policy) -> Trigger | None:
+    """The trigger label was newly added to an issue."""
+    return _on_labels(event, policy, "issue")
+
+
+def on_merge_request(event: WorkItemEvent, policy: Policy) -> Trigger | None:
+    """The trigger label was newly added to a merge request."""
+    return _on_labels(event, policy, "merge_request")
+
+
+def _on_labels(event: WorkItemEvent, policy: Policy, kind: str) -> Trigger | None:
+    change = event.changes.labels if event.changes else None
+    if change is None:
+        return None
+    before = {
+        label.title for label in change.previous or [] if policy.is_trigger_label(label.title)
+    }
+    now = {label.title for label in change.current or [] if policy.is_trigger_label(label.title)}
+    if not now or before:
+        return None
+    item = event.object_attributes
+    extra = {"label": sorted(now)[0], "url": item.url}
+    return _trigger(event.user, event.project, kind, item, None, extra)
+
+
+def _trigger(
+    user: User, project: Project, kind: str, item: Noteable, request: str | None,
+    extra: dict[str, Any],
+) -> Trigger:  # fmt: skip
+    """The job request; without a request text, the issue or MR itself is the task."""
+    sign = "!" if kind == "merge_request" else "#"
+    context = {
+        "repo": project.path_with_namespace,
+        "project_id": project.id,
+        "clone_url": project.git_http_url,
+        "default_branch": project.default_branch,
+        "web_url": project.web_url,
+        "noteable_type": kind,
+        "iid": item.iid,
+        "title": item.title,
+        "body": item.description or "",
+        "source_branch": item.source_branch,
+        "target_branch": item.target_branch,
+        **extra,
+    }
+    return Trigger(
+        task=request or f"{item.title}\n\n{item.description or ''}".strip(),
+        sender=user.as_sender(),
+        conversation_key=f"gitlab:{project.path_with_namespace}{sign}{item.iid}",
+        repo=project.path_with_namespace,
+        context=context,
+    )
+
+
+ROUTES: Final[dict[str, Route[Any]]] = {
+    "Note Hook": Route(NoteEvent, on_note),
+    "Confidential Note Hook": Route(NoteEvent, on_note),
+    "Issue Hook": Route(WorkItemEvent, on_issue),
+    "Confidential Issue Hook": Route(WorkItemEvent, on_issue),
+    "Merge Request Hook": Route(WorkItemEvent, on_merge_request),
+}
+
+IGNORED: Final = frozenset(
+    {
+        "Push Hook",
+        "Tag Push Hook",
+        "Pipeline Hook",
+        "Job Hook",
+        "Deployment Hook",
+        "Release Hook",
+        "Wiki Page Hook",
+        "Emoji Hook",
+        "Milestone Hook",
+        "Feature Flag Hook",
+        "Member Hook",
+        "Subgroup Hook",
+        "Project Hook",
+        "Resource Access Token Hook",
+        "Vulnerability Hook",
+        "System Hook",
+    }
+)

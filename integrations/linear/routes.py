@@ -1,0 +1,115 @@
+"""Linear events we act on, the ones we deliberately ignore, and their handlers."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from integrations.linear.events import CommentEvent, Envelope, IssueEvent, Team
+from resolver.mentions import mentions
+from resolver.triggers import Policy, Route, Sender, Trigger
+
+
+def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
+    """A new comment mentioning the bot, typed or as a link to its profile."""
+    comment = event.data
+    request = mentions(_profile_mentions(comment.body, policy.bot_name), policy.bot_name)
+    fallback = comment.userId or (comment.user.id if comment.user else None)
+    sender = event.actor_sender(fallback, bot=comment.botActor is not None)
+    issue_id = comment.issueId or (comment.issue.id if comment.issue else None)
+    if request is None or sender is None or issue_id is None:
+        return None
+    issue = comment.issue
+    extra = {
+        "comment_id": comment.id,
+        "parent_comment_id": comment.parentId,
+        "issue_identifier": issue.identifier if issue else None,
+        "title": issue.title if issue else "",
+        "body": "",
+        "team": _team(issue.team if issue else None, issue.teamId if issue else None),
+        "url": comment.url or event.url,
+    }
+    return _trigger(event, sender, issue_id, request, extra)
+
+
+def on_issue_updated(event: IssueEvent, policy: Policy) -> Trigger | None:
+    """The trigger label was just added: `updatedFrom.labelIds` lacks it. Other edits of an
+    already labelled issue carry no `labelIds` change and do not re-trigger."""
+    before = (event.updatedFrom or {}).get("labelIds")
+    if not isinstance(before, list):
+        return None
+    return _on_label(event, policy, previous=frozenset(str(i) for i in before))
+
+
+def on_issue_created(event: IssueEvent, policy: Policy) -> Trigger | None:
+    """An issue created with the trigger label."""
+    return _on_label(event, policy, previous=frozenset())
+
+
+def _on_label(event: IssueEvent, policy: Policy, previous: frozenset[str]) -> Trigger | None:
+    issue = event.data
+    labels = [label for label in issue.labels or [] if policy.is_trigger_label(label.name)]
+    sender = event.actor_sender(None, bot=False)
+    if not labels or any(label.id in previous for label in labels) or sender is None:
+        return None
+    extra = {
+        "label": labels[0].name,
+        "issue_identifier": issue.identifier,
+        "title": issue.title,
+        "body": issue.description or "",
+        "team": _team(issue.team, issue.teamId),
+        "url": issue.url or event.url,
+    }
+    task = f"{issue.title}\n\n{issue.description or ''}".strip()
+    return _trigger(event, sender, issue.id, task, extra)
+
+
+def _trigger(
+    event: Envelope, sender: Sender, issue_id: str, task: str, extra: dict[str, Any]
+) -> Trigger:
+    context = {"issue_id": issue_id, "organization_id": event.organizationId, **extra}
+    return Trigger(
+        task=task or f"{extra.get('title') or ''}".strip(),
+        sender=sender,
+        conversation_key=f"linear:{event.organizationId or ''}:{issue_id}",
+        context=context,
+    )
+
+
+def _team(team: Team | None, team_id: str | None) -> dict[str, str | None]:
+    return {"id": team.id if team else team_id, "key": team.key if team else None}
+
+
+def _profile_mentions(body: str | None, bot_name: str) -> str:
+    """Linear writes a mention as a link to the profile; spell the bot's as `@bot_name`."""
+    name = re.escape(bot_name)
+    profile = rf"https://linear\.app/[^/\s)]+/profiles/{name}(?![\w-])"
+    text = re.sub(rf"\[[^\]]*\]\({profile}\)", f"@{bot_name}", body or "", flags=re.I)
+    return re.sub(rf"(?<![(\w]){profile}", f"@{bot_name}", text, flags=re.I)
+
+
+ROUTES: Final[dict[str, Route[Any]]] = {
+    "Comment.create": Route(CommentEvent, on_comment_created),
+    "Issue.update": Route(IssueEvent, on_issue_updated),
+    "Issue.create": Route(IssueEvent, on_issue_created),
+}
+
+IGNORED: Final = frozenset(
+    {
+        "Comment.update",
+        "Comment.remove",
+        "Issue.remove",
+        "IssueLabel.create",
+        "IssueLabel.update",
+        "IssueLabel.remove",
+        "Reaction.create",
+        "Reaction.remove",
+        "Attachment.create",
+        "Attachment.remove",
+        "Project.create",
+        "Project.update",
+        "ProjectUpdate.create",
+        "Cycle.create",
+        "Cycle.update",
+    }
+)

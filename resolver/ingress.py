@@ -1,0 +1,143 @@
+"""The webhook HTTP edge: body limit → verify → parse → route → dedup + insert → publish.
+
+Status codes, decided here and nowhere else:
+- 202 `{"job_id": …}` a job was created (`queued_behind` when it waits for a cap);
+- 200 `{"job_id": …, "duplicate": true}` a delivery seen before, with the first job's id;
+- 200 `{"notice": "unlinked"}` the sender has no linked account: no job, a notice is recorded
+  for the callback queue to send (200, not 202, because nothing was queued to run);
+- 200 `{"challenge": …}` a handshake (Slack url_verification);
+- 204 an event we deliberately ignore (and GitHub `ping`);
+- 400 malformed body, 401 bad or missing signature or stale timestamp, 404 provider not
+  configured, 413 body over `RESOLVER_MAX_BODY_BYTES`, 503 the database is unavailable.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from sqlalchemy.exc import OperationalError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from resolver.config import Settings, get_settings
+from resolver.intake import Accepted, accept
+from resolver.logs import log
+from resolver.triggers import (
+    Challenge,
+    Integration,
+    MalformedError,
+    Policy,
+    SignatureError,
+    TooLargeError,
+    WebhookError,
+    ignored_sender,
+    route_event,
+)
+
+logger = logging.getLogger(__name__)
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def endpoint(integration: Integration) -> Endpoint:
+    """The POST handler of one integration, with every refusal mapped to its status."""
+
+    async def receive(request: Request) -> Response:
+        settings = get_settings()
+        if not integration.enabled(settings):
+            return JSONResponse({"error": "not found"}, status_code=404)
+        try:
+            return await _receive(request, integration, settings)
+        except WebhookError as error:
+            return _refusal(integration.name, error)
+        except OperationalError as error:
+            log(logger, logging.ERROR, f"webhook.{integration.name}.database", error=repr(error))
+            return JSONResponse({"error": "unavailable"}, status_code=503, headers=_RETRY)
+
+    return receive
+
+
+async def _receive(request: Request, integration: Integration, settings: Settings) -> Response:
+    body = await read_body(request, settings.max_body_bytes)
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    integration.verify(headers, body, settings, time.time())
+    event = integration.parse(headers, body)
+    policy = policy_for(settings)
+    outcome = route_event(integration.routes, event, policy)
+    if isinstance(outcome, Challenge):
+        return JSONResponse({"challenge": outcome.value})
+    reason = "not a trigger" if outcome is None else ignored_sender(outcome.sender, policy)
+    if outcome is None or reason is not None:
+        if event.key not in integration.ignored and event.key not in integration.routes:
+            reason = "unrouted event"
+        log(
+            logger,
+            logging.DEBUG,
+            f"webhook.{integration.name}.ignored",
+            key=event.key,
+            why=reason,
+        )
+        return Response(status_code=204)
+    accepted = await run_in_threadpool(accept, integration.name, event, outcome, settings)
+    return _answer(integration.name, accepted)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The raw body, refused with TooLargeError as soon as it passes `limit` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isascii() or not declared.isdigit():
+            raise MalformedError("bad Content-Length")
+        if int(declared) > limit:
+            raise TooLargeError(f"Content-Length {declared} over {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLargeError(f"body over {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def policy_for(settings: Settings) -> Policy:
+    ids = frozenset(i.strip() for i in settings.bot_account_ids.split(",") if i.strip())
+    return Policy(
+        bot_name=settings.bot_name,
+        trigger_label=settings.trigger_label,
+        allowed_bots=settings.allowed_bot_logins,
+        bot_account_ids=ids,
+    )
+
+
+_RETRY = {"Retry-After": "5"}
+_STATUS: dict[type[WebhookError], tuple[int, str, str]] = {
+    SignatureError: (401, "bad_signature", "bad signature"),
+    MalformedError: (400, "malformed", "malformed request"),
+    TooLargeError: (413, "too_large", "body too large"),
+}
+
+
+def _refusal(name: str, error: WebhookError) -> Response:
+    status, key, message = _STATUS.get(type(error), (400, "refused", "refused"))
+    # Signature failures are logged without the body or headers: they are attacker-controlled.
+    log(logger, logging.WARNING, f"webhook.{name}.{key}", reason=str(error))
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _answer(name: str, accepted: Accepted) -> Response:
+    if accepted.kind == "created":
+        log(logger, logging.INFO, f"webhook.{name}.job_created", job=accepted.job_id)
+        body: dict[str, object] = {"job_id": accepted.job_id}
+        if accepted.queued_behind:
+            body["queued_behind"] = accepted.queued_behind
+        return JSONResponse(body, status_code=202)
+    if accepted.kind == "duplicate":
+        log(logger, logging.INFO, f"webhook.{name}.duplicate", job=accepted.job_id)
+        return JSONResponse({"job_id": accepted.job_id, "duplicate": True})
+    if accepted.kind == "unlinked":
+        return JSONResponse({"notice": "unlinked"})
+    return Response(status_code=204)
