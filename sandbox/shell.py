@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from typing import Final
 
 # $1 run token, $2 working directory or "", $3 the command, then NAME=VALUE pairs to export.
+# One pipe for stdout and stderr keeps their order; no stdin, so nothing waits for input.
 # The process group id is the run's handle for `interrupt`; builtins only, to keep forks out.
 WRAPPER: Final = r"""
+exec 2>&1 </dev/null
 __rs=/tmp/.resolver
 [ -d "$__rs" ] || mkdir -m 700 "$__rs"
 read -r _ _ _ _ __rg _ < /proc/$$/stat

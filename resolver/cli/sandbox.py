@@ -1,5 +1,117 @@
 """`resolver sandbox …` commands (owned by the sandbox work)."""
 
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, TypeVar
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+import sandbox
+from resolver.config import get_settings
 
 app = typer.Typer(help="Build, run, list and reap sandbox containers.", no_args_is_help=True)
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False, style="red")
+T = TypeVar("T")
+
+
+@app.command()
+def build(
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Base the image on debootstrap, not on a registry.")
+    ] = False,
+) -> None:
+    """Build the sandbox image unless its hash-of-inputs tag exists already."""
+    started = time.monotonic()
+    tag = _or_exit(lambda: sandbox.ensure_image(offline=offline, progress=console.print))
+    console.print(f"{tag} ready in {time.monotonic() - started:.0f}s")
+
+
+class NetworkChoice(StrEnum):
+    none = "none"
+    bridge = "bridge"
+
+
+@app.command()
+def run(
+    command: Annotated[list[str], typer.Argument(help="The command; one argument is shell text.")],
+    network: Annotated[
+        NetworkChoice, typer.Option(help="The sandbox's network.")
+    ] = NetworkChoice.none,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(help="Host directory to mount at /workspace; it is left in place afterwards."),
+    ] = None,
+    timeout: Annotated[float | None, typer.Option(help="Seconds; default from settings.")] = None,
+) -> None:
+    """Run one command in a fresh sandbox, print its output and exit with its code."""
+    policy = replace(sandbox.policy_from_settings(get_settings()), network=network.value)
+    text = command[0] if len(command) == 1 else shlex.join(command)
+    mount = workspace.resolve() if workspace else None
+    box = _or_exit(lambda: sandbox.open_sandbox("cli", policy, mount))
+    if mount is None:
+        with box:
+            result = _or_exit(lambda: box.run(text, timeout=timeout))
+    else:
+        try:
+            result = _or_exit(lambda: box.run(text, timeout=timeout))
+        finally:
+            box.close()
+    typer.echo(result.output, nl=False)
+    for flag in ("timed_out", "oom_killed", "cancelled"):
+        if getattr(result, flag):
+            errors.print(f"sandbox: {flag.replace('_', ' ')}")
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def ps() -> None:
+    """List sandbox containers: job, state, age and workspace."""
+    now = datetime.now(UTC)
+    table = Table("container", "name", "job", "state", "age", "workspace")
+    for info in _or_exit(sandbox.list_sandboxes):
+        table.add_row(
+            info.container_id[:12],
+            info.name,
+            info.job_id or "(warm)",
+            info.state,
+            f"{info.age(now):.0f}s",
+            str(info.workspace or "-"),
+        )
+    console.print(table)
+
+
+@app.command()
+def reap() -> None:
+    """Remove sandboxes whose job is finished or that are older than the maximum age."""
+    settings = get_settings()
+    removed = _or_exit(lambda: sandbox.reap(_job_finished(), float(settings.sandbox_max_age)))
+    for container_id in removed:
+        console.print(f"removed {container_id[:12]}")
+    console.print(f"{len(removed)} sandbox(es) removed")
+
+
+def _job_finished() -> Callable[[str], bool]:
+    # The job table is wired in by the jobs module when it exists; until then, age alone reaps.
+    try:
+        from resolver.jobs import is_finished
+    except ImportError:
+        return lambda _job_id: False
+    return is_finished
+
+
+def _or_exit(action: Callable[[], T]) -> T:
+    try:
+        return action()
+    except sandbox.SandboxError as error:
+        errors.print(f"sandbox error: {error}")
+        raise typer.Exit(3) from None

@@ -1,0 +1,91 @@
+"""Fixtures for the sandbox suite: one image, a private workspace root, and a leak check.
+
+These tests need the Docker engine; when it is unreachable they fail, never skip.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandbox import Sandbox, SandboxPolicy, ensure_image, list_sandboxes, open_sandbox
+
+# Every job id of this run starts with this, so the suite checks only what it created itself.
+RUN_PREFIX = f"t{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def image() -> str:
+    """The sandbox image, built once (offline: no registry is needed)."""
+    return ensure_image(offline=True)
+
+
+@pytest.fixture(scope="session")
+def workspace_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A private workspace root; at the end of the run it must be empty and no container left."""
+    root = tmp_path_factory.mktemp("workspaces")
+    yield root
+    leaked = [info.name for info in list_sandboxes() if _is_ours(info.name, info.workspace, root)]
+    assert leaked == [], f"containers left behind: {leaked}"
+    assert list(root.iterdir()) == [], f"workspaces left behind: {list(root.iterdir())}"
+
+
+@pytest.fixture
+def policy(image: str) -> SandboxPolicy:
+    """Small limits, so that the limit tests are quick and the host is never at risk."""
+    return SandboxPolicy(image=image, memory="256m", pids=128, cpus=1.0, output_limit=2000)
+
+
+@pytest.fixture
+def job_id() -> str:
+    return f"{RUN_PREFIX}-{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def open_box(workspace_root: Path, job_id: str) -> Iterator[Callable[[SandboxPolicy], Sandbox]]:
+    """Opens sandboxes under the test's policy and removes them, whatever the test did."""
+    opened: list[Sandbox] = []
+
+    def opener(policy: SandboxPolicy) -> Sandbox:
+        box = open_sandbox(job_id, policy, workspace_root=workspace_root)
+        opened.append(box)
+        return box
+
+    yield opener
+    for box in opened:
+        box.__exit__(None, None, None)
+
+
+@pytest.fixture
+def box(open_box: Callable[[SandboxPolicy], Sandbox], policy: SandboxPolicy) -> Sandbox:
+    return open_box(policy)
+
+
+def docker_inspect(container_id: str) -> dict[str, Any]:
+    """What `docker inspect` shows; empty when the container does not exist."""
+    done = subprocess.run(
+        ["docker", "inspect", container_id], capture_output=True, text=True, check=False
+    )
+    return json.loads(done.stdout)[0] if done.returncode == 0 else {}
+
+
+def leftovers(box: Sandbox) -> list[str]:
+    """Processes in the sandbox other than pid 1, its `sleep infinity`, and this very listing."""
+    result = box.run("read -r _ _ _ _ g _ < /proc/$$/stat; echo $g; ps -eo pid=,pgid=,ppid=,args=")
+    own_group, *lines = result.output.splitlines()
+    rows = [line.split(None, 3) for line in lines]
+    return [
+        args
+        for pid, pgid, ppid, args in rows
+        if pid != "1" and pgid != own_group and not (ppid == "1" and args == "sleep infinity")
+    ]
+
+
+def _is_ours(name: str, workspace: Path | None, root: Path) -> bool:
+    return RUN_PREFIX in name or (workspace is not None and workspace.parent == root.resolve())

@@ -1,0 +1,95 @@
+"""Running commands and moving files: what the agent's tools see."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+
+from sandbox import Sandbox
+
+pytestmark = pytest.mark.docker
+
+
+def test_output_exit_code_and_stderr_are_combined(box: Sandbox) -> None:
+    result = box.run("echo out; echo err >&2; exit 3")
+    assert result.exit_code == 3
+    assert result.output == "out\nerr\n"
+    assert not (result.timed_out or result.oom_killed or result.cancelled)
+    assert result.duration > 0
+
+
+def test_large_output_is_truncated_with_a_marker(box: Sandbox) -> None:
+    result = box.run("seq 1 200000")
+    total = sum(len(str(n)) + 1 for n in range(1, 200_001))
+    cut = total - 2000
+    assert f"\n[... {cut} characters cut ...]\n" in result.output
+    assert result.output.startswith("1\n2\n3\n")
+    assert result.output.endswith("199999\n200000\n")
+    assert len(result.output) < 2100
+
+
+def test_working_directory_and_exports_persist_between_calls(box: Sandbox) -> None:
+    box.run("mkdir -p sub/deeper && cd sub && export GREETING='hello there' && LOCAL=1")
+    result = box.run('pwd; echo "$GREETING"; echo "[${LOCAL:-}]"')
+    assert result.output == "/workspace/sub\nhello there\n[]\n"
+    box.run("cd deeper; exit 4")
+    assert box.run("pwd").output == "/workspace/sub/deeper\n"
+
+
+def test_cwd_and_env_arguments(box: Sandbox) -> None:
+    box.run("mkdir -p pkg")
+    result = box.run('pwd; echo "$A $B"', cwd="pkg", env={"A": "x y", "B": "$(id)"})
+    assert result.output == "/workspace/pkg\nx y $(id)\n"
+    with pytest.raises(ValueError):
+        box.run("true", env={"BAD NAME": "1"})
+
+
+def test_binary_file_round_trips(box: Sandbox) -> None:
+    data = os.urandom(3 * 1024 * 1024) + bytes(range(256))
+    box.write_file("out/data.bin", data)
+    assert box.read_file("/workspace/out/data.bin") == data
+    assert (box.workspace / "out" / "data.bin").read_bytes() == data
+    digest = box.run("sha256sum out/data.bin | cut -d' ' -f1").output.strip()
+    assert digest == hashlib.sha256(data).hexdigest()
+    owners = box.run("stat -c %u out out/data.bin").output.split()
+    assert owners == ["1000", "1000"]
+
+
+def test_rewriting_a_file_keeps_it_executable(box: Sandbox) -> None:
+    box.write_file("run.sh", b"#!/bin/sh\necho one\n")
+    box.run("chmod 755 run.sh")
+    box.write_file("run.sh", b"#!/bin/sh\necho two\n")
+    assert box.run("./run.sh").output == "two\n"
+
+
+def test_list_dir_marks_directories(box: Sandbox) -> None:
+    box.run("mkdir -p src && touch README.md .hidden src/a.py")
+    assert box.list_dir(".") == [".hidden", "README.md", "src/"]
+    assert box.list_dir("/workspace/src") == ["a.py"]
+    with pytest.raises(FileNotFoundError):
+        box.list_dir("missing")
+
+
+def test_missing_files_and_directories_raise_the_usual_errors(box: Sandbox) -> None:
+    box.run("mkdir -p dir")
+    with pytest.raises(FileNotFoundError):
+        box.read_file("nope.txt")
+    with pytest.raises(IsADirectoryError):
+        box.read_file("dir")
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../etc/passwd", "/workspace/../root", "/"])
+def test_paths_outside_the_workspace_are_refused(box: Sandbox, path: str) -> None:
+    with pytest.raises(ValueError, match="outside /workspace"):
+        box.read_file(path)
+    with pytest.raises(ValueError, match="outside /workspace"):
+        box.write_file(path, b"x")
+
+
+def test_symlinks_are_followed_only_inside_the_workspace(box: Sandbox) -> None:
+    box.run("echo inside > real.txt && ln -s real.txt link && ln -s /etc/passwd escape")
+    assert box.read_file("link") == b"inside\n"
+    with pytest.raises(ValueError, match="outside /workspace"):
+        box.read_file("escape")

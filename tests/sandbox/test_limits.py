@@ -1,0 +1,65 @@
+"""Limits: a fork bomb, a memory hog and an infinite loop each end cleanly, leaving nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from sandbox import Sandbox, SandboxPolicy
+from tests.sandbox.conftest import leftovers
+
+pytestmark = pytest.mark.docker
+
+
+def test_fork_bomb_is_held_by_the_pids_limit(
+    open_box: Callable[[SandboxPolicy], Sandbox], policy: SandboxPolicy
+) -> None:
+    box = open_box(replace(policy, pids=64))
+    # The loop keeps the bomb going until the timeout, which must end it all.
+    result = box.run("bomb() { bomb | bomb & }; while :; do bomb; done", timeout=5)
+    assert result.timed_out
+    assert "Resource temporarily unavailable" in result.output
+    assert box.run("cat /sys/fs/cgroup/pids/pids.max").output.strip() == "64"
+    assert leftovers(box) == []
+    assert box.run("echo still usable").output == "still usable\n"
+    # The host still forks as usual.
+    assert subprocess.run(["true"], check=False, timeout=5).returncode == 0
+
+
+def test_memory_hog_ends_as_out_of_memory(box: Sandbox) -> None:
+    result = box.run("python3 -c 'x = bytearray(1024 * 1024 * 1024); print(len(x))'", timeout=60)
+    assert result.oom_killed
+    assert result.exit_code == 137
+    assert not result.timed_out
+    assert not result.ok
+    assert box.run("echo fine").output == "fine\n"
+    assert not box.run("false").oom_killed, "one OOM kill is reported once"
+
+
+def test_infinite_loop_is_killed_at_its_timeout_with_nothing_left(box: Sandbox) -> None:
+    started = time.monotonic()
+    result = box.run("sleep 1000 & (while :; do :; done) & while :; do :; done", timeout=2)
+    assert result.timed_out
+    assert result.exit_code == 137
+    assert 2 <= result.duration < 4
+    assert time.monotonic() - started < 5
+    assert leftovers(box) == []
+
+
+def test_interrupt_cancels_the_running_command(box: Sandbox) -> None:
+    threading.Timer(0.5, box.interrupt).start()
+    result = box.run("sleep 1000 & sleep 1000", timeout=60)
+    assert result.cancelled
+    assert not result.timed_out
+    assert result.duration < 5
+    assert leftovers(box) == []
+
+
+def test_interrupt_without_a_running_command_is_harmless(box: Sandbox) -> None:
+    box.interrupt()
+    assert box.run("echo ok").output == "ok\n"
