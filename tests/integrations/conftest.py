@@ -1,0 +1,141 @@
+"""Fixtures for the webhook tests: a migrated SQLite database per test, Redis db 5, secrets."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from cryptography.fernet import Fernet
+from sqlalchemy import select
+from starlette.testclient import TestClient
+
+from resolver import accounts
+from resolver.models import Delivery, Job, Notice, User
+from tests.integrations.deliveries import BOT, SECRETS
+
+TEST_REDIS = "redis://127.0.0.1:6379/5"
+
+
+def reset_caches() -> None:
+    """Forget the settings and the Celery app built under another test's environment."""
+    import resolver.celery_app
+    from resolver.config import get_settings
+
+    if resolver.celery_app._app is not None:
+        resolver.celery_app._app.close()
+    resolver.celery_app._app = None
+    get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def template_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Migrated once; each test gets a copy (migrating per test would dominate the run time)."""
+    from resolver.db import engine_for
+    from resolver.migrate import upgrade
+
+    path = tmp_path_factory.mktemp("template") / "resolver.db"
+    upgrade(f"sqlite:///{path}")
+    engine_for(f"sqlite:///{path}").dispose()
+    return path
+
+
+def webhook_vars(tmp_path: Path, database: Path) -> dict[str, str]:
+    return {
+        "RESOLVER_DATABASE_URL": f"sqlite:///{database}",
+        "RESOLVER_REDIS_URL": TEST_REDIS,
+        "RESOLVER_SECRET_KEYS": Fernet.generate_key().decode(),
+        "RESOLVER_BOT_NAME": BOT,
+        "RESOLVER_TRIGGER_LABEL": "resolver",
+        "RESOLVER_ALLOWED_BOTS": "",
+        "RESOLVER_BOT_ACCOUNT_IDS": "",
+        "RESOLVER_MAX_JOBS_PER_USER": "3",
+        "RESOLVER_MAX_JOBS_PER_REPO": "5",
+        "RESOLVER_MAX_BODY_BYTES": str(5 * 1024 * 1024),
+        "RESOLVER_GITHUB_WEBHOOK_SECRET": SECRETS["github"],
+        "RESOLVER_GITLAB_WEBHOOK_TOKEN": SECRETS["gitlab"],
+        "RESOLVER_GITLAB_SIGNING_TOKEN": SECRETS["gitlab_signing"],
+        "RESOLVER_SLACK_SIGNING_SECRET": SECRETS["slack"],
+        "RESOLVER_JIRA_WEBHOOK_SECRET": SECRETS["jira"],
+        "RESOLVER_LINEAR_WEBHOOK_SECRET": SECRETS["linear"],
+        "RESOLVER_LOG_LEVEL": "WARNING",
+    }
+
+
+@pytest.fixture
+def webhook_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, template_database: Path
+) -> Iterator[dict[str, str]]:
+    """Every provider configured, a fresh database and an empty Redis db; cwd has no .env."""
+    from resolver.db import engine_for
+
+    database = tmp_path / "resolver.db"
+    shutil.copy(template_database, database)
+    env = webhook_vars(tmp_path, database)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    redis.Redis.from_url(TEST_REDIS).flushdb()
+    reset_caches()
+    yield env
+    reset_caches()
+    engine_for(env["RESOLVER_DATABASE_URL"]).dispose()
+
+
+@pytest.fixture
+def configure(monkeypatch: pytest.MonkeyPatch, webhook_env: dict[str, str]) -> Any:
+    """Change settings inside a test: `configure(RESOLVER_BOT_NAME="x")`."""
+
+    def apply(**values: str) -> None:
+        for key, value in values.items():
+            monkeypatch.setenv(key, value)
+        reset_caches()
+
+    return apply
+
+
+@pytest.fixture
+def client(webhook_env: dict[str, str]) -> Iterator[TestClient]:
+    from resolver.app import create_app
+
+    with TestClient(create_app()) as test_client:
+        yield test_client
+
+
+class Store:
+    """What the database holds, read the way a user would check it."""
+
+    def jobs(self) -> list[Job]:
+        from resolver.db import session_scope
+
+        with session_scope() as session:
+            return list(session.scalars(select(Job).order_by(Job.id)))
+
+    def deliveries(self) -> list[Delivery]:
+        from resolver.db import session_scope
+
+        with session_scope() as session:
+            return list(session.scalars(select(Delivery).order_by(Delivery.id)))
+
+    def notices(self) -> list[Notice]:
+        from resolver.db import session_scope
+
+        with session_scope() as session:
+            return list(session.scalars(select(Notice).order_by(Notice.id)))
+
+    def link(self, provider: str, external_id: str, login: str | None = None,
+             user: str = "alice") -> None:  # fmt: skip
+        from resolver.db import session_scope
+
+        with session_scope() as session:
+            if session.scalar(select(accounts.User).where(User.name == user)) is None:
+                accounts.add_user(session, user)
+            accounts.link_identity(session, user, provider, external_id, login)
+
+
+@pytest.fixture
+def store(webhook_env: dict[str, str]) -> Store:
+    return Store()
