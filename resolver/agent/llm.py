@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -24,6 +25,17 @@ if TYPE_CHECKING:
     from resolver.config import Settings
 
 litellm.suppress_debug_info = True
+
+
+def _build_response_models() -> None:
+    # pydantic builds litellm's response models on first use and warns, from inside the call,
+    # that a TypedDict uses `ReadOnly`; build them here, where that warning can be dropped.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*ReadOnly.*", category=UserWarning)
+        litellm.ModelResponse()
+
+
+_build_response_models()
 
 _OVERFLOW_HINTS: Final = ("context length", "context window", "maximum context", "too many tokens")
 
