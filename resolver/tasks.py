@@ -11,7 +11,7 @@ from celery import shared_task
 from resolver import jobs
 from resolver.config import get_settings
 from resolver.db import session_scope
-from resolver.logs import log
+from resolver.logs import log, redact
 from resolver.runners import JobContext, RunResult, runner_for
 from resolver.states import JobState, Outcome
 
@@ -44,8 +44,10 @@ def _record(job_id: int, owner: str, outcome: RunResult) -> None:
         if job.lease_owner != owner or job.state != JobState.RUNNING:
             log(logger, logging.WARNING, "job.lease_lost", job=job_id)
             return
+        # Any secret this process has decrypted is masked in the stored error too.
+        error = redact(outcome.error) if outcome.error else None
         jobs.finish_job(
-            session, job, outcome.state, outcome.outcome, error=outcome.error, result=outcome.result
+            session, job, outcome.state, outcome.outcome, error=error, result=outcome.result
         )
         waiting = jobs.next_waiting(session, job)
     log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
