@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from resolver.config import VAR_DIR
 from sandbox.engine import SandboxError, client, engine_errors
-from sandbox.mirror import find_mirror
+from sandbox.mirror import find_mirror, render_sources
 
 REPOSITORY: Final = "resolver-sandbox"
 BASE_REPOSITORY: Final = "resolver-sandbox-base"
@@ -77,6 +77,11 @@ def _debootstrap(tarball: Path, progress: Progress) -> None:
         rootfs = Path(scratch) / "rootfs"
         progress(f"debootstrap --variant={VARIANT} {SUITE} from {mirror}")
         _check_call(["debootstrap", f"--variant={VARIANT}", SUITE, str(rootfs), mirror], progress)
+        # debootstrap lists the suite alone; the image build should see security fixes too.
+        security = find_mirror(f"{SUITE}-security")
+        (rootfs / "etc/apt/sources.list").write_text(render_sources(SUITE, mirror, security))
+        for old in tarball.parent.glob("*.tar"):
+            old.unlink()
         partial = Path(scratch) / "rootfs.tar"
         # The downloaded .debs are installed already; the image need not carry them.
         exclude = "--exclude=./var/cache/apt/archives/*.deb"
@@ -135,7 +140,8 @@ def _image_exists(tag: str) -> bool:
 
 
 def _base_inputs() -> bytes:
-    return f"debootstrap --variant={VARIANT} {SUITE}".encode()
+    # Describes the base's recipe; change it whenever _debootstrap changes what it produces.
+    return f"debootstrap --variant={VARIANT} {SUITE}; sources: updates, security; no .debs".encode()
 
 
 def _digest(*parts: bytes) -> str:

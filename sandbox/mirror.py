@@ -43,6 +43,14 @@ def find_mirror(suite: str, apt_dir: Path = APT_DIR) -> str | None:
     return None
 
 
+def render_sources(suite: str, mirror: str, security: str | None) -> str:
+    """A one-line sources.list for the suite, its updates and, when known, its security suite."""
+    lines = [f"deb {mirror} {suite} main", f"deb {mirror} {suite}-updates main"]
+    if security:
+        lines.append(f"deb {security} {suite}-security main")
+    return "\n".join(lines) + "\n"
+
+
 def _deb822_fields(stanza: str) -> dict[str, str]:
     fields: dict[str, str] = {}
     key = ""

@@ -10,7 +10,7 @@ import pytest
 from resolver.config import Settings
 from sandbox import SandboxInfo, image_tag, policy_from_settings
 from sandbox.files import workspace_path
-from sandbox.mirror import find_mirror, parse_deb822, parse_sources_list
+from sandbox.mirror import find_mirror, parse_deb822, parse_sources_list, render_sources
 from sandbox.naming import check_job_id, job_name, job_of, pool_name, should_reap
 from sandbox.output import OutputBuffer, truncate
 from sandbox.shell import command_argv, parse_oom_kills
@@ -54,6 +54,15 @@ def test_find_mirror_prefers_deb822_files(tmp_path: Path) -> None:
     assert find_mirror("bookworm", tmp_path) == "http://old.example/debian"
     (tmp_path / "sources.list.d" / "debian.sources").write_text(DEB822)
     assert find_mirror("bookworm", tmp_path) == "http://mirror.example/debian"
+
+
+def test_base_sources_add_updates_and_security() -> None:
+    assert render_sources("bookworm", "http://m/debian", "http://s/debian-security") == (
+        "deb http://m/debian bookworm main\n"
+        "deb http://m/debian bookworm-updates main\n"
+        "deb http://s/debian-security bookworm-security main\n"
+    )
+    assert "security" not in render_sources("bookworm", "http://m/debian", None)
 
 
 def test_output_under_the_limit_is_kept_whole() -> None:

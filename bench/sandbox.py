@@ -1,0 +1,133 @@
+"""Sandbox figures: exec latency against the `docker exec` CLI, cold start against a warm claim,
+and the memory of idle sandboxes. Run with `uv run python bench/sandbox.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+# This script is named like the package it measures; its own directory must not shadow it.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
+
+from sandbox import Sandbox, SandboxPolicy, WarmPool, ensure_image, open_sandbox  # noqa: E402
+
+MEMORY_USAGE = (
+    "cat /sys/fs/cgroup/memory/memory.usage_in_bytes 2>/dev/null"
+    " || cat /sys/fs/cgroup/memory.current"
+)
+HEADER = f"{'figure (ms)':<34} {'median':>9} {'p95':>9} {'docker exec':>11} {'p95':>9} {'ratio':>7}"
+
+
+def timings(action: Callable[[], object], count: int) -> list[float]:
+    """Wall-clock seconds of `count` calls of `action`."""
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def p95(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=20)[-1]
+
+
+def row(name: str, ours: list[float], baseline: list[float] | None = None) -> str:
+    line = f"{name:<34} {statistics.median(ours) * 1000:9.1f} {p95(ours) * 1000:9.1f}"
+    if baseline is None:
+        return line
+    ratio = statistics.median(ours) / statistics.median(baseline)
+    return (
+        line
+        + f" {statistics.median(baseline) * 1000:11.1f} {p95(baseline) * 1000:9.1f} {ratio:7.2f}"
+    )
+
+
+def exec_latency(box: Sandbox, count: int) -> list[str]:
+    """`Sandbox.run` against `docker exec` of the same command, as the same user."""
+    lines = []
+    for command in ("true", "echo hello", "ls -la /usr/bin | wc -l"):
+        cli = ["docker", "exec", "-u", "1000", box.container_id, "bash", "-c", command]
+        timings(lambda command=command: box.run(command), 3)  # warm up both paths
+        ours = timings(lambda command=command: box.run(command), count)
+        theirs = timings(
+            lambda cli=cli: subprocess.run(cli, capture_output=True, check=True), count
+        )
+        lines.append(row(f"exec `{command}`", ours, theirs))
+    return lines
+
+
+def start_latency(policy: SandboxPolicy, root: Path, count: int) -> list[str]:
+    """A cold create-and-start against a claim from a full warm pool."""
+    cold: list[float] = []
+    for n in range(count):
+        started = time.perf_counter()
+        box = open_sandbox(f"bench-cold-{n}", policy, workspace_root=root)
+        cold.append(time.perf_counter() - started)
+        box.__exit__(None, None, None)
+    pool = WarmPool(policy, count, root)
+    try:
+        while pool.ready() < count:
+            time.sleep(0.1)
+        warm: list[float] = []
+        claimed = []
+        for n in range(count):
+            started = time.perf_counter()
+            claimed.append(pool.claim(f"bench-warm-{n}"))
+            warm.append(time.perf_counter() - started)
+        for box in claimed:
+            box.__exit__(None, None, None)
+    finally:
+        pool.close()
+    return [row("cold start (create + start)", cold), row("warm pool claim", warm)]
+
+
+def idle_memory(policy: SandboxPolicy, root: Path, count: int) -> list[str]:
+    """The memory cgroup usage of `count` idle sandboxes, read from inside each."""
+    with ExitStack() as stack:
+        boxes = [
+            stack.enter_context(open_sandbox(f"bench-idle-{n}", policy, workspace_root=root))
+            for n in range(count)
+        ]
+        time.sleep(1)
+        usages = [int(box.run(MEMORY_USAGE).output.split()[0]) for box in boxes]
+    mib = 1024 * 1024
+    return [
+        f"idle sandboxes: {count}",
+        f"  memory per sandbox, median: {statistics.median(usages) / mib:.1f} MiB",
+        f"  memory of all {count}: {sum(usages) / mib:.1f} MiB",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--execs", type=int, default=50, help="Samples per exec figure.")
+    parser.add_argument("--starts", type=int, default=10, help="Cold starts and warm claims.")
+    parser.add_argument("--idle", type=int, default=10, help="Idle sandboxes to measure.")
+    args = parser.parse_args()
+    policy = SandboxPolicy(image=ensure_image(offline=True))
+    with tempfile.TemporaryDirectory(prefix="resolver-bench-") as scratch:
+        root = Path(scratch)
+        print(HEADER)
+        print("-" * len(HEADER))
+        with open_sandbox("bench-exec", policy, workspace_root=root) as box:
+            for line in exec_latency(box, args.execs):
+                print(line)
+        for line in start_latency(policy, root, args.starts):
+            print(line)
+        print()
+        for line in idle_memory(policy, root, args.idle):
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
