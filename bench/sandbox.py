@@ -57,11 +57,12 @@ def exec_latency(box: Sandbox, count: int) -> list[str]:
     lines = []
     for command in ("true", "echo hello", "ls -la /usr/bin | wc -l"):
         cli = ["docker", "exec", "-u", "1000", box.container_id, "bash", "-c", command]
-        timings(lambda command=command: box.run(command), 3)  # warm up both paths
-        ours = timings(lambda command=command: box.run(command), count)
-        theirs = timings(
-            lambda cli=cli: subprocess.run(cli, capture_output=True, check=True), count
-        )
+        ours: list[float] = []
+        theirs: list[float] = []
+        # Alternating the two paths spreads any drift of the machine over both.
+        for _ in range(count):
+            ours += timings(lambda command=command: box.run(command), 1)
+            theirs += timings(lambda cli=cli: subprocess.run(cli, capture_output=True), 1)
         lines.append(row(f"exec `{command}`", ours, theirs))
     return lines
 
