@@ -1,0 +1,142 @@
+"""The shared ingress pipeline: providers off, body limit, queue places, the outbox on failure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integrations.deliveries import PROVIDERS, github, load, post
+
+SETTING = {
+    "github": ["RESOLVER_GITHUB_WEBHOOK_SECRET"],
+    "gitlab": ["RESOLVER_GITLAB_WEBHOOK_TOKEN", "RESOLVER_GITLAB_SIGNING_TOKEN"],
+    "slack": ["RESOLVER_SLACK_SIGNING_SECRET"],
+    "jira": ["RESOLVER_JIRA_WEBHOOK_SECRET"],
+    "linear": ["RESOLVER_LINEAR_WEBHOOK_SECRET"],
+}
+
+
+def mention(text: str = "@resolver fix it", number: int = 1, repo: str = "") -> Any:
+    payload = load("github", "issue_comment.created__on_issue")
+    payload["comment"]["body"] = text
+    payload["issue"]["number"] = number
+    if repo:
+        payload["repository"]["full_name"] = repo
+    return github("issue_comment.created", payload)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_provider_without_a_secret_is_off(
+    client: Any, configure: Any, provider: str
+) -> None:
+    configure(**{name: "" for name in SETTING[provider]})
+    assert client.post(f"/webhooks/{provider}", content=b"{}").status_code == 404
+    others = [p for p in PROVIDERS if p != provider]
+    assert client.post(f"/webhooks/{others[0]}", content=b"{}").status_code == 401
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_unsigned_deliveries_are_never_accepted(client: Any, store: Any, provider: str) -> None:
+    response = client.post(f"/webhooks/{provider}", json={"type": "url_verification"})
+    assert response.status_code == 401
+    assert store.jobs() == []
+
+
+def test_only_post_is_routed(client: Any, store: Any) -> None:
+    assert client.get("/webhooks/github").status_code == 405
+    assert client.post("/webhooks/bitbucket", content=b"{}").status_code == 404
+
+
+def test_body_over_the_limit_is_413(client: Any, store: Any, configure: Any) -> None:
+    configure(RESOLVER_MAX_BODY_BYTES="2048")
+    delivery = mention("@resolver " + "x" * 4096)
+    assert post(client, delivery).status_code == 413
+
+
+def test_streamed_body_over_the_limit_is_413(client: Any, store: Any, configure: Any) -> None:
+    configure(RESOLVER_MAX_BODY_BYTES="2048")
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(64):
+            yield b"x" * 256
+
+    delivery = mention()
+    headers = {k: v for k, v in delivery.headers.items() if k.lower() != "content-length"}
+    response = client.post("/webhooks/github", content=chunks(), headers=headers)
+    assert response.status_code == 413
+
+
+def test_body_at_the_limit_is_read(client: Any, store: Any, configure: Any) -> None:
+    configure(RESOLVER_MAX_BODY_BYTES="2048")
+    response = client.post("/webhooks/github", content=b"x" * 2048)
+    assert response.status_code == 401  # read whole, then refused for its missing signature
+
+
+def test_jobs_over_the_user_cap_wait_with_their_place(
+    client: Any, store: Any, configure: Any
+) -> None:
+    configure(RESOLVER_MAX_JOBS_PER_USER="1")
+    store.link("github", "21031067", "Codertocat")
+    answers = [post(client, mention(number=n)).json() for n in (1, 2, 3)]
+    assert [a.get("queued_behind", 0) for a in answers] == [0, 1, 2]
+    assert [job.state for job in store.jobs()] == ["queued"] * 3  # nothing dropped
+    notices = store.notices()
+    assert [(n.kind, n.job_id) for n in notices] == [
+        ("queued", answers[1]["job_id"]), ("queued", answers[2]["job_id"]),
+    ]  # fmt: skip
+    assert "queued behind 2 jobs" in notices[1].body and "per user" in notices[1].body
+    assert notices[1].conversation_key == "github:Codertocat/Hello-World#3"
+
+
+def test_jobs_over_the_repository_cap_wait(client: Any, store: Any, configure: Any) -> None:
+    configure(RESOLVER_MAX_JOBS_PER_REPO="1", RESOLVER_MAX_JOBS_PER_USER="10")
+    store.link("github", "21031067", "Codertocat")
+    first = post(client, mention(number=1)).json()
+    other_repo = post(client, mention(number=1, repo="Codertocat/Other")).json()
+    second = post(client, mention(number=2)).json()
+    assert "queued_behind" not in first and "queued_behind" not in other_repo
+    assert second["queued_behind"] == 1
+    assert "per repository" in store.notices()[0].body
+
+
+def test_finished_jobs_do_not_hold_a_place(client: Any, store: Any, configure: Any) -> None:
+    from resolver.db import session_scope
+    from resolver.models import Job
+
+    configure(RESOLVER_MAX_JOBS_PER_USER="1")
+    store.link("github", "21031067", "Codertocat")
+    first = post(client, mention(number=1)).json()["job_id"]
+    with session_scope() as session:
+        session.get(Job, first).state = "succeeded"
+    assert "queued_behind" not in post(client, mention(number=2)).json()
+
+
+def test_a_job_is_accepted_when_redis_is_down(client: Any, store: Any, configure: Any) -> None:
+    """The job is committed before publishing, so it survives; the reconciler sends it later.
+
+    (This takes as long as Celery retries the result backend: see outbox.publish_job.)
+    """
+    configure(RESOLVER_REDIS_URL="redis://127.0.0.1:1/0")
+    store.link("github", "21031067", "Codertocat")
+    response = post(client, mention())
+    assert response.status_code == 202
+    [job] = store.jobs()
+    assert job.id == response.json()["job_id"] and job.state == "queued"
+    assert job.published_at is None
+
+
+def test_unlinked_notices_are_per_person_and_conversation(client: Any, store: Any) -> None:
+    for number in (1, 1, 2):
+        assert post(client, mention(number=number)).json() == {"notice": "unlinked"}
+    keys = [n.conversation_key for n in store.notices()]
+    assert keys == ["github:Codertocat/Hello-World#1", "github:Codertocat/Hello-World#2"]
+    assert all(d.outcome == "unlinked" and d.job_id is None for d in store.deliveries())
+
+
+def test_a_duplicate_of_an_unlinked_delivery(client: Any, store: Any) -> None:
+    delivery = mention()
+    post(client, delivery)
+    again = post(client, delivery)
+    assert again.status_code == 200 and again.json() == {"job_id": None, "duplicate": True}
