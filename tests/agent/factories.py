@@ -33,9 +33,16 @@ class Log:
         raw = args if isinstance(args, str) else json.dumps(args)
         usage = {"prompt_tokens": 100, "completion_tokens": 10, "cost_usd": cost}
         call_id = f"c{self.step}"
-        self.add(Kind.ACTION, step=self.step, call_id=call_id, tool=tool, arguments=raw, usage=usage)
         self.add(
-            Kind.OBSERVATION, step=self.step, call_id=call_id, tool=tool, content=result, error=error
+            Kind.ACTION, step=self.step, call_id=call_id, tool=tool, arguments=raw, usage=usage
+        )
+        self.add(
+            Kind.OBSERVATION,
+            step=self.step,
+            call_id=call_id,
+            tool=tool,
+            content=result,
+            error=error,
         )
 
     def bash(self, command: str, result: str = "ok", error: bool = False) -> None:

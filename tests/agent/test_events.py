@@ -26,7 +26,9 @@ def test_messages_start_with_system_and_task() -> None:
 def test_tool_calls_of_one_step_share_an_assistant_message() -> None:
     log = Log()
     usage = {"prompt_tokens": 1, "completion_tokens": 1, "cost_usd": 0.0}
-    log.add(Kind.ACTION, step=1, call_id="a", tool="think", arguments="{}", thought="hm", usage=usage)
+    log.add(
+        Kind.ACTION, step=1, call_id="a", tool="think", arguments="{}", thought="hm", usage=usage
+    )
     log.add(Kind.OBSERVATION, step=1, call_id="a", tool="think", content="noted")
     log.add(Kind.ACTION, step=1, call_id="b", tool="finish", arguments="{}")
     messages = build_messages(log.events)[2:]
