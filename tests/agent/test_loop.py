@@ -304,3 +304,32 @@ def test_the_workspace_is_removed_afterwards(
     result = session(job_id, source_repo)
     assert not result.workspace.exists()
     assert result.workspace.parent == (agent_env.tmp / "workspaces").resolve()
+
+
+def test_a_long_history_is_condensed_at_the_threshold(
+    job_id: int,
+    source_repo: Path,
+    llm_server: ScriptedLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from resolver.config import get_settings
+
+    monkeypatch.setenv("RESOLVER_LLM_CONDENSE_TOKENS", "3000")
+    get_settings.cache_clear()
+    steps = iter(range(1, 7))
+
+    def script(request: dict[str, Any]) -> Reply:
+        if "tools" not in request:
+            return text("SUMMARY of the early output")
+        step = next(steps)
+        return bash(f"seq {step} 900") if step < 6 else finish("answered", "counted")
+
+    llm_server.set_script(script)
+    result = session(job_id, source_repo)
+    assert result.agent.outcome == "answered"
+    events, _ = stored(job_id)
+    condensations = of_kind(events, "condensation")
+    assert condensations and condensations[0]["reason"] == "threshold"
+    assert condensations[0]["first_seq"] == 2 and condensations[0]["method"] == "llm"
+    last = json.dumps(llm_server.requests[-1]["messages"])
+    assert "SUMMARY of the early output" in last and "seq 1 900" not in last
