@@ -26,7 +26,7 @@ from demo.repo import git, make_remote
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"
-DEMO_DIR = ROOT / "var/demo"
+DEMO_DIR = Path(os.environ.get("RESOLVER_DEMO_DIR", ROOT / "var/demo"))
 
 
 def say(text: str) -> None:
