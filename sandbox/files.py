@@ -24,6 +24,18 @@ _GO_MODE_SYMLINK: Final = 1 << 27
 _GO_MODE_TYPE: Final = sum(1 << bit for bit in (31, 27, 26, 25, 24, 21, 19))
 _FILE_MODE: Final = 0o644
 _DIR_MODE: Final = 0o755
+# The entries of directory $1 as <type><name>\0; exit codes tell the usual errors apart.
+_LIST: Final = r"""
+[ -e "$1" ] || { echo "no such directory" >&2; exit 2; }
+[ -d "$1" ] || { echo "not a directory" >&2; exit 20; }
+cd -- "$1" 2>&1 && exec find . -mindepth 1 -maxdepth 1 -printf '%y%f\0'
+exit 13
+"""
+_LIST_ERRORS: Final[dict[int, type[OSError]]] = {
+    2: FileNotFoundError,
+    20: NotADirectoryError,
+    13: PermissionError,
+}
 
 
 def workspace_path(path: str) -> str:
@@ -63,6 +75,7 @@ def write_file(container_id: str, path: str, data: bytes, uid: int) -> None:
         with engine_errors("write file"):
             _put(container_id, parent, _tar([], name, data, mode, uid))
     except SandboxNotFoundError:
+        # The parent is missing: send the directories along (existing ones get mode 755).
         dirs = posixpath.relpath(parent, WORKDIR).split("/")
         with engine_errors("write file"):
             _put(container_id, WORKDIR, _tar(dirs, name, data, mode, uid))
@@ -71,10 +84,10 @@ def write_file(container_id: str, path: str, data: bytes, uid: int) -> None:
 def list_dir(container_id: str, path: str, uid: int) -> list[str]:
     """The entries of a directory, sorted; directories carry a trailing slash."""
     full = workspace_path(path)
-    argv = ["find", full, "-mindepth", "1", "-maxdepth", "1", "-printf", r"%y%f\0"]
-    code, output = capture(container_id, argv, uid)
+    code, output = capture(container_id, ["bash", "-c", _LIST, "bash", full], uid)
     if code != 0:
-        raise FileNotFoundError(f"{full}: {output.decode(errors='replace').strip()}")
+        message = output.decode(errors="replace").strip()
+        raise _LIST_ERRORS.get(code, OSError)(f"{full}: {message}")
     entries = [item.decode(errors="replace") for item in output.split(b"\0") if item]
     return sorted(name[1:] + ("/" if name[0] == "d" else "") for name in entries)
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 LABEL_JOB: Final = "resolver.job"
 LABEL_CREATED: Final = "resolver.created"
@@ -78,20 +78,27 @@ def build_labels(job_id: str | None, workspace: Path, created: datetime) -> dict
     return labels
 
 
-def parse_info(summary: Mapping[str, object]) -> SandboxInfo:
+def parse_info(summary: Mapping[str, Any]) -> SandboxInfo:
     """A SandboxInfo from one entry of the engine's container list."""
-    labels = summary.get("Labels") or {}
-    assert isinstance(labels, dict)
-    names = summary.get("Names") or ["/?"]
-    assert isinstance(names, list)
+    labels: Mapping[str, str] = summary.get("Labels") or {}
+    names: list[str] = summary.get("Names") or ["/"]
     workspace = labels.get(LABEL_WORKSPACE)
     return SandboxInfo(
         container_id=str(summary["Id"]),
-        name=str(names[0]).lstrip("/"),
+        name=names[0].lstrip("/"),
         state=str(summary.get("State", "")),
-        created=datetime.fromisoformat(labels[LABEL_CREATED]),
+        created=_parse_created(labels.get(LABEL_CREATED, "")),
         workspace=Path(workspace) if workspace else None,
     )
+
+
+def _parse_created(value: str) -> datetime:
+    # A label that is not a time cannot prove the container young, so it counts as ancient.
+    try:
+        created = datetime.fromisoformat(value)
+    except ValueError:
+        return datetime.fromtimestamp(0, UTC)
+    return created if created.tzinfo else created.replace(tzinfo=UTC)
 
 
 def should_reap(

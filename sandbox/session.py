@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 # The in-container timeout normally ends a command; past this grace the host kills it instead.
 WATCHDOG_GRACE: Final = 5.0
 KILLED: Final = 137
+# While a run is starting, `interrupt` waits up to 2 s for it to record its process group.
+_STARTING_TRIES: Final = 100
 
 
 @dataclass
@@ -66,6 +68,10 @@ class Sandbox:
             started = time.monotonic()
             exit_code = self._execute(run, argv, limit, output)
             duration = time.monotonic() - started
+            if exit_code == KILLED or run.cancelled or run.overdue:
+                # Whatever killed the run may have spared part of its group (the engine ends an
+                # exec when its first process dies), so the rest goes too.
+                self._kill(run, tries=1)
             oom_killed = exit_code != 0 and self._new_oom_kill()
         timed_out = run.overdue or (exit_code == KILLED and duration >= limit and not run.cancelled)
         return ExecResult(
@@ -82,7 +88,7 @@ class Sandbox:
         run = self._current
         if run is not None:
             run.cancelled = True
-            self._kill(run)
+            self._kill(run, _STARTING_TRIES)
 
     def read_file(self, path: str) -> bytes:
         return files.read_file(self.container_id, path)
@@ -135,11 +141,11 @@ class Sandbox:
 
     def _overdue(self, run: _Run) -> None:
         run.overdue = True
-        self._kill(run)
+        self._kill(run, _STARTING_TRIES)
 
-    def _kill(self, run: _Run) -> None:
+    def _kill(self, run: _Run, tries: int) -> None:
         try:
-            capture(self.container_id, killer_argv(run.token), self.policy.user)
+            capture(self.container_id, killer_argv(run.token, tries), self.policy.user)
         except SandboxError:
             log.warning("sandbox.kill_failed", exc_info=True, extra={"id": self.container_id})
 

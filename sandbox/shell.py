@@ -32,11 +32,12 @@ unset __rs __rg __rd __rkv
 eval "$__rc"
 """
 
-# Kills the process group of the run named by $1, waiting briefly for it to record itself.
+# Kills the process group of the run named by $1, trying $2 times 20 ms apart while the run
+# has yet to record itself.
 KILLER: Final = r"""
-for _ in {1..100}; do
+for ((i = 0; i < $2; i++)); do
   read -r t g < /tmp/.resolver/run 2>/dev/null
-  [ "$t" = "$1" ] && exec kill -KILL -- "-$g"
+  [ "$t" = "$1" ] && exec kill -KILL -- "-$g" 2>/dev/null
   sleep 0.02
 done
 """
@@ -62,8 +63,8 @@ def command_argv(
     return ["timeout", "-s", "KILL", limit, *wrapper, command, *exports]
 
 
-def killer_argv(token: str) -> list[str]:
-    return ["bash", "--noprofile", "--norc", "-c", KILLER, "bash", token]
+def killer_argv(token: str, tries: int) -> list[str]:
+    return ["bash", "--noprofile", "--norc", "-c", KILLER, "bash", token, str(tries)]
 
 
 def parse_oom_kills(text: str) -> int:

@@ -70,6 +70,8 @@ def test_list_dir_marks_directories(box: Sandbox) -> None:
     assert box.list_dir("/workspace/src") == ["a.py"]
     with pytest.raises(FileNotFoundError):
         box.list_dir("missing")
+    with pytest.raises(NotADirectoryError):
+        box.list_dir("README.md")
 
 
 def test_missing_files_and_directories_raise_the_usual_errors(box: Sandbox) -> None:

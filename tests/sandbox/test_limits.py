@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from sandbox import Sandbox, SandboxPolicy
+from sandbox.session import WATCHDOG_GRACE
 from tests.sandbox.conftest import leftovers
 
 pytestmark = pytest.mark.docker
@@ -63,3 +64,10 @@ def test_interrupt_cancels_the_running_command(box: Sandbox) -> None:
 def test_interrupt_without_a_running_command_is_harmless(box: Sandbox) -> None:
     box.interrupt()
     assert box.run("echo ok").output == "ok\n"
+
+
+def test_a_command_that_kills_its_own_timeout_still_leaves_nothing(box: Sandbox) -> None:
+    result = box.run("kill -KILL $PPID; sleep 1000", timeout=1)
+    assert result.timed_out
+    assert result.duration < 1 + WATCHDOG_GRACE + 2
+    assert leftovers(box) == []
