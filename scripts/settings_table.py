@@ -1,6 +1,13 @@
-"""Print the README's settings table from resolver.config.Settings (run after adding a setting)."""
+"""The README's settings table, from resolver.config.Settings: `--write` updates README.md."""
+
+import re
+import sys
+from pathlib import Path
 
 from resolver.config import Settings
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+MARKERS = re.compile(r"<!-- settings:start -->.*<!-- settings:end -->", re.S)
 
 
 def render() -> str:
@@ -12,5 +19,10 @@ def render() -> str:
     return "\n".join(rows)
 
 
+def write() -> None:
+    block = f"<!-- settings:start -->\n{render()}\n<!-- settings:end -->"
+    README.write_text(MARKERS.sub(lambda _m: block, README.read_text()))
+
+
 if __name__ == "__main__":
-    print(render())
+    write() if "--write" in sys.argv else print(render())

@@ -9,7 +9,7 @@ def test_readme_lists_every_setting() -> None:
     text = README.read_text()
     missing = [n for n in Settings.model_fields if f"`RESOLVER_{n.upper()}`" not in text]
     assert not missing, (
-        f"run `uv run python scripts/settings_table.py` and update README: {missing}"
+        f"run `uv run python scripts/settings_table.py --write`: {missing}"
     )
 
 
