@@ -25,9 +25,14 @@ def on_comment_created(event: IssueCommentEvent, policy: Policy) -> Trigger | No
     issue = event.issue
     extra = {"comment_kind": "issue_comment", "comment_id": event.comment.id}
     return _trigger(
-        event, issue.number, issue.pull_request is not None, issue.title, issue.body,
-        request, {**extra, "url": event.comment.html_url},
-    )  # fmt: skip
+        event,
+        issue.number,
+        issue.pull_request is not None,
+        issue.title,
+        issue.body,
+        request,
+        {**extra, "url": event.comment.html_url},
+    )
 
 
 def on_review_comment_created(event: ReviewCommentEvent, policy: Policy) -> Trigger | None:

@@ -57,9 +57,13 @@ def _on_labels(event: WorkItemEvent, policy: Policy, kind: str) -> Trigger | Non
 
 
 def _trigger(
-    user: User, project: Project, kind: str, item: Noteable, request: str | None,
+    user: User,
+    project: Project,
+    kind: str,
+    item: Noteable,
+    request: str | None,
     extra: dict[str, Any],
-) -> Trigger:  # fmt: skip
+) -> Trigger:
     """The job request; without a request text, the issue or MR itself is the task."""
     sign = "!" if kind == "merge_request" else "#"
     context = {

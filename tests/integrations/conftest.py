@@ -126,8 +126,9 @@ class Store:
         with session_scope() as session:
             return list(session.scalars(select(Notice).order_by(Notice.id)))
 
-    def link(self, provider: str, external_id: str, login: str | None = None,
-             user: str = "alice") -> None:  # fmt: skip
+    def link(
+        self, provider: str, external_id: str, login: str | None = None, user: str = "alice"
+    ) -> None:
         from resolver.db import session_scope
 
         with session_scope() as session:

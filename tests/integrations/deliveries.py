@@ -74,8 +74,14 @@ def _encode(payload: dict[str, Any] | bytes) -> bytes:
     return payload if isinstance(payload, bytes) else json.dumps(payload).encode()
 
 
-def github(key: str, payload: dict[str, Any] | bytes, *, delivery: str | None = None,
-           hook_id: str = "42", secret: str = SECRETS["github"]) -> Delivery:  # fmt: skip
+def github(
+    key: str,
+    payload: dict[str, Any] | bytes,
+    *,
+    delivery: str | None = None,
+    hook_id: str = "42",
+    secret: str = SECRETS["github"],
+) -> Delivery:
     body = _encode(payload)
     headers = {
         "X-GitHub-Event": key.split(".", 1)[0],
@@ -88,9 +94,15 @@ def github(key: str, payload: dict[str, Any] | bytes, *, delivery: str | None = 
     return Delivery("/webhooks/github", body, headers)
 
 
-def gitlab(key: str, payload: dict[str, Any] | bytes, *, signed: bool = False,
-           idempotency_key: str | None = None, timestamp: float | None = None,
-           token: str = SECRETS["gitlab"]) -> Delivery:  # fmt: skip
+def gitlab(
+    key: str,
+    payload: dict[str, Any] | bytes,
+    *,
+    signed: bool = False,
+    idempotency_key: str | None = None,
+    timestamp: float | None = None,
+    token: str = SECRETS["gitlab"],
+) -> Delivery:
     """Token mode (`X-Gitlab-Token`) by default; `signed=True` for Standard Webhooks."""
     body = _encode(payload)
     ident = idempotency_key or str(uuid.uuid4())
@@ -103,8 +115,9 @@ def gitlab(key: str, payload: dict[str, Any] | bytes, *, signed: bool = False,
     return Delivery("/webhooks/gitlab", body, headers)
 
 
-def standard_webhook_headers(msg_id: str, when: int, body: bytes,
-                             secret: str = SECRETS["gitlab_signing"]) -> dict[str, str]:  # fmt: skip
+def standard_webhook_headers(
+    msg_id: str, when: int, body: bytes, secret: str = SECRETS["gitlab_signing"]
+) -> dict[str, str]:
     from datetime import UTC, datetime
 
     signer = standardwebhooks.Webhook(secret)
@@ -112,8 +125,12 @@ def standard_webhook_headers(msg_id: str, when: int, body: bytes,
     return {"webhook-id": msg_id, "webhook-timestamp": str(when), "webhook-signature": signature}
 
 
-def slack(payload: dict[str, Any] | bytes, *, timestamp: float | None = None,
-          secret: str = SECRETS["slack"]) -> Delivery:  # fmt: skip
+def slack(
+    payload: dict[str, Any] | bytes,
+    *,
+    timestamp: float | None = None,
+    secret: str = SECRETS["slack"],
+) -> Delivery:
     body = _encode(payload)
     when = str(int(time.time() if timestamp is None else timestamp))
     signature = "v0=" + _hex(secret, f"v0:{when}:".encode() + body)
@@ -125,8 +142,9 @@ def slack(payload: dict[str, Any] | bytes, *, timestamp: float | None = None,
     return Delivery("/webhooks/slack", body, headers)
 
 
-def jira(payload: dict[str, Any] | bytes, *, identifier: str | None = None,
-         secret: str = SECRETS["jira"]) -> Delivery:  # fmt: skip
+def jira(
+    payload: dict[str, Any] | bytes, *, identifier: str | None = None, secret: str = SECRETS["jira"]
+) -> Delivery:
     body = _encode(payload)
     headers = {
         "X-Hub-Signature": "sha256=" + _hex(secret, body),
@@ -136,8 +154,13 @@ def jira(payload: dict[str, Any] | bytes, *, identifier: str | None = None,
     return Delivery("/webhooks/jira", body, headers)
 
 
-def linear(payload: dict[str, Any] | bytes, *, delivery: str | None = None,
-           sent_at: float | None = None, secret: str = SECRETS["linear"]) -> Delivery:  # fmt: skip
+def linear(
+    payload: dict[str, Any] | bytes,
+    *,
+    delivery: str | None = None,
+    sent_at: float | None = None,
+    secret: str = SECRETS["linear"],
+) -> Delivery:
     """Linear signs the body, which carries its own `webhookTimestamp` (ms): stamped now."""
     if isinstance(payload, dict):
         stamp = time.time() if sent_at is None else sent_at

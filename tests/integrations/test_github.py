@@ -42,8 +42,11 @@ def test_issue_comment_mention_creates_a_published_job(client: Any, linked: Any)
     [job] = linked.jobs()
     assert response.json() == {"job_id": job.id}
     assert (job.source, job.repo, job.task, job.state) == (
-        "github", "Codertocat/Hello-World", "fix the typo", "queued",
-    )  # fmt: skip
+        "github",
+        "Codertocat/Hello-World",
+        "fix the typo",
+        "queued",
+    )
     assert job.requester == "Codertocat" and job.requester_id is not None
     assert job.conversation_key == "github:Codertocat/Hello-World#1"
     trigger = job.trigger

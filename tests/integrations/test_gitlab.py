@@ -52,8 +52,10 @@ def test_note_on_an_issue(client: Any, linked: Any) -> None:
     assert response.status_code == 202
     [job] = linked.jobs()
     assert (job.source, job.repo, job.task) == (
-        "gitlab", "gitlab-org/gitlab-test", "please fix the export",
-    )  # fmt: skip
+        "gitlab",
+        "gitlab-org/gitlab-test",
+        "please fix the export",
+    )
     assert job.conversation_key == "gitlab:gitlab-org/gitlab-test#17"
     trigger = job.trigger
     assert trigger["clone_url"] == "http://example.com/gitlab-org/gitlab-test.git"
@@ -135,7 +137,9 @@ def test_signed_delivery_within_the_window(client: Any, linked: Any) -> None:
 
 @pytest.mark.parametrize("offset", [-301, 301, -3600])
 def test_signed_delivery_outside_the_window_is_401(client: Any, linked: Any, offset: int) -> None:
-    delivery = gitlab("Note Hook", note("@resolver fix"), signed=True, timestamp=time.time() + offset)
+    delivery = gitlab(
+        "Note Hook", note("@resolver fix"), signed=True, timestamp=time.time() + offset
+    )
     assert post(client, delivery).status_code == 401
     assert linked.jobs() == []
 

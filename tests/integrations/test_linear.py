@@ -60,7 +60,9 @@ def test_comment_without_a_mention(client: Any, linked: Any) -> None:
 
 
 def test_trigger_label_just_added(client: Any, linked: Any) -> None:
-    payload = labelled("Issue.update__labels_changed", previous=["8b4b2f3c-1c0e-4f2a-9a33-4a6f3d2b1c00"])
+    payload = labelled(
+        "Issue.update__labels_changed", previous=["8b4b2f3c-1c0e-4f2a-9a33-4a6f3d2b1c00"]
+    )
     assert post(client, linear(payload)).status_code == 202
     [job] = linked.jobs()
     assert job.task.startswith("Export fails for large reports")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,9 +30,7 @@ def mention(text: str = "@resolver fix it", number: int = 1, repo: str = "") -> 
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_provider_without_a_secret_is_off(
-    client: Any, configure: Any, provider: str
-) -> None:
+def test_a_provider_without_a_secret_is_off(client: Any, configure: Any, provider: str) -> None:
     configure(**{name: "" for name in SETTING[provider]})
     assert client.post(f"/webhooks/{provider}", content=b"{}").status_code == 404
     others = [p for p in PROVIDERS if p != provider]
@@ -84,8 +84,9 @@ def test_jobs_over_the_user_cap_wait_with_their_place(
     assert [job.state for job in store.jobs()] == ["queued"] * 3  # nothing dropped
     notices = store.notices()
     assert [(n.kind, n.job_id) for n in notices] == [
-        ("queued", answers[1]["job_id"]), ("queued", answers[2]["job_id"]),
-    ]  # fmt: skip
+        ("queued", answers[1]["job_id"]),
+        ("queued", answers[2]["job_id"]),
+    ]
     assert "queued behind 2 jobs" in notices[1].body and "per user" in notices[1].body
     assert notices[1].conversation_key == "github:Codertocat/Hello-World#3"
 
@@ -113,18 +114,41 @@ def test_finished_jobs_do_not_hold_a_place(client: Any, store: Any, configure: A
     assert "queued_behind" not in post(client, mention(number=2)).json()
 
 
-def test_a_job_is_accepted_when_redis_is_down(client: Any, store: Any, configure: Any) -> None:
-    """The job is committed before publishing, so it survives; the reconciler sends it later.
+@pytest.fixture
+def failing_redis() -> Iterator[str]:
+    """A Redis that refuses every write, as one does when it cannot persist (MISCONF)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    error = b"-MISCONF Redis is configured to save RDB snapshots, but it cannot persist\r\n"
 
-    (This takes as long as Celery retries the result backend: see outbox.publish_job.)
-    """
-    configure(RESOLVER_REDIS_URL="redis://127.0.0.1:1/0")
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            while conn.recv(65536):
+                conn.sendall(error)
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"redis://127.0.0.1:{server.getsockname()[1]}/0"
+    server.close()
+
+
+def test_a_job_is_accepted_when_redis_fails(
+    client: Any, store: Any, configure: Any, failing_redis: str
+) -> None:
+    """The job is committed before publishing, so it survives; the reconciler sends it later."""
+    configure(RESOLVER_REDIS_URL=failing_redis)
     store.link("github", "21031067", "Codertocat")
     response = post(client, mention())
     assert response.status_code == 202
     [job] = store.jobs()
     assert job.id == response.json()["job_id"] and job.state == "queued"
-    assert job.published_at is None
+    assert job.published_at is None and job.message_id is None
 
 
 def test_unlinked_notices_are_per_person_and_conversation(client: Any, store: Any) -> None:

@@ -39,12 +39,12 @@ def reply(text: str, event_id: str = "Ev-reply") -> dict[str, Any]:
 
 def test_known_answer_vector() -> None:
     body = (
-        "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id="
-        "G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command="
-        "%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2F"
-        "T1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121"
-        ".803a0bc887a14d10d2c447fce8b6703c"
-    ).encode()
+        b"token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id="
+        b"G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command="
+        b"%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2F"
+        b"T1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121"
+        b".803a0bc887a14d10d2c447fce8b6703c"
+    )
     headers = {
         "x-slack-request-timestamp": "1531420618",
         "x-slack-signature": "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503",
@@ -93,9 +93,7 @@ def test_invalid_options_stay_in_the_request(client: Any, linked: Any) -> None:
     assert job.task == "try repo=not-a-repo branch=../../etc"
 
 
-def test_app_mention_in_a_thread_then_a_plain_reply_is_a_followup(
-    client: Any, linked: Any
-) -> None:
+def test_app_mention_in_a_thread_then_a_plain_reply_is_a_followup(client: Any, linked: Any) -> None:
     first = post(client, slack(load("slack", "app_mention__in_thread")))
     assert first.status_code == 202
     followup = post(client, slack(reply("also handle the empty case")))
@@ -116,9 +114,7 @@ def test_top_level_message_is_ignored(client: Any, linked: Any) -> None:
     assert post(client, slack(load("slack", "message__top_level"))).status_code == 204
 
 
-def test_thread_reply_mentioning_the_bot_is_left_to_app_mention(
-    client: Any, linked: Any
-) -> None:
+def test_thread_reply_mentioning_the_bot_is_left_to_app_mention(client: Any, linked: Any) -> None:
     post(client, slack(load("slack", "app_mention__in_thread")))
     assert post(client, slack(reply(f"<@{BOT_USER}> and this"))).status_code == 204
     assert len(linked.jobs()) == 1

@@ -1,0 +1,134 @@
+"""Pure core: the mention matcher, timestamps and options, tested without a network."""
+
+from __future__ import annotations
+
+import pytest
+
+from integrations.slack.routes import parse_options
+from resolver.mentions import mentions
+from resolver.signatures import check_window, parse_timestamp
+from resolver.triggers import (
+    MalformedError,
+    Policy,
+    Sender,
+    SignatureError,
+    decode_object,
+    ignored_sender,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "request_text"),
+    [
+        ("@resolver fix the bug", "fix the bug"),
+        ("Hey @Resolver, please add tests", "please add tests"),
+        ("@RESOLVER: go", "go"),
+        ("(@resolver) look", "look"),
+        ("@resolver[bot] rebase", "rebase"),
+        ("@resolver", ""),
+        (
+            "first line\n> quoted\n@resolver do it\n```\ncode stays\n```",
+            "do it\n```\ncode stays\n```",
+        ),
+        ("`@resolver` no, but @resolver yes", "yes"),
+    ],
+)
+def test_mentions_and_the_request_after_them(text: str, request_text: str) -> None:
+    assert mentions(text, "resolver") == request_text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        None,
+        "",
+        "no mention here",
+        "mail me@resolver.dev",
+        "@resolverbot",
+        "@resolver-ci please",
+        "@resolver_x",
+        "`@resolver`",
+        "``@resolver``",
+        "```\n@resolver\n```",
+        "~~~python\n@resolver\n~~~",
+        "```\nnever closed @resolver",
+        "> @resolver quoted",
+        "  > @resolver indented quote",
+        "<code>@resolver</code>",
+        "<pre>\n@resolver\n</pre>",
+        "<blockquote>@resolver</blockquote>",
+        "{code:python}@resolver{code}",
+        "{noformat}@resolver{noformat}",
+        "{quote}@resolver{quote}",
+        "bq. @resolver",
+        "{{@resolver}}",
+        "path/@resolver",
+    ],
+)
+def test_no_mention(text: str | None) -> None:
+    assert mentions(text, "resolver") is None
+
+
+def test_handles_with_regex_characters_are_literal() -> None:
+    assert mentions("@a.b please", "a.b") == "please"
+    assert mentions("@axb please", "a.b") is None
+
+
+@pytest.mark.parametrize(
+    ("request_text", "task", "options"),
+    [
+        ("fix it repo=acme/web branch=fix-1", "fix it", {"repo": "acme/web", "branch": "fix-1"}),
+        ("repo=group/sub/project fix it", "fix it", {"repo": "group/sub/project"}),
+        ("repo=a/b repo=c/d go", "repo=c/d go", {"repo": "a/b"}),
+        ("myrepo=a/b stays", "myrepo=a/b stays", {}),
+        ("branch=../x stays", "branch=../x stays", {}),
+    ],
+)
+def test_slack_inline_options(request_text: str, task: str, options: dict[str, str]) -> None:
+    assert parse_options(request_text) == (task, options)
+
+
+@pytest.mark.parametrize("value", ["1700000000", 1700000000, 1.7e9, " 1700000000 "])
+def test_timestamps(value: object) -> None:
+    assert parse_timestamp(value) == 1.7e9
+
+
+@pytest.mark.parametrize("value", [None, True, "", "1e9", "-5", "12:00", float("inf"), [1], {}])
+def test_bad_timestamps(value: object) -> None:
+    with pytest.raises(SignatureError):
+        parse_timestamp(value)
+
+
+def test_window_is_inclusive_and_symmetric() -> None:
+    check_window(1000.0, now=1300.0, window=300)
+    check_window(1300.0, now=1000.0, window=300)
+    with pytest.raises(SignatureError):
+        check_window(1000.0, now=1300.5, window=300)
+
+
+@pytest.mark.parametrize(
+    "body", [b"", b"[]", b"null", b"\xff", b'{"a": "\\u0000"}', b'{"a": "\\ud800"}', b"[" * 5000]
+)
+def test_bodies_that_are_not_storable_objects(body: bytes) -> None:
+    with pytest.raises(MalformedError):
+        decode_object(body)
+
+
+def test_surrogate_pairs_are_fine() -> None:
+    assert decode_object(b'{"a": "\\ud83d\\ude00"}') == {"a": "\U0001f600"}
+
+
+@pytest.mark.parametrize(
+    ("sender", "reason"),
+    [
+        (Sender("1", "resolver"), "own"),
+        (Sender("1", "Resolver[bot]", is_bot=True), "own"),
+        (Sender("bot-account"), "own"),
+        (Sender("2", "renovate[bot]", is_bot=True), "bot"),
+        (Sender("3", "dependabot[bot]", is_bot=True), None),
+        (Sender("4", "alice"), None),
+    ],
+)
+def test_ignored_senders(sender: Sender, reason: str | None) -> None:
+    policy = Policy("resolver", "resolver", frozenset({"dependabot"}), frozenset({"bot-account"}))
+    assert ignored_sender(sender, policy) == reason
