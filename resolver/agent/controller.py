@@ -18,6 +18,7 @@ from pydantic import SecretStr
 from resolver.agent import limits as stops
 from resolver.agent.condense import (
     KEEP_RECENT_STEPS,
+    CondensePlan,
     fallback_summary,
     plan_condensation,
     summary_request,
@@ -32,6 +33,7 @@ from resolver.agent.llm import (
     LLMRequestError,
     Reply,
     Retry,
+    Usage,
     complete,
     llm_config_from,
 )
@@ -116,9 +118,11 @@ class AgentLoop:
 
     def _loop(self) -> AgentResult:
         while True:
-            self._check_limits()
             self._condense_if_large()
-            finish = self._act(self._ask())
+            self._check_limits()
+            asked = time.monotonic()
+            reply = self._ask()
+            finish = self._act(reply, time.monotonic() - asked)
             if finish is not None:
                 return self._finish(finish)
             stuck = detect_stuck(turns_of(self.trajectory.events))
@@ -207,16 +211,7 @@ class AgentLoop:
         plan = plan_condensation(self.trajectory.events, keep_recent_steps)
         if plan is None:
             return False
-        summary, usage, method = fallback_summary(plan), None, "fallback"
-        # The summary is an LLM call too: it is made only while the budget allows one.
-        if self._limit() is None:
-            try:
-                reply = self._complete(summary_request(plan), tools=False)
-                usage = reply.usage
-                if reply.content.strip():
-                    summary, method = reply.content.strip(), "llm"
-            except (_StoppedError, LLMError) as error:
-                log(logger, logging.WARNING, "agent.summary_failed", error=str(error))
+        summary, method, usage = self._summarise(plan)
         payload: dict[str, Any] = {
             "reason": reason,
             "first_seq": plan.first_seq,
@@ -230,13 +225,32 @@ class AgentLoop:
         self.trajectory.append(Kind.CONDENSATION, payload)
         return True
 
+    def _summarise(self, plan: CondensePlan) -> tuple[str, str, Usage | None]:
+        """The LLM's summary, or a plain list of the steps when that call fails or can't be paid."""
+        fallback = fallback_summary(plan)
+        if self._limit() is not None:
+            return fallback, "fallback", None
+        try:
+            reply = self._complete(summary_request(plan), tools=False)
+        except _StoppedError as stop:
+            if stop.reason == stops.CANCELLED:
+                raise
+            log(logger, logging.WARNING, "agent.summary_failed", error=stop.reason)
+            return fallback, "fallback", None
+        except LLMError as error:  # the summary request itself overflowed
+            log(logger, logging.WARNING, "agent.summary_failed", error=str(error))
+            return fallback, "fallback", None
+        if not reply.content.strip():
+            return fallback, "fallback", reply.usage
+        return reply.content.strip(), "llm", reply.usage
+
     # --- acting
 
-    def _act(self, reply: Reply) -> Finish | None:
+    def _act(self, reply: Reply, llm_seconds: float) -> Finish | None:
         step = totals(self.trajectory.events).steps + 1
+        spent = {"usage": reply.usage.as_dict(), "llm_seconds": round(llm_seconds, 4)}
         if not reply.tool_calls:
-            payload = {"step": step, "content": reply.content, "usage": reply.usage.as_dict()}
-            self.trajectory.append(Kind.MESSAGE, payload)
+            self.trajectory.append(Kind.MESSAGE, {"step": step, "content": reply.content, **spent})
             return None
         for index, call in enumerate(reply.tool_calls):
             action: dict[str, Any] = {
@@ -246,7 +260,7 @@ class AgentLoop:
                 "arguments": call.arguments,
             }
             if index == 0:
-                action.update(thought=reply.content, usage=reply.usage.as_dict())
+                action.update(thought=reply.content, **spent)
             self.trajectory.append(Kind.ACTION, action)
             finish = self._observe(step, call.id, call.name, call.arguments)
             if finish is not None:

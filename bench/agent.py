@@ -1,0 +1,154 @@
+"""The agent loop's overhead per step, LLM time excluded.
+
+The scripted server answers instantly; every step runs a real command in a real sandbox.
+Printed side by side: the loop's time per step, the raw sandbox exec time (the baseline),
+and litellm's own client round trip against the same server.
+
+    uv run python bench/agent.py [--steps 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.fernet import Fernet
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support.llm_server import MODEL, ScriptedLLMServer, finish, tool
+
+
+def configure(tmp: Path, server: ScriptedLLMServer) -> None:
+    os.environ.update(
+        {
+            "RESOLVER_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}",
+            "RESOLVER_SECRET_KEYS": Fernet.generate_key().decode(),
+            "RESOLVER_SANDBOX_WORKSPACE_ROOT": str(tmp / "workspaces"),
+            "RESOLVER_LLM_MODEL": MODEL,
+            "RESOLVER_LLM_API_KEY": "bench-key-0000",
+            "RESOLVER_LLM_BASE_URL": server.base_url,
+            "RESOLVER_LLM_INPUT_COST_PER_TOKEN": "0.000001",
+            "RESOLVER_LLM_OUTPUT_COST_PER_TOKEN": "0.000002",
+        }
+    )
+
+
+def script(steps: int) -> list:  # type: ignore[type-arg]
+    replies = [tool("execute_bash", command=f"echo step {n}") for n in range(steps)]
+    return [*replies, finish("answered", "done")]
+
+
+@dataclass(frozen=True)
+class LoopFigures:
+    """Seconds per step, split by what the trajectory records."""
+
+    total: float
+    llm_call: float  # litellm's client round trip, server time included
+    llm_server: float
+    sandbox_exec: float
+
+
+def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
+    from resolver import jobs
+    from resolver.agent import AgentTask, limits_from, run_agent
+    from resolver.config import get_settings
+    from resolver.db import session_scope
+    from resolver.runners import JobContext
+    from sandbox import ensure_image, open_sandbox, policy_from_settings
+
+    settings = get_settings()
+    ensure_image(offline=True)
+    with session_scope() as session:
+        job_id = jobs.create_job(session, jobs.NewJob(source="cli", task="bench")).id
+    task = AgentTask(job_id, "bench", None, None, limits_from(settings), ())
+    with open_sandbox(str(job_id), policy_from_settings(settings)) as sandbox:
+        sandbox.run("true")  # the first exec pays for the container's start
+        server.set_script(script(steps))
+        server.server_seconds = 0.0
+        started = time.perf_counter()
+        result = run_agent(task, sandbox, JobContext(job_id))
+        elapsed = time.perf_counter() - started
+    assert result.outcome == "answered", result
+    with session_scope() as session:
+        payloads = [e.payload for e in jobs.get_job(session, job_id).events]
+    count = steps + 1
+    return LoopFigures(
+        total=elapsed / count,
+        llm_call=sum(p.get("llm_seconds", 0.0) for p in payloads) / count,
+        llm_server=server.server_seconds / count,
+        sandbox_exec=sum(p.get("duration", 0.0) for p in payloads) / count,
+    )
+
+
+def bench_exec(steps: int) -> float:
+    """Median seconds of one `sandbox.run` of a trivial command."""
+    from resolver.config import get_settings
+    from sandbox import open_sandbox, policy_from_settings
+
+    with open_sandbox("999999", policy_from_settings(get_settings())) as sandbox:
+        sandbox.run("true")
+        samples = []
+        for n in range(steps):
+            started = time.perf_counter()
+            sandbox.run(f"echo step {n}")
+            samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def bench_llm(server: ScriptedLLMServer, steps: int) -> float:
+    """Median seconds of one litellm completion against the instant server."""
+    from resolver.agent.llm import complete, llm_config_from
+    from resolver.agent.tools import TOOLS
+    from resolver.config import get_settings
+
+    config = llm_config_from(get_settings())
+    server.set_script(lambda _request: tool("think", thought="x"))
+    messages = [{"role": "user", "content": "hello"}]
+    samples = []
+    for _ in range(steps):
+        started = time.perf_counter()
+        complete(config, messages, TOOLS, on_retry=lambda _r: None, wait=lambda _s: False)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(scratch)
+        server = ScriptedLLMServer([]).start()
+        try:
+            configure(tmp, server)
+            from resolver.migrate import upgrade
+
+            upgrade(os.environ["RESOLVER_DATABASE_URL"])
+            llm = bench_llm(server, args.steps)
+            exec_time = bench_exec(args.steps)
+            loop = bench_loop(server, args.steps)
+        finally:
+            server.stop()
+    ms = 1000
+    overhead = loop.total - loop.llm_call
+    print(f"steps: {args.steps} (+1 finish), each a real sandbox exec; milliseconds per step")
+    print(f"loop, end to end                 {loop.total * ms:7.1f}")
+    print(f"  LLM call (litellm client)      {loop.llm_call * ms:7.1f}")
+    print(f"    of which the server          {loop.llm_server * ms:7.1f}")
+    print(f"  overhead without the LLM call  {overhead * ms:7.1f}   (target < 100)")
+    print(f"    sandbox exec, in the loop    {loop.sandbox_exec * ms:7.1f}")
+    own = overhead - loop.sandbox_exec
+    print(f"    the loop's own work          {own * ms:7.1f}   (DB, redaction, state)")
+    print(f"baseline: raw sandbox exec       {exec_time * ms:7.1f}   (median of {args.steps})")
+    print(f"baseline: litellm, one message   {llm * ms:7.1f}   (median of {args.steps})")
+
+
+if __name__ == "__main__":
+    main()
