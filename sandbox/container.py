@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -11,8 +10,6 @@ from typing import Any, Final
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.naming import build_labels
 from sandbox.policy import HOME, TMP, WORKDIR, SandboxPolicy
-
-log = logging.getLogger(__name__)
 
 BRIDGE: Final = "bridge"
 HOSTNAME: Final = "sandbox"
@@ -103,4 +100,4 @@ def bridge_available() -> bool:
 def _network_mode(policy: SandboxPolicy) -> str:
     # A container created in "none" mode can never join a network, yet a repository's setup may
     # need one. So the container is created on the bridge and disconnected before it starts.
-    return BRIDGE if bridge_available() else "none"
+    return BRIDGE if policy.network == BRIDGE or bridge_available() else "none"

@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from docker.utils.socket import frames_iter
+
 from sandbox.engine import client, engine_errors
 from sandbox.policy import WORKDIR
 
@@ -22,12 +24,12 @@ def execute(
     api = client().api
     with engine_errors("exec"):
         exec_id = api.exec_create(container_id, argv, user=f"{user}:{user}", workdir=WORKDIR)["Id"]
-        stream = api.exec_start(exec_id, stream=True)
+        sock = api.exec_start(exec_id, socket=True)
         try:
-            for chunk in stream:
+            for _stream, chunk in frames_iter(sock, tty=False):
                 on_output(chunk)
         finally:
-            stream.close()
+            _close(sock)
         return _exit_code(api, exec_id)
 
 
@@ -36,6 +38,15 @@ def capture(container_id: str, argv: list[str], user: int) -> tuple[int, bytes]:
     chunks: list[bytes] = []
     code = execute(container_id, argv, user, chunks.append)
     return code, b"".join(chunks)
+
+
+def _close(sock: Any) -> None:
+    # Over a unix socket docker-py hands out a SocketIO, whose close() leaves the socket itself
+    # open; without closing both, every exec leaks a file descriptor.
+    inner = getattr(sock, "_sock", None)
+    sock.close()
+    if inner is not None:
+        inner.close()
 
 
 def _exit_code(api: Any, exec_id: str) -> int:

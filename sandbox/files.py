@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import docker.utils
 
-from sandbox.engine import SandboxNotFoundError, client, engine_errors
+from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.execution import capture
 from sandbox.policy import WORKDIR
 
@@ -50,12 +50,12 @@ def read_file(container_id: str, path: str) -> bytes:
     """The file's bytes; a symlink is followed while it stays inside /workspace."""
     full = workspace_path(path)
     for _ in range(_MAX_LINKS):
-        chunks, stat = _get_archive(container_id, full)
+        stat = _stat(container_id, full)
+        if stat is None:
+            raise FileNotFoundError(full)
         kind = _kind(stat)
         if kind == "file":
-            with engine_errors("read file"):
-                return _only_member(b"".join(chunks))
-        chunks.close()
+            return _download(container_id, full)
         if kind == "dir":
             raise IsADirectoryError(full)
         if kind != "link":
@@ -70,7 +70,9 @@ def write_file(container_id: str, path: str, data: bytes, uid: int) -> None:
     if full == WORKDIR:
         raise IsADirectoryError(full)
     parent, name = posixpath.split(full)
-    mode = _existing_mode(container_id, full) or _FILE_MODE
+    # A rewrite keeps the file's mode, so a script stays executable.
+    stat = _stat(container_id, full)
+    mode = int(stat["mode"]) & 0o777 if stat and _kind(stat) == "file" else _FILE_MODE
     try:
         with engine_errors("write file"):
             _put(container_id, parent, _tar([], name, data, mode, uid))
@@ -92,28 +94,23 @@ def list_dir(container_id: str, path: str, uid: int) -> list[str]:
     return sorted(name[1:] + ("/" if name[0] == "d" else "") for name in entries)
 
 
-def _get_archive(container_id: str, full: str) -> tuple[Any, dict[str, Any]]:
-    # The content streams lazily, so a directory is refused before its tree is transferred.
+def _download(container_id: str, full: str) -> bytes:
     try:
         with engine_errors("read file"):
-            chunks, stat = client().api.get_archive(container_id, full)
+            chunks, _stat = client().api.get_archive(container_id, full)
+            archive = b"".join(chunks)
     except SandboxNotFoundError:
-        # The engine answers 404 for a missing path; a missing container fails the next call.
         raise FileNotFoundError(full) from None
-    return chunks, stat
-
-
-def _only_member(archive: bytes) -> bytes:
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         member = tar.next()
         extracted = tar.extractfile(member) if member else None
         if extracted is None:
-            raise OSError("the engine sent an archive without the file")
+            raise OSError(f"the engine sent no file for {full}")
         return extracted.read()
 
 
-def _existing_mode(container_id: str, full: str) -> int | None:
-    """The permission bits of an existing regular file, so a rewrite keeps it executable."""
+def _stat(container_id: str, full: str) -> dict[str, Any] | None:
+    """The engine's stat of a path (without following a final symlink); None when missing."""
     api: Any = client().api
     # docker-py has no call for the archive API's HEAD (a stat), so it is made directly.
     with engine_errors("stat file"):
@@ -122,11 +119,13 @@ def _existing_mode(container_id: str, full: str) -> int | None:
             params={"path": full},
             timeout=api.timeout,
         )
+    if response.status_code == 404:
+        return None
     header = response.headers.get("X-Docker-Container-Path-Stat")
     if response.status_code != 200 or not header:
-        return None
-    stat = docker.utils.decode_json_header(header)
-    return int(stat["mode"]) & 0o777 if _kind(stat) == "file" else None
+        raise SandboxError(f"stat {full}: the engine answered {response.status_code}")
+    stat: dict[str, Any] = docker.utils.decode_json_header(header)
+    return stat
 
 
 def _kind(stat: dict[str, Any]) -> str:

@@ -80,16 +80,18 @@ def _debootstrap(tarball: Path, progress: Progress) -> None:
         # debootstrap lists the suite alone; the image build should see security fixes too.
         security = find_mirror(f"{SUITE}-security")
         (rootfs / "etc/apt/sources.list").write_text(render_sources(SUITE, mirror, security))
-        for old in tarball.parent.glob("*.tar"):
-            old.unlink()
-        partial = Path(scratch) / "rootfs.tar"
-        # The downloaded .debs are installed already; the image need not carry them.
-        exclude = "--exclude=./var/cache/apt/archives/*.deb"
-        _check_call(
-            ["tar", "--numeric-owner", exclude, "-C", str(rootfs), "-cf", str(partial), "."],
-            progress,
-        )
-        shutil.move(partial, tarball)
+        _pack(rootfs, tarball, progress)
+
+
+def _pack(rootfs: Path, tarball: Path, progress: Progress) -> None:
+    partial = rootfs.with_suffix(".tar")
+    # The downloaded .debs are installed already; the image need not carry them.
+    exclude = "--exclude=./var/cache/apt/archives/*.deb"
+    argv = ["tar", "--numeric-owner", exclude, "-C", str(rootfs), "-cf", str(partial), "."]
+    _check_call(argv, progress)
+    for stale in tarball.parent.glob("*.tar"):
+        stale.unlink()
+    shutil.move(partial, tarball)
 
 
 def _check_call(argv: list[str], progress: Progress) -> None:

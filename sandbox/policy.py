@@ -52,6 +52,7 @@ class ExecResult:
 
 def policy_from_settings(settings: Settings) -> SandboxPolicy:
     """The policy the settings describe; the image defaults to the tag built from sandbox/."""
+    # Imported here so that this module of plain values stays free of the engine's client.
     from sandbox.image import image_tag
 
     return SandboxPolicy(
