@@ -253,15 +253,15 @@ def _arguments_text(arguments: object) -> str:
 
 
 def usage_of(response: Any, config: LLMConfig) -> Usage:
-    """Tokens from the response; cost from configured prices, else litellm's, else unknown."""
+    """Tokens from the response; cost from litellm's prices, else the configured ones."""
     usage = getattr(response, "usage", None)
     prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    if config.priced:
+    cost = _litellm_cost(response)
+    if cost is None and config.priced:
         cost = prompt * (config.input_cost_per_token or 0.0)
         cost += completion * (config.output_cost_per_token or 0.0)
-        return Usage(prompt, completion, cost)
-    return Usage(prompt, completion, _litellm_cost(response))
+    return Usage(prompt, completion, cost)
 
 
 def _litellm_cost(response: Any) -> float | None:

@@ -333,3 +333,20 @@ def test_a_long_history_is_condensed_at_the_threshold(
     assert condensations[0]["first_seq"] == 2 and condensations[0]["method"] == "llm"
     last = json.dumps(llm_server.requests[-1]["messages"])
     assert "SUMMARY of the early output" in last and "seq 1 900" not in last
+
+
+def test_bash_keeps_its_directory_and_cuts_long_output(
+    job_id: int, source_repo: Path, llm_server: ScriptedLLMServer
+) -> None:
+    llm_server.push(
+        bash("mkdir -p sub && cd sub"),
+        bash("pwd"),
+        bash("seq 1 100000"),
+        finish("answered", "ok"),
+    )
+    session(job_id, source_repo)
+    events, _ = stored(job_id)
+    _, pwd, long = of_kind(events, "observation")[:3]
+    assert pwd["content"] == "/workspace/sub\n[exit code: 0]"
+    assert "characters cut" in long["content"] and len(long["content"]) < 31_000
+    assert long["content"].endswith("100000\n[exit code: 0]")
