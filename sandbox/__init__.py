@@ -10,13 +10,14 @@ from sandbox.launch import open_sandbox
 from sandbox.naming import SandboxInfo
 from sandbox.policy import ExecResult, SandboxPolicy, policy_from_settings
 from sandbox.pool import WarmPool
-from sandbox.reaper import list_sandboxes, reap
+from sandbox.reaper import PeriodicReaper, list_sandboxes, reap
 from sandbox.session import Sandbox
 from sandbox.setup import RepoSetup, RepoSetupError, read_repo_setup, run_setup, setup_failure
 from sandbox.workspace import prepare_workspace
 
 __all__ = [
     "ExecResult",
+    "PeriodicReaper",
     "RepoSetup",
     "RepoSetupError",
     "Sandbox",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from sandbox.container import remove_container
@@ -45,6 +47,36 @@ def reap(
             remove_workspace(info.workspace)
     _remove_orphans(root, {info.workspace for info in kept if info.workspace}, now, max_age)
     return removed
+
+
+class PeriodicReaper:
+    """Runs `reap` every `interval` seconds on a daemon thread, until `stop`."""
+
+    def __init__(
+        self,
+        is_job_finished: Callable[[str], bool],
+        max_age: float,
+        interval: float,
+        workspace_root: Path | None = None,
+    ):
+        self._reap = partial(reap, is_job_finished, max_age, workspace_root=workspace_root)
+        self._interval = interval
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="sandbox-reaper", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stopped.wait(self._interval):
+            try:
+                self._reap()
+            except Exception:
+                # A background sweep must outlive a bad moment (engine restarting, database
+                # away); the next sweep retries, and the failure is logged, not swallowed.
+                log.exception("sandbox.reaper.failed")
 
 
 def _remove_orphans(root: Path, in_use: set[Path], now: datetime, max_age: float) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import SandboxPolicy, WarmPool, open_sandbox, reap
+from sandbox import PeriodicReaper, SandboxPolicy, WarmPool, open_sandbox, reap
 from tests.sandbox.conftest import docker_inspect
 
 pytestmark = pytest.mark.docker
@@ -72,6 +72,19 @@ def test_reaper_removes_a_crashed_workers_container_and_its_workspace(
         assert docker_inspect(running.container_id)["State"]["Running"]
     finally:
         running.__exit__(None, None, None)
+        crashed.__exit__(None, None, None)
+
+
+def test_the_periodic_reaper_sweeps_on_its_own(
+    policy: SandboxPolicy, workspace_root: Path, job_id: str
+) -> None:
+    crashed = open_sandbox(job_id, policy, workspace_root=workspace_root)
+    reaper = PeriodicReaper(lambda job: job == job_id, TEN_YEARS, 0.2, workspace_root)
+    try:
+        _wait_for(lambda: docker_inspect(crashed.container_id) == {})
+        assert not crashed.workspace.exists()
+    finally:
+        reaper.stop()
         crashed.__exit__(None, None, None)
 
 
