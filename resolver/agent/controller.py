@@ -1,8 +1,8 @@
 """The agent loop: ask the LLM, run its tool calls in the sandbox, record everything, stop.
 
-Each step checks cancellation and the limits before calling the LLM, so no limit is ever
-exceeded by a step; then it condenses the history if it grew too large, asks for the next
-action, runs the tool calls, and checks whether the agent is stuck.
+Each step condenses the history if it grew too large, then checks cancellation and the limits
+(no LLM call is made once one is reached, so no limit is ever exceeded), asks for the next
+action, runs its tool calls in the sandbox, and checks whether the agent is stuck.
 """
 
 from __future__ import annotations

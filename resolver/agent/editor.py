@@ -179,8 +179,8 @@ def view_bounds(view_range: Sequence[int] | None, line_count: int) -> tuple[int,
     """1-based inclusive bounds; an end of -1 means the last line."""
     if not view_range:
         return 1, line_count
-    if len(view_range) != 2:
-        raise EditError("view_range must be [start, end]")
+    if len(view_range) != 2 or not all(type(n) is int for n in view_range):
+        raise EditError("view_range must be two line numbers: [start, end]")
     start, end = view_range
     end = line_count if end == -1 else end
     if not 1 <= start <= line_count or not start <= end <= line_count:

@@ -61,6 +61,8 @@ def test_view_numbers_lines_and_honours_a_range(files: DirFiles) -> None:
     )
     with pytest.raises(EditError, match="outside the file"):
         edit(editor, command="view", path="src/app.py", view_range=[9, 10])
+    with pytest.raises(EditError, match="two line numbers"):
+        edit(editor, command="view", path="src/app.py", view_range=["1", 2])
 
 
 def test_view_lists_a_directory(files: DirFiles) -> None:
