@@ -7,10 +7,13 @@ The delivery row and the job row are written in one transaction; the unique
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, ScalarSelect, false, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -19,7 +22,7 @@ from resolver.config import Settings
 from resolver.db import session_scope
 from resolver.jobs import NewJob, create_job
 from resolver.logs import log
-from resolver.models import Delivery, Job
+from resolver.models import Delivery, Identity, Job
 from resolver.notices import (
     QUEUED,
     UNLINKED,
@@ -35,6 +38,7 @@ from resolver.triggers import Trigger, WebhookEvent
 logger = logging.getLogger(__name__)
 
 Kind = Literal["created", "duplicate", "unlinked", "not_followup"]
+_SQLITE_WRITER = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,24 @@ class QueuePlace:
 def accept(provider: str, event: WebhookEvent, trigger: Trigger, settings: Settings) -> Accepted:
     """Record the trigger once; publish its job after the commit. Blocking: run in a thread."""
     with session_scope() as session:
-        accepted = _record(session, provider, event, trigger, settings)
-        if accepted.kind == "created" and accepted.job_id is not None:
+        with _one_writer(session):
+            accepted = _record(session, provider, event, trigger, settings)
             session.commit()
-            _publish(session, accepted.job_id)
+        if accepted.kind == "created" and accepted.job_id is not None:
+            with _one_writer(session):
+                _publish(session, accepted.job_id)
     return accepted
+
+
+@contextmanager
+def _one_writer(session: Session) -> Iterator[None]:
+    """SQLite allows one writer at a time. Queueing this process's writers on a lock hands the
+    database over at once, where SQLite's busy handler would have them sleep and poll."""
+    if session.get_bind().dialect.name != "sqlite":
+        yield
+        return
+    with _SQLITE_WRITER:
+        yield
 
 
 def _record(
@@ -72,47 +89,65 @@ def _record(
     if trigger.followup_only and previous is None:
         return Accepted("not_followup")
     context = _job_context(provider, event, trigger, previous)
-    delivery = Delivery(provider=provider, delivery_key=event.delivery_key[:300], event=event.key)
+    job = None if identity is None else _new_job(session, provider, trigger, identity, context)
+    delivery = Delivery(
+        provider=provider,
+        delivery_key=event.delivery_key[:300],
+        event=event.key,
+        job_id=job.id if job else None,
+        outcome="job" if job else UNLINKED,
+    )
     session.add(delivery)
     try:
         session.flush()
-    except IntegrityError:
+    except IntegrityError:  # a copy of this delivery got here first: its job is the answer
         session.rollback()
         return Accepted("duplicate", _first_job_id(session, provider, delivery.delivery_key))
-    if identity is None:
-        delivery.outcome = UNLINKED
+    if job is None:
         _notify_unlinked(session, provider, trigger, context)
         return Accepted("unlinked")
-    job = create_job(
-        session,
-        NewJob(
-            source=provider,
-            task=trigger.task,
-            repo=trigger.repo,
-            requester=sender.login or sender.external_id,
-            requester_id=identity.user_id,
-            trigger=context,
-        ),
-    )
-    job.conversation_key = trigger.conversation_key[:300]
-    delivery.job_id, delivery.outcome = job.id, "job"
     place = queue_place(session, job, settings)
     if place.behind > 0:
         _notify_queued(session, provider, job, place, context)
     return Accepted("created", job.id, place.behind)
 
 
+def _new_job(
+    session: Session, provider: str, trigger: Trigger, identity: Identity, context: dict[str, Any]
+) -> Job:
+    new = NewJob(
+        source=provider,
+        task=trigger.task,
+        repo=trigger.repo,
+        requester=trigger.sender.login or trigger.sender.external_id,
+        requester_id=identity.user_id,
+        trigger=context,
+    )
+    job = create_job(session, new)
+    job.conversation_key = trigger.conversation_key[:300]
+    return job
+
+
 def queue_place(session: Session, job: Job, settings: Settings) -> QueuePlace:
     """How many jobs must finish before `job` may start, under the tighter of the two caps."""
-    active = Job.state.in_((JobState.QUEUED, JobState.RUNNING)) & (Job.id < job.id)
-    caps = [("user", Job.requester_id == job.requester_id, settings.max_jobs_per_user)]
-    if job.repo:
-        caps.append(("repository", Job.repo == job.repo, settings.max_jobs_per_repo))
+
+    def ahead(same_owner: ColumnElement[bool]) -> ScalarSelect[int]:
+        # One count per owner, so each can use its own index (an OR of both would not).
+        active = Job.state.in_((JobState.QUEUED, JobState.RUNNING))
+        return (
+            select(func.count(Job.id)).where(same_owner, active, Job.id < job.id).scalar_subquery()
+        )
+
+    same_repo = Job.repo == job.repo if job.repo else false()
+    counts = select(ahead(Job.requester_id == job.requester_id), ahead(same_repo))
+    user_ahead, repo_ahead = session.execute(counts).one()
     place = QueuePlace(0)
-    for name, same_owner, limit in caps:
-        ahead = session.scalar(select(func.count(Job.id)).where(active, same_owner)) or 0
-        if ahead - limit + 1 > place.behind:
-            place = QueuePlace(ahead - limit + 1, name, limit)
+    for name, count, limit in (
+        ("user", user_ahead, settings.max_jobs_per_user),
+        ("repository", repo_ahead, settings.max_jobs_per_repo),
+    ):
+        if count - limit + 1 > place.behind:
+            place = QueuePlace(count - limit + 1, name, limit)
     return place
 
 

@@ -1,0 +1,287 @@
+"""Webhook ingress under load: a signed GitHub mention against a bare 204 endpoint.
+
+    uv run python bench/ingress.py [--duration 10] [--rate 200] [--senders 50]
+
+Starts one real server process (uvicorn, the real app plus a bare `POST /bare` that reads the
+body and answers 204) on loopback, with its own SQLite database and Redis db 7. Then, for both
+endpoints:
+1. maximum throughput with wrk (Debian's) and a Lua script that signs nothing at run time but
+   gives every request a fresh `X-GitHub-Delivery`, so each one creates and publishes a job;
+2. latency at a fixed rate (default 200 requests/s) with an open-loop Python load generator,
+   timed from each request's scheduled send time, so a slow server cannot hide its queue.
+Prints throughput and p50/p90/p99 side by side and the ratio. Figures only; nothing asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import hmac
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"
+SECRET = "bench-webhook-secret"
+REDIS = "redis://127.0.0.1:6379/7"
+APP_PATH, BARE_PATH = "/webhooks/github", "/bare"
+
+
+@dataclass(frozen=True)
+class Signed:
+    body: bytes
+    signature: str
+
+
+@dataclass(frozen=True)
+class Figures:
+    requests_per_second: float
+    p50: float
+    p90: float
+    p99: float
+    errors: int = 0
+
+
+def bench_env(tmp: Path) -> dict[str, str]:
+    from cryptography.fernet import Fernet
+
+    return {
+        **os.environ,
+        "RESOLVER_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}",
+        "RESOLVER_REDIS_URL": REDIS,
+        "RESOLVER_SECRET_KEYS": Fernet.generate_key().decode(),
+        "RESOLVER_GITHUB_WEBHOOK_SECRET": SECRET,
+        "RESOLVER_LOG_LEVEL": "INFO",
+    }
+
+
+def serve(port: int) -> None:
+    """The server process: the real app, plus the bare endpoint, in one uvicorn process."""
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from resolver.app import create_app
+    from resolver.config import get_settings
+    from resolver.logs import configure_logging
+
+    async def bare(request: Request) -> Response:
+        await request.body()
+        return Response(status_code=204)
+
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    app = create_app()
+    app.router.routes.append(Route(BARE_PATH, bare, methods=["POST"]))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
+
+
+def prepare(env: dict[str, str], senders: int) -> list[Signed]:
+    """Migrate, link `senders` GitHub accounts, and sign one mention from each."""
+    os.environ.update(env)
+    from resolver.accounts import add_user, link_identity
+    from resolver.db import session_scope
+    from resolver.migrate import upgrade
+
+    upgrade(env["RESOLVER_DATABASE_URL"])
+    template = json.loads(FIXTURE.read_text())
+    signed = []
+    with session_scope() as session:
+        for n in range(senders):
+            add_user(session, f"user{n}")
+            link_identity(session, f"user{n}", "github", str(1000 + n), f"dev{n}")
+            payload = json.loads(json.dumps(template))
+            payload["sender"].update(login=f"dev{n}", id=1000 + n)
+            payload["repository"]["full_name"] = f"bench/repo-{n}"
+            payload["comment"]["body"] = "@resolver please fix the flaky export test"
+            body = json.dumps(payload).encode()
+            digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+            signed.append(Signed(body, f"sha256={digest}"))
+    return signed
+
+
+def lua_script(path: str, signed: list[Signed]) -> str:
+    """A wrk script that cycles through the signed bodies with unique delivery ids."""
+    bodies = ",\n".join(f"[==[{s.body.decode()}]==]" for s in signed)
+    signatures = ",\n".join(f'"{s.signature}"' for s in signed)
+    return f"""
+local bodies = {{ {bodies} }}
+local signatures = {{ {signatures} }}
+local n, counter = #bodies, 0
+local threads = 0
+function setup(thread) threads = threads + 1; thread:set("tag", tostring(threads)) end
+function request()
+  counter = counter + 1
+  local i = (counter % n) + 1
+  local headers = {{
+    ["Content-Type"] = "application/json",
+    ["X-GitHub-Event"] = "issue_comment",
+    ["X-GitHub-Hook-ID"] = "1",
+    ["X-GitHub-Delivery"] = "wrk-" .. tag .. "-" .. counter,
+    ["X-Hub-Signature-256"] = signatures[i],
+  }}
+  return wrk.format("POST", "{path}", headers, bodies[i])
+end
+"""
+
+
+def run_wrk(port: int, path: str, script: Path, seconds: int, connections: int) -> Figures:
+    command = [
+        "wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script),
+        f"http://127.0.0.1:{port}{path}",
+    ]  # fmt: skip
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+
+    def percentile(label: str) -> float:
+        found = re.search(rf"^\s+{label}%\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+        value, unit = float(found.group(1)), found.group(2)  # type: ignore[union-attr]
+        return value * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+    return Figures(
+        rate, percentile("50"), percentile("90"), percentile("99"),
+        int(errors.group(1)) if errors else 0,
+    )  # fmt: skip
+
+
+def request_bytes(path: str, signed: Signed, delivery: str) -> bytes:
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"X-GitHub-Event: issue_comment\r\nX-GitHub-Hook-ID: 1\r\n"
+        f"X-GitHub-Delivery: {delivery}\r\nX-Hub-Signature-256: {signed.signature}\r\n"
+        f"Content-Length: {len(signed.body)}\r\n\r\n"
+    )
+    return head.encode() + signed.body
+
+
+async def read_response(reader: asyncio.StreamReader) -> int:
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    length = re.search(rb"(?i)content-length:\s*(\d+)", head)
+    if length:
+        await reader.readexactly(int(length.group(1)))
+    return status
+
+
+async def paced(port: int, path: str, signed: list[Signed], rate: float, seconds: float) -> Figures:
+    """Open loop: request i is due at start + i/rate; latency counts from that moment."""
+    loop = asyncio.get_running_loop()
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    latencies: list[float] = []
+    errors = 0
+    total = int(rate * seconds)
+    start = loop.time() + 0.2
+
+    async def one(i: int) -> None:
+        nonlocal errors
+        due = start + i / rate
+        await asyncio.sleep(max(0.0, due - loop.time()))
+        conn = idle.pop() if idle else await asyncio.open_connection("127.0.0.1", port)
+        conn[1].write(request_bytes(path, signed[i % len(signed)], f"paced-{path}-{i}"))
+        status = await read_response(conn[0])
+        latencies.append((loop.time() - due) * 1000)
+        errors += status >= 300
+        idle.append(conn)
+
+    await asyncio.gather(*(one(i) for i in range(total)))
+    elapsed = loop.time() - start
+    for _, writer in idle:
+        writer.close()
+    cuts = statistics.quantiles(latencies, n=100)
+    return Figures(total / elapsed, cuts[49], cuts[89], cuts[98], errors)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("the server did not start")
+
+
+def table(rows: dict[str, tuple[Figures, Figures]]) -> None:
+    print(f"{'':34}{'ingress':>30}{'bare 204':>30}{'ratio':>8}")
+    for label, (app, bare) in rows.items():
+        cells = [
+            f"{f.requests_per_second:7.0f} req/s  p50 {f.p50:5.1f}  p90 {f.p90:5.1f}  "
+            f"p99 {f.p99:5.1f}"
+            for f in (app, bare)
+        ]
+        ratio = app.requests_per_second / bare.requests_per_second
+        print(f"{label:34}{cells[0]:>30}{cells[1]:>30}{ratio:8.0%}")
+        if app.errors or bare.errors:
+            print(f"{'':34}non-2xx: ingress {app.errors}, bare {bare.errors}")
+    print("latencies in ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=10, help="seconds per measurement")
+    parser.add_argument("--rate", type=float, default=200.0, help="fixed rate, requests/s")
+    parser.add_argument("--connections", type=int, default=16, help="wrk connections")
+    parser.add_argument("--senders", type=int, default=50, help="distinct linked senders")
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        return serve(args.serve)
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed: apt-get install wrk")
+    import redis
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
+    env = bench_env(tmp)
+    redis.Redis.from_url(REDIS).flushdb()
+    signed = prepare(env, args.senders)
+    script = tmp / "post.lua"
+    port = free_port()
+    log = (tmp / "server.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(port)], env=env, stderr=log, stdout=log
+    )
+    try:
+        wait_for(port)
+        rows: dict[str, tuple[Figures, Figures]] = {}
+        measured = []
+        for path in (APP_PATH, BARE_PATH):
+            script.write_text(lua_script(path, signed))
+            run_wrk(port, path, script, 2, args.connections)  # warm up
+            measured.append(run_wrk(port, path, script, args.duration, args.connections))
+        rows[f"max throughput (wrk -c{args.connections})"] = (measured[0], measured[1])
+        paced_runs = [
+            asyncio.run(paced(port, path, signed, args.rate, args.duration))
+            for path in (APP_PATH, BARE_PATH)
+        ]
+        rows[f"fixed {args.rate:.0f} req/s (open loop)"] = (paced_runs[0], paced_runs[1])
+        table(rows)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        log.close()
+        redis.Redis.from_url(REDIS).flushdb()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
