@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -29,7 +29,13 @@ class Files(Protocol):
 
     def list_dir(self, path: str) -> list[str]: ...
 
-    def run(self, command: str, timeout: float | None = None) -> ExecResult: ...
+    def run(
+        self,
+        command: str,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult: ...
 
 
 class EditError(Exception):

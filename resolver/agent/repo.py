@@ -18,6 +18,8 @@ import yaml
 INSTRUCTIONS_PATH: Final = ".resolver/instructions.md"
 CONFIG_PATH: Final = ".resolver/config.yml"
 GIT_TIMEOUT: Final = 600
+# Never part of a change unless the repository already tracks them.
+UNTRACKED_JUNK: Final = ("__pycache__/", "*.pyc", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/")
 
 
 class RepoError(Exception):
@@ -95,13 +97,16 @@ def working_diff(repo: Path) -> str:
     """Every change in the working tree against HEAD, new files included, ignored ones not.
 
     A scratch copy of the index takes the intent-to-add entries, so the workspace's own index
-    (owned by the sandbox user) is left as the agent left it.
+    (owned by the sandbox user) is left as the agent left it. Untracked caches are skipped even
+    where the repository does not ignore them.
     """
     with tempfile.TemporaryDirectory() as scratch:
-        index = Path(scratch) / "index"
+        index, excludes = Path(scratch) / "index", Path(scratch) / "excludes"
         source = repo / ".git" / "index"
         if source.exists():
             shutil.copyfile(source, index)
+        excludes.write_text("\n".join(UNTRACKED_JUNK) + "\n")
         env = {"GIT_INDEX_FILE": str(index)}
-        git(repo, "add", "--intent-to-add", "--all", ".", env=env)
+        exclude = f"core.excludesFile={excludes}"
+        git(repo, "-c", exclude, "add", "--intent-to-add", "--all", ".", env=env)
         return git(repo, "diff", "--no-color", "--no-ext-diff", "HEAD", env=env)

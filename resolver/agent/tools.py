@@ -78,6 +78,8 @@ FINISH: Final = _function(
     ["outcome", "summary"],
 )
 TOOLS: Final = (EXECUTE_BASH, EDITOR, THINK, FINISH)
+# Exported in the agent's shell: bytecode caches would otherwise end up in the diff.
+AGENT_ENV: Final = {"PYTHONDONTWRITEBYTECODE": "1"}
 SCHEMAS: Final = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
 _JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
     "string": (str,),
@@ -161,7 +163,8 @@ class ToolRunner:
             return Observation("The command is empty.", error=True)
         requested = float(args.get("timeout") or self._command_timeout)
         timeout = max(1.0, min(requested, self._command_timeout, seconds_left))
-        return bash_observation(self._sandbox.run(command, timeout=timeout), timeout)
+        result = self._sandbox.run(command, timeout=timeout, env=AGENT_ENV)
+        return bash_observation(result, timeout)
 
     def _edit(self, args: dict[str, Any], _seconds_left: float) -> Observation:
         try:

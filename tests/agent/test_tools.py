@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,13 @@ class DirFiles:
         entries = self._host(path).iterdir()
         return sorted(p.name + ("/" if p.is_dir() else "") for p in entries)
 
-    def run(self, command: str, timeout: float | None = None) -> ExecResult:
+    def run(
+        self,
+        command: str,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
         local = command.replace("/workspace", str(self.root))
         done = subprocess.run(local, shell=True, capture_output=True, text=True, check=False)
         return ExecResult(done.returncode, done.stdout + done.stderr, 0.0, False)
