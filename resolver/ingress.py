@@ -27,12 +27,15 @@ from resolver.intake import Accepted, accept
 from resolver.logs import log
 from resolver.triggers import (
     Challenge,
+    Headers,
     Integration,
     MalformedError,
     Policy,
     SignatureError,
     TooLargeError,
+    Trigger,
     WebhookError,
+    WebhookEvent,
     ignored_sender,
     route_event,
 )
@@ -50,7 +53,10 @@ def endpoint(integration: Integration) -> Endpoint:
         if not integration.enabled(settings):
             return JSONResponse({"error": "not found"}, status_code=404)
         try:
-            return await _receive(request, integration, settings)
+            body = await read_body(request, settings.max_body_bytes)
+            headers = {name.lower(): value for name, value in request.headers.items()}
+            # Verifying and parsing a large body is CPU work: keep it off the event loop.
+            return await run_in_threadpool(handle, integration, headers, body, settings)
         except WebhookError as error:
             return _refusal(integration.name, error)
         except OperationalError as error:
@@ -60,29 +66,30 @@ def endpoint(integration: Integration) -> Endpoint:
     return receive
 
 
-async def _receive(request: Request, integration: Integration, settings: Settings) -> Response:
-    body = await read_body(request, settings.max_body_bytes)
-    headers = {name.lower(): value for name, value in request.headers.items()}
+def handle(integration: Integration, headers: Headers, body: bytes, settings: Settings) -> Response:
+    """Verify, parse, route and record one delivery. Blocking."""
     integration.verify(headers, body, settings, time.time())
     event = integration.parse(headers, body)
     policy = policy_for(settings)
-    outcome = route_event(integration.routes, event, policy)
+    try:
+        outcome = route_event(integration.routes, event, policy)
+    except MalformedError as error:
+        raise MalformedError(f"{error} (delivery {event.delivery_key})") from error
     if isinstance(outcome, Challenge):
         return JSONResponse({"challenge": outcome.value})
-    reason = "not a trigger" if outcome is None else ignored_sender(outcome.sender, policy)
-    if outcome is None or reason is not None:
-        if event.key not in integration.ignored and event.key not in integration.routes:
-            reason = "unrouted event"
-        log(
-            logger,
-            logging.DEBUG,
-            f"webhook.{integration.name}.ignored",
-            key=event.key,
-            why=reason,
-        )
+    why = _why_ignored(integration, event, outcome, policy)
+    if outcome is None or why is not None:
+        log(logger, logging.DEBUG, f"webhook.{integration.name}.ignored", key=event.key, why=why)
         return Response(status_code=204)
-    accepted = await run_in_threadpool(accept, integration.name, event, outcome, settings)
-    return _answer(integration.name, accepted)
+    return _answer(integration.name, accept(integration.name, event, outcome, settings))
+
+
+def _why_ignored(
+    integration: Integration, event: WebhookEvent, outcome: Trigger | None, policy: Policy
+) -> str | None:
+    if event.key not in integration.routes:
+        return "ignored event" if event.key in integration.ignored else "unrouted event"
+    return "not a trigger" if outcome is None else ignored_sender(outcome.sender, policy)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
