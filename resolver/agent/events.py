@@ -15,6 +15,7 @@ from typing import Any, Final
 
 class Kind(StrEnum):
     TASK = "task"  # system prompt and first user message
+    SETUP = "setup"  # the repository's .resolver/setup.sh: exit_code, duration, output
     ACTION = "action"  # one tool call: step, call_id, tool, arguments, [thought, usage]
     OBSERVATION = "observation"  # a tool's result: step, call_id, tool, content, error
     MESSAGE = "message"  # an assistant reply without a tool call: step, content, usage

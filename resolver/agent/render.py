@@ -55,12 +55,19 @@ def _finish(p: Mapping[str, Any]) -> list[str]:
     return [f"finish: {p['outcome']}", *indent(str(p["summary"]), max_lines=40)]
 
 
+def _setup(p: Mapping[str, Any]) -> list[str]:
+    head = f"setup: .resolver/setup.sh exited with {p['exit_code']} in {p['duration']} s"
+    tail = "\n".join(str(p["output"]).splitlines()[-5:])
+    return [head, *indent(tail)]
+
+
 def _stop(p: Mapping[str, Any]) -> list[str]:
     return [f"stopped ({p['reason']}): {p['message']}"]
 
 
 _RENDERERS: Final[dict[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     Kind.TASK: _task,
+    Kind.SETUP: _setup,
     Kind.ACTION: _action,
     Kind.OBSERVATION: _observation,
     Kind.MESSAGE: _message,

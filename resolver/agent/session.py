@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from resolver import jobs
 from resolver.agent import repo as git_repo
@@ -15,10 +15,13 @@ from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.task import AgentResult, AgentTask, TriggerContext, limits_from
 from resolver.config import Settings, get_settings
 from resolver.db import session_scope
+from resolver.logs import register_secret
 from resolver.redact import Redactor
 from resolver.runners import JobContext, RunResult
 from resolver.states import JobState, Outcome
 from sandbox import (
+    RepoSetup,
+    Sandbox,
     open_sandbox,
     policy_from_settings,
     prepare_workspace,
@@ -27,7 +30,8 @@ from sandbox import (
     setup_failure,
 )
 
-SETUP_FAILED = "setup_failed"
+SETUP_FAILED: Final = "setup_failed"
+SETUP_OUTPUT_CHARS: Final = 2000
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,9 @@ def run_session(
     """
     settings = get_settings()
     config = llm or llm_config_from(settings)
+    for secret in request.secrets:
+        # A clone URL may carry a token, and git errors quote the URL.
+        register_secret(secret)
     root = settings.sandbox_workspace_root
     # Only the engine (root) needs to reach workspaces, as for the sandbox's own ones.
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -92,18 +99,41 @@ def _in_sandbox(
     setup = read_repo_setup(workspace, ref)
     prepare_workspace(workspace)
     with open_sandbox(str(request.job_id), policy_from_settings(settings), workspace) as sandbox:
-        failure = None
-        if setup is not None:
-            done = run_setup(sandbox, setup.script, setup.network, settings.sandbox_setup_timeout)
-            failure = setup_failure(done)
-        if failure:
+        failure = _run_setup(task, sandbox, ctx, settings, config, setup)
+        if failure and not ctx.cancelled.is_set():
             agent = _setup_failed(task, settings, config, failure)
         else:
-            agent = run_agent(task, sandbox, ctx, config)
+            agent = run_agent(task, sandbox, ctx, config)  # a cancelled job stops at once
         diff = git_repo.working_diff(workspace)
         if after is not None:
             after(workspace, agent)
     return SessionResult(agent, diff, workspace)
+
+
+def _run_setup(
+    task: AgentTask,
+    sandbox: Sandbox,
+    ctx: JobContext,
+    settings: Settings,
+    config: LLMConfig,
+    setup: RepoSetup | None,
+) -> str | None:
+    """Run `.resolver/setup.sh` (cancellable), record it, and return its failure, if any."""
+    if setup is None:
+        return None
+    ctx.on_cancel.append(sandbox.interrupt)
+    try:
+        done = run_setup(sandbox, setup.script, setup.network, settings.sandbox_setup_timeout)
+    finally:
+        ctx.on_cancel.remove(sandbox.interrupt)
+    payload = {
+        "exit_code": done.exit_code,
+        "duration": round(done.duration, 3),
+        "network": setup.network,
+        "output": done.output[-SETUP_OUTPUT_CHARS:],
+    }
+    _record(task, settings, config, Kind.SETUP, payload)
+    return setup_failure(done)
 
 
 def build_task(request: SessionRequest, settings: Settings, workspace: Path, ref: str) -> AgentTask:
@@ -124,11 +154,17 @@ def _setup_failed(
 ) -> AgentResult:
     """Record a failed setup loudly; the agent does not run on a half-prepared repository."""
     message = f"The repository's setup failed, so the agent did not start. {failure}"
+    _record(task, settings, config, Kind.STOP, {"reason": SETUP_FAILED, "message": message})
+    redacted = Redactor(job_secrets(task, settings, config))(message)
+    return AgentResult("stopped", redacted, SETUP_FAILED, 0, None, 0, 0)
+
+
+def _record(
+    task: AgentTask, settings: Settings, config: LLMConfig, kind: str, payload: dict[str, Any]
+) -> None:
     redactor = Redactor(job_secrets(task, settings, config))
     with session_scope() as session:
-        payload = {"reason": SETUP_FAILED, "message": message}
-        jobs.append_event(session, task.job_id, Kind.STOP, payload, redactor)
-    return AgentResult("stopped", redactor(message), SETUP_FAILED, 0, None, 0, 0)
+        jobs.append_event(session, task.job_id, kind, payload, redactor)
 
 
 def run_result(agent: AgentResult, diff: str) -> RunResult:

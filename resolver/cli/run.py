@@ -62,6 +62,7 @@ def _run(
     from resolver.agent.llm import LLMError
     from resolver.agent.repo import RepoError
     from resolver.agent.task import InvalidLimitError
+    from resolver.logs import redact
     from resolver.runners import JobContext, RunResult
     from resolver.states import JobState, Outcome
     from sandbox import RepoSetupError, SandboxError
@@ -72,7 +73,7 @@ def _run(
         with _cancel_on_interrupt(ctx):
             session = run_session(request, ctx)
     except (RepoError, RepoSetupError, InvalidLimitError, LLMError, SandboxError) as error:
-        return RunResult(JobState.FAILED, Outcome.ERROR, error=f"{error}"), None
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=redact(str(error))), None
     return run_result(session.agent, session.diff), session
 
 

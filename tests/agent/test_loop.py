@@ -350,3 +350,16 @@ def test_bash_keeps_its_directory_and_cuts_long_output(
     assert pwd["content"] == "/workspace/sub\n[exit code: 0]"
     assert "characters cut" in long["content"] and len(long["content"]) < 31_000
     assert long["content"].endswith("100000\n[exit code: 0]")
+
+
+def test_setup_runs_before_the_agent_and_is_recorded(
+    job_id: int, tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    repo = make_repo(tmp_path / "prepared", {".resolver/setup.sh": "echo ready > /tmp/marker\n"})
+    llm_server.push(bash("cat /tmp/marker"), finish("answered", "ok"))
+    result = session(job_id, repo)
+    assert result.agent.outcome == "answered"
+    events, _ = stored(job_id)
+    assert [e.kind for e in events][:2] == ["setup", "task"]
+    assert of_kind(events, "setup")[0]["exit_code"] == 0
+    assert of_kind(events, "observation")[0]["content"] == "ready\n[exit code: 0]"
