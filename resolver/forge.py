@@ -20,7 +20,7 @@ from resolver.db import session_scope
 from resolver.logs import log
 from resolver.runners import JobContext, RunResult, register
 from resolver.states import JobState, Outcome
-from sandbox import SandboxError
+from sandbox import RepoSetupError, SandboxError
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def run_forge_job(ctx: JobContext) -> RunResult:
     except SandboxError as error:
         reason = f"the sandbox could not start ({error}); an operator can run `resolver doctor`"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
-    except git_repo.RepoError as error:
+    except (git_repo.RepoError, RepoSetupError) as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=str(error))
     return run_result(done.agent, done.diff)
 

@@ -190,7 +190,8 @@ def is_finished(job_id: str | int) -> bool:
     try:
         key = int(job_id)
     except ValueError:
-        return True
+        # Not one of our job ids (a CLI or test sandbox): leave it to the maximum age.
+        return False
     with session_scope() as session:
         job = session.get(Job, key)
         return job is None or is_terminal(JobState(job.state))

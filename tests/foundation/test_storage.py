@@ -123,6 +123,7 @@ def test_cancel_and_retry(resolver_env, backend) -> None:
         assert job.state == JobState.QUEUED and job.finished_at is None
     assert not jobs.is_finished(job_id)
     assert jobs.is_finished(999_999)
+    assert not jobs.is_finished("cli-sandbox")
 
 
 def test_deleting_a_job_removes_its_events(resolver_env, backend) -> None:

@@ -64,17 +64,22 @@ def test_a_sigkilled_worker_job_runs_again_within_15s_and_finishes_once(
     marker = resolver_env.tmp / "marker.txt"
     spawn("beat")
     first = spawn("worker", "first")
-    job_id = queue_job("test-sleep", seconds=4, marker=str(marker))
+    gate = resolver_env.tmp / "gate"
+    job_id = queue_job("test-sleep", seconds=120, marker=str(marker), gate=str(gate))
     procs.wait_until(
         lambda: lines(marker.with_suffix(".started")), 60, "the first worker to start the job"
     )
+    # A second worker is up and idle, as in any deployment with more than one.
+    spawn("worker", "standby")
+    standby_log = resolver_env.tmp / "worker-standby.log"
+    procs.wait_until(lambda: "ready." in standby_log.read_text(), 60, "the standby worker")
     procs.kill(first)
     killed_at = time.monotonic()
-    spawn("worker", "second")
     procs.wait_until(
         lambda: len(lines(marker.with_suffix(".started"))) == 2, 30, "the job to run again"
     )
     assert time.monotonic() - killed_at < 15
+    gate.touch()
     procs.wait_until(lambda: job_state(job_id).state == JobState.SUCCEEDED, 30, "the job to end")
     assert lines(marker) == [f"done {job_id}"]
     assert job_state(job_id).attempts == 2

@@ -30,7 +30,11 @@ def sleepy(ctx: JobContext) -> RunResult:
     with marker.with_suffix(".started").open("a") as f:
         f.write(f"started {ctx.job_id}\n")
     deadline = time.monotonic() + float(trigger["seconds"])
+    gate = Path(trigger["gate"]) if trigger.get("gate") else None
+    # Sleeps its time, or until the test opens the gate when one is given.
     while time.monotonic() < deadline and not ctx.cancelled.is_set():
+        if gate is not None and gate.exists():
+            break
         time.sleep(0.05)
     with marker.open("a") as f:
         f.write(f"done {ctx.job_id}\n")
