@@ -11,9 +11,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from sqlalchemy import ColumnElement, ScalarSelect, false, func, select
+from sqlalchemy import ColumnElement, ScalarSelect, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -64,8 +64,8 @@ def accept(provider: str, event: WebhookEvent, trigger: Trigger, settings: Setti
             accepted = _record(session, provider, event, trigger, settings)
             session.commit()
         if accepted.kind == "created" and accepted.job_id is not None:
-            with _one_writer(session):
-                _publish(session, accepted.job_id)
+            # Not under the writer lock: a slow or absent Redis must not hold up other writers.
+            _publish(session, accepted.job_id)
     return accepted
 
 
@@ -128,19 +128,32 @@ def _new_job(
     return job
 
 
+def _ahead(same_owner: ColumnElement[bool]) -> ScalarSelect[int]:
+    # One count per owner, so each can use its own index (an OR of both would not).
+    active = Job.state.in_((JobState.QUEUED, JobState.RUNNING))
+    return (
+        select(func.count(Job.id))
+        .where(same_owner, active, Job.id < bindparam("job"))
+        .scalar_subquery()
+    )
+
+
+# Built once: composing a statement costs more than running it on SQLite.
+_JOBS_AHEAD: Final = select(
+    _ahead(Job.requester_id == bindparam("user")), _ahead(Job.repo == bindparam("repo"))
+)
+_LATEST_IN_CONVERSATION: Final = select(func.max(Job.id)).where(
+    Job.conversation_key == bindparam("key")
+)
+_FIRST_JOB_OF_DELIVERY: Final = select(Delivery.job_id).where(
+    Delivery.provider == bindparam("provider"), Delivery.delivery_key == bindparam("key")
+)
+
+
 def queue_place(session: Session, job: Job, settings: Settings) -> QueuePlace:
     """How many jobs must finish before `job` may start, under the tighter of the two caps."""
-
-    def ahead(same_owner: ColumnElement[bool]) -> ScalarSelect[int]:
-        # One count per owner, so each can use its own index (an OR of both would not).
-        active = Job.state.in_((JobState.QUEUED, JobState.RUNNING))
-        return (
-            select(func.count(Job.id)).where(same_owner, active, Job.id < job.id).scalar_subquery()
-        )
-
-    same_repo = Job.repo == job.repo if job.repo else false()
-    counts = select(ahead(Job.requester_id == job.requester_id), ahead(same_repo))
-    user_ahead, repo_ahead = session.execute(counts).one()
+    params = {"job": job.id, "user": job.requester_id, "repo": job.repo}
+    user_ahead, repo_ahead = session.execute(_JOBS_AHEAD, params).one()
     place = QueuePlace(0)
     for name, count, limit in (
         ("user", user_ahead, settings.max_jobs_per_user),
@@ -167,17 +180,11 @@ def _job_context(
 
 
 def _latest_job_id(session: Session, conversation_key: str) -> int | None:
-    return session.scalar(
-        select(func.max(Job.id)).where(Job.conversation_key == conversation_key[:300])
-    )
+    return session.scalar(_LATEST_IN_CONVERSATION, {"key": conversation_key[:300]})
 
 
 def _first_job_id(session: Session, provider: str, delivery_key: str) -> int | None:
-    return session.scalar(
-        select(Delivery.job_id).where(
-            Delivery.provider == provider, Delivery.delivery_key == delivery_key
-        )
-    )
+    return session.scalar(_FIRST_JOB_OF_DELIVERY, {"provider": provider, "key": delivery_key})
 
 
 def _notify_unlinked(

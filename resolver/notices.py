@@ -49,15 +49,16 @@ def record_notice(session: Session, notice: NewNotice) -> bool:
         "context": notice.context,
         "job_id": notice.job_id,
     }
-    dialect = session.get_bind().dialect.name
-    if dialect == "sqlite":
-        statement: Any = sqlite.insert(Notice).values(values).on_conflict_do_nothing()
-    elif dialect == "postgresql":
-        statement = postgresql.insert(Notice).values(values).on_conflict_do_nothing()
-    else:  # pragma: no cover - only SQLite and PostgreSQL are supported (config.py)
-        statement = insert(Notice).values(values)
-    result = session.execute(statement)
+    statement = _INSERT_ONCE.get(session.get_bind().dialect.name, insert(Notice))
+    result = session.execute(statement, values)
     return bool(getattr(result, "rowcount", 0) == 1)
+
+
+# ON CONFLICT DO NOTHING, per dialect (only SQLite and PostgreSQL are supported: config.py).
+_INSERT_ONCE: dict[str, Any] = {
+    "sqlite": sqlite.insert(Notice).on_conflict_do_nothing(),
+    "postgresql": postgresql.insert(Notice).on_conflict_do_nothing(),
+}
 
 
 def render_unlinked(provider: str, external_id: str, login: str | None) -> str:
