@@ -105,7 +105,8 @@ def send(base: str, env: dict[str, str], body: bytes) -> dict[str, object]:
     }
     reply = httpx.post(f"{base}/webhooks/github", content=body, headers=headers, timeout=10)
     print(
-        f"  POST /webhooks/github (issue_comment.created, signed) -> {reply.status_code} {reply.text}"
+        f"  POST /webhooks/github (issue_comment.created, signed)"
+        f" -> {reply.status_code} {reply.text}"
     )
     reply.raise_for_status()
     return dict(reply.json())
@@ -169,7 +170,8 @@ def main() -> int:
             say("1. Codertocat comments '@resolver the add() function is wrong, please fix it'")
             job_id = int(str(send(base, env, webhook(remote))["job_id"]))
             say(
-                f"2. Job {job_id}: a worker runs the agent in a Docker sandbox (no network, no secrets)"
+                f"2. Job {job_id}: a worker runs the agent in a Docker sandbox"
+                " (no network, no secrets)"
             )
             job = follow(env, job_id)
         finally:

@@ -14,20 +14,31 @@ def test_the_demo_pushes_a_branch_with_the_fix(resolver_env) -> None:
     env = resolver_env.child_env(RESOLVER_DEMO_DIR=str(demo_dir), PYTHONPATH=str(ROOT))
     env.pop("RESOLVER_LLM_MODEL", None)
     done = subprocess.run(
-        [sys.executable, "-m", "demo"], env=env, cwd=ROOT, capture_output=True, text=True,
-        timeout=280, check=False,
+        [sys.executable, "-m", "demo"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "-> 202" in done.stdout
     assert "outcome=changed_code" in done.stdout
     diff = subprocess.run(
         ["git", "diff", "main", "resolver/1-add-subtracts-instead-of-adding"],
-        cwd=demo_dir / "acme-calc.git", capture_output=True, text=True, check=True,
+        cwd=demo_dir / "acme-calc.git",
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "-    return a - b" in diff and "+    return a + b" in diff
     log = subprocess.run(
         ["git", "log", "-1", "--format=%an%n%B", "resolver/1-add-subtracts-instead-of-adding"],
-        cwd=demo_dir / "acme-calc.git", capture_output=True, text=True, check=True,
+        cwd=demo_dir / "acme-calc.git",
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert log.startswith("resolver\n")
     assert "Co-authored-by: Codertocat" in log

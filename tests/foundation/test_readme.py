@@ -8,9 +8,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def test_readme_lists_every_setting() -> None:
     text = README.read_text()
     missing = [n for n in Settings.model_fields if f"`RESOLVER_{n.upper()}`" not in text]
-    assert not missing, (
-        f"run `uv run python scripts/settings_table.py --write`: {missing}"
-    )
+    assert not missing, f"run `uv run python scripts/settings_table.py --write`: {missing}"
 
 
 def test_readme_quick_start_is_two_commands() -> None:
