@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 
 from celery import shared_task
+from sqlalchemy.exc import SQLAlchemyError
 
 from resolver import jobs
 from resolver.config import get_settings
@@ -28,14 +30,32 @@ class _Heartbeat(threading.Thread):
         self.lost = False
 
     def run(self) -> None:
+        renewed_at = time.monotonic()
         while not self.stopped.wait(self.seconds / 3):
-            with session_scope() as session:
-                if not jobs.renew_lease(session, self.ctx.job_id, self.owner, self.seconds):
-                    self.lost = True
-                    self.ctx.cancel()
-                    return
-                if jobs.get_job(session, self.ctx.job_id).cancel_requested:
-                    self.ctx.cancel()
+            try:
+                renewed_at = self._beat(renewed_at)
+            except SQLAlchemyError as error:
+                log(
+                    logger,
+                    logging.WARNING,
+                    "job.heartbeat_failed",
+                    job=self.ctx.job_id,
+                    error=type(error).__name__,
+                )
+            # Stop before the lease can run out: better to stop than to run twice.
+            if self.lost or time.monotonic() - renewed_at > self.seconds * 0.8:
+                self.lost = True
+                self.ctx.cancel()
+                return
+
+    def _beat(self, renewed_at: float) -> float:
+        with session_scope() as session:
+            if not jobs.renew_lease(session, self.ctx.job_id, self.owner, self.seconds):
+                self.lost = True
+                return renewed_at
+            if jobs.get_job(session, self.ctx.job_id).cancel_requested:
+                self.ctx.cancel()
+        return time.monotonic()
 
 
 def _record(job_id: int, owner: str, outcome: RunResult) -> None:
@@ -92,7 +112,11 @@ def execute(job_id: int) -> None:
     finally:
         heartbeat.stopped.set()
         heartbeat.join()
-    if ctx.cancelled.is_set() and not heartbeat.lost:
+    if heartbeat.lost:
+        # Another attempt owns (or will own) the job once our lease runs out; record nothing.
+        log(logger, logging.WARNING, "job.lease_lost", job=job_id)
+        return
+    if ctx.cancelled.is_set():
         outcome = RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=outcome.result)
     _record(job_id, owner, outcome)
 
