@@ -43,7 +43,7 @@ def template_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def webhook_vars(tmp_path: Path, database: Path) -> dict[str, str]:
+def webhook_vars(database: Path) -> dict[str, str]:
     return {
         "RESOLVER_DATABASE_URL": f"sqlite:///{database}",
         "RESOLVER_REDIS_URL": TEST_REDIS,
@@ -74,7 +74,7 @@ def webhook_env(
 
     database = tmp_path / "resolver.db"
     shutil.copy(template_database, database)
-    env = webhook_vars(tmp_path, database)
+    env = webhook_vars(database)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(tmp_path)

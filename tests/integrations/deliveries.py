@@ -33,6 +33,14 @@ SECRETS = {
 }
 ROOT = Path(integrations.__file__).parent
 PROVIDERS = tuple(item.name for item in INTEGRATIONS)
+# The account that sends each provider's recorded payloads (GitHub's Codertocat, GitLab's root…).
+SENDERS = {
+    "github": "21031067",
+    "gitlab": "1",
+    "slack": "T061EG9R6:W021FGA1Z",
+    "jira": "5b10ac8d82e05b22cc7d4ef5",
+    "linear": "aacdca22-6266-4c0a-ab3c-8fa70a26765c",
+}
 BY_NAME = {item.name: item for item in INTEGRATIONS}
 
 

@@ -56,18 +56,9 @@ def delivery_for(provider: str) -> sent.Delivery:
     return sent.linear(payload, delivery="one-delivery")
 
 
-SENDERS = {
-    "github": "21031067",
-    "gitlab": "1",
-    "slack": "T061EG9R6:W021FGA1Z",
-    "jira": "5b10ac8d82e05b22cc7d4ef5",
-    "linear": "aacdca22-6266-4c0a-ab3c-8fa70a26765c",
-}
-
-
 @pytest.mark.parametrize("provider", sent.PROVIDERS)
 def test_concurrent_copies_create_one_job(server: str, store: Any, provider: str) -> None:
-    store.link(provider, SENDERS[provider])
+    store.link(provider, sent.SENDERS[provider])
     delivery = delivery_for(provider)
     start = threading.Barrier(COPIES)
 

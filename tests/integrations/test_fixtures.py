@@ -3,6 +3,7 @@ the fixtures agree (every route has a fixture; every fixture is routed or ignore
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,6 @@ ALL = [(provider, path) for provider in PROVIDERS for path in fixture_paths(prov
 def test_every_fixture_verifies_parses_and_routes(
     webhook_env: Any, provider: str, path: Path
 ) -> None:
-    import json
-
     integration = BY_NAME[provider]
     key = fixture_key(provider, path)
     delivery = signed(provider, key, json.loads(path.read_text()))
@@ -44,8 +43,6 @@ def test_every_fixture_verifies_parses_and_routes(
 
 @pytest.mark.parametrize(("provider", "path"), ALL, ids=[f"{p}:{f.stem}" for p, f in ALL])
 def test_every_fixture_is_answered_without_error(client: Any, provider: str, path: Path) -> None:
-    import json
-
     delivery = signed(provider, fixture_key(provider, path), json.loads(path.read_text()))
     assert post(client, delivery).status_code in (200, 202, 204)
 
