@@ -236,10 +236,19 @@ def table(rows: dict[str, tuple[Figures, Figures]]) -> None:
     print("latencies in ms")
 
 
+def python_speed() -> float:
+    """A yardstick for comparing figures across machines (a typical core: about 20 ms)."""
+    started = time.perf_counter()
+    sum(range(10**6))
+    return (time.perf_counter() - started) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=10, help="seconds per measurement")
-    parser.add_argument("--rate", type=float, default=200.0, help="fixed rate, requests/s")
+    parser.add_argument(
+        "--rate", default="200", help="fixed rates in requests/s, comma-separated (200,60)"
+    )
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
     parser.add_argument("--senders", type=int, default=50, help="distinct linked senders")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
@@ -269,12 +278,15 @@ def main() -> None:
             run_wrk(port, path, script, 2, args.connections)  # warm up
             measured.append(run_wrk(port, path, script, args.duration, args.connections))
         rows[f"max throughput (wrk -c{args.connections})"] = (measured[0], measured[1])
-        paced_runs = [
-            asyncio.run(paced(port, path, signed, args.rate, args.duration))
-            for path in (APP_PATH, BARE_PATH)
-        ]
-        rows[f"fixed {args.rate:.0f} req/s (open loop)"] = (paced_runs[0], paced_runs[1])
+        for rate in (float(r) for r in args.rate.split(",")):
+            app, bare = (
+                asyncio.run(paced(port, path, signed, rate, args.duration))
+                for path in (APP_PATH, BARE_PATH)
+            )
+            rows[f"fixed {rate:.0f} req/s (open loop)"] = (app, bare)
         table(rows)
+        load = os.getloadavg()[0]
+        print(f"this machine: sum(range(10**6)) in {python_speed():.0f} ms, load {load:.1f}")
     finally:
         server.terminate()
         server.wait(timeout=10)
