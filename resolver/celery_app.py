@@ -69,7 +69,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 
 
 def make_celery(settings: Settings) -> Celery:
-    app = Celery("resolver", include=["resolver.tasks", "resolver.forge"])
+    app = Celery("resolver", include=["resolver.tasks", "resolver.callbacks", "resolver.forge"])
     app.conf.update(celery_config(settings))
     return app
 

@@ -209,3 +209,49 @@ class Notice(Base):
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(index=True)
+
+
+class Callback(Base):
+    """One outbound call to a provider (a reaction, a comment, an edit, a pull request).
+
+    Delivered by its own Celery task; every try is a CallbackAttempt row.
+    """
+
+    __tablename__ = "callbacks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("jobs.id", ondelete="CASCADE"), index=True
+    )
+    provider: Mapped[str] = mapped_column(String(20))
+    action: Mapped[str] = mapped_column(String(40))
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    state: Mapped[str] = mapped_column(String(20), default="pending", index=True)
+    result: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+
+    attempts: Mapped[list[CallbackAttempt]] = relationship(
+        back_populates="callback", order_by="CallbackAttempt.number", cascade="all, delete-orphan"
+    )
+
+
+class CallbackAttempt(Base):
+    """One try of a callback: when, how it ended, and what the provider said."""
+
+    __tablename__ = "callback_attempts"
+    __table_args__ = (UniqueConstraint("callback_id", "number", name="callback_attempt_order"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    callback_id: Mapped[int] = mapped_column(
+        ForeignKey("callbacks.id", ondelete="CASCADE"), index=True
+    )
+    number: Mapped[int] = mapped_column(Integer)
+    outcome: Mapped[str] = mapped_column(String(20))  # ok | transient | permanent
+    status: Mapped[int | None] = mapped_column(Integer)
+    detail: Mapped[str | None] = mapped_column(Text)
+    retry_after: Mapped[float | None] = mapped_column(Float)
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    callback: Mapped[Callback] = relationship(back_populates="attempts")

@@ -9,6 +9,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from resolver import runners
+from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
+from resolver.callbacks import register_executor
 from resolver.celery_app import get_celery
 from resolver.config import get_settings
 from resolver.db import session_scope
@@ -57,3 +59,23 @@ def careless(ctx: JobContext) -> RunResult:
 runners.register("test-sleep", sleepy)
 runners.register("test-careless", careless)
 app = get_celery()
+
+
+def scripted_executor(action: str, payload: dict[str, object]) -> dict[str, object]:
+    """Plays `payload["script"]`, one entry per try: "ok", a status code, or "429:<seconds>"."""
+    calls = Path(str(payload["calls"]))
+    with calls.open("a") as f:
+        f.write(f"{time.monotonic()}\n")
+    script = list(payload["script"])  # type: ignore[call-overload]
+    step = str(script[min(len(calls.read_text().splitlines()), len(script)) - 1])
+    if step == "ok":
+        return {"comment_id": 7}
+    status, _, after = step.partition(":")
+    if int(status) >= 500 or int(status) == 429:
+        raise TransientCallbackError(
+            f"HTTP {status}", status=int(status), retry_after=float(after) if after else None
+        )
+    raise PermanentCallbackError(f"HTTP {status}", status=int(status))
+
+
+register_executor("test-forge", scripted_executor)

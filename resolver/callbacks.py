@@ -1,0 +1,136 @@
+"""Outbound calls to providers: recorded first, sent by a Celery task, one attempt row per try.
+
+A provider's client registers an executor, `executor(action, payload) -> result`, that raises
+TransientCallbackError (5xx, network, rate limit: retried with backoff, honouring Retry-After)
+or PermanentCallbackError (other 4xx: recorded and never retried).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from typing import Any, Final
+
+from celery import shared_task
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from resolver.callback_errors import CallbackError, PermanentCallbackError, TransientCallbackError
+from resolver.celery_app import CALLBACKS_QUEUE, get_celery
+from resolver.db import session_scope
+from resolver.logs import log, redact
+from resolver.models import Callback, CallbackAttempt, utcnow
+
+logger = logging.getLogger(__name__)
+
+DELIVER: Final = "resolver.callbacks.deliver"
+MAX_TRIES: Final = 8
+MAX_BACKOFF: Final = 300.0
+
+Executor = Callable[[str, dict[str, Any]], dict[str, Any]]
+EXECUTORS: dict[str, Executor] = {}
+
+
+def register_executor(provider: str, executor: Executor) -> None:
+    """Make `executor` send the callbacks of `provider`."""
+    EXECUTORS[provider] = executor
+
+
+def record_callback(
+    session: Session,
+    provider: str,
+    action: str,
+    payload: dict[str, Any],
+    job_id: int | None = None,
+) -> Callback:
+    """Insert a pending callback. Commit, then `publish_callback(id)` (the outbox order)."""
+    callback = Callback(provider=provider, action=action, payload=payload, job_id=job_id)
+    session.add(callback)
+    session.flush()
+    return callback
+
+
+def publish_callback(callback_id: int, countdown: float | None = None) -> None:
+    get_celery().send_task(DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown)
+
+
+def backoff(tries: int, retry_after: float | None) -> float:
+    """The provider's Retry-After when given; else exponential with full jitter, capped."""
+    if retry_after is not None:
+        return min(retry_after, MAX_BACKOFF)
+    return random.uniform(0, min(MAX_BACKOFF, 2.0 ** (tries + 1)))
+
+
+def _attempt(callback_id: int, outcome: str, error: CallbackError | None) -> int:
+    """Record one try; returns how many tries there have been."""
+    with session_scope() as session:
+        number = (
+            session.scalar(
+                select(func.max(CallbackAttempt.number)).where(
+                    CallbackAttempt.callback_id == callback_id
+                )
+            )
+            or 0
+        ) + 1
+        session.add(
+            CallbackAttempt(
+                callback_id=callback_id,
+                number=number,
+                outcome=outcome,
+                status=error.status if error else None,
+                detail=redact(str(error)) if error else None,
+                retry_after=getattr(error, "retry_after", None),
+            )
+        )
+    return number
+
+
+def _finish(
+    callback_id: int, state: str, *, result: dict[str, Any] | None = None, error: str | None = None
+) -> None:
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        if callback is not None:
+            callback.state = state
+            callback.result = result or {}
+            callback.error = redact(error) if error else None
+            callback.finished_at = utcnow()
+
+
+def send(callback_id: int) -> float | None:
+    """Try a callback once. Returns seconds to wait before the next try, or None when done."""
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        if callback is None or callback.state != "pending":
+            return None
+        provider, action, payload = callback.provider, callback.action, dict(callback.payload)
+    executor = EXECUTORS.get(provider)
+    if executor is None:
+        _finish(callback_id, "failed", error=f"no callback processor for {provider}")
+        return None
+    try:
+        result = executor(action, payload)
+    except TransientCallbackError as error:
+        tries = _attempt(callback_id, "transient", error)
+        log(logger, logging.WARNING, "callback.transient", callback=callback_id, tries=tries)
+        if tries >= MAX_TRIES:
+            _finish(callback_id, "failed", error=f"gave up after {tries} tries: {error}")
+            return None
+        return backoff(tries, error.retry_after)
+    except PermanentCallbackError as error:
+        _attempt(callback_id, "permanent", error)
+        log(logger, logging.WARNING, "callback.failed", callback=callback_id, status=error.status)
+        _finish(callback_id, "failed", error=str(error))
+        return None
+    _attempt(callback_id, "ok", None)
+    _finish(callback_id, "sent", result=result)
+    return None
+
+
+@shared_task(name=DELIVER, acks_late=True, max_retries=0, time_limit=120, soft_time_limit=100)
+def deliver(callback_id: int) -> None:
+    """Send one callback; a transient failure schedules the next try as a new message."""
+    wait = send(int(callback_id))
+    if wait is not None:
+        publish_callback(int(callback_id), countdown=wait)

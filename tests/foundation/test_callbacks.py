@@ -1,0 +1,54 @@
+"""Callbacks through a real worker: retried on 5xx and 429 (honouring Retry-After), never on 4xx."""
+
+from __future__ import annotations
+
+import time
+
+from resolver.callbacks import publish_callback, record_callback
+from resolver.db import session_scope
+from resolver.models import Callback
+from tests.foundation import procs
+from tests.foundation.test_worker import spawn  # noqa: F401 - a fixture
+
+
+def queue(tmp, script: list[str]) -> int:
+    payload = {"script": script, "calls": str(tmp / "calls.txt")}
+    with session_scope() as session:
+        callback_id = record_callback(session, "test-forge", "post_comment", payload).id
+    publish_callback(callback_id)
+    return callback_id
+
+
+def load(callback_id: int) -> Callback:
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        assert callback is not None
+        list(callback.attempts)
+        return callback
+
+
+def test_transient_failures_are_retried_until_sent(resolver_env, spawn) -> None:  # noqa: F811
+    spawn("worker")
+    callback_id = queue(resolver_env.tmp, ["502", "429:2", "ok"])
+    procs.wait_until(lambda: load(callback_id).state == "sent", 60, "the callback to be sent")
+    callback = load(callback_id)
+    assert [(a.outcome, a.status) for a in callback.attempts] == [
+        ("transient", 502),
+        ("transient", 429),
+        ("ok", None),
+    ]
+    assert callback.attempts[1].retry_after == 2.0
+    assert callback.result == {"comment_id": 7}
+    calls = [float(x) for x in (resolver_env.tmp / "calls.txt").read_text().split()]
+    assert calls[2] - calls[1] >= 2.0, "Retry-After was not honoured"
+
+
+def test_a_4xx_is_recorded_and_never_retried(resolver_env, spawn) -> None:  # noqa: F811
+    spawn("worker")
+    callback_id = queue(resolver_env.tmp, ["404", "ok"])
+    procs.wait_until(lambda: load(callback_id).state == "failed", 60, "the callback to fail")
+    time.sleep(3)
+    callback = load(callback_id)
+    assert [(a.outcome, a.status) for a in callback.attempts] == [("permanent", 404)]
+    assert callback.error == "HTTP 404"
+    assert len((resolver_env.tmp / "calls.txt").read_text().split()) == 1
