@@ -21,7 +21,7 @@ COPIES = 20
 def server(webhook_env: dict[str, str]) -> Iterator[str]:
     from resolver.app import create_app
 
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_level="warning")
+    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_config=None)
     runner = uvicorn.Server(config)
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
