@@ -251,7 +251,9 @@ class GitHttpServer:
         self.root = root
         self.tokens = tokens if tokens is not None else set()
         self._server = _GitServer(root, accepts or self.tokens.__contains__)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
         self._thread.start()
 
     @property

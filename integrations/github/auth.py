@@ -1,0 +1,218 @@
+"""GitHub credentials for a job: App installation tokens, or the requester's stored token.
+
+Tokens are never logged or put in exception messages, and each one is registered with
+`resolver.logs` as soon as it is in memory, so an accidental log line shows it masked. GitHub
+may change the token format (`ghs_APPID_JWT` since 2026), so tokens are never checked for shape.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
+
+import jwt
+from sqlalchemy import or_, select
+
+from integrations.github.client import GitHubClient, github_session, translate_errors
+from resolver.callback_errors import PermanentCallbackError
+from resolver.config import Settings, get_settings
+from resolver.db import session_scope
+from resolver.logs import redact, register_secret
+from resolver.models import Credential
+from resolver.vault import Vault
+
+GIT_USER: Final = "x-access-token"
+# Cached installation tokens are replaced this long before GitHub's `expires_at`.
+REFRESH_MARGIN: Final = timedelta(minutes=5)
+# GitHub allows 10 minutes of JWT lifetime; iat is backdated a minute against clock drift.
+JWT_BACKDATE_SECONDS: Final = 60
+JWT_LIFETIME_SECONDS: Final = 9 * 60
+_USERINFO: Final = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+
+
+class GitHubAuthError(PermanentCallbackError):
+    """No usable GitHub credential: the App is not configured and no user token is stored."""
+
+
+def build_app_jwt(app_id: str, private_key: str, now: float) -> str:
+    """The App's JWT: RS256, `iss` = app id, `iat` = now - 60 s, `exp` = now + 9 min."""
+    claims = {
+        "iss": app_id,
+        "iat": int(now) - JWT_BACKDATE_SECONDS,
+        "exp": int(now) + JWT_LIFETIME_SECONDS,
+    }
+    try:
+        return jwt.encode(claims, private_key, algorithm="RS256")
+    except (ValueError, TypeError, jwt.PyJWTError):
+        raise GitHubAuthError("the GitHub App private key is not a PEM RSA private key") from None
+
+
+def app_configured(settings: Settings) -> bool:
+    return bool(settings.github_app_id) and settings.github_app_private_key_path is not None
+
+
+def _app_jwt(settings: Settings) -> str:
+    path = settings.github_app_private_key_path
+    if not settings.github_app_id or path is None:
+        raise GitHubAuthError(
+            "the GitHub App is not configured: set RESOLVER_GITHUB_APP_ID and "
+            "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH"
+        )
+    try:
+        private_key = Path(path).read_text()
+    except OSError as error:
+        raise GitHubAuthError(
+            f"cannot read the GitHub App private key at {path}: {error.strerror}"
+        ) from None
+    token = build_app_jwt(settings.github_app_id, private_key, time.time())
+    register_secret(token)
+    return token
+
+
+@dataclass(frozen=True)
+class _Cached:
+    token: str
+    refresh_at: datetime
+
+
+class InstallationTokens:
+    """Installation tokens per (API, app, installation), minted on demand and reused until
+    `REFRESH_MARGIN` before they expire. One instance per process is enough."""
+
+    def __init__(self, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._tokens: dict[tuple[str, str, int], _Cached] = {}
+
+    def __repr__(self) -> str:
+        return f"InstallationTokens(<{len(self._tokens)} hidden>)"
+
+    def get(self, settings: Settings, installation_id: int) -> str:
+        key = (settings.github_api_url, str(settings.github_app_id), installation_id)
+        # One lock for all: a miss is rare (hourly) and must not mint twice.
+        with self._lock:
+            cached = self._tokens.get(key)
+            if cached is None or self._clock() >= cached.refresh_at:
+                cached = self._mint(settings, installation_id)
+                self._tokens[key] = cached
+            return cached.token
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tokens.clear()
+
+    def _mint(self, settings: Settings, installation_id: int) -> _Cached:
+        bearer = {"Authorization": f"Bearer {_app_jwt(settings)}"}
+        with translate_errors("POST /app/installations/{installation_id}/access_tokens"):
+            github = github_session(settings)
+            answer = github.rest.apps.create_installation_access_token(
+                installation_id, headers=bearer
+            )
+            data = answer.json()
+        token = str(data["token"])
+        register_secret(token)
+        return _Cached(token, self._refresh_at(data.get("expires_at")))
+
+    def _refresh_at(self, expires_at: object) -> datetime:
+        try:
+            expiry = datetime.fromisoformat(str(expires_at))
+        except ValueError:
+            return self._clock()  # no usable expiry: use the token once, never from the cache
+        expiry = expiry if expiry.tzinfo else expiry.replace(tzinfo=UTC)
+        return expiry - REFRESH_MARGIN
+
+
+installation_tokens: Final = InstallationTokens()
+
+
+def installation_token(installation_id: int, settings: Settings | None = None) -> str:
+    """A valid installation token, from this process's cache or freshly minted."""
+    return installation_tokens.get(settings or get_settings(), installation_id)
+
+
+def user_token(requester_id: int, settings: Settings | None = None) -> str | None:
+    """The newest unexpired GitHub token stored for the user (`resolver tokens set`), if any."""
+    now = datetime.now(UTC)
+    with session_scope() as session:
+        ciphertext = session.scalars(
+            select(Credential.ciphertext)
+            .where(Credential.provider == "github", Credential.user_id == requester_id)
+            .where(or_(Credential.expires_at.is_(None), Credential.expires_at > now))
+            .order_by(Credential.updated_at.desc(), Credential.id.desc())
+        ).first()
+    if ciphertext is None:
+        return None
+    return Vault((settings or get_settings()).fernet_keys).decrypt(ciphertext).reveal()
+
+
+def token_for_job(
+    trigger: Mapping[str, Any], requester_id: int | None, settings: Settings | None = None
+) -> str:
+    """The token a job acts with: the App's installation token when the event came through the
+    App, else the requester's own stored token. Raises GitHubAuthError when there is neither."""
+    settings = settings or get_settings()
+    installation_id = trigger.get("installation_id")
+    if installation_id is not None and app_configured(settings):
+        return installation_token(int(installation_id), settings)
+    token = user_token(requester_id, settings) if requester_id is not None else None
+    if token is None:
+        raise GitHubAuthError(
+            "no GitHub credential for this job: install the GitHub App (RESOLVER_GITHUB_APP_ID, "
+            "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH) or store the requester's token with "
+            "`resolver tokens set --provider github --user NAME`"
+        )
+    return token
+
+
+def client_for_job(
+    trigger: Mapping[str, Any], requester_id: int | None, settings: Settings | None = None
+) -> GitHubClient:
+    """A client that acts with the job's token (looked up again before every call)."""
+    settings = settings or get_settings()
+    return GitHubClient(settings, lambda: token_for_job(trigger, requester_id, settings))
+
+
+def authenticated_clone_url(clone_url: str, token: str) -> str:
+    """`clone_url` with `x-access-token:<token>@` as its credentials, for one git command.
+
+    git stores a clone's URL in `.git/config`, which the sandbox can read: reset `origin` to the
+    bare URL after cloning, or prefer `git_auth_env`, which keeps the token out of files.
+    """
+    parts, host = _http_url(clone_url)
+    register_secret(token)
+    return urlunsplit(parts._replace(netloc=f"{GIT_USER}:{quote(token, safe='')}@{host}"))
+
+
+def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
+    """Environment for host-side git that sends the token to `clone_url`'s origin only, as a
+    Basic auth header from config in the environment (nothing is written to `.git/config`)."""
+    parts, host = _http_url(clone_url)
+    basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
+    register_secret(token)
+    register_secret(basic)
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{host}/.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+    }
+
+
+def _http_url(url: str) -> tuple[SplitResult, str]:
+    """The URL's parts and its host[:port] without credentials; only http(s) may carry a token."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GitHubAuthError(f"cannot send a token to {strip_credentials(url)!r}: not HTTP")
+    return parts, parts.netloc.rpartition("@")[2]
+
+
+def strip_credentials(text: str) -> str:
+    """`text` without the credentials of any URL in it, and with every known secret masked."""
+    return redact(_USERINFO.sub(r"\g<scheme>", text))

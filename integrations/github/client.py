@@ -1,0 +1,236 @@
+"""GitHub's REST API through githubkit: the calls Resolver makes back to GitHub.
+
+Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
+(tell the user), mapped once in `translate_errors`. githubkit's own retries and HTTP cache are
+off: the callback tasks retry, with one attempt row per try.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Any, Final, Literal
+
+import httpx
+from githubkit import GitHub, TokenAuthStrategy, UnauthAuthStrategy
+from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
+
+from resolver.callback_errors import (
+    CallbackError,
+    PermanentCallbackError,
+    TransientCallbackError,
+    is_transient_status,
+    parse_retry_after,
+)
+from resolver.config import Settings
+from resolver.logs import redact
+
+TokenProvider = Callable[[], str]
+Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+
+WRITE_ROLES: Final = frozenset({"admin", "maintain", "write"})
+# The legacy `permission` field folds maintain into write (and custom roles into their base).
+WRITE_PERMISSIONS: Final = frozenset({"admin", "write"})
+TIMEOUT_SECONDS: Final = 30.0
+# GitHub's advice when a secondary rate limit names no wait: at least one minute.
+# https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api
+SECONDARY_LIMIT_WAIT: Final = 60.0
+MESSAGE_LIMIT: Final = 300
+
+
+def github_session(settings: Settings, token: str | None = None) -> GitHub[Any]:
+    """githubkit pointed at `settings.github_api_url` (GitHub Enterprise, a test server)."""
+    auth = TokenAuthStrategy(token) if token is not None else UnauthAuthStrategy()
+    return GitHub(
+        auth,
+        base_url=settings.github_api_url,
+        user_agent=f"Resolver ({settings.bot_name})",
+        timeout=TIMEOUT_SECONDS,
+        auto_retry=False,
+        http_cache=False,
+        ssl_verify=_tls_context(),
+        event_hooks={"response": [_retry_after_in_seconds]},
+    )
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
+    # httpx would load the CA bundle for every client (about 70 ms); one context serves all.
+    return httpx.create_ssl_context()
+
+
+def _retry_after_in_seconds(response: httpx.Response) -> None:
+    # githubkit reads Retry-After as an integer and would crash on the HTTP-date form.
+    value = response.headers.get("retry-after")
+    if value is not None and not value.strip().isdigit():
+        seconds = parse_retry_after(value)
+        response.headers["retry-after"] = str(round(seconds if seconds is not None else 60))
+
+
+@contextmanager
+def translate_errors(action: str) -> Iterator[None]:
+    """Turn githubkit's errors during `action` (`"POST /repos/{owner}/{repo}/pulls"`) into ours."""
+    try:
+        yield
+    except RateLimitExceeded as error:
+        status = error.response.status_code
+        wait = error.retry_after.total_seconds()
+        message = f"GitHub rate-limited {action} ({status}); retry in {wait:.0f}s"
+        raise TransientCallbackError(message, retry_after=wait, status=status) from None
+    except RequestFailed as error:
+        raise _from_response(action, error.response.raw_response) from None
+    except RequestTimeout:
+        raise TransientCallbackError(f"GitHub did not answer {action} in time") from None
+    except RequestError as error:
+        if not isinstance(error.exc, httpx.TransportError):
+            raise
+        message = f"GitHub could not be reached for {action}: {type(error.exc).__name__}"
+        raise TransientCallbackError(message) from None
+
+
+def _from_response(action: str, response: httpx.Response) -> CallbackError:
+    status = response.status_code
+    detail = _error_detail(response)
+    message = f"GitHub answered {status} to {action}: {detail}"
+    secondary = status == 403 and "secondary rate limit" in detail.lower()
+    if not (is_transient_status(status) or secondary):
+        return PermanentCallbackError(message, status=status)
+    wait = parse_retry_after(response.headers.get("retry-after"))
+    if wait is None and secondary:
+        wait = SECONDARY_LIMIT_WAIT
+    return TransientCallbackError(message, retry_after=wait, status=status)
+
+
+def _error_detail(response: httpx.Response) -> str:
+    """GitHub's `message` plus each validation error's message, redacted and shortened."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return response.reason_phrase or "no message"
+    parts = [str(data.get("message") or response.reason_phrase)]
+    for item in data.get("errors") or []:
+        if isinstance(item, dict) and item.get("message"):
+            parts.append(str(item["message"]))
+    return redact(": ".join(parts))[:MESSAGE_LIMIT]
+
+
+def split_repo(full_name: str) -> tuple[str, str]:
+    """`"owner/name"` as its two parts."""
+    owner, _, name = full_name.partition("/")
+    if not owner or not name or "/" in name:
+        raise PermanentCallbackError(f"{full_name!r} is not an owner/name repository")
+    return owner, name
+
+
+class GitHubClient:
+    """The REST calls Resolver makes, as one installation or user.
+
+    `token` is called before every request, so an installation token that expired in between is
+    replaced; it may raise a callback error of its own (no credential, token mint failed).
+    """
+
+    def __init__(self, settings: Settings, token: TokenProvider) -> None:
+        self._settings = settings
+        self._token = token
+
+    def __repr__(self) -> str:
+        return f"GitHubClient({self._settings.github_api_url!r})"
+
+    def _api(self) -> GitHub[Any]:
+        # Keep the returned object in a variable while using `.rest`: githubkit's namespaces
+        # hold only a weak reference to it.
+        return github_session(self._settings, self._token())
+
+    def can_write(self, repo: str, login: str) -> bool:
+        """Whether `login` may push to `repo`: admin, maintain or write (custom roles by base)."""
+        owner, name = split_repo(repo)
+        with translate_errors("GET /repos/{owner}/{repo}/collaborators/{username}/permission"):
+            github = self._api()
+            data = github.rest.repos.get_collaborator_permission_level(owner, name, login).json()
+        return data.get("role_name") in WRITE_ROLES or data.get("permission") in WRITE_PERMISSIONS
+
+    def react(self, repo: str, comment_id: int, content: Reaction = "eyes") -> None:
+        """Put a reaction on an issue or pull-request conversation comment."""
+        owner, name = split_repo(repo)
+        with translate_errors("POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"):
+            github = self._api()
+            github.rest.reactions.create_for_issue_comment(owner, name, comment_id, content=content)
+
+    def post_comment(self, repo: str, issue_number: int, body: str) -> int:
+        """Comment on an issue or pull request; returns the new comment's id."""
+        owner, name = split_repo(repo)
+        with translate_errors("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"):
+            github = self._api()
+            data = github.rest.issues.create_comment(owner, name, issue_number, body=body)
+        return int(data.json()["id"])
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        """Replace the body of an issue or pull-request comment (the status comment)."""
+        owner, name = split_repo(repo)
+        with translate_errors("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"):
+            github = self._api()
+            github.rest.issues.update_comment(owner, name, comment_id, body=body)
+
+    def find_open_pull(self, repo: str, head_branch: str) -> str | None:
+        """The web URL of an open pull request from `head_branch` of `repo`, if there is one."""
+        owner, name = split_repo(repo)
+        with translate_errors("GET /repos/{owner}/{repo}/pulls"):
+            github = self._api()
+            pulls = github.rest.pulls.list(owner, name, state="open", head=f"{owner}:{head_branch}")
+            found = pulls.json()
+        return str(found[0]["html_url"]) if found else None
+
+    def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> str:
+        """Open a draft pull request from `head` into `base`; returns its web URL.
+
+        If GitHub refuses because one is already open from `head` (a race with another worker),
+        that one is returned. Where drafts are unavailable (private repositories on some plans)
+        a regular pull request is opened instead.
+        """
+        try:
+            return self._create_pull(repo, head, base, title, body, draft=True)
+        except PermanentCallbackError as error:
+            if error.status != 422:
+                raise
+            existing = self.find_open_pull(repo, head)
+            if existing is not None:
+                return existing
+            if "draft" not in str(error).lower():
+                raise
+        return self._create_pull(repo, head, base, title, body, draft=False)
+
+    def _create_pull(
+        self, repo: str, head: str, base: str, title: str, body: str, *, draft: bool
+    ) -> str:
+        owner, name = split_repo(repo)
+        with translate_errors("POST /repos/{owner}/{repo}/pulls"):
+            github = self._api()
+            created = github.rest.pulls.create(
+                owner, name, head=head, base=base, title=title, body=body, draft=draft
+            )
+        return str(created.json()["html_url"])
+
+    def reply_to_review_comment(
+        self, repo: str, pull_number: int, comment_id: int, body: str
+    ) -> int:
+        """Answer in the thread of a comment on a pull request's diff; returns the reply's id."""
+        owner, name = split_repo(repo)
+        action = "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"
+        with translate_errors(action):
+            github = self._api()
+            reply = github.rest.pulls.create_reply_for_review_comment(
+                owner, name, pull_number, comment_id, body=body
+            )
+        return int(reply.json()["id"])
+
+    def repository(self, repo: str) -> tuple[str, str]:
+        """The repository's clone URL (as GitHub states it) and its default branch."""
+        owner, name = split_repo(repo)
+        with translate_errors("GET /repos/{owner}/{repo}"):
+            github = self._api()
+            data = github.rest.repos.get(owner, name).json()
+        return str(data["clone_url"]), str(data["default_branch"])

@@ -1,0 +1,105 @@
+"""Fixtures for the GitHub edge: the App's key, a local GitHub API and a git server tied to it.
+
+Every request a test sends to the GitHub stand-in is checked against GitHub's published OpenAPI
+description when the test ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from integrations.github.auth import installation_tokens
+from resolver.config import Settings
+from tests.support.git_http import GitHttpServer, create_bare_repo
+from tests.support.github_api import GitHubAPI, Repo, conformance_problems
+
+APP_ID = "424242"
+INSTALLATION_ID = 77
+REPO = "octo/widgets"
+BOT = "resolver"
+
+
+@dataclass(frozen=True)
+class AppKey:
+    private_pem: str
+    public_pem: str
+
+
+@pytest.fixture(scope="session")
+def app_key() -> AppKey:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return AppKey(private.decode(), public.decode())
+
+
+@pytest.fixture
+def key_file(tmp_path: Path, app_key: AppKey) -> Path:
+    path = tmp_path / "app.pem"
+    path.write_text(app_key.private_pem)
+    path.chmod(0o600)
+    return path
+
+
+def _checked(api: GitHubAPI) -> Iterator[GitHubAPI]:
+    installation_tokens.clear()
+    yield api
+    api.close()
+    installation_tokens.clear()
+    problems = conformance_problems(api.requests)
+    assert not problems, f"requests outside GitHub's OpenAPI description: {problems}"
+
+
+@pytest.fixture
+def github_api(app_key: AppKey) -> Iterator[GitHubAPI]:
+    """The GitHub stand-in at the root of its server, as on api.github.com."""
+    api = GitHubAPI(app_id=APP_ID, public_key=app_key.public_pem)
+    api.add_installation(INSTALLATION_ID)
+    yield from _checked(api)
+
+
+@pytest.fixture
+def git_server(tmp_path: Path, github_api: GitHubAPI) -> Iterator[GitHttpServer]:
+    """Bare repositories over HTTP; a password is accepted when the GitHub stand-in knows it."""
+    with GitHttpServer(tmp_path / "git", accepts=github_api.tokens.__contains__) as server:
+        yield server
+
+
+@pytest.fixture
+def repo(github_api: GitHubAPI, git_server: GitHttpServer) -> Repo:
+    """`octo/widgets`: a real bare repository, known to the API with its clone URL."""
+    bare = create_bare_repo(git_server.root, REPO, {"README.md": "# widgets\n"})
+    collaborators = {"alice": "admin", "bob": "write", "carol": "maintain", "dave": "triage"}
+    return github_api.add_repo(
+        REPO, git_server.url_for(REPO), collaborators=collaborators, bare=bare
+    )
+
+
+def make_settings(api_url: str, key_file: Path | None, **extra: object) -> Settings:
+    values: dict[str, object] = {
+        "secret_keys": Fernet.generate_key().decode(),
+        "github_api_url": api_url,
+        "github_app_id": APP_ID if key_file else None,
+        "github_app_private_key_path": key_file,
+        "bot_name": BOT,
+        **extra,
+    }
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def settings(github_api: GitHubAPI, key_file: Path) -> Settings:
+    return make_settings(github_api.base_url, key_file)

@@ -1,0 +1,657 @@
+"""A local GitHub REST API on loopback: the endpoints Resolver calls, in GitHub's JSON shapes.
+
+    api = GitHubAPI(app_id="1234", public_key=pem)       # the App whose JWTs it accepts
+    api.add_installation(42)
+    api.add_repo("octo/widgets", clone_url=git.url_for("octo/widgets"), collaborators={...})
+    api.fail("POST /repos/{owner}/{repo}/pulls", 502, times=2)   # the next two calls fail
+    ... point RESOLVER_GITHUB_API_URL at api.base_url ...
+    api.requests                                          # everything it was sent, in order
+
+App JWTs are verified with the App's public key (RS256, iss, iat, exp at most 10 minutes
+ahead); every other endpoint needs a token it minted or was given with `add_token`. Routes are
+written as GitHub's path templates; `conformance_problems` checks recorded requests against the
+published OpenAPI description (tests/support/github_openapi_paths.json).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import secrets
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import jwt
+
+OPENAPI_FIXTURE = Path(__file__).with_name("github_openapi_paths.json")
+DOCS = "https://docs.github.com/rest"
+BOT_LOGIN = "resolver[bot]"
+REACTIONS = frozenset({"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"})
+# role_name -> the legacy `permission` GitHub reports beside it.
+LEGACY_PERMISSION = {
+    "admin": "admin",
+    "maintain": "write",
+    "write": "write",
+    "triage": "read",
+    "read": "read",
+}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the stand-in received it; `path` is without the API prefix."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+    status: int
+    route: str | None
+
+
+@dataclass
+class Fault:
+    status: int
+    remaining: int
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Repo:
+    full_name: str
+    clone_url: str
+    default_branch: str = "main"
+    private: bool = False
+    collaborators: dict[str, str] = field(default_factory=dict)
+    bare: Path | None = None
+    drafts_supported: bool = True
+    id: int = field(default_factory=lambda: secrets.randbelow(10**8))
+
+
+@dataclass
+class Comment:
+    id: int
+    repo: str
+    number: int
+    body: str
+    login: str
+    reactions: list[tuple[str, str]] = field(default_factory=list)
+    in_reply_to: int | None = None
+
+
+@dataclass
+class Pull:
+    number: int
+    repo: str
+    head: str
+    base: str
+    title: str
+    body: str
+    draft: bool
+    state: str = "open"
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    params: dict[str, str]
+    query: dict[str, list[str]]
+    body: Any
+    login: str
+
+
+Answer = tuple[int, Any]
+Handler = Callable[["GitHubAPI", Request], Answer]
+
+
+def error_body(status: int, message: str, errors: list[dict[str, str]] | None = None) -> Any:
+    """GitHub's error document."""
+    body: dict[str, Any] = {"message": message, "documentation_url": DOCS, "status": str(status)}
+    if errors:
+        body["errors"] = errors
+    return body
+
+
+def template_regex(template: str) -> re.Pattern[str]:
+    """`/repos/{owner}/{repo}` as a regex with one group per parameter, in order."""
+    literal_parts = re.split(r"\{[^/}]+\}", template)
+    return re.compile("^" + "([^/]+)".join(re.escape(p) for p in literal_parts) + "$")
+
+
+def template_params(template: str) -> list[str]:
+    return re.findall(r"\{([^/}]+)\}", template)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _user(login: str) -> dict[str, Any]:
+    kind = "Bot" if login.endswith("[bot]") else "User"
+    return {"login": login, "id": abs(hash(login)) % 10**7, "type": kind}
+
+
+class GitHubAPI:
+    """The stand-in's state and behaviour; the HTTP server around it starts in `__init__`."""
+
+    def __init__(
+        self,
+        *,
+        app_id: str,
+        public_key: str,
+        prefix: str = "",
+        token_lifetime: timedelta = timedelta(hours=1),
+    ) -> None:
+        self.app_id = app_id
+        self.public_key = public_key
+        self.prefix = prefix.rstrip("/")
+        self.token_lifetime = token_lifetime
+        self.lock = threading.RLock()
+        self.requests: list[Recorded] = []
+        self.repos: dict[str, Repo] = {}
+        self.installations: set[int] = set()
+        self.tokens: dict[str, str] = {}  # token -> login it acts as
+        self.minted: list[str] = []
+        self.jwt_claims: list[dict[str, Any]] = []
+        self.comments: dict[int, Comment] = {}
+        self.review_comments: dict[int, Comment] = {}
+        self.pulls: list[Pull] = []
+        self._faults: dict[str, Fault] = {}
+        self._ids = iter(range(1_000_001, 10**9))
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
+        self._thread.start()
+
+    # --- set-up and inspection from tests
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}{self.prefix}"
+
+    @property
+    def web_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def add_installation(self, installation_id: int) -> None:
+        self.installations.add(installation_id)
+
+    def add_token(self, token: str, login: str) -> None:
+        """A user token (PAT or OAuth) the API accepts, acting as `login`."""
+        self.tokens[token] = login
+
+    def add_repo(self, full_name: str, clone_url: str, **options: Any) -> Repo:
+        repo = Repo(full_name, clone_url, **options)
+        self.repos[full_name] = repo
+        return repo
+
+    def add_comment(self, repo: str, number: int, body: str, login: str) -> int:
+        """An existing conversation comment (the one that triggered a job)."""
+        comment = Comment(next(self._ids), repo, number, body, login)
+        self.comments[comment.id] = comment
+        return comment.id
+
+    def add_review_comment(self, repo: str, pull_number: int, body: str, login: str) -> int:
+        """An existing comment on a pull request's diff."""
+        comment = Comment(next(self._ids), repo, pull_number, body, login)
+        self.review_comments[comment.id] = comment
+        return comment.id
+
+    def fail(
+        self,
+        route: str,
+        status: int,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        body: Any = None,
+    ) -> None:
+        """Answer the next `times` calls to `route` ("METHOD /template") with `status`."""
+        if route not in ROUTE_KEYS:
+            raise KeyError(f"no such route: {route}")
+        default = error_body(status, "Server Error" if status >= 500 else "Failed")
+        self._faults[route] = Fault(status, times, headers or {}, default if body is None else body)
+
+    def calls(self, route: str) -> list[Recorded]:
+        with self.lock:
+            return [r for r in self.requests if r.route == route]
+
+    # --- request handling (called by the server thread)
+    def handle(
+        self, method: str, raw_path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
+        """Record the request and answer it: status, JSON body and extra headers."""
+        url = urlsplit(raw_path)
+        path = url.path.removeprefix(self.prefix) if self.prefix else url.path
+        query = parse_qs(url.query)
+        body = json.loads(raw) if raw else None
+        with self.lock:
+            route, params = _match_route(method, path)
+            status, answer, extra = self._dispatch(route, params, method, query, headers, body)
+            self.requests.append(Recorded(method, path, query, headers, body, status, route))
+            return status, answer, extra
+
+    def _dispatch(
+        self,
+        route: str | None,
+        params: dict[str, str],
+        method: str,
+        query: dict[str, list[str]],
+        headers: dict[str, str],
+        body: Any,
+    ) -> tuple[int, Any, dict[str, str]]:
+        if route is None:
+            return 404, error_body(404, "Not Found"), {}
+        fault = self._faults.get(route)
+        if fault is not None and fault.remaining > 0:
+            fault.remaining -= 1
+            return fault.status, fault.body, fault.headers
+        authorization = headers.get("authorization", "")
+        if route.startswith("POST /app/"):
+            problem = self._check_jwt(authorization)
+            login = f"app/{self.app_id}"
+        else:
+            login = self.tokens.get(authorization.partition(" ")[2], "")
+            problem = (
+                None
+                if login and authorization.startswith(("token ", "Bearer "))
+                else "Bad credentials"
+            )
+        if problem is not None:
+            return 401, error_body(401, problem), {}
+        return (*ROUTES[route](self, Request(method, params, query, body, login)), {})
+
+    def _check_jwt(self, authorization: str) -> str | None:
+        if not authorization.startswith("Bearer "):
+            return "A JSON web token could not be decoded"
+        try:
+            claims = jwt.decode(
+                authorization[7:],
+                self.public_key,
+                algorithms=["RS256"],
+                options={"require": ["iat", "exp", "iss"]},
+            )
+        except jwt.PyJWTError:
+            return "A JSON web token could not be decoded"
+        self.jwt_claims.append(claims)
+        if str(claims["iss"]) != self.app_id:
+            return "Integration not found"
+        if claims["exp"] > time.time() + 600:
+            return "'Expiration time' claim ('exp') is too far in the future"
+        return None
+
+    def repo(self, request: Request) -> Repo | None:
+        return self.repos.get(f"{request.params['owner']}/{request.params['repo']}")
+
+    def new_id(self) -> int:
+        return next(self._ids)
+
+    def mint(self) -> str:
+        """A token in GitHub's 2026 stateless shape: long, with dots, never 40 characters."""
+        parts = (
+            base64.urlsafe_b64encode(secrets.token_bytes(n)).decode().rstrip("=")
+            for n in (12, 30, 24)
+        )
+        token = f"ghs_{self.app_id}_" + ".".join(parts)
+        self.tokens[token] = BOT_LOGIN
+        self.minted.append(token)
+        return token
+
+
+# --- handlers, one per route --------------------------------------------------------------
+
+
+def create_access_token(api: GitHubAPI, request: Request) -> Answer:
+    installation_id = int(request.params["installation_id"])
+    if installation_id not in api.installations:
+        return 404, error_body(404, "Not Found")
+    expires = datetime.now(UTC) + api.token_lifetime
+    return 201, {
+        "token": api.mint(),
+        "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "permissions": {"contents": "write", "issues": "write", "pull_requests": "write"},
+        "repository_selection": "all",
+    }
+
+
+def get_repo(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    owner, name = repo.full_name.split("/")
+    html = f"{api.web_url}/{repo.full_name}"
+    return 200, {
+        "id": repo.id,
+        "node_id": f"R_{repo.id}",
+        "name": name,
+        "full_name": repo.full_name,
+        "private": repo.private,
+        "owner": _user(owner),
+        "html_url": html,
+        "url": f"{api.base_url}/repos/{repo.full_name}",
+        "clone_url": repo.clone_url,
+        "git_url": f"git://example.invalid/{repo.full_name}.git",
+        "ssh_url": f"git@example.invalid:{repo.full_name}.git",
+        "default_branch": repo.default_branch,
+        "visibility": "private" if repo.private else "public",
+        "archived": False,
+        "disabled": False,
+    }
+
+
+def get_permission(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    login = request.params["username"]
+    role = repo.collaborators.get(login, "none" if repo.private else "read")
+    permission = LEGACY_PERMISSION.get(role, "none")
+    return 200, {"permission": permission, "role_name": role, "user": _user(login)}
+
+
+def create_reaction(api: GitHubAPI, request: Request) -> Answer:
+    comment = api.comments.get(int(request.params["comment_id"]))
+    if api.repo(request) is None or comment is None:
+        return 404, error_body(404, "Not Found")
+    content = (request.body or {}).get("content")
+    if content not in REACTIONS:
+        errors = [{"resource": "Reaction", "field": "content", "code": "invalid"}]
+        return 422, error_body(422, "Validation Failed", errors)
+    reaction = {"id": api.new_id(), "content": content, "user": _user(request.login)}
+    if (request.login, content) in comment.reactions:
+        return 200, {**reaction, "created_at": _now()}
+    comment.reactions.append((request.login, content))
+    return 201, {**reaction, "created_at": _now()}
+
+
+def _comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
+    html = f"{api.web_url}/{comment.repo}/issues/{comment.number}#issuecomment-{comment.id}"
+    return {
+        "id": comment.id,
+        "node_id": f"IC_{comment.id}",
+        "url": f"{api.base_url}/repos/{comment.repo}/issues/comments/{comment.id}",
+        "html_url": html,
+        "issue_url": f"{api.base_url}/repos/{comment.repo}/issues/{comment.number}",
+        "body": comment.body,
+        "user": _user(comment.login),
+        "created_at": _now(),
+        "updated_at": _now(),
+        "author_association": "NONE",
+    }
+
+
+def _body_text(request: Request, key: str = "body") -> str | None:
+    value = (request.body or {}).get(key)
+    return value if isinstance(value, str) else None
+
+
+def _missing(field_name: str, resource: str) -> Answer:
+    errors = [{"resource": resource, "field": field_name, "code": "missing_field"}]
+    return 422, error_body(422, "Validation Failed", errors)
+
+
+def create_comment(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    body = _body_text(request)
+    if body is None:
+        return _missing("body", "IssueComment")
+    number = int(request.params["issue_number"])
+    comment = Comment(api.new_id(), repo.full_name, number, body, request.login)
+    api.comments[comment.id] = comment
+    return 201, _comment_json(api, comment)
+
+
+def update_comment(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    comment = api.comments.get(int(request.params["comment_id"]))
+    if repo is None or comment is None or comment.repo != repo.full_name:
+        return 404, error_body(404, "Not Found")
+    body = _body_text(request)
+    if body is None:
+        return _missing("body", "IssueComment")
+    comment.body = body
+    return 200, _comment_json(api, comment)
+
+
+def _pull_json(api: GitHubAPI, pull: Pull) -> dict[str, Any]:
+    owner = pull.repo.split("/")[0]
+    return {
+        "id": 50_000 + pull.number,
+        "number": pull.number,
+        "state": pull.state,
+        "draft": pull.draft,
+        "title": pull.title,
+        "body": pull.body,
+        "html_url": f"{api.web_url}/{pull.repo}/pull/{pull.number}",
+        "url": f"{api.base_url}/repos/{pull.repo}/pulls/{pull.number}",
+        "head": {"label": f"{owner}:{pull.head}", "ref": pull.head},
+        "base": {"label": f"{owner}:{pull.base}", "ref": pull.base},
+        "user": _user(BOT_LOGIN),
+    }
+
+
+def list_pulls(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    state = request.query.get("state", ["open"])[0]
+    head = request.query.get("head", [None])[0]
+    owner = repo.full_name.split("/")[0]
+    found = [
+        _pull_json(api, p)
+        for p in api.pulls
+        if p.repo == repo.full_name
+        and state in (p.state, "all")
+        and (head is None or head == f"{owner}:{p.head}")
+    ]
+    return 200, found
+
+
+def _branch_exists(repo: Repo, branch: str) -> bool:
+    if repo.bare is None:
+        return True
+    done = subprocess.run(
+        ["git", "-C", str(repo.bare), "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def _invalid(message: str | None = None, field_name: str | None = None) -> Answer:
+    error = {"resource": "PullRequest", "code": "custom" if message else "invalid"}
+    error |= {"message": message} if message else {"field": field_name or ""}
+    return 422, error_body(422, "Validation Failed", [error])
+
+
+def create_pull(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    body = request.body or {}
+    for name in ("title", "head", "base"):
+        if not isinstance(body.get(name), str):
+            return _missing(name, "PullRequest")
+    owner = repo.full_name.split("/")[0]
+    head = body["head"].removeprefix(f"{owner}:")
+    if not _branch_exists(repo, head):
+        return _invalid(field_name="head")
+    for pull in api.pulls:
+        if (pull.repo, pull.head, pull.base, pull.state) == (
+            repo.full_name,
+            head,
+            body["base"],
+            "open",
+        ):
+            return _invalid(f"A pull request already exists for {owner}:{head}.")
+    if body.get("draft") and not repo.drafts_supported:
+        return _invalid("Draft pull requests are not supported in this repository.")
+    number = len(api.pulls) + 1
+    pull = Pull(
+        number,
+        repo.full_name,
+        head,
+        body["base"],
+        body["title"],
+        body.get("body") or "",
+        bool(body.get("draft")),
+    )
+    api.pulls.append(pull)
+    return 201, _pull_json(api, pull)
+
+
+def create_reply(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    parent = api.review_comments.get(int(request.params["comment_id"]))
+    number = int(request.params["pull_number"])
+    if repo is None or parent is None or (parent.repo, parent.number) != (repo.full_name, number):
+        return 404, error_body(404, "Not Found")
+    body = _body_text(request)
+    if body is None:
+        return _missing("body", "PullRequestReviewComment")
+    reply = Comment(
+        api.new_id(), repo.full_name, number, body, request.login, in_reply_to=parent.id
+    )
+    api.review_comments[reply.id] = reply
+    return 201, {
+        "id": reply.id,
+        "in_reply_to_id": parent.id,
+        "body": body,
+        "user": _user(request.login),
+        "html_url": f"{api.web_url}/{repo.full_name}/pull/{number}#discussion_r{reply.id}",
+        "pull_request_url": f"{api.base_url}/repos/{repo.full_name}/pulls/{number}",
+    }
+
+
+ROUTES: dict[str, Handler] = {
+    "POST /app/installations/{installation_id}/access_tokens": create_access_token,
+    "GET /repos/{owner}/{repo}": get_repo,
+    "GET /repos/{owner}/{repo}/collaborators/{username}/permission": get_permission,
+    "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions": create_reaction,
+    "POST /repos/{owner}/{repo}/issues/{issue_number}/comments": create_comment,
+    "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}": update_comment,
+    "GET /repos/{owner}/{repo}/pulls": list_pulls,
+    "POST /repos/{owner}/{repo}/pulls": create_pull,
+    "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": create_reply,
+}
+ROUTE_KEYS = frozenset(ROUTES)
+_COMPILED = [(key.split(" ", 1)[0], template_regex(key.split(" ", 1)[1]), key) for key in ROUTES]
+
+
+def _match_route(method: str, path: str) -> tuple[str | None, dict[str, str]]:
+    for route_method, regex, key in _COMPILED:
+        found = regex.match(path)
+        if route_method == method and found:
+            return key, dict(zip(template_params(key), found.groups(), strict=True))
+    return None, {}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def do_PATCH(self) -> None:
+        self._answer()
+
+    def do_PUT(self) -> None:
+        self._answer()
+
+    def do_DELETE(self) -> None:
+        self._answer()
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: tests read `api.requests`."""
+
+    def _answer(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, answer, extra = self.server.api.handle(self.command, self.path, headers, raw)
+        data = b"" if answer is None else json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("X-GitHub-Request-Id", secrets.token_hex(8).upper())
+        for name, value in extra.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, api: GitHubAPI) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.api = api
+
+
+# --- conformance with GitHub's published OpenAPI description ---------------------------------
+
+
+@cache
+def openapi_operations() -> dict[str, dict[str, list[str]]]:
+    """`"METHOD /template"` -> its query parameter and JSON body property names."""
+    data: dict[str, Any] = json.loads(OPENAPI_FIXTURE.read_text())
+    return data["operations"]
+
+
+@cache
+def _compiled_operations() -> list[tuple[str, re.Pattern[str], str, int]]:
+    compiled = []
+    for key in openapi_operations():
+        method, template = key.split(" ", 1)
+        literal = sum(1 for part in template.split("/") if part and "{" not in part)
+        compiled.append((method, template_regex(template), key, literal))
+    return compiled
+
+
+def openapi_operation(method: str, path: str) -> str | None:
+    """The spec's operation a request is for; the most literal template wins a tie."""
+    found = [
+        (lit, key) for m, rx, key, lit in _compiled_operations() if m == method and rx.match(path)
+    ]
+    return max(found)[1] if found else None
+
+
+def conformance_problems(requests: list[Recorded]) -> list[str]:
+    """Each request whose method, path, query names or body keys the description lacks."""
+    problems = []
+    operations = openapi_operations()
+    for request in requests:
+        key = openapi_operation(request.method, request.path)
+        if key is None:
+            problems.append(f"{request.method} {request.path}: no such operation")
+            continue
+        unknown_query = set(request.query) - set(operations[key].get("query", []))
+        body_keys = set(request.body) if isinstance(request.body, dict) else set()
+        unknown_body = body_keys - set(operations[key].get("body", []))
+        if unknown_query or unknown_body:
+            problems.append(f"{key}: unknown {sorted(unknown_query)} {sorted(unknown_body)}")
+    return problems
