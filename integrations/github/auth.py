@@ -8,6 +8,7 @@ may change the token format (`ghs_APPID_JWT` since 2026), so tokens are never ch
 from __future__ import annotations
 
 import base64
+import logging
 import re
 import threading
 import time
@@ -25,9 +26,11 @@ from integrations.github.client import GitHubClient, github_session, translate_e
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import Settings, get_settings
 from resolver.db import session_scope
-from resolver.logs import redact, register_secret
+from resolver.logs import log, redact, register_secret
 from resolver.models import Credential
 from resolver.vault import Vault
+
+logger = logging.getLogger(__name__)
 
 GIT_USER: Final = "x-access-token"
 # Cached installation tokens are replaced this long before GitHub's `expires_at`.
@@ -119,7 +122,15 @@ class InstallationTokens:
             data = answer.json()
         token = str(data["token"])
         register_secret(token)
-        return _Cached(token, self._refresh_at(data.get("expires_at")))
+        cached = _Cached(token, self._refresh_at(data.get("expires_at")))
+        log(
+            logger,
+            logging.INFO,
+            "github.installation_token_minted",
+            installation=installation_id,
+            refresh_at=cached.refresh_at.isoformat(),
+        )
+        return cached
 
     def _refresh_at(self, expires_at: object) -> datetime:
         try:

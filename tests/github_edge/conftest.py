@@ -15,9 +15,9 @@ from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from integrations.github.auth import installation_tokens
+from integrations.github.auth import authenticated_clone_url, installation_tokens
 from resolver.config import Settings
-from tests.support.git_http import GitHttpServer, create_bare_repo
+from tests.support.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
 from tests.support.github_api import GitHubAPI, Repo, conformance_problems
 
 APP_ID = "424242"
@@ -103,3 +103,13 @@ def make_settings(api_url: str, key_file: Path | None, **extra: object) -> Setti
 @pytest.fixture
 def settings(github_api: GitHubAPI, key_file: Path) -> Settings:
     return make_settings(github_api.base_url, key_file)
+
+
+def push_branch(git_server: GitHttpServer, token: str, branch: str, tmp_path: Path) -> None:
+    """Clone `octo/widgets` with `token`, commit a file and push it as `branch`."""
+    work = tmp_path / "push"
+    run_git("clone", "--quiet", authenticated_clone_url(git_server.url_for(REPO), token), str(work))
+    (work / "fix.txt").write_text("fixed\n")
+    run_git("add", "fix.txt", cwd=work)
+    run_git(*IDENTITY, "commit", "--quiet", "-m", "Fix", cwd=work)
+    run_git("push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", cwd=work)

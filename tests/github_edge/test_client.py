@@ -7,27 +7,25 @@ from pathlib import Path
 
 import pytest
 
-from integrations.github.auth import authenticated_clone_url, installation_token
+from integrations.github.auth import installation_token
 from integrations.github.client import GitHubClient
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import Settings
-from tests.github_edge.conftest import BOT, INSTALLATION_ID, REPO, _checked, make_settings
-from tests.support.git_http import IDENTITY, GitHttpServer, run_git
+from tests.github_edge.conftest import (
+    BOT,
+    INSTALLATION_ID,
+    REPO,
+    _checked,
+    make_settings,
+    push_branch,
+)
+from tests.support.git_http import GitHttpServer
 from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
 
 
 @pytest.fixture
 def client(settings: Settings, repo: Repo) -> GitHubClient:
     return GitHubClient(settings, lambda: installation_token(INSTALLATION_ID, settings))
-
-
-def push_branch(git_server: GitHttpServer, token: str, branch: str, tmp_path: Path) -> None:
-    work = tmp_path / "push"
-    run_git("clone", "--quiet", authenticated_clone_url(git_server.url_for(REPO), token), str(work))
-    (work / "fix.txt").write_text("fixed\n")
-    run_git("add", "fix.txt", cwd=work)
-    run_git(*IDENTITY, "commit", "--quiet", "-m", "Fix", cwd=work)
-    run_git("push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", cwd=work)
 
 
 @pytest.mark.parametrize(
