@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, Final
 
 from celery import shared_task
@@ -53,6 +54,18 @@ def record_callback(
 
 def publish_callback(callback_id: int, countdown: float | None = None) -> None:
     get_celery().send_task(DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown)
+
+
+def stalled_callbacks(session: Session, quiet_seconds: float = MAX_BACKOFF + 60) -> list[int]:
+    """Pending callbacks with no try for longer than any backoff: their message was lost."""
+    cutoff = utcnow() - timedelta(seconds=quiet_seconds)
+    last_try = (
+        select(func.max(CallbackAttempt.at))
+        .where(CallbackAttempt.callback_id == Callback.id)
+        .scalar_subquery()
+    )
+    quiet = func.coalesce(last_try, Callback.created_at) < cutoff
+    return list(session.scalars(select(Callback.id).where(Callback.state == "pending", quiet)))
 
 
 def backoff(tries: int, retry_after: float | None) -> float:

@@ -11,6 +11,7 @@ import redis
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
+from resolver.callbacks import publish_callback, stalled_callbacks
 from resolver.celery_app import JOBS_QUEUE, get_celery
 from resolver.config import get_settings
 from resolver.jobs import new_message_id
@@ -92,4 +93,7 @@ def reconcile(session: Session) -> list[int]:
     for job_id in job_ids:
         log(logger, logging.WARNING, "job.republished", job=job_id)
         publish_job(session, job_id)
+    for callback_id in stalled_callbacks(session):
+        log(logger, logging.WARNING, "callback.republished", callback=callback_id)
+        publish_callback(callback_id)
     return job_ids

@@ -52,3 +52,17 @@ def test_a_4xx_is_recorded_and_never_retried(resolver_env, spawn) -> None:  # no
     assert [(a.outcome, a.status) for a in callback.attempts] == [("permanent", 404)]
     assert callback.error == "HTTP 404"
     assert len((resolver_env.tmp / "calls.txt").read_text().split()) == 1
+
+
+def test_a_callback_whose_message_was_lost_is_found_again(resolver_env) -> None:
+    from datetime import timedelta
+
+    from resolver.callbacks import stalled_callbacks
+
+    with session_scope() as session:
+        old = record_callback(session, "test-forge", "post_comment", {})
+        old.created_at -= timedelta(hours=1)
+        fresh = record_callback(session, "test-forge", "post_comment", {})
+    with session_scope() as session:
+        assert stalled_callbacks(session) == [old.id]
+        assert fresh.id not in stalled_callbacks(session)
