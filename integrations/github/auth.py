@@ -42,7 +42,8 @@ _USERINFO: Final = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+
 
 
 class GitHubAuthError(PermanentCallbackError):
-    """No usable GitHub credential: the App is not configured and no user token is stored."""
+    """No GitHub credential can be made or used: none stored, an unreadable App key, a non-HTTP
+    clone URL. Retrying cannot help; the message says what to fix (and holds no secret)."""
 
 
 def build_app_jwt(app_id: str, private_key: str, now: float) -> str:
