@@ -12,9 +12,11 @@ from integrations.github.client import GitHubClient
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import Settings
 from tests.github_edge.conftest import (
+    APP_ID,
     BOT,
     INSTALLATION_ID,
     REPO,
+    AppKey,
     _checked,
     make_settings,
     push_branch,
@@ -147,8 +149,8 @@ def test_a_bad_repository_name_is_permanent(client: GitHubClient) -> None:
 
 
 @pytest.fixture
-def enterprise_api(app_key) -> Iterator[GitHubAPI]:  # type: ignore[no-untyped-def]
-    api = GitHubAPI(app_id="424242", public_key=app_key.public_pem, prefix="/api/v3")
+def enterprise_api(app_key: AppKey) -> Iterator[GitHubAPI]:
+    api = GitHubAPI(app_id=APP_ID, public_key=app_key.public_pem, prefix="/api/v3")
     api.add_installation(INSTALLATION_ID)
     yield from _checked(api)
 

@@ -81,7 +81,7 @@ def test_the_issue_flow_leaves_what_the_user_expects(
         "Fix the widget",
     )
     assert pull.body.startswith("Fixes #7")
-    assert branch_head(repo.bare, BRANCH) is not None  # type: ignore[arg-type]
+    assert repo.bare is not None and branch_head(repo.bare, BRANCH) is not None
     assert len(github_api.minted) == 1  # one installation token served every call and git
 
 
