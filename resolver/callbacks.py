@@ -69,9 +69,10 @@ def stalled_callbacks(session: Session, quiet_seconds: float = MAX_BACKOFF + 60)
 
 
 def backoff(tries: int, retry_after: float | None) -> float:
-    """The provider's Retry-After when given; else exponential with full jitter, capped."""
+    """At least the provider's Retry-After (plus a little, for clock skew); else exponential
+    backoff with full jitter; always capped."""
     if retry_after is not None:
-        return min(retry_after, MAX_BACKOFF)
+        return min(retry_after + random.uniform(0.2, 1.0), MAX_BACKOFF)
     return random.uniform(0, min(MAX_BACKOFF, 2.0 ** (tries + 1)))
 
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from sqlalchemy import ColumnElement, ScalarSelect, bindparam, func, insert, select, update
+from sqlalchemy import ColumnElement, ScalarSelect, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -31,7 +31,7 @@ from resolver.notices import (
     render_queued,
     render_unlinked,
 )
-from resolver.outbox import publish_job
+from resolver.outbox import send_job_message
 from resolver.states import JobState
 from resolver.triggers import Trigger, WebhookEvent
 
@@ -48,6 +48,7 @@ class Accepted:
     kind: Kind
     job_id: int | None = None
     queued_behind: int = 0
+    message_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,9 @@ def accept(provider: str, event: WebhookEvent, trigger: Trigger, settings: Setti
         with _one_writer(session):
             accepted = _record(session, provider, event, trigger, settings)
             session.commit()
-        if accepted.kind == "created" and accepted.job_id is not None:
+        if accepted.kind == "created" and accepted.job_id and accepted.message_id:
             # Not under the writer lock: a slow or absent Redis must not hold up other writers.
-            _publish(session, accepted.job_id)
+            _publish(accepted.job_id, accepted.message_id)
     return accepted
 
 
@@ -111,7 +112,7 @@ def _record(
     place = queue_place(session, job, settings)
     if place.behind > 0:
         _notify_queued(session, provider, job, trigger.conversation_key, place, context)
-    return Accepted("created", job.id, place.behind)
+    return Accepted("created", job.id, place.behind, job.message_id)
 
 
 def _new_job(
@@ -124,12 +125,9 @@ def _new_job(
         requester=trigger.sender.login or trigger.sender.external_id,
         requester_id=identity.user_id,
         trigger=context,
+        conversation_key=trigger.conversation_key,
     )
-    job = create_job(session, new)
-    # NewJob has no conversation key; a plain UPDATE is much cheaper than another ORM flush.
-    key = trigger.conversation_key[:300]
-    session.execute(_SET_CONVERSATION, {"job": job.id, "key": key})
-    return job
+    return create_job(session, new)
 
 
 def _ahead(same_owner: ColumnElement[bool]) -> ScalarSelect[int]:
@@ -148,12 +146,6 @@ _JOBS_AHEAD: Final = select(
 )
 _LATEST_IN_CONVERSATION: Final = select(func.max(Job.id)).where(
     Job.conversation_key == bindparam("key")
-)
-_SET_CONVERSATION: Final = (
-    update(Job)
-    .where(Job.id == bindparam("job"))
-    .values(conversation_key=bindparam("key"))
-    .execution_options(synchronize_session=False)
 )
 _INSERT_DELIVERY: Final = insert(Delivery)
 _FIRST_JOB_OF_DELIVERY: Final = select(Delivery.job_id).where(
@@ -238,9 +230,8 @@ def _notify_queued(
     )
 
 
-def _publish(session: Session, job_id: int) -> None:
+def _publish(job_id: int, message_id: str) -> None:
     try:
-        publish_job(session, job_id)
+        send_job_message(job_id, message_id)
     except Exception as error:  # the row is committed: the reconciler publishes it later
-        session.rollback()
         log(logger, logging.WARNING, "webhook.publish_failed", job=job_id, error=repr(error))

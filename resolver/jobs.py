@@ -29,6 +29,7 @@ class NewJob:
     requester: str | None = None
     requester_id: int | None = None
     trigger: dict[str, Any] | None = None
+    conversation_key: str | None = None
 
 
 def create_job(session: Session, new: NewJob) -> Job:
@@ -40,7 +41,10 @@ def create_job(session: Session, new: NewJob) -> Job:
         requester=new.requester,
         requester_id=new.requester_id,
         trigger=dict(new.trigger or {}),
+        conversation_key=new.conversation_key[:300] if new.conversation_key else None,
         state=JobState.QUEUED,
+        # Known before the insert, so publishing needs no second write.
+        message_id=new_message_id(),
     )
     session.add(job)
     session.flush()
@@ -197,8 +201,8 @@ def is_finished(job_id: str | int) -> bool:
         return job is None or is_terminal(JobState(job.state))
 
 
-def new_message_id(job_id: int) -> str:
-    return f"job-{job_id}-{uuid.uuid4().hex[:12]}"
+def new_message_id() -> str:
+    return f"job-{uuid.uuid4().hex}"
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -24,10 +24,17 @@ logger = logging.getLogger(__name__)
 RUN_JOB = "resolver.run_job"
 
 
+def send_job_message(job_id: int, message_id: str) -> None:
+    """Put the job's message on the jobs queue. No result is kept: the database holds state."""
+    get_celery().send_task(
+        RUN_JOB, args=[job_id], task_id=message_id, queue=JOBS_QUEUE, ignore_result=True
+    )
+
+
 def publish_job(session: Session, job_id: int) -> str:
-    """Send the job's message and note it on the row. The row must already be committed."""
-    message_id = new_message_id(job_id)
-    get_celery().send_task(RUN_JOB, args=[job_id], task_id=message_id, queue=JOBS_QUEUE)
+    """Send the job's message under a new id, noted on the row. The row must be committed."""
+    message_id = new_message_id()
+    send_job_message(job_id, message_id)
     session.execute(
         update(Job)
         .where(Job.id == job_id)

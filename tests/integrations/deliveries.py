@@ -179,8 +179,9 @@ def linear(
         "Linear-Delivery": delivery or str(uuid.uuid4()),
         "Content-Type": "application/json",
     }
-    if isinstance(payload, dict):
-        headers["Linear-Event"] = str(payload.get("type"))
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    if isinstance(kind, str) and kind.isascii():  # a header carries ASCII only
+        headers["Linear-Event"] = kind
     return Delivery("/webhooks/linear", body, headers)
 
 

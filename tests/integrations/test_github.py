@@ -8,6 +8,7 @@ import pytest
 import redis
 
 from integrations.github.verify import verify_signature
+from resolver.outbox import waiting_message_ids
 from resolver.triggers import SignatureError
 from tests.integrations.conftest import TEST_REDIS
 from tests.integrations.deliveries import github, load, post
@@ -57,8 +58,7 @@ def test_issue_comment_mention_creates_a_published_job(client: Any, linked: Any)
         trigger["comment_id"] == load("github", "issue_comment.created__on_issue")["comment"]["id"]
     )
     assert trigger["is_pull_request"] is False and trigger["is_followup"] is False
-    assert job.message_id and job.published_at is not None
-    assert redis.Redis.from_url(TEST_REDIS).llen("jobs") == 1
+    assert waiting_message_ids(redis.Redis.from_url(TEST_REDIS)) == {job.message_id}
     [delivery] = linked.deliveries()
     assert (delivery.job_id, delivery.outcome) == (job.id, "job")
 
