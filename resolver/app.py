@@ -17,6 +17,7 @@ from resolver.config import get_settings
 from resolver.db import get_engine, session_scope
 from resolver.jobs import JobNotFoundError, get_job, job_to_dict
 from resolver.models import Job
+from resolver.webhooks import routes as webhook_routes
 
 logger = logging.getLogger(__name__)
 
@@ -78,15 +79,6 @@ async def show_job(request: Request) -> Response:
             return JSONResponse(job_to_dict(get_job(session, job_id), with_events=True))
     except (ValueError, JobNotFoundError):
         return JSONResponse({"error": "no such job"}, status_code=404)
-
-
-def webhook_routes() -> list[BaseRoute]:
-    """Routes contributed by the webhook ingress, when it is installed."""
-    try:
-        from resolver.webhooks import routes
-    except ImportError:
-        return []
-    return list(routes())
 
 
 def create_app(**kwargs: Any) -> Starlette:

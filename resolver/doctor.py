@@ -11,6 +11,7 @@ import redis
 from sqlalchemy import inspect, text
 
 from resolver.config import ConfigError, Settings, load_settings
+from sandbox import image_tag
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,6 @@ def _docker(_settings: Settings) -> Check:
 
 
 def _sandbox_image(settings: Settings) -> Check:
-    try:
-        from sandbox import image_tag
-    except ImportError:
-        return Check("sandbox image", "fail", "the sandbox package is missing")
     tag = settings.sandbox_image or image_tag()
     done = subprocess.run(
         ["docker", "image", "inspect", tag], capture_output=True, timeout=20, check=False

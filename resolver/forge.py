@@ -31,7 +31,7 @@ def _request(job_id: int) -> tuple[SessionRequest, dict[str, Any]]:
         trigger = dict(job.trigger)
         source = trigger.get("clone_url") or job.repo or ""
         context = TriggerContext(
-            kind=f"{job.source}_{trigger.get('kind', 'issue')}",
+            kind=f"{job.source}_{'pull_request' if trigger.get('is_pull_request') else 'issue'}",
             title=trigger.get("title"),
             body=trigger.get("body"),
             url=trigger.get("html_url"),

@@ -43,13 +43,9 @@ def register(source: str, runner: Runner) -> None:
     RUNNERS[source] = runner
 
 
-def not_ready(ctx: JobContext) -> RunResult:
-    return RunResult(
-        JobState.FAILED,
-        Outcome.ERROR,
-        error="no runner is installed for this kind of job yet",
-    )
+def no_runner(ctx: JobContext) -> RunResult:
+    return RunResult(JobState.FAILED, Outcome.ERROR, error="no runner handles this kind of job")
 
 
 def runner_for(source: str) -> Runner:
-    return RUNNERS.get(source, RUNNERS.get("*", not_ready))
+    return RUNNERS.get(source, no_runner)

@@ -141,8 +141,6 @@ def reconcile_task() -> list[int]:
 
 @shared_task(name="resolver.reap_sandboxes", max_retries=0, time_limit=300)
 def reap_sandboxes() -> list[str]:
-    try:
-        from sandbox import reap
-    except ImportError:
-        return []
+    from sandbox import reap
+
     return list(reap(jobs.is_finished, get_settings().sandbox_max_age))

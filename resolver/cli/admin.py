@@ -12,7 +12,7 @@ from sqlalchemy import select
 from resolver import accounts
 from resolver.config import get_settings
 from resolver.db import session_scope
-from resolver.models import Installation, User
+from resolver.models import User
 from resolver.vault import Vault, generate_key, rotate_all, store_credential
 
 console = Console()
@@ -134,12 +134,6 @@ def doctor() -> None:
         failed += check.status == "fail"
     console.print(table)
     raise typer.Exit(1 if failed else 0)
-
-
-def installations_list() -> None:
-    with session_scope() as session:
-        for inst in session.scalars(select(Installation)):
-            console.print(f"{inst.provider}:{inst.external_id} {inst.name or ''}")
 
 
 def register(app: typer.Typer) -> None:

@@ -101,11 +101,8 @@ def reap() -> None:
 
 
 def _job_finished() -> Callable[[str], bool]:
-    # The job table is wired in by the jobs module when it exists; until then, age alone reaps.
-    try:
-        from resolver.jobs import is_finished
-    except ImportError:
-        return lambda _job_id: False
+    from resolver.jobs import is_finished
+
     return is_finished
 
 
