@@ -13,7 +13,7 @@ lint:
 	uv run --frozen lint-imports
 
 test: bootstrap lint
-	RESOLVER_TEST_POSTGRES_URL="$$(bash scripts/postgres)" uv run --frozen pytest
+	url="$$(bash scripts/postgres)" && RESOLVER_TEST_POSTGRES_URL="$$url" uv run --frozen pytest
 
 bench: bootstrap
 	uv run --frozen python bench/run_all.py
