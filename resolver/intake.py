@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from resolver.accounts import find_identity
+from resolver.callbacks import publish_callback
 from resolver.config import Settings
 from resolver.db import session_scope
 from resolver.jobs import NewJob, create_job
@@ -49,6 +50,8 @@ class Accepted:
     job_id: int | None = None
     queued_behind: int = 0
     message_id: str | None = None
+    callbacks: tuple[int, ...] = ()
+    """Notices recorded with the trigger, to send once the rows are committed."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ def accept(provider: str, event: WebhookEvent, trigger: Trigger, settings: Setti
         if accepted.kind == "created" and accepted.job_id and accepted.message_id:
             # Not under the writer lock: a slow or absent Redis must not hold up other writers.
             _publish(accepted.job_id, accepted.message_id)
+        for callback_id in accepted.callbacks:
+            _publish_callback(callback_id)
     return accepted
 
 
@@ -107,12 +112,17 @@ def _record(
         session.rollback()
         return Accepted("duplicate", _first_job_id(session, provider, delivery_key))
     if job is None:
-        _notify_unlinked(session, provider, trigger, context)
-        return Accepted("unlinked")
+        notice = _notify_unlinked(session, provider, trigger, context)
+        return Accepted("unlinked", callbacks=_ids(notice))
     place = queue_place(session, job, settings)
+    notice = None
     if place.behind > 0:
-        _notify_queued(session, provider, job, trigger.conversation_key, place, context)
-    return Accepted("created", job.id, place.behind, job.message_id)
+        notice = _notify_queued(session, provider, job, trigger.conversation_key, place, context)
+    return Accepted("created", job.id, place.behind, job.message_id, _ids(notice))
+
+
+def _ids(callback_id: int | None) -> tuple[int, ...]:
+    return () if callback_id is None else (callback_id,)
 
 
 def _new_job(
@@ -192,9 +202,9 @@ def _first_job_id(session: Session, provider: str, delivery_key: str) -> int | N
 
 def _notify_unlinked(
     session: Session, provider: str, trigger: Trigger, context: dict[str, Any]
-) -> None:
+) -> int | None:
     sender = trigger.sender
-    record_notice(
+    callback_id = record_notice(
         session,
         NewNotice(
             provider=provider,
@@ -206,6 +216,7 @@ def _notify_unlinked(
         ),
     )
     log(logger, logging.INFO, f"webhook.{provider}.unlinked_sender", sender=sender.external_id)
+    return callback_id
 
 
 def _notify_queued(
@@ -215,8 +226,8 @@ def _notify_queued(
     conversation_key: str,
     place: QueuePlace,
     context: dict[str, Any],
-) -> None:
-    record_notice(
+) -> int | None:
+    return record_notice(
         session,
         NewNotice(
             provider=provider,
@@ -228,6 +239,14 @@ def _notify_queued(
             job_id=job.id,
         ),
     )
+
+
+def _publish_callback(callback_id: int) -> None:
+    try:
+        publish_callback(callback_id)
+    except Exception as error:  # committed: the reconciler sends stalled callbacks later
+        warning = "webhook.publish_failed"
+        log(logger, logging.WARNING, warning, callback=callback_id, error=repr(error))
 
 
 def _publish(job_id: int, message_id: str) -> None:

@@ -13,8 +13,9 @@ from sqlalchemy import insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from resolver.models import Notice
+from resolver.models import Callback, Notice
 
+NOTICE_ACTION = "notice"
 UNLINKED = "unlinked"
 QUEUED = "queued"
 
@@ -38,8 +39,12 @@ class NewNotice:
     job_id: int | None = None
 
 
-def record_notice(session: Session, notice: NewNotice) -> bool:
-    """Insert the notice unless one with its dedup key exists; True when inserted."""
+def record_notice(session: Session, notice: NewNotice) -> int | None:
+    """Insert the notice unless one with its dedup key exists, with the callback that sends it.
+
+    Returns the callback's id, to publish after the commit (`publish_callback`); None when the
+    notice was already recorded.
+    """
     values = {
         "provider": notice.provider,
         "kind": notice.kind,
@@ -49,15 +54,27 @@ def record_notice(session: Session, notice: NewNotice) -> bool:
         "context": notice.context,
         "job_id": notice.job_id,
     }
-    statement = _INSERT_ONCE.get(session.get_bind().dialect.name, insert(Notice))
-    result = session.execute(statement, values)
-    return bool(getattr(result, "rowcount", 0) == 1)
+    statement = _INSERT_ONCE.get(
+        session.get_bind().dialect.name, insert(Notice).returning(Notice.id)
+    )
+    notice_id = session.execute(statement, values).scalar()
+    if notice_id is None:
+        return None
+    callback = Callback(
+        provider=notice.provider,
+        action=NOTICE_ACTION,
+        payload={"notice_id": notice_id},
+        job_id=notice.job_id,
+    )
+    session.add(callback)
+    session.flush()
+    return callback.id
 
 
 # ON CONFLICT DO NOTHING, per dialect (only SQLite and PostgreSQL are supported: config.py).
 _INSERT_ONCE: dict[str, Any] = {
-    "sqlite": sqlite.insert(Notice).on_conflict_do_nothing(),
-    "postgresql": postgresql.insert(Notice).on_conflict_do_nothing(),
+    "sqlite": sqlite.insert(Notice).on_conflict_do_nothing().returning(Notice.id),
+    "postgresql": postgresql.insert(Notice).on_conflict_do_nothing().returning(Notice.id),
 }
 
 

@@ -1,0 +1,135 @@
+"""What the worker and the callback queue need from a provider, and the registry of providers.
+
+Each integration registers one `Provider` when it is imported. Resolver's core talks to the
+provider only through these protocols, so it never imports an integration:
+
+- a `Conversation` is where the replies to one trigger go (a GitHub issue or review thread, a
+  Slack thread, a Jira or Linear ticket). It is built from the job's `trigger` context (JSON);
+- a `Forge` hosts repositories (GitHub, GitLab): permission checks, clone URLs, git auth and
+  pull requests.
+
+Every method may raise `TransientCallbackError` (5xx, network, rate limit: retry later,
+honouring `retry_after`) or `PermanentCallbackError` (other 4xx, no credential: never retried).
+Texts are written in a small Markdown subset (bold, links, inline code, code fences, lists);
+each conversation converts it to its own markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from resolver.callback_errors import PermanentCallbackError
+
+TriggerContext = Mapping[str, Any]
+"""A job's `trigger` column, or a notice's `context`: what the route handler recorded."""
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    """A repository as its forge describes it (never built from a hard-coded host)."""
+
+    full_name: str
+    clone_url: str
+    default_branch: str
+    web_url: str | None = None
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    """An open pull or merge request."""
+
+    number: int
+    url: str
+    head: str
+    base: str | None = None
+    author: str | None = None
+
+
+@dataclass(frozen=True)
+class ForgeUser:
+    """A person on a forge, as their linked identity names them."""
+
+    external_id: str
+    login: str | None = None
+
+
+class Conversation(Protocol):
+    """Replies in the place a trigger came from."""
+
+    def post(self, text: str) -> dict[str, Any]:
+        """Post a new message; returns a JSON reference that `edit` accepts."""
+        ...
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        """Replace the text of a message this conversation posted."""
+        ...
+
+    def acknowledge(self) -> None:
+        """Mark the triggering message as seen (👀); a no-op where there is nothing to mark."""
+        ...
+
+
+class Forge(Protocol):
+    """A host of git repositories, acting with the job's credentials."""
+
+    def repository(self, full_name: str) -> RepoInfo: ...
+
+    def can_write(self, full_name: str, user: ForgeUser) -> bool:
+        """Whether `user` may push to the repository (GitHub write+, GitLab Developer+)."""
+        ...
+
+    def git_env(self, clone_url: str) -> dict[str, str]:
+        """Environment for host-side git that authenticates to `clone_url` (nothing on disk)."""
+        ...
+
+    def find_open_pull(self, full_name: str, head: str) -> PullInfo | None: ...
+
+    def get_pull(self, full_name: str, number: int) -> PullInfo: ...
+
+    def open_draft_pull(
+        self, full_name: str, head: str, base: str, title: str, body: str
+    ) -> PullInfo:
+        """Open a draft PR/MR; if one from `head` is already open, return that one."""
+        ...
+
+
+# Both factories take the trigger context and the requester's user id (for user tokens).
+ConversationFactory = Callable[[TriggerContext, int | None], Conversation]
+ForgeFactory = Callable[[TriggerContext, int | None], Forge]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One integration's outbound side."""
+
+    name: str
+    conversation: ConversationFactory
+    forge: ForgeFactory | None = None
+
+
+PROVIDERS: dict[str, Provider] = {}
+
+
+def register_provider(provider: Provider) -> None:
+    PROVIDERS[provider.name] = provider
+
+
+def provider(name: str) -> Provider:
+    """The registered provider, or a permanent error naming what is missing."""
+    found = PROVIDERS.get(name)
+    if found is None:
+        raise PermanentCallbackError(f"no callback processor for {name}")
+    return found
+
+
+def forge(name: str, context: TriggerContext, requester_id: int | None) -> Forge:
+    factory = provider(name).forge
+    if factory is None:
+        raise PermanentCallbackError(f"{name} does not host repositories")
+    return factory(context, requester_id)
+
+
+def conversation(name: str, context: TriggerContext, requester_id: int | None) -> Conversation:
+    return provider(name).conversation(context, requester_id)
