@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from resolver.agent.task import Comment, ReviewThread
 from resolver.callback_errors import PermanentCallbackError
 
 TriggerContext = Mapping[str, Any]
@@ -55,6 +56,14 @@ class ForgeUser:
     login: str | None = None
 
 
+@dataclass(frozen=True)
+class History:
+    """What was said around the trigger, oldest first. Written by users: untrusted."""
+
+    comments: tuple[Comment, ...] = ()
+    review_threads: tuple[ReviewThread, ...] = ()
+
+
 class Conversation(Protocol):
     """Replies in the place a trigger came from."""
 
@@ -68,6 +77,11 @@ class Conversation(Protocol):
 
     def acknowledge(self) -> None:
         """Mark the triggering message as seen (👀); a no-op where there is nothing to mark."""
+        ...
+
+    def history(self) -> History:
+        """The issue's or ticket's comments, the Slack thread, a PR's review threads (bounded:
+        the most recent ones when there are many). The bot's own status messages are left out."""
         ...
 
 
