@@ -45,7 +45,7 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON}
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON, dict[str, Any] | None: JSON}
 
 
 class User(Base):
@@ -165,6 +165,8 @@ class Job(Base):
     finished_at: Mapped[datetime | None]
     # The thread, issue or PR the job belongs to: follow-ups and Slack thread replies find it.
     conversation_key: Mapped[str | None] = mapped_column(String(300), index=True)
+    # The one status message of the job, as its conversation referenced it, and what it said.
+    status_ref: Mapped[dict[str, Any] | None]
 
     events: Mapped[list[JobEvent]] = relationship(
         back_populates="job", order_by="JobEvent.seq", cascade="all, delete-orphan"
@@ -255,3 +257,19 @@ class CallbackAttempt(Base):
     at: Mapped[datetime] = mapped_column(default=utcnow)
 
     callback: Mapped[Callback] = relationship(back_populates="attempts")
+
+
+class RepoRoute(Base):
+    """The default repository of a Slack channel, Jira project or Linear team.
+
+    `repo` names its forge: `github:owner/name` or `gitlab:group/project`.
+    """
+
+    __tablename__ = "repo_routes"
+    __table_args__ = (UniqueConstraint("provider", "scope", name="repo_route_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    scope: Mapped[str] = mapped_column(String(200))
+    repo: Mapped[str] = mapped_column(String(300))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
