@@ -1,0 +1,372 @@
+"""GitLab's REST API (v4) through python-gitlab: the calls Resolver makes back to GitLab.
+
+Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
+(tell the user), mapped once in `translate_errors`. python-gitlab's own retries are off,
+including its sleep on 429: the callback tasks retry, with one attempt row per try.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+from urllib.parse import SplitResult, urlsplit
+
+import gitlab
+import requests
+from gitlab.exceptions import GitlabError
+from gitlab.v4.objects import ProjectIssue, ProjectMergeRequest
+
+from resolver.callback_errors import (
+    CallbackError,
+    PermanentCallbackError,
+    TransientCallbackError,
+    is_transient_status,
+    parse_retry_after,
+)
+from resolver.config import Settings
+from resolver.logs import redact, register_secret
+from resolver.providers import PullInfo, RepoInfo
+
+TokenProvider = Callable[[], str]
+NoteableKind = Literal["issue", "merge_request"]
+ProjectRef = int | str
+"""A project's numeric id or its `group/project` path."""
+
+DEVELOPER: Final = 30  # https://docs.gitlab.com/api/members/#roles
+TIMEOUT_SECONDS: Final = 30.0
+MESSAGE_LIMIT: Final = 300
+PAGE_LIMIT: Final = 100  # GitLab's largest page
+DRAFT_PREFIX: Final = "Draft: "
+GIT_USER: Final = "oauth2"  # GitLab takes any token as the password of `oauth2`
+
+
+@dataclass(frozen=True)
+class Note:
+    """A comment on an issue or merge request, as GitLab lists it."""
+
+    id: int
+    author: str
+    body: str
+    system: bool = False
+    type: str | None = None
+
+
+@dataclass(frozen=True)
+class DiffThread:
+    """A discussion on a merge request's diff: the file and line, and its notes in order."""
+
+    id: str
+    path: str | None
+    line: int | None
+    notes: tuple[Note, ...]
+    resolved: bool = False
+
+
+class _Connection:
+    """python-gitlab that never waits or retries, and the headers of its last answer (its errors
+    carry none, and Retry-After is one of them)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.api = gitlab.Gitlab(
+            url, private_token=token, timeout=TIMEOUT_SECONDS, retry_transient_errors=False
+        )
+        # obey_rate_limit would sleep on 429 inside the callback task, up to ten times.
+        self.api.http_request = functools.partial(self.api.http_request, obey_rate_limit=False)
+        self.api.session.hooks["response"].append(self._remember)
+        self.last_headers: Mapping[str, str] = {}
+
+    def _remember(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        self.last_headers = response.headers
+
+
+@contextmanager
+def translate_errors(action: str, headers: Callable[[], Mapping[str, str]]) -> Iterator[None]:
+    """Turn python-gitlab's and requests' errors during `action` (`"POST
+    /projects/:id/merge_requests"`) into ours; `headers` gives the failed answer's headers."""
+    try:
+        yield
+    except GitlabError as error:
+        if error.response_code is None:
+            raise PermanentCallbackError(f"GitLab's answer to {action} was unusable") from None
+        raise _from_status(action, error.response_code, error.error_message, headers()) from None
+    except (
+        requests.ConnectionError,
+        requests.Timeout,
+        requests.exceptions.ChunkedEncodingError,
+    ) as error:
+        message = f"GitLab could not be reached for {action}: {type(error).__name__}"
+        raise TransientCallbackError(message) from None
+
+
+def _from_status(
+    action: str, status: int, detail: object, headers: Mapping[str, str]
+) -> CallbackError:
+    message = f"GitLab answered {status} to {action}: {error_detail(detail)}"
+    if not is_transient_status(status):
+        return PermanentCallbackError(message, status=status)
+    return TransientCallbackError(message, retry_after=retry_after(headers), status=status)
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait: `Retry-After`, else GitLab's `RateLimit-Reset` (a Unix time).
+    https://docs.gitlab.com/security/rate_limits/#headers"""
+    wait = parse_retry_after(headers.get("Retry-After"))
+    reset = headers.get("RateLimit-Reset", "").strip()
+    if wait is None and reset.isdigit():
+        wait = max(0.0, int(reset) - (time.time() if now is None else now))
+    return wait
+
+
+def error_detail(detail: object) -> str:
+    """GitLab's `message`, which is a string, a list, or a field -> errors object; redacted
+    and shortened."""
+    if isinstance(detail, bytes):
+        text = detail.decode(errors="replace")
+    elif isinstance(detail, list):
+        text = "; ".join(str(item) for item in detail)
+    elif isinstance(detail, dict):
+        text = "; ".join(f"{key} {_joined(value)}" for key, value in detail.items())
+    else:
+        text = str(detail)
+    return redact(text.strip() or "no message")[:MESSAGE_LIMIT]
+
+
+def _joined(value: object) -> str:
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+def _note(data: Mapping[str, Any]) -> Note:
+    author = data.get("author") or {}
+    return Note(
+        id=int(data["id"]),
+        author=str(author.get("username") or ""),
+        body=str(data.get("body") or ""),
+        system=bool(data.get("system")),
+        type=data.get("type"),
+    )
+
+
+def _diff_thread(data: Mapping[str, Any]) -> DiffThread | None:
+    notes = data.get("notes") or []
+    position = notes[0].get("position") if notes else None
+    if not notes or notes[0].get("type") != "DiffNote" or not isinstance(position, dict):
+        return None
+    line = position.get("new_line") or position.get("old_line")
+    return DiffThread(
+        id=str(data["id"]),
+        path=position.get("new_path") or position.get("old_path"),
+        line=int(line) if line is not None else None,
+        notes=tuple(_note(n) for n in notes),
+        resolved=bool(notes[0].get("resolved")),
+    )
+
+
+def _pull(data: Mapping[str, Any]) -> PullInfo:
+    author = data.get("author") or {}
+    return PullInfo(
+        number=int(data["iid"]),
+        url=str(data["web_url"]),
+        head=str(data["source_branch"]),
+        base=data.get("target_branch"),
+        author=author.get("username"),
+    )
+
+
+class GitLabClient:
+    """The REST calls Resolver makes, as the bot or a user.
+
+    `token` is called before every call, so a token replaced in the vault is picked up; it may
+    raise a callback error of its own (no credential stored).
+    """
+
+    def __init__(self, settings: Settings, token: TokenProvider) -> None:
+        self._settings = settings
+        self._token = token
+
+    def __repr__(self) -> str:
+        return f"GitLabClient({self._settings.gitlab_url!r})"
+
+    @contextmanager
+    def _api(self, action: str) -> Iterator[gitlab.Gitlab]:
+        token = self._token()
+        register_secret(token)
+        connection = _Connection(self._settings.gitlab_url, token)
+        try:
+            with translate_errors(action, lambda: connection.last_headers):
+                yield connection.api
+        finally:
+            connection.api.session.close()
+
+    def project(self, project: ProjectRef) -> RepoInfo:
+        """The project's path, clone URL, default branch and web page, as GitLab states them."""
+        with self._api("GET /projects/:id") as api:
+            found = api.projects.get(project)
+        if not found.default_branch:
+            raise PermanentCallbackError(f"GitLab project {project} has no default branch yet")
+        return RepoInfo(
+            full_name=str(found.path_with_namespace),
+            clone_url=str(found.http_url_to_repo),
+            default_branch=str(found.default_branch),
+            web_url=found.web_url,
+        )
+
+    def can_write(self, project: ProjectRef, user_id: int) -> bool:
+        """Whether the user may push: Developer or higher, directly or through a group."""
+        try:
+            with self._api("GET /projects/:id/members/all/:user_id") as api:
+                member = api.projects.get(project, lazy=True).members_all.get(user_id)
+        except PermanentCallbackError as error:
+            if error.status == 404:  # not a member
+                return False
+            raise
+        return int(member.access_level) >= DEVELOPER
+
+    def post_note(self, project: ProjectRef, kind: NoteableKind, iid: int, body: str) -> int:
+        """Comment on an issue or merge request; returns the new note's id."""
+        with self._api(f"POST /projects/:id/{_plural(kind)}/:iid/notes") as api:
+            note = _noteable(api, project, kind, iid).notes.create({"body": body})
+        return int(note.id)
+
+    def edit_note(
+        self, project: ProjectRef, kind: NoteableKind, iid: int, note_id: int, body: str
+    ) -> None:
+        """Replace the body of a note (the status comment)."""
+        with self._api(f"PUT /projects/:id/{_plural(kind)}/:iid/notes/:note_id") as api:
+            _noteable(api, project, kind, iid).notes.update(note_id, {"body": body})
+
+    def reply_in_discussion(
+        self, project: ProjectRef, kind: NoteableKind, iid: int, discussion_id: str, body: str
+    ) -> int:
+        """Answer in a thread (a diff discussion, say); returns the reply's note id."""
+        action = f"POST /projects/:id/{_plural(kind)}/:iid/discussions/:discussion_id/notes"
+        with self._api(action) as api:
+            thread = _noteable(api, project, kind, iid).discussions.get(discussion_id, lazy=True)
+            note = thread.notes.create({"body": body})
+        return int(note.id)
+
+    def edit_discussion_note(
+        self,
+        project: ProjectRef,
+        kind: NoteableKind,
+        iid: int,
+        discussion_id: str,
+        note_id: int,
+        body: str,
+    ) -> None:
+        """Replace the body of a note in a thread."""
+        plural = _plural(kind)
+        action = f"PUT /projects/:id/{plural}/:iid/discussions/:discussion_id/notes/:note_id"
+        with self._api(action) as api:
+            thread = _noteable(api, project, kind, iid).discussions.get(discussion_id, lazy=True)
+            thread.notes.update(note_id, {"body": body})
+
+    def award_eyes(self, project: ProjectRef, kind: NoteableKind, iid: int, note_id: int) -> None:
+        """Put 👀 on a note; done already (a retried call) counts as done."""
+        action = f"POST /projects/:id/{_plural(kind)}/:iid/notes/:note_id/award_emoji"
+        try:
+            with self._api(action) as api:
+                note = _noteable(api, project, kind, iid).notes.get(note_id, lazy=True)
+                note.awardemojis.create({"name": "eyes"})
+        except PermanentCallbackError as error:
+            # GitLab answers a repeated award with 404 "Award Emoji Name has already been taken".
+            if error.status != 404 or "already been taken" not in str(error):
+                raise
+
+    def notes(self, project: ProjectRef, kind: NoteableKind, iid: int) -> tuple[Note, ...]:
+        """The newest notes of an issue or merge request (at most a page), oldest first."""
+        with self._api(f"GET /projects/:id/{_plural(kind)}/:iid/notes") as api:
+            found = _noteable(api, project, kind, iid).notes.list(
+                sort="desc", order_by="created_at", per_page=PAGE_LIMIT, get_all=False
+            )
+        return tuple(reversed([_note(n.attributes) for n in found]))
+
+    def diff_threads(self, project: ProjectRef, iid: int) -> tuple[DiffThread, ...]:
+        """The discussions on a merge request's diff (the first page of them)."""
+        with self._api("GET /projects/:id/merge_requests/:iid/discussions") as api:
+            merge_request = _noteable(api, project, "merge_request", iid)
+            found = merge_request.discussions.list(per_page=PAGE_LIMIT, get_all=False)
+        threads = (_diff_thread(d.attributes) for d in found)
+        return tuple(t for t in threads if t is not None)
+
+    def find_open_merge_request(self, project: ProjectRef, source_branch: str) -> PullInfo | None:
+        """The open merge request from `source_branch` of the project itself, if any."""
+        with self._api("GET /projects/:id/merge_requests") as api:
+            found = api.projects.get(project, lazy=True).mergerequests.list(
+                state="opened", source_branch=source_branch, per_page=PAGE_LIMIT, get_all=False
+            )
+        own = [m.attributes for m in found if m.source_project_id == m.target_project_id]
+        return _pull(own[0]) if own else None
+
+    def get_merge_request(self, project: ProjectRef, iid: int) -> PullInfo:
+        with self._api("GET /projects/:id/merge_requests/:iid") as api:
+            found = api.projects.get(project, lazy=True).mergerequests.get(iid)
+        return _pull(found.attributes)
+
+    def open_draft_merge_request(
+        self, project: ProjectRef, source: str, target: str, title: str, description: str
+    ) -> PullInfo:
+        """Open a draft merge request from `source` into `target`.
+
+        If GitLab refuses with 409 because one is already open from `source` (a retry after a
+        lost answer, or another worker), that one is returned.
+        """
+        draft = title if title.lower().startswith("draft:") else DRAFT_PREFIX + title
+        data = {
+            "source_branch": source,
+            "target_branch": target,
+            "title": draft,
+            "description": description,
+        }
+        try:
+            with self._api("POST /projects/:id/merge_requests") as api:
+                created = api.projects.get(project, lazy=True).mergerequests.create(data)
+        except PermanentCallbackError as error:
+            existing = (
+                self.find_open_merge_request(project, source) if error.status == 409 else None
+            )
+            if existing is None:
+                raise
+            return existing
+        return _pull(created.attributes)
+
+
+def _plural(kind: NoteableKind) -> str:
+    return "issues" if kind == "issue" else "merge_requests"
+
+
+def _noteable(
+    api: gitlab.Gitlab, project: ProjectRef, kind: NoteableKind, iid: int
+) -> ProjectIssue | ProjectMergeRequest:
+    """The issue or merge request as a handle (no request is made for it)."""
+    found = api.projects.get(project, lazy=True)
+    if kind == "issue":
+        return found.issues.get(iid, lazy=True)
+    return found.mergerequests.get(iid, lazy=True)
+
+
+def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
+    """Environment for host-side git that sends `oauth2:<token>` as Basic auth to `clone_url`'s
+    origin only, from config in the environment (nothing is written to `.git/config`)."""
+    parts, host = _http_url(clone_url)
+    basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
+    register_secret(token)
+    register_secret(basic)
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{host}/.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+    }
+
+
+def _http_url(url: str) -> tuple[SplitResult, str]:
+    """The URL's parts and its host[:port] without credentials; only http(s) may carry a token."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise PermanentCallbackError(f"cannot send a GitLab token to {redact(bare)!r}: not HTTP")
+    return parts, parts.netloc.rpartition("@")[2]

@@ -1,0 +1,204 @@
+"""GitLab's outbound side: replies where a trigger came from, and the forge a job works on.
+
+Registered as provider `gitlab` when imported. Both act with the bot's token, stored for the
+instance (`resolver tokens set --provider gitlab --installation <gitlab_url>`), else with the
+requester's own GitLab token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from integrations.gitlab.client import (
+    GitLabClient,
+    NoteableKind,
+    ProjectRef,
+    TokenProvider,
+    git_auth_env,
+)
+from resolver.agent.task import Comment, ReviewThread
+from resolver.callback_errors import PermanentCallbackError
+from resolver.config import Settings, get_settings
+from resolver.credentials import stored_token
+from resolver.logs import register_secret
+from resolver.providers import (
+    ForgeUser,
+    History,
+    Provider,
+    PullInfo,
+    RepoInfo,
+    TriggerContext,
+    register_provider,
+)
+
+KINDS: Final[dict[str, NoteableKind]] = {"issue": "issue", "merge_request": "merge_request"}
+# Notes in a thread: on a diff line, or a discussion started as such. Others stand alone.
+THREADED_NOTE_TYPES: Final = frozenset({"DiffNote", "DiscussionNote"})
+
+
+def token_for_job(requester_id: int | None, settings: Settings) -> str:
+    """The bot's token for this GitLab instance, else the requester's own; none is permanent."""
+    token = stored_token("gitlab", installation=settings.gitlab_url)
+    if token is None and requester_id is not None:
+        token = stored_token("gitlab", user_id=requester_id)
+    if token is None:
+        raise PermanentCallbackError(
+            f"no GitLab token for {settings.gitlab_url}: an admin can store the bot's with "
+            f'`printf %s "$TOKEN" | resolver tokens set --provider gitlab '
+            f"--installation {settings.gitlab_url}`"
+        )
+    register_secret(token)
+    return token
+
+
+def _client(requester_id: int | None) -> tuple[GitLabClient, TokenProvider, Settings]:
+    settings = get_settings()
+
+    def token() -> str:
+        return token_for_job(requester_id, settings)
+
+    return GitLabClient(settings, token), token, settings
+
+
+@dataclass(frozen=True)
+class GitLabConversation:
+    """The issue or merge request a trigger came from, or the thread of its triggering note."""
+
+    client: GitLabClient
+    project: ProjectRef
+    kind: NoteableKind
+    iid: int
+    note_id: int | None
+    discussion_id: str | None  # set when replies go into the triggering note's thread
+    bot: str
+
+    def post(self, text: str) -> dict[str, Any]:
+        if self.discussion_id is not None:
+            note_id = self.client.reply_in_discussion(
+                self.project, self.kind, self.iid, self.discussion_id, text
+            )
+        else:
+            note_id = self.client.post_note(self.project, self.kind, self.iid, text)
+        return {
+            "kind": self.kind,
+            "iid": self.iid,
+            "note_id": note_id,
+            "discussion_id": self.discussion_id,
+        }
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        kind = _kind(ref.get("kind", self.kind))
+        iid, note_id = int(ref.get("iid", self.iid)), int(ref["note_id"])
+        discussion_id = ref.get("discussion_id")
+        if discussion_id:
+            self.client.edit_discussion_note(
+                self.project, kind, iid, str(discussion_id), note_id, text
+            )
+        else:
+            self.client.edit_note(self.project, kind, iid, note_id, text)
+
+    def acknowledge(self) -> None:
+        """👀 on the triggering note; a label trigger has none."""
+        if self.note_id is not None:
+            self.client.award_eyes(self.project, self.kind, self.iid, self.note_id)
+
+    def history(self) -> History:
+        """The notes people wrote (not the system's, not the bot's), and for a merge request
+        its diff threads. GitLab notes are Markdown already."""
+        notes = self.client.notes(self.project, self.kind, self.iid)
+        comments = tuple(
+            Comment(n.author, n.body)
+            for n in notes
+            if not n.system and n.type != "DiffNote" and not self._by_bot(n.author)
+        )
+        if self.kind != "merge_request":
+            return History(comments=comments)
+        threads = tuple(
+            ReviewThread(
+                path=thread.path,
+                line=thread.line,
+                comments=tuple(
+                    Comment(n.author, n.body) for n in thread.notes if not self._by_bot(n.author)
+                ),
+                resolved=thread.resolved,
+            )
+            for thread in self.client.diff_threads(self.project, self.iid)
+        )
+        return History(comments=comments, review_threads=threads)
+
+    def _by_bot(self, author: str) -> bool:
+        return author.lower() == self.bot.lower()
+
+
+@dataclass(frozen=True)
+class GitLabForge:
+    """Projects on the configured GitLab instance, addressed by their `group/project` path."""
+
+    client: GitLabClient
+    token: TokenProvider
+
+    def repository(self, full_name: str) -> RepoInfo:
+        return self.client.project(full_name)
+
+    def can_write(self, full_name: str, user: ForgeUser) -> bool:
+        """Developer or higher; `user.external_id` is the GitLab numeric user id."""
+        if not user.external_id.isdigit():
+            raise PermanentCallbackError(
+                f"GitLab user {user.login or user.external_id!r} is linked without a numeric id"
+            )
+        return self.client.can_write(full_name, int(user.external_id))
+
+    def git_env(self, clone_url: str) -> dict[str, str]:
+        return git_auth_env(clone_url, self.token())
+
+    def find_open_pull(self, full_name: str, head: str) -> PullInfo | None:
+        return self.client.find_open_merge_request(full_name, head)
+
+    def get_pull(self, full_name: str, number: int) -> PullInfo:
+        return self.client.get_merge_request(full_name, number)
+
+    def open_draft_pull(
+        self, full_name: str, head: str, base: str, title: str, body: str
+    ) -> PullInfo:
+        return self.client.open_draft_merge_request(full_name, head, base, title, body)
+
+
+def _kind(value: object) -> NoteableKind:
+    kind = KINDS.get(str(value))
+    if kind is None:
+        raise PermanentCallbackError(f"GitLab cannot reply on a {value!r}")
+    return kind
+
+
+def _required(context: TriggerContext, key: str) -> Any:
+    value = context.get(key)
+    if value is None:
+        raise PermanentCallbackError(f"the GitLab trigger has no {key}")
+    return value
+
+
+def conversation_for(context: TriggerContext, requester_id: int | None) -> GitLabConversation:
+    """The conversation of a trigger recorded by `integrations.gitlab.routes`."""
+    client, _, settings = _client(requester_id)
+    note_id = context.get("note_id")
+    discussion_id = context.get("discussion_id")
+    threaded = context.get("note_type") in THREADED_NOTE_TYPES and discussion_id
+    return GitLabConversation(
+        client=client,
+        project=context.get("project_id") or _required(context, "repo"),
+        kind=_kind(_required(context, "noteable_type")),
+        iid=int(_required(context, "iid")),
+        note_id=int(note_id) if note_id is not None else None,
+        discussion_id=str(discussion_id) if threaded else None,
+        bot=settings.bot_name,
+    )
+
+
+def forge_for(context: TriggerContext, requester_id: int | None) -> GitLabForge:
+    client, token, _ = _client(requester_id)
+    return GitLabForge(client, token)
+
+
+register_provider(Provider(name="gitlab", conversation=conversation_for, forge=forge_for))
