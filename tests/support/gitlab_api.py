@@ -153,7 +153,7 @@ class GitLabAPI:
         self.notes: dict[int, Note] = {}
         self.merge_requests: list[MergeRequest] = []
         self._faults: dict[str, Fault] = {}
-        self._ids = iter(range(1001, 10**9))
+        self._ids = iter(range(100_001, 10**9))  # clear of ids from recorded payloads
         self._server = _Server(self)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), daemon=True
@@ -188,7 +188,8 @@ class GitLabAPI:
         return user_id
 
     def add_project(self, path: str, clone_url: str, **options: Any) -> Project:
-        project = Project(self.new_id(), path, clone_url, **options)
+        """A project; `id` may be given (to match a recorded payload), else one is assigned."""
+        project = Project(options.pop("id", None) or self.new_id(), path, clone_url, **options)
         self.projects[project.id] = project
         return project
 
@@ -201,7 +202,8 @@ class GitLabAPI:
     def add_merge_request(
         self, project: Project, source_branch: str, title: str = "A change", **options: Any
     ) -> MergeRequest:
-        iid = len([m for m in self.merge_requests if m.project_id == project.id]) + 1
+        """An existing merge request; `iid` may be given, else the next one is used."""
+        iid = options.pop("iid", None) or self.next_iid(project)
         values: dict[str, Any] = {
             "target_branch": project.default_branch,
             "description": "",
@@ -218,9 +220,10 @@ class GitLabAPI:
         self, project: Project, kind: str, iid: int, body: str, author: str, **options: Any
     ) -> Note:
         """An existing note on `kind` ("issues" or "merge_requests") `iid`; a `discussion_id`
-        option adds it to that thread."""
+        option adds it to that thread, an `id` option fixes its id."""
         options.setdefault("discussion_id", secrets.token_hex(20))
-        note = Note(self.new_id(), project.id, kind, iid, body, self.add_user(author), **options)
+        note_id = options.pop("id", None) or self.new_id()
+        note = Note(note_id, project.id, kind, iid, body, self.add_user(author), **options)
         self.notes[note.id] = note
         return note
 
@@ -245,6 +248,11 @@ class GitLabAPI:
 
     def new_id(self) -> int:
         return next(self._ids)
+
+    def next_iid(self, project: Project) -> int:
+        return 1 + max(
+            (m.iid for m in self.merge_requests if m.project_id == project.id), default=0
+        )
 
     def project(self, request: Request) -> Project | None:
         key = unquote(request.params["id"])
@@ -642,10 +650,9 @@ def create_merge_request(api: GitLabAPI, request: Request) -> Answer:
     problem = _merge_request_problem(api, project, body)
     if problem is not None:
         return problem
-    iid = len([m for m in api.merge_requests if m.project_id == project.id]) + 1
     merge_request = MergeRequest(
         api.new_id(),
-        iid,
+        api.next_iid(project),
         project.id,
         body["source_branch"],
         body["target_branch"],
