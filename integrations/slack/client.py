@@ -1,0 +1,199 @@
+"""Slack's Web API through slack_sdk: the calls Resolver makes back to Slack.
+
+Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
+(tell the user), mapped once in `translate_errors`. slack_sdk's retry handlers are off: the
+callback tasks retry, with one attempt row per try.
+"""
+
+from __future__ import annotations
+
+import http.client
+from collections import deque
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.error import URLError
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web import SlackResponse
+
+from integrations.slack.mrkdwn import fit
+from resolver.callback_errors import (
+    CallbackError,
+    PermanentCallbackError,
+    TransientCallbackError,
+    is_transient_status,
+    parse_retry_after,
+)
+from resolver.config import Settings
+from resolver.logs import redact, register_secret
+
+Message = dict[str, Any]
+
+TIMEOUT_SECONDS: Final = 30
+# Slack's advice: pages of no more than 200. The cap bounds a runaway cursor.
+# https://api.slack.com/docs/pagination
+PAGE_SIZE: Final = 200
+MAX_PAGES: Final = 50
+MESSAGE_LIMIT: Final = 300
+# Errors Slack answers (in an HTTP 200 or a 5xx) when trying again later can succeed.
+# https://api.slack.com/methods/chat.postMessage#errors
+TRANSIENT_ERRORS: Final = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+# What urllib raises when Slack cannot be reached or stops answering mid-way.
+NETWORK_ERRORS: Final = (URLError, TimeoutError, ConnectionError, http.client.HTTPException)
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """Who the token posts as, from `auth.test`."""
+
+    user_id: str
+    bot_id: str | None
+
+
+def slack_session(settings: Settings, token: str) -> WebClient:
+    """slack_sdk pointed at `settings.slack_api_url` (GovSlack, a test server), no retries."""
+    return WebClient(
+        token=token,
+        base_url=settings.slack_api_url.rstrip("/") + "/",
+        timeout=TIMEOUT_SECONDS,
+        retry_handlers=[],
+    )
+
+
+@contextmanager
+def translate_errors(method: str, *, tolerate: frozenset[str] = frozenset()) -> Iterator[None]:
+    """Turn slack_sdk's errors during `method` (`"chat.postMessage"`) into ours; the Slack error
+    codes in `tolerate` count as success (`already_reacted`)."""
+    try:
+        yield
+    except SlackApiError as error:
+        if error_code(error.response) not in tolerate:
+            raise _from_response(method, error.response) from None
+    except NETWORK_ERRORS as error:
+        message = f"Slack could not be reached for {method}: {type(error).__name__}"
+        raise TransientCallbackError(message) from None
+
+
+def error_code(response: SlackResponse) -> str:
+    """Slack's error code (`channel_not_found`), or what slack_sdk made of a non-JSON body."""
+    data = response.data
+    if not isinstance(data, dict):
+        return "an unreadable answer"
+    return str(data.get("error") or "an error without a code")
+
+
+def _from_response(method: str, response: SlackResponse) -> CallbackError:
+    status = response.status_code
+    detail = _error_detail(response)
+    message = f"Slack answered {detail} to {method} (HTTP {status})"
+    if not (is_transient_status(status) or error_code(response) in TRANSIENT_ERRORS):
+        return PermanentCallbackError(message, status=status)
+    wait = parse_retry_after(_header(response.headers, "retry-after"))
+    return TransientCallbackError(message, retry_after=wait, status=status)
+
+
+def _error_detail(response: SlackResponse) -> str:
+    """The error code, with the scope Slack says is missing; redacted and shortened."""
+    detail = error_code(response)
+    needed = response.data.get("needed") if isinstance(response.data, dict) else None
+    if needed:
+        detail += f" (needed: {needed})"
+    return redact(detail)[:MESSAGE_LIMIT]
+
+
+def _header(headers: Mapping[str, Any], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return str(value[0] if isinstance(value, list) else value)
+    return None
+
+
+class SlackClient:
+    """The Web API calls Resolver makes, as one workspace's bot."""
+
+    def __init__(self, settings: Settings, token: str) -> None:
+        register_secret(token)
+        self._settings = settings
+        self._api = slack_session(settings, token)
+        self._identity: BotIdentity | None = None
+
+    def __repr__(self) -> str:
+        return f"SlackClient({self._settings.slack_api_url!r})"
+
+    def identity(self) -> BotIdentity:
+        """The bot's user and bot ids (`auth.test`), asked once per client."""
+        if self._identity is None:
+            with translate_errors("auth.test"):
+                answer = self._api.auth_test()
+            bot_id = answer.get("bot_id")
+            self._identity = BotIdentity(str(answer["user_id"]), str(bot_id) if bot_id else None)
+        return self._identity
+
+    def post(self, channel: str, thread_ts: str | None, text: str) -> str:
+        """Post `text` (mrkdwn) in the channel, in the thread when `thread_ts` is set; returns
+        the new message's ts."""
+        with translate_errors("chat.postMessage"):
+            answer = self._api.chat_postMessage(
+                channel=channel,
+                thread_ts=thread_ts,
+                text=_sendable(text, "chat.postMessage"),
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        return str(answer["ts"])
+
+    def update(self, channel: str, ts: str, text: str) -> None:
+        """Replace the text of a message the bot posted."""
+        with translate_errors("chat.update"):
+            self._api.chat_update(channel=channel, ts=ts, text=_sendable(text, "chat.update"))
+
+    def add_reaction(self, channel: str, ts: str, name: str = "eyes") -> None:
+        """React to a message; reacting twice is not an error."""
+        with translate_errors("reactions.add", tolerate=frozenset({"already_reacted"})):
+            self._api.reactions_add(channel=channel, timestamp=ts, name=name)
+
+    def thread(self, channel: str, thread_ts: str, limit: int) -> list[Message]:
+        """The thread's parent and its newest replies, at most `limit` messages, oldest first.
+
+        Slack pages a thread from its start, so long threads are read to the end (up to
+        `MAX_PAGES`); a parent repeated at the top of each page is counted once.
+        """
+        seen: set[str] = set()
+        parent: Message | None = None
+        replies: deque[Message] = deque(maxlen=max(limit - 1, 0))
+        for page in self._thread_pages(channel, thread_ts):
+            for message in page:
+                ts = str(message.get("ts"))
+                if ts in seen:
+                    continue
+                seen.add(ts)
+                if parent is None:
+                    parent = message
+                else:
+                    replies.append(message)
+        thread = [] if parent is None else [parent, *replies]
+        return thread[: max(limit, 0)]
+
+    def _thread_pages(self, channel: str, thread_ts: str) -> Iterator[list[Message]]:
+        cursor: str | None = None  # slack_sdk leaves out arguments that are None
+        for _ in range(MAX_PAGES):
+            with translate_errors("conversations.replies"):
+                answer = self._api.conversations_replies(
+                    channel=channel, ts=thread_ts, limit=PAGE_SIZE, cursor=cursor
+                )
+            yield [m for m in answer.get("messages") or [] if isinstance(m, dict)]
+            cursor = (answer.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return
+
+
+def _sendable(text: str, method: str) -> str:
+    """`text` cut to Slack's limit; an empty text is refused before Slack says `no_text`."""
+    if not text.strip():
+        raise PermanentCallbackError(f"nothing to send with {method}: the text is empty")
+    return fit(text)

@@ -1,0 +1,120 @@
+"""Slack's outbound side: replies in the thread of the mention, as the workspace's bot.
+
+Registered as provider `slack` when imported. The bot token is the one an admin stored for the
+workspace (`resolver tokens set --provider slack --installation <team_id>`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from integrations.slack.client import BotIdentity, Message, SlackClient
+from integrations.slack.mrkdwn import to_mrkdwn
+from resolver.agent.task import Comment
+from resolver.callback_errors import PermanentCallbackError
+from resolver.config import get_settings
+from resolver.credentials import stored_token
+from resolver.logs import register_secret
+from resolver.providers import History, Provider, TriggerContext, register_provider
+
+# The whole thread is the agent's context, but a long one only by its start and latest replies.
+HISTORY_LIMIT: Final = 50
+SEEN_REACTION: Final = "eyes"
+
+
+@dataclass(frozen=True)
+class SlackThread:
+    """Where a trigger came from: the workspace, the channel, the thread and the message."""
+
+    team_id: str
+    channel: str
+    thread_ts: str
+    ts: str | None
+
+
+def parse_thread(context: TriggerContext) -> SlackThread:
+    """The thread of a Slack trigger context (as `integrations.slack.routes` records it)."""
+    team_id, channel = context.get("team_id"), context.get("channel")
+    ts = context.get("ts")
+    thread_ts = context.get("thread_ts") or ts
+    if not (isinstance(team_id, str) and isinstance(channel, str) and isinstance(thread_ts, str)):
+        raise PermanentCallbackError("the Slack trigger names no workspace, channel or thread")
+    return SlackThread(team_id, channel, thread_ts, ts if isinstance(ts, str) else None)
+
+
+def parse_ref(ref: Mapping[str, Any]) -> tuple[str, str]:
+    """The channel and ts of a message reference that `post` returned."""
+    channel, ts = ref.get("channel"), ref.get("ts")
+    if not (isinstance(channel, str) and isinstance(ts, str)):
+        raise PermanentCallbackError(f"not a Slack message reference: {sorted(ref)}")
+    return channel, ts
+
+
+def build_history(messages: list[Message], bot: BotIdentity) -> tuple[Comment, ...]:
+    """Each message with text as a comment, except the bot's own (its status messages).
+
+    Other apps' messages stay: an alert that a person answers with a mention is context.
+    """
+    return tuple(
+        Comment(author=str(m.get("user") or m.get("bot_id") or "unknown"), body=str(m["text"]))
+        for m in messages
+        if m.get("text") and not _is_own(m, bot)
+    )
+
+
+def _is_own(message: Message, bot: BotIdentity) -> bool:
+    by_bot = bot.bot_id is not None and message.get("bot_id") == bot.bot_id
+    return by_bot or message.get("user") == bot.user_id
+
+
+def bot_token(team_id: str) -> str:
+    """The workspace's stored bot token; without one, the admin is told how to store it."""
+    token = stored_token("slack", installation=team_id)
+    if token is None:
+        raise PermanentCallbackError(
+            f"no Slack bot token for workspace {team_id}: an admin can store one with "
+            f'`printf %s "$TOKEN" | resolver tokens set --provider slack '
+            f"--installation {team_id} --kind bot`"
+        )
+    register_secret(token)
+    return token
+
+
+class SlackConversation:
+    """A Slack thread: replies go in it, the mention gets 👀, the thread is the history."""
+
+    def __init__(self, client: SlackClient, thread: SlackThread) -> None:
+        self._client = client
+        self._thread = thread
+
+    def __repr__(self) -> str:
+        return f"SlackConversation({self._thread!r})"
+
+    def post(self, text: str) -> dict[str, Any]:
+        thread = self._thread
+        ts = self._client.post(thread.channel, thread.thread_ts, to_mrkdwn(text))
+        return {"channel": thread.channel, "ts": ts}
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        channel, ts = parse_ref(ref)
+        self._client.update(channel, ts, to_mrkdwn(text))
+
+    def acknowledge(self) -> None:
+        if self._thread.ts is not None:
+            self._client.add_reaction(self._thread.channel, self._thread.ts, SEEN_REACTION)
+
+    def history(self) -> History:
+        thread = self._thread
+        messages = self._client.thread(thread.channel, thread.thread_ts, HISTORY_LIMIT)
+        return History(comments=build_history(messages, self._client.identity()))
+
+
+def conversation_for(context: TriggerContext, requester_id: int | None) -> SlackConversation:
+    """The thread a trigger came from, acting with its workspace's bot token."""
+    thread = parse_thread(context)
+    return SlackConversation(SlackClient(get_settings(), bot_token(thread.team_id)), thread)
+
+
+register_provider(Provider(name="slack", conversation=conversation_for))

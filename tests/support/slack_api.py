@@ -1,0 +1,500 @@
+"""A local Slack Web API on loopback: the methods Resolver calls, in Slack's wire format.
+
+    api = SlackAPI()
+    bot = api.add_bot("xoxb-test-token")              # the app's bot user in team T0TEAM
+    api.add_channel("C0GENERAL")
+    ts = api.add_message("C0GENERAL", "U0ALICE", "<@U0BOT> fix it")
+    api.fail("chat.postMessage", "ratelimited", headers={"Retry-After": "3"})  # next call
+    api.fail("chat.update", 503, times=2)             # the next two calls
+    ... point RESOLVER_SLACK_API_URL at api.base_url ...
+    api.requests                                      # everything it was sent, in order
+
+Like Slack, every method is `POST /api/<method>` (GET with a query string works too) with a
+form-encoded or JSON body, the token as `Authorization: Bearer …` (or a `token` form field),
+and almost every answer is HTTP 200 with `{"ok": true, …}` or `{"ok": false, "error": code}`;
+rate limits are HTTP 429 with `Retry-After`. https://api.slack.com/web
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+TEAM_ID = "T0TEAM"
+TEXT_LIMIT = 40_000
+_TS = re.compile(r"^\d+\.\d+$")
+_EMOJI = re.compile(r"^[a-z0-9_+-]+$")
+_HTTP_ERRORS = {429: "ratelimited", 503: "service_unavailable"}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the stand-in received it; `params` merges the query and the body."""
+
+    method: str
+    http_method: str
+    headers: dict[str, str]
+    content_type: str
+    params: dict[str, Any]
+    status: int
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a token acts as: a bot user (with its bot id) or a person."""
+
+    user_id: str
+    name: str
+    team_id: str = TEAM_ID
+    bot_id: str | None = None
+
+
+@dataclass
+class Message:
+    ts: str
+    text: str
+    user: str
+    bot_id: str | None = None
+    thread_ts: str | None = None
+    reactions: dict[str, list[str]] = field(default_factory=dict)
+    edited_ts: str | None = None
+
+
+@dataclass
+class Channel:
+    id: str
+    member: bool = True
+    archived: bool = False
+    messages: dict[str, Message] = field(default_factory=dict)
+
+
+@dataclass
+class Fault:
+    status: int
+    error: str | None
+    remaining: int
+    headers: dict[str, str]
+    body: str | None
+
+
+@dataclass(frozen=True)
+class Call:
+    params: dict[str, Any]
+    caller: Identity
+
+
+Answer = tuple[int, dict[str, Any]]
+Method = Callable[["SlackAPI", Call], Answer]
+
+
+def ok(**fields: Any) -> Answer:
+    return 200, {"ok": True, **fields}
+
+
+def error(code: str, status: int = 200) -> Answer:
+    return status, {"ok": False, "error": code}
+
+
+class SlackAPI:
+    """The stand-in's state and behaviour; the HTTP server around it starts in `__init__`.
+
+    `parent_on_every_page` repeats a thread's parent message at the top of each page of
+    `conversations.replies`, as Slack has been seen to do; clients must not count it twice.
+    """
+
+    def __init__(self, *, parent_on_every_page: bool = True) -> None:
+        self.parent_on_every_page = parent_on_every_page
+        self.lock = threading.RLock()
+        self.requests: list[Recorded] = []
+        self.tokens: dict[str, Identity] = {}
+        self.users: dict[str, Identity] = {}
+        self.channels: dict[str, Channel] = {}
+        self._faults: dict[str, Fault] = {}
+        self._drops: dict[str, int] = {}
+        self._last_ts = 0
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
+        self._thread.start()
+
+    # --- set-up and inspection from tests
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/api/"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def add_bot(
+        self, token: str, *, user_id: str = "U0BOT", bot_id: str = "B0BOT", name: str = "resolver"
+    ) -> Identity:
+        """A bot token (`xoxb-…`) the API accepts, acting as the app's bot user."""
+        identity = Identity(user_id, name, bot_id=bot_id)
+        self.tokens[token] = identity
+        self.users[user_id] = identity
+        return identity
+
+    def add_user(self, user_id: str, name: str, *, token: str | None = None) -> Identity:
+        identity = Identity(user_id, name)
+        self.users[user_id] = identity
+        if token is not None:
+            self.tokens[token] = identity
+        return identity
+
+    def add_channel(self, channel_id: str, *, member: bool = True, archived: bool = False) -> None:
+        self.channels[channel_id] = Channel(channel_id, member=member, archived=archived)
+
+    def add_message(
+        self,
+        channel_id: str,
+        user: str,
+        text: str,
+        *,
+        thread_ts: str | None = None,
+        bot_id: str | None = None,
+    ) -> str:
+        """A message already in the channel (or a thread's reply); returns its ts."""
+        with self.lock:
+            message = Message(self.new_ts(), text, user, bot_id=bot_id, thread_ts=thread_ts)
+            self.channels[channel_id].messages[message.ts] = message
+            return message.ts
+
+    def fail(
+        self,
+        method: str,
+        fault: int | str,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        body: str | None = None,
+    ) -> None:
+        """Answer the next `times` calls to `method` with an HTTP status (429, 5xx: JSON error
+        unless a raw `body` is given) or with a Slack error code in an HTTP 200."""
+        if method not in METHODS:
+            raise KeyError(f"no such method: {method}")
+        status, code = (fault, _HTTP_ERRORS.get(fault)) if isinstance(fault, int) else (200, fault)
+        if isinstance(fault, int) and code is None and body is None:
+            code = "internal_error" if fault >= 500 else "invalid_request"
+        self._faults[method] = Fault(status, code, times, headers or {}, body)
+
+    def drop(self, method: str, *, times: int = 1) -> None:
+        """Close the connection of the next `times` calls to `method` without answering."""
+        self._drops[method] = times
+
+    def calls(self, method: str) -> list[Recorded]:
+        with self.lock:
+            return [r for r in self.requests if r.method == method]
+
+    def thread(self, channel_id: str, thread_ts: str) -> list[Message]:
+        """The parent and its replies, oldest first."""
+        messages = self.channels[channel_id].messages.values()
+        return sorted((m for m in messages if thread_ts in (m.ts, m.thread_ts)), key=lambda m: m.ts)
+
+    def new_ts(self) -> str:
+        """A message timestamp, `seconds.micros`, unique and increasing as on Slack."""
+        with self.lock:
+            self._last_ts = max(self._last_ts + 1, int(time.time() * 1_000_000))
+            return f"{self._last_ts // 1_000_000}.{self._last_ts % 1_000_000:06d}"
+
+    # --- request handling (called by the server thread)
+    def handle(
+        self, http_method: str, raw_path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, Any] | str, dict[str, str]] | None:
+        """Record the request and answer it: status, JSON body (or raw text), extra headers;
+        None when the connection is to be dropped (recorded with status 0)."""
+        url = urlsplit(raw_path)
+        method = url.path.removeprefix("/api/")
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        params: dict[str, Any] = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        params |= _body_params(content_type, raw)
+        with self.lock:
+            if self._drops.get(method, 0) > 0:
+                self._drops[method] -= 1
+                self.requests.append(
+                    Recorded(method, http_method, headers, content_type, params, 0, None)
+                )
+                return None
+            status, answer, extra = self._dispatch(method, headers, content_type, params)
+            code = answer.get("error") if isinstance(answer, dict) else None
+            self.requests.append(
+                Recorded(method, http_method, headers, content_type, params, status, code)
+            )
+            return status, answer, extra
+
+    def _dispatch(
+        self, method: str, headers: dict[str, str], content_type: str, params: dict[str, Any]
+    ) -> tuple[int, dict[str, Any] | str, dict[str, str]]:
+        handler = METHODS.get(method)
+        if handler is None:
+            return 404, {"ok": False, "error": "unknown_method", "req_method": method}, {}
+        fault = self._faults.get(method)
+        if fault is not None and fault.remaining > 0:
+            fault.remaining -= 1
+            answer = fault.body if fault.body is not None else {"ok": False, "error": fault.error}
+            return fault.status, answer, fault.headers
+        token = _token(headers, content_type, params)
+        if token is None:
+            return (*error("not_authed"), {})
+        caller = self.tokens.get(token)
+        if caller is None:
+            return (*error("invalid_auth"), {})
+        return (*handler(self, Call(params, caller)), {})
+
+    def channel(self, call: Call) -> Channel | Answer:
+        """The call's channel, or the error Slack gives when it cannot be used."""
+        found = self.channels.get(str(call.params.get("channel") or ""))
+        if found is None:
+            return error("channel_not_found")
+        if not found.member:
+            return error("not_in_channel")
+        return found
+
+
+def _body_params(content_type: str, raw: bytes) -> dict[str, Any]:
+    if not raw:
+        return {}
+    if content_type == "application/json":
+        data = json.loads(raw)
+        return data if isinstance(data, dict) else {}
+    return {k: v[-1] for k, v in parse_qs(raw.decode()).items()}
+
+
+def _token(headers: dict[str, str], content_type: str, params: dict[str, Any]) -> str | None:
+    """Slack reads `Authorization: Bearer`, or a `token` field, but never one in a JSON body."""
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    if scheme == "Bearer" and value:
+        return value
+    field_token = params.get("token")
+    if content_type != "application/json" and isinstance(field_token, str) and field_token:
+        return field_token
+    return None
+
+
+# --- methods, one handler each -------------------------------------------------------------
+
+
+def _message_json(channel: Channel, message: Message) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "type": "message",
+        "ts": message.ts,
+        "text": message.text,
+        "user": message.user,
+        "team": TEAM_ID,
+    }
+    if message.bot_id:
+        data |= {"bot_id": message.bot_id, "app_id": "A0RESOLVER"}
+    if message.thread_ts:
+        data["thread_ts"] = message.thread_ts
+        parent = channel.messages.get(message.thread_ts)
+        if parent is not None and parent.ts != message.ts:
+            data["parent_user_id"] = parent.user
+    replies = [m for m in channel.messages.values() if m.thread_ts == message.ts != m.ts]
+    if replies:
+        data |= {"thread_ts": message.ts, "reply_count": len(replies)}
+    if message.edited_ts:
+        data["edited"] = {"user": message.user, "ts": message.edited_ts}
+    if message.reactions:
+        data["reactions"] = [
+            {"name": name, "users": users, "count": len(users)}
+            for name, users in message.reactions.items()
+        ]
+    return data
+
+
+def _text(call: Call) -> str | Answer:
+    text = call.params.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return error("no_text")
+    if len(text) > TEXT_LIMIT:
+        return error("msg_too_long")
+    return text
+
+
+def auth_test(api: SlackAPI, call: Call) -> Answer:
+    me = call.caller
+    fields = {"bot_id": me.bot_id} if me.bot_id else {}
+    return ok(
+        url="https://resolver-test.slack.com/",
+        team="Resolver Test",
+        user=me.name,
+        team_id=me.team_id,
+        user_id=me.user_id,
+        is_enterprise_install=False,
+        **fields,
+    )
+
+
+def post_message(api: SlackAPI, call: Call) -> Answer:
+    channel = api.channel(call)
+    if not isinstance(channel, Channel):
+        return channel
+    if channel.archived:
+        return error("is_archived")
+    text = _text(call)
+    if not isinstance(text, str):
+        return text
+    thread_ts = call.params.get("thread_ts")
+    if thread_ts is not None and not _TS.match(str(thread_ts)):
+        return error("invalid_thread_ts")
+    parent = channel.messages.get(str(thread_ts)) if thread_ts else None
+    # A reply to a reply joins the parent's thread.
+    root = (parent.thread_ts or parent.ts) if parent else thread_ts
+    me = call.caller
+    message = Message(api.new_ts(), text, me.user_id, bot_id=me.bot_id, thread_ts=root)
+    channel.messages[message.ts] = message
+    return ok(channel=channel.id, ts=message.ts, message=_message_json(channel, message))
+
+
+def update_message(api: SlackAPI, call: Call) -> Answer:
+    channel = api.channel(call)
+    if not isinstance(channel, Channel):
+        return channel
+    message = channel.messages.get(str(call.params.get("ts") or ""))
+    if message is None:
+        return error("message_not_found")
+    if message.user != call.caller.user_id:
+        return error("cant_update_message")
+    text = _text(call)
+    if not isinstance(text, str):
+        return text
+    message.text, message.edited_ts = text, api.new_ts()
+    data = _message_json(channel, message)
+    return ok(channel=channel.id, ts=message.ts, text=text, message=data)
+
+
+def add_reaction(api: SlackAPI, call: Call) -> Answer:
+    if not call.params.get("channel") or not call.params.get("timestamp"):
+        return error("no_item_specified")
+    channel = api.channel(call)
+    if not isinstance(channel, Channel):
+        return channel
+    message = channel.messages.get(str(call.params["timestamp"]))
+    if message is None:
+        return error("message_not_found")
+    name = str(call.params.get("name") or "")
+    if not _EMOJI.match(name):
+        return error("invalid_name")
+    users = message.reactions.setdefault(name, [])
+    if call.caller.user_id in users:
+        return error("already_reacted")
+    users.append(call.caller.user_id)
+    return ok()
+
+
+def replies(api: SlackAPI, call: Call) -> Answer:
+    channel = api.channel(call)
+    if not isinstance(channel, Channel):
+        return channel
+    parent = channel.messages.get(str(call.params.get("ts") or ""))
+    if parent is None:
+        return error("thread_not_found")
+    thread = api.thread(channel.id, parent.thread_ts or parent.ts)
+    start = _cursor_start(call.params.get("cursor"), thread)
+    if start is None:
+        return error("invalid_cursor")
+    limit = max(1, min(int(call.params.get("limit") or 1000), 1000))
+    page = thread[start : start + limit]
+    if start > 0 and api.parent_on_every_page:
+        page = [thread[0], *page]
+    answer: dict[str, Any] = {
+        "messages": [_message_json(channel, m) for m in page],
+        "has_more": start + limit < len(thread),
+    }
+    if answer["has_more"]:
+        next_ts = thread[start + limit].ts
+        cursor = base64.b64encode(f"next_ts:{next_ts}".encode()).decode()
+        answer["response_metadata"] = {"next_cursor": cursor}
+    return ok(**answer)
+
+
+def _cursor_start(cursor: object, thread: list[Message]) -> int | None:
+    if not cursor:
+        return 0
+    try:
+        next_ts = base64.b64decode(str(cursor)).decode().removeprefix("next_ts:")
+    except ValueError:
+        return None
+    positions = [i for i, m in enumerate(thread) if m.ts == next_ts]
+    return positions[0] if positions else None
+
+
+def user_info(api: SlackAPI, call: Call) -> Answer:
+    found = api.users.get(str(call.params.get("user") or ""))
+    if found is None:
+        return error("user_not_found")
+    profile = {"display_name": found.name, "real_name": found.name.title()}
+    return ok(
+        user={
+            "id": found.user_id,
+            "team_id": found.team_id,
+            "name": found.name,
+            "real_name": profile["real_name"],
+            "is_bot": found.bot_id is not None,
+            "deleted": False,
+            "profile": profile,
+        }
+    )
+
+
+METHODS: dict[str, Method] = {
+    "auth.test": auth_test,
+    "chat.postMessage": post_message,
+    "chat.update": update_message,
+    "reactions.add": add_reaction,
+    "conversations.replies": replies,
+    "users.info": user_info,
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: tests read `api.requests`."""
+
+    def _answer(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        outcome = self.server.api.handle(self.command, self.path, headers, raw)
+        if outcome is None:
+            self.close_connection = True
+            return
+        status, answer, extra = outcome
+        is_json = isinstance(answer, dict)
+        data = (json.dumps(answer) if is_json else str(answer)).encode()
+        self.send_response(status)
+        kind = "application/json; charset=utf-8" if is_json else "text/html; charset=utf-8"
+        self.send_header("Content-Type", kind)
+        for name, value in extra.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, api: SlackAPI) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.api = api
