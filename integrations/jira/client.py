@@ -1,0 +1,168 @@
+"""Jira's REST API v2 through the `jira` library: the calls Resolver makes back to a Jira site.
+
+Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
+(tell the user), mapped once in `translate_errors`. The library's own retries are off: the
+callback tasks retry, with one attempt row per try. API v2 speaks wiki markup, not ADF.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import requests
+from jira import JIRA
+from jira.exceptions import JIRAError
+
+from resolver.callback_errors import (
+    CallbackError,
+    PermanentCallbackError,
+    TransientCallbackError,
+    is_transient_status,
+    parse_retry_after,
+)
+from resolver.logs import redact, register_secret
+
+TIMEOUT_SECONDS: Final = 30
+MESSAGE_LIMIT: Final = 300
+_BAD_URL: Final = (
+    requests.exceptions.InvalidURL,
+    requests.exceptions.MissingSchema,
+    requests.exceptions.InvalidSchema,
+)
+
+
+@dataclass(frozen=True)
+class JiraIssue:
+    key: str
+    summary: str
+    description: str | None
+
+
+@dataclass(frozen=True)
+class JiraComment:
+    """A comment as Jira returns it: Cloud names authors by `accountId`, Data Center by `name`."""
+
+    id: str
+    body: str
+    author_display_name: str | None
+    author_name: str | None
+    author_account_id: str | None
+
+
+@contextmanager
+def translate_errors(action: str) -> Iterator[None]:
+    """Turn the library's errors during `action` (`"POST /rest/api/2/…"`) into ours."""
+    try:
+        yield
+    except JIRAError as error:
+        raise _from_jira_error(action, error) from None
+    except _BAD_URL as error:
+        message = f"the Jira site URL cannot be used for {action}: {type(error).__name__}"
+        raise PermanentCallbackError(message) from None
+    except requests.Timeout:
+        raise TransientCallbackError(f"Jira did not answer {action} in time") from None
+    except requests.RequestException as error:
+        message = f"Jira could not be reached for {action}: {type(error).__name__}"
+        raise TransientCallbackError(message) from None
+
+
+def _from_jira_error(action: str, error: JIRAError) -> CallbackError:
+    # str(error) would include the request's headers: build the message from parts only.
+    status = error.status_code
+    response = error.response if isinstance(error.response, requests.Response) else None
+    detail = redact(str(error.text or (response.reason if response else "") or "no message"))
+    message = f"Jira answered {status} to {action}: {detail[:MESSAGE_LIMIT]}"
+    if status is None or is_transient_status(status):
+        wait = _retry_after(response.headers) if response is not None else None
+        return TransientCallbackError(message, retry_after=wait, status=status)
+    if status == 401:
+        message += " (the stored Jira token was refused)"
+    return PermanentCallbackError(message, status=status)
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """`Retry-After`, else Jira Cloud's `X-RateLimit-Reset` (an ISO 8601 timestamp)."""
+    wait = parse_retry_after(headers.get("Retry-After"))
+    reset = headers.get("X-RateLimit-Reset")
+    if wait is not None or not reset:
+        return wait
+    try:
+        when = datetime.fromisoformat(reset.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def jira_session(site: str, credential: str) -> Any:
+    """A `jira.JIRA` for `site`: Basic auth when the credential is `email:api_token` (Cloud),
+    else a bearer personal access token (Data Center). No request is sent here."""
+    email, colon, token = credential.partition(":")
+    register_secret(credential)
+    auth: dict[str, Any]
+    if colon and email and token:
+        register_secret(token)
+        register_secret(base64.b64encode(credential.encode()).decode())
+        auth = {"basic_auth": (email, token)}
+    else:
+        auth = {"token_auth": credential}
+    return JIRA(server=site, get_server_info=False, max_retries=0, timeout=TIMEOUT_SECONDS, **auth)
+
+
+class JiraClient:
+    """The REST calls Resolver makes on one Jira site, with one stored credential."""
+
+    def __init__(self, site: str, credential: str) -> None:
+        self.site = site.rstrip("/")
+        self._jira = jira_session(self.site, credential)
+
+    def __repr__(self) -> str:
+        return f"JiraClient({self.site!r})"
+
+    def add_comment(self, issue_key: str, body: str) -> str:
+        """Comment on the issue (`body` in wiki markup); returns the new comment's id."""
+        with translate_errors("POST /rest/api/2/issue/{issueIdOrKey}/comment"):
+            comment = self._jira.add_comment(issue_key, body)
+        return str(comment.id)
+
+    def edit_comment(self, issue_key: str, comment_id: str, body: str) -> None:
+        """Replace the body of a comment (the status comment)."""
+        with translate_errors("GET /rest/api/2/issue/{issueIdOrKey}/comment/{id}"):
+            comment = self._jira.comment(issue_key, comment_id)
+        with translate_errors("PUT /rest/api/2/issue/{issueIdOrKey}/comment/{id}"):
+            comment.update(body=body)
+
+    def comments(self, issue_key: str, limit: int) -> list[JiraComment]:
+        """The issue's `limit` newest comments, oldest first."""
+        with translate_errors("GET /rest/api/2/issue/{issueIdOrKey}/comment"):
+            found = self._jira.comments(issue_key, max_results=limit, order_by="-created")
+        return [_comment(item.raw) for item in reversed(found)]
+
+    def issue(self, key: str) -> JiraIssue:
+        """The issue's key, summary and description (wiki markup)."""
+        with translate_errors("GET /rest/api/2/issue/{issueIdOrKey}"):
+            raw = self._jira.issue(key, fields="summary,description").raw
+        fields = raw.get("fields") or {}
+        description = fields.get("description")
+        return JiraIssue(
+            key=str(raw.get("key") or key),
+            summary=str(fields.get("summary") or ""),
+            description=description if isinstance(description, str) else None,
+        )
+
+
+def _comment(raw: Mapping[str, Any]) -> JiraComment:
+    author = raw.get("author") or {}
+    body = raw.get("body")
+    return JiraComment(
+        id=str(raw.get("id")),
+        body=body if isinstance(body, str) else "",
+        author_display_name=author.get("displayName"),
+        author_name=author.get("name"),
+        author_account_id=author.get("accountId"),
+    )
