@@ -236,7 +236,8 @@ class GitLabAPI:
         headers: dict[str, str] | None = None,
         body: Any = None,
     ) -> None:
-        """Answer the next `times` calls to `route` ("METHOD /template") with `status`."""
+        """Answer the next `times` calls to `route` ("METHOD /template") with `status`; a
+        `body` of bytes is sent as plain text, anything else as JSON."""
         if route not in ROUTES:
             raise KeyError(f"no such route: {route}")
         default = message(status, "Internal Server Error" if status >= 500 else "Failed")
@@ -716,9 +717,11 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, answer, extra = self.server.api.handle(self.command, self.path, headers, raw)
-        data = b"" if answer is None else json.dumps(answer).encode()
+        # Bytes go out as they are: Rack::Attack's 429 is plain text ("Retry later").
+        raw_answer = isinstance(answer, bytes)
+        data = answer if raw_answer else b"" if answer is None else json.dumps(answer).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "text/plain" if raw_answer else "application/json")
         self.send_header("X-Request-Id", secrets.token_hex(13).upper())
         for name, value in extra.items():
             self.send_header(name, value)
