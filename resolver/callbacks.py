@@ -31,11 +31,19 @@ MAX_BACKOFF: Final = 300.0
 
 Executor = Callable[[str, dict[str, Any]], dict[str, Any]]
 EXECUTORS: dict[str, Executor] = {}
+# Actions every provider shares (resolver.replies), called with (provider, payload).
+Action = Callable[[str, dict[str, Any]], dict[str, Any]]
+ACTIONS: dict[str, Action] = {}
 
 
 def register_executor(provider: str, executor: Executor) -> None:
     """Make `executor` send the callbacks of `provider`."""
     EXECUTORS[provider] = executor
+
+
+def register_action(action: str, handler: Action) -> None:
+    """Make `handler` send every provider's callbacks of `action`."""
+    ACTIONS[action] = handler
 
 
 def record_callback(
@@ -112,6 +120,16 @@ def _finish(
             callback.finished_at = utcnow()
 
 
+def _handler(provider: str, action: str) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+    shared = ACTIONS.get(action)
+    if shared is not None:
+        return lambda payload: shared(provider, payload)
+    executor = EXECUTORS.get(provider)
+    if executor is not None:
+        return lambda payload: executor(action, payload)
+    return None
+
+
 def send(callback_id: int) -> float | None:
     """Try a callback once. Returns seconds to wait before the next try, or None when done."""
     with session_scope() as session:
@@ -119,12 +137,12 @@ def send(callback_id: int) -> float | None:
         if callback is None or callback.state != "pending":
             return None
         provider, action, payload = callback.provider, callback.action, dict(callback.payload)
-    executor = EXECUTORS.get(provider)
-    if executor is None:
+    handler = _handler(provider, action)
+    if handler is None:
         _finish(callback_id, "failed", error=f"no callback processor for {provider}")
         return None
     try:
-        result = executor(action, payload)
+        result = handler(payload)
     except TransientCallbackError as error:
         tries = _attempt(callback_id, "transient", error)
         log(logger, logging.WARNING, "callback.transient", callback=callback_id, tries=tries)
@@ -136,6 +154,12 @@ def send(callback_id: int) -> float | None:
         _attempt(callback_id, "permanent", error)
         log(logger, logging.WARNING, "callback.failed", callback=callback_id, status=error.status)
         _finish(callback_id, "failed", error=str(error))
+        return None
+    except Exception as error:  # a bug, not the provider: record it once, never loop on it
+        logger.exception("callback.crashed", extra={"fields": {"callback": callback_id}})
+        failure = PermanentCallbackError(f"internal error: {type(error).__name__}")
+        _attempt(callback_id, "permanent", failure)
+        _finish(callback_id, "failed", error=str(failure))
         return None
     _attempt(callback_id, "ok", None)
     _finish(callback_id, "sent", result=result)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from celery import Celery
 from celery.signals import after_setup_logger, after_setup_task_logger
@@ -68,8 +68,18 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     }
 
 
+TASK_MODULES: Final = (
+    "resolver.tasks",
+    "resolver.callbacks",
+    "resolver.replies",
+    "resolver.pipeline",
+)
+# Each registers its provider's conversation (and forge) for the callbacks and the pipeline.
+PROVIDER_MODULES: Final = ("integrations.github.provider",)
+
+
 def make_celery(settings: Settings) -> Celery:
-    app = Celery("resolver", include=["resolver.tasks", "resolver.callbacks", "resolver.forge"])
+    app = Celery("resolver", include=[*TASK_MODULES, *PROVIDER_MODULES])
     app.conf.update(celery_config(settings))
     return app
 

@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     lease_seconds: int = Field(
         default=10, ge=3, description="A running job's lease; a dead worker's job returns after it."
     )
+    status_interval: float = Field(
+        default=15.0, ge=1, description="Least seconds between progress edits of a status message."
+    )
     reconcile_interval: float = Field(
         default=5.0, gt=0, description="Seconds between reconciler sweeps (lost messages, leases)."
     )

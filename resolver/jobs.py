@@ -114,18 +114,72 @@ def over_capacity(session: Session, job: Job, per_user: int, per_repo: int) -> b
     return False
 
 
-def next_waiting(session: Session, job: Job) -> int | None:
-    """The oldest queued job that was waiting on the same requester or repository."""
+def next_waiting(session: Session, job: Job) -> list[int]:
+    """The oldest queued jobs that were waiting on `job`: one for its requester or repository
+    (capacity), and one in its conversation (follow-ups run one after another)."""
+    waiting: list[int] = []
     related = []
     if job.requester_id is not None:
         related.append(Job.requester_id == job.requester_id)
     if job.repo is not None:
         related.append(Job.repo == job.repo)
-    if not related:
-        return None
-    return session.scalar(
-        select(Job.id).where(Job.state == JobState.QUEUED, or_(*related)).order_by(Job.id).limit(1)
+    queued = select(Job.id).where(Job.state == JobState.QUEUED).order_by(Job.id).limit(1)
+    if related:
+        found = session.scalar(queued.where(or_(*related)))
+        if found is not None:
+            waiting.append(found)
+    if job.conversation_key is not None:
+        found = session.scalar(queued.where(Job.conversation_key == job.conversation_key))
+        if found is not None and found not in waiting:
+            waiting.append(found)
+    return waiting
+
+
+def conversation_busy(session: Session, job: Job) -> bool:
+    """Whether an earlier job of the same conversation is still queued or running: a follow-up
+    waits for it, so two jobs never work on one thread's branch at once."""
+    if job.conversation_key is None:
+        return False
+    earlier = select(Job.id).where(
+        Job.conversation_key == job.conversation_key,
+        Job.id < job.id,
+        Job.state.in_((JobState.QUEUED, JobState.RUNNING)),
     )
+    return session.scalar(earlier.limit(1)) is not None
+
+
+def previous_in_conversation(session: Session, job: Job) -> Job | None:
+    """The latest earlier job of the same conversation, if any."""
+    if job.conversation_key is None:
+        return None
+    return session.scalars(
+        select(Job)
+        .where(Job.conversation_key == job.conversation_key, Job.id < job.id)
+        .order_by(Job.id.desc())
+        .limit(1)
+    ).first()
+
+
+def active_in_conversation(session: Session, conversation_key: str, exclude: int) -> Job | None:
+    """The newest queued or running job of a conversation other than `exclude` (`@bot stop`)."""
+    return session.scalars(
+        select(Job)
+        .where(
+            Job.conversation_key == conversation_key,
+            Job.id != exclude,
+            Job.state.in_((JobState.QUEUED, JobState.RUNNING)),
+        )
+        .order_by(Job.id.desc())
+        .limit(1)
+    ).first()
+
+
+def count_steps(session: Session, job_id: int) -> int:
+    """How many agent steps (tool calls) the job has taken so far."""
+    query = select(func.count(JobEvent.id)).where(
+        JobEvent.job_id == job_id, JobEvent.kind == "action"
+    )
+    return int(session.scalar(query) or 0)
 
 
 def renew_lease(session: Session, job_id: int, owner: str, seconds: float) -> bool:

@@ -9,11 +9,14 @@ import uuid
 
 from celery import shared_task
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
-from resolver import jobs
+from resolver import jobs, replies
+from resolver.commands import parse_command
 from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log, redact
+from resolver.models import Job
 from resolver.runners import JobContext, RunResult, runner_for
 from resolver.states import JobState, Outcome
 
@@ -23,11 +26,14 @@ logger = logging.getLogger(__name__)
 class _Heartbeat(threading.Thread):
     """Renews the job's lease, and passes a cancel request on to the runner."""
 
-    def __init__(self, ctx: JobContext, owner: str, seconds: float) -> None:
+    def __init__(self, ctx: JobContext, owner: str, seconds: float, status_every: float) -> None:
         super().__init__(daemon=True, name=f"lease-{ctx.job_id}")
         self.ctx, self.owner, self.seconds = ctx, owner, seconds
         self.stopped = threading.Event()
         self.lost = False
+        self.status_every = status_every
+        self.status_at = time.monotonic()
+        self.steps = 0
 
     def run(self) -> None:
         renewed_at = time.monotonic()
@@ -53,9 +59,22 @@ class _Heartbeat(threading.Thread):
             if not jobs.renew_lease(session, self.ctx.job_id, self.owner, self.seconds):
                 self.lost = True
                 return renewed_at
-            if jobs.get_job(session, self.ctx.job_id).cancel_requested:
+            job = jobs.get_job(session, self.ctx.job_id)
+            if job.cancel_requested:
                 self.ctx.cancel()
+            callbacks = self._progress(session, job)
+        replies.publish_all(callbacks)
         return time.monotonic()
+
+    def _progress(self, session: Session, job: Job) -> list[int]:
+        """A status update when the agent has taken steps since the last one (throttled)."""
+        if time.monotonic() - self.status_at < self.status_every:
+            return []
+        steps = jobs.count_steps(session, job.id)
+        if steps == self.steps:
+            return []
+        self.steps, self.status_at = steps, time.monotonic()
+        return replies.record_status(session, job)
 
 
 def _record(job_id: int, owner: str, outcome: RunResult) -> None:
@@ -69,13 +88,16 @@ def _record(job_id: int, owner: str, outcome: RunResult) -> None:
         jobs.finish_job(
             session, job, outcome.state, outcome.outcome, error=error, result=outcome.result
         )
+        callbacks = replies.record_finish(session, job)
         waiting = jobs.next_waiting(session, job)
     log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
-    if waiting is not None:
+    replies.publish_all(callbacks)
+    if waiting:
         from resolver.outbox import publish_job
 
-        with session_scope() as session:
-            publish_job(session, waiting)
+        for waiting_id in waiting:
+            with session_scope() as session:
+                publish_job(session, waiting_id)
 
 
 def execute(job_id: int) -> None:
@@ -88,7 +110,13 @@ def execute(job_id: int) -> None:
         except jobs.JobNotFoundError:
             log(logger, logging.WARNING, "job.missing", job=job_id)
             return
-        if job.state == JobState.QUEUED and jobs.over_capacity(
+        # Commands (`@bot stop`) never wait: they are how a person gets a stuck job out.
+        waits = job.state == JobState.QUEUED and parse_command(job.task) is None
+        if waits and jobs.conversation_busy(session, job):
+            # A follow-up runs after the earlier job of its conversation, which publishes it.
+            log(logger, logging.INFO, "job.waiting_for_conversation", job=job_id)
+            return
+        if waits and jobs.over_capacity(
             session, job, settings.max_jobs_per_user, settings.max_jobs_per_repo
         ):
             # It stays queued; it is published again when a running job of the same
@@ -100,7 +128,7 @@ def execute(job_id: int) -> None:
             return
         source = job.source
     ctx = JobContext(job_id)
-    heartbeat = _Heartbeat(ctx, owner, settings.lease_seconds)
+    heartbeat = _Heartbeat(ctx, owner, settings.lease_seconds, settings.status_interval)
     heartbeat.start()
     log(logger, logging.INFO, "job.started", job=job_id, source=source)
     try:

@@ -8,7 +8,7 @@ off: the callback tasks retry, with one attempt row per try.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
 from typing import Any, Final, Literal
@@ -26,6 +26,7 @@ from resolver.callback_errors import (
 )
 from resolver.config import Settings
 from resolver.logs import redact
+from resolver.providers import PullInfo
 
 TokenProvider = Callable[[], str]
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
@@ -126,6 +127,17 @@ def split_repo(full_name: str) -> tuple[str, str]:
     return owner, name
 
 
+def _pull_info(data: Mapping[str, Any]) -> PullInfo:
+    head, base, user = data.get("head") or {}, data.get("base") or {}, data.get("user") or {}
+    return PullInfo(
+        number=int(data["number"]),
+        url=str(data["html_url"]),
+        head=str(head.get("ref") or ""),
+        base=base.get("ref"),
+        author=user.get("login"),
+    )
+
+
 class GitHubClient:
     """The REST calls Resolver makes, as one installation or user.
 
@@ -175,17 +187,24 @@ class GitHubClient:
             github = self._api()
             github.rest.issues.update_comment(owner, name, comment_id, body=body)
 
-    def find_open_pull(self, repo: str, head_branch: str) -> str | None:
-        """The web URL of an open pull request from `head_branch` of `repo`, if there is one."""
+    def find_open_pull(self, repo: str, head_branch: str) -> PullInfo | None:
+        """The open pull request from `head_branch` of `repo`, if there is one."""
         owner, name = split_repo(repo)
         with translate_errors("GET /repos/{owner}/{repo}/pulls"):
             github = self._api()
             pulls = github.rest.pulls.list(owner, name, state="open", head=f"{owner}:{head_branch}")
             found = pulls.json()
-        return str(found[0]["html_url"]) if found else None
+        return _pull_info(found[0]) if found else None
 
-    def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> str:
-        """Open a draft pull request from `head` into `base`; returns its web URL.
+    def get_pull(self, repo: str, number: int) -> PullInfo:
+        owner, name = split_repo(repo)
+        with translate_errors("GET /repos/{owner}/{repo}/pulls/{pull_number}"):
+            github = self._api()
+            data = github.rest.pulls.get(owner, name, number).json()
+        return _pull_info(data)
+
+    def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> PullInfo:
+        """Open a draft pull request from `head` into `base`.
 
         If GitHub refuses because one is already open from `head` (a race with another worker),
         that one is returned. Where drafts are unavailable (private repositories on some plans)
@@ -205,14 +224,14 @@ class GitHubClient:
 
     def _create_pull(
         self, repo: str, head: str, base: str, title: str, body: str, *, draft: bool
-    ) -> str:
+    ) -> PullInfo:
         owner, name = split_repo(repo)
         with translate_errors("POST /repos/{owner}/{repo}/pulls"):
             github = self._api()
             created = github.rest.pulls.create(
                 owner, name, head=head, base=base, title=title, body=body, draft=draft
             )
-        return str(created.json()["html_url"])
+        return _pull_info(created.json())
 
     def reply_to_review_comment(
         self, repo: str, pull_number: int, comment_id: int, body: str
@@ -226,6 +245,40 @@ class GitHubClient:
                 owner, name, pull_number, comment_id, body=body
             )
         return int(reply.json()["id"])
+
+    def edit_review_comment(self, repo: str, comment_id: int, body: str) -> None:
+        """Replace the body of a comment on a pull request's diff (a status reply in a thread)."""
+        owner, name = split_repo(repo)
+        with translate_errors("PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}"):
+            github = self._api()
+            github.rest.pulls.update_review_comment(owner, name, comment_id, body=body)
+
+    def react_to_review_comment(
+        self, repo: str, comment_id: int, content: Reaction = "eyes"
+    ) -> None:
+        owner, name = split_repo(repo)
+        action = "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
+        with translate_errors(action):
+            github = self._api()
+            github.rest.reactions.create_for_pull_request_review_comment(
+                owner, name, comment_id, content=content
+            )
+
+    def issue_comments(self, repo: str, number: int, limit: int) -> list[dict[str, Any]]:
+        """The most recent conversation comments of an issue or pull request, oldest first."""
+        owner, name = split_repo(repo)
+        with translate_errors("GET /repos/{owner}/{repo}/issues/{issue_number}/comments"):
+            github = self._api()
+            data = github.rest.issues.list_comments(owner, name, number, per_page=100).json()
+        return list(data)[-limit:]
+
+    def review_comments(self, repo: str, number: int, limit: int) -> list[dict[str, Any]]:
+        """The comments on a pull request's diff (every review thread), oldest first."""
+        owner, name = split_repo(repo)
+        with translate_errors("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"):
+            github = self._api()
+            data = github.rest.pulls.list_review_comments(owner, name, number, per_page=100).json()
+        return list(data)[-limit:]
 
     def repository(self, repo: str) -> tuple[str, str]:
         """The repository's clone URL (as GitHub states it) and its default branch."""

@@ -42,14 +42,23 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
-def clone(source: str, dest: Path, branch: str | None = None) -> None:
-    """Clone `source` (a path or URL) into a fresh `dest`, on `branch` if given."""
+def clone(
+    source: str, dest: Path, branch: str | None = None, env: dict[str, str] | None = None
+) -> None:
+    """Clone `source` (a path or URL) into a fresh `dest`, on `branch` if given. `env` carries
+    the forge's auth for this one command (`Forge.git_env`); nothing is written to disk."""
     remove(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     local = Path(source).expanduser()
     origin = str(local.resolve()) if local.exists() else source
     extra = ["--branch", branch] if branch else []
-    git(dest.parent, "clone", "--quiet", "--no-hardlinks", *extra, "--", origin, str(dest))
+    git(dest.parent, "clone", "--quiet", "--no-hardlinks", *extra, "--", origin, str(dest), env=env)
+
+
+def remote_branch_exists(repo: Path, branch: str, env: dict[str, str] | None = None) -> bool:
+    """Whether `origin` has `branch` now (asked over the network, not from the clone's refs)."""
+    out = git(repo, "ls-remote", "--heads", "origin", f"refs/heads/{branch}", env=env)
+    return bool(out.strip())
 
 
 def remove(path: Path) -> None:

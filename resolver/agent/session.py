@@ -45,6 +45,8 @@ class SessionRequest:
     branch: str | None = None
     secrets: tuple[str, ...] = ()
     requester: str | None = None
+    git_env: dict[str, str] | None = None
+    """Auth for host-side git (clone, push); never enters the sandbox."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def run_session(
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     workspace = (root / f"job-{request.job_id}").resolve()
     try:
-        git_repo.clone(request.repo, workspace, request.branch)
+        git_repo.clone(request.repo, workspace, request.branch, request.git_env)
         return _in_sandbox(request, ctx, settings, config, workspace, after)
     finally:
         git_repo.remove(workspace)

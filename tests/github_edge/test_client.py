@@ -74,9 +74,11 @@ def test_draft_pull_is_opened_once(
     push_branch(git_server, installation_token(INSTALLATION_ID, client._settings), branch, tmp_path)
     assert client.find_open_pull(REPO, branch) is None
 
-    url = client.open_draft_pull(REPO, branch, "main", "Fix the widget", "Fixes #7")
+    url = client.open_draft_pull(REPO, branch, "main", "Fix the widget", "Fixes #7").url
 
-    assert client.find_open_pull(REPO, branch) == url
+    found = client.find_open_pull(REPO, branch)
+    assert found is not None
+    assert (found.url, found.head, found.base) == (url, branch, "main")
     assert client.find_open_pull(REPO, "resolver/other") is None
     [pull] = github_api.pulls
     assert (pull.head, pull.base, pull.draft, pull.body) == (branch, "main", True, "Fixes #7")
@@ -104,7 +106,7 @@ def test_without_drafts_a_regular_pull_is_opened(
 ) -> None:
     repo.drafts_supported = False
     push_branch(git_server, installation_token(INSTALLATION_ID, client._settings), "b", tmp_path)
-    url = client.open_draft_pull(REPO, "b", "main", "T", "B")
+    url = client.open_draft_pull(REPO, "b", "main", "T", "B").url
     [pull] = github_api.pulls
     assert pull.draft is False
     assert url.endswith(f"/pull/{pull.number}")

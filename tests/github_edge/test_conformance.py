@@ -59,7 +59,12 @@ def test_every_request_of_every_client_method_conforms(
     client.repository(REPO)
     client.find_open_pull(REPO, "resolver/3-go")
     client.open_draft_pull(REPO, "resolver/3-go", "main", "Go", "Fixes #3")
-    client.reply_to_review_comment(REPO, 4, review_comment, "Renamed")
+    reply = client.reply_to_review_comment(REPO, 4, review_comment, "Renamed")
+    client.edit_review_comment(REPO, reply, "Renamed, done")
+    client.react_to_review_comment(REPO, review_comment)
+    client.get_pull(REPO, 1)
+    client.issue_comments(REPO, 3, 10)
+    client.review_comments(REPO, 4, 10)
 
     assert {r.route for r in github_api.requests} == ROUTE_KEYS
     assert all(r.status < 300 for r in github_api.requests)

@@ -56,7 +56,9 @@ def run_issue_flow(
         client.open_draft_pull(REPO, BRANCH, base, "Fix the widget", "Fixes #7")
     errors.append(outage.value)
     assert client.find_open_pull(REPO, BRANCH) is None  # the retry looks first: still none
-    url = client.open_draft_pull(REPO, BRANCH, base, "Fix the widget", "Fixes #7\n\nCost: $0.12")
+    url = client.open_draft_pull(
+        REPO, BRANCH, base, "Fix the widget", "Fixes #7\n\nCost: $0.12"
+    ).url
     client.edit_comment(REPO, status_id, f"Done in 1m 2s · $0.12 · {url}")
     return trigger_id, status_id, url
 

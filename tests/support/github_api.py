@@ -89,6 +89,8 @@ class Comment:
     login: str
     reactions: list[tuple[str, str]] = field(default_factory=list)
     in_reply_to: int | None = None
+    path: str | None = None
+    line: int | None = None
 
 
 @dataclass
@@ -101,6 +103,7 @@ class Pull:
     body: str
     draft: bool
     state: str = "open"
+    author: str = BOT_LOGIN
 
 
 @dataclass(frozen=True)
@@ -210,11 +213,26 @@ class GitHubAPI:
         self.comments[comment.id] = comment
         return comment.id
 
-    def add_review_comment(self, repo: str, pull_number: int, body: str, login: str) -> int:
+    def add_review_comment(
+        self,
+        repo: str,
+        pull_number: int,
+        body: str,
+        login: str,
+        path: str | None = None,
+        line: int | None = None,
+    ) -> int:
         """An existing comment on a pull request's diff."""
-        comment = Comment(next(self._ids), repo, pull_number, body, login)
+        comment = Comment(next(self._ids), repo, pull_number, body, login, path=path, line=line)
         self.review_comments[comment.id] = comment
         return comment.id
+
+    def add_pull(self, repo: str, head: str, base: str, title: str, author: str) -> Pull:
+        """An open pull request someone opened (its branch must exist in the bare repository)."""
+        with self.lock:
+            pull = Pull(len(self.pulls) + 1, repo, head, base, title, "", False, author=author)
+            self.pulls.append(pull)
+            return pull
 
     def fail(
         self,
@@ -372,6 +390,10 @@ def create_reaction(api: GitHubAPI, request: Request) -> Answer:
     comment = api.comments.get(int(request.params["comment_id"]))
     if api.repo(request) is None or comment is None:
         return 404, error_body(404, "Not Found")
+    return _react(api, request, comment)
+
+
+def _react(api: GitHubAPI, request: Request, comment: Comment) -> Answer:
     content = (request.body or {}).get("content")
     if content not in REACTIONS:
         errors = [{"resource": "Reaction", "field": "content", "code": "invalid"}]
@@ -447,8 +469,79 @@ def _pull_json(api: GitHubAPI, pull: Pull) -> dict[str, Any]:
         "url": f"{api.base_url}/repos/{pull.repo}/pulls/{pull.number}",
         "head": {"label": f"{owner}:{pull.head}", "ref": pull.head},
         "base": {"label": f"{owner}:{pull.base}", "ref": pull.base},
-        "user": _user(BOT_LOGIN),
+        "user": _user(pull.author),
     }
+
+
+def get_pull(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    number = int(request.params["pull_number"])
+    found = [
+        p for p in api.pulls if repo is not None and (p.repo, p.number) == (repo.full_name, number)
+    ]
+    if not found:
+        return 404, error_body(404, "Not Found")
+    return 200, _pull_json(api, found[0])
+
+
+def list_comments(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    number = int(request.params["issue_number"])
+    found = [
+        _comment_json(api, c)
+        for c in sorted(api.comments.values(), key=lambda c: c.id)
+        if (c.repo, c.number) == (repo.full_name, number)
+    ]
+    return 200, found
+
+
+def _review_comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
+    return {
+        "id": comment.id,
+        "in_reply_to_id": comment.in_reply_to,
+        "body": comment.body,
+        "path": comment.path,
+        "line": comment.line,
+        "user": _user(comment.login),
+        "html_url": f"{api.web_url}/{comment.repo}/pull/{comment.number}#discussion_r{comment.id}",
+        "pull_request_url": f"{api.base_url}/repos/{comment.repo}/pulls/{comment.number}",
+        "created_at": _now(),
+        "updated_at": _now(),
+    }
+
+
+def list_review_comments(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    number = int(request.params["pull_number"])
+    found = [
+        _review_comment_json(api, c)
+        for c in sorted(api.review_comments.values(), key=lambda c: c.id)
+        if (c.repo, c.number) == (repo.full_name, number)
+    ]
+    return 200, found
+
+
+def update_review_comment(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    comment = api.review_comments.get(int(request.params["comment_id"]))
+    if repo is None or comment is None or comment.repo != repo.full_name:
+        return 404, error_body(404, "Not Found")
+    body = _body_text(request)
+    if body is None:
+        return _missing("body", "PullRequestReviewComment")
+    comment.body = body
+    return 200, _review_comment_json(api, comment)
+
+
+def create_review_reaction(api: GitHubAPI, request: Request) -> Answer:
+    comment = api.review_comments.get(int(request.params["comment_id"]))
+    if api.repo(request) is None or comment is None:
+        return 404, error_body(404, "Not Found")
+    return _react(api, request, comment)
 
 
 def list_pulls(api: GitHubAPI, request: Request) -> Answer:
@@ -554,6 +647,11 @@ ROUTES: dict[str, Handler] = {
     "GET /repos/{owner}/{repo}/pulls": list_pulls,
     "POST /repos/{owner}/{repo}/pulls": create_pull,
     "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": create_reply,
+    "GET /repos/{owner}/{repo}/pulls/{pull_number}": get_pull,
+    "GET /repos/{owner}/{repo}/issues/{issue_number}/comments": list_comments,
+    "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments": list_review_comments,
+    "PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}": update_review_comment,
+    "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions": create_review_reaction,
 }
 ROUTE_KEYS = frozenset(ROUTES)
 _COMPILED = [(key.split(" ", 1)[0], template_regex(key.split(" ", 1)[1]), key) for key in ROUTES]

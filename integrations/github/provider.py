@@ -1,0 +1,169 @@
+"""GitHub as a conversation (issues, pull requests, review threads) and as a forge."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from integrations.github.auth import client_for_job, git_auth_env, token_for_job
+from integrations.github.client import GitHubClient
+from resolver.agent.task import Comment, ReviewThread
+from resolver.callback_errors import PermanentCallbackError
+from resolver.config import get_settings
+from resolver.providers import (
+    ForgeUser,
+    History,
+    Provider,
+    PullInfo,
+    RepoInfo,
+    TriggerContext,
+    register_provider,
+)
+from resolver.status import MARKER
+
+HISTORY_LIMIT: Final = 50
+REVIEW_COMMENT: Final = "review_comment"
+ISSUE_COMMENT: Final = "issue_comment"
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, int):
+        return value
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+class GitHubConversation:
+    """The issue or pull request of a trigger; in a review thread when it came from one."""
+
+    def __init__(self, client: GitHubClient, context: TriggerContext) -> None:
+        self._client = client
+        self._context = context
+        self._repo = str(context.get("repo") or "")
+        number = _int(context.get("number"))
+        if not self._repo or number is None:
+            raise PermanentCallbackError("the trigger names no GitHub issue or pull request")
+        self._number = number
+
+    def _thread_root(self) -> int | None:
+        if self._context.get("comment_kind") != REVIEW_COMMENT:
+            return None
+        return _int(self._context.get("in_reply_to_id")) or _int(self._context.get("comment_id"))
+
+    def post(self, text: str) -> dict[str, Any]:
+        root = self._thread_root()
+        if root is not None:
+            reply = self._client.reply_to_review_comment(self._repo, self._number, root, text)
+            return {"kind": REVIEW_COMMENT, "id": reply}
+        return {
+            "kind": ISSUE_COMMENT,
+            "id": self._client.post_comment(self._repo, self._number, text),
+        }
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        comment_id = _int(ref.get("id"))
+        if comment_id is None:
+            raise PermanentCallbackError("the status message reference has no comment id")
+        if ref.get("kind") == REVIEW_COMMENT:
+            self._client.edit_review_comment(self._repo, comment_id, text)
+        else:
+            self._client.edit_comment(self._repo, comment_id, text)
+
+    def acknowledge(self) -> None:
+        comment_id = _int(self._context.get("comment_id"))
+        kind = self._context.get("comment_kind")
+        if comment_id is None:
+            return  # a label, an assignment or a review body: nothing to react to
+        if kind == ISSUE_COMMENT:
+            self._client.react(self._repo, comment_id)
+        elif kind == REVIEW_COMMENT:
+            self._client.react_to_review_comment(self._repo, comment_id)
+
+    def history(self) -> History:
+        comments = tuple(
+            Comment(_login(item), str(item.get("body") or ""))
+            for item in self._client.issue_comments(self._repo, self._number, HISTORY_LIMIT)
+            if not _is_ours(item)
+        )
+        threads: tuple[ReviewThread, ...] = ()
+        if self._context.get("is_pull_request"):
+            threads = _threads(
+                self._client.review_comments(self._repo, self._number, HISTORY_LIMIT)
+            )
+        return History(comments, threads)
+
+
+def _login(item: Mapping[str, Any]) -> str:
+    user = item.get("user") or {}
+    return str(user.get("login") or "someone")
+
+
+def _is_ours(item: Mapping[str, Any]) -> bool:
+    bot = get_settings().bot_name.lower()
+    login = _login(item).lower().removesuffix("[bot]")
+    return login == bot or MARKER in str(item.get("body") or "")
+
+
+def _threads(items: list[dict[str, Any]]) -> tuple[ReviewThread, ...]:
+    """Review comments grouped by the comment that started each thread."""
+    roots: dict[int, dict[str, Any]] = {}
+    replies: dict[int, list[Comment]] = {}
+    for item in items:
+        root = _int(item.get("in_reply_to_id")) or _int(item.get("id"))
+        if root is None:
+            continue
+        roots.setdefault(root, item)
+        if not _is_ours(item):
+            replies.setdefault(root, []).append(Comment(_login(item), str(item.get("body") or "")))
+    return tuple(
+        ReviewThread(
+            path=first.get("path"),
+            line=_int(first.get("line")),
+            comments=tuple(replies.get(root, [])),
+        )
+        for root, first in roots.items()
+        if replies.get(root)
+    )
+
+
+class GitHubForge:
+    """Repositories, permissions, git auth and pull requests, as the job's GitHub identity."""
+
+    def __init__(self, client: GitHubClient, context: TriggerContext, requester_id: int | None):
+        self._client = client
+        self._context = context
+        self._requester_id = requester_id
+
+    def repository(self, full_name: str) -> RepoInfo:
+        clone_url, default_branch = self._client.repository(full_name)
+        return RepoInfo(full_name, clone_url, default_branch)
+
+    def can_write(self, full_name: str, user: ForgeUser) -> bool:
+        if not user.login:
+            raise PermanentCallbackError("the GitHub account has no login to check")
+        return self._client.can_write(full_name, user.login)
+
+    def git_env(self, clone_url: str) -> dict[str, str]:
+        return git_auth_env(clone_url, token_for_job(self._context, self._requester_id))
+
+    def find_open_pull(self, full_name: str, head: str) -> PullInfo | None:
+        return self._client.find_open_pull(full_name, head)
+
+    def get_pull(self, full_name: str, number: int) -> PullInfo:
+        return self._client.get_pull(full_name, number)
+
+    def open_draft_pull(
+        self, full_name: str, head: str, base: str, title: str, body: str
+    ) -> PullInfo:
+        return self._client.open_draft_pull(full_name, head, base, title, body)
+
+
+def conversation(context: TriggerContext, requester_id: int | None) -> GitHubConversation:
+    return GitHubConversation(client_for_job(context, requester_id), context)
+
+
+def forge(context: TriggerContext, requester_id: int | None) -> GitHubForge:
+    return GitHubForge(client_for_job(context, requester_id), context, requester_id)
+
+
+PROVIDER: Final = Provider(name="github", conversation=conversation, forge=forge)
+register_provider(PROVIDER)

@@ -1,0 +1,470 @@
+"""The worker's runner for requests from every provider.
+
+1. Commands (`@bot stop`, `@bot status`) are answered at once.
+2. Plan: the forge and repository (the trigger's own, `repo=`, or a configured route), and
+   the branch (a new `resolver/…` branch, or the branch of the bot's open pull request).
+3. Permission: the requester must be able to push to the repository; else a polite refusal.
+4. Acknowledge: 👀 and the status message, sent by callbacks.
+5. Clone on the host with the forge's token, run setup and the agent in the sandbox, commit
+   as the bot and push. The pull request and the final status are sent by callbacks when the
+   worker records the job (tasks.py → replies.record_finish).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import redis
+from sqlalchemy import select
+
+from resolver import jobs, providers, replies, status
+from resolver.agent import repo as git_repo
+from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
+from resolver.agent.task import AgentResult, Comment, TriggerContext
+from resolver.branches import BRANCH_PREFIX, build_branch_name, build_commit_message
+from resolver.callback_errors import CallbackError
+from resolver.commands import Command, parse_command
+from resolver.config import get_settings
+from resolver.db import session_scope
+from resolver.logs import log
+from resolver.models import Identity, RepoRoute
+from resolver.runners import JobContext, RunResult, register
+from resolver.states import JobState, Outcome
+from sandbox import RepoSetupError, SandboxError
+
+logger = logging.getLogger(__name__)
+
+FORGES: Final = ("github", "gitlab")
+FORGE_NAMES: Final = {"github": "GitHub", "gitlab": "GitLab"}
+HISTORY_NOTE: Final = "(an earlier request in this conversation)"
+BRANCH_LOCK_WAIT: Final = 60
+
+
+class Stop(Exception):
+    """The job ends before the agent runs: a refusal, a missing repository, a forge error."""
+
+    def __init__(self, outcome: Outcome, message: str, state: JobState = JobState.FAILED) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+        self.state = state
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """The previous job of the same conversation (a follow-up continues it)."""
+
+    id: int
+    task: str
+    summary: str
+    branch: str | None
+    pr_url: str | None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The job as the runner needs it, read once."""
+
+    id: int
+    source: str
+    task: str
+    repo: str | None
+    requester: str | None
+    requester_id: int | None
+    trigger: Mapping[str, Any]
+    branch: str | None
+    earlier: Earlier | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    forge_name: str
+    repo: providers.RepoInfo
+    base: str
+    branch: str
+    checkout: str | None = None
+    update: bool = False
+    """Push to an open pull request's branch (fast-forward only; no new pull request)."""
+    pr_url: str | None = None
+    fixes: int | None = None
+    context: list[Comment] = field(default_factory=list)
+
+
+def run_request(ctx: JobContext) -> RunResult:
+    snapshot = _load(ctx.job_id)
+    command = parse_command(snapshot.task)
+    if command is not None:
+        return _run_command(snapshot, command)
+    try:
+        forge_name, full_name = _repository_of(snapshot)
+        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        repo = _repo_info(snapshot, forge, forge_name, full_name)
+        _check_permission(snapshot, forge, forge_name, repo.full_name)
+        plan = _plan(snapshot, forge, forge_name, repo)
+    except Stop as stop:
+        return RunResult(stop.state, stop.outcome, error=str(stop))
+    except CallbackError as error:
+        reason = f"I could not reach the forge to prepare this job: {error}"
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    _record_plan(ctx.job_id, plan)
+    history = _history(snapshot)
+    request = SessionRequest(
+        job_id=ctx.job_id,
+        repo=plan.repo.clone_url,
+        instruction=snapshot.task,
+        context=_context(snapshot, plan, history),
+        branch=plan.checkout,
+        requester=snapshot.requester,
+        git_env=forge.git_env(plan.repo.clone_url),
+    )
+    try:
+        with _branch_lock(plan):
+            done = run_session(request, ctx, after=_push(snapshot, plan, request.git_env))
+    except Stop as stop:
+        return RunResult(stop.state, stop.outcome, error=str(stop))
+    except SandboxError as error:
+        reason = f"the sandbox could not start ({error}); an operator can run `resolver doctor`"
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    except (git_repo.RepoError, RepoSetupError) as error:
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=str(error))
+    return run_result(done.agent, done.diff)
+
+
+# --- reading the job
+
+
+def _load(job_id: int) -> Snapshot:
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        previous = jobs.previous_in_conversation(session, job)
+        earlier = None
+        if previous is not None:
+            earlier = Earlier(
+                id=previous.id,
+                task=previous.task,
+                summary=str((previous.result or {}).get("summary") or ""),
+                branch=previous.branch,
+                pr_url=previous.pr_url,
+            )
+        return Snapshot(
+            id=job.id,
+            source=job.source,
+            task=job.task,
+            repo=job.repo,
+            requester=job.requester,
+            requester_id=job.requester_id,
+            trigger=dict(job.trigger),
+            branch=job.branch,
+            earlier=earlier,
+        )
+
+
+# --- commands
+
+
+def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
+    conversation_key = str(snapshot.trigger.get("conversation_key") or "")
+    with session_scope() as session:
+        target = jobs.active_in_conversation(session, conversation_key, exclude=snapshot.id)
+        if target is None:
+            target = jobs.previous_in_conversation(session, jobs.get_job(session, snapshot.id))
+        me = jobs.get_job(session, snapshot.id)
+        callbacks: list[int] = []
+        if target is None:
+            text = "There is no job of mine in this conversation."
+        elif command == "status":
+            text = f"Job {target.id}:\n\n" + status.render(replies.view_of(session, target))
+        elif target.state not in (JobState.QUEUED, JobState.RUNNING):
+            text = f"Job {target.id} has already ended ({target.state})."
+        else:
+            jobs.request_cancel(session, target)
+            text = f"Stopping job {target.id}. Its status message will say when it has stopped."
+            if target.state == JobState.CANCELLED:  # it was still queued: over now
+                callbacks += replies.record_status(session, target)
+        callbacks += replies.record_reply(session, me, text)
+    replies.publish_all(callbacks)
+    return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
+
+
+# --- planning
+
+
+def parse_repo_spec(spec: str) -> tuple[str, str]:
+    """`github:owner/name`, `gitlab:group/project` or `owner/name` (GitHub)."""
+    forge_name, sep, name = spec.strip().partition(":")
+    if not sep:
+        forge_name, name = "github", spec.strip()
+    if forge_name not in FORGES or "/" not in name:
+        raise ValueError(f"{spec!r} is not a repository: use owner/name or gitlab:group/project")
+    return forge_name, name
+
+
+def route_scope(source: str, trigger: Mapping[str, Any]) -> str | None:
+    """What a default repository is configured for: a Slack channel, a Jira project, a Linear
+    team (its key or id)."""
+    if source == "slack":
+        return _text(trigger.get("channel"))
+    if source == "jira":
+        return _text(trigger.get("project_key"))
+    if source == "linear":
+        team = trigger.get("team")
+        if isinstance(team, Mapping):
+            return _text(team.get("key")) or _text(team.get("id"))
+    return None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _repository_of(snapshot: Snapshot) -> tuple[str, str]:
+    if snapshot.source in FORGES:
+        return snapshot.source, str(snapshot.trigger.get("repo") or snapshot.repo)
+    options = snapshot.trigger.get("options")
+    spec = options.get("repo") if isinstance(options, Mapping) else None
+    spec = spec or snapshot.repo or _routed_repo(snapshot)
+    if not spec:
+        scope = route_scope(snapshot.source, snapshot.trigger) or "<scope>"
+        raise Stop(
+            Outcome.COULD_NOT,
+            "Which repository should I work on? Mention me again with `repo=owner/name` "
+            f"(or `repo=gitlab:group/project`), or ask an admin to set a default with "
+            f"`resolver routes set {snapshot.source} {scope} owner/name`.",
+        )
+    try:
+        return parse_repo_spec(str(spec))
+    except ValueError as error:
+        raise Stop(Outcome.COULD_NOT, str(error)) from None
+
+
+def _routed_repo(snapshot: Snapshot) -> str | None:
+    scope = route_scope(snapshot.source, snapshot.trigger)
+    if scope is None:
+        return None
+    with session_scope() as session:
+        return session.scalar(
+            select(RepoRoute.repo).where(
+                RepoRoute.provider == snapshot.source, RepoRoute.scope == scope
+            )
+        )
+
+
+def _repo_info(
+    snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
+) -> providers.RepoInfo:
+    trigger = snapshot.trigger
+    if snapshot.source == forge_name and trigger.get("clone_url") and trigger.get("default_branch"):
+        # The forge's own answer, from the payload: no extra call.
+        return providers.RepoInfo(
+            full_name=full_name,
+            clone_url=str(trigger["clone_url"]),
+            default_branch=str(trigger["default_branch"]),
+        )
+    return forge.repository(full_name)
+
+
+def _forge_user(snapshot: Snapshot, forge_name: str) -> providers.ForgeUser | None:
+    sender = snapshot.trigger.get("sender")
+    if snapshot.source == forge_name and isinstance(sender, Mapping) and sender.get("id"):
+        login = sender.get("login")
+        return providers.ForgeUser(str(sender["id"]), str(login) if login else None)
+    if snapshot.requester_id is None:
+        return None
+    with session_scope() as session:
+        identity = session.scalars(
+            select(Identity).where(
+                Identity.user_id == snapshot.requester_id, Identity.provider == forge_name
+            )
+        ).first()
+        if identity is None:
+            return None
+        return providers.ForgeUser(identity.external_id, identity.login)
+
+
+def _check_permission(
+    snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
+) -> None:
+    name = FORGE_NAMES[forge_name]
+    user = _forge_user(snapshot, forge_name)
+    if user is None:
+        raise Stop(
+            Outcome.REFUSED,
+            f"I need to know your {name} account to check that you may push to `{full_name}`. "
+            f"Ask a Resolver admin to run `resolver users link <your-user> --provider "
+            f"{forge_name} --external-id <id> --login <login>`, then mention me again.",
+        )
+    if not forge.can_write(full_name, user):
+        who = f"@{user.login}" if user.login else "you"
+        raise Stop(
+            Outcome.REFUSED,
+            f"Sorry {who}, I only take requests from people who can push to `{full_name}`. "
+            "Ask a maintainer to mention me, or to give you write access.",
+        )
+
+
+def _is_pull_request(snapshot: Snapshot) -> bool:
+    trigger = snapshot.trigger
+    return bool(trigger.get("is_pull_request")) or trigger.get("noteable_type") == "MergeRequest"
+
+
+def _number(snapshot: Snapshot) -> int | None:
+    value = snapshot.trigger.get("number", snapshot.trigger.get("iid"))
+    return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
+
+
+def _plan(
+    snapshot: Snapshot, forge: providers.Forge, forge_name: str, repo: providers.RepoInfo
+) -> Plan:
+    number = _number(snapshot)
+    new_branch = snapshot.branch or build_branch_name(
+        number, str(snapshot.trigger.get("title") or snapshot.task), snapshot.id
+    )
+    if snapshot.source == forge_name and _is_pull_request(snapshot) and number is not None:
+        pull = forge.get_pull(repo.full_name, number)
+        if pull.head.startswith(BRANCH_PREFIX):
+            # The bot's own pull request: continue on its branch.
+            return Plan(forge_name, repo, repo.default_branch, pull.head, pull.head, True, pull.url)
+        # Someone's pull request: propose changes on top of it, as a pull request into it.
+        return Plan(forge_name, repo, pull.head, new_branch, checkout=pull.head)
+    earlier = snapshot.earlier
+    if earlier is not None and earlier.branch:
+        still_open = forge.find_open_pull(repo.full_name, earlier.branch)
+        if still_open is not None:
+            return Plan(
+                forge_name,
+                repo,
+                repo.default_branch,
+                earlier.branch,
+                earlier.branch,
+                True,
+                still_open.url,
+            )
+    fixes = number if snapshot.source == forge_name and not _is_pull_request(snapshot) else None
+    return Plan(forge_name, repo, repo.default_branch, new_branch, fixes=fixes)
+
+
+def _record_plan(job_id: int, plan: Plan) -> None:
+    """Keep the plan on the job (the callbacks read it), then acknowledge."""
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        forge_info = {
+            "provider": plan.forge_name,
+            "repo": plan.repo.full_name,
+            "base": plan.base,
+            "fixes": plan.fixes,
+        }
+        job.trigger = {**job.trigger, "forge": forge_info}
+        job.repo = job.repo or plan.repo.full_name
+        result: dict[str, Any] = {}
+        if plan.update:
+            job.pr_url = plan.pr_url
+            job.branch = plan.branch
+            result["updated_pull"] = True
+        job.result = {**job.result, **result}
+        callbacks = replies.record_acknowledgement(session, job)
+    replies.publish_all(callbacks)
+
+
+# --- context
+
+
+def _history(snapshot: Snapshot) -> providers.History:
+    try:
+        conversation = providers.conversation(
+            snapshot.source, snapshot.trigger, snapshot.requester_id
+        )
+        return conversation.history()
+    except CallbackError as error:
+        # The request itself is still known: go on without the surrounding thread.
+        log(logger, logging.WARNING, "job.history_unavailable", job=snapshot.id, error=str(error))
+        return providers.History()
+
+
+def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> TriggerContext:
+    trigger = snapshot.trigger
+    comments = list(history.comments)
+    earlier = snapshot.earlier
+    if earlier is not None:
+        comments.insert(0, Comment(HISTORY_NOTE, earlier.task))
+        if earlier.summary:
+            comments.insert(1, Comment("Resolver (its answer then)", earlier.summary))
+    kind = "pull_request" if _is_pull_request(snapshot) else "issue"
+    if snapshot.source not in FORGES:
+        kind = "thread" if snapshot.source == "slack" else "ticket"
+    return TriggerContext(
+        kind=f"{snapshot.source}_{kind}",
+        title=_text(trigger.get("title")),
+        body=_text(trigger.get("body")),
+        url=_text(trigger.get("url")) or _text(trigger.get("html_url")),
+        comments=tuple(comments),
+        review_threads=history.review_threads,
+    )
+
+
+# --- pushing
+
+
+@contextmanager
+def _branch_lock(plan: Plan) -> Iterator[None]:
+    """Two jobs never push to the same branch at once."""
+    settings = get_settings()
+    client = redis.Redis.from_url(settings.redis_url)
+    name = f"resolver:branch:{plan.forge_name}:{plan.repo.full_name}:{plan.branch}"
+    lock = client.lock(
+        name, timeout=settings.job_time_limit + 60, blocking_timeout=BRANCH_LOCK_WAIT
+    )
+    if not lock.acquire():
+        client.close()
+        raise Stop(
+            Outcome.ERROR,
+            f"another job is working on `{plan.branch}`; mention me again when it has finished.",
+        )
+    try:
+        yield
+    finally:
+        try:
+            lock.release()
+        except redis.RedisError:
+            log(logger, logging.WARNING, "job.branch_lock_release_failed", branch=plan.branch)
+        client.close()
+
+
+def _push(snapshot: Snapshot, plan: Plan, env: dict[str, str] | None) -> AfterAgent:
+    """The after-agent hook: commit what the agent changed as the bot and push the branch."""
+    bot = get_settings().bot_name
+
+    def after(workspace: Path, agent: AgentResult) -> None:
+        if agent.outcome != "changed_code" or not git_repo.working_diff(workspace).strip():
+            return
+        branch = plan.branch
+        if not plan.update and snapshot.branch is None:
+            if git_repo.remote_branch_exists(workspace, branch, env):
+                branch = f"{branch}-{snapshot.id}"  # someone else's branch has that name
+            # Recorded before the push: a retry of this job knows the branch is its own.
+            with session_scope() as session:
+                jobs.get_job(session, snapshot.id).branch = branch
+        title = str(snapshot.trigger.get("title") or snapshot.task)
+        message = build_commit_message(
+            title, agent.summary, snapshot.requester, _text(snapshot.trigger.get("requester_email"))
+        )
+        identity = ["-c", f"user.name={bot}", "-c", f"user.email={bot}@users.noreply"]
+        git_repo.git(workspace, "checkout", "-q", "-B", branch)
+        git_repo.git(workspace, "add", "-A")
+        git_repo.git(workspace, *identity, "commit", "-q", "-m", message)
+        # The job's own new branch may hold an earlier attempt's commit: replace it. A pull
+        # request's branch only moves forward; if someone pushed meanwhile, the push fails.
+        force = [] if plan.update else ["--force"]
+        git_repo.git(
+            workspace, "push", "-q", *force, "origin", f"HEAD:refs/heads/{branch}", env=env
+        )
+        log(logger, logging.INFO, "job.branch_pushed", job=snapshot.id, branch=branch)
+
+    return after
+
+
+for _source in ("github", "gitlab", "slack", "jira", "linear"):
+    register(_source, run_request)
