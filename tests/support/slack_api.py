@@ -165,10 +165,11 @@ class SlackAPI:
         *,
         thread_ts: str | None = None,
         bot_id: str | None = None,
+        ts: str | None = None,
     ) -> str:
         """A message already in the channel (or a thread's reply); returns its ts."""
         with self.lock:
-            message = Message(self.new_ts(), text, user, bot_id=bot_id, thread_ts=thread_ts)
+            message = Message(ts or self.new_ts(), text, user, bot_id=bot_id, thread_ts=thread_ts)
             self.channels[channel_id].messages[message.ts] = message
             return message.ts
 
