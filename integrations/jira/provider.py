@@ -1,0 +1,106 @@
+"""Jira's outbound side: replies are comments on the ticket a trigger came from.
+
+Jira hosts no repositories, so the provider has a conversation only. The site's token is stored
+for the site's URL (`resolver tokens set --provider jira --installation <site>`) as
+`email:api_token` (Jira Cloud) or a personal access token (Data Center).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from integrations.jira.client import JiraClient, JiraComment
+from integrations.jira.wiki import to_wiki
+from resolver.agent.task import Comment
+from resolver.callback_errors import PermanentCallbackError
+from resolver.config import Settings, get_settings
+from resolver.credentials import stored_token
+from resolver.providers import History, Provider, TriggerContext, register_provider
+
+HISTORY_LIMIT: Final = 50
+
+
+def site_for(context: TriggerContext, settings: Settings) -> str:
+    """The trigger's site, else the configured one; without a trailing slash."""
+    site = context.get("site") or settings.jira_url
+    if not site:
+        raise PermanentCallbackError("no Jira site for this trigger: set RESOLVER_JIRA_URL")
+    return str(site).rstrip("/")
+
+
+def credential_for(site: str) -> str:
+    """The token stored for `site`, or a permanent error that says how to store one."""
+    token = stored_token("jira", installation=site)
+    if token is None:
+        raise PermanentCallbackError(
+            f"no Jira token is stored for {site}: store `email:api_token` (Jira Cloud) or a "
+            f'personal access token (Data Center) with `printf %s "$TOKEN" | resolver tokens '
+            f"set --provider jira --installation {site}`"
+        )
+    return token
+
+
+def _text(mapping: Mapping[str, Any], key: str, what: str) -> str:
+    value = mapping.get(key)
+    if value is None or value == "":
+        raise PermanentCallbackError(f"the {what} has no {key}")
+    return str(value)
+
+
+class JiraConversation:
+    """Comments on one Jira issue, written in wiki markup."""
+
+    def __init__(self, client: JiraClient, issue_key: str, settings: Settings) -> None:
+        self._client = client
+        self._issue_key = issue_key
+        self._bot_name = settings.bot_name.lower()
+        self._bot_ids = frozenset(
+            i.strip() for i in settings.bot_account_ids.split(",") if i.strip()
+        )
+
+    def __repr__(self) -> str:
+        return f"JiraConversation({self._client.site!r}, {self._issue_key!r})"
+
+    def post(self, text: str) -> dict[str, Any]:
+        comment_id = self._client.add_comment(self._issue_key, to_wiki(text))
+        return {"issue_key": self._issue_key, "comment_id": comment_id}
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        issue_key = _text(ref, "issue_key", "Jira message reference")
+        comment_id = _text(ref, "comment_id", "Jira message reference")
+        self._client.edit_comment(issue_key, comment_id, to_wiki(text))
+
+    def acknowledge(self) -> None:
+        """Jira's REST API has no reactions on comments: nothing to mark."""
+
+    def history(self) -> History:
+        comments = self._client.comments(self._issue_key, HISTORY_LIMIT)
+        return History(
+            comments=tuple(
+                Comment(author=_author(c), body=c.body) for c in comments if not self._by_bot(c)
+            )
+        )
+
+    def _by_bot(self, comment: JiraComment) -> bool:
+        names = {comment.author_display_name, comment.author_name}
+        return self._bot_name in {n.lower() for n in names if n} or (
+            comment.author_account_id in self._bot_ids
+        )
+
+
+def _author(comment: JiraComment) -> str:
+    return (
+        comment.author_display_name or comment.author_name or comment.author_account_id or "unknown"
+    )
+
+
+def conversation_for(context: TriggerContext, requester_id: int | None) -> JiraConversation:
+    """The ticket of a Jira trigger, acting with the token stored for its site."""
+    settings = get_settings()
+    site = site_for(context, settings)
+    issue_key = _text(context, "issue_key", "Jira trigger")
+    return JiraConversation(JiraClient(site, credential_for(site)), issue_key, settings)
+
+
+register_provider(Provider(name="jira", conversation=conversation_for))
