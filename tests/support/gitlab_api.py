@@ -172,12 +172,12 @@ class GitLabAPI:
         self._server.server_close()
         self._thread.join()
 
-    def add_user(self, username: str) -> int:
+    def add_user(self, username: str, user_id: int | None = None) -> int:
         """A GitLab user; returns its numeric id (the same one for the same name)."""
-        for user_id, name in self.users.items():
+        for known, name in self.users.items():
             if name == username:
-                return user_id
-        user_id = self.new_id()
+                return known
+        user_id = user_id or self.new_id()
         self.users[user_id] = username
         return user_id
 
