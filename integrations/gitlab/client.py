@@ -71,9 +71,13 @@ class _Connection:
     """python-gitlab that never waits or retries, and the headers of its last answer (its errors
     carry none, and Retry-After is one of them)."""
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(self, settings: Settings, token: str) -> None:
         self.api = gitlab.Gitlab(
-            url, private_token=token, timeout=TIMEOUT_SECONDS, retry_transient_errors=False
+            settings.gitlab_url,
+            private_token=token,
+            timeout=TIMEOUT_SECONDS,
+            retry_transient_errors=False,
+            user_agent=f"Resolver ({settings.bot_name})",
         )
         # obey_rate_limit would sleep on 429 inside the callback task, up to ten times.
         self.api.http_request = functools.partial(self.api.http_request, obey_rate_limit=False)
@@ -91,8 +95,9 @@ def translate_errors(action: str, headers: Callable[[], Mapping[str, str]]) -> I
     try:
         yield
     except GitlabError as error:
-        if error.response_code is None:
-            raise PermanentCallbackError(f"GitLab's answer to {action} was unusable") from None
+        if error.response_code is None:  # not JSON, or a redirect of a POST
+            message = f"GitLab's answer to {action} was unusable: {type(error).__name__}"
+            raise PermanentCallbackError(message) from None
         raise _from_status(action, error.response_code, error.error_message, headers()) from None
     except (
         requests.ConnectionError,
@@ -195,7 +200,7 @@ class GitLabClient:
     def _api(self, action: str) -> Iterator[gitlab.Gitlab]:
         token = self._token()
         register_secret(token)
-        connection = _Connection(self._settings.gitlab_url, token)
+        connection = _Connection(self._settings, token)
         try:
             with translate_errors(action, lambda: connection.last_headers):
                 yield connection.api

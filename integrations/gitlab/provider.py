@@ -115,7 +115,7 @@ class GitLabConversation:
         )
         if self.kind != "merge_request":
             return History(comments=comments)
-        threads = tuple(
+        threads = (
             ReviewThread(
                 path=thread.path,
                 line=thread.line,
@@ -126,7 +126,7 @@ class GitLabConversation:
             )
             for thread in self.client.diff_threads(self.project, self.iid)
         )
-        return History(comments=comments, review_threads=threads)
+        return History(comments=comments, review_threads=tuple(t for t in threads if t.comments))
 
     def _by_bot(self, author: str) -> bool:
         return author.lower() == self.bot.lower()

@@ -121,6 +121,19 @@ def test_an_unreachable_instance_is_transient(project: Project) -> None:
     assert failed.value.status is None
 
 
+def test_an_answer_that_is_not_gitlabs_is_permanent(
+    client: GitLabClient, gitlab_api: GitLabAPI, project: Project
+) -> None:
+    error = fail_once(client, gitlab_api, project, 200, body=b"<html>Sign in</html>")
+    assert type(error) is PermanentCallbackError
+    assert str(error) == f"GitLab's answer to {ACTION} was unusable: GitlabParsingError"
+
+
+def test_requests_name_resolver(client: GitLabClient, gitlab_api: GitLabAPI) -> None:
+    client.project("group/widgets")
+    assert gitlab_api.requests[0].headers["user-agent"] == "Resolver (resolver)"
+
+
 def test_a_credential_error_of_the_token_provider_is_kept(
     settings: Settings, gitlab_api: GitLabAPI
 ) -> None:

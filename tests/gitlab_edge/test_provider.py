@@ -186,6 +186,10 @@ def test_history_leaves_out_system_and_bot_notes(
         recorded, "merge_requests", 1, "On it", BOT,
         type="DiffNote", position=position, discussion_id=diff.discussion_id,
     )  # fmt: skip
+    gitlab_api.add_note(
+        recorded, "merge_requests", 1, "Only the bot spoke here", BOT, type="DiffNote",
+        position={"new_path": "b.py", "new_line": 1},
+    )  # fmt: skip
     gitlab_api.add_note(recorded, "merge_requests", 1, "@resolver fix these", "alice")
     context = trigger_of("Note_Hook__on_merge_request", "@resolver fix these")
 
