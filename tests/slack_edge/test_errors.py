@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 
 import pytest
 
@@ -135,7 +136,7 @@ def test_a_connection_dropped_without_an_answer_is_transient(
 
 def test_errors_of_every_method_are_mapped(client: SlackClient, slack_api: SlackAPI) -> None:
     ts = slack_api.add_message(CHANNEL, "U0ALICE", "hi")
-    calls = {
+    calls: dict[str, Callable[[], object]] = {
         "auth.test": client.identity,
         "chat.update": lambda: client.update(CHANNEL, ts, "x"),
         "reactions.add": lambda: client.add_reaction(CHANNEL, ts),
