@@ -1,0 +1,246 @@
+"""Linear's GraphQL API over httpx: the calls Resolver makes back to Linear.
+
+User text travels only in GraphQL variables, never in the query. Every failure leaves as a
+`TransientCallbackError` (retry later) or a `PermanentCallbackError` (tell the user), mapped once
+in `_answer`; Linear reports most errors in `errors[].extensions.code`, often with HTTP 200.
+https://linear.app/developers/graphql
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Final
+
+import httpx
+
+from resolver.callback_errors import (
+    PermanentCallbackError,
+    TransientCallbackError,
+    is_transient_status,
+    parse_retry_after,
+)
+from resolver.logs import redact, register_secret
+
+TIMEOUT_SECONDS: Final = 30.0
+MESSAGE_LIMIT: Final = 300
+API_KEY_PREFIX: Final = "lin_api_"  # personal API keys go bare; OAuth tokens as Bearer
+TRANSIENT_CODES: Final = frozenset({"RATELIMITED", "INTERNAL_SERVER_ERROR"})
+_RESET: Final = re.compile(r"^x-ratelimit-(?P<budget>[a-z-]+)-reset$")
+
+COMMENT_CREATE: Final = """
+mutation CommentCreate($input: CommentCreateInput!) {
+  commentCreate(input: $input) { success comment { id url } }
+}"""
+COMMENT_UPDATE: Final = """
+mutation CommentUpdate($id: String!, $input: CommentUpdateInput!) {
+  commentUpdate(id: $id, input: $input) { success comment { id } }
+}"""
+REACTION_CREATE: Final = """
+mutation ReactionCreate($input: ReactionCreateInput!) {
+  reactionCreate(input: $input) { success }
+}"""
+ISSUE_WITH_COMMENTS: Final = """
+query IssueWithComments($id: String!, $last: Int!) {
+  issue(id: $id) {
+    id identifier title description url
+    comments(last: $last) {
+      nodes {
+        id body createdAt
+        user { id name displayName }
+        botActor { id name }
+        parent { id }
+      }
+    }
+  }
+}"""
+
+
+@dataclass(frozen=True)
+class LinearComment:
+    id: str
+    body: str
+    created_at: str
+    user_id: str | None
+    user_name: str | None
+    user_display_name: str | None
+    bot_actor: str | None  # the app's name when an integration wrote it
+    parent_id: str | None
+
+
+@dataclass(frozen=True)
+class LinearIssue:
+    id: str
+    identifier: str
+    title: str
+    description: str | None
+    url: str | None
+    comments: tuple[LinearComment, ...]
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
+    # httpx would load the CA bundle for every client (about 70 ms); one context serves all.
+    return httpx.create_ssl_context()
+
+
+def authorization(token: str) -> str:
+    """Linear's header value: a personal API key as it is, an OAuth access token as Bearer."""
+    if token.startswith((API_KEY_PREFIX, "Bearer ")):
+        return token
+    return f"Bearer {token}"
+
+
+class LinearClient:
+    """The GraphQL operations Resolver sends, with one API key or OAuth token."""
+
+    def __init__(self, api_url: str, token: str) -> None:
+        register_secret(token)
+        self.api_url = api_url
+        self._authorization = authorization(token)
+
+    def __repr__(self) -> str:
+        return f"LinearClient({self.api_url!r})"
+
+    def create_comment(self, issue_id: str, body: str, parent_id: str | None = None) -> str:
+        """Comment on the issue, in the thread of `parent_id` if given; returns the comment id."""
+        given = {"issueId": issue_id, "body": body}
+        if parent_id is not None:
+            given["parentId"] = parent_id
+        data = self._run("CommentCreate", COMMENT_CREATE, {"input": given})
+        return str(_succeeded(data, "commentCreate")["comment"]["id"])
+
+    def update_comment(self, comment_id: str, body: str) -> None:
+        """Replace the body of a comment (the status comment)."""
+        variables = {"id": comment_id, "input": {"body": body}}
+        _succeeded(self._run("CommentUpdate", COMMENT_UPDATE, variables), "commentUpdate")
+
+    def react(self, comment_id: str, emoji: str = "eyes") -> None:
+        """Put an emoji reaction (by name) on a comment."""
+        variables = {"input": {"commentId": comment_id, "emoji": emoji}}
+        _succeeded(self._run("ReactionCreate", REACTION_CREATE, variables), "reactionCreate")
+
+    def issue_with_comments(self, issue_id: str, limit: int) -> LinearIssue:
+        """The issue (by id or identifier) with its `limit` latest comments, oldest first."""
+        variables = {"id": issue_id, "last": limit}
+        issue = self._run("IssueWithComments", ISSUE_WITH_COMMENTS, variables).get("issue")
+        if not isinstance(issue, dict):
+            raise PermanentCallbackError(f"Linear has no issue {issue_id}")
+        nodes = ((issue.get("comments") or {}).get("nodes")) or []
+        comments = sorted((_comment(node) for node in nodes), key=lambda c: c.created_at)
+        return LinearIssue(
+            id=str(issue["id"]),
+            identifier=str(issue.get("identifier") or ""),
+            title=str(issue.get("title") or ""),
+            description=issue.get("description"),
+            url=issue.get("url"),
+            comments=tuple(comments),
+        )
+
+    def _run(self, name: str, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+        payload = {"query": query, "variables": variables, "operationName": name}
+        headers = {"Authorization": self._authorization, "User-Agent": "Resolver"}
+        try:
+            with httpx.Client(timeout=TIMEOUT_SECONDS, verify=_tls_context()) as http:
+                response = http.post(self.api_url, json=payload, headers=headers)
+        except httpx.TimeoutException:
+            raise TransientCallbackError(f"Linear did not answer {name} in time") from None
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as error:
+            message = f"the Linear API URL cannot be used for {name}: {type(error).__name__}"
+            raise PermanentCallbackError(message) from None
+        except httpx.TransportError as error:
+            message = f"Linear could not be reached for {name}: {type(error).__name__}"
+            raise TransientCallbackError(message) from None
+        return _answer(name, response)
+
+
+def _answer(name: str, response: httpx.Response) -> dict[str, Any]:
+    """The operation's `data`, or the one error that says what went wrong."""
+    status = response.status_code
+    body = _json(response)
+    listed = body.get("errors")
+    errors: list[Any] = listed if isinstance(listed, list) else []
+    codes = {_code(error) for error in errors}
+    data = body.get("data")
+    if not errors and status < 400 and isinstance(data, dict):
+        return data
+    message = f"Linear answered {status} to {name}: {_detail(response, errors)}"
+    http_status = status if status >= 400 else None
+    if codes & TRANSIENT_CODES or is_transient_status(status):
+        wait = retry_after(response.headers)
+        raise TransientCallbackError(message, retry_after=wait, status=http_status)
+    if "AUTHENTICATION_ERROR" in codes or status == 401:
+        message += " (the stored Linear token was refused)"
+    raise PermanentCallbackError(message, status=http_status)
+
+
+def _json(response: httpx.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _code(error: Any) -> str | None:
+    extensions = error.get("extensions") if isinstance(error, dict) else None
+    code = extensions.get("code") if isinstance(extensions, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def _detail(response: httpx.Response, errors: list[Any]) -> str:
+    """The first error's message and code, redacted and shortened."""
+    if not errors:
+        return response.reason_phrase or "no data in the answer"
+    first = errors[0] if isinstance(errors[0], dict) else {}
+    text = str(first.get("message") or "no message")
+    code = _code(first)
+    return redact(f"{text} ({code})" if code else text)[:MESSAGE_LIMIT]
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """`Retry-After`, else when the exhausted budget refills: Linear's `X-RateLimit-*-Reset`
+    headers hold a UTC epoch in milliseconds."""
+    lowered = {name.lower(): value.strip() for name, value in headers.items()}
+    wait = parse_retry_after(lowered.get("retry-after"))
+    if wait is not None:
+        return wait
+    exhausted = [
+        float(value)
+        for name, value in lowered.items()
+        if (found := _RESET.match(name))
+        and value.isdigit()
+        and lowered.get(f"x-ratelimit-{found.group('budget')}-remaining") == "0"
+    ]
+    latest = max(exhausted, default=None)
+    if latest is None:
+        return None
+    seconds = latest / 1000 if latest > 1e11 else latest  # tolerate epoch seconds
+    return max(0.0, seconds - time.time())
+
+
+def _succeeded(data: Mapping[str, Any], field: str) -> dict[str, Any]:
+    payload = data.get(field)
+    if not isinstance(payload, dict) or not payload.get("success"):
+        raise PermanentCallbackError(f"Linear did not carry out {field}")
+    return payload
+
+
+def _comment(node: Mapping[str, Any]) -> LinearComment:
+    user = node.get("user") or {}
+    bot = node.get("botActor") or {}
+    parent = node.get("parent") or {}
+    return LinearComment(
+        id=str(node.get("id")),
+        body=str(node.get("body") or ""),
+        created_at=str(node.get("createdAt") or ""),
+        user_id=user.get("id"),
+        user_name=user.get("name"),
+        user_display_name=user.get("displayName"),
+        bot_actor=(bot.get("name") or "app") if node.get("botActor") else None,
+        parent_id=parent.get("id"),
+    )

@@ -1,0 +1,78 @@
+"""Fixtures for the Linear edge: a local Linear GraphQL API with a workspace, its bot (an OAuth
+app and a personal API key) and a Resolver environment to store their tokens in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from resolver.accounts import ensure_installation
+from resolver.config import get_settings
+from resolver.db import session_scope
+from resolver.vault import Vault, store_credential
+from tests.conftest import ResolverEnv
+from tests.support.linear_api import Actor, LinearAPI, LinearIssue
+
+API_KEY = "lin_api_" + "k7Q2" * 10
+OAUTH_TOKEN = "lin_oauth_" + "9f3e" * 16
+ORGANIZATION = "5c8a1d2e-0f3b-4a6c-9d7e-1f2a3b4c5d6e"
+BOT = "resolver"
+
+
+@pytest.fixture
+def linear() -> Iterator[LinearAPI]:
+    api = LinearAPI()
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def app(linear: LinearAPI) -> Actor:
+    """Resolver as an OAuth app acting as itself (`actor=app`)."""
+    actor = linear.add_app("Resolver")
+    linear.add_oauth_token(OAUTH_TOKEN, actor)
+    return actor
+
+
+@pytest.fixture
+def service_user(linear: LinearAPI) -> Actor:
+    """Resolver as a workspace member with a personal API key."""
+    user = linear.add_user("Resolver", display_name=BOT)
+    linear.add_api_key(API_KEY, user)
+    return user
+
+
+@pytest.fixture
+def ann(linear: LinearAPI) -> Actor:
+    return linear.add_user("Ann Example", display_name="ann")
+
+
+@pytest.fixture
+def issue(linear: LinearAPI) -> LinearIssue:
+    return linear.add_issue("ENG-1778", title="Export fails", description="Exports time out.")
+
+
+def store_workspace_token(organization_id: str, secret: str) -> None:
+    """What `resolver tokens set --provider linear --installation <organization id>` stores."""
+    with session_scope() as session:
+        installation = ensure_installation(session, "linear", organization_id)
+        store_credential(
+            session,
+            Vault(get_settings().fernet_keys),
+            provider="linear",
+            kind="oauth",
+            secret=secret,
+            installation_id=installation.id,
+        )
+
+
+@pytest.fixture
+def env(
+    resolver_env: ResolverEnv, linear: LinearAPI, monkeypatch: pytest.MonkeyPatch
+) -> ResolverEnv:
+    """A migrated database; settings point at the local Linear and name the bot."""
+    monkeypatch.setenv("RESOLVER_BOT_NAME", BOT)
+    monkeypatch.setenv("RESOLVER_LINEAR_API_URL", linear.url)
+    get_settings.cache_clear()
+    return resolver_env
