@@ -226,7 +226,8 @@ class GitLabClient:
             with self._api("GET /projects/:id/members/all/:user_id") as api:
                 member = api.projects.get(project, lazy=True).members_all.get(user_id)
         except PermanentCallbackError as error:
-            if error.status == 404:  # not a member
+            # 404 "Not found" is for a non-member; "Project Not Found" means we cannot see it.
+            if error.status == 404 and "Project Not Found" not in str(error):
                 return False
             raise
         return int(member.access_level) >= DEVELOPER

@@ -59,6 +59,13 @@ def test_developers_and_up_may_write(
     assert call.path == f"/projects/group%2Fwidgets/members/all/{user_id}"
 
 
+def test_write_access_to_a_project_out_of_sight_is_not_a_plain_no(
+    client: GitLabClient, gitlab_api: GitLabAPI
+) -> None:
+    with pytest.raises(PermanentCallbackError, match="404 Project Not Found"):
+        client.can_write("group/hidden", gitlab_api.add_user("alice"))
+
+
 def test_a_note_on_an_issue_is_posted_then_edited(
     client: GitLabClient, gitlab_api: GitLabAPI, project: Project
 ) -> None:
