@@ -37,7 +37,6 @@ def slack_api() -> Iterator[SlackAPI]:
     """The Slack stand-in with the bot installed in `TEAM_ID` and a member of `CHANNEL`."""
     api = SlackAPI()
     api.add_bot(BOT_TOKEN)
-    api.add_user(ALICE, "alice")
     api.add_channel(CHANNEL)
     yield api
     api.close()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from integrations.slack.client import PAGE_SIZE, SlackClient
+from integrations.slack.client import PAGE_SIZE, BotIdentity, SlackClient
 from integrations.slack.mrkdwn import CUT_MARKER, TEXT_LIMIT
 from resolver.callback_errors import PermanentCallbackError
+from resolver.config import Settings
 from tests.slack_edge.conftest import ALICE, BOT_TOKEN, CHANNEL
 from tests.support.slack_api import Identity, SlackAPI
 
@@ -103,6 +104,11 @@ def test_identity_is_asked_once(client: SlackClient, slack_api: SlackAPI, bot: I
     assert client.identity().user_id == bot.user_id
     assert client.identity().bot_id == bot.bot_id
     assert len(slack_api.calls("auth.test")) == 1
+
+
+def test_a_person_token_has_no_bot_id(settings: Settings, slack_api: SlackAPI) -> None:
+    slack_api.add_bot("xoxp-person", user_id="U0PERSON", bot_id=None)
+    assert SlackClient(settings, "xoxp-person").identity() == BotIdentity("U0PERSON", None)
 
 
 def _long_thread(api: SlackAPI, replies: int) -> tuple[str, list[str]]:

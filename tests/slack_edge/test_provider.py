@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 import integrations.slack
+from integrations.slack.client import BotIdentity
 from integrations.slack.events import parse_event
-from integrations.slack.provider import HISTORY_LIMIT, conversation_for
+from integrations.slack.provider import HISTORY_LIMIT, build_history, conversation_for
 from integrations.slack.routes import ROUTES
 from resolver.agent.task import Comment
 from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
@@ -119,6 +120,19 @@ def test_history_is_the_thread_without_the_bots_own_messages(workspace: SlackAPI
         Comment(PARENT_AUTHOR, "same here <b>"),
     )
     assert history.review_threads == ()
+
+
+def test_history_as_a_person_leaves_out_only_that_persons_messages() -> None:
+    messages = [
+        {"ts": "1.1", "user": "U0ME", "text": "status"},
+        {"ts": "1.2", "user": "U0ALICE", "text": "why?"},
+        {"ts": "1.3", "bot_id": "B0CI", "text": "build red"},
+        {"ts": "1.4", "user": "U0ALICE", "text": ""},
+    ]
+    assert build_history(messages, BotIdentity("U0ME", None)) == (
+        Comment("U0ALICE", "why?"),
+        Comment("B0CI", "build red"),
+    )
 
 
 def test_history_of_a_long_thread_keeps_its_start_and_latest_replies(workspace: SlackAPI) -> None:

@@ -80,7 +80,7 @@ class Channel:
 @dataclass
 class Fault:
     status: int
-    error: str | None
+    error: str
     remaining: int
     headers: dict[str, str]
     body: str | None
@@ -100,8 +100,8 @@ def ok(**fields: Any) -> Answer:
     return 200, {"ok": True, **fields}
 
 
-def error(code: str, status: int = 200) -> Answer:
-    return status, {"ok": False, "error": code}
+def error(code: str) -> Answer:
+    return 200, {"ok": False, "error": code}
 
 
 class SlackAPI:
@@ -116,7 +116,6 @@ class SlackAPI:
         self.lock = threading.RLock()
         self.requests: list[Recorded] = []
         self.tokens: dict[str, Identity] = {}
-        self.users: dict[str, Identity] = {}
         self.channels: dict[str, Channel] = {}
         self._faults: dict[str, Fault] = {}
         self._drops: dict[str, int] = {}
@@ -139,19 +138,17 @@ class SlackAPI:
         self._thread.join()
 
     def add_bot(
-        self, token: str, *, user_id: str = "U0BOT", bot_id: str = "B0BOT", name: str = "resolver"
+        self,
+        token: str,
+        *,
+        user_id: str = "U0BOT",
+        bot_id: str | None = "B0BOT",
+        name: str = "resolver",
     ) -> Identity:
-        """A bot token (`xoxb-…`) the API accepts, acting as the app's bot user."""
+        """A token the API accepts, acting as the app's bot user (`xoxb-…`); without a bot id,
+        as a person (`xoxp-…`)."""
         identity = Identity(user_id, name, bot_id=bot_id)
         self.tokens[token] = identity
-        self.users[user_id] = identity
-        return identity
-
-    def add_user(self, user_id: str, name: str, *, token: str | None = None) -> Identity:
-        identity = Identity(user_id, name)
-        self.users[user_id] = identity
-        if token is not None:
-            self.tokens[token] = identity
         return identity
 
     def add_channel(self, channel_id: str, *, member: bool = True, archived: bool = False) -> None:
@@ -186,9 +183,11 @@ class SlackAPI:
         unless a raw `body` is given) or with a Slack error code in an HTTP 200."""
         if method not in METHODS:
             raise KeyError(f"no such method: {method}")
-        status, code = (fault, _HTTP_ERRORS.get(fault)) if isinstance(fault, int) else (200, fault)
-        if isinstance(fault, int) and code is None and body is None:
-            code = "internal_error" if fault >= 500 else "invalid_request"
+        if isinstance(fault, str):
+            status, code = 200, fault
+        else:
+            default = "internal_error" if fault >= 500 else "invalid_request"
+            status, code = fault, _HTTP_ERRORS.get(fault, default)
         self._faults[method] = Fault(status, code, times, headers or {}, body)
 
     def drop(self, method: str, *, times: int = 1) -> None:
@@ -432,31 +431,12 @@ def _cursor_start(cursor: object, thread: list[Message]) -> int | None:
     return positions[0] if positions else None
 
 
-def user_info(api: SlackAPI, call: Call) -> Answer:
-    found = api.users.get(str(call.params.get("user") or ""))
-    if found is None:
-        return error("user_not_found")
-    profile = {"display_name": found.name, "real_name": found.name.title()}
-    return ok(
-        user={
-            "id": found.user_id,
-            "team_id": found.team_id,
-            "name": found.name,
-            "real_name": profile["real_name"],
-            "is_bot": found.bot_id is not None,
-            "deleted": False,
-            "profile": profile,
-        }
-    )
-
-
 METHODS: dict[str, Method] = {
     "auth.test": auth_test,
     "chat.postMessage": post_message,
     "chat.update": update_message,
     "reactions.add": add_reaction,
     "conversations.replies": replies,
-    "users.info": user_info,
 }
 
 
