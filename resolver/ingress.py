@@ -13,9 +13,11 @@ Status codes, decided here and nowhere else:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
@@ -23,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from resolver.config import Settings, get_settings
-from resolver.intake import Accepted, accept
+from resolver.intake import Accepted, Pending, submit
 from resolver.logs import log
 from resolver.triggers import (
     Challenge,
@@ -45,6 +47,11 @@ logger = logging.getLogger(__name__)
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
+INLINE_BODY_BYTES: Final = 64 * 1024
+"""Bodies up to this size are verified and parsed on the event loop: for them, a hop to a worker
+thread and back costs more than the work itself."""
+
+
 def endpoint(integration: Integration) -> Endpoint:
     """The POST handler of one integration, with every refusal mapped to its status."""
 
@@ -55,8 +62,13 @@ def endpoint(integration: Integration) -> Endpoint:
         try:
             body = await read_body(request, settings.max_body_bytes)
             headers = {name.lower(): value for name, value in request.headers.items()}
-            # Verifying and parsing a large body is CPU work: keep it off the event loop.
-            return await run_in_threadpool(handle, integration, headers, body, settings)
+            if len(body) <= INLINE_BODY_BYTES:
+                routed = route(integration, headers, body, settings)
+            else:  # verifying and parsing a large body is CPU work: keep it off the event loop
+                routed = await run_in_threadpool(route, integration, headers, body, settings)
+            if isinstance(routed, Response):
+                return routed
+            return _answer(integration.name, await asyncio.wrap_future(submit(routed)))
         except WebhookError as error:
             return _refusal(integration.name, error)
         except OperationalError as error:
@@ -66,8 +78,10 @@ def endpoint(integration: Integration) -> Endpoint:
     return receive
 
 
-def handle(integration: Integration, headers: Headers, body: bytes, settings: Settings) -> Response:
-    """Verify, parse, route and record one delivery. Blocking."""
+def route(
+    integration: Integration, headers: Headers, body: bytes, settings: Settings
+) -> Pending | Response:
+    """Verify, parse and route one delivery: the trigger to record, or the answer already."""
     integration.verify(headers, body, settings, time.time())
     event = integration.parse(headers, body)
     policy = policy_for(settings)
@@ -81,7 +95,7 @@ def handle(integration: Integration, headers: Headers, body: bytes, settings: Se
     if outcome is None or why is not None:
         log(logger, logging.DEBUG, f"webhook.{integration.name}.ignored", key=event.key, why=why)
         return Response(status_code=204)
-    return _answer(integration.name, accept(integration.name, event, outcome, settings))
+    return Pending(integration.name, event, outcome, settings)
 
 
 def _why_ignored(

@@ -1,45 +1,52 @@
-"""From a routed trigger to rows: deduplicate, authorize, insert the job, then publish it.
+"""From routed triggers to rows: deduplicate, authorize, insert the jobs, then publish them.
 
-The delivery row and the job row are written in one transaction; the unique
-`(provider, delivery_key)` constraint makes concurrent copies of a delivery create one job.
+One writer thread records triggers in batches (resolver.batching): one transaction and a few
+set-based statements per batch, not per trigger. A delivery's row is its claim: the unique
+`(provider, delivery_key)` constraint lets exactly one copy of a delivery insert it, and every
+other copy answers with the first one's job. Notices (unlinked sender, place in the queue) are
+recorded in the same transaction, and every message is published only after the commit.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from sqlalchemy import ColumnElement, ScalarSelect, bindparam, func, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from resolver.accounts import find_identity
-from resolver.callbacks import publish_callback
+from resolver.batching import GroupWriter
 from resolver.config import Settings
 from resolver.db import session_scope
-from resolver.jobs import NewJob, create_job
-from resolver.logs import log
-from resolver.models import Delivery, Identity, Job
-from resolver.notices import (
-    QUEUED,
-    UNLINKED,
-    NewNotice,
-    record_notice,
-    render_queued,
-    render_unlinked,
+from resolver.intake_rows import (
+    CLAIM_DELIVERIES,
+    FIRST_JOBS,
+    INSERT_JOBS,
+    JOBS_AHEAD,
+    LATEST_JOBS,
+    LINK_DELIVERIES,
+    USERS_BY_SENDER,
+    insert_once,
+    record_notices,
 )
-from resolver.outbox import send_job_message
+from resolver.jobs import new_message_id
+from resolver.logs import log
+from resolver.notices import QUEUED, UNLINKED, NewNotice, render_queued, render_unlinked
+from resolver.outbox import callback_message, job_message, send_messages
 from resolver.states import JobState
 from resolver.triggers import Trigger, WebhookEvent
 
 logger = logging.getLogger(__name__)
 
 Kind = Literal["created", "duplicate", "unlinked", "not_followup"]
-_SQLITE_WRITER = threading.Lock()
+MAX_BATCH: Final = 100
+DeliveryId = tuple[str, str]
+"""(provider, delivery key): what the unique constraint on deliveries is about."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,7 @@ class Accepted:
     queued_behind: int = 0
     message_id: str | None = None
     callbacks: tuple[int, ...] = ()
-    """Notices recorded with the trigger, to send once the rows are committed."""
+    """Notices recorded with the trigger, sent once the rows are committed."""
 
 
 @dataclass(frozen=True)
@@ -61,112 +68,237 @@ class QueuePlace:
     limit: int = 0
 
 
-def accept(provider: str, event: WebhookEvent, trigger: Trigger, settings: Settings) -> Accepted:
-    """Record the trigger once; publish its job after the commit. Blocking: run in a thread."""
-    with session_scope() as session:
-        with _one_writer(session):
-            accepted = _record(session, provider, event, trigger, settings)
-            session.commit()
-        if accepted.kind == "created" and accepted.job_id and accepted.message_id:
-            # Not under the writer lock: a slow or absent Redis must not hold up other writers.
-            _publish(accepted.job_id, accepted.message_id)
-        for callback_id in accepted.callbacks:
-            _publish_callback(callback_id)
+@dataclass(frozen=True)
+class Pending:
+    """A routed trigger on its way to the writer."""
+
+    provider: str
+    event: WebhookEvent
+    trigger: Trigger
+    settings: Settings
+
+    @property
+    def conversation_key(self) -> str:
+        return self.trigger.conversation_key[:300]
+
+    @property
+    def delivery(self) -> DeliveryId:
+        return (self.provider, self.event.delivery_key[:300])
+
+
+@dataclass(frozen=True)
+class _Draft:
+    """A trigger that gets a delivery row: its sender's user (if linked) and its job's context."""
+
+    pending: Pending
+    user_id: int | None
+    context: dict[str, Any]
+
+
+def submit(pending: Pending) -> Future[Accepted]:
+    """Queue a trigger for the writer. The future resolves once its rows are committed and its
+    messages published (or left to the reconciler, should Redis fail)."""
+    return _WRITER.submit(pending)
+
+
+def write_batch(batch: Sequence[Pending]) -> list[Accepted | Exception]:
+    """Record a batch in one transaction, then publish. Should the batch fail for any reason but
+    an unavailable database, each trigger is written alone, so that only a bad one fails."""
+    try:
+        return list(_write(batch))
+    except OperationalError:
+        raise  # alone, each would fail the same way (and SQLite would wait out its busy timeout)
+    except Exception as error:
+        if len(batch) == 1:
+            raise
+        log(logger, logging.WARNING, "intake.batch_failed", size=len(batch), error=repr(error))
+        return [_write_alone(pending) for pending in batch]
+
+
+def _write_alone(pending: Pending) -> Accepted | Exception:
+    try:
+        [accepted] = _write([pending])
+    except Exception as error:  # the trigger's own request answers with it
+        return error
     return accepted
 
 
-@contextmanager
-def _one_writer(session: Session) -> Iterator[None]:
-    """SQLite allows one writer at a time. Queueing this process's writers on a lock hands the
-    database over at once, where SQLite's busy handler would have them sleep and poll."""
-    if session.get_bind().dialect.name != "sqlite":
-        yield
-        return
-    with _SQLITE_WRITER:
-        yield
+def _write(batch: Sequence[Pending]) -> list[Accepted]:
+    with session_scope() as session:
+        answers = _record(session, batch)
+    # Committed: the jobs and notices are durable, so their messages may go out.
+    _publish(answers)
+    return answers
 
 
-def _record(
-    session: Session, provider: str, event: WebhookEvent, trigger: Trigger, settings: Settings
-) -> Accepted:
-    sender = trigger.sender
-    identity = find_identity(session, provider, external_id=sender.external_id, login=sender.login)
-    previous = _latest_job_id(session, trigger.conversation_key)
-    if trigger.followup_only and previous is None:
-        return Accepted("not_followup")
-    context = _job_context(provider, event, trigger, previous)
-    job = None if identity is None else _new_job(session, provider, trigger, identity, context)
-    delivery_key = event.delivery_key[:300]
-    try:
-        session.execute(
-            _INSERT_DELIVERY,
-            {
-                "provider": provider,
-                "delivery_key": delivery_key,
-                "event": event.key[:100],
-                "job_id": job.id if job else None,
-                "outcome": "job" if job else UNLINKED,
-            },
-        )
-    except IntegrityError:  # a copy of this delivery got here first: its job is the answer
-        session.rollback()
-        return Accepted("duplicate", _first_job_id(session, provider, delivery_key))
-    if job is None:
-        notice = _notify_unlinked(session, provider, trigger, context)
-        return Accepted("unlinked", callbacks=_ids(notice))
-    place = queue_place(session, job, settings)
-    notice = None
-    if place.behind > 0:
-        notice = _notify_queued(session, provider, job, trigger.conversation_key, place, context)
-    return Accepted("created", job.id, place.behind, job.message_id, _ids(notice))
+def _record(session: Session, batch: Sequence[Pending]) -> list[Accepted]:
+    answers: dict[int, Accepted] = {}
+    for positions in _rounds(batch):
+        recorded = _record_round(session.connection(), session, [batch[n] for n in positions])
+        answers.update(zip(positions, recorded, strict=True))
+    return [answers[n] for n in range(len(batch))]
+
+
+def _rounds(batch: Sequence[Pending]) -> list[list[int]]:
+    """The batch's positions in rounds where no conversation or delivery appears twice, so that a
+    trigger sees what an earlier one wrote: the job it follows up, the delivery it duplicates."""
+    rounds: list[list[int]] = []
+    taken: list[set[str | DeliveryId]] = []
+    for position, pending in enumerate(batch):
+        keys: set[str | DeliveryId] = {pending.conversation_key, pending.delivery}
+        first_free = max((n + 1 for n, used in enumerate(taken) if keys & used), default=0)
+        if first_free == len(rounds):
+            rounds.append([])
+            taken.append(set())
+        rounds[first_free].append(position)
+        taken[first_free] |= keys
+    return rounds
+
+
+def _record_round(conn: Connection, session: Session, round_: list[Pending]) -> list[Accepted]:
+    answers, drafts = _drafts(conn, session, round_)
+    claimed = _claim_deliveries(conn, drafts.values())
+    copies = {n: draft for n, draft in drafts.items() if draft.pending.delivery not in claimed}
+    first_jobs = _first_job_ids(conn, [draft.pending.delivery for draft in copies.values()])
+    for n, draft in copies.items():
+        answers[n] = Accepted("duplicate", first_jobs.get(draft.pending.delivery))
+    new = {n: draft for n, draft in drafts.items() if n not in copies}
+    answers.update(_create(conn, new, claimed))
+    return [answers[n] for n in range(len(round_))]
+
+
+def _drafts(
+    conn: Connection, session: Session, round_: list[Pending]
+) -> tuple[dict[int, Accepted], dict[int, _Draft]]:
+    """Answer follow-ups that have nothing to follow; draft the rest."""
+    keys = list({pending.conversation_key for pending in round_})
+    previous: dict[str | None, int] = dict(conn.execute(LATEST_JOBS, {"keys": keys}).all())
+    users = _linked_users(conn, session, round_)
+    answers: dict[int, Accepted] = {}
+    drafts: dict[int, _Draft] = {}
+    for n, pending in enumerate(round_):
+        before = previous.get(pending.conversation_key)
+        if pending.trigger.followup_only and before is None:
+            answers[n] = Accepted("not_followup")
+        else:
+            drafts[n] = _Draft(pending, users[n], _job_context(pending, before))
+    return answers, drafts
+
+
+def _linked_users(conn: Connection, session: Session, round_: list[Pending]) -> list[int | None]:
+    """Each sender's user: by external id, all in one query; by login, one by one (rare)."""
+    senders = list({(pending.provider, pending.trigger.sender.external_id) for pending in round_})
+    rows = conn.execute(USERS_BY_SENDER, {"senders": senders})
+    by_id = {(provider, external_id): user_id for provider, external_id, user_id in rows}
+    users: list[int | None] = []
+    for pending in round_:
+        user_id = by_id.get((pending.provider, pending.trigger.sender.external_id))
+        if user_id is None and pending.trigger.sender.login:
+            identity = find_identity(session, pending.provider, login=pending.trigger.sender.login)
+            user_id = identity.user_id if identity else None
+        users.append(user_id)
+    return users
+
+
+def _claim_deliveries(conn: Connection, drafts: Iterable[_Draft]) -> dict[DeliveryId, int]:
+    """Insert each draft's delivery unless a copy got there first; the claimed ones' row ids."""
+    # One order for every writer, so that concurrent batches (PostgreSQL) cannot deadlock.
+    rows = [
+        {
+            "provider": draft.pending.provider,
+            "delivery_key": draft.pending.delivery[1],
+            "event": draft.pending.event.key[:100],
+            "outcome": "job" if draft.user_id is not None else UNLINKED,
+        }
+        for draft in sorted(drafts, key=lambda draft: draft.pending.delivery)
+    ]
+    if not rows:
+        return {}
+    claimed = conn.execute(insert_once(conn, CLAIM_DELIVERIES), rows)
+    return {(provider, key): delivery_id for delivery_id, provider, key in claimed}
+
+
+def _first_job_ids(conn: Connection, deliveries: list[DeliveryId]) -> dict[DeliveryId, int | None]:
+    if not deliveries:
+        return {}
+    rows = conn.execute(FIRST_JOBS, {"deliveries": deliveries})
+    return {(provider, key): job_id for provider, key, job_id in rows}
+
+
+def _create(
+    conn: Connection, new: dict[int, _Draft], claimed: dict[DeliveryId, int]
+) -> dict[int, Accepted]:
+    """Insert the jobs of linked senders and the notices; answer each claimed delivery."""
+    linked = {n: draft for n, draft in new.items() if draft.user_id is not None}
+    jobs = _insert_jobs(conn, linked)
+    if jobs:
+        links = [
+            {"delivery": claimed[linked[n].pending.delivery], "job": job_id}
+            for n, (job_id, _) in jobs.items()
+        ]
+        conn.execute(LINK_DELIVERIES, links)
+    places = _queue_places(conn, {n: (job_id, linked[n]) for n, (job_id, _) in jobs.items()})
+    notices = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in linked}
+    for n, place in places.items():
+        if place.behind > 0:
+            notices[n] = _queued_notice(linked[n], jobs[n][0], place)
+    callbacks = record_notices(conn, notices)
+    answers: dict[int, Accepted] = {}
+    for n in new:
+        sent = _ids(callbacks.get(n))
+        if n in jobs:
+            job_id, message_id = jobs[n]
+            answers[n] = Accepted("created", job_id, places[n].behind, message_id, sent)
+        else:
+            answers[n] = Accepted("unlinked", callbacks=sent)
+    return answers
 
 
 def _ids(callback_id: int | None) -> tuple[int, ...]:
     return () if callback_id is None else (callback_id,)
 
 
-def _new_job(
-    session: Session, provider: str, trigger: Trigger, identity: Identity, context: dict[str, Any]
-) -> Job:
-    new = NewJob(
-        source=provider,
-        task=trigger.task,
-        repo=trigger.repo,
-        requester=trigger.sender.login or trigger.sender.external_id,
-        requester_id=identity.user_id,
-        trigger=context,
-        conversation_key=trigger.conversation_key,
-    )
-    return create_job(session, new)
+def _insert_jobs(conn: Connection, drafts: dict[int, _Draft]) -> dict[int, tuple[int, str]]:
+    """Insert a queued job per draft; each one's id and message id."""
+    rows = {n: _job_row(draft) for n, draft in drafts.items()}
+    if not rows:
+        return {}
+    inserted = conn.execute(INSERT_JOBS, list(rows.values()))
+    # The message id, known before the insert, tells the rows apart (RETURNING has no order).
+    ids = {message_id: job_id for job_id, message_id in inserted}
+    return {n: (ids[row["message_id"]], row["message_id"]) for n, row in rows.items()}
 
 
-def _ahead(same_owner: ColumnElement[bool]) -> ScalarSelect[int]:
-    # One count per owner, so each can use its own index (an OR of both would not).
-    active = Job.state.in_((JobState.QUEUED, JobState.RUNNING))
-    return (
-        select(func.count(Job.id))
-        .where(same_owner, active, Job.id < bindparam("job"))
-        .scalar_subquery()
-    )
+def _job_row(draft: _Draft) -> dict[str, Any]:
+    """The columns `resolver.jobs.create_job` sets, as a row of a multi-row insert."""
+    pending, sender = draft.pending, draft.pending.trigger.sender
+    return {
+        "source": pending.provider,
+        "task": pending.trigger.task,
+        "repo": pending.trigger.repo,
+        "requester": sender.login or sender.external_id,
+        "requester_id": draft.user_id,
+        "trigger": draft.context,
+        "conversation_key": pending.conversation_key,
+        "state": JobState.QUEUED,
+        # Known before the insert, so publishing needs no second write.
+        "message_id": new_message_id(),
+    }
 
 
-# Built once: composing a statement costs more than running it on SQLite.
-_JOBS_AHEAD: Final = select(
-    _ahead(Job.requester_id == bindparam("user")), _ahead(Job.repo == bindparam("repo"))
-)
-_LATEST_IN_CONVERSATION: Final = select(func.max(Job.id)).where(
-    Job.conversation_key == bindparam("key")
-)
-_INSERT_DELIVERY: Final = insert(Delivery)
-_FIRST_JOB_OF_DELIVERY: Final = select(Delivery.job_id).where(
-    Delivery.provider == bindparam("provider"), Delivery.delivery_key == bindparam("key")
-)
+def _queue_places(conn: Connection, jobs: dict[int, tuple[int, _Draft]]) -> dict[int, QueuePlace]:
+    if not jobs:
+        return {}
+    rows = conn.execute(JOBS_AHEAD, {"jobs": [job_id for job_id, _ in jobs.values()]})
+    ahead = {job_id: (user_ahead, repo_ahead) for job_id, user_ahead, repo_ahead in rows}
+    return {
+        n: place_in_queue(*ahead[job_id], draft.pending.settings)
+        for n, (job_id, draft) in jobs.items()
+    }
 
 
-def queue_place(session: Session, job: Job, settings: Settings) -> QueuePlace:
-    """How many jobs must finish before `job` may start, under the tighter of the two caps."""
-    params = {"job": job.id, "user": job.requester_id, "repo": job.repo}
-    user_ahead, repo_ahead = session.execute(_JOBS_AHEAD, params).one()
+def place_in_queue(user_ahead: int, repo_ahead: int, settings: Settings) -> QueuePlace:
+    """How many jobs must finish before a job may start, under the tighter of the two caps."""
     place = QueuePlace(0)
     for name, count, limit in (
         ("user", user_ahead, settings.max_jobs_per_user),
@@ -177,14 +309,13 @@ def queue_place(session: Session, job: Job, settings: Settings) -> QueuePlace:
     return place
 
 
-def _job_context(
-    provider: str, event: WebhookEvent, trigger: Trigger, previous: int | None
-) -> dict[str, Any]:
+def _job_context(pending: Pending, previous: int | None) -> dict[str, Any]:
+    trigger = pending.trigger
     return {
         **trigger.context,
-        "provider": provider,
-        "event": event.key,
-        "delivery": event.delivery_key,
+        "provider": pending.provider,
+        "event": pending.event.key,
+        "delivery": pending.event.delivery_key,
         "conversation_key": trigger.conversation_key,
         "is_followup": previous is not None,
         "previous_job_id": previous,
@@ -192,65 +323,53 @@ def _job_context(
     }
 
 
-def _latest_job_id(session: Session, conversation_key: str) -> int | None:
-    return session.scalar(_LATEST_IN_CONVERSATION, {"key": conversation_key[:300]})
-
-
-def _first_job_id(session: Session, provider: str, delivery_key: str) -> int | None:
-    return session.scalar(_FIRST_JOB_OF_DELIVERY, {"provider": provider, "key": delivery_key})
-
-
-def _notify_unlinked(
-    session: Session, provider: str, trigger: Trigger, context: dict[str, Any]
-) -> int | None:
-    sender = trigger.sender
-    callback_id = record_notice(
-        session,
-        NewNotice(
-            provider=provider,
-            kind=UNLINKED,
-            dedup_key=f"{UNLINKED}:{sender.external_id}:{trigger.conversation_key}",
-            conversation_key=trigger.conversation_key,
-            body=render_unlinked(provider, sender.external_id, sender.login),
-            context=context,
-        ),
+def _unlinked_notice(draft: _Draft) -> NewNotice:
+    pending, sender = draft.pending, draft.pending.trigger.sender
+    log(
+        logger,
+        logging.INFO,
+        f"webhook.{pending.provider}.unlinked_sender",
+        sender=sender.external_id,
     )
-    log(logger, logging.INFO, f"webhook.{provider}.unlinked_sender", sender=sender.external_id)
-    return callback_id
-
-
-def _notify_queued(
-    session: Session,
-    provider: str,
-    job: Job,
-    conversation_key: str,
-    place: QueuePlace,
-    context: dict[str, Any],
-) -> int | None:
-    return record_notice(
-        session,
-        NewNotice(
-            provider=provider,
-            kind=QUEUED,
-            dedup_key=f"{QUEUED}:{job.id}",
-            conversation_key=conversation_key,
-            body=render_queued(place.behind, place.limit_name, place.limit),
-            context=context,
-            job_id=job.id,
-        ),
+    return NewNotice(
+        provider=pending.provider,
+        kind=UNLINKED,
+        dedup_key=f"{UNLINKED}:{sender.external_id}:{pending.trigger.conversation_key}",
+        conversation_key=pending.trigger.conversation_key,
+        body=render_unlinked(pending.provider, sender.external_id, sender.login),
+        context=draft.context,
     )
 
 
-def _publish_callback(callback_id: int) -> None:
-    try:
-        publish_callback(callback_id)
-    except Exception as error:  # committed: the reconciler sends stalled callbacks later
-        warning = "webhook.publish_failed"
-        log(logger, logging.WARNING, warning, callback=callback_id, error=repr(error))
+def _queued_notice(draft: _Draft, job_id: int, place: QueuePlace) -> NewNotice:
+    return NewNotice(
+        provider=draft.pending.provider,
+        kind=QUEUED,
+        dedup_key=f"{QUEUED}:{job_id}",
+        conversation_key=draft.pending.trigger.conversation_key,
+        body=render_queued(place.behind, place.limit_name, place.limit),
+        context=draft.context,
+        job_id=job_id,
+    )
 
 
-def _publish(job_id: int, message_id: str) -> None:
+def _publish(answers: Sequence[Accepted]) -> None:
+    jobs = [(a.job_id, a.message_id) for a in answers if a.job_id and a.message_id]
+    callbacks = [callback_id for a in answers for callback_id in a.callbacks]
+    messages = [job_message(*job) for job in jobs] + [callback_message(c) for c in callbacks]
+    if not messages:
+        return
     try:
-        send_job_message(job_id, message_id)
-    except Exception as error:  # the row is committed: the reconciler publishes it later
-        log(logger, logging.WARNING, "webhook.publish_failed", job=job_id, error=repr(error))
+        send_messages(messages)
+    except Exception as error:  # the rows are committed: the reconciler publishes them later
+        log(
+            logger,
+            logging.WARNING,
+            "webhook.publish_failed",
+            jobs=[job_id for job_id, _ in jobs],
+            callbacks=callbacks,
+            error=repr(error),
+        )
+
+
+_WRITER: Final = GroupWriter(write_batch, name="resolver-intake", max_batch=MAX_BATCH)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 import redis
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from resolver.callbacks import publish_callback, stalled_callbacks
-from resolver.celery_app import JOBS_QUEUE, get_celery
+from resolver.callbacks import DELIVER, publish_callback, stalled_callbacks
+from resolver.celery_app import CALLBACKS_QUEUE, JOBS_QUEUE, get_celery
 from resolver.config import get_settings
 from resolver.jobs import new_message_id
 from resolver.logs import log
@@ -24,11 +25,46 @@ logger = logging.getLogger(__name__)
 RUN_JOB = "resolver.run_job"
 
 
+@dataclass(frozen=True)
+class Message:
+    """A task message: the task's name, its arguments (ids only), its queue and its id."""
+
+    task: str
+    args: tuple[int, ...]
+    queue: str
+    task_id: str | None = None
+
+
+def job_message(job_id: int, message_id: str) -> Message:
+    return Message(RUN_JOB, (job_id,), JOBS_QUEUE, message_id)
+
+
+def callback_message(callback_id: int) -> Message:
+    return Message(DELIVER, (callback_id,), CALLBACKS_QUEUE)
+
+
+def send_messages(messages: Sequence[Message]) -> None:
+    """Publish messages through one producer in one Redis round trip (kombu's publish batch).
+
+    No result is kept: the database holds state. When Redis fails, any message not sent is
+    republished by the reconciler.
+    """
+    app = get_celery()
+    with app.producer_or_acquire() as producer, producer.batch():
+        for message in messages:
+            app.send_task(
+                message.task,
+                args=list(message.args),
+                task_id=message.task_id,
+                queue=message.queue,
+                ignore_result=True,
+                producer=producer,
+            )
+
+
 def send_job_message(job_id: int, message_id: str) -> None:
-    """Put the job's message on the jobs queue. No result is kept: the database holds state."""
-    get_celery().send_task(
-        RUN_JOB, args=[job_id], task_id=message_id, queue=JOBS_QUEUE, ignore_result=True
-    )
+    """Put the job's message on the jobs queue."""
+    send_messages([job_message(job_id, message_id)])
 
 
 def publish_job(session: Session, job_id: int) -> str:
