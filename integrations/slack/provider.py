@@ -16,7 +16,6 @@ from resolver.agent.task import Comment
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import get_settings
 from resolver.credentials import stored_token
-from resolver.logs import register_secret
 from resolver.providers import History, Provider, TriggerContext, register_provider
 
 # The whole thread is the agent's context, but a long one only by its start and latest replies.
@@ -70,7 +69,8 @@ def _is_own(message: Message, bot: BotIdentity) -> bool:
 
 
 def bot_token(team_id: str) -> str:
-    """The workspace's stored bot token; without one, the admin is told how to store it."""
+    """The workspace's stored bot token (SlackClient registers it for log masking); without
+    one, the admin is told how to store it."""
     token = stored_token("slack", installation=team_id)
     if token is None:
         raise PermanentCallbackError(
@@ -78,7 +78,6 @@ def bot_token(team_id: str) -> str:
             f'`printf %s "$TOKEN" | resolver tokens set --provider slack '
             f"--installation {team_id} --kind bot`"
         )
-    register_secret(token)
     return token
 
 
