@@ -13,6 +13,7 @@ import random
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 # Without this, importing litellm fetches a price list over the network.
@@ -20,6 +21,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm
 import openai
+from litellm.llms.openai.common_utils import BaseOpenAILLM, get_openai_credentials
+from openai.resources.chat import Chat, Completions
 
 if TYPE_CHECKING:
     from resolver.config import Settings
@@ -184,6 +187,9 @@ def _call_once(
     config: LLMConfig, messages: Messages, tools: Sequence[Mapping[str, Any]] | None, timeout: float
 ) -> Reply:
     extra: dict[str, Any] = {"tools": list(tools), "tool_choice": "auto"} if tools else {}
+    client = shared_client(config)
+    if client is not None:
+        extra["client"] = client
     try:
         response = litellm.completion(
             model=config.model,
@@ -199,6 +205,56 @@ def _call_once(
     except openai.OpenAIError as error:
         raise translate_error(error) from error
     return parse_response(response, config)
+
+
+class _VerbatimCompletions(Completions):
+    """Chat completions that send the messages and tools as they are.
+
+    The SDK copies every request through its TypedDicts to apply field aliases and formats,
+    which chat messages and tools do not have; for a long history that copy costs more than
+    the rest of the call. As `extra_body` they reach the wire unchanged, the same bytes.
+    """
+
+    def create(self, **params: Any) -> Any:
+        verbatim = {key: params.pop(key) for key in ("messages", "tools") if key in params}
+        extra_body = {**(params.pop("extra_body", None) or {}), **verbatim}
+        return super().create(messages=[], extra_body=extra_body, **params)
+
+
+class _VerbatimChat(Chat):
+    @cached_property
+    def completions(self) -> Completions:
+        return _VerbatimCompletions(self._client)
+
+
+class _VerbatimOpenAI(openai.OpenAI):
+    @cached_property
+    def chat(self) -> Chat:
+        return _VerbatimChat(self)
+
+
+@lru_cache(maxsize=4)
+def shared_client(config: LLMConfig) -> openai.OpenAI | None:
+    """The OpenAI client passed to litellm for the OpenAI provider with a configured key.
+
+    Kept across calls, so connections are reused; litellm keys its own cached client on the
+    timeout, which changes with the time left, so it would build one per call near the end.
+    None for other providers and for keys from the environment: litellm's usual path.
+    """
+    try:
+        provider = litellm.get_llm_provider(config.model, api_base=config.base_url)[1]
+    except openai.OpenAIError:
+        return None  # litellm.completion raises the same error, translated there
+    if provider != "openai" or not config.api_key:
+        return None
+    credentials = get_openai_credentials(api_base=config.base_url, api_key=config.api_key)
+    return _VerbatimOpenAI(
+        api_key=config.api_key,
+        base_url=credentials.api_base,
+        max_retries=0,
+        # Built as litellm builds its own, so its SSL and HTTP/2 settings still apply.
+        http_client=BaseOpenAILLM._get_sync_http_client(),
+    )
 
 
 def translate_error(error: openai.OpenAIError) -> LLMError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import litellm
 import pytest
 
 from resolver.agent.llm import (
@@ -12,6 +13,7 @@ from resolver.agent.llm import (
     LLMUnavailableError,
     Retry,
     complete,
+    shared_client,
 )
 from resolver.agent.tools import TOOLS
 from tests.support.llm_server import (
@@ -124,3 +126,47 @@ def test_cancel_during_backoff(llm_server: ScriptedLLMServer) -> None:
     with pytest.raises(LLMCancelledError):
         Waits(cancel=True).call(llm_server)
     assert len(llm_server.requests) == 1
+
+
+HISTORY = [
+    {"role": "system", "content": "You fix bugs."},
+    {"role": "user", "content": "Run the tests."},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "execute_bash", "arguments": '{"command": "pytest"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "1 passed\n[exit code: 0]"},
+]
+
+
+def test_the_shared_client_sends_the_request_litellm_would(llm_server: ScriptedLLMServer) -> None:
+    llm_server.push(text("ours"), text("litellm's"))
+    assert shared_client(config(llm_server)) is not None
+    complete(config(llm_server), HISTORY, TOOLS, on_retry=lambda _r: None, wait=lambda _s: False)
+    litellm.completion(
+        model=MODEL,
+        messages=HISTORY,
+        api_key="k-test",
+        base_url=llm_server.base_url,
+        timeout=10,
+        num_retries=0,
+        max_retries=0,
+        tools=list(TOOLS),
+        tool_choice="auto",
+    )
+    ours, theirs = llm_server.requests
+    assert ours == theirs
+    assert list(ours) == list(theirs)
+    assert ours["tools"] == list(TOOLS)
+
+
+def test_other_providers_and_environment_keys_keep_litellms_client() -> None:
+    assert shared_client(LLMConfig(model="anthropic/claude-sonnet-4-5", api_key="k")) is None
+    assert shared_client(LLMConfig(model=MODEL, api_key=None)) is None
