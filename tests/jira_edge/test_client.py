@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from integrations.jira.client import JiraClient, JiraComment, JiraIssue
+from integrations.jira.client import JiraClient, JiraComment, JiraIssue, jira_session
 from tests.jira_edge.conftest import API_TOKEN, EMAIL, ISSUE, PAT
 from tests.support.jira_api import JiraAPI, User
 
@@ -83,3 +83,16 @@ def test_data_center_under_a_context_path_with_a_personal_access_token(
     )
     assert {r.headers["authorization"] for r in jira_dc.requests} == {f"Bearer {PAT}"}
     assert all(r.status in (200, 201) for r in jira_dc.requests)
+
+
+def test_the_stand_in_describes_the_site_and_the_tokens_user(
+    jira: JiraAPI, bot: User, jira_dc: JiraAPI
+) -> None:
+    cloud = jira_session(jira.site, f"{EMAIL}:{API_TOKEN}")
+    assert cloud.server_info()["deploymentType"] == "Cloud"
+    assert cloud.myself()["accountId"] == bot.account_id
+    data_center = jira_session(jira_dc.site, PAT)
+    assert data_center.server_info()["deploymentType"] == "Server"
+    assert data_center.myself()["name"] == "resolver"
+    [info] = [r for r in jira.requests if r.path.endswith("/serverInfo")]
+    assert info.status == 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from integrations.linear.client import LinearClient, LinearComment
@@ -97,3 +98,25 @@ def test_a_personal_api_key_is_sent_bare(
     [call] = linear.calls("commentCreate")
     assert call.headers["authorization"] == API_KEY
     assert call.status == 200
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("query { issue(id: $id) { id } }", 'Variable "$id" is not defined.'),
+        ('query { issue(id: "x") { id estimate } }', 'Cannot query field "estimate"'),
+        ('query { issue(id: "x", team: "y") { id } }', 'Unknown argument "team"'),
+        ("query Q($id: String!) { issue(id: $id) { id } }", 'required type "String!"'),
+        ("{ issue(id: ", "Syntax Error"),
+    ],
+)
+def test_the_stand_in_checks_operations_as_linear_does(
+    linear: LinearAPI, app: Actor, query: str, message: str
+) -> None:
+    """What keeps the client's queries honest: a wrong one fails here as it would on Linear."""
+    headers = {"Authorization": f"Bearer {OAUTH_TOKEN}"}
+    answer = httpx.post(linear.url, json={"query": query}, headers=headers)
+    assert answer.status_code == 400
+    [error] = answer.json()["errors"]
+    assert message in error["message"]
+    assert error["extensions"]["code"] in ("GRAPHQL_VALIDATION_FAILED", "GRAPHQL_PARSE_FAILED")

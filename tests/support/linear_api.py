@@ -23,7 +23,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -465,8 +465,8 @@ class LinearAPI:
         headers: dict[str, str] | None = None,
         body: Any = None,
     ) -> None:
-        """Answer the next `times` operations on `root_field` (`"commentCreate"`) with `status`;
-        a 429 (or a 200 carrying RATELIMITED) comes with Linear's rate-limit headers."""
+        """Answer the next `times` operations on `root_field` (`"commentCreate"`) with `status`.
+        A 429 says RATELIMITED, with Linear's headers; other statuses an internal error."""
         if not any(root_field in fields for fields in (SCHEMA["Query"], SCHEMA["Mutation"])):
             raise KeyError(f"no such operation: {root_field}")
         if body is None:
@@ -722,15 +722,3 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, api: LinearAPI) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.api = api
-
-
-def iter_strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value (to check that user text travels only in variables)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from iter_strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from iter_strings(item)
