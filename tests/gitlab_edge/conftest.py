@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,11 +35,19 @@ def git_server(tmp_path: Path, gitlab_api: GitLabAPI) -> Iterator[GitHttpServer]
         yield server
 
 
+@pytest.fixture(scope="session")
+def bare_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One bare repository of `group/widgets`, made once and copied for each test."""
+    root = tmp_path_factory.mktemp("template")
+    return create_bare_repo(root, PROJECT, {"README.md": "# widgets\n"})
+
+
 @pytest.fixture
-def project(gitlab_api: GitLabAPI, git_server: GitHttpServer) -> Project:
+def project(gitlab_api: GitLabAPI, git_server: GitHttpServer, bare_template: Path) -> Project:
     """`group/widgets`: a real bare repository with issue #7; alice is a Developer, bob a
     Maintainer, carol a Reporter, dave no member."""
-    bare = create_bare_repo(git_server.root, PROJECT, {"README.md": "# widgets\n"})
+    bare = git_server.bare_path(PROJECT)
+    shutil.copytree(bare_template, bare)
     project = gitlab_api.add_project(PROJECT, git_server.url_for(PROJECT), bare=bare)
     for name, level in (("alice", DEVELOPER), ("bob", MAINTAINER), ("carol", REPORTER)):
         gitlab_api.add_member(project, gitlab_api.add_user(name), level)

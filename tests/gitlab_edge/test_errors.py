@@ -3,8 +3,11 @@ call is sent once (python-gitlab neither retries nor sleeps)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import time
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -171,3 +174,25 @@ def test_retry_after_headers() -> None:
     assert retry_after({"RateLimit-Reset": str(int(now) - 5)}, now) == 0.0
     assert retry_after({"RateLimit-Reset": "soon"}, now) is None
     assert retry_after({}, now) is None
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Authorization": f"Bearer {BOT_TOKEN}"}, 200),
+        ({"PRIVATE-TOKEN": BOT_TOKEN}, 200),
+        ({"Authorization": f"token {BOT_TOKEN}"}, 401),
+        ({}, 401),
+    ],
+    ids=["bearer", "private-token", "other-scheme", "none"],
+)
+def test_the_stand_in_authenticates_as_gitlab_does(
+    gitlab_api: GitLabAPI, project: Project, headers: dict[str, str], status: int
+) -> None:
+    url = f"{gitlab_api.url}/api/v4/projects/group%2Fwidgets"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers)) as answer:
+            assert (answer.status, json.load(answer)["id"]) == (status, project.id)
+    except urllib.error.HTTPError as refused:
+        with refused:
+            assert (refused.code, json.load(refused)) == (status, {"message": "401 Unauthorized"})
