@@ -75,7 +75,8 @@ def _from_jira_error(action: str, error: JIRAError) -> CallbackError:
     # str(error) would include the request's headers: build the message from parts only.
     status = error.status_code
     response = error.response if isinstance(error.response, requests.Response) else None
-    detail = redact(str(error.text or (response.reason if response else "") or "no message"))
+    reason = response.reason if response is not None else None
+    detail = redact(str(error.text or reason or "no message"))
     message = f"Jira answered {status} to {action}: {detail[:MESSAGE_LIMIT]}"
     if status is None or is_transient_status(status):
         wait = _retry_after(response.headers) if response is not None else None

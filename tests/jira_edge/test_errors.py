@@ -54,6 +54,11 @@ def test_server_errors_and_429_are_transient(
     assert [r.status for r in jira.calls(COMMENTS)] == [status, 201]
 
 
+def test_an_error_without_a_body_is_named_by_its_reason(client: JiraClient, jira: JiraAPI) -> None:
+    error = fail_once(client, jira, 502, body="")
+    assert str(error) == f"Jira answered 502 to {COMMENTS}: Bad Gateway"
+
+
 def test_a_rate_limit_reset_timestamp_is_read_as_seconds(client: JiraClient, jira: JiraAPI) -> None:
     reset = (datetime.now(UTC) + timedelta(seconds=90)).strftime("%Y-%m-%dT%H:%M:%SZ")
     headers = {"X-RateLimit-Reset": reset, "RateLimit-Reason": "jira-quota-tenant-based"}

@@ -192,7 +192,8 @@ class JiraAPI:
         headers: dict[str, str] | None = None,
         body: Any = None,
     ) -> None:
-        """Answer the next `times` calls to `route` ("METHOD /template") with `status`."""
+        """Answer the next `times` calls to `route` ("METHOD /template") with `status`; a `body`
+        that is a string is sent as it is (a proxy's page), anything else as JSON."""
         if route not in ROUTES:
             raise KeyError(f"no such route: {route}")
         default = error_body("Internal server error" if status >= 500 else "Request failed")
@@ -475,9 +476,11 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, answer, extra = self.server.api.handle(self.command, self.path, headers, raw)
-        data = b"" if answer is None else json.dumps(answer).encode()
+        raw_text = isinstance(answer, str)  # a fault's page from a proxy in front of Jira
+        data = answer.encode() if raw_text else json.dumps(answer).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json;charset=UTF-8")
+        content_type = "text/html" if raw_text else "application/json;charset=UTF-8"
+        self.send_header("Content-Type", content_type)
         self.send_header("X-AREQUESTID", f"{next(self.server.request_ids)}x1")
         for name, value in extra.items():
             self.send_header(name, value)
