@@ -1,0 +1,210 @@
+"""The whole service for end-to-end tests: ingress in process, a real Celery worker (and beat)
+in child processes, Redis, the Docker sandbox, git over HTTP and the scripted LLM over HTTP.
+
+Each provider's test adds its stand-in API and its signed webhook on top.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from starlette.testclient import TestClient
+
+from resolver import accounts
+from resolver.db import session_scope
+from resolver.models import Callback, CallbackAttempt, Job, User
+from tests.conftest import ResolverEnv
+from tests.foundation.procs import kill, start, stop, wait_until
+from tests.support.llm_server import Reply, ScriptedLLMServer, finish, tool
+
+FIXED = "def add(a, b):\n    return a + b\n"
+BROKEN = "def add(a, b):\n    return a - b\n"
+REPO_FILES = {
+    "calc.py": BROKEN,
+    "test_calc.py": (
+        "import unittest\n\nfrom calc import add\n\n\n"
+        "class AddTest(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+    ),
+}
+SUMMARY = "add() subtracted; it now adds. The tests pass."
+
+
+def fix_script() -> list[Reply]:
+    """The model's part: read, fix, test, finish with changed code."""
+    return [
+        tool("execute_bash", command="cat calc.py"),
+        tool(
+            "str_replace_editor",
+            command="str_replace",
+            path="calc.py",
+            old_str="    return a - b\n",
+            new_str="    return a + b\n",
+        ),
+        tool("execute_bash", command="python3 -m unittest -q 2>&1 | tail -n 2"),
+        finish("changed_code", SUMMARY),
+    ]
+
+
+@dataclass
+class Stack:
+    env: ResolverEnv
+    llm: ScriptedLLMServer
+    tmp: Path
+    extra: dict[str, str] = field(default_factory=dict)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def child_env(self) -> dict[str, str]:
+        return self.env.child_env(**self.extra)
+
+    def start_worker(self, name: str = "w1", concurrency: int = 2) -> subprocess.Popen[bytes]:
+        proc = start(
+            self.child_env(),
+            self.tmp / f"worker-{name}.log",
+            "-m",
+            "celery",
+            "-A",
+            "resolver.celery_app:app",
+            "worker",
+            "-Q",
+            "jobs,callbacks,default",
+            "-c",
+            str(concurrency),
+            "-n",
+            f"{name}@%h",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel",
+            "INFO",
+        )
+        self.procs.append(proc)
+        return proc
+
+    def start_beat(self) -> subprocess.Popen[bytes]:
+        proc = start(
+            self.child_env(),
+            self.tmp / "beat.log",
+            "-m",
+            "celery",
+            "-A",
+            "resolver.celery_app:app",
+            "beat",
+            "-s",
+            str(self.tmp / "beat-schedule"),
+            "--pidfile=",
+            "--loglevel",
+            "INFO",
+        )
+        self.procs.append(proc)
+        return proc
+
+    def kill(self, proc: subprocess.Popen[bytes]) -> None:
+        kill(proc)
+        self.procs.remove(proc)
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.tmp.glob("*.log")))
+
+    def job(self, job_id: int) -> Job:
+        with session_scope() as session:
+            job = session.get(Job, job_id)
+            assert job is not None
+            session.expunge(job)
+            return job
+
+    def wait_finished(self, job_id: int, timeout: float = 240) -> Job:
+        try:
+            wait_until(lambda: self.job(job_id).finished_at is not None, timeout, f"job {job_id}")
+        except AssertionError:
+            print(self.logs()[-20000:], file=sys.stderr)
+            raise
+        return self.job(job_id)
+
+    def callbacks(self, job_id: int | None = None) -> list[Callback]:
+        with session_scope() as session:
+            query = select(Callback).order_by(Callback.id)
+            if job_id is not None:
+                query = query.where(Callback.job_id == job_id)
+            found = list(session.scalars(query))
+            for item in found:
+                session.expunge(item)
+            return found
+
+    def attempts(self, callback_id: int) -> list[CallbackAttempt]:
+        with session_scope() as session:
+            found = list(
+                session.scalars(
+                    select(CallbackAttempt)
+                    .where(CallbackAttempt.callback_id == callback_id)
+                    .order_by(CallbackAttempt.number)
+                )
+            )
+            for item in found:
+                session.expunge(item)
+            return found
+
+    def wait_callbacks_settled(self, job_id: int | None = None, timeout: float = 60) -> None:
+        """Every callback recorded so far has been sent or has failed for good."""
+        try:
+            wait_until(
+                lambda: all(c.state != "pending" for c in self.callbacks(job_id)),
+                timeout,
+                "callbacks to settle",
+            )
+        except AssertionError:
+            pending = [(c.id, c.action) for c in self.callbacks(job_id) if c.state == "pending"]
+            print(pending, self.logs()[-20000:], file=sys.stderr)
+            raise
+
+    def link(self, user: str, provider: str, external_id: str, login: str | None = None) -> None:
+        with session_scope() as session:
+            if session.scalar(select(User).where(User.name == user)) is None:
+                accounts.add_user(session, user)
+            accounts.link_identity(session, user, provider, external_id, login)
+
+    def close(self) -> None:
+        for proc in list(self.procs):
+            stop(proc)
+        self.procs.clear()
+
+
+@contextmanager
+def running_stack(env: ResolverEnv, tmp: Path, **extra: str) -> Iterator[Stack]:
+    llm = ScriptedLLMServer([]).start()
+    try:
+        settings = {
+            "RESOLVER_LLM_MODEL": "openai/scripted-model",
+            "RESOLVER_LLM_BASE_URL": llm.base_url,
+            "RESOLVER_LLM_API_KEY": "scripted-key",
+            "RESOLVER_LLM_INPUT_COST_PER_TOKEN": "0.000003",
+            "RESOLVER_LLM_OUTPUT_COST_PER_TOKEN": "0.000015",
+            "RESOLVER_BOT_NAME": "resolver",
+            "RESOLVER_PUBLIC_URL": "http://resolver.test",
+            "RESOLVER_STATUS_INTERVAL": "1",
+            **extra,
+        }
+        stack = Stack(env, llm, tmp, settings)
+        try:
+            yield stack
+        finally:
+            stack.close()
+    finally:
+        llm.stop()
+
+
+def ingress(stack: Stack, monkeypatch: Any) -> TestClient:
+    """The webhook app in this process, under the stack's settings."""
+    from resolver.app import create_app
+    from tests.conftest import reset_caches
+
+    for key, value in stack.extra.items():
+        monkeypatch.setenv(key, value)
+    reset_caches()
+    return TestClient(create_app(), raise_server_exceptions=True)
