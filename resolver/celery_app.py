@@ -75,7 +75,9 @@ TASK_MODULES: Final = (
     "resolver.pipeline",
 )
 # Each registers its provider's conversation (and forge) for the callbacks and the pipeline.
-PROVIDER_MODULES: Final = ("integrations.github.provider",)
+PROVIDER_MODULES: Final = tuple(
+    f"integrations.{name}.provider" for name in ("github", "gitlab", "slack", "jira", "linear")
+)
 
 
 def make_celery(settings: Settings) -> Celery:

@@ -1,7 +1,7 @@
 """Stored tokens, looked up for a provider by their owner: a user or an installation.
 
 `resolver tokens set --provider P --user NAME` or `--installation ID` stores them (encrypted).
-The decrypted value is registered for log masking by the vault.
+A token, once decrypted, is masked in this process's log lines.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from sqlalchemy import or_, select
 
 from resolver.config import get_settings
 from resolver.db import session_scope
+from resolver.logs import register_secret
 from resolver.models import Credential, Installation
 from resolver.vault import Vault
 
@@ -38,4 +39,6 @@ def stored_token(
         ).first()
     if ciphertext is None:
         return None
-    return Vault(get_settings().fernet_keys).decrypt(ciphertext).reveal()
+    token = Vault(get_settings().fernet_keys).decrypt(ciphertext).reveal()
+    register_secret(token)  # masked in every log line of this process from now on
+    return token

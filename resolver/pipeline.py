@@ -32,14 +32,14 @@ from resolver.commands import Command, parse_command
 from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
-from resolver.models import Identity, RepoRoute
+from resolver.models import Identity
+from resolver.repo_routes import FORGES, RouteError, parse_repo_spec, routed_repo
 from resolver.runners import JobContext, RunResult, register
 from resolver.states import JobState, Outcome
 from sandbox import RepoSetupError, SandboxError
 
 logger = logging.getLogger(__name__)
 
-FORGES: Final = ("github", "gitlab")
 FORGE_NAMES: Final = {"github": "GitHub", "gitlab": "GitLab"}
 HISTORY_NOTE: Final = "(an earlier request in this conversation)"
 BRANCH_LOCK_WAIT: Final = 60
@@ -193,16 +193,6 @@ def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
 # --- planning
 
 
-def parse_repo_spec(spec: str) -> tuple[str, str]:
-    """`github:owner/name`, `gitlab:group/project` or `owner/name` (GitHub)."""
-    forge_name, sep, name = spec.strip().partition(":")
-    if not sep:
-        forge_name, name = "github", spec.strip()
-    if forge_name not in FORGES or "/" not in name:
-        raise ValueError(f"{spec!r} is not a repository: use owner/name or gitlab:group/project")
-    return forge_name, name
-
-
 def route_scope(source: str, trigger: Mapping[str, Any]) -> str | None:
     """What a default repository is configured for: a Slack channel, a Jira project, a Linear
     team (its key or id)."""
@@ -237,7 +227,7 @@ def _repository_of(snapshot: Snapshot) -> tuple[str, str]:
         )
     try:
         return parse_repo_spec(str(spec))
-    except ValueError as error:
+    except RouteError as error:
         raise Stop(Outcome.COULD_NOT, str(error)) from None
 
 
@@ -246,11 +236,7 @@ def _routed_repo(snapshot: Snapshot) -> str | None:
     if scope is None:
         return None
     with session_scope() as session:
-        return session.scalar(
-            select(RepoRoute.repo).where(
-                RepoRoute.provider == snapshot.source, RepoRoute.scope == scope
-            )
-        )
+        return routed_repo(session, snapshot.source, scope)
 
 
 def _repo_info(

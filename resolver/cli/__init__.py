@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from resolver.cli import admin, jobs, run, services
+from resolver.cli import admin, jobs, routes, run, services
 from resolver.cli import sandbox as sandbox_cli
 from resolver.config import ConfigError
 
@@ -20,6 +20,7 @@ admin.register(app)
 app.add_typer(jobs.app, name="jobs")
 app.command("run")(run.run)
 app.add_typer(sandbox_cli.app, name="sandbox")
+app.add_typer(routes.app, name="routes")
 
 
 def main() -> None:

@@ -1,0 +1,54 @@
+"""Default repositories per Slack channel, Jira project or Linear team."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from resolver.db import session_scope
+from resolver.repo_routes import RouteError, all_routes, remove_route, set_route
+
+console = Console()
+app = typer.Typer(
+    help="Which repository a Slack channel, Jira project or Linear team works on.",
+    no_args_is_help=True,
+)
+
+
+@app.command("set")
+def routes_set(
+    provider: str = typer.Argument(..., help="slack, jira or linear."),
+    scope: str = typer.Argument(..., help="Slack channel id, Jira project key, Linear team key."),
+    repo: str = typer.Argument(..., help="owner/name, github:owner/name or gitlab:group/project."),
+) -> None:
+    """Set the default repository of a channel, project or team."""
+    try:
+        with session_scope() as session:
+            route = set_route(session, provider, scope, repo)
+            stored = route.repo
+    except RouteError as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(1) from None
+    console.print(f"{provider} {scope} -> {stored}")
+
+
+@app.command("remove")
+def routes_remove(provider: str, scope: str) -> None:
+    """Forget a default repository."""
+    with session_scope() as session:
+        removed = remove_route(session, provider, scope)
+    if not removed:
+        console.print(f"[red]error:[/red] no route for {provider} {scope}")
+        raise typer.Exit(1)
+    console.print(f"removed {provider} {scope}")
+
+
+@app.command("list")
+def routes_list() -> None:
+    """List default repositories."""
+    table = Table("provider", "scope", "repository")
+    with session_scope() as session:
+        for route in all_routes(session):
+            table.add_row(route.provider, route.scope, route.repo)
+    console.print(table)
