@@ -1,8 +1,9 @@
-"""Runs the main job end to end: a signed @mention → a job → the agent in a sandbox → a branch.
+"""Runs the main job end to end: a signed @mention → a job → the agent in a sandbox → a pushed
+branch → a draft pull request and one status comment, edited in place.
 
-Stand-ins, clearly labelled: a local bare repository for the forge's repository, and a scripted
-model unless RESOLVER_LLM_MODEL is set. Everything else is the real service: the HTTP server,
-SQLite, Redis, a Celery worker, the Docker sandbox and git.
+Stand-ins, clearly labelled: a local GitHub (its REST API and a git server over HTTP, from
+tests/support) and a scripted model unless RESOLVER_LLM_MODEL is set. Everything else is the
+real service: the HTTP server, SQLite, Redis, a Celery worker, the Docker sandbox and git.
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+import redis
 
+from demo.forge import INSTALLATION_ID, REPO, StandinGitHub, start_github
 from demo.llm_standin import StandinLLM
-from demo.repo import git, make_remote
+from demo.repo import git
+from tests.support.github_api import BOT_LOGIN
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"
@@ -71,17 +76,35 @@ def cli(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def webhook(remote: Path) -> bytes:
-    """GitHub's recorded issue_comment.created payload, pointed at the local remote."""
+DEMO_REDIS = "redis://127.0.0.1:6379/14"
+REQUEST = "@resolver the add() function is wrong, please fix it"
+
+
+def webhook(github: StandinGitHub) -> bytes:
+    """GitHub's recorded issue_comment.created payload, on the stand-in's repository."""
     payload = json.loads(FIXTURE.read_text())
-    payload["comment"]["body"] = "@resolver the add() function is wrong, please fix it"
+    comment_id = github.api.add_comment(REPO, 1, REQUEST, "Codertocat")
+    payload["comment"].update(id=comment_id, body=REQUEST)
     payload["issue"]["title"] = "add() subtracts instead of adding"
-    payload["repository"]["clone_url"] = str(remote)
+    payload["repository"].update(
+        full_name=REPO, name="calc", clone_url=github.git.url_for(REPO), default_branch="main"
+    )
+    payload["installation"] = {"id": INSTALLATION_ID}
     return json.dumps(payload).encode()
 
 
-def service_env(llm_url: str | None) -> dict[str, str]:
-    env = {**os.environ, "RESOLVER_GITHUB_WEBHOOK_SECRET": secrets.token_hex(16)}
+def service_env(llm_url: str | None, github: StandinGitHub) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "RESOLVER_GITHUB_WEBHOOK_SECRET": secrets.token_hex(16),
+        "RESOLVER_GITHUB_API_URL": github.api.base_url,
+        "RESOLVER_GITHUB_APP_ID": "1001",
+        "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH": str(github.key_path),
+        "RESOLVER_STATUS_INTERVAL": "2",
+        # The demo's own database and Redis db, fresh each run: nothing left over from earlier.
+        "RESOLVER_DATABASE_URL": f"sqlite:///{DEMO_DIR / 'resolver.db'}",
+        "RESOLVER_REDIS_URL": DEMO_REDIS,
+    }
     if llm_url:
         env.update(
             RESOLVER_LLM_MODEL="openai/demo-standin",
@@ -112,7 +135,7 @@ def send(base: str, env: dict[str, str], body: bytes) -> dict[str, object]:
     return dict(reply.json())
 
 
-def follow(env: dict[str, str], job_id: int, timeout: float = 300) -> dict[str, object]:
+def follow(env: dict[str, str], job_id: int, timeout: float = 300) -> dict[str, Any]:
     """Print the job's trajectory as it grows; return the finished job."""
     seen = 0
     deadline = time.monotonic() + timeout
@@ -128,65 +151,92 @@ def follow(env: dict[str, str], job_id: int, timeout: float = 300) -> dict[str, 
     raise SystemExit(f"job {job_id} did not finish in {timeout:.0f}s")
 
 
+def pull_request(env: dict[str, str], job_id: int, timeout: float = 60) -> dict[str, Any]:
+    """Wait for the callbacks to open the pull request (or for the job to need none)."""
+    deadline = time.monotonic() + timeout
+    job = json.loads(cli(env, "jobs", "show", str(job_id), "--json"))
+    while time.monotonic() < deadline and job["outcome"] == "changed_code" and not job["pr_url"]:
+        time.sleep(0.5)
+        job = json.loads(cli(env, "jobs", "show", str(job_id), "--json"))
+    time.sleep(2)  # the last status edit follows the pull request
+    return dict(job)
+
+
 def main() -> int:
     DEMO_DIR.mkdir(parents=True, exist_ok=True)
     say("Resolver demo: one @mention, end to end, on this machine")
-    remote = make_remote(DEMO_DIR)
-    print(f"  [stand-in] forge repository: local bare git repo {remote}")
+    github = start_github(DEMO_DIR)
+    print(f"  [stand-in] GitHub API at {github.api.base_url} (App installation {INSTALLATION_ID})")
+    print(f"  [stand-in] git server at {github.git.base_url}: repository {REPO}")
     real_model = os.environ.get("RESOLVER_LLM_MODEL")
-    with StandinLLM() as llm:
-        env = service_env(None if real_model else llm.base_url)
-        print(
-            f"  model: {real_model}"
-            if real_model
-            else f"  [stand-in] model: scripted OpenAI-compatible server at {llm.base_url}"
-        )
-        cli(env, "users", "add", "demo")
-        cli(
-            env,
-            "users",
-            "link",
-            "demo",
-            "--provider",
-            "github",
-            "--external-id",
-            "21031067",
-            "--login",
-            "Codertocat",
-        )
-        port = free_port()
-        server = start(["serve", "--port", str(port)], env, DEMO_DIR / "server.log")
-        worker = start(
-            ["worker", "--concurrency", "1", "--hostname", "demo@%h"], env, DEMO_DIR / "worker.log"
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(100):
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.2)
-            say("1. Codertocat comments '@resolver the add() function is wrong, please fix it'")
-            job_id = int(str(send(base, env, webhook(remote))["job_id"]))
-            say(
-                f"2. Job {job_id}: a worker runs the agent in a Docker sandbox"
-                " (no network, no secrets)"
+    try:
+        with StandinLLM() as llm:
+            env = service_env(None if real_model else llm.base_url, github)
+            print(
+                f"  model: {real_model}"
+                if real_model
+                else f"  [stand-in] model: scripted OpenAI-compatible server at {llm.base_url}"
             )
-            job = follow(env, job_id)
-        finally:
-            stop(worker)
-            stop(server)
-    say("3. Result")
+            job_id, job = run_service(env, github)
+    finally:
+        github.close()
+    return report(github, job_id, job)
+
+
+def run_service(env: dict[str, str], github: StandinGitHub) -> tuple[int, dict[str, Any]]:
+    (DEMO_DIR / "resolver.db").unlink(missing_ok=True)
+    redis.Redis.from_url(DEMO_REDIS).flushdb()
+    cli(env, "db", "upgrade")
+    cli(env, "users", "add", "demo")
+    link = ["--provider", "github", "--external-id", "21031067", "--login", "Codertocat"]
+    cli(env, "users", "link", "demo", *link)
+    port = free_port()
+    server = start(["serve", "--port", str(port)], env, DEMO_DIR / "server.log")
+    worker = start(
+        ["worker", "--concurrency", "2", "--hostname", "demo@%h"], env, DEMO_DIR / "worker.log"
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        say(f"1. Codertocat comments on {REPO}#1: '{REQUEST}'")
+        job_id = int(str(send(base, env, webhook(github))["job_id"]))
+        say(f"2. Job {job_id}: a worker runs the agent in a Docker sandbox (no network, no token)")
+        follow(env, job_id)
+        job = pull_request(env, job_id)
+    finally:
+        stop(worker)
+        stop(server)
+    return job_id, job
+
+
+def report(github: StandinGitHub, job_id: int, job: dict[str, Any]) -> int:
+    say("3. What Codertocat sees on GitHub [stand-in]")
+    for comment in github.api.comments.values():
+        if comment.login == BOT_LOGIN:
+            edits = len(
+                github.api.calls("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}")
+            )
+            print(f"  status comment by {BOT_LOGIN} (edited {edits} times in place):")
+            print("    " + comment.body.replace("\n", "\n    "))
+        elif comment.reactions:
+            print(f"  reactions on the request: {[content for _, content in comment.reactions]}")
     print(f"  state={job['state']} outcome={job['outcome']} cost=${job['cost_usd'] or 0:.4f}")
     branch = job.get("branch")
     if branch:
-        print(f"  branch {branch} pushed to {remote}:")
-        print(git(remote, "diff", "main", str(branch)))
-    print("  Posting the draft pull request and status comment back to the forge is not built yet")
-    print("  (the end-to-end issue); the branch above is what that pull request will carry.")
-    say(f"job {job_id}  branch {branch or '-'}  PR: not opened yet (no forge callbacks)")
-    return 0 if job["outcome"] == "changed_code" else 1
+        print(f"  branch {branch}:")
+        print(git(github.bare, "diff", "main", str(branch)))
+    for pull in github.api.pulls:
+        print(
+            f"  draft pull request #{pull.number}: {pull.title}\n    "
+            + pull.body.replace("\n", "\n    ")
+        )
+    say(f"job {job_id}  PR {job.get('pr_url') or '-'}")
+    return 0 if job["outcome"] == "changed_code" and job.get("pr_url") else 1
 
 
 if __name__ == "__main__":

@@ -1,8 +1,7 @@
-"""[stand-in] A local bare git repository standing in for the project on a forge."""
+"""[stand-in] The demo repository's files, and git for printing its diff."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -37,20 +36,3 @@ def git(cwd: Path, *args: str) -> str:
         check=True,
     )
     return done.stdout
-
-
-def make_remote(root: Path) -> Path:
-    """A fresh bare repository with one commit: calc.py, whose add() subtracts."""
-    bare = root / "acme-calc.git"
-    work = root / "seed"
-    for path in (bare, work):
-        shutil.rmtree(path, ignore_errors=True)
-    work.mkdir(parents=True)
-    (work / "calc.py").write_text(CALC)
-    (work / "test_calc.py").write_text(TEST)
-    git(work, "init", "-q", "-b", "main")
-    git(work, "add", ".")
-    git(work, "commit", "-q", "-m", "Add calculator")
-    git(root, "clone", "-q", "--bare", str(work), str(bare))
-    shutil.rmtree(work)
-    return bare

@@ -1,4 +1,4 @@
-"""`make demo`'s main job, run as a test: webhook → worker → sandbox → agent → pushed branch."""
+"""`make demo`'s main job, run as a test: webhook → worker → sandbox → agent → branch → PR."""
 
 import subprocess
 import sys
@@ -25,9 +25,12 @@ def test_the_demo_pushes_a_branch_with_the_fix(resolver_env) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "-> 202" in done.stdout
     assert "outcome=changed_code" in done.stdout
+    assert "draft pull request #1" in done.stdout and "Fixes #1" in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1].endswith("/acme/calc/pull/1\x1b[0m")
+    assert "Done." in done.stdout and "['eyes']" in done.stdout
     diff = subprocess.run(
         ["git", "diff", "main", "resolver/1-add-subtracts-instead-of-adding"],
-        cwd=demo_dir / "acme-calc.git",
+        cwd=demo_dir / "git/acme/calc.git",
         capture_output=True,
         text=True,
         check=True,
@@ -35,7 +38,7 @@ def test_the_demo_pushes_a_branch_with_the_fix(resolver_env) -> None:
     assert "-    return a - b" in diff and "+    return a + b" in diff
     log = subprocess.run(
         ["git", "log", "-1", "--format=%an%n%B", "resolver/1-add-subtracts-instead-of-adding"],
-        cwd=demo_dir / "acme-calc.git",
+        cwd=demo_dir / "git/acme/calc.git",
         capture_output=True,
         text=True,
         check=True,
