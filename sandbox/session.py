@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -14,7 +14,7 @@ from typing import Final
 from sandbox import files
 from sandbox.container import connect_bridge, disconnect_bridge, remove_container
 from sandbox.engine import SandboxError
-from sandbox.execution import capture, execute
+from sandbox.execution import Shell, ShellDiedError, capture
 from sandbox.naming import new_token
 from sandbox.output import OutputBuffer
 from sandbox.policy import ExecResult, SandboxPolicy
@@ -37,6 +37,7 @@ class _Run:
     token: str
     cancelled: bool = False
     overdue: bool = False
+    ended: threading.Event = field(default_factory=threading.Event)
 
 
 class Sandbox:
@@ -49,6 +50,7 @@ class Sandbox:
         self.policy = policy
         self._lock = threading.Lock()
         self._current: _Run | None = None
+        self._shell: Shell | None = None
         self._oom_kills = 0
         self._closed = False
 
@@ -66,13 +68,13 @@ class Sandbox:
         with self._lock:
             output = OutputBuffer(self.policy.output_limit)
             started = time.monotonic()
-            exit_code = self._execute(run, argv, limit, output)
+            exit_code, counters = self._execute(run, argv, limit, output)
             duration = time.monotonic() - started
             if exit_code == KILLED or run.cancelled or run.overdue:
-                # Whatever killed the run may have spared part of its group (the engine ends an
-                # exec when its first process dies), so the rest goes too.
+                # Whatever killed the run may have spared part of its group (the shell answers
+                # once its first process dies), so the rest goes too.
                 self._kill(run, tries=1)
-            oom_killed = exit_code != 0 and self._new_oom_kill()
+            oom_killed = exit_code != 0 and self._new_oom_kill(counters)
         timed_out = run.overdue or (exit_code == KILLED and duration >= limit and not run.cancelled)
         return ExecResult(
             exit_code=exit_code,
@@ -110,6 +112,7 @@ class Sandbox:
 
     def close(self) -> None:
         """Remove the container; idempotent. The workspace stays (see __exit__)."""
+        self._drop_shell()
         if not self._closed:
             remove_container(self.container_id)
             self._closed = True
@@ -128,20 +131,41 @@ class Sandbox:
         finally:
             remove_workspace(self.workspace)
 
-    def _execute(self, run: _Run, argv: list[str], limit: float, output: OutputBuffer) -> int:
-        watchdog = threading.Timer(limit + WATCHDOG_GRACE, self._overdue, args=(run,))
+    def _execute(
+        self, run: _Run, argv: list[str], limit: float, output: OutputBuffer
+    ) -> tuple[int, str | None]:
+        """The exit code and the OOM counters' text (None when the shell died with the run)."""
+        shell = self._shell or Shell(self.container_id, self.policy.user)
+        self._shell = shell
+        watchdog = threading.Timer(limit + WATCHDOG_GRACE, self._overdue, args=(run, shell))
         watchdog.daemon = True
         self._current = run
         watchdog.start()
         try:
-            return execute(self.container_id, argv, self.policy.user, output.feed)
+            return shell.run(argv, output.feed)
+        except ShellDiedError:
+            # Killed along with the command (`kill -9 -1`, say), or stuck: a new one next time.
+            self._drop_shell()
+            return KILLED, None
+        except SandboxError:
+            self._drop_shell()
+            raise
         finally:
+            run.ended.set()
             watchdog.cancel()
             self._current = None
 
-    def _overdue(self, run: _Run) -> None:
+    def _drop_shell(self) -> None:
+        if self._shell is not None:
+            self._shell.close()
+            self._shell = None
+
+    def _overdue(self, run: _Run, shell: Shell) -> None:
         run.overdue = True
         self._kill(run, _STARTING_TRIES)
+        # Once the group is dead the shell answers at once, unless it is stuck itself.
+        if not run.ended.wait(WATCHDOG_GRACE):
+            shell.abandon()
 
     def _kill(self, run: _Run, tries: int) -> None:
         try:
@@ -149,9 +173,11 @@ class Sandbox:
         except SandboxError:
             log.warning("sandbox.kill_failed", exc_info=True, extra={"id": self.container_id})
 
-    def _new_oom_kill(self) -> bool:
+    def _new_oom_kill(self, counters: str | None) -> bool:
         """Whether the memory cgroup's OOM killer struck since the last check."""
-        _code, text = capture(self.container_id, ["sh", "-c", OOM_COUNTER], self.policy.user)
-        count = parse_oom_kills(text.decode(errors="replace"))
+        if counters is None:
+            _code, text = capture(self.container_id, ["sh", "-c", OOM_COUNTER], self.policy.user)
+            counters = text.decode(errors="replace")
+        count = parse_oom_kills(counters)
         struck, self._oom_kills = count > self._oom_kills, count
         return struck

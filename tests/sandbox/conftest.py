@@ -75,15 +75,21 @@ def docker_inspect(container_id: str) -> dict[str, Any]:
     return json.loads(done.stdout)[0] if done.returncode == 0 else {}
 
 
+# Every process but this listing's group and the session's shell (its group leader's parent).
+_LISTING = """
+read -r _ _ _ _ g _ < /proc/$$/stat; read -r _ _ _ s _ < /proc/$g/stat
+ps -eo pid=,pgid=,ppid=,args= | cut -c1-200 | awk -v g="$g" -v s="$s" '$2 != g && $1 != s'
+"""
+
+
 def leftovers(box: Sandbox) -> list[str]:
-    """Processes in the sandbox other than pid 1, its `sleep infinity`, and this very listing."""
-    result = box.run("read -r _ _ _ _ g _ < /proc/$$/stat; echo $g; ps -eo pid=,pgid=,ppid=,args=")
-    own_group, *lines = result.output.splitlines()
-    rows = [line.split(None, 3) for line in lines]
+    """Processes in the sandbox other than pid 1, its `sleep infinity`, the session's shell and
+    this very listing."""
+    rows = [line.split(None, 3) for line in box.run(_LISTING).output.splitlines()]
     return [
         args
-        for pid, pgid, ppid, args in rows
-        if pid != "1" and pgid != own_group and not (ppid == "1" and args == "sleep infinity")
+        for pid, _pgid, ppid, args in rows
+        if pid != "1" and not (ppid == "1" and args == "sleep infinity")
     ]
 
 

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from sandbox import Sandbox
+from tests.sandbox.conftest import leftovers
 
 pytestmark = pytest.mark.docker
 
@@ -95,3 +96,26 @@ def test_symlinks_are_followed_only_inside_the_workspace(box: Sandbox) -> None:
     assert box.read_file("link") == b"inside\n"
     with pytest.raises(ValueError, match="outside /workspace"):
         box.read_file("escape")
+
+
+def test_background_jobs_outlive_their_command_without_holding_it(box: Sandbox) -> None:
+    result = box.run("sleep 30 & echo started")
+    assert result.output == "started\n"
+    assert result.duration < 5
+    assert leftovers(box) == ["sleep 30"]
+
+
+def test_a_command_that_kills_the_sessions_shell_gets_a_new_one(box: Sandbox) -> None:
+    box.run("cd /tmp && export KEPT=yes")
+    result = box.run("read -r _ _ _ shell _ < /proc/$PPID/stat; kill -KILL $shell; sleep 30")
+    assert result.exit_code == 137
+    assert not result.timed_out
+    assert leftovers(box) == []
+    assert box.run('pwd; echo "$KEPT"').output == "/tmp\nyes\n"
+
+
+def test_a_nul_byte_cannot_be_passed(box: Sandbox) -> None:
+    result = box.run("echo a\0b")
+    assert result.exit_code == 1
+    assert "NUL" in result.output
+    assert box.run("echo fine").output == "fine\n"

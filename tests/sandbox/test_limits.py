@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from sandbox import Sandbox, SandboxPolicy
+from sandbox import session as sandbox_session
 from sandbox.session import WATCHDOG_GRACE
 from tests.sandbox.conftest import leftovers
 
@@ -71,3 +72,14 @@ def test_a_command_that_kills_its_own_timeout_still_leaves_nothing(box: Sandbox)
     assert result.timed_out
     assert result.duration < 1 + WATCHDOG_GRACE + 2
     assert leftovers(box) == []
+
+
+def test_a_shell_that_stops_answering_is_given_up_after_the_watchdog(
+    box: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox_session, "WATCHDOG_GRACE", 0.5)
+    command = "read -r _ _ _ shell _ < /proc/$PPID/stat; kill -STOP $shell; sleep 30"
+    result = box.run(command, timeout=1)
+    assert result.timed_out
+    assert result.duration < 1 + 0.5 + 2 + 0.5 + 1
+    assert box.run("echo fine").output == "fine\n"
