@@ -3,7 +3,8 @@
 The scripted server answers instantly; every step runs a real command in a real sandbox.
 Printed side by side: the loop's time per step minus the LLM server's time (the overhead the
 target is about), how it splits into litellm's client time, the sandbox exec and the loop's own
-work, and the raw sandbox exec and litellm round trip as baselines.
+work, and as baselines the raw sandbox exec (through the session's shell), one bare engine exec
+(what every command cost before the session kept a shell), and a litellm round trip.
 
     uv run python bench/agent.py [--steps 40]
 """
@@ -16,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,18 +90,26 @@ def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
     )
 
 
-def bench_exec(steps: int) -> float:
-    """Median seconds of one `sandbox.run` of a trivial command."""
+def bench_exec(steps: int) -> tuple[float, float]:
+    """Median seconds of one `sandbox.run` of a trivial command, and of one bare engine exec."""
     from resolver.config import get_settings
     from sandbox import open_sandbox, policy_from_settings
+    from sandbox.execution import capture
 
     with open_sandbox("999999", policy_from_settings(get_settings())) as sandbox:
         sandbox.run("true")
-        samples = []
-        for n in range(steps):
-            started = time.perf_counter()
-            sandbox.run(f"echo step {n}")
-            samples.append(time.perf_counter() - started)
+        runs = median_seconds(steps, lambda n: sandbox.run(f"echo step {n}"))
+        user = sandbox.policy.user
+        engine = median_seconds(steps, lambda _n: capture(sandbox.container_id, ["true"], user))
+    return runs, engine
+
+
+def median_seconds(count: int, call: Callable[[int], object]) -> float:
+    samples = []
+    for n in range(count):
+        started = time.perf_counter()
+        call(n)
+        samples.append(time.perf_counter() - started)
     return statistics.median(samples)
 
 
@@ -112,12 +122,11 @@ def bench_llm(server: ScriptedLLMServer, steps: int) -> float:
     config = llm_config_from(get_settings())
     server.set_script(lambda _request: tool("think", thought="x"))
     messages = [{"role": "user", "content": "hello"}]
-    samples = []
-    for _ in range(steps):
-        started = time.perf_counter()
-        complete(config, messages, TOOLS, on_retry=lambda _r: None, wait=lambda _s: False)
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
+
+    def call(_n: int) -> object:
+        return complete(config, messages, TOOLS, on_retry=lambda _r: None, wait=lambda _s: False)
+
+    return median_seconds(steps, call)
 
 
 def main() -> None:
@@ -133,7 +142,7 @@ def main() -> None:
 
             upgrade(os.environ["RESOLVER_DATABASE_URL"])
             llm = bench_llm(server, args.steps)
-            exec_time = bench_exec(args.steps)
+            exec_time, engine_exec = bench_exec(args.steps)
             loop = bench_loop(server, args.steps)
         finally:
             server.stop()
@@ -149,9 +158,8 @@ def main() -> None:
     print(f"  sandbox exec                   {loop.sandbox_exec * ms:7.1f}")
     print(f"  the loop's own work            {own * ms:7.1f}   (DB, redaction, state)")
     print(f"baseline: raw sandbox exec       {exec_time * ms:7.1f}   (median of {args.steps})")
+    print(f"baseline: one bare engine exec   {engine_exec * ms:7.1f}   (median of {args.steps})")
     print(f"baseline: litellm, one message   {llm * ms:7.1f}   (median of {args.steps})")
-    print("litellm's client time grows with the history: the OpenAI SDK re-validates every")
-    print("message of every request (about 1 ms per message on this machine).")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ three round trips to the engine and its runtime's setup, which dominate a short 
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import select
 import socket
@@ -77,22 +78,29 @@ class Shell:
             on_output(f"{error}\n".encode())
             return 1, ""
         with engine_errors("exec"):
-            self._discard_stray_output()
             self._raw.sendall(request)
             return self._read_reply(b"\0" + reply_token.encode() + b" ", on_output)
 
+    def ready(self) -> bool:
+        """Whether the shell still runs, dropping what background jobs wrote since the last run:
+        output that arrives while no command runs is no command's."""
+        try:
+            with engine_errors("exec"):
+                while select.select([self._raw], [], [], 0)[0]:
+                    self._next_chunk()
+        except ShellDiedError:
+            return False
+        return True
+
     def abandon(self) -> None:
         """Make a waiting `run` raise ShellDiedError now; for a shell that no longer answers."""
-        self._raw.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):  # already closed: nothing waits on it
+            self._raw.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
-        """Hang up; the shell reads the end of its input and exits."""
+        """Hang up; the shell reads the end of its input and exits. Wakes a waiting `run`."""
+        self.abandon()
         _close(self._sock)
-
-    def _discard_stray_output(self) -> None:
-        # Background jobs of earlier commands may still write; that output is no command's.
-        while select.select([self._raw], [], [], 0)[0]:
-            self._next_chunk()
 
     def _read_reply(self, marker: bytes, on_output: Callable[[bytes], None]) -> tuple[int, str]:
         # Output is passed on as it comes, but for a tail that could be the start of the marker.

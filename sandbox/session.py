@@ -61,7 +61,10 @@ class Sandbox:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        """Run `command` in the session's shell; `env` is exported and, like cwd, persists."""
+        """Run `command` in the session's shell; `env` is exported and, like cwd, persists.
+
+        Background jobs outlive the command; what they print while no command runs is dropped.
+        """
         limit = self.policy.command_timeout if timeout is None else timeout
         run = _Run(token=new_token())
         argv = command_argv(run.token, command, limit, cwd, env or {})
@@ -135,8 +138,7 @@ class Sandbox:
         self, run: _Run, argv: list[str], limit: float, output: OutputBuffer
     ) -> tuple[int, str | None]:
         """The exit code and the OOM counters' text (None when the shell died with the run)."""
-        shell = self._shell or Shell(self.container_id, self.policy.user)
-        self._shell = shell
+        shell = self._ready_shell()
         watchdog = threading.Timer(limit + WATCHDOG_GRACE, self._overdue, args=(run, shell))
         watchdog.daemon = True
         self._current = run
@@ -154,6 +156,12 @@ class Sandbox:
             run.ended.set()
             watchdog.cancel()
             self._current = None
+
+    def _ready_shell(self) -> Shell:
+        if self._shell is None or not self._shell.ready():
+            self._drop_shell()
+            self._shell = Shell(self.container_id, self.policy.user)
+        return self._shell
 
     def _drop_shell(self) -> None:
         if self._shell is not None:
