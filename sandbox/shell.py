@@ -53,12 +53,13 @@ OOM_COUNTER: Final = f"cat {' '.join(OOM_FILES)} 2>/dev/null; true"
 # Reads requests from stdin, each a run of NUL-terminated fields: the reply's token, argc, argv.
 # Runs argv in the foreground (so signals keep their default dispositions), then answers with
 # NUL, the token, a space, the exit code and a newline, then the OOM files ($@), then NUL.
+# Its own stderr is dropped: bash reports a killed job there ("Killed ..."), which is no output.
 # A SIGKILL status without the record the wrapper's EXIT trap writes means a kill, and when the
 # command killed `timeout` itself the rest of its group lives on; so the reply waits until that
 # group is gone, which `timeout`, `interrupt` or the host's watchdog sees to. Only that wait
 # forks (sleep); the rest is builtins.
 SERVER: Final = r"""
-exec 2>&1
+exec 2>/dev/null
 __rs=/tmp/.resolver
 while IFS= read -r -d '' __end && IFS= read -r -d '' __argc; do
   __argv=()
@@ -69,7 +70,7 @@ while IFS= read -r -d '' __end && IFS= read -r -d '' __argc; do
   [ -d "$__rs" ] || mkdir -m 700 "$__rs"
   : 2>/dev/null > "$__rs/exit"
   : 2>/dev/null > "$__rs/run"
-  "${__argv[@]}" </dev/null
+  "${__argv[@]}" </dev/null 2>&1
   __rc=$?
   if [ "$__rc" = 137 ] && ! read -r _ 2>/dev/null < "$__rs/exit"; then
     __rg=
