@@ -95,6 +95,12 @@ class _Draft:
     context: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class _NewJob:
+    id: int
+    message_id: str
+
+
 def submit(pending: Pending) -> Future[Accepted]:
     """Queue a trigger for the writer. The future resolves once its rows are committed and its
     messages published (or left to the reconciler, should Redis fail)."""
@@ -231,25 +237,27 @@ def _create(
     """Insert the jobs of linked senders and the notices; answer each claimed delivery."""
     linked = {n: draft for n, draft in new.items() if draft.user_id is not None}
     jobs = _insert_jobs(conn, linked)
-    if jobs:
-        links = [
-            {"delivery": claimed[linked[n].pending.delivery], "job": job_id}
-            for n, (job_id, _) in jobs.items()
-        ]
-        conn.execute(LINK_DELIVERIES, links)
-    places = _queue_places(conn, {n: (job_id, linked[n]) for n, (job_id, _) in jobs.items()})
+    _link_deliveries(conn, {claimed[linked[n].pending.delivery]: job.id for n, job in jobs.items()})
+    places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in jobs.items()})
     notices = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in linked}
     for n, place in places.items():
         if place.behind > 0:
-            notices[n] = _queued_notice(linked[n], jobs[n][0], place)
+            notices[n] = _queued_notice(linked[n], jobs[n].id, place)
     callbacks = record_notices(conn, notices)
     answers: dict[int, Accepted] = {}
-    for n in new:
+    for n, draft in new.items():
         sent = _ids(callbacks.get(n))
         if n in jobs:
-            job_id, message_id = jobs[n]
-            answers[n] = Accepted("created", job_id, places[n].behind, message_id, sent)
+            job, behind = jobs[n], places[n].behind
+            answers[n] = Accepted("created", job.id, behind, job.message_id, sent)
         else:
+            provider, sender = draft.pending.provider, draft.pending.trigger.sender
+            log(
+                logger,
+                logging.INFO,
+                f"webhook.{provider}.unlinked_sender",
+                sender=sender.external_id,
+            )
             answers[n] = Accepted("unlinked", callbacks=sent)
     return answers
 
@@ -258,15 +266,21 @@ def _ids(callback_id: int | None) -> tuple[int, ...]:
     return () if callback_id is None else (callback_id,)
 
 
-def _insert_jobs(conn: Connection, drafts: dict[int, _Draft]) -> dict[int, tuple[int, str]]:
-    """Insert a queued job per draft; each one's id and message id."""
+def _insert_jobs(conn: Connection, drafts: dict[int, _Draft]) -> dict[int, _NewJob]:
+    """Insert a queued job per draft."""
     rows = {n: _job_row(draft) for n, draft in drafts.items()}
     if not rows:
         return {}
     inserted = conn.execute(INSERT_JOBS, list(rows.values()))
     # The message id, known before the insert, tells the rows apart (RETURNING has no order).
     ids = {message_id: job_id for job_id, message_id in inserted}
-    return {n: (ids[row["message_id"]], row["message_id"]) for n, row in rows.items()}
+    return {n: _NewJob(ids[row["message_id"]], row["message_id"]) for n, row in rows.items()}
+
+
+def _link_deliveries(conn: Connection, job_of_delivery: dict[int, int]) -> None:
+    if job_of_delivery:
+        links = [{"delivery": row, "job": job} for row, job in job_of_delivery.items()]
+        conn.execute(LINK_DELIVERIES, links)
 
 
 def _job_row(draft: _Draft) -> dict[str, Any]:
@@ -325,12 +339,6 @@ def _job_context(pending: Pending, previous: int | None) -> dict[str, Any]:
 
 def _unlinked_notice(draft: _Draft) -> NewNotice:
     pending, sender = draft.pending, draft.pending.trigger.sender
-    log(
-        logger,
-        logging.INFO,
-        f"webhook.{pending.provider}.unlinked_sender",
-        sender=sender.external_id,
-    )
     return NewNotice(
         provider=pending.provider,
         kind=UNLINKED,
