@@ -10,13 +10,16 @@ endpoints:
    `X-GitHub-Delivery`, so each one creates and publishes a job;
 2. latency at a fixed rate (default 200 requests/s) with an open-loop Python load generator,
    timed from each request's scheduled send time, so a slow server cannot hide its queue.
-Prints throughput and p50/p90/p99 side by side and the ratio. Figures only; nothing asserted.
+Prints throughput, p50/p90/p99 and the server's CPU time per request side by side, and the
+ratio. CPU time per request moves less than throughput when other work shares the machine.
+Figures only; nothing asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +56,8 @@ class Figures:
     p90: float
     p99: float
     errors: int = 0
+    cpu_ms: float = 0.0
+    """The server process's CPU time (user + system, every thread) per request."""
 
 
 def bench_env(tmp: Path) -> dict[str, str]:
@@ -234,20 +240,52 @@ async def closed_loop(
 
 
 def max_throughput(
-    port: int, path: str, signed: list[Signed], script: Path, seconds: int, connections: int
+    pid: int, port: int, path: str, signed: list[Signed], script: Path, seconds: int, conns: int
 ) -> Figures:
     """wrk when installed (Debian's), else the Python closed-loop generator."""
-    if shutil.which("wrk") is None:
-        return asyncio.run(closed_loop(port, path, signed, connections, seconds))
-    script.write_text(lua_script(path, signed))
-    run_wrk(port, path, script, 2, connections)  # warm up
-    return run_wrk(port, path, script, seconds, connections)
+    wrk = shutil.which("wrk") is not None
+    if wrk:
+        script.write_text(lua_script(path, signed))
+        run_wrk(port, path, script, 2, conns)  # warm up
+
+    def run() -> Figures:
+        if wrk:
+            return run_wrk(port, path, script, seconds, conns)
+        return asyncio.run(closed_loop(port, path, signed, conns, seconds))
+
+    return measured(pid, run, lambda figures: figures.requests_per_second * seconds)
+
+
+def fixed_rate(
+    pid: int, port: int, path: str, signed: list[Signed], rate: float, seconds: int
+) -> Figures:
+    def run() -> Figures:
+        return asyncio.run(paced(port, path, signed, rate, seconds))
+
+    return measured(pid, run, lambda _: rate * seconds)
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(pid: int, run: Callable[[], Figures], requests: Callable[[Figures], float]) -> Figures:
+    """Run a measurement and add the server's CPU time per request to its figures."""
+    before = cpu_seconds(pid)
+    figures = run()
+    cpu_ms = (cpu_seconds(pid) - before) * 1000 / max(requests(figures), 1)
+    return dataclasses.replace(figures, cpu_ms=cpu_ms)
 
 
 def wait_for(port: int, timeout: float = 20.0) -> None:
@@ -262,18 +300,18 @@ def wait_for(port: int, timeout: float = 20.0) -> None:
 
 
 def table(rows: dict[str, tuple[Figures, Figures]]) -> None:
-    print(f"{'':34}{'ingress':>30}{'bare 204':>30}{'ratio':>8}")
+    print(f"{'':34}{'ingress':>40}{'bare 204':>40}{'ratio':>8}")
     for label, (app, bare) in rows.items():
         cells = [
             f"{f.requests_per_second:7.0f} req/s  p50 {f.p50:5.1f}  p90 {f.p90:5.1f}  "
-            f"p99 {f.p99:5.1f}"
+            f"p99 {f.p99:5.1f}  cpu {f.cpu_ms:4.2f}"
             for f in (app, bare)
         ]
         ratio = app.requests_per_second / bare.requests_per_second
-        print(f"{label:34}{cells[0]:>30}{cells[1]:>30}{ratio:8.0%}")
+        print(f"{label:34}{cells[0]:>40}{cells[1]:>40}{ratio:8.0%}")
         if app.errors or bare.errors:
             print(f"{'':34}non-2xx: ingress {app.errors}, bare {bare.errors}")
-    print("latencies in ms")
+    print("latencies in ms; cpu: the server's CPU time per request, in ms")
 
 
 def python_speed() -> float:
@@ -311,14 +349,14 @@ def main() -> None:
         wait_for(port)
         rows: dict[str, tuple[Figures, Figures]] = {}
         app, bare = (
-            max_throughput(port, path, signed, script, args.duration, args.connections)
+            max_throughput(server.pid, port, path, signed, script, args.duration, args.connections)
             for path in (APP_PATH, BARE_PATH)
         )
         tool = "wrk" if shutil.which("wrk") else "python"
         rows[f"max throughput ({tool}, {args.connections} conns)"] = (app, bare)
         for rate in (float(r) for r in args.rate.split(",")):
             app, bare = (
-                asyncio.run(paced(port, path, signed, rate, args.duration))
+                fixed_rate(server.pid, port, path, signed, rate, args.duration)
                 for path in (APP_PATH, BARE_PATH)
             )
             rows[f"fixed {rate:.0f} req/s (open loop)"] = (app, bare)
