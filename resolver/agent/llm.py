@@ -2,7 +2,8 @@
 
 It calls `litellm.completion` with native tool calling, retries rate limits and outages with
 bounded backoff, translates provider errors into this module's exceptions, and reads tokens
-and cost from the response.
+and cost from the response. For the OpenAI provider it hands litellm one shared client that
+sends the history as it is (see `shared_client`).
 """
 
 from __future__ import annotations
