@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 DELIVER: Final = "resolver.callbacks.deliver"
 MAX_TRIES: Final = 8
 MAX_BACKOFF: Final = 300.0
+STALL_GRACE: Final = 60.0
 
 Executor = Callable[[str, dict[str, Any]], dict[str, Any]]
 EXECUTORS: dict[str, Executor] = {}
@@ -64,16 +65,12 @@ def publish_callback(callback_id: int, countdown: float | None = None) -> None:
     get_celery().send_task(DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown)
 
 
-def stalled_callbacks(session: Session, quiet_seconds: float = MAX_BACKOFF + 60) -> list[int]:
-    """Pending callbacks with no try for longer than any backoff: their message was lost."""
-    cutoff = utcnow() - timedelta(seconds=quiet_seconds)
-    last_try = (
-        select(func.max(CallbackAttempt.at))
-        .where(CallbackAttempt.callback_id == Callback.id)
-        .scalar_subquery()
-    )
-    quiet = func.coalesce(last_try, Callback.created_at) < cutoff
-    return list(session.scalars(select(Callback.id).where(Callback.state == "pending", quiet)))
+def stalled_callbacks(session: Session, grace_seconds: float = STALL_GRACE) -> list[int]:
+    """Pending callbacks well past their due time: their message was lost (a worker killed
+    while holding it, Redis emptied). Sending one twice is safe: a sent callback is skipped."""
+    cutoff = utcnow() - timedelta(seconds=grace_seconds)
+    overdue = func.coalesce(Callback.due_at, Callback.created_at) < cutoff
+    return list(session.scalars(select(Callback.id).where(Callback.state == "pending", overdue)))
 
 
 def backoff(tries: int, retry_after: float | None) -> float:
@@ -108,6 +105,13 @@ def _attempt(callback_id: int, outcome: str, error: CallbackError | None) -> int
     return number
 
 
+def _due(callback_id: int, seconds: float) -> None:
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        if callback is not None:
+            callback.due_at = utcnow() + timedelta(seconds=seconds)
+
+
 def _finish(
     callback_id: int, state: str, *, result: dict[str, Any] | None = None, error: str | None = None
 ) -> None:
@@ -135,6 +139,8 @@ def send(callback_id: int) -> float | None:
     with session_scope() as session:
         callback = session.get(Callback, callback_id)
         if callback is None or callback.state != "pending":
+            state = None if callback is None else callback.state
+            log(logger, logging.INFO, "callback.skipped", callback=callback_id, state=state)
             return None
         provider, action, payload = callback.provider, callback.action, dict(callback.payload)
     handler = _handler(provider, action)
@@ -149,7 +155,9 @@ def send(callback_id: int) -> float | None:
         if tries >= MAX_TRIES:
             _finish(callback_id, "failed", error=f"gave up after {tries} tries: {error}")
             return None
-        return backoff(tries, error.retry_after)
+        wait = backoff(tries, error.retry_after)
+        _due(callback_id, wait)
+        return wait
     except PermanentCallbackError as error:
         _attempt(callback_id, "permanent", error)
         log(logger, logging.WARNING, "callback.failed", callback=callback_id, status=error.status)
@@ -163,6 +171,7 @@ def send(callback_id: int) -> float | None:
         return None
     _attempt(callback_id, "ok", None)
     _finish(callback_id, "sent", result=result)
+    log(logger, logging.INFO, "callback.sent", callback=callback_id, action=action)
     return None
 
 

@@ -233,6 +233,8 @@ class Callback(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
+    # When the next try should happen: a pending callback long past it lost its message.
+    due_at: Mapped[datetime | None] = mapped_column(default=utcnow)
 
     attempts: Mapped[list[CallbackAttempt]] = relationship(
         back_populates="callback", order_by="CallbackAttempt.number", cascade="all, delete-orphan"

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -396,22 +397,36 @@ def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> Trig
 
 @contextmanager
 def _branch_lock(plan: Plan) -> Iterator[None]:
-    """Two jobs never push to the same branch at once."""
+    """Two jobs never push to the same branch at once. The lock lives a few lease periods and
+    is renewed while the job runs, so a killed worker's lock lapses as its job's lease does."""
     settings = get_settings()
     client = redis.Redis.from_url(settings.redis_url)
     name = f"resolver:branch:{plan.forge_name}:{plan.repo.full_name}:{plan.branch}"
-    lock = client.lock(
-        name, timeout=settings.job_time_limit + 60, blocking_timeout=BRANCH_LOCK_WAIT
-    )
+    ttl = settings.lease_seconds * 3
+    lock = client.lock(name, timeout=ttl, blocking_timeout=BRANCH_LOCK_WAIT, thread_local=False)
     if not lock.acquire():
         client.close()
         raise Stop(
             Outcome.ERROR,
             f"another job is working on `{plan.branch}`; mention me again when it has finished.",
         )
+    done = threading.Event()
+
+    def renew() -> None:
+        while not done.wait(settings.lease_seconds / 2):
+            try:
+                lock.reacquire()
+            except redis.RedisError as error:
+                log(logger, logging.WARNING, "job.branch_lock_lost", error=type(error).__name__)
+                return
+
+    renewer = threading.Thread(target=renew, daemon=True, name=f"branch-lock-{plan.branch}")
+    renewer.start()
     try:
         yield
     finally:
+        done.set()
+        renewer.join()
         try:
             lock.release()
         except redis.RedisError:

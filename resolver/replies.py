@@ -14,6 +14,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, Final
 
 import redis
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from resolver import jobs, providers, status
@@ -22,7 +23,7 @@ from resolver.callbacks import publish_callback, record_callback, register_actio
 from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
-from resolver.models import Job, Notice, utcnow
+from resolver.models import Callback, Job, Notice, utcnow
 from resolver.notices import NOTICE_ACTION
 from resolver.states import JobState, Outcome
 
@@ -32,7 +33,10 @@ STATUS: Final = "status"
 REACT: Final = "react"
 REPLY: Final = "reply"
 OPEN_PULL: Final = "open_pull"
-STATUS_LOCK_SECONDS: Final = 120
+# Longer than one edit can take (the clients time out after 30 s); short enough that a worker
+# killed while holding it delays the next edit by less than a minute.
+STATUS_LOCK_SECONDS: Final = 45
+STATUS_LOCK_WAIT: Final = 3
 
 
 def job_url(job_id: int) -> str:
@@ -81,7 +85,10 @@ def record_status(session: Session, job: Job) -> list[int]:
     """Ask for the job's status message to be brought up to date."""
     if not has_conversation(job) or job.result.get("command"):
         return []
-    return [record_callback(session, job.source, STATUS, {"job_id": job.id}, job.id).id]
+    callback = record_callback(session, job.source, STATUS, {"job_id": job.id}, job.id)
+    # Its own id lets a sent update retire the older ones still pending.
+    callback.payload = {"job_id": job.id, "callback_id": callback.id}
+    return [callback.id]
 
 
 def record_acknowledgement(session: Session, job: Job) -> list[int]:
@@ -150,7 +157,7 @@ def _status_lock(job_id: int) -> Iterator[None]:
     """One status writer per job, so the first message is never posted twice."""
     client = redis.Redis.from_url(get_settings().redis_url)
     lock = client.lock(
-        f"resolver:status:{job_id}", timeout=STATUS_LOCK_SECONDS, blocking_timeout=30
+        f"resolver:status:{job_id}", timeout=STATUS_LOCK_SECONDS, blocking_timeout=STATUS_LOCK_WAIT
     )
     try:
         acquired = lock.acquire()
@@ -192,7 +199,24 @@ def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
             message = conversation.post(text)
         with session_scope() as session:
             jobs.get_job(session, job_id).status_ref = {"message": message, "digest": digest}
+            _supersede(session, job_id, int(payload.get("callback_id") or 0))
     return {"message": message}
+
+
+def _supersede(session: Session, job_id: int, newest: int) -> None:
+    """Older pending status updates are moot once a newer one has been shown (the message is
+    rendered from the job row, never from the callback)."""
+    session.execute(
+        update(Callback)
+        .where(
+            Callback.job_id == job_id,
+            Callback.action == STATUS,
+            Callback.state == "pending",
+            Callback.id < newest,
+        )
+        .values(state="superseded", finished_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
 
 
 def send_react(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:

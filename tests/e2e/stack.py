@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,18 @@ def fix_script() -> list[Reply]:
         tool("execute_bash", command="python3 -m unittest -q 2>&1 | tail -n 2"),
         finish("changed_code", SUMMARY),
     ]
+
+
+def by_step(replies: list[Reply], delay: float = 0.0) -> Callable[[dict[str, Any]], Reply]:
+    """A script that answers by the step the request is at, so a retried job (a fresh
+    conversation) is answered from the start again. `delay` slows every answer."""
+
+    def answer(request: dict[str, Any]) -> Reply:
+        step = sum(1 for m in request["messages"] if m.get("role") == "assistant")
+        reply = replies[min(step, len(replies) - 1)]
+        return replace(reply, delay=delay) if delay else reply
+
+    return answer
 
 
 @dataclass
@@ -150,7 +162,7 @@ class Stack:
                 session.expunge(item)
             return found
 
-    def wait_callbacks_settled(self, job_id: int | None = None, timeout: float = 60) -> None:
+    def wait_callbacks_settled(self, job_id: int | None = None, timeout: float = 150) -> None:
         """Every callback recorded so far has been sent or has failed for good."""
         try:
             wait_until(

@@ -61,7 +61,9 @@ def test_a_callback_whose_message_was_lost_is_found_again(resolver_env) -> None:
 
     with session_scope() as session:
         old = record_callback(session, "test-forge", "post_comment", {})
-        old.created_at -= timedelta(hours=1)
+        old.due_at = old.created_at - timedelta(minutes=5)
+        later = record_callback(session, "test-forge", "post_comment", {})
+        later.due_at = later.created_at + timedelta(minutes=4)  # waiting out a backoff
         fresh = record_callback(session, "test-forge", "post_comment", {})
     with session_scope() as session:
         assert stalled_callbacks(session) == [old.id]

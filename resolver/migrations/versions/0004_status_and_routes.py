@@ -1,4 +1,4 @@
-"""status messages and repository routes
+"""status messages, repository routes, callback due times
 
 Revision ID: 0004
 Revises: 0003
@@ -19,6 +19,11 @@ def upgrade() -> None:
     with op.batch_alter_table("jobs", schema=None) as batch_op:
         batch_op.add_column(sa.Column("status_ref", sa.JSON(), nullable=True))
 
+    with op.batch_alter_table("callbacks", schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column("due_at", resolver.models.UTCDateTime(timezone=True), nullable=True)
+        )
+
     op.create_table(
         "repo_routes",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -33,5 +38,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("repo_routes")
+    with op.batch_alter_table("callbacks", schema=None) as batch_op:
+        batch_op.drop_column("due_at")
     with op.batch_alter_table("jobs", schema=None) as batch_op:
         batch_op.drop_column("status_ref")

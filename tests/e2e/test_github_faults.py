@@ -1,0 +1,160 @@
+"""GitHub end to end under faults: a killed worker, an emptied Redis, a failing API, a sandbox
+out of memory, and duplicate deliveries. Each ends with one status comment and at most one PR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.conftest import TEST_REDIS, ResolverEnv
+from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
+from tests.e2e.stack import by_step, fix_script, ingress, running_stack
+from tests.foundation.procs import wait_until
+from tests.integrations.deliveries import github, post
+from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
+from tests.support.github_api import BOT_LOGIN, GitHubAPI
+
+pytestmark = pytest.mark.timeout(420)
+PULLS = "POST /repos/{owner}/{repo}/pulls"
+REACTIONS = "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
+
+
+def bot_comments(api: GitHubAPI) -> list[str]:
+    return [c.body for c in api.comments.values() if c.login == BOT_LOGIN]
+
+
+def test_a_worker_killed_mid_job_retries_with_one_status_and_one_pull(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    _, bare = widgets(github_api, git_server)
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        stack.link("alice", "github", str(ALICE_ID), "alice")
+        stack.llm.set_script(by_step(fix_script(), delay=1.0))
+        doomed = stack.start_worker("doomed")
+        stack.start_beat()
+        client = ingress(stack, monkeypatch)
+        payload = issue_comment(github_api, git_server, "@resolver please fix add()")
+        job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
+        wait_until(lambda: len(stack.llm.requests) >= 2, 120, "the agent to be working")
+        wait_until(lambda: len(bot_comments(github_api)) == 1, 60, "the status comment")
+        stack.kill(doomed)  # SIGKILL to the whole process group, mid-job
+        stack.start_worker("standby")
+        job = stack.wait_finished(job_id)
+        stack.wait_callbacks_settled(job_id)
+        job = stack.job(job_id)
+
+    assert (job.state, job.outcome, job.attempts) == ("succeeded", "changed_code", 2), job.error
+    [pull] = github_api.pulls
+    assert pull.head == job.branch
+    [status] = bot_comments(github_api)
+    assert "Done" in status and str(job.pr_url) in status
+    log = run_git("--git-dir", str(bare), "log", "--format=%s", f"main..{job.branch}")
+    assert len(log.splitlines()) == 1  # the retry replaced its own first push
+
+
+def test_jobs_queued_when_redis_is_emptied_come_back_through_the_reconciler(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    widgets(github_api, git_server)
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        stack.link("alice", "github", str(ALICE_ID), "alice")
+        stack.llm.set_script(by_step(fix_script()))
+        client = ingress(stack, monkeypatch)
+        payload = issue_comment(github_api, git_server, "@resolver please fix add()")
+        job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
+        redis.Redis.from_url(TEST_REDIS).flushdb()  # Redis came back empty: the message is gone
+        stack.start_beat()
+        stack.start_worker()
+        stack.wait_finished(job_id)
+        stack.wait_callbacks_settled(job_id)
+        job = stack.job(job_id)
+
+    assert (job.state, job.outcome, job.attempts) == ("succeeded", "changed_code", 1)
+    assert len(github_api.pulls) == 1
+
+
+def test_a_failing_api_is_retried_on_5xx_and_not_on_4xx(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    widgets(github_api, git_server)
+    github_api.fail(PULLS, 502)
+    github_api.fail(REACTIONS, 403)
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        stack.link("alice", "github", str(ALICE_ID), "alice")
+        stack.llm.set_script(by_step(fix_script()))
+        stack.start_worker()
+        client = ingress(stack, monkeypatch)
+        delivery = github(
+            "issue_comment.created",
+            issue_comment(github_api, git_server, "@resolver please fix add()"),
+        )
+        first = post(client, delivery)
+        again = post(client, delivery)  # GitHub redelivers: the same delivery id
+        job_id = int(first.json()["job_id"])
+        assert (first.status_code, again.status_code) == (202, 200)
+        assert again.json()["job_id"] == job_id
+        stack.wait_finished(job_id)
+        stack.wait_callbacks_settled(job_id)
+        job = stack.job(job_id)
+        callbacks = {c.action: c for c in stack.callbacks(job_id)}
+        pull_tries = [a.outcome for a in stack.attempts(callbacks["open_pull"].id)]
+        react_tries = [a.outcome for a in stack.attempts(callbacks["react"].id)]
+
+    assert pull_tries == ["transient", "ok"]
+    assert react_tries == ["permanent"] and callbacks["react"].state == "failed"
+    assert len(github_api.pulls) == 1 and job.pr_url
+    assert len(github_api.calls(PULLS)) == 2
+
+
+def test_a_setup_out_of_memory_fails_the_job_with_a_clear_message(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    files = {
+        "README.md": "# hungry\n",
+        ".resolver/setup.sh": "python3 -c 'b = bytearray(512 * 1024 * 1024); print(len(b))'\n",
+    }
+    bare = create_bare_repo(git_server.root, "octo/widgets", files)
+    github_api.add_repo(
+        "octo/widgets",
+        git_server.url_for("octo/widgets"),
+        collaborators={"alice": "write"},
+        bare=bare,
+    )
+    settings = {**github_settings(github_api, key_file), "RESOLVER_SANDBOX_MEMORY": "64m"}
+    with running_stack(resolver_env, tmp_path, **settings) as stack:
+        stack.link("alice", "github", str(ALICE_ID), "alice")
+        stack.start_worker()
+        client = ingress(stack, monkeypatch)
+        payload = issue_comment(github_api, git_server, "@resolver please fix add()")
+        job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
+        stack.wait_finished(job_id)
+        stack.wait_callbacks_settled(job_id)
+        job = stack.job(job_id)
+
+    assert job.state == "failed" and "ran out of memory" in (job.error or "")
+    assert stack.llm.requests == []
+    [status] = bot_comments(github_api)
+    assert "Failed" in status and "ran out of memory" in status
+    assert github_api.pulls == []
