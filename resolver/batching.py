@@ -1,23 +1,35 @@
-"""Group commit: one thread writes queued items in batches, each batch in one transaction.
+"""Group commit: one writer thread records routed triggers in batches, then publishes them.
 
 While a batch is being written the next one queues up, so under load batches grow and the fixed
-cost of a transaction (a connection, a commit, a Redis round trip) is shared; a lone item is
-written at once, because no batch waits for company.
+cost of a transaction (a connection, a commit, a Redis round trip) is shared; a lone trigger is
+written at once, because no batch waits for company. Each batch is one transaction
+(`resolver.intake.record`); its messages go out only after the commit.
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
+
+from sqlalchemy.exc import OperationalError
+
+from resolver.db import session_scope
+from resolver.intake import Accepted, Pending, record
+from resolver.logs import log
+from resolver.outbox import callback_message, job_message, send_messages
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 WriteBatch = Callable[[Sequence[T]], Sequence[R | Exception]]
 """Writes a batch; returns one result per item, in order, or the exception that item failed with."""
+MAX_BATCH: Final = 100
 
 
 class GroupWriter(Generic[T, R]):
@@ -59,7 +71,7 @@ class GroupWriter(Generic[T, R]):
                 batch.append(self._queue.get_nowait())
             except queue.Empty:
                 break
-        # A request whose client went away is not written; its sender will try again.
+        # A request cancelled while it waited (the server shutting down) is not written.
         return [(item, future) for item, future in batch if future.set_running_or_notify_cancel()]
 
     def _write_batch(self, batch: list[tuple[T, Future[R]]]) -> None:
@@ -76,3 +88,58 @@ class GroupWriter(Generic[T, R]):
                 future.set_exception(result)
             else:
                 future.set_result(result)
+
+
+def submit(pending: Pending) -> Future[Accepted]:
+    """Queue a trigger for the writer. The future resolves once its rows are committed and its
+    messages published (or left to the reconciler, should Redis fail)."""
+    return _INTAKE.submit(pending)
+
+
+def write_batch(batch: Sequence[Pending]) -> list[Accepted | Exception]:
+    """Record a batch in one transaction, then publish. Should the batch fail for any reason but
+    an unavailable database, each trigger is written alone, so that only a bad one fails."""
+    try:
+        return list(_write(batch))
+    except OperationalError:
+        raise  # alone, each would fail the same way (and SQLite would wait out its busy timeout)
+    except Exception as error:
+        if len(batch) == 1:
+            raise
+        log(logger, logging.WARNING, "intake.batch_failed", size=len(batch), error=repr(error))
+        return [_write_alone(pending) for pending in batch]
+
+
+def _write_alone(pending: Pending) -> Accepted | Exception:
+    try:
+        [accepted] = _write([pending])
+    except Exception as error:  # the trigger's own request answers with it
+        return error
+    return accepted
+
+
+def _write(batch: Sequence[Pending]) -> list[Accepted]:
+    with session_scope() as session:
+        answers = record(session, batch)
+    # Committed: the jobs and notices are durable, so their messages may go out.
+    _publish(answers)
+    return answers
+
+
+def _publish(answers: Sequence[Accepted]) -> None:
+    jobs = [(a.job_id, a.message_id) for a in answers if a.job_id and a.message_id]
+    callbacks = [callback_id for a in answers for callback_id in a.callbacks]
+    messages = [job_message(*job) for job in jobs] + [callback_message(c) for c in callbacks]
+    if not messages:
+        return
+    try:
+        send_messages(messages)
+    except Exception as error:  # the rows are committed: the reconciler publishes them later
+        jobs_sent = [job_id for job_id, _ in jobs]
+        warning = "webhook.publish_failed"
+        log(
+            logger, logging.WARNING, warning, jobs=jobs_sent, callbacks=callbacks, error=repr(error)
+        )
+
+
+_INTAKE: Final = GroupWriter(write_batch, name="resolver-intake", max_batch=MAX_BATCH)

@@ -24,8 +24,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from resolver.batching import submit
 from resolver.config import Settings, get_settings
-from resolver.intake import Accepted, Pending, submit
+from resolver.intake import Accepted, Pending
 from resolver.logs import log
 from resolver.triggers import (
     Challenge,

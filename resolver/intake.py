@@ -1,28 +1,24 @@
-"""From routed triggers to rows: deduplicate, authorize, insert the jobs, then publish them.
+"""From routed triggers to rows: deduplicate, authorize, insert the jobs and the notices.
 
-One writer thread records triggers in batches (resolver.batching): one transaction and a few
-set-based statements per batch, not per trigger. A delivery's row is its claim: the unique
-`(provider, delivery_key)` constraint lets exactly one copy of a delivery insert it, and every
-other copy answers with the first one's job. Notices (unlinked sender, place in the queue) are
-recorded in the same transaction, and every message is published only after the commit.
+Triggers come in batches (resolver.batching writes each in one transaction, then publishes), and
+a batch costs a few set-based statements, not a few per trigger. A delivery's row is its claim:
+the unique `(provider, delivery_key)` constraint lets exactly one copy of a delivery insert it,
+and every other copy answers with the first one's job. Notices (unlinked sender, place in the
+queue) are recorded in the same transaction.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from resolver.accounts import find_identity
-from resolver.batching import GroupWriter
 from resolver.config import Settings
-from resolver.db import session_scope
 from resolver.intake_rows import (
     CLAIM_DELIVERIES,
     FIRST_JOBS,
@@ -32,19 +28,16 @@ from resolver.intake_rows import (
     LINK_DELIVERIES,
     USERS_BY_SENDER,
     insert_once,
+    job_row,
     record_notices,
 )
-from resolver.jobs import new_message_id
 from resolver.logs import log
 from resolver.notices import QUEUED, UNLINKED, NewNotice, render_queued, render_unlinked
-from resolver.outbox import callback_message, job_message, send_messages
-from resolver.states import JobState
 from resolver.triggers import Trigger, WebhookEvent
 
 logger = logging.getLogger(__name__)
 
 Kind = Literal["created", "duplicate", "unlinked", "not_followup"]
-MAX_BATCH: Final = 100
 DeliveryId = tuple[str, str]
 """(provider, delivery key): what the unique constraint on deliveries is about."""
 
@@ -101,43 +94,8 @@ class _NewJob:
     message_id: str
 
 
-def submit(pending: Pending) -> Future[Accepted]:
-    """Queue a trigger for the writer. The future resolves once its rows are committed and its
-    messages published (or left to the reconciler, should Redis fail)."""
-    return _WRITER.submit(pending)
-
-
-def write_batch(batch: Sequence[Pending]) -> list[Accepted | Exception]:
-    """Record a batch in one transaction, then publish. Should the batch fail for any reason but
-    an unavailable database, each trigger is written alone, so that only a bad one fails."""
-    try:
-        return list(_write(batch))
-    except OperationalError:
-        raise  # alone, each would fail the same way (and SQLite would wait out its busy timeout)
-    except Exception as error:
-        if len(batch) == 1:
-            raise
-        log(logger, logging.WARNING, "intake.batch_failed", size=len(batch), error=repr(error))
-        return [_write_alone(pending) for pending in batch]
-
-
-def _write_alone(pending: Pending) -> Accepted | Exception:
-    try:
-        [accepted] = _write([pending])
-    except Exception as error:  # the trigger's own request answers with it
-        return error
-    return accepted
-
-
-def _write(batch: Sequence[Pending]) -> list[Accepted]:
-    with session_scope() as session:
-        answers = _record(session, batch)
-    # Committed: the jobs and notices are durable, so their messages may go out.
-    _publish(answers)
-    return answers
-
-
-def _record(session: Session, batch: Sequence[Pending]) -> list[Accepted]:
+def record(session: Session, batch: Sequence[Pending]) -> list[Accepted]:
+    """Write a batch of triggers in the session's transaction; what became of each."""
     answers: dict[int, Accepted] = {}
     for positions in _rounds(batch):
         recorded = _record_round(session.connection(), session, [batch[n] for n in positions])
@@ -152,12 +110,13 @@ def _rounds(batch: Sequence[Pending]) -> list[list[int]]:
     taken: list[set[str | DeliveryId]] = []
     for position, pending in enumerate(batch):
         keys: set[str | DeliveryId] = {pending.conversation_key, pending.delivery}
-        first_free = max((n + 1 for n, used in enumerate(taken) if keys & used), default=0)
-        if first_free == len(rounds):
+        # The round after the last one that holds any of its keys: order within a key is kept.
+        fits = max((n + 1 for n, used in enumerate(taken) if keys & used), default=0)
+        if fits == len(rounds):
             rounds.append([])
             taken.append(set())
-        rounds[first_free].append(position)
-        taken[first_free] |= keys
+        rounds[fits].append(position)
+        taken[fits] |= keys
     return rounds
 
 
@@ -268,7 +227,10 @@ def _ids(callback_id: int | None) -> tuple[int, ...]:
 
 def _insert_jobs(conn: Connection, drafts: dict[int, _Draft]) -> dict[int, _NewJob]:
     """Insert a queued job per draft."""
-    rows = {n: _job_row(draft) for n, draft in drafts.items()}
+    rows = {
+        n: job_row(draft.pending.provider, draft.pending.trigger, draft.user_id, draft.context)
+        for n, draft in drafts.items()
+    }
     if not rows:
         return {}
     inserted = conn.execute(INSERT_JOBS, list(rows.values()))
@@ -281,23 +243,6 @@ def _link_deliveries(conn: Connection, job_of_delivery: dict[int, int]) -> None:
     if job_of_delivery:
         links = [{"delivery": row, "job": job} for row, job in job_of_delivery.items()]
         conn.execute(LINK_DELIVERIES, links)
-
-
-def _job_row(draft: _Draft) -> dict[str, Any]:
-    """The columns `resolver.jobs.create_job` sets, as a row of a multi-row insert."""
-    pending, sender = draft.pending, draft.pending.trigger.sender
-    return {
-        "source": pending.provider,
-        "task": pending.trigger.task,
-        "repo": pending.trigger.repo,
-        "requester": sender.login or sender.external_id,
-        "requester_id": draft.user_id,
-        "trigger": draft.context,
-        "conversation_key": pending.conversation_key,
-        "state": JobState.QUEUED,
-        # Known before the insert, so publishing needs no second write.
-        "message_id": new_message_id(),
-    }
 
 
 def _queue_places(conn: Connection, jobs: dict[int, tuple[int, _Draft]]) -> dict[int, QueuePlace]:
@@ -359,25 +304,3 @@ def _queued_notice(draft: _Draft, job_id: int, place: QueuePlace) -> NewNotice:
         context=draft.context,
         job_id=job_id,
     )
-
-
-def _publish(answers: Sequence[Accepted]) -> None:
-    jobs = [(a.job_id, a.message_id) for a in answers if a.job_id and a.message_id]
-    callbacks = [callback_id for a in answers for callback_id in a.callbacks]
-    messages = [job_message(*job) for job in jobs] + [callback_message(c) for c in callbacks]
-    if not messages:
-        return
-    try:
-        send_messages(messages)
-    except Exception as error:  # the rows are committed: the reconciler publishes them later
-        log(
-            logger,
-            logging.WARNING,
-            "webhook.publish_failed",
-            jobs=[job_id for job_id, _ in jobs],
-            callbacks=callbacks,
-            error=repr(error),
-        )
-
-
-_WRITER: Final = GroupWriter(write_batch, name="resolver-intake", max_batch=MAX_BATCH)

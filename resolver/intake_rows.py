@@ -23,9 +23,11 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
+from resolver.jobs import new_message_id
 from resolver.models import Callback, Delivery, Identity, Job, Notice
 from resolver.notices import NOTICE_ACTION, NewNotice
 from resolver.states import JobState
+from resolver.triggers import Trigger
 
 LATEST_JOBS: Final = (
     select(Job.conversation_key, func.max(Job.id))
@@ -81,6 +83,24 @@ _NOTICES_ONCE: Final = {
     for name, dialect in (("sqlite", sqlite), ("postgresql", postgresql))
 }
 _INSERT_CALLBACKS: Final = insert(Callback).returning(Callback.id, Callback.payload)
+
+
+def job_row(
+    provider: str, trigger: Trigger, user_id: int | None, context: dict[str, Any]
+) -> dict[str, Any]:
+    """The columns `resolver.jobs.create_job` sets, as a row of a multi-row insert."""
+    return {
+        "source": provider,
+        "task": trigger.task,
+        "repo": trigger.repo,
+        "requester": trigger.sender.login or trigger.sender.external_id,
+        "requester_id": user_id,
+        "trigger": context,
+        "conversation_key": trigger.conversation_key[:300],
+        "state": JobState.QUEUED,
+        # Known before the insert, so publishing needs no second write.
+        "message_id": new_message_id(),
+    }
 
 
 def insert_once(conn: Connection, statements: dict[str, Insert]) -> Insert:

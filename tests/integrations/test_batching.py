@@ -18,8 +18,8 @@ import pytest
 import redis
 from starlette.testclient import TestClient
 
-from resolver.batching import GroupWriter
-from resolver.intake import Accepted, Pending, write_batch
+from resolver.batching import GroupWriter, write_batch
+from resolver.intake import Accepted, Pending
 from tests.conftest import TEST_REDIS, ResolverEnv
 from tests.integrations.conftest import Store, reset_caches, webhook_vars
 from tests.integrations.deliveries import BY_NAME, Delivery, github, load, post, slack
