@@ -68,6 +68,8 @@ _QUOTE: Final = re.compile(r"^ {0,3}>\s?(?P<text>.*)$")
 _RULE: Final = re.compile(r"^ {0,3}([-*_])(?:\s*\1){2,}\s*$")
 _ITEM: Final = re.compile(r"^(?P<indent>\s*)(?P<marker>[-*+]|\d{1,9}[.)])\s+(?P<text>.*)$")
 _INDENTED: Final = re.compile(r"^(?: {4}|\t)")
+# Markdown hides an HTML comment (the status message's marker); wiki markup would show it.
+_HTML_COMMENT: Final = re.compile(r"^\s*<!--(?:(?!-->).)*-->\s*$")
 _INLINE: Final = re.compile(
     r"(?P<ticks>`+)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)"
     r"|\[(?P<label>[^\]\n]*)\]\((?P<target>[^()\s]+)\)"
@@ -98,6 +100,8 @@ def _blocks(lines: list[str]) -> Iterator[str]:
         elif _starts_indented_code(lines, index, in_list=bool(lists)):
             body, index = _indented(lines, index)
             yield code_block(body, "")
+        elif _HTML_COMMENT.match(line):
+            index += 1
         else:
             yield _line(line, lists)
             index += 1
