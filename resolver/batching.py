@@ -17,7 +17,7 @@ from typing import Final, Generic, TypeVar
 
 from sqlalchemy.exc import OperationalError
 
-from resolver.db import session_scope
+from resolver.db import get_engine
 from resolver.intake import Accepted, Pending, record
 from resolver.logs import log
 from resolver.outbox import callback_message, job_message, send_messages
@@ -119,8 +119,8 @@ def _write_alone(pending: Pending) -> Accepted | Exception:
 
 
 def _write(batch: Sequence[Pending]) -> list[Accepted]:
-    with session_scope() as session:
-        answers = record(session, batch)
+    with get_engine().begin() as conn:
+        answers = record(conn, batch)
     # Committed: the jobs and notices are durable, so their messages may go out.
     _publish(answers)
     return answers

@@ -94,11 +94,11 @@ class _NewJob:
     message_id: str
 
 
-def record(session: Session, batch: Sequence[Pending]) -> list[Accepted]:
-    """Write a batch of triggers in the session's transaction; what became of each."""
+def record(conn: Connection, batch: Sequence[Pending]) -> list[Accepted]:
+    """Write a batch of triggers in the connection's transaction; what became of each."""
     answers: dict[int, Accepted] = {}
     for positions in _rounds(batch):
-        recorded = _record_round(session.connection(), session, [batch[n] for n in positions])
+        recorded = _record_round(conn, [batch[n] for n in positions])
         answers.update(zip(positions, recorded, strict=True))
     return [answers[n] for n in range(len(batch))]
 
@@ -120,8 +120,8 @@ def _rounds(batch: Sequence[Pending]) -> list[list[int]]:
     return rounds
 
 
-def _record_round(conn: Connection, session: Session, round_: list[Pending]) -> list[Accepted]:
-    answers, drafts = _drafts(conn, session, round_)
+def _record_round(conn: Connection, round_: list[Pending]) -> list[Accepted]:
+    answers, drafts = _drafts(conn, round_)
     claimed = _claim_deliveries(conn, drafts.values())
     copies = {n: draft for n, draft in drafts.items() if draft.pending.delivery not in claimed}
     first_jobs = _first_job_ids(conn, [draft.pending.delivery for draft in copies.values()])
@@ -133,12 +133,12 @@ def _record_round(conn: Connection, session: Session, round_: list[Pending]) -> 
 
 
 def _drafts(
-    conn: Connection, session: Session, round_: list[Pending]
+    conn: Connection, round_: list[Pending]
 ) -> tuple[dict[int, Accepted], dict[int, _Draft]]:
     """Answer follow-ups that have nothing to follow; draft the rest."""
     keys = list({pending.conversation_key for pending in round_})
     previous: dict[str | None, int] = dict(conn.execute(LATEST_JOBS, {"keys": keys}).all())
-    users = _linked_users(conn, session, round_)
+    users = _linked_users(conn, round_)
     answers: dict[int, Accepted] = {}
     drafts: dict[int, _Draft] = {}
     for n, pending in enumerate(round_):
@@ -150,7 +150,7 @@ def _drafts(
     return answers, drafts
 
 
-def _linked_users(conn: Connection, session: Session, round_: list[Pending]) -> list[int | None]:
+def _linked_users(conn: Connection, round_: list[Pending]) -> list[int | None]:
     """Each sender's user: by external id, all in one query; by login, one by one (rare)."""
     senders = list({(pending.provider, pending.trigger.sender.external_id) for pending in round_})
     rows = conn.execute(USERS_BY_SENDER, {"senders": senders})
@@ -159,10 +159,15 @@ def _linked_users(conn: Connection, session: Session, round_: list[Pending]) -> 
     for pending in round_:
         user_id = by_id.get((pending.provider, pending.trigger.sender.external_id))
         if user_id is None and pending.trigger.sender.login:
-            identity = find_identity(session, pending.provider, login=pending.trigger.sender.login)
-            user_id = identity.user_id if identity else None
+            user_id = _user_by_login(conn, pending.provider, pending.trigger.sender.login)
         users.append(user_id)
     return users
+
+
+def _user_by_login(conn: Connection, provider: str, login: str) -> int | None:
+    with Session(bind=conn) as session:  # inside the connection's transaction, which it leaves
+        identity = find_identity(session, provider, login=login)
+        return identity.user_id if identity else None
 
 
 def _claim_deliveries(conn: Connection, drafts: Iterable[_Draft]) -> dict[DeliveryId, int]:

@@ -20,10 +20,11 @@ from starlette.testclient import TestClient
 
 from resolver.batching import GroupWriter, write_batch
 from resolver.intake import Accepted, Pending
-from tests.conftest import TEST_REDIS, ResolverEnv
+from tests.conftest import ResolverEnv
 from tests.integrations.conftest import Store, reset_caches, webhook_vars
 from tests.integrations.deliveries import BY_NAME, Delivery, github, load, post, slack
 
+REDIS = "redis://127.0.0.1:6379/8"
 CODERTOCAT = "21031067"
 SLACK_BOB = "T061EG9R6:U061F7AUR"
 
@@ -32,10 +33,13 @@ SLACK_BOB = "T061EG9R6:U061F7AUR"
 def store(
     backend: str, resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Store]:
-    """The webhook settings over a migrated SQLite or PostgreSQL database."""
+    """The webhook settings over a migrated SQLite or PostgreSQL database, and a Redis db of its
+    own (other suites run workers on theirs, which would take the messages looked at here)."""
     for key, value in webhook_vars(resolver_env.tmp / "unused.db").items():
-        if key not in ("RESOLVER_DATABASE_URL", "RESOLVER_REDIS_URL"):
+        if key != "RESOLVER_DATABASE_URL":
             monkeypatch.setenv(key, value)
+    monkeypatch.setenv("RESOLVER_REDIS_URL", REDIS)
+    redis.Redis.from_url(REDIS).flushdb()
     reset_caches()
     yield Store()
     reset_caches()
@@ -71,7 +75,7 @@ def thread_reply(thread: str) -> Delivery:
 
 def queued_args(queue: str) -> list[int]:
     """The first argument of every task message waiting in `queue` (kombu's Redis envelope)."""
-    client = redis.Redis.from_url(TEST_REDIS)
+    client = redis.Redis.from_url(REDIS)
     bodies = [json.loads(raw)["body"] for raw in client.lrange(queue, 0, -1)]
     return sorted(json.loads(base64.b64decode(body))[0][0] for body in bodies)
 
@@ -154,6 +158,16 @@ def test_copies_racing_through_two_writers_make_one_job(store: Store) -> None:
     assert sorted(result.kind for result in results) == ["created"] + ["duplicate"] * 19
     assert {result.job_id for result in results} == {job.id}
     assert len(store.deliveries()) == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
+def test_a_sender_known_only_by_login_is_found(store: Store) -> None:
+    store.link("github", "someone-else", "USER21031067")  # the id differs; the login matches
+    unlinked_by_id, found = write_batch([routed(mention(1, sender="77")), routed(mention(2))])
+    assert isinstance(unlinked_by_id, Accepted) and unlinked_by_id.kind == "unlinked"
+    assert isinstance(found, Accepted) and found.kind == "created"
+    [job] = store.jobs()
+    assert job.id == found.job_id and job.requester_id is not None
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
