@@ -17,6 +17,7 @@ from resolver.callback_errors import PermanentCallbackError
 from resolver.config import get_settings
 from resolver.credentials import stored_token
 from resolver.providers import History, Provider, TriggerContext, register_provider
+from resolver.status import MARKER
 
 # The whole thread is the agent's context, but a long one only by its start and latest replies.
 HISTORY_LIMIT: Final = 50
@@ -68,6 +69,12 @@ def _is_own(message: Message, bot: BotIdentity) -> bool:
     return by_bot or message.get("user") == bot.user_id
 
 
+def render_text(markdown: str) -> str:
+    """A message in Slack's mrkdwn, without the status marker: an HTML comment is hidden on a
+    forge, but Slack would show it as text."""
+    return to_mrkdwn(markdown.replace(MARKER, "").rstrip())
+
+
 def bot_token(team_id: str) -> str:
     """The workspace's stored bot token (SlackClient registers it for log masking); without
     one, the admin is told how to store it."""
@@ -93,12 +100,12 @@ class SlackConversation:
 
     def post(self, text: str) -> dict[str, Any]:
         thread = self._thread
-        ts = self._client.post(thread.channel, thread.thread_ts, to_mrkdwn(text))
+        ts = self._client.post(thread.channel, thread.thread_ts, render_text(text))
         return {"channel": thread.channel, "ts": ts}
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         channel, ts = parse_ref(ref)
-        self._client.update(channel, ts, to_mrkdwn(text))
+        self._client.update(channel, ts, render_text(text))
 
     def acknowledge(self) -> None:
         if self._thread.ts is not None:
