@@ -1,8 +1,9 @@
 """The Jira side of the end-to-end tests: a site on the stand-in, its webhooks, and what a
-Resolver admin stores for a ticket tracker whose code lives on GitHub.
+Resolver admin stores for a ticket tracker whose code lives on GitHub (Linear's tests use that
+part too).
 
-Jira hosts no code: a Jira request works on the repository routed to its project, and acts on
-GitHub with the requester's own token (there is no App installation in a Jira trigger).
+A tracker hosts no code: a request works on the repository routed to its project or team, and
+acts on GitHub with the requester's own token (there is no App installation in the trigger).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ JIRA_TOKEN = "ATATT3xFfGF0" + "Tz4" * 12  # an Atlassian API token's shape
 PROJECT = "SP"
 ISSUE_KEY = f"{PROJECT}-10"
 TITLE = "add() subtracts instead of adding"
+# A known core bug: the commit's co-author is whoever the tracker says sent the request.
+CO_AUTHOR_BUG = (
+    "resolver/pipeline.py _push credits `job.requester`, which for a tracker's sender is its "
+    "account id there (Atlassian accountId, Linear user id), not the linked GitHub login"
+)
 
 
 @dataclass(frozen=True)
@@ -81,9 +87,10 @@ def bot_comments(site: JiraSite) -> list[Comment]:
     return [c for c in site.issue.comments if c.author == site.bot]
 
 
-def store_site_token(site: str, credential: str) -> None:
-    """What `resolver tokens set --provider jira --installation <site>` stores."""
-    _store("jira", credential, installation=site)
+def store_installation_token(provider: str, installation: str, secret: str) -> None:
+    """What `resolver tokens set --provider <provider> --installation <id>` stores: a Jira
+    site's token, a Linear workspace's."""
+    _store(provider, secret, installation=installation)
 
 
 def alice_on_github(github: GitHubAPI, tracker: str, external_id: str) -> None:

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import widgets
 from tests.e2e.jira_flow import (
+    CO_AUTHOR_BUG,
     GITHUB_TOKEN,
     JIRA_EMAIL,
     JIRA_TOKEN,
@@ -23,7 +24,7 @@ from tests.e2e.jira_flow import (
     jira_site,
     mention,
     route_to_widgets,
-    store_site_token,
+    store_installation_token,
 )
 from tests.e2e.stack import SUMMARY, fix_script, ingress, running_stack
 from tests.github_edge.conftest import REPO
@@ -33,10 +34,6 @@ from tests.support.github_api import GitHubAPI
 from tests.support.jira_api import API, JiraAPI
 
 pytestmark = pytest.mark.timeout(300)
-CO_AUTHOR_BUG = (
-    "resolver/pipeline.py _push credits `job.requester`, which for a Jira Cloud sender is the "
-    "Atlassian accountId, not the requester's linked GitHub login"
-)
 
 
 @pytest.fixture
@@ -59,7 +56,7 @@ def test_a_mention_on_a_ticket_ends_in_one_draft_pull_request_on_the_routed_repo
     with running_stack(resolver_env, tmp_path, **jira_settings(site, github_api)) as stack:
         route_to_widgets("jira", PROJECT)
         alice_on_github(github_api, "jira", site.alice.account_id)
-        store_site_token(jira_api.site, f"{JIRA_EMAIL}:{JIRA_TOKEN}")
+        store_installation_token("jira", jira_api.site, f"{JIRA_EMAIL}:{JIRA_TOKEN}")
         stack.llm.push(*fix_script())
         stack.start_worker()
         client = ingress(stack, monkeypatch)
