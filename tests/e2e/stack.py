@@ -131,12 +131,16 @@ class Stack:
             session.expunge(job)
             return job
 
-    def wait_finished(self, job_id: int, timeout: float = 240) -> Job:
+    def wait(self, check: Callable[[], bool], timeout: float, what: str) -> None:
+        """Poll `check`; on a timeout the service's logs go to the test's output."""
         try:
-            wait_until(lambda: self.job(job_id).finished_at is not None, timeout, f"job {job_id}")
+            wait_until(check, timeout, what)
         except AssertionError:
             print(self.logs()[-20000:], file=sys.stderr)
             raise
+
+    def wait_finished(self, job_id: int, timeout: float = 240) -> Job:
+        self.wait(lambda: self.job(job_id).finished_at is not None, timeout, f"job {job_id}")
         return self.job(job_id)
 
     def callbacks(self, job_id: int | None = None) -> list[Callback]:

@@ -11,7 +11,6 @@ import redis
 from tests.conftest import TEST_REDIS, ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import by_step, fix_script, ingress, running_stack
-from tests.foundation.procs import wait_until
 from tests.integrations.deliveries import github, post
 from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
@@ -42,8 +41,8 @@ def test_a_worker_killed_mid_job_retries_with_one_status_and_one_pull(
         client = ingress(stack, monkeypatch)
         payload = issue_comment(github_api, git_server, "@resolver please fix add()")
         job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
-        wait_until(lambda: len(stack.llm.requests) >= 2, 120, "the agent to be working")
-        wait_until(lambda: len(bot_comments(github_api)) == 1, 60, "the status comment")
+        stack.wait(lambda: len(stack.llm.requests) >= 2, 120, "the agent to be working")
+        stack.wait(lambda: len(bot_comments(github_api)) == 1, 60, "the status comment")
         stack.kill(doomed)  # SIGKILL to the whole process group, mid-job
         stack.start_worker("standby")
         job = stack.wait_finished(job_id)

@@ -1,0 +1,121 @@
+"""GitHub end to end: a follow-up on the bot's own PR continues its branch; `@bot status` and
+`@bot stop` answer at once, and stop kills the running job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ResolverEnv
+from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
+from tests.e2e.stack import by_step, fix_script, ingress, running_stack
+from tests.integrations.deliveries import github, post
+from tests.support.git_http import GitHttpServer, run_git
+from tests.support.github_api import BOT_LOGIN, GitHubAPI
+from tests.support.llm_server import finish, tool
+
+pytestmark = pytest.mark.timeout(420)
+
+DOCSTRING = '    """Add two numbers."""\n'
+
+
+def bot_comments(api: GitHubAPI, number: int) -> list[str]:
+    return [c.body for c in api.comments.values() if c.login == BOT_LOGIN and c.number == number]
+
+
+def test_a_mention_on_the_bots_pull_request_continues_its_branch(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    _, bare = widgets(github_api, git_server)
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        stack.link("alice", "github", str(ALICE_ID), "alice")
+        stack.llm.set_script(by_step(fix_script()))
+        stack.start_worker()
+        client = ingress(stack, monkeypatch)
+        first = issue_comment(github_api, git_server, "@resolver please fix add()")
+        first_id = int(post(client, github("issue_comment.created", first)).json()["job_id"])
+        stack.wait_finished(first_id)
+        stack.wait_callbacks_settled(first_id)
+        [pull] = github_api.pulls
+
+        stack.llm.set_script(
+            by_step(
+                [
+                    tool(
+                        "str_replace_editor",
+                        command="str_replace",
+                        path="calc.py",
+                        old_str="def add(a, b):\n",
+                        new_str="def add(a, b):\n" + DOCSTRING,
+                    ),
+                    finish("changed_code", "Documented add()."),
+                ]
+            )
+        )
+        again = issue_comment(
+            github_api,
+            git_server,
+            "@resolver also document add()",
+            number=pull.number,
+            pull_request=True,
+        )
+        second_id = int(post(client, github("issue_comment.created", again)).json()["job_id"])
+        stack.wait_finished(second_id)
+        stack.wait_callbacks_settled()
+        first_job, second_job = stack.job(first_id), stack.job(second_id)
+
+    assert second_job.outcome == "changed_code", second_job.error
+    assert second_job.branch == first_job.branch == pull.head
+    assert len(github_api.pulls) == 1  # updated, not a second pull request
+    assert second_job.pr_url == first_job.pr_url
+    commits = run_git("--git-dir", str(bare), "log", "--format=%s", f"main..{pull.head}")
+    assert len(commits.splitlines()) == 2
+    source = run_git("--git-dir", str(bare), "show", f"{pull.head}:calc.py")
+    assert DOCSTRING in source and "return a + b" in source
+    [status] = bot_comments(github_api, pull.number)
+    assert "Updated the draft pull request" in status
+
+
+def test_status_answers_and_stop_kills_the_running_job(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    widgets(github_api, git_server)
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        stack.link("alice", "github", str(ALICE_ID), "alice")
+        stack.llm.set_script(
+            by_step([tool("execute_bash", command="sleep 300"), finish("answered", "slept")])
+        )
+        stack.start_worker(concurrency=3)
+        client = ingress(stack, monkeypatch)
+        work = issue_comment(github_api, git_server, "@resolver run the slow thing")
+        job_id = int(post(client, github("issue_comment.created", work)).json()["job_id"])
+        stack.wait(lambda: len(stack.llm.requests) >= 1, 120, "the agent to start")
+
+        ask = issue_comment(github_api, git_server, "@resolver status")
+        asked = int(post(client, github("issue_comment.created", ask)).json()["job_id"])
+        stack.wait_finished(asked, timeout=120)
+        assert stack.job(job_id).state == "running"
+
+        stop = issue_comment(github_api, git_server, "@resolver stop")
+        stopped = int(post(client, github("issue_comment.created", stop)).json()["job_id"])
+        job = stack.wait_finished(job_id, timeout=120)
+        stack.wait_callbacks_settled()
+
+    assert (job.state, job.outcome) == ("cancelled", "cancelled")
+    assert stack.job(stopped).outcome == "answered"
+    replies = bot_comments(github_api, 7)
+    assert any(f"Job {job_id}:" in r and ("Working" in r or "Setting up" in r) for r in replies)
+    assert any(f"Stopping job {job_id}" in r for r in replies)
+    assert any("Cancelled" in r for r in replies)
+    assert len(replies) == 3  # the job's status, and one reply per command
