@@ -203,27 +203,29 @@ def _create(
     jobs = _insert_jobs(conn, linked)
     _link_deliveries(conn, {claimed[linked[n].pending.delivery]: job.id for n, job in jobs.items()})
     places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in jobs.items()})
-    notices = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in linked}
-    for n, place in places.items():
-        if place.behind > 0:
-            notices[n] = _queued_notice(linked[n], jobs[n].id, place)
-    callbacks = record_notices(conn, notices)
+    callbacks = record_notices(conn, _notices(new, jobs, places))
     answers: dict[int, Accepted] = {}
     for n, draft in new.items():
         sent = _ids(callbacks.get(n))
         if n in jobs:
-            job, behind = jobs[n], places[n].behind
-            answers[n] = Accepted("created", job.id, behind, job.message_id, sent)
+            job = jobs[n]
+            answers[n] = Accepted("created", job.id, places[n].behind, job.message_id, sent)
         else:
-            provider, sender = draft.pending.provider, draft.pending.trigger.sender
-            log(
-                logger,
-                logging.INFO,
-                f"webhook.{provider}.unlinked_sender",
-                sender=sender.external_id,
-            )
+            provider, sender = draft.pending.provider, draft.pending.trigger.sender.external_id
+            log(logger, logging.INFO, f"webhook.{provider}.unlinked_sender", sender=sender)
             answers[n] = Accepted("unlinked", callbacks=sent)
     return answers
+
+
+def _notices(
+    new: dict[int, _Draft], jobs: dict[int, _NewJob], places: dict[int, QueuePlace]
+) -> dict[int, NewNotice]:
+    """An unlinked sender is told how to link an account; a job that waits, its place."""
+    notices = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in jobs}
+    for n, place in places.items():
+        if place.behind > 0:
+            notices[n] = _queued_notice(new[n], jobs[n].id, place)
+    return notices
 
 
 def _ids(callback_id: int | None) -> tuple[int, ...]:

@@ -1,7 +1,6 @@
-"""The statements the intake writer runs, each covering a whole batch, built once.
-
-Composing a statement costs more than running it on SQLite, and one statement over a batch
-costs little more than one over a single row.
+"""The statements the intake runs and the rows they write. Each statement covers a whole
+batch and is built once: composing a statement costs more than running it on SQLite, and one
+statement over a batch costs little more than one over a single row.
 """
 
 from __future__ import annotations
@@ -129,14 +128,9 @@ def record_notices(conn: Connection, notices: dict[int, NewNotice]) -> dict[int,
         }
         for n, notice_id in notice_ids.items()
     ]
-    sent_by = {
-        payload["notice_id"]: callback_id for callback_id, payload in _callbacks(conn, callbacks)
-    }
+    sending = conn.execute(_INSERT_CALLBACKS, callbacks)
+    sent_by = {payload["notice_id"]: callback_id for callback_id, payload in sending}
     return {n: sent_by[notice_id] for n, notice_id in notice_ids.items()}
-
-
-def _callbacks(conn: Connection, rows: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    return list(conn.execute(_INSERT_CALLBACKS, rows))
 
 
 def _notice_row(notice: NewNotice) -> dict[str, Any]:
