@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import redis
 from sqlalchemy import select
@@ -104,7 +105,7 @@ def run_request(ctx: JobContext) -> RunResult:
         forge_name, full_name = _repository_of(snapshot)
         forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
         repo = _repo_info(snapshot, forge, forge_name, full_name)
-        _check_permission(snapshot, forge, forge_name, repo.full_name)
+        requester = _check_permission(snapshot, forge, forge_name, repo.full_name)
         plan = _plan(snapshot, forge, forge_name, repo)
     except Stop as stop:
         return RunResult(stop.state, stop.outcome, error=str(stop))
@@ -124,7 +125,8 @@ def run_request(ctx: JobContext) -> RunResult:
     )
     try:
         with _branch_lock(plan):
-            done = run_session(request, ctx, after=_push(snapshot, plan, request.git_env))
+            after = _push(snapshot, plan, request.git_env, co_author(forge_name, requester))
+            done = run_session(request, ctx, after=after)
     except Stop as stop:
         return RunResult(stop.state, stop.outcome, error=str(stop))
     except SandboxError as error:
@@ -274,7 +276,8 @@ def _forge_user(snapshot: Snapshot, forge_name: str) -> providers.ForgeUser | No
 
 def _check_permission(
     snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
-) -> None:
+) -> providers.ForgeUser:
+    """The requester's account on the forge, once it may push to the repository."""
     name = FORGE_NAMES[forge_name]
     user = _forge_user(snapshot, forge_name)
     if user is None:
@@ -291,11 +294,12 @@ def _check_permission(
             f"Sorry {who}, I only take requests from people who can push to `{full_name}`. "
             "Ask a maintainer to mention me, or to give you write access.",
         )
+    return user
 
 
 def _is_pull_request(snapshot: Snapshot) -> bool:
     trigger = snapshot.trigger
-    return bool(trigger.get("is_pull_request")) or trigger.get("noteable_type") == "MergeRequest"
+    return bool(trigger.get("is_pull_request")) or trigger.get("noteable_type") == "merge_request"
 
 
 def _number(snapshot: Snapshot) -> int | None:
@@ -434,7 +438,18 @@ def _branch_lock(plan: Plan) -> Iterator[None]:
         client.close()
 
 
-def _push(snapshot: Snapshot, plan: Plan, env: dict[str, str] | None) -> AfterAgent:
+def co_author(forge_name: str, user: providers.ForgeUser) -> tuple[str, str]:
+    """The requester as the forge credits a commit to them: its no-reply address."""
+    login = user.login or user.external_id
+    if forge_name == "gitlab":
+        host = urlsplit(get_settings().gitlab_url).hostname or "gitlab.com"
+        return login, f"{user.external_id}-{login}@users.noreply.{host}"
+    return login, f"{user.external_id}+{login}@users.noreply.github.com"
+
+
+def _push(
+    snapshot: Snapshot, plan: Plan, env: dict[str, str] | None, author: tuple[str, str]
+) -> AfterAgent:
     """The after-agent hook: commit what the agent changed as the bot and push the branch."""
     bot = get_settings().bot_name
 
@@ -449,9 +464,7 @@ def _push(snapshot: Snapshot, plan: Plan, env: dict[str, str] | None) -> AfterAg
             with session_scope() as session:
                 jobs.get_job(session, snapshot.id).branch = branch
         title = str(snapshot.trigger.get("title") or snapshot.task)
-        message = build_commit_message(
-            title, agent.summary, snapshot.requester, _text(snapshot.trigger.get("requester_email"))
-        )
+        message = build_commit_message(title, agent.summary, *author)
         identity = ["-c", f"user.name={bot}", "-c", f"user.email={bot}@users.noreply"]
         git_repo.git(workspace, "checkout", "-q", "-B", branch)
         git_repo.git(workspace, "add", "-A")

@@ -25,6 +25,7 @@ from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Callback, Job, Notice, utcnow
 from resolver.notices import NOTICE_ACTION
+from resolver.repo_routes import FORGES
 from resolver.states import JobState, Outcome
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ def view_of(session: Session, job: Job) -> status.JobView:
         pr_pending=bool(result.get("pull_pending")) and not job.pr_url,
         updated_pull=bool(result.get("updated_pull")),
         max_steps=result.get("max_steps"),
+        pull_word="merge request" if forge.get("provider") == "gitlab" else "pull request",
     )
 
 
@@ -185,7 +187,7 @@ def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     with _status_lock(job_id):
         with session_scope() as session:
             job = jobs.get_job(session, job_id)
-            text = status.render(view_of(session, job))
+            text = status.render(view_of(session, job), marker=job.source in FORGES)
             ref = dict(job.status_ref or {})
             source, trigger, requester_id = job.source, dict(job.trigger), job.requester_id
         digest = hashlib.sha256(text.encode()).hexdigest()
@@ -256,7 +258,7 @@ def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     forge = providers.forge(provider, trigger, requester_id)
     repo, base = str(forge_info["repo"]), str(forge_info["base"])
     title = pull_title(trigger, task)
-    fixes = trigger.get("number") if forge_info.get("fixes") else None
+    fixes = forge_info.get("fixes")
     pull = forge.find_open_pull(repo, branch) or forge.open_draft_pull(
         repo, branch, base, title, status.pull_body(view, title, fixes)
     )

@@ -39,6 +39,7 @@ class JobView:
     pr_pending: bool = False
     updated_pull: bool = False
     max_steps: int | None = None
+    pull_word: str = "pull request"
 
 
 def elapsed(view: JobView) -> str:
@@ -54,8 +55,9 @@ def money(cost: float | None) -> str:
     return "cost unknown" if cost is None else f"${cost:.2f}"
 
 
-def render(view: JobView) -> str:
-    """The status message for the job as it is now."""
+def render(view: JobView, marker: bool = True) -> str:
+    """The status message for the job as it is now. `marker` adds a hidden HTML comment (for
+    Markdown that hides it: GitHub, GitLab) so the bot can tell its status messages apart."""
     headline, body = _headline(view), _body(view)
     facts = [
         part for part in (elapsed(view), _cost(view), f"[job {view.id}]({view.job_url})") if part
@@ -63,7 +65,8 @@ def render(view: JobView) -> str:
     lines = [headline, "", " · ".join(facts)]
     if body:
         lines += ["", body]
-    return "\n".join(lines).rstrip() + "\n" + MARKER
+    text = "\n".join(lines).rstrip()
+    return f"{text}\n{MARKER}" if marker else text
 
 
 def _cost(view: JobView) -> str:
@@ -94,28 +97,33 @@ def _headline(view: JobView) -> str:
 
 def _succeeded(view: JobView) -> str:
     outcome = view.outcome
+    done = f"✅ **Done**{_where(view)}."
     if outcome == Outcome.CHANGED_CODE:
         if view.pr_url:
             verb = "Updated" if view.updated_pull else "Opened"
-            return f"✅ **Done.** {verb} the draft pull request {view.pr_url}"
+            return f"{done} {verb} the draft {view.pull_word} {view.pr_url}"
         if view.pr_pending:
-            return f"✅ **Done.** Pushed `{view.branch}`; opening the pull request…"
-        return f"✅ **Done.** Pushed `{view.branch}`."
+            return f"{done} Pushed `{view.branch}`; opening the {view.pull_word}…"
+        return f"{done} Pushed `{view.branch}`."
     if outcome == Outcome.ANSWERED:
-        return "✅ **Answered.** No code change was needed."
-    return "✅ **Done: no changes.** Nothing needed changing, so no branch was pushed."
+        return f"✅ **Answered**{_where(view)}. No code change was needed."
+    return f"{done} Nothing needed changing, so no branch was pushed."
 
 
 def _failed(view: JobView) -> str:
     outcome = view.outcome
     if outcome == Outcome.REFUSED:
         return f"🙅 **Not started.** {view.error or ''}".rstrip()
+    if outcome == Outcome.COULD_NOT and view.steps == 0:
+        return "❓ **I need more to go on.**"
     if outcome == Outcome.COULD_NOT:
         return "⚠️ **I could not finish this.**"
     return "❌ **Failed.**"
 
 
 def _body(view: JobView) -> str:
+    if view.state == JobState.FAILED and view.outcome == Outcome.COULD_NOT and view.steps == 0:
+        return (view.error or "").strip()[:MAX_SUMMARY]  # a question back: no retry advice
     if view.state == JobState.FAILED and view.outcome != Outcome.REFUSED:
         reason = (view.error or "no reason was recorded").strip()[:MAX_SUMMARY]
         advice = (

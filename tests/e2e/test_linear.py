@@ -11,7 +11,6 @@ import pytest
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import widgets
 from tests.e2e.jira_flow import (
-    CO_AUTHOR_BUG,
     GITHUB_TOKEN,
     alice_on_github,
     route_to_widgets,
@@ -93,7 +92,9 @@ def test_a_mention_in_a_comment_ends_in_one_draft_pull_request_and_one_edited_re
     # One reply in the trigger's thread, created once and then updated; 👀 on the trigger.
     [status] = bot_comments(space)
     assert status.parent_id == trigger.id
-    assert status.body.startswith("✅ **Done.** Opened the draft pull request " + job.pr_url)
+    assert status.body.startswith(
+        "✅ **Done** on `octo/widgets`. Opened the draft pull request " + job.pr_url
+    )
     [created] = linear_api.calls("commentCreate")
     assert created.variables["input"]["parentId"] == trigger.id
     assert f"`{REPO}`" in created.variables["input"]["body"]  # the repository is named
@@ -102,8 +103,7 @@ def test_a_mention_in_a_comment_ends_in_one_draft_pull_request_and_one_edited_re
     assert trigger.reactions == [(space.bot.id, "eyes")]
     assert OAUTH_TOKEN not in logs and GITHUB_TOKEN not in logs
 
-    if "Co-authored-by: alice" not in log:
-        pytest.xfail(CO_AUTHOR_BUG)
+    assert "Co-authored-by: alice <" in log
 
 
 def test_a_rate_limited_reply_is_sent_after_retry_after_and_only_once(
