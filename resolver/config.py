@@ -62,6 +62,10 @@ class Settings(BaseSettings):
     lease_seconds: int = Field(
         default=10, ge=3, description="A running job's lease; a dead worker's job returns after it."
     )
+    push_unfinished: bool = Field(
+        default=False,
+        description="Push the branch of a job that could not finish (no pull request is opened).",
+    )
     status_interval: float = Field(
         default=15.0, ge=1, description="Least seconds between progress edits of a status message."
     )

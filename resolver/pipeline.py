@@ -335,6 +335,9 @@ def _plan(
                 still_open.url,
             )
     fixes = number if snapshot.source == forge_name and not _is_pull_request(snapshot) else None
+    base = _text(snapshot.trigger.get("branch"))  # `branch=name` in a Slack request
+    if base and snapshot.source not in FORGES:
+        return Plan(forge_name, repo, base, new_branch, checkout=base)
     return Plan(forge_name, repo, repo.default_branch, new_branch, fixes=fixes)
 
 
@@ -450,11 +453,16 @@ def co_author(forge_name: str, user: providers.ForgeUser) -> tuple[str, str]:
 def _push(
     snapshot: Snapshot, plan: Plan, env: dict[str, str] | None, author: tuple[str, str]
 ) -> AfterAgent:
-    """The after-agent hook: commit what the agent changed as the bot and push the branch."""
-    bot = get_settings().bot_name
+    """The after-agent hook: commit what the agent changed as the bot and push the branch.
+    Unfinished work is pushed (without a pull request) only when RESOLVER_PUSH_UNFINISHED."""
+    settings = get_settings()
+    bot = settings.bot_name
 
     def after(workspace: Path, agent: AgentResult) -> None:
-        if agent.outcome != "changed_code" or not git_repo.working_diff(workspace).strip():
+        unfinished = agent.outcome in ("could_not", "stopped") and settings.push_unfinished
+        if agent.outcome != "changed_code" and not unfinished:
+            return
+        if not git_repo.working_diff(workspace).strip():
             return
         branch = plan.branch
         if not plan.update and snapshot.branch is None:

@@ -130,7 +130,8 @@ def _body(view: JobView) -> str:
             "You can mention me again with more detail, or ask an admin to retry with "
             f"`resolver jobs retry {view.id}`."
         )
-        return f"{reason}\n\n{advice}"
+        pushed = f"\n\nThe work so far is on `{view.branch}`." if view.branch else ""
+        return f"{reason}{pushed}\n\n{advice}"
     if view.state == JobState.SUCCEEDED and view.summary:
         return view.summary.strip()[:MAX_SUMMARY]
     return ""
