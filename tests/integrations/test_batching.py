@@ -263,3 +263,12 @@ def test_failures_reach_their_own_requests_and_the_writer_carries_on() -> None:
     with pytest.raises(RuntimeError):
         writer.submit(-1).result(timeout=30)
     assert writer.submit(4).result(timeout=30) == 40
+
+
+def test_a_batch_waits_for_company_until_it_is_full() -> None:
+    recorder = Recorder()
+    recorder.release.set()
+    writer: GroupWriter[int, int] = GroupWriter(recorder.write, name="test", max_batch=2, linger=60)
+    first, second = writer.submit(1), writer.submit(2)
+    assert (first.result(timeout=30), second.result(timeout=30)) == (10, 20)
+    assert recorder.batches == [[1, 2]]
