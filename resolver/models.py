@@ -275,3 +275,90 @@ class RepoRoute(Base):
     scope: Mapped[str] = mapped_column(String(200))
     repo: Mapped[str] = mapped_column(String(300))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ScheduleRepo(Base):
+    """A repository that has schedules: who the runs act as, its run limits, and whether its
+    `.resolver/schedules.yml` is followed. `repo` names its forge (`github:owner/name`)."""
+
+    __tablename__ = "schedule_repos"
+    __table_args__ = (UniqueConstraint("repo", name="schedule_repo_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo: Mapped[str] = mapped_column(String(300))
+    installation_id: Mapped[int | None] = mapped_column(Integer)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    follow_file: Mapped[bool] = mapped_column(default=False)
+    # The operator's limits (None: the defaults), and the file's, which may only tighten them.
+    runs_per_hour: Mapped[int | None] = mapped_column(Integer)
+    concurrent_runs: Mapped[int | None] = mapped_column(Integer)
+    open_prs: Mapped[int | None] = mapped_column(Integer)
+    file_limits: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    synced_at: Mapped[datetime | None]
+    sync_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    schedules: Mapped[list[Schedule]] = relationship(
+        back_populates="repository", cascade="all, delete-orphan"
+    )
+
+
+class Schedule(Base):
+    """Recurring agent work on one repository: when (cron and timezone), what (a built-in task
+    or a prompt), within which limits, and what the bot remembers of its pull request."""
+
+    __tablename__ = "schedules"
+    __table_args__ = (UniqueConstraint("repo_id", "name", name="schedule_name_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo_id: Mapped[int] = mapped_column(
+        ForeignKey("schedule_repos.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(100))
+    origin: Mapped[str] = mapped_column(String(10))  # service | file
+    cron: Mapped[str] = mapped_column(String(100))
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    task: Mapped[str] = mapped_column(String(40))
+    prompt: Mapped[str | None] = mapped_column(Text)
+    test_command: Mapped[str | None] = mapped_column(String(500))
+    dry_run: Mapped[bool] = mapped_column(default=False)
+    max_iterations: Mapped[int | None] = mapped_column(Integer)
+    max_cost_usd: Mapped[float | None] = mapped_column(Float)
+    enabled: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    # The newest slot handed to the queue; slots up to it are never looked at again.
+    last_due_at: Mapped[datetime | None]
+    # The schedule's pull request: open, or declined (closed unmerged) for these inputs.
+    pull_state: Mapped[str | None] = mapped_column(String(10))
+    pull_branch: Mapped[str | None] = mapped_column(String(300))
+    pull_head: Mapped[str | None] = mapped_column(String(64))
+    pull_inputs: Mapped[str | None] = mapped_column(String(64))
+
+    repository: Mapped[ScheduleRepo] = relationship(back_populates="schedules")
+
+
+class ScheduleRun(Base):
+    """One due slot of a schedule, or one request to run it now.
+
+    `(schedule_id, due_at)` is unique: two beat processes, or a restarted one, start a slot
+    once. A run over a limit waits here (`waiting_for` says which) until the limit allows it.
+    """
+
+    __tablename__ = "schedule_runs"
+    __table_args__ = (UniqueConstraint("schedule_id", "due_at", name="schedule_run_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    schedule_id: Mapped[int] = mapped_column(
+        ForeignKey("schedules.id", ondelete="CASCADE"), index=True
+    )
+    due_at: Mapped[datetime]
+    reason: Mapped[str] = mapped_column(String(20))  # cron | manual | comment
+    requested_by: Mapped[str | None] = mapped_column(String(200))
+    state: Mapped[str] = mapped_column(String(20), default="waiting", index=True)
+    waiting_for: Mapped[str | None] = mapped_column(String(300))
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("jobs.id", ondelete="SET NULL"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
