@@ -30,13 +30,14 @@ from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_s
 from resolver.agent.task import AgentResult, Comment, TriggerContext
 from resolver.branches import BRANCH_PREFIX, build_branch_name, build_commit_message
 from resolver.callback_errors import CallbackError
-from resolver.commands import Command, parse_command
+from resolver.commands import Command, parse_command, schedule_to_run
 from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Identity
 from resolver.repo_routes import FORGES, RouteError, parse_repo_spec, routed_repo
 from resolver.runners import JobContext, RunResult, register
+from resolver.schedules.queue import answer_run_request
 from resolver.states import JobState, Outcome
 from sandbox import RepoSetupError, SandboxError
 
@@ -170,6 +171,8 @@ def _load(job_id: int) -> Snapshot:
 
 
 def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
+    if command == "run":
+        return _run_schedule(snapshot)
     conversation_key = str(snapshot.trigger.get("conversation_key") or "")
     with session_scope() as session:
         target = jobs.active_in_conversation(session, conversation_key, exclude=snapshot.id)
@@ -191,6 +194,25 @@ def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
         callbacks += replies.record_reply(session, me, text)
     replies.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
+
+
+def _run_schedule(snapshot: Snapshot) -> RunResult:
+    """`@bot run <schedule>`: a run of one of the repository's schedules now, for people who
+    may push to the repository (the usual permission check)."""
+    name = schedule_to_run(snapshot.task) or ""
+    try:
+        forge_name, full_name = _repository_of(snapshot)
+        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        _check_permission(snapshot, forge, forge_name, full_name)
+        text = answer_run_request(f"{forge_name}:{full_name}", name, snapshot.requester)
+    except Stop as stop:
+        text = str(stop)
+    except CallbackError as error:
+        text = f"I could not reach the forge to check who may run schedules: {error}"
+    with session_scope() as session:
+        callbacks = replies.record_reply(session, jobs.get_job(session, snapshot.id), text)
+    replies.publish_all(callbacks)
+    return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": "run"})
 
 
 # --- planning

@@ -65,4 +65,3 @@ def decide(remembered: Remembered, finding: Finding, inputs: str) -> Decision:
     if remembered.state == DECLINED and remembered.inputs == inputs:
         return Decision(Action.SKIP_DECLINED, remembered)
     return Decision(Action.PROPOSE, remembered)
-

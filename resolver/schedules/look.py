@@ -1,0 +1,103 @@
+"""What a scheduled run finds before it works, on a scratch clone of the repository (host-side
+git, and the sandbox for the test command; nothing from the repository runs on the host)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+from resolver.agent import repo as git_repo
+from resolver.config import get_settings
+from resolver.runners import JobContext
+from resolver.schedules.prompts import Manifests, parse_manifests
+from sandbox import (
+    ExecResult,
+    open_sandbox,
+    policy_from_settings,
+    prepare_workspace,
+    read_repo_setup,
+    run_setup,
+    setup_failure,
+)
+from sandbox.policy import WORKDIR
+
+TEST_CONFIG_KEY: Final = "test_command"
+
+
+@contextmanager
+def scratch_clone(job_id: int, url: str, env: dict[str, str] | None) -> Iterator[Path]:
+    """A full clone (every branch as `origin/…`) beside the job's workspace, removed after."""
+    root = get_settings().sandbox_workspace_root
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = (root / f"schedule-{job_id}").resolve()
+    try:
+        git_repo.clone(url, path, None, env)
+        yield path
+    finally:
+        git_repo.remove(path)
+
+
+def manifests(clone: Path, ref: str) -> Manifests:
+    return parse_manifests(git_repo.git(clone, "ls-tree", "-r", ref))
+
+
+def others_pushed(clone: Path, ref: str, branch: str, bot_email: str) -> bool:
+    """Whether a commit on `branch` (and not on `ref`) was authored or committed by anyone but
+    the bot: a person pushed to it, or merged into it from the forge's web page."""
+    emails = git_repo.git(clone, "log", "--format=%ae%n%ce", f"{ref}..origin/{branch}")
+    return any(line.strip() and line.strip() != bot_email for line in emails.splitlines())
+
+
+def was_merged(clone: Path, ref: str, head: str | None) -> bool:
+    """Whether the bot's last pushed commit reached `ref`: merged, rebased or squashed. A commit
+    the clone no longer has (its branch deleted) counts as merged: unsure, never block."""
+    if not head or not _succeeds(clone, "cat-file", "-e", f"{head}^{{commit}}"):
+        return True
+    if _succeeds(clone, "merge-base", "--is-ancestor", head, ref):
+        return True
+    base = git_repo.git(clone, "merge-base", head, ref).strip()
+    changed = git_repo.git(clone, "diff", "--name-only", base, head).split()
+    # Squashed: every file the branch changed reads on `ref` as on the branch.
+    return not changed or _succeeds(clone, "diff", "--quiet", head, ref, "--", *changed)
+
+
+def _succeeds(clone: Path, *args: str) -> bool:
+    try:
+        git_repo.git(clone, *args)
+    except git_repo.RepoError:
+        return False
+    return True
+
+
+def find_test_command(clone: Path, ref: str, configured: str | None) -> str | None:
+    """The schedule's test command, else `test_command` in the default branch's config."""
+    if configured:
+        return configured
+    value = git_repo.repo_config(clone, ref).get(TEST_CONFIG_KEY)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def run_tests(
+    job_id: int, clone: Path, ref: str, command: str, ctx: JobContext
+) -> tuple[ExecResult, str | None]:
+    """Run the repository's setup, then `command`, in a sandbox on the clone's checkout.
+    Returns the test run and the setup's failure (the tests did not run) if any."""
+    settings = get_settings()
+    setup = read_repo_setup(clone, ref)
+    prepare_workspace(clone)
+    with open_sandbox(str(job_id), policy_from_settings(settings), clone) as sandbox:
+        ctx.on_cancel.append(sandbox.interrupt)
+        try:
+            if setup is not None:
+                done = run_setup(
+                    sandbox, setup.script, setup.network, settings.sandbox_setup_timeout
+                )
+                failure = setup_failure(done)
+                if failure is not None:
+                    return done, failure
+            timeout = float(settings.sandbox_command_timeout)
+            return sandbox.run(command, timeout=timeout, cwd=WORKDIR), None
+        finally:
+            ctx.on_cancel.remove(sandbox.interrupt)

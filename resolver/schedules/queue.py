@@ -1,0 +1,317 @@
+"""Scheduled runs: recorded when due (once per slot), started as jobs when the limits allow.
+
+A run is recorded with the unique key (schedule, due time), so two beat processes, or a
+restarted one, record a slot once; only the process whose insert went in starts it. A run
+over a limit stays `waiting`, with the limit it waits for, and starts on a later tick.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+import redis
+from sqlalchemy import Select, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from resolver import jobs
+from resolver.config import get_settings
+from resolver.db import session_scope
+from resolver.logs import log
+from resolver.models import Job, Schedule, ScheduleRepo, ScheduleRun, User, utcnow
+from resolver.replies import job_url
+from resolver.repo_routes import parse_repo_spec
+from resolver.schedules import limits
+from resolver.schedules.cron import CronError, latest_due
+from resolver.schedules.decide import OPEN
+from resolver.schedules.spec import CUSTOM, FIX_DEFAULT_BRANCH, UPDATE_DEPENDENCIES
+from resolver.schedules.store import ScheduleNotFoundError, find_schedule, names, schedules_of
+from resolver.states import JobState
+
+logger = logging.getLogger(__name__)
+
+SOURCE: Final = "schedule"
+WAITING: Final = "waiting"
+STARTED: Final = "started"
+CRON, MANUAL, COMMENT = "cron", "manual", "comment"
+ACTIVE: Final = (JobState.QUEUED, JobState.RUNNING)
+LOCK_SECONDS: Final = 60
+LOCK_WAIT: Final = 10
+TASK_TITLES: Final = {
+    UPDATE_DEPENDENCIES: "update dependencies",
+    FIX_DEFAULT_BRANCH: "fix the default branch",
+}
+
+
+# --- recording due runs
+
+
+def record_due(session: Session, now: datetime) -> list[int]:
+    """Record a run for every enabled schedule whose newest slot up to `now` has none yet."""
+    recorded: list[int] = []
+    for schedule in session.scalars(select(Schedule).where(Schedule.enabled)):
+        since = max(schedule.created_at, schedule.last_due_at or schedule.created_at)
+        try:
+            slot = latest_due(schedule.cron, schedule.timezone, since, now)
+        except CronError as error:
+            log(
+                logger, logging.WARNING, "schedule.bad_cron", schedule=schedule.id, error=str(error)
+            )
+            continue
+        if slot is None:
+            continue
+        run_id = insert_run(session, schedule.id, slot, CRON)
+        if run_id is not None:
+            recorded.append(run_id)
+        schedule.last_due_at = slot
+    return recorded
+
+
+def insert_run(
+    session: Session, schedule_id: int, due_at: datetime, reason: str, by: str | None = None
+) -> int | None:
+    """Insert the run of (schedule, due time) unless it exists; its id, or None if it did."""
+    values = {
+        "schedule_id": schedule_id,
+        "due_at": due_at,
+        "reason": reason,
+        "requested_by": by,
+        "state": WAITING,
+        "created_at": utcnow(),
+    }
+    dialect = session.get_bind().dialect.name
+    statement = _INSERT_ONCE.get(dialect, insert(ScheduleRun).returning(ScheduleRun.id))
+    run_id = session.execute(statement, values).scalar()
+    if run_id is not None:
+        log(logger, logging.INFO, "schedule.run_recorded", schedule=schedule_id, run=run_id)
+    return run_id
+
+
+# ON CONFLICT DO NOTHING, per dialect (SQLite and PostgreSQL are the supported ones).
+_INSERT_ONCE: dict[str, Any] = {
+    "sqlite": sqlite.insert(ScheduleRun).on_conflict_do_nothing().returning(ScheduleRun.id),
+    "postgresql": postgresql.insert(ScheduleRun).on_conflict_do_nothing().returning(ScheduleRun.id),
+}
+
+
+# --- starting runs within the limits
+
+
+def start_waiting(session: Session, now: datetime) -> list[int]:
+    """Start waiting runs, oldest first, while the limits allow. Returns the new jobs' ids (to
+    publish after the commit); a run left waiting notes the limit it waits for."""
+    waiting = session.execute(
+        select(ScheduleRun.id, ScheduleRun.schedule_id)
+        .where(ScheduleRun.state == WAITING)
+        .order_by(ScheduleRun.id)
+    ).all()
+    started: list[int] = []
+    for run_id, schedule_id in waiting:
+        schedule = session.get(Schedule, schedule_id)
+        if schedule is None:
+            continue
+        reason = _held_by(session, schedule, now)
+        if reason is not None:
+            _set_run(session, run_id, waiting_for=reason)
+            continue
+        job_id = _start(session, run_id, schedule, now)
+        if job_id is not None:
+            started.append(job_id)
+    return started
+
+
+def _held_by(session: Session, schedule: Schedule, now: datetime) -> str | None:
+    repo = schedule.repository
+    may_open = not schedule.dry_run and schedule.pull_state != OPEN
+    mine = limits.repo_limits(_operator_limits(repo), repo.file_limits or {})
+    return limits.blocking(
+        mine, _usage(session, now, repo.id), "the repository's", may_open
+    ) or limits.blocking(limits.SERVICE, _usage(session, now, None), "the service's", may_open)
+
+
+def _operator_limits(repo: ScheduleRepo) -> dict[str, int | None]:
+    return {
+        "runs_per_hour": repo.runs_per_hour,
+        "concurrent_runs": repo.concurrent_runs,
+        "open_prs": repo.open_prs,
+    }
+
+
+def _usage(session: Session, now: datetime, repo_id: int | None) -> limits.Usage:
+    def count(query: Select[Any]) -> int:
+        if repo_id is not None:
+            query = query.where(Schedule.repo_id == repo_id)
+        return int(session.scalar(query) or 0)
+
+    runs = select(func.count(ScheduleRun.id)).join(Schedule)
+    active = runs.join(Job, Job.id == ScheduleRun.job_id).where(Job.state.in_(ACTIVE))
+    opening = active.where(Schedule.pull_state.is_distinct_from(OPEN), ~Schedule.dry_run)
+    open_pulls = select(func.count(Schedule.id)).where(Schedule.pull_state == OPEN)
+    hour_ago = now - timedelta(hours=1)
+    return limits.Usage(
+        runs_last_hour=count(runs.where(ScheduleRun.started_at >= hour_ago)),
+        running=count(active),
+        open_prs=count(open_pulls) + count(opening),
+    )
+
+
+def _start(session: Session, run_id: int, schedule: Schedule, now: datetime) -> int | None:
+    """Claim the waiting run (a racing starter finds it claimed) and create its job."""
+    claimed = session.execute(
+        update(ScheduleRun)
+        .where(ScheduleRun.id == run_id, ScheduleRun.state == WAITING)
+        .values(state=STARTED, started_at=now, waiting_for=None)
+        .execution_options(synchronize_session=False)
+    )
+    if getattr(claimed, "rowcount", 0) != 1:
+        return None
+    job = jobs.create_job(session, _new_job(session, schedule, run_id))
+    _set_run(session, run_id, job_id=job.id)
+    log(logger, logging.INFO, "schedule.run_started", schedule=schedule.id, run=run_id, job=job.id)
+    return job.id
+
+
+def _set_run(session: Session, run_id: int, **values: Any) -> None:
+    session.execute(
+        update(ScheduleRun)
+        .where(ScheduleRun.id == run_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def run_title(schedule: Schedule) -> str:
+    """`weekly-deps: update dependencies`: the commit subject and the pull request's title."""
+    if schedule.task == CUSTOM and schedule.prompt:
+        what = schedule.prompt.strip().splitlines()[0][:80]
+    else:
+        what = TASK_TITLES.get(schedule.task, schedule.task)
+    return f"{schedule.name}: {what}"
+
+
+def _new_job(session: Session, schedule: Schedule, run_id: int) -> jobs.NewJob:
+    repo = schedule.repository
+    forge, full_name = parse_repo_spec(repo.repo)
+    trigger: dict[str, Any] = {
+        "schedule_id": schedule.id,
+        "run_id": run_id,
+        "schedule": schedule.name,
+        "forge_name": forge,
+        "repo": full_name,
+        "title": run_title(schedule),
+    }
+    if repo.installation_id is not None:
+        trigger["installation_id"] = repo.installation_id
+    owner = session.get(User, repo.user_id) if repo.user_id is not None else None
+    return jobs.NewJob(
+        source=SOURCE,
+        task=run_title(schedule),
+        repo=full_name,
+        requester=owner.name if owner else None,
+        requester_id=repo.user_id,
+        trigger=trigger,
+        # Runs of one schedule take turns: a run waits for the one before it.
+        conversation_key=f"{SOURCE}:{schedule.id}",
+    )
+
+
+# --- one step of the beat, and "run it now"
+
+
+@contextmanager
+def admission_lock(wait: float = LOCK_WAIT) -> Iterator[bool]:
+    """One starter at a time, so two never both see room under a limit. The run's unique key,
+    not this lock, is what keeps a slot from starting twice."""
+    client = redis.Redis.from_url(get_settings().redis_url)
+    lock = client.lock("resolver:schedules:admission", timeout=LOCK_SECONDS, blocking_timeout=wait)
+    acquired = bool(lock.acquire())
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            try:
+                lock.release()
+            except redis.RedisError:
+                log(logger, logging.WARNING, "schedule.lock_release_failed")
+        client.close()
+
+
+def publish_started(job_ids: list[int]) -> None:
+    """Publish the jobs of started runs (after their commit); one that fails is republished by
+    the reconciler."""
+    from resolver.outbox import publish_job
+
+    for job_id in job_ids:
+        try:
+            with session_scope() as session:
+                publish_job(session, job_id)
+        except redis.RedisError as error:
+            log(logger, logging.WARNING, "schedule.publish_failed", job=job_id, error=repr(error))
+
+
+def tick(now: datetime | None = None) -> list[int]:
+    """Record what is due and start what the limits allow. Returns the started jobs' ids."""
+    now = now or utcnow()
+    with session_scope() as session:
+        record_due(session, now)
+    with admission_lock(wait=0) as held:
+        if not held:
+            return []  # another tick is starting runs right now
+        with session_scope() as session:
+            started = start_waiting(session, now)
+    publish_started(started)
+    return started
+
+
+@dataclass(frozen=True)
+class Requested:
+    """A run asked for now: started as `job_id`, or waiting for a limit."""
+
+    schedule: str
+    repo: str
+    run_id: int
+    job_id: int | None
+    waiting_for: str | None
+
+
+def run_now(name: str, repo: str | None, reason: str, by: str | None) -> Requested:
+    """Record a run of the schedule now and start it unless a limit holds it."""
+    now = utcnow()
+    with session_scope() as session:
+        schedule = find_schedule(session, name, repo)
+        run_id = insert_run(session, schedule.id, now, reason, by)
+        schedule_name, repo_name = schedule.name, schedule.repository.repo
+    assert run_id is not None  # a new due time, to the microsecond
+    with admission_lock() as held, session_scope() as session:
+        started = start_waiting(session, now) if held else []
+    publish_started(started)
+    with session_scope() as session:
+        run = session.get(ScheduleRun, run_id)
+        assert run is not None
+        return Requested(schedule_name, repo_name, run_id, run.job_id, run.waiting_for)
+
+
+def answer_run_request(repo: str, name: str, by: str | None) -> str:
+    """`@bot run <schedule>` on `repo` (its sender may push there): start it, and say so."""
+    try:
+        requested = run_now(name, repo, COMMENT, by)
+    except ScheduleNotFoundError:
+        with session_scope() as session:
+            known = names(schedules_of(session, repo))
+        return (
+            f"This repository has no schedule named `{name}`; its schedules are: {known}. "
+            "(To ask for work rather than a schedule, write the request as a sentence.)"
+        )
+    if requested.job_id is None:
+        why = requested.waiting_for or "the next tick of the scheduler"
+        return f"Queued a run of schedule `{name}`: it waits for {why}, then starts by itself."
+    return (
+        f"Started a run of schedule `{name}` ([job {requested.job_id}]"
+        f"({job_url(requested.job_id)})). If it changes anything, it opens or updates the "
+        "schedule's pull request."
+    )

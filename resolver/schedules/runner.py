@@ -1,0 +1,407 @@
+"""The worker's runner for scheduled runs: jobs whose source is "schedule".
+
+1. Look, on a scratch clone: the inputs' digest (the schedule's task, prompt and limits, the
+   default branch's dependency manifests); whether the schedule's pull request is still open
+   (the forge), whether someone else pushed to it, and whether a closed one was merged (git).
+2. Decide (decide.py): update the open pull request's branch, propose afresh, or skip.
+3. fix-default-branch runs the test command in a sandbox first; it acts only if it fails.
+4. Work with the pipeline's own steps: the plan is recorded (the pull request is then opened
+   by the callbacks), the branch is locked, the agent runs in the sandbox, the bot commits and
+   pushes. A dry run pushes nothing and records the diff it would have proposed.
+
+Nothing is posted when nothing changed: a run has no conversation of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from sqlalchemy import select, update
+
+from resolver import jobs, providers
+from resolver.agent import repo as git_repo
+from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
+from resolver.agent.task import AgentResult, TriggerContext
+from resolver.branches import BRANCH_PREFIX, slugify
+from resolver.callback_errors import CallbackError
+from resolver.callbacks import publish_callback
+from resolver.config import get_settings
+from resolver.db import session_scope
+from resolver.logs import log
+from resolver.models import Job, Schedule, ScheduleRun
+from resolver.notices import NewNotice, record_notice
+from resolver.pipeline import Plan, Snapshot, Stop, _branch_lock, _push, _record_plan
+from resolver.redact import Redactor
+from resolver.repo_routes import parse_repo_spec
+from resolver.runners import JobContext, RunResult, register
+from resolver.schedules import look
+from resolver.schedules.decide import OPEN, Action, Decision, Finding, Remembered, decide
+from resolver.schedules.prompts import Inputs, build_instruction, failure_context
+from resolver.schedules.queue import SOURCE
+from resolver.schedules.spec import FIX_DEFAULT_BRANCH
+from resolver.states import JobState, Outcome
+from sandbox import RepoSetupError, SandboxError
+
+logger = logging.getLogger(__name__)
+
+MAX_DIFF: Final = 50_000
+TESTS_PASS: Final = "tests_pass"
+DRY_RUN: Final = "dry_run"
+NO_CO_AUTHOR: Final = ("", "")
+
+
+@dataclass(frozen=True)
+class ScheduledRun:
+    """The job and its schedule, as the runner needs them, read once."""
+
+    job_id: int
+    trigger: Mapping[str, Any]
+    requester_id: int | None
+    branch: str | None
+    title: str
+    schedule_id: int
+    name: str
+    task: str
+    prompt: str | None
+    test_command: str | None
+    dry_run: bool
+    max_iterations: int | None
+    max_cost_usd: float | None
+    repo: str
+    remembered: Remembered
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the run found: its inputs, the manifests, and the schedule's pull request."""
+
+    inputs: str
+    manifests: tuple[str, ...]
+    finding: Finding
+    pull: providers.PullInfo | None
+
+
+def run_scheduled(ctx: JobContext) -> RunResult:
+    run = _load(ctx.job_id)
+    if run is None:
+        return RunResult(JobState.FAILED, Outcome.ERROR, error="its schedule was removed")
+    try:
+        return _run(run, ctx)
+    except Stop as stop:
+        return RunResult(stop.state, stop.outcome, error=str(stop))
+    except CallbackError as error:
+        reason = f"I could not reach the forge for this scheduled run: {error}"
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    except SandboxError as error:
+        reason = f"the sandbox could not start ({error}); an operator can run `resolver doctor`"
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    except (git_repo.RepoError, RepoSetupError) as error:
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=str(error))
+
+
+def _load(job_id: int) -> ScheduledRun | None:
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        schedule = session.get(Schedule, int(job.trigger.get("schedule_id") or 0))
+        if schedule is None:
+            return None
+        return ScheduledRun(
+            job_id=job.id,
+            trigger=dict(job.trigger),
+            requester_id=job.requester_id,
+            branch=job.branch,
+            title=job.task,
+            schedule_id=schedule.id,
+            name=schedule.name,
+            task=schedule.task,
+            prompt=schedule.prompt,
+            test_command=schedule.test_command,
+            dry_run=schedule.dry_run,
+            max_iterations=schedule.max_iterations,
+            max_cost_usd=schedule.max_cost_usd,
+            repo=schedule.repository.repo,
+            remembered=Remembered(
+                schedule.pull_state, schedule.pull_branch, schedule.pull_head, schedule.pull_inputs
+            ),
+        )
+
+
+def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
+    forge_name, full_name = parse_repo_spec(run.repo)
+    forge = providers.forge(forge_name, run.trigger, run.requester_id)
+    repo = forge.repository(full_name)
+    env = forge.git_env(repo.clone_url)
+    with look.scratch_clone(run.job_id, repo.clone_url, env) as clone:
+        ref = git_repo.default_ref(clone)
+        found = _find(run, forge, full_name, clone, ref)
+        decision = decide(run.remembered, found.finding, found.inputs)
+        _remember(run.schedule_id, decision.remembered)
+        if decision.action is Action.SKIP_EDITED and found.pull is not None:
+            _note_edited(run, forge_name, full_name, found.pull)
+        if decision.action in (Action.SKIP_EDITED, Action.SKIP_DECLINED):
+            return _skipped(decision.action, found.inputs, _SKIPPED[decision.action])
+        plan = _plan(run, forge_name, repo, decision, found.pull)
+        context: str | None = None
+        if run.task == FIX_DEFAULT_BRANCH:
+            checked = _check_tests(run, ctx, clone, ref, plan, found.inputs)
+            if isinstance(checked, RunResult):
+                return checked
+            context = checked
+    instruction = build_instruction(run.task, run.prompt, found.manifests, run.test_command)
+    return _work(run, ctx, plan, decision, instruction, context, env, found.inputs)
+
+
+# --- looking
+
+
+def _find(
+    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Path, ref: str
+) -> Found:
+    manifests = look.manifests(clone, ref)
+    inputs = Inputs(
+        run.task,
+        run.prompt,
+        run.test_command,
+        run.max_iterations,
+        run.max_cost_usd,
+        manifests.digest,
+    ).digest()
+    finding, pull = _finding(run, forge, full_name, clone, ref)
+    return Found(inputs, manifests.paths, finding, pull)
+
+
+def _finding(
+    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Path, ref: str
+) -> tuple[Finding, providers.PullInfo | None]:
+    remembered = run.remembered
+    if remembered.state != OPEN or not remembered.branch:
+        return Finding.NONE, None
+    pull = forge.find_open_pull(full_name, remembered.branch)
+    if pull is not None:
+        edited = look.others_pushed(clone, ref, remembered.branch, bot_email())
+        return (Finding.EDITED if edited else Finding.OPEN), pull
+    # The forge reports no merge state here: git tells merged from closed.
+    if not _pull_was_opened(run.schedule_id, remembered.branch):
+        return Finding.NEVER_OPENED, None
+    merged = look.was_merged(clone, ref, remembered.head)
+    return (Finding.MERGED if merged else Finding.DECLINED), None
+
+
+def bot_email() -> str:
+    """The address the bot commits with (resolver/pipeline.py `_push`)."""
+    return f"{get_settings().bot_name}@users.noreply"
+
+
+def _pull_was_opened(schedule_id: int, branch: str) -> bool:
+    with session_scope() as session:
+        found = session.scalar(
+            select(Job.id)
+            .join(ScheduleRun, ScheduleRun.job_id == Job.id)
+            .where(
+                ScheduleRun.schedule_id == schedule_id,
+                Job.branch == branch,
+                Job.pr_url.is_not(None),
+            )
+            .limit(1)
+        )
+    return found is not None
+
+
+def _remember(schedule_id: int, remembered: Remembered) -> None:
+    with session_scope() as session:
+        session.execute(
+            update(Schedule)
+            .where(Schedule.id == schedule_id)
+            .values(
+                pull_state=remembered.state,
+                pull_branch=remembered.branch,
+                pull_head=remembered.head,
+                pull_inputs=remembered.inputs,
+            )
+            .execution_options(synchronize_session=False)
+        )
+
+
+# --- skipping
+
+
+_SKIPPED: Final = {
+    Action.SKIP_EDITED: (
+        "Someone else has pushed to this schedule's pull request branch, so I leave it alone "
+        "until the pull request is merged or closed."
+    ),
+    Action.SKIP_DECLINED: (
+        "This schedule's last pull request was closed without merging, and nothing it depends "
+        "on has changed since, so I do not propose it again."
+    ),
+}
+
+
+def _skipped(action: str, inputs: str, summary: str) -> RunResult:
+    details = {"action": action, "inputs": inputs}
+    result = {"summary": summary, "changed": False, "schedule": details}
+    return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result=result)
+
+
+def render_edited_note(name: str, branch: str) -> str:
+    return (
+        f"Someone else has pushed to `{branch}`, so schedule `{name}` will not update this pull "
+        "request again: I never overwrite other people's commits. Merge or close it when you "
+        "are done; the schedule then goes on as before."
+    )
+
+
+def _note_edited(
+    run: ScheduledRun, forge_name: str, full_name: str, pull: providers.PullInfo
+) -> None:
+    """Say once, on the pull request, why the bot stopped updating it."""
+    # One context for either forge: GitHub reads `number`, GitLab `noteable_type` and `iid`.
+    context: dict[str, Any] = {
+        "repo": full_name,
+        "number": pull.number,
+        "is_pull_request": True,
+        "noteable_type": "MergeRequest",
+        "iid": pull.number,
+    }
+    if run.trigger.get("installation_id") is not None:
+        context["installation_id"] = run.trigger["installation_id"]
+    notice = NewNotice(
+        provider=forge_name,
+        kind="schedule_edited",
+        dedup_key=f"schedule:{run.schedule_id}:edited:{pull.number}",
+        conversation_key=f"{SOURCE}:{run.schedule_id}",
+        body=render_edited_note(run.name, pull.head),
+        context=context,
+        job_id=run.job_id,
+    )
+    with session_scope() as session:
+        callback_id = record_notice(session, notice)
+    if callback_id is not None:
+        publish_callback(callback_id)
+
+
+# --- planning and testing
+
+
+def schedule_branch(name: str) -> str:
+    return f"{BRANCH_PREFIX}schedule-{slugify(name)}"
+
+
+def _plan(
+    run: ScheduledRun,
+    forge_name: str,
+    repo: providers.RepoInfo,
+    decision: Decision,
+    pull: providers.PullInfo | None,
+) -> Plan:
+    base = repo.default_branch
+    if decision.action is Action.UPDATE and pull is not None:
+        branch = decision.remembered.branch or pull.head
+        return Plan(forge_name, repo, base, branch, branch, update=True, pr_url=pull.url)
+    return Plan(forge_name, repo, base, run.branch or schedule_branch(run.name))
+
+
+def _check_tests(
+    run: ScheduledRun, ctx: JobContext, clone: Path, ref: str, plan: Plan, inputs: str
+) -> RunResult | str:
+    """Run the test command on what the agent would work on: a result when there is nothing
+    to fix (or no command), else the failing run as context for the agent."""
+    command = look.find_test_command(clone, ref, run.test_command)
+    if command is None:
+        error = (
+            "fix-default-branch needs a test command: set `test_command` in the schedule, or "
+            "in the default branch's .resolver/config.yml"
+        )
+        return RunResult(JobState.FAILED, Outcome.COULD_NOT, error=error)
+    if plan.checkout:
+        git_repo.git(clone, "checkout", "-q", plan.checkout)
+    done, setup_failed = look.run_tests(run.job_id, clone, ref, command, ctx)
+    _record_tests(run.job_id, command, done.exit_code, done.output)
+    if setup_failed is not None:
+        reason = f"The repository's setup failed, so the tests did not run. {setup_failed}"
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    if done.ok:
+        summary = f"`{command}` passes: nothing to fix."
+        return _skipped(TESTS_PASS, inputs, summary)
+    return failure_context(command, done.exit_code, done.output)
+
+
+def _record_tests(job_id: int, command: str, exit_code: int, output: str) -> None:
+    payload = {"command": command, "exit_code": exit_code, "output": output[-4000:]}
+    with session_scope() as session:
+        jobs.append_event(session, job_id, "tests", payload, Redactor(()))
+
+
+# --- working
+
+
+def _work(
+    run: ScheduledRun,
+    ctx: JobContext,
+    plan: Plan,
+    decision: Decision,
+    instruction: str,
+    context: str | None,
+    env: dict[str, str],
+    inputs: str,
+) -> RunResult:
+    request = SessionRequest(
+        job_id=run.job_id,
+        repo=plan.repo.clone_url,
+        instruction=instruction,
+        context=TriggerContext(kind="schedule", title=run.title, body=context),
+        branch=plan.checkout,
+        git_env=env,
+    )
+    if run.dry_run:
+        done = run_session(request, ctx)
+        details = {"action": DRY_RUN, "inputs": inputs, "diff": done.diff[:MAX_DIFF]}
+    else:
+        _record_plan(run.job_id, plan)
+        pushed: dict[str, str] = {}
+        with _branch_lock(plan):
+            done = run_session(request, ctx, after=_pushing(run, plan, env, pushed))
+        if pushed:
+            _remember(run.schedule_id, Remembered(OPEN, pushed["branch"], pushed["head"], inputs))
+        details = {"action": decision.action.value, "inputs": inputs}
+    outcome = run_result(done.agent, done.diff)
+    result = {**outcome.result, "schedule": details}
+    return RunResult(outcome.state, outcome.outcome, outcome.error, result)
+
+
+def _pushing(
+    run: ScheduledRun, plan: Plan, env: dict[str, str], pushed: dict[str, str]
+) -> AfterAgent:
+    """The pipeline's push, noting the branch and commit it pushed (the schedule remembers
+    them: the next run updates that pull request, or tells whether it was merged)."""
+    snapshot = Snapshot(
+        id=run.job_id,
+        source=SOURCE,
+        task=run.title,
+        repo=plan.repo.full_name,
+        requester=None,
+        requester_id=run.requester_id,
+        trigger=run.trigger,
+        branch=run.branch,
+        earlier=None,
+    )
+    # Nobody asked for a scheduled run, so nobody is credited as its co-author.
+    push = _push(snapshot, plan, env, NO_CO_AUTHOR)
+
+    def after(workspace: Path, agent: AgentResult) -> None:
+        before = git_repo.git(workspace, "rev-parse", "HEAD").strip()
+        push(workspace, agent)
+        head = git_repo.git(workspace, "rev-parse", "HEAD").strip()
+        if head != before:
+            branch = git_repo.git(workspace, "rev-parse", "--abbrev-ref", "HEAD").strip()
+            pushed.update(branch=branch, head=head)
+            log(logger, logging.INFO, "schedule.pushed", job=run.job_id, branch=branch)
+
+    return after
+
+
+register(SOURCE, run_scheduled)

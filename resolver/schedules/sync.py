@@ -1,0 +1,107 @@
+"""Following `.resolver/schedules.yml` on a repository's default branch.
+
+The file is read from a shallow clone made with the forge's credentials (`git show`, never
+a checkout), and applied to the repository's file schedules. The beat re-reads each followed
+repository every SYNC_EVERY; `resolver schedules sync` reads one now.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.orm import Session
+
+from resolver import providers
+from resolver.agent import repo as git_repo
+from resolver.callback_errors import CallbackError
+from resolver.db import session_scope
+from resolver.logs import log, redact
+from resolver.models import ScheduleRepo, utcnow
+from resolver.repo_routes import parse_repo_spec
+from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, parse_file
+from resolver.schedules.store import apply_file
+
+logger = logging.getLogger(__name__)
+
+SYNC_EVERY: Final = timedelta(minutes=15)
+EMPTY: Final = ScheduleFile((), {})
+
+
+def forge_context(installation_id: int | None) -> dict[str, Any]:
+    """The trigger context a forge needs to act for a schedule's repository."""
+    return {} if installation_id is None else {"installation_id": installation_id}
+
+
+def read_file(clone: Path, ref: str) -> ScheduleFile:
+    """The schedules file at `ref` of a clone; no file is no schedules."""
+    text = git_repo.show(clone, ref, FILE_PATH)
+    return EMPTY if text is None else parse_file(text)
+
+
+def shallow_clone(url: str, dest: Path, env: dict[str, str] | None) -> None:
+    """The default branch's newest commit only, without a checkout."""
+    argv = ["clone", "--quiet", "--depth", "1", "--no-checkout", "--", url, str(dest)]
+    git_repo.git(dest.parent, *argv, env=env)
+
+
+def sync_repo(repo_id: int) -> list[str]:
+    """Read the repository's schedules file now and apply it. Returns what changed; a failure
+    is kept on the repository's row (`resolver schedules list` shows it)."""
+    with session_scope() as session:
+        row = session.get(ScheduleRepo, repo_id)
+        if row is None:
+            return []
+        spec, context, user_id = row.repo, forge_context(row.installation_id), row.user_id
+    try:
+        parsed = _fetch(spec, context, user_id)
+    except (CallbackError, git_repo.RepoError, ScheduleError) as error:
+        message = redact(str(error))
+        log(logger, logging.WARNING, "schedule.sync_failed", repo=spec, error=message)
+        with session_scope() as session:
+            _record_failure(session, repo_id, message)
+        return []
+    with session_scope() as session:
+        row = session.get(ScheduleRepo, repo_id)
+        changes = apply_file(session, row, parsed) if row is not None else []
+    log(logger, logging.INFO, "schedule.synced", repo=spec, changes=changes)
+    return changes
+
+
+def _fetch(spec: str, context: dict[str, Any], user_id: int | None) -> ScheduleFile:
+    forge_name, full_name = parse_repo_spec(spec)
+    forge = providers.forge(forge_name, context, user_id)
+    info = forge.repository(full_name)
+    with tempfile.TemporaryDirectory(prefix="resolver-schedules-") as scratch:
+        clone = Path(scratch) / "repo"
+        shallow_clone(info.clone_url, clone, forge.git_env(info.clone_url))
+        return read_file(clone, "HEAD")
+
+
+def _record_failure(session: Session, repo_id: int, message: str) -> None:
+    row = session.get(ScheduleRepo, repo_id)
+    if row is not None:
+        row.synced_at, row.sync_error = utcnow(), message[:2000]
+
+
+def claim_stale(session: Session, now: datetime) -> list[int]:
+    """Followed repositories due for a re-read, marked as read now so the next tick does not
+    send them again while their sync runs."""
+    stale = session.scalars(
+        select(ScheduleRepo.id).where(
+            ScheduleRepo.follow_file,
+            or_(ScheduleRepo.synced_at.is_(None), ScheduleRepo.synced_at < now - SYNC_EVERY),
+        )
+    ).all()
+    if stale:
+        session.execute(
+            update(ScheduleRepo)
+            .where(ScheduleRepo.id.in_(stale))
+            .values(synced_at=now)
+            .execution_options(synchronize_session=False)
+        )
+    return list(stale)
