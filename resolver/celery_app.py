@@ -63,6 +63,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
                 "schedule": 300.0,
                 "options": {"queue": DEFAULT_QUEUE, "expires": 600},
             },
+            # Due schedules are recorded once per slot whichever beat ticks (the run's key).
+            "schedules-tick": {
+                "task": "resolver.schedules.tick",
+                "schedule": settings.reconcile_interval,
+                "options": {"queue": DEFAULT_QUEUE, "expires": settings.reconcile_interval * 2},
+            },
         },
         "timezone": "UTC",
     }
@@ -73,6 +79,8 @@ TASK_MODULES: Final = (
     "resolver.callbacks",
     "resolver.replies",
     "resolver.pipeline",
+    "resolver.schedules.beat",
+    "resolver.schedules.runner",
 )
 # Each registers its provider's conversation (and forge) for the callbacks and the pipeline.
 PROVIDER_MODULES: Final = tuple(
