@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from resolver.cli import admin, jobs, routes, run, services
+from resolver.cli import admin, jobs, routes, run, schedules, services
 from resolver.cli import sandbox as sandbox_cli
 from resolver.config import ConfigError
 
@@ -21,6 +21,7 @@ app.add_typer(jobs.app, name="jobs")
 app.command("run")(run.run)
 app.add_typer(sandbox_cli.app, name="sandbox")
 app.add_typer(routes.app, name="routes")
+app.add_typer(schedules.app, name="schedules")
 
 
 def main() -> None:
