@@ -106,32 +106,43 @@ def start_waiting(session: Session, now: datetime) -> list[int]:
     """Start waiting runs, oldest first, while the limits allow. Returns the new jobs' ids (to
     publish after the commit); a run left waiting notes the limit it waits for."""
     waiting = session.execute(
-        select(ScheduleRun.id, ScheduleRun.schedule_id)
+        select(ScheduleRun.id, ScheduleRun.schedule_id, ScheduleRun.waiting_for)
         .where(ScheduleRun.state == WAITING)
         .order_by(ScheduleRun.id)
     ).all()
+    usage: dict[int | None, limits.Usage] = {}  # per repository id; None: the service
+
+    def used(repo_id: int | None) -> limits.Usage:
+        if repo_id not in usage:
+            usage[repo_id] = _usage(session, now, repo_id)
+        return usage[repo_id]
+
     started: list[int] = []
-    for run_id, schedule_id in waiting:
+    for run_id, schedule_id, noted in waiting:
         schedule = session.get(Schedule, schedule_id)
         if schedule is None:
             continue
-        reason = _held_by(session, schedule, now)
+        reason = _held_by(schedule, used(schedule.repo_id), used(None))
         if reason is not None:
-            _set_run(session, run_id, waiting_for=reason)
+            if reason != noted:
+                _set_run(session, run_id, waiting_for=reason)
             continue
         job_id = _start(session, run_id, schedule, now)
         if job_id is not None:
             started.append(job_id)
+            usage.clear()
     return started
 
 
-def _held_by(session: Session, schedule: Schedule, now: datetime) -> str | None:
+def _held_by(
+    schedule: Schedule, repo_usage: limits.Usage, service_usage: limits.Usage
+) -> str | None:
     repo = schedule.repository
     may_open = not schedule.dry_run and schedule.pull_state != OPEN
     mine = limits.repo_limits(_operator_limits(repo), repo.file_limits or {})
-    return limits.blocking(
-        mine, _usage(session, now, repo.id), "the repository's", may_open
-    ) or limits.blocking(limits.SERVICE, _usage(session, now, None), "the service's", may_open)
+    return limits.blocking(mine, repo_usage, "the repository's", may_open) or limits.blocking(
+        limits.SERVICE, service_usage, "the service's", may_open
+    )
 
 
 def _operator_limits(repo: ScheduleRepo) -> dict[str, int | None]:
@@ -154,7 +165,7 @@ def _usage(session: Session, now: datetime, repo_id: int | None) -> limits.Usage
     open_pulls = select(func.count(Schedule.id)).where(Schedule.pull_state == OPEN)
     hour_ago = now - timedelta(hours=1)
     return limits.Usage(
-        runs_last_hour=count(runs.where(ScheduleRun.started_at >= hour_ago)),
+        runs_last_hour=count(runs.where(ScheduleRun.started_at > hour_ago)),
         running=count(active),
         open_prs=count(open_pulls) + count(opening),
     )

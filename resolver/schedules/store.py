@@ -138,7 +138,7 @@ def apply_file(session: Session, repo: ScheduleRepo, parsed: ScheduleFile) -> li
             add_schedule(session, repo, spec, FILE)
             changes.append(f"added {spec.name}")
         elif schedule.origin == SERVICE:
-            changes.append(f"kept the service's own {spec.name}")
+            changes.append(f"ignored {spec.name}: the service has a schedule of that name")
         elif _differs(schedule, spec) or not schedule.enabled:
             apply_spec(schedule, spec)
             schedule.enabled = True
