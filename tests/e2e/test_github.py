@@ -124,3 +124,27 @@ def test_a_reader_without_write_access_is_refused_politely(
     assert stack.llm.requests == []  # the agent never ran
     [status] = bot_comments(github_api)
     assert "only take requests from people who can push" in status and "@dave" in status
+
+
+def test_an_unlinked_sender_is_told_once_how_to_link_an_account(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    widgets(github_api, git_server)
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        stack.start_worker()
+        client = ingress(stack, monkeypatch)
+        for text in ("@resolver fix it", "@resolver fix it, please"):
+            payload = issue_comment(github_api, git_server, text, login="erin", user_id=7001)
+            answer = post(client, github("issue_comment.created", payload))
+            assert (answer.status_code, answer.json()) == (200, {"notice": "unlinked"})
+        stack.wait(lambda: len(bot_comments(github_api)) == 1, 120, "the notice")
+        stack.wait_callbacks_settled()
+
+    [notice] = bot_comments(github_api)
+    assert "@erin" in notice and "resolver users link" in notice and "--external-id 7001" in notice
+    assert stack.llm.requests == []
