@@ -108,10 +108,11 @@ def run_request(ctx: JobContext) -> RunResult:
         repo = _repo_info(snapshot, forge, forge_name, full_name)
         requester = _check_permission(snapshot, forge, forge_name, repo.full_name)
         plan = _plan(snapshot, forge, forge_name, repo)
+        git_env = forge.git_env(plan.repo.clone_url)
     except Stop as stop:
         return RunResult(stop.state, stop.outcome, error=str(stop))
     except CallbackError as error:
-        reason = f"I could not reach the forge to prepare this job: {error}"
+        reason = f"I could not prepare this job: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
     _record_plan(ctx.job_id, plan)
     history = _history(snapshot)
@@ -122,7 +123,9 @@ def run_request(ctx: JobContext) -> RunResult:
         context=_context(snapshot, plan, history),
         branch=plan.checkout,
         requester=snapshot.requester,
-        git_env=forge.git_env(plan.repo.clone_url),
+        git_env=git_env,
+        # Masked in the trajectory too: git errors may quote the auth header.
+        secrets=tuple(git_env.values()),
     )
     try:
         with _branch_lock(plan):
