@@ -125,7 +125,7 @@ def run_request(ctx: JobContext) -> RunResult:
         requester=snapshot.requester,
         git_env=git_env,
         # Masked in the trajectory too: git errors may quote the auth header.
-        secrets=tuple(git_env.values()),
+        secrets=tuple(v for k, v in git_env.items() if k.startswith("GIT_CONFIG_VALUE")),
     )
     try:
         with _branch_lock(plan):
