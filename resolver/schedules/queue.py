@@ -24,7 +24,6 @@ from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Job, Schedule, ScheduleRepo, ScheduleRun, User, utcnow
-from resolver.replies import job_url
 from resolver.repo_routes import parse_repo_spec
 from resolver.schedules import limits
 from resolver.schedules.cron import CronError, latest_due
@@ -309,6 +308,9 @@ def run_now(name: str, repo: str | None, reason: str, by: str | None) -> Request
 
 def answer_run_request(repo: str, name: str, by: str | None) -> str:
     """`@bot run <schedule>` on `repo` (its sender may push there): start it, and say so."""
+    # Here, not at the top: replies loads the agent's LLM client, which the beat never needs.
+    from resolver.replies import job_url
+
     try:
         requested = run_now(name, repo, COMMENT, by)
     except ScheduleNotFoundError:
