@@ -119,8 +119,8 @@ def prepare(env: dict[str, str], senders: int) -> list[Signed]:
     return signed
 
 
-def lua_script(path: str, signed: list[Signed]) -> str:
-    """A wrk script that cycles through the signed bodies with unique delivery ids."""
+def lua_script(path: str, signed: list[Signed], run: str) -> str:
+    """A wrk script that cycles through the signed bodies with delivery ids unique to `run`."""
     bodies = ",\n".join(f"[==[{s.body.decode()}]==]" for s in signed)
     signatures = ",\n".join(f'"{s.signature}"' for s in signed)
     return f"""
@@ -136,7 +136,7 @@ function request()
     ["Content-Type"] = "application/json",
     ["X-GitHub-Event"] = "issue_comment",
     ["X-GitHub-Hook-ID"] = "1",
-    ["X-GitHub-Delivery"] = "wrk-" .. tag .. "-" .. counter,
+    ["X-GitHub-Delivery"] = "wrk-{run}-" .. tag .. "-" .. counter,
     ["X-Hub-Signature-256"] = signatures[i],
   }}
   return wrk.format("POST", "{path}", headers, bodies[i])
@@ -197,7 +197,7 @@ async def paced(port: int, path: str, signed: list[Signed], rate: float, seconds
         due = start + i / rate
         await asyncio.sleep(max(0.0, due - loop.time()))
         conn = idle.pop() if idle else await asyncio.open_connection("127.0.0.1", port)
-        conn[1].write(request_bytes(path, signed[i % len(signed)], f"paced-{path}-{i}"))
+        conn[1].write(request_bytes(path, signed[i % len(signed)], f"paced-{rate:g}-{path}-{i}"))
         status = await read_response(conn[0])
         latencies.append((loop.time() - due) * 1000)
         errors += status >= 300
@@ -245,8 +245,11 @@ def max_throughput(
     """wrk when installed (Debian's), else the Python closed-loop generator."""
     wrk = shutil.which("wrk") is not None
     if wrk:
-        script.write_text(lua_script(path, signed))
-        run_wrk(port, path, script, 2, conns)  # warm up
+        # Each wrk run counts from zero: a run of its own keeps the measured requests new
+        # deliveries, rather than copies of the warm-up's (which are cheaper to answer).
+        script.write_text(lua_script(path, signed, "warm-up"))
+        run_wrk(port, path, script, 2, conns)
+        script.write_text(lua_script(path, signed, "measured"))
 
     def run() -> Figures:
         if wrk:
