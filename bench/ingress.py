@@ -43,6 +43,9 @@ REDIS = "redis://127.0.0.1:6379/7"
 APP_PATH, BARE_PATH = "/webhooks/github", "/bare"
 
 
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
 @dataclass(frozen=True)
 class Signed:
     body: bytes
@@ -186,19 +189,28 @@ async def read_response(reader: asyncio.StreamReader) -> int:
 async def paced(port: int, path: str, signed: list[Signed], rate: float, seconds: float) -> Figures:
     """Open loop: request i is due at start + i/rate; latency counts from that moment."""
     loop = asyncio.get_running_loop()
-    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    idle: list[Connection] = []
     latencies: list[float] = []
     errors = 0
     total = int(rate * seconds)
     start = loop.time() + 0.2
 
+    async def exchange(conn: Connection, request: bytes) -> int:
+        conn[1].write(request)
+        return await read_response(conn[0])
+
     async def one(i: int) -> None:
         nonlocal errors
         due = start + i / rate
         await asyncio.sleep(max(0.0, due - loop.time()))
+        request = request_bytes(path, signed[i % len(signed)], f"paced-{rate:g}-{path}-{i}")
         conn = idle.pop() if idle else await asyncio.open_connection("127.0.0.1", port)
-        conn[1].write(request_bytes(path, signed[i % len(signed)], f"paced-{rate:g}-{path}-{i}"))
-        status = await read_response(conn[0])
+        try:
+            status = await exchange(conn, request)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            # An idle connection the server closed (its keep-alive timeout): send on a new one.
+            conn = await asyncio.open_connection("127.0.0.1", port)
+            status = await exchange(conn, request)
         latencies.append((loop.time() - due) * 1000)
         errors += status >= 300
         idle.append(conn)
