@@ -23,12 +23,12 @@ from resolver.schedules.history import history
 from resolver.schedules.store import find_schedule, repository
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
-from tests.e2e.stack import Stack, by_step, fix_script, ingress, running_stack
+from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress, running_stack
 from tests.foundation.procs import start
 from tests.github_edge.conftest import INSTALLATION_ID, REPO
 from tests.integrations.deliveries import github, post
 from tests.schedules.helpers import make_schedule, runs_of
-from tests.support.git_http import GitHttpServer, branch_head, run_git
+from tests.support.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
 
@@ -203,3 +203,47 @@ def docstring_edit() -> object:
         old_str="def add(a, b):\n",
         new_str="def add(a, b):\n" + DOCSTRING,
     )
+
+
+def test_fix_default_branch_acts_only_while_the_tests_fail(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    config = {".resolver/config.yml": "test_command: python3 -m unittest -q\n"}
+    bare = create_bare_repo(git_server.root, REPO, {**REPO_FILES, **config})
+    github_api.add_repo(REPO, git_server.url_for(REPO), bare=bare)
+    nightly = make_schedule("nightly", REPO, task="fix-default-branch", prompt=None)
+    with session_scope() as session:
+        repository(session, REPO, installation_id=INSTALLATION_ID)
+        session.execute(update(ScheduleRepo).values(runs_per_hour=20))
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        stack.llm.set_script(by_step(fix_script()))
+        stack.start_worker()
+
+        # The tests fail on main: the agent is shown the failure and fixes it in one PR.
+        queue.run_now("nightly", REPO, queue.MANUAL, "test")
+        [fixed] = finished_runs(stack, nightly, 1)
+        stack.wait_callbacks_settled()
+        assert (fixed.outcome, fixed.result["schedule"]["action"]) == ("changed_code", "propose")
+        [pull] = github_api.pulls
+        assert pull.title == "nightly: fix the default branch"
+        first_prompt = str(stack.llm.requests[0]["messages"])
+        assert "python3 -m unittest -q" in first_prompt and "AssertionError" in first_prompt
+
+        # Merged: the tests pass on main, so the next run changes nothing and asks no model.
+        run_git("--git-dir", str(bare), "update-ref", "refs/heads/main", pull.head)
+        pull.state = "closed"
+        asked = len(stack.llm.requests)
+        queue.run_now("nightly", REPO, queue.MANUAL, "test")
+        passed = finished_runs(stack, nightly, 2)[1]
+
+    assert (passed.outcome, passed.result["schedule"]["action"]) == ("no_changes", "tests_pass")
+    assert len(stack.llm.requests) == asked and len(github_api.pulls) == 1
+    with session_scope() as session:
+        schedule = find_schedule(session, "nightly")
+        assert (schedule.pull_state, schedule.pull_branch) == (None, None)  # merged: forgotten
+        [latest, _] = history(session, schedule)
+    assert latest.did == "skipped: the tests pass"
