@@ -54,8 +54,8 @@ def send_messages(messages: Sequence[Message]) -> None:
     with app.producer_or_acquire() as producer, producer.batch():
         for message in messages:
             # send_task, less what costs most and is not used here: routing by task name, a
-            # result handle, a safe repr of the arguments, declaring the queue (the workers
-            # declare the queues they consume).
+            # result handle, a safe repr of the arguments and declaring the queue (a message for
+            # a queue goes straight to its Redis list; workers declare the queues they consume).
             args = list(message.args)
             task = app.amqp.as_task_v2(
                 message.task_id or str(uuid.uuid4()),
