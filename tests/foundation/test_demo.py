@@ -27,7 +27,7 @@ def test_the_demo_pushes_a_branch_with_the_fix(resolver_env) -> None:
     assert "outcome=changed_code" in done.stdout
     assert "draft pull request #1" in done.stdout and "Fixes #1" in done.stdout
     assert done.stdout.rstrip().splitlines()[-1].endswith("/acme/calc/pull/1\x1b[0m")
-    assert "Done." in done.stdout and "['eyes']" in done.stdout
+    assert "**Done**" in done.stdout and "['eyes']" in done.stdout
     diff = subprocess.run(
         ["git", "diff", "main", "resolver/1-add-subtracts-instead-of-adding"],
         cwd=demo_dir / "git/acme/calc.git",
