@@ -20,25 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from sqlalchemy import select, update
-
 from resolver import jobs, providers
 from resolver.agent import repo as git_repo
 from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
 from resolver.agent.task import AgentResult, TriggerContext
 from resolver.branches import BRANCH_PREFIX, slugify
 from resolver.callback_errors import CallbackError
-from resolver.callbacks import publish_callback
-from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
-from resolver.models import Job, Schedule, ScheduleRun
-from resolver.notices import NewNotice, record_notice
+from resolver.models import Schedule
 from resolver.pipeline import Plan, Snapshot, Stop, _branch_lock, _push, _record_plan
 from resolver.redact import Redactor
 from resolver.repo_routes import parse_repo_spec
 from resolver.runners import JobContext, RunResult, register
-from resolver.schedules import look
+from resolver.schedules import look, pulls
 from resolver.schedules.decide import OPEN, Action, Decision, Finding, Remembered, decide
 from resolver.schedules.prompts import Inputs, build_instruction, failure_context
 from resolver.schedules.queue import SOURCE
@@ -139,9 +134,17 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
         ref = git_repo.default_ref(clone)
         found = _find(run, forge, full_name, clone, ref)
         decision = decide(run.remembered, found.finding, found.inputs)
-        _remember(run.schedule_id, decision.remembered)
+        pulls.remember(run.schedule_id, decision.remembered)
         if decision.action is Action.SKIP_EDITED and found.pull is not None:
-            _note_edited(run, forge_name, full_name, found.pull)
+            pulls.note_edited(
+                run.job_id,
+                run.schedule_id,
+                run.name,
+                forge_name,
+                full_name,
+                found.pull,
+                run.trigger,
+            )
         if decision.action in (Action.SKIP_EDITED, Action.SKIP_DECLINED):
             return _skipped(decision.action, found.inputs, _SKIPPED[decision.action])
         plan = _plan(run, forge_name, repo, decision, found.pull)
@@ -170,60 +173,8 @@ def _find(
         run.max_cost_usd,
         manifests.digest,
     ).digest()
-    finding, pull = _finding(run, forge, full_name, clone, ref)
+    finding, pull = pulls.find(forge, full_name, run.schedule_id, run.remembered, clone, ref)
     return Found(inputs, manifests.paths, finding, pull)
-
-
-def _finding(
-    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Path, ref: str
-) -> tuple[Finding, providers.PullInfo | None]:
-    remembered = run.remembered
-    if remembered.state != OPEN or not remembered.branch:
-        return Finding.NONE, None
-    pull = forge.find_open_pull(full_name, remembered.branch)
-    if pull is not None:
-        edited = look.others_pushed(clone, ref, remembered.branch, bot_email())
-        return (Finding.EDITED if edited else Finding.OPEN), pull
-    # The forge reports no merge state here: git tells merged from closed.
-    if not _pull_was_opened(run.schedule_id, remembered.branch):
-        return Finding.NEVER_OPENED, None
-    merged = look.was_merged(clone, ref, remembered.head)
-    return (Finding.MERGED if merged else Finding.DECLINED), None
-
-
-def bot_email() -> str:
-    """The address the bot commits with (resolver/pipeline.py `_push`)."""
-    return f"{get_settings().bot_name}@users.noreply"
-
-
-def _pull_was_opened(schedule_id: int, branch: str) -> bool:
-    with session_scope() as session:
-        found = session.scalar(
-            select(Job.id)
-            .join(ScheduleRun, ScheduleRun.job_id == Job.id)
-            .where(
-                ScheduleRun.schedule_id == schedule_id,
-                Job.branch == branch,
-                Job.pr_url.is_not(None),
-            )
-            .limit(1)
-        )
-    return found is not None
-
-
-def _remember(schedule_id: int, remembered: Remembered) -> None:
-    with session_scope() as session:
-        session.execute(
-            update(Schedule)
-            .where(Schedule.id == schedule_id)
-            .values(
-                pull_state=remembered.state,
-                pull_branch=remembered.branch,
-                pull_head=remembered.head,
-                pull_inputs=remembered.inputs,
-            )
-            .execution_options(synchronize_session=False)
-        )
 
 
 # --- skipping
@@ -245,43 +196,6 @@ def _skipped(action: str, inputs: str, summary: str) -> RunResult:
     details = {"action": action, "inputs": inputs}
     result = {"summary": summary, "changed": False, "schedule": details}
     return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result=result)
-
-
-def render_edited_note(name: str, branch: str) -> str:
-    return (
-        f"Someone else has pushed to `{branch}`, so schedule `{name}` will not update this pull "
-        "request again: I never overwrite other people's commits. Merge or close it when you "
-        "are done; the schedule then goes on as before."
-    )
-
-
-def _note_edited(
-    run: ScheduledRun, forge_name: str, full_name: str, pull: providers.PullInfo
-) -> None:
-    """Say once, on the pull request, why the bot stopped updating it."""
-    # One context for either forge: GitHub reads `number`, GitLab `noteable_type` and `iid`.
-    context: dict[str, Any] = {
-        "repo": full_name,
-        "number": pull.number,
-        "is_pull_request": True,
-        "noteable_type": "MergeRequest",
-        "iid": pull.number,
-    }
-    if run.trigger.get("installation_id") is not None:
-        context["installation_id"] = run.trigger["installation_id"]
-    notice = NewNotice(
-        provider=forge_name,
-        kind="schedule_edited",
-        dedup_key=f"schedule:{run.schedule_id}:edited:{pull.number}",
-        conversation_key=f"{SOURCE}:{run.schedule_id}",
-        body=render_edited_note(run.name, pull.head),
-        context=context,
-        job_id=run.job_id,
-    )
-    with session_scope() as session:
-        callback_id = record_notice(session, notice)
-    if callback_id is not None:
-        publish_callback(callback_id)
 
 
 # --- planning and testing
@@ -366,7 +280,8 @@ def _work(
         with _branch_lock(plan):
             done = run_session(request, ctx, after=_pushing(run, plan, env, pushed))
         if pushed:
-            _remember(run.schedule_id, Remembered(OPEN, pushed["branch"], pushed["head"], inputs))
+            remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
+            pulls.remember(run.schedule_id, remembered)
         details = {"action": decision.action.value, "inputs": inputs}
     outcome = run_result(done.agent, done.diff)
     result = {**outcome.result, "schedule": details}

@@ -1,0 +1,121 @@
+"""The schedule's pull request: what became of it, what the schedule remembers of it, and the
+one note the bot leaves when someone else has taken its branch over."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select, update
+
+from resolver import providers
+from resolver.callbacks import publish_callback
+from resolver.config import get_settings
+from resolver.db import session_scope
+from resolver.models import Job, Schedule, ScheduleRun
+from resolver.notices import NewNotice, record_notice
+from resolver.schedules import look
+from resolver.schedules.decide import OPEN, Finding, Remembered
+
+
+def bot_email() -> str:
+    """The address the bot commits with (resolver/pipeline.py `_push`)."""
+    return f"{get_settings().bot_name}@users.noreply"
+
+
+def find(
+    forge: providers.Forge,
+    full_name: str,
+    schedule_id: int,
+    remembered: Remembered,
+    clone: Path,
+    ref: str,
+) -> tuple[Finding, providers.PullInfo | None]:
+    """What became of the pull request the schedule remembers as open (the open one, if so)."""
+    if remembered.state != OPEN or not remembered.branch:
+        return Finding.NONE, None
+    pull = forge.find_open_pull(full_name, remembered.branch)
+    if pull is not None:
+        edited = look.others_pushed(clone, ref, remembered.branch, bot_email())
+        return (Finding.EDITED if edited else Finding.OPEN), pull
+    # The forge protocol reports no merge state: git tells merged from closed.
+    if not _was_opened(schedule_id, remembered.branch):
+        return Finding.NEVER_OPENED, None
+    merged = look.was_merged(clone, ref, remembered.head)
+    return (Finding.MERGED if merged else Finding.DECLINED), None
+
+
+def _was_opened(schedule_id: int, branch: str) -> bool:
+    """Whether a run of the schedule got a pull request for `branch` (its opening can fail)."""
+    with session_scope() as session:
+        found = session.scalar(
+            select(Job.id)
+            .join(ScheduleRun, ScheduleRun.job_id == Job.id)
+            .where(
+                ScheduleRun.schedule_id == schedule_id,
+                Job.branch == branch,
+                Job.pr_url.is_not(None),
+            )
+            .limit(1)
+        )
+    return found is not None
+
+
+def remember(schedule_id: int, remembered: Remembered) -> None:
+    with session_scope() as session:
+        session.execute(
+            update(Schedule)
+            .where(Schedule.id == schedule_id)
+            .values(
+                pull_state=remembered.state,
+                pull_branch=remembered.branch,
+                pull_head=remembered.head,
+                pull_inputs=remembered.inputs,
+            )
+            .execution_options(synchronize_session=False)
+        )
+
+
+def render_edited_note(name: str, branch: str) -> str:
+    return (
+        f"Someone else has pushed to `{branch}`, so schedule `{name}` will not update this pull "
+        "request again: I never overwrite other people's commits. Merge or close it when you "
+        "are done; the schedule then goes on as before."
+    )
+
+
+def note_edited(
+    job_id: int,
+    schedule_id: int,
+    name: str,
+    forge_name: str,
+    full_name: str,
+    pull: providers.PullInfo,
+    trigger: Mapping[str, Any],
+) -> None:
+    """Say once, on the pull request, why the bot stopped updating it (a notice: its unique
+    key makes a second run's note a no-op)."""
+    # One context for either forge: GitHub reads `number`, GitLab `noteable_type` and `iid`.
+    context: dict[str, Any] = {
+        "repo": full_name,
+        "number": pull.number,
+        "is_pull_request": True,
+        "noteable_type": "MergeRequest",
+        "iid": pull.number,
+    }
+    if trigger.get("installation_id") is not None:
+        context["installation_id"] = trigger["installation_id"]
+    notice = NewNotice(
+        provider=forge_name,
+        kind="schedule_edited",
+        dedup_key=f"schedule:{schedule_id}:edited:{pull.number}",
+        conversation_key=f"schedule:{schedule_id}",
+        body=render_edited_note(name, pull.head),
+        context=context,
+        job_id=job_id,
+    )
+    with session_scope() as session:
+        callback_id = record_notice(session, notice)
+    if callback_id is not None:
+        publish_callback(callback_id)
