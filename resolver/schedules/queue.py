@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 import redis
-from sqlalchemy import Select, func, insert, select, update
+from sqlalchemy import Select, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -28,7 +28,13 @@ from resolver.repo_routes import parse_repo_spec
 from resolver.schedules import limits
 from resolver.schedules.cron import CronError, latest_due
 from resolver.schedules.decide import OPEN
-from resolver.schedules.spec import CUSTOM, FIX_DEFAULT_BRANCH, UPDATE_DEPENDENCIES
+from resolver.schedules.spec import (
+    CUSTOM,
+    FILE_PATH,
+    FIX_DEFAULT_BRANCH,
+    UPDATE_DEPENDENCIES,
+    ScheduleError,
+)
 from resolver.schedules.store import ScheduleNotFoundError, find_schedule, names, schedules_of
 from resolver.states import JobState
 
@@ -51,7 +57,19 @@ TASK_TITLES: Final = {
 
 
 def record_due(session: Session, now: datetime) -> list[int]:
-    """Record a run for every enabled schedule whose newest slot up to `now` has none yet."""
+    """Record a run for every enabled schedule whose newest slot up to `now` has none yet.
+
+    A schedule whose last cron run still waits for a limit gets no second one: that run will
+    do the same work when it starts, as a run missed while the service was down is caught up
+    once. Runs asked for by people are always recorded.
+    """
+    waiting = set(
+        session.scalars(
+            select(ScheduleRun.schedule_id).where(
+                ScheduleRun.state == WAITING, ScheduleRun.reason == CRON
+            )
+        )
+    )
     recorded: list[int] = []
     for schedule in session.scalars(select(Schedule).where(Schedule.enabled)):
         since = max(schedule.created_at, schedule.last_due_at or schedule.created_at)
@@ -64,10 +82,17 @@ def record_due(session: Session, now: datetime) -> list[int]:
             continue
         if slot is None:
             continue
-        run_id = insert_run(session, schedule.id, slot, CRON)
-        if run_id is not None:
-            recorded.append(run_id)
-        schedule.last_due_at = slot
+        if schedule.id not in waiting:
+            run_id = insert_run(session, schedule.id, slot, CRON)
+            recorded += [run_id] if run_id is not None else []
+        # Forward only: another beat may have handled a newer slot meanwhile.
+        session.execute(
+            update(Schedule)
+            .where(Schedule.id == schedule.id)
+            .where(or_(Schedule.last_due_at.is_(None), Schedule.last_due_at < slot))
+            .values(last_due_at=slot)
+            .execution_options(synchronize_session=False)
+        )
     return recorded
 
 
@@ -254,7 +279,7 @@ def admission_lock(wait: float = LOCK_WAIT) -> Iterator[bool]:
 def publish_started(job_ids: list[int]) -> None:
     """Publish the jobs of started runs (after their commit); one that fails is republished by
     the reconciler."""
-    from resolver.outbox import publish_job
+    from resolver.outbox import publish_job  # loads Celery: only when something is published
 
     for job_id in job_ids:
         try:
@@ -294,6 +319,8 @@ def run_now(name: str, repo: str | None, reason: str, by: str | None) -> Request
     now = utcnow()
     with session_scope() as session:
         schedule = find_schedule(session, name, repo)
+        if not schedule.enabled:
+            raise ScheduleError(f"schedule {name!r} is disabled: it left {FILE_PATH}")
         run_id = insert_run(session, schedule.id, now, reason, by)
         schedule_name, repo_name = schedule.name, schedule.repository.repo
     assert run_id is not None  # a new due time, to the microsecond
@@ -320,6 +347,8 @@ def answer_run_request(repo: str, name: str, by: str | None) -> str:
             f"This repository has no schedule named `{name}`; its schedules are: {known}. "
             "(To ask for work rather than a schedule, write the request as a sentence.)"
         )
+    except ScheduleError as error:
+        return f"I cannot run schedule `{name}`: {error}."
     if requested.job_id is None:
         why = requested.waiting_for or "the next tick of the scheduler"
         return f"Queued a run of schedule `{name}`: it waits for {why}, then starts by itself."

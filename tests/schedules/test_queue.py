@@ -81,6 +81,24 @@ def test_the_same_slot_is_recorded_once_however_often_it_is_recorded(
     assert len(runs_of(schedule)) == 1
 
 
+def test_a_cron_run_waiting_for_a_limit_covers_the_slots_after_it(
+    resolver_env: ResolverEnv,
+) -> None:
+    hourly = make_schedule("hourly", cron="0 * * * *", created_at=LONG_AGO)
+    busy = make_schedule("busy", cron="0 * * * *", created_at=LONG_AGO)
+    with session_scope() as session:
+        session.execute(update(Schedule).where(Schedule.id == busy).values(enabled=False))
+    [running] = tick(MONDAY_0600_BERLIN)  # the repository's one run at a time
+    for hours in (1, 2, 3):
+        tick(MONDAY_0600_BERLIN + timedelta(hours=hours))
+    assert [r.state for r in runs_of(hourly)] == ["started", "waiting"]
+    queue.run_now("hourly", None, queue.MANUAL, "cli")  # a person's request is its own run
+    assert [r.reason for r in runs_of(hourly)] == ["cron", "cron", "manual"]
+    finish(running)
+    [next_job] = tick(MONDAY_0600_BERLIN + timedelta(hours=3, minutes=1))
+    assert runs_of(hourly)[1].job_id == next_job
+
+
 def test_runs_over_the_repositorys_limits_wait_and_say_which_limit(
     resolver_env: ResolverEnv, backend: str
 ) -> None:
