@@ -15,9 +15,10 @@ from starlette.testclient import TestClient
 
 from resolver import accounts
 from resolver.models import Delivery, Job, Notice, User
+from tests.conftest import redis_db_url
 from tests.integrations.deliveries import BOT, SECRETS
 
-TEST_REDIS = "redis://127.0.0.1:6379/5"
+TEST_REDIS = redis_db_url(5)
 
 
 def reset_caches() -> None:

@@ -20,11 +20,11 @@ from starlette.testclient import TestClient
 
 from resolver.batching import GroupWriter, write_batch
 from resolver.intake import Accepted, Pending
-from tests.conftest import ResolverEnv
+from tests.conftest import ResolverEnv, redis_db_url
 from tests.integrations.conftest import Store, reset_caches, webhook_vars
 from tests.integrations.deliveries import BY_NAME, Delivery, github, load, post, slack
 
-REDIS = "redis://127.0.0.1:6379/8"
+REDIS = redis_db_url(8)
 CODERTOCAT = "21031067"
 SLACK_BOB = "T061EG9R6:U061F7AUR"
 
