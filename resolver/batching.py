@@ -34,7 +34,7 @@ MAX_BATCH: Final = 100
 LINGER: Final = 0.008
 """Seconds a batch waits for company. A batch's fixed cost (a transaction, a Redis client, a
 round trip) is most of what a lone trigger costs, so at moderate rates a few milliseconds of
-waiting saves a third of the work; no provider waits for an answer anywhere near that little."""
+waiting saves about a quarter of the work; no provider's timeout comes anywhere near that."""
 
 
 class GroupWriter(Generic[T, R]):
@@ -89,7 +89,7 @@ class GroupWriter(Generic[T, R]):
             return
         try:
             results = self._write([item for item, _ in batch])
-        except Exception as error:  # the whole batch failed: every request hears why
+        except BaseException as error:  # as concurrent.futures does: every request hears why
             for _, future in batch:
                 future.set_exception(error)
             return
@@ -145,11 +145,9 @@ def _publish(answers: Sequence[Accepted]) -> None:
     try:
         send_messages(messages)
     except Exception as error:  # the rows are committed: the reconciler publishes them later
-        jobs_sent = [job_id for job_id, _ in jobs]
-        warning = "webhook.publish_failed"
-        log(
-            logger, logging.WARNING, warning, jobs=jobs_sent, callbacks=callbacks, error=repr(error)
-        )
+        job_ids = [job_id for job_id, _ in jobs]
+        fields = {"jobs": job_ids, "callbacks": callbacks, "error": repr(error)}
+        log(logger, logging.WARNING, "webhook.publish_failed", **fields)
 
 
 _INTAKE: Final = GroupWriter(
