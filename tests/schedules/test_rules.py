@@ -188,3 +188,24 @@ def test_one_pull_request_per_schedule(
 ) -> None:
     decision = decide(remembered, finding, inputs)
     assert (decision.action, decision.remembered.state) == (action, state)
+
+
+@pytest.mark.parametrize(
+    ("text", "schedule"),
+    [
+        ("run weekly-deps", "weekly-deps"),
+        ("Run schedule Nightly now!", "nightly"),
+        ("run `lint`", "lint"),
+        ("run the tests", None),
+        ("run the tests and fix what fails", None),
+        ("run", None),
+        ("stop", None),
+    ],
+)
+def test_run_names_one_schedule_and_a_sentence_stays_a_request(
+    text: str, schedule: str | None
+) -> None:
+    from resolver.commands import parse_command, schedule_to_run
+
+    assert schedule_to_run(text) == schedule
+    assert (parse_command(text) == "run") is (schedule is not None)
