@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from resolver.commands import parse_command, schedule_to_run
 from resolver.schedules.decide import DECLINED, OPEN, Action, Finding, Remembered, decide
 from resolver.schedules.limits import REPO_DEFAULTS, Limits, Usage, blocking, repo_limits
 from resolver.schedules.prompts import Inputs, build_instruction, parse_manifests
@@ -205,7 +206,5 @@ def test_one_pull_request_per_schedule(
 def test_run_names_one_schedule_and_a_sentence_stays_a_request(
     text: str, schedule: str | None
 ) -> None:
-    from resolver.commands import parse_command, schedule_to_run
-
     assert schedule_to_run(text) == schedule
     assert (parse_command(text) == "run") is (schedule is not None)
