@@ -38,6 +38,8 @@ from resolver.models import Identity
 from resolver.repo_routes import FORGES, RouteError, parse_repo_spec, routed_repo
 from resolver.runners import JobContext, RunResult, register
 from resolver.schedules.queue import answer_run_request
+from resolver.schedules.spec import ScheduleError
+from resolver.schedules.store import ScheduleNotFoundError, find_schedule
 from resolver.states import JobState, Outcome
 from sandbox import RepoSetupError, SandboxError
 
@@ -100,6 +102,8 @@ class Plan:
 def run_request(ctx: JobContext) -> RunResult:
     snapshot = _load(ctx.job_id)
     command = parse_command(snapshot.task)
+    if command == "run" and not _names_a_schedule(snapshot):
+        command = None  # "@bot run tests" asks for work when no schedule has that name
     if command is not None:
         return _run_command(snapshot, command)
     try:
@@ -197,6 +201,22 @@ def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
         callbacks += replies.record_reply(session, me, text)
     replies.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
+
+
+def _names_a_schedule(snapshot: Snapshot) -> bool:
+    name = schedule_to_run(snapshot.task)
+    try:
+        forge_name, full_name = _repository_of(snapshot)
+    except Stop:
+        return False
+    with session_scope() as session:
+        try:
+            find_schedule(session, name or "", f"{forge_name}:{full_name}")
+        except ScheduleNotFoundError:
+            return False
+        except ScheduleError:
+            return True  # it names one; the reply says what is wrong with it
+    return True
 
 
 def _run_schedule(snapshot: Snapshot) -> RunResult:
