@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -12,7 +12,7 @@ from resolver.agent import repo as git_repo
 from resolver.agent.controller import job_secrets, run_agent
 from resolver.agent.events import Kind
 from resolver.agent.llm import LLMConfig, llm_config_from
-from resolver.agent.task import AgentResult, AgentTask, TriggerContext, limits_from
+from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TriggerContext, limits_from
 from resolver.config import Settings, get_settings
 from resolver.db import session_scope
 from resolver.logs import register_secret
@@ -47,6 +47,9 @@ class SessionRequest:
     requester: str | None = None
     git_env: dict[str, str] | None = None
     """Auth for host-side git (clone, push); never enters the sandbox."""
+    max_iterations: int | None = None
+    max_cost_usd: float | None = None
+    """Lower limits for this request (a schedule's); they never raise the configured ones."""
 
 
 @dataclass(frozen=True)
@@ -145,10 +148,19 @@ def build_task(request: SessionRequest, settings: Settings, workspace: Path, ref
         instruction=request.instruction,
         context=request.context,
         repo_instructions=git_repo.repo_instructions(workspace, ref),
-        limits=limits_from(settings, git_repo.repo_config(workspace, ref)),
+        limits=_lowered(limits_from(settings, git_repo.repo_config(workspace, ref)), request),
         secrets=request.secrets,
         requester=request.requester,
     )
+
+
+def _lowered(limits: AgentLimits, request: SessionRequest) -> AgentLimits:
+    """The request's own limits, where they are lower than the operator's and repository's."""
+    if request.max_iterations is not None:
+        limits = replace(limits, max_iterations=min(limits.max_iterations, request.max_iterations))
+    if request.max_cost_usd is not None:
+        limits = replace(limits, max_cost_usd=min(limits.max_cost_usd, request.max_cost_usd))
+    return limits
 
 
 def _setup_failed(

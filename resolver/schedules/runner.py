@@ -270,6 +270,8 @@ def _work(
         context=TriggerContext(kind="schedule", title=run.title, body=context),
         branch=plan.checkout,
         git_env=env,
+        max_iterations=run.max_iterations,
+        max_cost_usd=run.max_cost_usd,
     )
     if run.dry_run:
         done = run_session(request, ctx)
