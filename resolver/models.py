@@ -11,6 +11,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -134,6 +135,11 @@ class Delivery(Base):
 
 class Job(Base):
     __tablename__ = "jobs"
+    # What the caps and the queue place count: the active jobs of a requester or a repository.
+    __table_args__ = (
+        Index("ix_jobs_requester_state", "requester_id", "state"),
+        Index("ix_jobs_repo_state", "repo", "state"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     source: Mapped[str] = mapped_column(String(20))
