@@ -180,4 +180,5 @@ def test_code_blocks_are_closed_and_macros_outside_them_escaped(markdown: str) -
 
 @given(st.text(alphabet=st.characters(categories=["L", "N"]) | st.just(" ")))
 def test_words_pass_through_unchanged(text: str) -> None:
-    assert to_wiki(text) == text
+    # A line of nothing but spaces is a blank line, and comes out empty.
+    assert to_wiki(text) == (text if text.strip() else "")
