@@ -111,7 +111,7 @@ def execute(job_id: int) -> None:
             log(logger, logging.WARNING, "job.missing", job=job_id)
             return
         # Commands (`@bot stop`) never wait: they are how a person gets a stuck job out.
-        waits = job.state == JobState.QUEUED and parse_command(job.task) is None
+        waits = job.state == JobState.QUEUED and parse_command(job.task) not in ("stop", "status")
         if waits and jobs.conversation_busy(session, job):
             # A follow-up runs after the earlier job of its conversation, which publishes it.
             log(logger, logging.INFO, "job.waiting_for_conversation", job=job_id)
