@@ -10,7 +10,7 @@ from resolver.triggers import (
     Sender,
     VendorModel,
     WebhookEvent,
-    decode_object,
+    validated,
 )
 
 
@@ -23,10 +23,14 @@ def parse_event(headers: Headers, body: bytes) -> WebhookEvent:
     delivery = headers.get("x-github-delivery")
     if not name or not delivery:
         raise MalformedError("missing X-GitHub-Event or X-GitHub-Delivery")
-    payload = decode_object(body)
-    action = payload.get("action")
+    # Only the action is read here; a route validates its own model from the raw body.
+    action = validated(Action, WebhookEvent(name, delivery, body=body)).action
     key = f"{name}.{action}" if isinstance(action, str) and action else name
-    return WebhookEvent(key, f"{headers.get('x-github-hook-id', '')}:{delivery}", payload)
+    return WebhookEvent(key, f"{headers.get('x-github-hook-id', '')}:{delivery}", body=body)
+
+
+class Action(VendorModel):
+    action: Any = None
 
 
 class User(VendorModel):
