@@ -39,7 +39,7 @@ def mask_quoted_and_code(text: str) -> str:
 
 def find_request(text: str | None, pattern: re.Pattern[str]) -> str | None:
     """The request after the first real mention matching `pattern`; None without a mention."""
-    if not text:
+    if not text or pattern.search(text) is None:  # most comments never name the bot
         return None
     found = pattern.search(mask_quoted_and_code(text))
     if found is None:
