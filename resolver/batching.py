@@ -8,13 +8,15 @@ batch waits a few milliseconds for company. Each batch is one transaction
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Final, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Final, Generic, TypeAlias, TypeVar
 
 from sqlalchemy.exc import OperationalError
 
@@ -37,8 +39,20 @@ round trip) is most of what a lone trigger costs, so at moderate rates a few mil
 waiting saves about a quarter of the work; no provider's timeout comes anywhere near that."""
 
 
+@dataclass(frozen=True)
+class _Waiter(Generic[R]):
+    """A coroutine waiting on its event loop for an item's result."""
+
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[R]
+
+
+Outcome: TypeAlias = "R | BaseException"
+_Entry: TypeAlias = "tuple[T, Future[R] | _Waiter[R]]"
+
+
 class GroupWriter(Generic[T, R]):
-    """Hands items to a single writer thread; each item's future resolves when its batch is done."""
+    """Hands items to a single writer thread; each item's result arrives when its batch is done."""
 
     def __init__(
         self, write: WriteBatch[T, R], *, name: str, max_batch: int, linger: float = 0.0
@@ -47,16 +61,27 @@ class GroupWriter(Generic[T, R]):
         self._name = name
         self._max_batch = max_batch
         self._linger = linger
-        self._queue: queue.SimpleQueue[tuple[T, Future[R]]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Entry[T, R]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._starting = threading.Lock()
 
     def submit(self, item: T) -> Future[R]:
         """Queue `item` for the next batch."""
         future: Future[R] = Future()
-        self._queue.put((item, future))
-        self._ensure_thread()
+        self._put((item, future))
         return future
+
+    async def write(self, item: T) -> R:
+        """Queue `item` and wait for its batch's result. The items of one batch that wait on one
+        event loop are woken by a single call into it, not one wake-up each."""
+        loop = asyncio.get_running_loop()
+        waiter = _Waiter[R](loop, loop.create_future())
+        self._put((item, waiter))
+        return await waiter.future
+
+    def _put(self, entry: _Entry[T, R]) -> None:
+        self._queue.put(entry)
+        self._ensure_thread()
 
     def _ensure_thread(self) -> None:
         # Started on first use, and again in a forked child, where the parent's thread is gone.
@@ -71,7 +96,7 @@ class GroupWriter(Generic[T, R]):
         while True:
             self._write_batch(self._next_batch())
 
-    def _next_batch(self) -> list[tuple[T, Future[R]]]:
+    def _next_batch(self) -> list[_Entry[T, R]]:
         """Wait for one item, then take what else comes within `linger` seconds (up to a full
         batch), leaving out cancelled ones."""
         batch = [self._queue.get()]
@@ -82,28 +107,62 @@ class GroupWriter(Generic[T, R]):
             except queue.Empty:
                 break
         # A request cancelled while it waited (the server shutting down) is not written.
-        return [(item, future) for item, future in batch if future.set_running_or_notify_cancel()]
+        return [(item, waiter) for item, waiter in batch if _claim(waiter)]
 
-    def _write_batch(self, batch: list[tuple[T, Future[R]]]) -> None:
+    def _write_batch(self, batch: list[_Entry[T, R]]) -> None:
         if not batch:
             return
+        outcomes: Sequence[Outcome[R]]
         try:
-            results = self._write([item for item, _ in batch])
+            outcomes = self._write([item for item, _ in batch])
         except BaseException as error:  # as concurrent.futures does: every request hears why
-            for _, future in batch:
-                future.set_exception(error)
-            return
-        for (_, future), result in zip(batch, results, strict=True):
-            if isinstance(result, Exception):
-                future.set_exception(result)
-            else:
-                future.set_result(result)
+            outcomes = [error] * len(batch)
+        _settle([waiter for _, waiter in batch], outcomes)
+
+
+def _claim(waiter: Future[R] | _Waiter[R]) -> bool:
+    """Whether the item is still wanted; a claimed Future can no longer be cancelled."""
+    if isinstance(waiter, Future):
+        return waiter.set_running_or_notify_cancel()
+    return not waiter.future.cancelled()
+
+
+def _settle(waiters: Sequence[Future[R] | _Waiter[R]], outcomes: Sequence[Outcome[R]]) -> None:
+    """Hand each waiter its outcome: Futures directly, coroutines one call per event loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[R], Outcome[R]]]] = {}
+    for waiter, outcome in zip(waiters, outcomes, strict=True):
+        if isinstance(waiter, _Waiter):
+            by_loop.setdefault(waiter.loop, []).append((waiter.future, outcome))
+        elif isinstance(outcome, BaseException):
+            waiter.set_exception(outcome)
+        else:
+            waiter.set_result(outcome)
+    for loop, settled in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_resolve, settled)
+        except RuntimeError:  # the loop has closed: nobody is waiting any more
+            continue
+
+
+def _resolve(settled: list[tuple[asyncio.Future[R], Outcome[R]]]) -> None:
+    for future, outcome in settled:
+        if future.done():  # cancelled after its batch began
+            continue
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
 
 
 def submit(pending: Pending) -> Future[Accepted]:
     """Queue a trigger for the writer. The future resolves once its rows are committed and its
     messages published (or left to the reconciler, should Redis fail)."""
     return _INTAKE.submit(pending)
+
+
+async def write(pending: Pending) -> Accepted:
+    """`submit` for a coroutine on an event loop: what became of the trigger."""
+    return await _INTAKE.write(pending)
 
 
 def write_batch(batch: Sequence[Pending]) -> list[Accepted | Exception]:

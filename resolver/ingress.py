@@ -13,7 +13,6 @@ Status codes, decided here and nowhere else:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -24,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from resolver.batching import submit
+from resolver.batching import write
 from resolver.config import Settings, get_settings
 from resolver.intake import Accepted, Pending
 from resolver.logs import log
@@ -70,7 +69,7 @@ def endpoint(integration: Integration) -> Endpoint:
                 routed = await run_in_threadpool(route, integration, headers, body, settings)
             if isinstance(routed, Response):
                 return routed
-            return _answer(integration.name, await asyncio.wrap_future(submit(routed)))
+            return _answer(integration.name, await write(routed))
         except WebhookError as error:
             return _refusal(integration.name, error)
         except OperationalError as error:
@@ -127,13 +126,23 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def policy_for(settings: Settings) -> Policy:
+    """The routing policy of `settings`, built once per settings object (settings are cached)."""
+    cached = _POLICIES.get(id(settings))
+    if cached is not None and cached[0] is settings:
+        return cached[1]
     ids = frozenset(i.strip() for i in settings.bot_account_ids.split(",") if i.strip())
-    return Policy(
+    policy = Policy(
         bot_name=settings.bot_name,
         trigger_label=settings.trigger_label,
         allowed_bots=settings.allowed_bot_logins,
         bot_account_ids=ids,
     )
+    _POLICIES.clear()  # one settings object lives at a time; tests swap it
+    _POLICIES[id(settings)] = (settings, policy)
+    return policy
+
+
+_POLICIES: dict[int, tuple[Settings, Policy]] = {}
 
 
 _RETRY = {"Retry-After": "5"}

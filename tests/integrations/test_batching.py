@@ -6,6 +6,7 @@ handed to the writer directly, so what lands in one batch is decided by the test
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import json
@@ -272,3 +273,46 @@ def test_a_batch_waits_for_company_until_it_is_full() -> None:
     first, second = writer.submit(1), writer.submit(2)
     assert (first.result(timeout=30), second.result(timeout=30)) == (10, 20)
     assert recorder.batches == [[1, 2]]
+
+
+def test_coroutines_waiting_on_one_loop_are_woken_once_per_batch() -> None:
+    recorder = Recorder()
+    writer, first = held(recorder)
+    wakeups: list[object] = []
+
+    async def requests() -> list[int | str]:
+        loop = asyncio.get_running_loop()
+        call_soon_threadsafe = loop.call_soon_threadsafe
+
+        def counted(callback: Any, *args: Any) -> Any:
+            wakeups.append(callback)
+            return call_soon_threadsafe(callback, *args)
+
+        loop.call_soon_threadsafe = counted  # type: ignore[method-assign, assignment]
+        waiting = [asyncio.ensure_future(writer.write(n)) for n in (2, 0, 3)]
+        await asyncio.sleep(0)  # each is queued before the held batch is let go
+        recorder.release.set()
+        done = await asyncio.gather(*waiting, return_exceptions=True)
+        return [repr(item) if isinstance(item, BaseException) else item for item in done]
+
+    assert asyncio.run(requests()) == [20, "ValueError(0)", 30]
+    assert first.result(timeout=30) == 10
+    assert recorder.batches == [[1], [2, 0, 3]]
+    assert len(wakeups) == 1
+
+
+def test_a_cancelled_coroutine_is_not_written() -> None:
+    recorder = Recorder()
+    writer, _ = held(recorder)
+
+    async def requests() -> int:
+        gone = asyncio.ensure_future(writer.write(2))
+        kept = asyncio.ensure_future(writer.write(3))
+        await asyncio.sleep(0)
+        gone.cancel()
+        await asyncio.sleep(0)
+        recorder.release.set()
+        return await kept
+
+    assert asyncio.run(requests()) == 30
+    assert recorder.batches == [[1], [3]]
