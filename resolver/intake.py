@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from sqlalchemy import Connection
@@ -19,7 +20,8 @@ from sqlalchemy.orm import Session
 
 from resolver.accounts import find_identity
 from resolver.config import Settings
-from resolver.intake_rows import (
+from resolver.intake_rows import delivery_row, job_row, record_notices
+from resolver.intake_sql import (
     CLAIM_DELIVERIES,
     FIRST_JOBS,
     INSERT_JOBS,
@@ -27,10 +29,11 @@ from resolver.intake_rows import (
     LATEST_JOBS,
     LINK_DELIVERIES,
     USERS_BY_SENDER,
-    insert_once,
-    job_row,
-    record_notices,
+    now,
+    run,
+    to_json,
 )
+from resolver.jobs import new_message_id
 from resolver.logs import log
 from resolver.notices import QUEUED, UNLINKED, NewNotice, render_queued, render_unlinked
 from resolver.triggers import Trigger, WebhookEvent
@@ -87,6 +90,11 @@ class _Draft:
     user_id: int | None
     context: dict[str, Any]
 
+    @cached_property
+    def context_json(self) -> str:
+        """Serialized once: the job and its notice store the same context."""
+        return to_json(self.context)
+
 
 @dataclass(frozen=True)
 class _NewJob:
@@ -136,8 +144,8 @@ def _drafts(
     conn: Connection, round_: list[Pending]
 ) -> tuple[dict[int, Accepted], dict[int, _Draft]]:
     """Answer follow-ups that have nothing to follow; draft the rest."""
-    keys = list({pending.conversation_key for pending in round_})
-    previous: dict[str | None, int] = dict(conn.execute(LATEST_JOBS, {"keys": keys}).all())
+    keys = [(key,) for key in {pending.conversation_key for pending in round_}]
+    previous: dict[str, int] = {key: job_id for key, job_id in run(conn, LATEST_JOBS, keys)}
     users = _linked_users(conn, round_)
     answers: dict[int, Accepted] = {}
     drafts: dict[int, _Draft] = {}
@@ -153,7 +161,7 @@ def _drafts(
 def _linked_users(conn: Connection, round_: list[Pending]) -> list[int | None]:
     """Each sender's user: by external id, all in one query; by login, one by one (rare)."""
     senders = list({(pending.provider, pending.trigger.sender.external_id) for pending in round_})
-    rows = conn.execute(USERS_BY_SENDER, {"senders": senders})
+    rows = run(conn, USERS_BY_SENDER, senders)
     by_id = {(provider, external_id): user_id for provider, external_id, user_id in rows}
     users: list[int | None] = []
     for pending in round_:
@@ -172,26 +180,27 @@ def _user_by_login(conn: Connection, provider: str, login: str) -> int | None:
 
 def _claim_deliveries(conn: Connection, drafts: Iterable[_Draft]) -> dict[DeliveryId, int]:
     """Insert each draft's delivery unless a copy got there first; the claimed ones' row ids."""
+    at = now(conn)
     # One order for every writer, so that concurrent batches (PostgreSQL) cannot deadlock.
     rows = [
-        {
-            "provider": draft.pending.provider,
-            "delivery_key": draft.pending.delivery[1],
-            "event": draft.pending.event.key[:100],
-            "outcome": "job" if draft.user_id is not None else UNLINKED,
-        }
+        delivery_row(
+            *draft.pending.delivery,
+            event=draft.pending.event.key[:100],
+            outcome="job" if draft.user_id is not None else UNLINKED,
+            at=at,
+        )
         for draft in sorted(drafts, key=lambda draft: draft.pending.delivery)
     ]
     if not rows:
         return {}
-    claimed = conn.execute(insert_once(conn, CLAIM_DELIVERIES), rows)
+    claimed = run(conn, CLAIM_DELIVERIES, rows)
     return {(provider, key): delivery_id for delivery_id, provider, key in claimed}
 
 
 def _first_job_ids(conn: Connection, deliveries: list[DeliveryId]) -> dict[DeliveryId, int | None]:
     if not deliveries:
         return {}
-    rows = conn.execute(FIRST_JOBS, {"deliveries": deliveries})
+    rows = run(conn, FIRST_JOBS, deliveries)
     return {(provider, key): job_id for provider, key, job_id in rows}
 
 
@@ -203,7 +212,8 @@ def _create(
     jobs = _insert_jobs(conn, linked)
     _link_deliveries(conn, {claimed[linked[n].pending.delivery]: job.id for n, job in jobs.items()})
     places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in jobs.items()})
-    callbacks = record_notices(conn, _notices(new, jobs, places))
+    notices = _notices(new, jobs, places)
+    callbacks = record_notices(conn, notices, {n: new[n].context_json for n in notices})
     answers: dict[int, Accepted] = {}
     for n, draft in new.items():
         sent = _ids(callbacks.get(n))
@@ -233,29 +243,31 @@ def _ids(callback_id: int | None) -> tuple[int, ...]:
 
 
 def _insert_jobs(conn: Connection, drafts: dict[int, _Draft]) -> dict[int, _NewJob]:
-    """Insert a queued job per draft."""
-    rows = {
-        n: job_row(draft.pending.provider, draft.pending.trigger, draft.user_id, draft.context)
-        for n, draft in drafts.items()
-    }
-    if not rows:
+    """Insert a queued job per draft (each with a linked sender)."""
+    if not drafts:
         return {}
-    inserted = conn.execute(INSERT_JOBS, list(rows.values()))
-    # The message id, known before the insert, tells the rows apart (RETURNING has no order).
-    ids = {message_id: job_id for job_id, message_id in inserted}
-    return {n: _NewJob(ids[row["message_id"]], row["message_id"]) for n, row in rows.items()}
+    # Known before the insert, so publishing needs no second write; and it tells the returned
+    # rows apart (RETURNING has no order).
+    message_ids = {n: new_message_id() for n in drafts}
+    at = now(conn)
+    rows = [
+        job_row(pending.provider, pending.trigger, user_id, draft.context_json, message_ids[n], at)
+        for n, draft in drafts.items()
+        if (pending := draft.pending) and (user_id := draft.user_id) is not None
+    ]
+    ids = {message_id: job_id for job_id, message_id in run(conn, INSERT_JOBS, rows)}
+    return {n: _NewJob(ids[message_id], message_id) for n, message_id in message_ids.items()}
 
 
 def _link_deliveries(conn: Connection, job_of_delivery: dict[int, int]) -> None:
     if job_of_delivery:
-        links = [{"delivery": row, "job": job} for row, job in job_of_delivery.items()]
-        conn.execute(LINK_DELIVERIES, links)
+        run(conn, LINK_DELIVERIES, list(job_of_delivery.items()))
 
 
 def _queue_places(conn: Connection, jobs: dict[int, tuple[int, _Draft]]) -> dict[int, QueuePlace]:
     if not jobs:
         return {}
-    rows = conn.execute(JOBS_AHEAD, {"jobs": [job_id for job_id, _ in jobs.values()]})
+    rows = run(conn, JOBS_AHEAD, [(job_id,) for job_id, _ in jobs.values()])
     ahead = {job_id: (user_ahead, repo_ahead) for job_id, user_ahead, repo_ahead in rows}
     return {
         n: place_in_queue(*ahead[job_id], draft.pending.settings)

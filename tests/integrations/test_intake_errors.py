@@ -1,0 +1,63 @@
+"""A database error in the middle of a batch surfaces as SQLAlchemy raises it, though the intake
+runs its statements on the driver: batching tells an unavailable database apart by it (and then
+does not retry each trigger alone), and the pool replaces a lost connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from resolver.db import get_engine, make_engine
+from resolver.intake import record
+from tests.conftest import ResolverEnv
+from tests.integrations.conftest import Store, reset_caches, webhook_vars
+from tests.integrations.test_intake_rows import CODERTOCAT, mention
+
+
+@pytest.fixture
+def store(
+    backend: str, resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Store]:
+    for key, value in webhook_vars(resolver_env.tmp / "unused.db").items():
+        if key not in ("RESOLVER_DATABASE_URL", "RESOLVER_REDIS_URL"):
+            monkeypatch.setenv(key, value)
+    reset_caches()
+    store = Store()
+    store.link("github", CODERTOCAT, f"user{CODERTOCAT}")
+    yield store
+    reset_caches()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_locked_database_is_an_operational_error(store: Store, resolver_env: ResolverEnv) -> None:
+    holder = sqlite3.connect(resolver_env.database_url.removeprefix("sqlite:///"))
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+    engine = make_engine(resolver_env.database_url)
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA busy_timeout = 1")
+            conn.commit()
+            with pytest.raises(OperationalError, match="locked"), conn.begin():
+                record(conn, [mention(1)])
+    finally:
+        engine.dispose()
+        holder.rollback()
+    assert store.jobs() == [] and store.deliveries() == []
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_connection_lost_mid_batch_is_replaced(store: Store) -> None:
+    with pytest.raises(OperationalError) as raised, get_engine().begin() as conn:
+        pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        with get_engine().connect() as other:
+            other.exec_driver_sql(f"SELECT pg_terminate_backend({int(pid)})")
+        record(conn, [mention(1)])
+    assert raised.value.connection_invalidated
+    with get_engine().begin() as conn:
+        [accepted] = record(conn, [mention(2)])
+    assert accepted.kind == "created"
+    assert [job.id for job in store.jobs()] == [accepted.job_id]
