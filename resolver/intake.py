@@ -145,7 +145,7 @@ def _drafts(
 ) -> tuple[dict[int, Accepted], dict[int, _Draft]]:
     """Answer follow-ups that have nothing to follow; draft the rest."""
     keys = [(key,) for key in {pending.conversation_key for pending in round_}]
-    previous: dict[str, int] = {key: job_id for key, job_id in run(conn, LATEST_JOBS, keys)}
+    previous: dict[str, int | None] = dict(run(conn, LATEST_JOBS, keys))
     users = _linked_users(conn, round_)
     answers: dict[int, Accepted] = {}
     drafts: dict[int, _Draft] = {}
@@ -251,9 +251,15 @@ def _insert_jobs(conn: Connection, drafts: dict[int, _Draft]) -> dict[int, _NewJ
     message_ids = {n: new_message_id() for n in drafts}
     at = now(conn)
     rows = [
-        job_row(pending.provider, pending.trigger, user_id, draft.context_json, message_ids[n], at)
+        job_row(
+            draft.pending.provider,
+            draft.pending.trigger,
+            draft.user_id,
+            draft.context_json,
+            message_ids[n],
+            at,
+        )
         for n, draft in drafts.items()
-        if (pending := draft.pending) and (user_id := draft.user_id) is not None
     ]
     ids = {message_id: job_id for job_id, message_id in run(conn, INSERT_JOBS, rows)}
     return {n: _NewJob(ids[message_id], message_id) for n, message_id in message_ids.items()}

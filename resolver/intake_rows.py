@@ -33,10 +33,15 @@ def delivery_row(provider: str, key: str, event: str, outcome: str, at: Any) -> 
 
 
 def job_row(
-    provider: str, trigger: Trigger, user_id: int, context: str, message_id: str, at: Any
+    provider: str,
+    trigger: Trigger,
+    user_id: int | None,
+    context: str,
+    message_id: str,
+    at: Any,
 ) -> Values:
     """The columns `resolver.jobs.create_job` sets, and the defaults of the others it writes;
-    `context` is the trigger's JSON text."""
+    `context` is the job's trigger context as JSON text."""
     return INSERT_JOBS.row(
         source=provider,
         task=trigger.task,

@@ -160,13 +160,25 @@ INSERT_CALLBACKS: Final = _insert(
 )
 
 
-def run(conn: Connection, statement: Statement, rows: Sequence[Values]) -> Sequence[Values]:
-    """Execute `statement` over `rows` (not empty) on the DBAPI connection of `conn`, in its
-    transaction; the rows it returns. Errors are raised as SQLAlchemy raises them."""
+def run(conn: Connection, statement: Statement, rows: Sequence[Values]) -> list[Values]:
+    """Execute `statement` over `rows` on the DBAPI connection of `conn`, in its transaction; the
+    rows it returns. Errors are raised as SQLAlchemy raises them."""
+    returned: list[Values] = []
+    # Each row stands alone in every statement here, so a long batch may go in parts: within
+    # SQLite's limit of 32766 bound values, as SQLAlchemy's multi-row inserts keep to one too.
+    for start in range(0, len(rows), _MOST_ROWS):
+        returned += _run(conn, statement, rows[start : start + _MOST_ROWS])
+    return returned
+
+
+_MOST_ROWS: Final = 1000
+
+
+def _run(conn: Connection, statement: Statement, rows: Sequence[Values]) -> Sequence[Values]:
     if conn.dialect.name == "sqlite":
         sql = _on_sqlite(statement, len(rows))
         values: Values = tuple(chain.from_iterable(rows))
-    else:
+    else:  # psycopg (3), the only PostgreSQL driver installed
         sql = _on_postgresql(statement)
         values = tuple(list(column) for column in zip(*rows, strict=True))
     cursor = conn.connection.cursor()

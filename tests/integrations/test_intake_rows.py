@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from resolver.db import get_engine, session_scope
 from resolver.intake import Accepted, Pending, record
+from resolver.intake_sql import LATEST_JOBS, run
 from resolver.jobs import NewJob, create_job
 from resolver.models import Base, Callback, Delivery, Job, Notice
 from resolver.notices import NewNotice, record_notice
@@ -189,3 +190,11 @@ def _shape(value: Any) -> Any:
     if isinstance(value, str):
         return (str, re.sub(r"[0-9a-f]", "0", value.removeprefix("twin-")))
     return type(value)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
+def test_more_rows_than_one_statement_takes_go_in_parts(store: Store) -> None:
+    keys = [(f"github:o/r#{n}",) for n in range(2500)]  # more than two parts
+    with get_engine().begin() as conn:
+        latest = run(conn, LATEST_JOBS, keys)
+    assert sorted(latest) == sorted((key, None) for (key,) in keys)
