@@ -1,6 +1,7 @@
 """The rows the intake writes, each as the ORM path writes it (`resolver.jobs.create_job`,
 `resolver.notices.record_notice`): the same columns, with the model's defaults filled in here,
-since the statements of resolver.intake_sql bypass the ORM.
+since the statements of resolver.intake_sql bypass the ORM. The time (`at`) is read once per
+statement, so the rows one statement writes share it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from resolver.states import JobState
 from resolver.triggers import Trigger
 
 _EMPTY: Final = to_json({})
+"""A JSON column's `default=dict`, as stored."""
 
 
 def delivery_row(provider: str, key: str, event: str, outcome: str, at: Any) -> Values:
@@ -71,9 +73,9 @@ def record_notices(
     if not notices:
         return {}
     at = now(conn)
-    rows = {n: _notice_row(notice, contexts[n], at) for n, notice in notices.items()}
+    rows = [_notice_row(notice, contexts[n], at) for n, notice in notices.items()]
     positions = {_once(notice): n for n, notice in notices.items()}
-    inserted = run(conn, INSERT_NOTICES, list(rows.values()))
+    inserted = run(conn, INSERT_NOTICES, rows)
     notice_ids = {positions[(provider, key)]: notice_id for notice_id, provider, key in inserted}
     if not notice_ids:
         return {}
