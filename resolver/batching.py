@@ -1,9 +1,9 @@
 """Group commit: one writer thread records routed triggers in batches, then publishes them.
 
 While a batch is being written the next one queues up, so under load batches grow and the fixed
-cost of a transaction (a connection, a commit, a Redis round trip) is shared; at moderate rates a
-batch waits a few milliseconds for company. Each batch is one transaction
-(`resolver.intake.record`); its messages go out only after the commit.
+cost of a transaction (a connection, a commit, a Redis round trip) is shared; a lone trigger is
+written at once. Each batch is one transaction (`resolver.intake.record`); its messages go out
+only after the commit.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ R = TypeVar("R")
 WriteBatch = Callable[[Sequence[T]], Sequence[R | Exception]]
 """Writes a batch; returns one result per item, in order, or the exception that item failed with."""
 MAX_BATCH: Final = 100
-LINGER: Final = 0.008
-"""Seconds a batch waits for company. A batch's fixed cost (a transaction, a Redis client, a
-round trip) is most of what a lone trigger costs, so at moderate rates a few milliseconds of
-waiting saves about a quarter of the work; no provider's timeout comes anywhere near that."""
+LINGER: Final = 0.0
+"""Seconds a batch waits for company: none. Once a batch's fixed cost became small, waiting
+saved less CPU at moderate rates than it added latency (at 200 requests/s, a p99 of 15 ms
+without waiting against 20 ms with 2 ms of it and 29 ms with 8 ms)."""
 
 
 @dataclass(frozen=True)
