@@ -144,11 +144,10 @@ class Job(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     source: Mapped[str] = mapped_column(String(20))
     trigger: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    repo: Mapped[str | None] = mapped_column(String(300), index=True)
+    # Looked up through the (repo, state) and (requester_id, state) indexes above.
+    repo: Mapped[str | None] = mapped_column(String(300))
     task: Mapped[str] = mapped_column(Text, default="")
-    requester_id: Mapped[int | None] = mapped_column(
-        ForeignKey("users.id", ondelete="SET NULL"), index=True
-    )
+    requester_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     requester: Mapped[str | None] = mapped_column(String(200))
     state: Mapped[str] = mapped_column(String(20), default="queued", index=True)
     outcome: Mapped[str | None] = mapped_column(String(20))
