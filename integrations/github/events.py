@@ -10,6 +10,7 @@ from resolver.triggers import (
     Sender,
     VendorModel,
     WebhookEvent,
+    check_storable,
     validated,
 )
 
@@ -24,6 +25,7 @@ def parse_event(headers: Headers, body: bytes) -> WebhookEvent:
     if not name or not delivery:
         raise MalformedError("missing X-GitHub-Event or X-GitHub-Delivery")
     # Only the action is read here; a route validates its own model from the raw body.
+    check_storable(body)
     action = validated(Action, WebhookEvent(name, delivery, body=body)).action
     key = f"{name}.{action}" if isinstance(action, str) and action else name
     return WebhookEvent(key, f"{headers.get('x-github-hook-id', '')}:{delivery}", body=body)
