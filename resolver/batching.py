@@ -188,11 +188,25 @@ def _write_alone(pending: Pending) -> Accepted | Exception:
 
 
 def _write(batch: Sequence[Pending]) -> list[Accepted]:
+    started = time.monotonic()
     with get_engine().begin() as conn:
         answers = record(conn, batch)
     # Committed: the jobs and notices are durable, so their messages may go out.
     _publish(answers)
+    _log_batch(batch, answers, time.monotonic() - started)
     return answers
+
+
+def _log_batch(batch: Sequence[Pending], answers: Sequence[Accepted], seconds: float) -> None:
+    """One line per batch, naming its jobs: a line per request cost a tenth of the request."""
+    by_kind: dict[str, list[str]] = {}
+    for pending, accepted in zip(batch, answers, strict=True):
+        what = f"{pending.provider}:{accepted.job_id}" if accepted.job_id else pending.provider
+        by_kind.setdefault(accepted.kind, []).append(what)
+    fields = {kind: ",".join(items) for kind, items in by_kind.items()}
+    log(
+        logger, logging.INFO, "intake.batch", size=len(batch), ms=round(seconds * 1000, 1), **fields
+    )
 
 
 def _publish(answers: Sequence[Accepted]) -> None:

@@ -69,7 +69,7 @@ def endpoint(integration: Integration) -> Endpoint:
                 routed = await run_in_threadpool(route, integration, headers, body, settings)
             if isinstance(routed, Response):
                 return routed
-            return _answer(integration.name, await write(routed))
+            return _answer(await write(routed))
         except WebhookError as error:
             return _refusal(integration.name, error)
         except OperationalError as error:
@@ -160,15 +160,14 @@ def _refusal(name: str, error: WebhookError) -> Response:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def _answer(name: str, accepted: Accepted) -> Response:
+def _answer(accepted: Accepted) -> Response:
+    # Logged by the writer, one line per batch (resolver.batching).
     if accepted.kind == "created":
-        log(logger, logging.INFO, f"webhook.{name}.job_created", job=accepted.job_id)
         body: dict[str, object] = {"job_id": accepted.job_id}
         if accepted.queued_behind:
             body["queued_behind"] = accepted.queued_behind
         return JSONResponse(body, status_code=202)
     if accepted.kind == "duplicate":
-        log(logger, logging.INFO, f"webhook.{name}.duplicate", job=accepted.job_id)
         return JSONResponse({"job_id": accepted.job_id, "duplicate": True})
     if accepted.kind == "unlinked":
         return JSONResponse({"notice": "unlinked"})
