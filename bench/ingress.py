@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"
@@ -76,9 +77,8 @@ def bench_env(tmp: Path) -> dict[str, str]:
     }
 
 
-def serve(port: int) -> None:
-    """The server process: the real app, plus the bare endpoint, in one uvicorn process."""
-    import uvicorn
+def bench_app() -> Any:
+    """The real app plus the bare endpoint (uvicorn imports this in each worker process)."""
     from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import Route
@@ -95,7 +95,18 @@ def serve(port: int) -> None:
     configure_logging(settings.log_level, settings.log_format)
     app = create_app()
     app.router.routes.append(Route(BARE_PATH, bare, methods=["POST"]))
-    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
+    return app
+
+
+def serve(port: int, workers: int) -> None:
+    """The server: `workers` uvicorn processes serving both endpoints on one port."""
+    import uvicorn
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    uvicorn.run(
+        "ingress:bench_app", factory=True, host="127.0.0.1", port=port, workers=workers,
+        log_config=None, access_log=False,
+    )  # fmt: skip
 
 
 def prepare(env: dict[str, str], senders: int) -> list[Signed]:
@@ -287,12 +298,15 @@ def free_port() -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time a process has used so far (Linux /proc; 0 elsewhere)."""
+    """User plus system CPU time a process and its worker processes have used so far (Linux
+    /proc; 0 elsewhere)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(int(child)) for child in children)
 
 
 def measured(pid: int, run: Callable[[], Figures], requests: Callable[[Figures], float]) -> Figures:
@@ -344,10 +358,13 @@ def main() -> None:
     )
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
     parser.add_argument("--senders", type=int, default=50, help="distinct linked senders")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="server processes (resolver serve --workers)"
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        return serve(args.serve)
+        return serve(args.serve, args.workers)
     import redis
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
@@ -358,8 +375,9 @@ def main() -> None:
     port = free_port()
     log = (tmp / "server.log").open("w")
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve", str(port)], env=env, stderr=log, stdout=log
-    )
+        [sys.executable, __file__, "--serve", str(port), "--workers", str(args.workers)],
+        env=env, stderr=log, stdout=log,
+    )  # fmt: skip
     try:
         wait_for(port)
         rows: dict[str, tuple[Figures, Figures]] = {}
@@ -375,6 +393,7 @@ def main() -> None:
                 for path in (APP_PATH, BARE_PATH)
             )
             rows[f"fixed {rate:.0f} req/s (open loop)"] = (app, bare)
+        print(f"{args.workers} server process{'es' if args.workers > 1 else ''}")
         table(rows)
         load = os.getloadavg()[0]
         print(f"this machine: sum(range(10**6)) in {python_speed():.0f} ms, load {load:.1f}")
