@@ -23,7 +23,7 @@ from sqlalchemy.exc import OperationalError
 from resolver.db import get_engine
 from resolver.intake import Accepted, Pending, record
 from resolver.logs import log
-from resolver.outbox import callback_message, job_message, send_messages
+from resolver.publish import callback_message, job_message, send_messages
 
 logger = logging.getLogger(__name__)
 

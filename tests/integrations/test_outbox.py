@@ -17,7 +17,7 @@ from resolver.callbacks import DELIVER, record_callback
 from resolver.celery_app import CALLBACKS_QUEUE, DEFAULT_QUEUE, get_celery
 from resolver.db import session_scope
 from resolver.models import Callback
-from resolver.outbox import (
+from resolver.publish import (
     Message,
     UnsupportedSettingError,
     callback_message,
