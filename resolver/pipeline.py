@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import redis
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from resolver import jobs, providers, replies, status
 from resolver.agent import repo as git_repo
@@ -34,7 +35,7 @@ from resolver.commands import Command, parse_command, schedule_to_run
 from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
-from resolver.models import Identity
+from resolver.models import Identity, Job
 from resolver.repo_routes import FORGES, RouteError, parse_repo_spec, routed_repo
 from resolver.runners import JobContext, RunResult, register
 from resolver.schedules.queue import answer_run_request
@@ -180,11 +181,8 @@ def _load(job_id: int) -> Snapshot:
 def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
     if command == "run":
         return _run_schedule(snapshot)
-    conversation_key = str(snapshot.trigger.get("conversation_key") or "")
     with session_scope() as session:
-        target = jobs.active_in_conversation(session, conversation_key, exclude=snapshot.id)
-        if target is None:
-            target = jobs.previous_in_conversation(session, jobs.get_job(session, snapshot.id))
+        target = _command_target(session, snapshot)
         me = jobs.get_job(session, snapshot.id)
         callbacks: list[int] = []
         if target is None:
@@ -193,6 +191,8 @@ def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
             text = f"Job {target.id}:\n\n" + status.render(replies.view_of(session, target))
         elif target.state not in (JobState.QUEUED, JobState.RUNNING):
             text = f"Job {target.id} has already ended ({target.state})."
+        elif (refusal := _stop_refusal(snapshot, target.id, target.requester_id)) is not None:
+            text = refusal
         else:
             jobs.request_cancel(session, target)
             text = f"Stopping job {target.id}. Its status message will say when it has stopped."
@@ -201,6 +201,34 @@ def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
         callbacks += replies.record_reply(session, me, text)
     replies.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
+
+
+def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
+    """The job a command is about: the conversation's active job, else its latest one."""
+    conversation_key = str(snapshot.trigger.get("conversation_key") or "")
+    target = jobs.active_in_conversation(session, conversation_key, exclude=snapshot.id)
+    if target is None:
+        target = jobs.previous_in_conversation(session, jobs.get_job(session, snapshot.id))
+    return target
+
+
+def _stop_refusal(snapshot: Snapshot, job_id: int, owner_id: int | None) -> str | None:
+    """Why the sender may not stop the job; None for whoever asked for it, and for anyone who
+    may push to its repository."""
+    if owner_id is not None and owner_id == snapshot.requester_id:
+        return None
+    try:
+        forge_name, full_name = _repository_of(snapshot)
+        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        _check_permission(snapshot, forge, forge_name, full_name)
+    except Stop:
+        return (
+            f"Sorry, only the person who asked for job {job_id}, or someone who can push to "
+            "its repository, may stop it."
+        )
+    except CallbackError as error:
+        return f"I could not reach the forge to check who may stop job {job_id}: {error}"
+    return None
 
 
 def _names_a_schedule(snapshot: Snapshot) -> bool:

@@ -1,5 +1,6 @@
 """GitHub end to end: a follow-up on the bot's own PR continues its branch; `@bot status` and
-`@bot stop` answer at once, and stop kills the running job."""
+`@bot stop` answer at once, and stop kills the running job (only its requester's, or a
+writer's)."""
 
 from __future__ import annotations
 
@@ -93,6 +94,7 @@ def test_status_answers_and_stop_kills_the_running_job(
     widgets(github_api, git_server)
     with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
         stack.link("alice", "github", str(ALICE_ID), "alice")
+        stack.link("dave", "github", "6001", "dave")
         stack.llm.set_script(
             by_step([tool("execute_bash", command="sleep 300"), finish("answered", "slept")])
         )
@@ -107,6 +109,12 @@ def test_status_answers_and_stop_kills_the_running_job(
         stack.wait_finished(asked, timeout=120)
         assert stack.job(job_id).state == "running"
 
+        # Someone else, who may not push, cannot stop alice's job.
+        meddle = issue_comment(github_api, git_server, "@resolver stop", login="dave", user_id=6001)
+        refused = int(post(client, github("issue_comment.created", meddle)).json()["job_id"])
+        stack.wait_finished(refused, timeout=120)
+        assert stack.job(job_id).state == "running"
+
         stop = issue_comment(github_api, git_server, "@resolver stop")
         stopped = int(post(client, github("issue_comment.created", stop)).json()["job_id"])
         job = stack.wait_finished(job_id, timeout=120)
@@ -116,6 +124,7 @@ def test_status_answers_and_stop_kills_the_running_job(
     assert stack.job(stopped).outcome == "answered"
     replies = bot_comments(github_api, 7)
     assert any(f"Job {job_id}:" in r and ("Working" in r or "Setting up" in r) for r in replies)
+    assert any(f"only the person who asked for job {job_id}" in r for r in replies)
     assert any(f"Stopping job {job_id}" in r for r in replies)
     assert any("Cancelled" in r for r in replies)
-    assert len(replies) == 3  # the job's status, and one reply per command
+    assert len(replies) == 4  # the job's status, and one reply per command
