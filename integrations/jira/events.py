@@ -63,9 +63,13 @@ class Issue(VendorModel):
     fields: Fields | None = None
 
     def site(self) -> str | None:
-        """The Jira site's base URL, from the issue's REST link."""
+        """The Jira site's base URL, from the issue's REST link: what precedes `/rest/`, so that
+        a Data Center site served under a context path (`https://host/jira`) keeps it."""
         parts = urlsplit(self.self_url or "")
-        return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
+        if not (parts.scheme and parts.netloc):
+            return None
+        context_path, rest, _ = parts.path.partition("/rest/")
+        return f"{parts.scheme}://{parts.netloc}{context_path.rstrip('/') if rest else ''}"
 
 
 class Comment(VendorModel):

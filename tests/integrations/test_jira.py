@@ -78,6 +78,16 @@ def test_comment_with_the_handle(client: Any, linked: Any) -> None:
     assert trigger["url"] == "https://example.atlassian.net/browse/SP-10"
 
 
+def test_data_center_site_keeps_its_context_path(client: Any, linked: Any) -> None:
+    payload = wiki("@resolver please look at the export timeout")
+    payload["issue"]["self"] = "https://jira.corp.example/jira/rest/api/2/issue/10002"
+    assert post(client, jira(payload)).status_code == 202
+    [job] = linked.jobs()
+    assert job.trigger["site"] == "https://jira.corp.example/jira"
+    assert job.trigger["url"] == "https://jira.corp.example/jira/browse/SP-10"
+    assert job.conversation_key == "jira:jira.corp.example/jira:SP-10"
+
+
 def test_wiki_markup_account_mention(client: Any, linked: Any, configure: Any) -> None:
     configure(RESOLVER_BOT_ACCOUNT_IDS=BOT_ACCOUNT)
     payload = wiki(f"[~accountid:{BOT_ACCOUNT}] can you fix this?")
