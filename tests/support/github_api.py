@@ -20,18 +20,17 @@ import json
 import re
 import secrets
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import jwt
+
+from tests.support.standin import Recorded, Reply, RestStandIn, Routed, template_regex
 
 OPENAPI_FIXTURE = Path(__file__).with_name("github_openapi_paths.json")
 DOCS = "https://docs.github.com/rest"
@@ -45,27 +44,6 @@ LEGACY_PERMISSION = {
     "triage": "read",
     "read": "read",
 }
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One request as the stand-in received it; `path` is without the API prefix."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: Any
-    status: int
-    route: str | None
-
-
-@dataclass
-class Fault:
-    status: int
-    remaining: int
-    headers: dict[str, str]
-    body: Any
 
 
 @dataclass
@@ -127,16 +105,6 @@ def error_body(status: int, message: str, errors: list[dict[str, str]] | None = 
     return body
 
 
-def template_regex(template: str) -> re.Pattern[str]:
-    """`/repos/{owner}/{repo}` as a regex with one group per parameter, in order."""
-    literal_parts = re.split(r"\{[^/}]+\}", template)
-    return re.compile("^" + "([^/]+)".join(re.escape(p) for p in literal_parts) + "$")
-
-
-def template_params(template: str) -> list[str]:
-    return re.findall(r"\{([^/}]+)\}", template)
-
-
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -146,8 +114,11 @@ def _user(login: str) -> dict[str, Any]:
     return {"login": login, "id": abs(hash(login)) % 10**7, "type": kind}
 
 
-class GitHubAPI:
+class GitHubAPI(RestStandIn):
     """The stand-in's state and behaviour; the HTTP server around it starts in `__init__`."""
+
+    METHODS = frozenset({"GET", "POST", "PATCH", "PUT", "DELETE"})
+    NOT_FOUND = error_body(404, "Not Found")
 
     def __init__(
         self,
@@ -157,12 +128,10 @@ class GitHubAPI:
         prefix: str = "",
         token_lifetime: timedelta = timedelta(hours=1),
     ) -> None:
+        super().__init__(ROUTES, prefix.rstrip("/"))
         self.app_id = app_id
         self.public_key = public_key
-        self.prefix = prefix.rstrip("/")
         self.token_lifetime = token_lifetime
-        self.lock = threading.RLock()
-        self.requests: list[Recorded] = []
         self.repos: dict[str, Repo] = {}
         self.installations: set[int] = set()
         self.tokens: dict[str, str] = {}  # token -> login it acts as
@@ -171,29 +140,16 @@ class GitHubAPI:
         self.comments: dict[int, Comment] = {}
         self.review_comments: dict[int, Comment] = {}
         self.pulls: list[Pull] = []
-        self._faults: dict[str, Fault] = {}
         self._ids = iter(range(1_000_001, 10**9))
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
 
     # --- set-up and inspection from tests
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}{self.prefix}"
+        return f"{self.origin}{self.prefix}"
 
     @property
     def web_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        return self.origin
 
     def add_installation(self, installation_id: int) -> None:
         self.installations.add(installation_id)
@@ -234,57 +190,16 @@ class GitHubAPI:
             self.pulls.append(pull)
             return pull
 
-    def fail(
-        self,
-        route: str,
-        status: int,
-        *,
-        times: int = 1,
-        headers: dict[str, str] | None = None,
-        body: Any = None,
-    ) -> None:
-        """Answer the next `times` calls to `route` ("METHOD /template") with `status`."""
-        if route not in ROUTE_KEYS:
-            raise KeyError(f"no such route: {route}")
-        default = error_body(status, "Server Error" if status >= 500 else "Failed")
-        self._faults[route] = Fault(status, times, headers or {}, default if body is None else body)
+    def fault_body(self, status: int) -> Any:
+        return error_body(status, "Server Error" if status >= 500 else "Failed")
 
-    def calls(self, route: str) -> list[Recorded]:
-        with self.lock:
-            return [r for r in self.requests if r.route == route]
+    def reply_headers(self) -> dict[str, str]:
+        return {"X-GitHub-Request-Id": secrets.token_hex(8).upper()}
 
-    # --- request handling (called by the server thread)
-    def handle(
-        self, method: str, raw_path: str, headers: dict[str, str], raw: bytes
-    ) -> tuple[int, Any, dict[str, str]]:
-        """Record the request and answer it: status, JSON body and extra headers."""
-        url = urlsplit(raw_path)
-        path = url.path.removeprefix(self.prefix) if self.prefix else url.path
-        query = parse_qs(url.query)
-        body = json.loads(raw) if raw else None
-        with self.lock:
-            route, params = _match_route(method, path)
-            status, answer, extra = self._dispatch(route, params, method, query, headers, body)
-            self.requests.append(Recorded(method, path, query, headers, body, status, route))
-            return status, answer, extra
-
-    def _dispatch(
-        self,
-        route: str | None,
-        params: dict[str, str],
-        method: str,
-        query: dict[str, list[str]],
-        headers: dict[str, str],
-        body: Any,
-    ) -> tuple[int, Any, dict[str, str]]:
-        if route is None:
-            return 404, error_body(404, "Not Found"), {}
-        fault = self._faults.get(route)
-        if fault is not None and fault.remaining > 0:
-            fault.remaining -= 1
-            return fault.status, fault.body, fault.headers
-        authorization = headers.get("authorization", "")
-        if route.startswith("POST /app/"):
+    def serve(self, call: Routed) -> Reply:
+        """App routes take the App's JWT; every other route a token it minted or was given."""
+        authorization = call.headers.get("authorization", "")
+        if call.route.startswith("POST /app/"):
             problem = self._check_jwt(authorization)
             login = f"app/{self.app_id}"
         else:
@@ -296,7 +211,8 @@ class GitHubAPI:
             )
         if problem is not None:
             return 401, error_body(401, problem), {}
-        return (*ROUTES[route](self, Request(method, params, query, body, login)), {})
+        request = Request(call.method, call.params, call.query, call.body, login)
+        return (*ROUTES[call.route](self, request), {})
 
     def _check_jwt(self, authorization: str) -> str | None:
         if not authorization.startswith("Bearer "):
@@ -654,60 +570,6 @@ ROUTES: dict[str, Handler] = {
     "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions": create_review_reaction,
 }
 ROUTE_KEYS = frozenset(ROUTES)
-_COMPILED = [(key.split(" ", 1)[0], template_regex(key.split(" ", 1)[1]), key) for key in ROUTES]
-
-
-def _match_route(method: str, path: str) -> tuple[str | None, dict[str, str]]:
-    for route_method, regex, key in _COMPILED:
-        found = regex.match(path)
-        if route_method == method and found:
-            return key, dict(zip(template_params(key), found.groups(), strict=True))
-    return None, {}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def do_POST(self) -> None:
-        self._answer()
-
-    def do_PATCH(self) -> None:
-        self._answer()
-
-    def do_PUT(self) -> None:
-        self._answer()
-
-    def do_DELETE(self) -> None:
-        self._answer()
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Quiet: tests read `api.requests`."""
-
-    def _answer(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        status, answer, extra = self.server.api.handle(self.command, self.path, headers, raw)
-        data = b"" if answer is None else json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("X-GitHub-Request-Id", secrets.token_hex(8).upper())
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, api: GitHubAPI) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.api = api
 
 
 # --- conformance with GitHub's published OpenAPI description ---------------------------------
@@ -716,8 +578,9 @@ class _Server(ThreadingHTTPServer):
 @cache
 def openapi_operations() -> dict[str, dict[str, list[str]]]:
     """`"METHOD /template"` -> its query parameter and JSON body property names."""
-    data: dict[str, Any] = json.loads(OPENAPI_FIXTURE.read_text())
-    return data["operations"]
+    data = json.loads(OPENAPI_FIXTURE.read_text())
+    operations: dict[str, dict[str, list[str]]] = data["operations"]
+    return operations
 
 
 @cache

@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from tests.support.github_api import template_params, template_regex
+from tests.support.standin import template_params, template_regex
 
 API = "/rest/api/2"
 NOT_AUTHENTICATED = "You are not authenticated. Authentication required to perform this operation."
