@@ -16,7 +16,6 @@ import logging
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -36,6 +35,7 @@ from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Identity, Job
+from resolver.pipeline_values import Earlier, Plan, Snapshot, Stop, text_of
 from resolver.repo_routes import FORGES, RouteError, parse_repo_spec, routed_repo
 from resolver.runners import JobContext, RunResult, register
 from resolver.schedules.queue import answer_run_request
@@ -49,55 +49,6 @@ logger = logging.getLogger(__name__)
 FORGE_NAMES: Final = {"github": "GitHub", "gitlab": "GitLab"}
 HISTORY_NOTE: Final = "(an earlier request in this conversation)"
 BRANCH_LOCK_WAIT: Final = 60
-
-
-class Stop(Exception):
-    """The job ends before the agent runs: a refusal, a missing repository, a forge error."""
-
-    def __init__(self, outcome: Outcome, message: str, state: JobState = JobState.FAILED) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-        self.state = state
-
-
-@dataclass(frozen=True)
-class Earlier:
-    """The previous job of the same conversation (a follow-up continues it)."""
-
-    id: int
-    task: str
-    summary: str
-    branch: str | None
-    pr_url: str | None
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The job as the runner needs it, read once."""
-
-    id: int
-    source: str
-    task: str
-    repo: str | None
-    requester: str | None
-    requester_id: int | None
-    trigger: Mapping[str, Any]
-    branch: str | None
-    earlier: Earlier | None
-
-
-@dataclass(frozen=True)
-class Plan:
-    forge_name: str
-    repo: providers.RepoInfo
-    base: str
-    branch: str
-    checkout: str | None = None
-    update: bool = False
-    """Push to an open pull request's branch (fast-forward only; no new pull request)."""
-    pr_url: str | None = None
-    fixes: int | None = None
-    context: list[Comment] = field(default_factory=list)
 
 
 def run_request(ctx: JobContext) -> RunResult:
@@ -273,18 +224,14 @@ def route_scope(source: str, trigger: Mapping[str, Any]) -> str | None:
     """What a default repository is configured for: a Slack channel, a Jira project, a Linear
     team (its key or id)."""
     if source == "slack":
-        return _text(trigger.get("channel"))
+        return text_of(trigger.get("channel"))
     if source == "jira":
-        return _text(trigger.get("project_key"))
+        return text_of(trigger.get("project_key"))
     if source == "linear":
         team = trigger.get("team")
         if isinstance(team, Mapping):
-            return _text(team.get("key")) or _text(team.get("id"))
+            return text_of(team.get("key")) or text_of(team.get("id"))
     return None
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _repository_of(snapshot: Snapshot) -> tuple[str, str]:
@@ -408,7 +355,7 @@ def _plan(
                 still_open.url,
             )
     fixes = number if snapshot.source == forge_name and not _is_pull_request(snapshot) else None
-    base = _text(snapshot.trigger.get("branch"))  # `branch=name` in a Slack request
+    base = text_of(snapshot.trigger.get("branch"))  # `branch=name` in a Slack request
     if base and snapshot.source not in FORGES:
         return Plan(forge_name, repo, base, new_branch, checkout=base)
     return Plan(forge_name, repo, repo.default_branch, new_branch, fixes=fixes)
@@ -464,9 +411,9 @@ def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> Trig
         kind = "thread" if snapshot.source == "slack" else "ticket"
     return TriggerContext(
         kind=f"{snapshot.source}_{kind}",
-        title=_text(trigger.get("title")),
-        body=_text(trigger.get("body")),
-        url=_text(trigger.get("url")) or _text(trigger.get("html_url")),
+        title=text_of(trigger.get("title")),
+        body=text_of(trigger.get("body")),
+        url=text_of(trigger.get("url")) or text_of(trigger.get("html_url")),
         comments=tuple(comments),
         review_threads=history.review_threads,
     )

@@ -29,7 +29,8 @@ from resolver.callback_errors import CallbackError
 from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Schedule
-from resolver.pipeline import Plan, Snapshot, Stop, _branch_lock, _push, _record_plan
+from resolver.pipeline import _branch_lock, _push, _record_plan
+from resolver.pipeline_values import Plan, Snapshot, Stop
 from resolver.redact import Redactor
 from resolver.repo_routes import parse_repo_spec
 from resolver.runners import JobContext, RunResult, register
