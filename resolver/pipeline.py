@@ -13,29 +13,24 @@
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Final
-from urllib.parse import urlsplit
 
-import redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from resolver import jobs, providers, replies, status
 from resolver.agent import repo as git_repo
-from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
-from resolver.agent.task import AgentResult, Comment, TriggerContext
-from resolver.branches import BRANCH_PREFIX, build_branch_name, build_commit_message
+from resolver.agent.session import SessionRequest, run_result, run_session
+from resolver.agent.task import Comment, TriggerContext
+from resolver.branches import BRANCH_PREFIX, build_branch_name
 from resolver.callback_errors import CallbackError
 from resolver.commands import Command, parse_command, schedule_to_run
-from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Identity, Job
 from resolver.pipeline_values import Earlier, Plan, Snapshot, Stop, text_of
+from resolver.pushing import branch_lock, co_author, push
 from resolver.repo_routes import FORGES, RouteError, parse_repo_spec, routed_repo
 from resolver.runners import JobContext, RunResult, register
 from resolver.schedules.queue import answer_run_request
@@ -48,7 +43,6 @@ logger = logging.getLogger(__name__)
 
 FORGE_NAMES: Final = {"github": "GitHub", "gitlab": "GitLab"}
 HISTORY_NOTE: Final = "(an earlier request in this conversation)"
-BRANCH_LOCK_WAIT: Final = 60
 
 
 def run_request(ctx: JobContext) -> RunResult:
@@ -70,7 +64,7 @@ def run_request(ctx: JobContext) -> RunResult:
     except CallbackError as error:
         reason = f"I could not prepare this job: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
-    _record_plan(ctx.job_id, plan)
+    record_plan(ctx.job_id, plan)
     history = _history(snapshot)
     request = SessionRequest(
         job_id=ctx.job_id,
@@ -84,8 +78,8 @@ def run_request(ctx: JobContext) -> RunResult:
         secrets=tuple(v for k, v in git_env.items() if k.startswith("GIT_CONFIG_VALUE")),
     )
     try:
-        with _branch_lock(plan):
-            after = _push(snapshot, plan, request.git_env, co_author(forge_name, requester))
+        with branch_lock(plan):
+            after = push(snapshot, plan, request.git_env, co_author(forge_name, requester))
             done = run_session(request, ctx, after=after)
     except Stop as stop:
         return RunResult(stop.state, stop.outcome, error=str(stop))
@@ -361,7 +355,7 @@ def _plan(
     return Plan(forge_name, repo, repo.default_branch, new_branch, fixes=fixes)
 
 
-def _record_plan(job_id: int, plan: Plan) -> None:
+def record_plan(job_id: int, plan: Plan) -> None:
     """Keep the plan on the job (the callbacks read it), then acknowledge."""
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
@@ -417,95 +411,6 @@ def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> Trig
         comments=tuple(comments),
         review_threads=history.review_threads,
     )
-
-
-# --- pushing
-
-
-@contextmanager
-def _branch_lock(plan: Plan) -> Iterator[None]:
-    """Two jobs never push to the same branch at once. The lock lives a few lease periods and
-    is renewed while the job runs, so a killed worker's lock lapses as its job's lease does."""
-    settings = get_settings()
-    client = redis.Redis.from_url(settings.redis_url)
-    name = f"resolver:branch:{plan.forge_name}:{plan.repo.full_name}:{plan.branch}"
-    ttl = settings.lease_seconds * 3
-    lock = client.lock(name, timeout=ttl, blocking_timeout=BRANCH_LOCK_WAIT, thread_local=False)
-    if not lock.acquire():
-        client.close()
-        raise Stop(
-            Outcome.ERROR,
-            f"another job is working on `{plan.branch}`; mention me again when it has finished.",
-        )
-    done = threading.Event()
-
-    def renew() -> None:
-        while not done.wait(settings.lease_seconds / 2):
-            try:
-                lock.reacquire()
-            except redis.RedisError as error:
-                log(logger, logging.WARNING, "job.branch_lock_lost", error=type(error).__name__)
-                return
-
-    renewer = threading.Thread(target=renew, daemon=True, name=f"branch-lock-{plan.branch}")
-    renewer.start()
-    try:
-        yield
-    finally:
-        done.set()
-        renewer.join()
-        try:
-            lock.release()
-        except redis.RedisError:
-            log(logger, logging.WARNING, "job.branch_lock_release_failed", branch=plan.branch)
-        client.close()
-
-
-def co_author(forge_name: str, user: providers.ForgeUser) -> tuple[str, str]:
-    """The requester as the forge credits a commit to them: its no-reply address."""
-    login = user.login or user.external_id
-    if forge_name == "gitlab":
-        host = urlsplit(get_settings().gitlab_url).hostname or "gitlab.com"
-        return login, f"{user.external_id}-{login}@users.noreply.{host}"
-    return login, f"{user.external_id}+{login}@users.noreply.github.com"
-
-
-def _push(
-    snapshot: Snapshot, plan: Plan, env: dict[str, str] | None, author: tuple[str, str]
-) -> AfterAgent:
-    """The after-agent hook: commit what the agent changed as the bot and push the branch.
-    Unfinished work is pushed (without a pull request) only when RESOLVER_PUSH_UNFINISHED."""
-    settings = get_settings()
-    bot = settings.bot_name
-
-    def after(workspace: Path, agent: AgentResult) -> None:
-        unfinished = agent.outcome in ("could_not", "stopped") and settings.push_unfinished
-        if agent.outcome != "changed_code" and not unfinished:
-            return
-        if not git_repo.working_diff(workspace).strip():
-            return
-        branch = plan.branch
-        if not plan.update and snapshot.branch is None:
-            if git_repo.remote_branch_exists(workspace, branch, env):
-                branch = f"{branch}-{snapshot.id}"  # someone else's branch has that name
-            # Recorded before the push: a retry of this job knows the branch is its own.
-            with session_scope() as session:
-                jobs.get_job(session, snapshot.id).branch = branch
-        title = str(snapshot.trigger.get("title") or snapshot.task)
-        message = build_commit_message(title, agent.summary, *author)
-        identity = ["-c", f"user.name={bot}", "-c", f"user.email={bot}@users.noreply"]
-        git_repo.git(workspace, "checkout", "-q", "-B", branch)
-        git_repo.git(workspace, "add", "-A")
-        git_repo.git(workspace, *identity, "commit", "-q", "-m", message)
-        # The job's own new branch may hold an earlier attempt's commit: replace it. A pull
-        # request's branch only moves forward; if someone pushed meanwhile, the push fails.
-        force = [] if plan.update else ["--force"]
-        git_repo.git(
-            workspace, "push", "-q", *force, "origin", f"HEAD:refs/heads/{branch}", env=env
-        )
-        log(logger, logging.INFO, "job.branch_pushed", job=snapshot.id, branch=branch)
-
-    return after
 
 
 for _source in ("github", "gitlab", "slack", "jira", "linear"):

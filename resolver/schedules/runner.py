@@ -29,8 +29,9 @@ from resolver.callback_errors import CallbackError
 from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Schedule
-from resolver.pipeline import _branch_lock, _push, _record_plan
+from resolver.pipeline import record_plan
 from resolver.pipeline_values import Plan, Snapshot, Stop
+from resolver.pushing import branch_lock, push
 from resolver.redact import Redactor
 from resolver.repo_routes import parse_repo_spec
 from resolver.runners import JobContext, RunResult, register
@@ -278,9 +279,9 @@ def _work(
         done = run_session(request, ctx)
         details = {"action": DRY_RUN, "inputs": inputs, "diff": done.diff[:MAX_DIFF]}
     else:
-        _record_plan(run.job_id, plan)
+        record_plan(run.job_id, plan)
         pushed: dict[str, str] = {}
-        with _branch_lock(plan):
+        with branch_lock(plan):
             done = run_session(request, ctx, after=_pushing(run, plan, env, pushed))
         if pushed:
             remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
@@ -308,11 +309,11 @@ def _pushing(
         earlier=None,
     )
     # Nobody asked for a scheduled run, so nobody is credited as its co-author.
-    push = _push(snapshot, plan, env, NO_CO_AUTHOR)
+    push_branch = push(snapshot, plan, env, NO_CO_AUTHOR)
 
     def after(workspace: Path, agent: AgentResult) -> None:
         before = git_repo.git(workspace, "rev-parse", "HEAD").strip()
-        push(workspace, agent)
+        push_branch(workspace, agent)
         head = git_repo.git(workspace, "rev-parse", "HEAD").strip()
         if head != before:
             branch = git_repo.git(workspace, "rev-parse", "--abbrev-ref", "HEAD").strip()
