@@ -16,44 +16,22 @@ as GitLab's path templates below `/api/v4`. https://docs.gitlab.com/api/rest/
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import subprocess
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
+
+from tests.support.standin import Reply, RestStandIn, Routed
 
 API_PREFIX = "/api/v4"
 DEVELOPER = 30
 DRAFT_PREFIX = re.compile(r"^\s*(\[draft\]|\(draft\)|draft:|draft\s-\s|draft\s)", re.IGNORECASE)
 KINDS = {"issues": "Issue", "merge_requests": "MergeRequest"}
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One request as the stand-in received it; `path` is without `/api/v4`."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: Any
-    status: int
-    route: str | None
-
-
-@dataclass
-class Fault:
-    status: int
-    remaining: int
-    headers: dict[str, str]
-    body: Any
 
 
 @dataclass
@@ -131,46 +109,28 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def template_regex(template: str) -> re.Pattern[str]:
-    """`/projects/{id}` as a regex with one group per parameter, in order."""
-    literal_parts = re.split(r"\{[^/}]+\}", template)
-    return re.compile("^" + "([^/]+)".join(re.escape(p) for p in literal_parts) + "$")
-
-
-def template_params(template: str) -> list[str]:
-    return re.findall(r"\{([^/}]+)\}", template)
-
-
-class GitLabAPI:
+class GitLabAPI(RestStandIn):
     """The stand-in's state and behaviour; the HTTP server around it starts in `__init__`."""
 
+    METHODS = frozenset({"GET", "POST", "PUT", "DELETE"})
+    NOT_FOUND = {"error": "404 Not Found"}
+    JSON_TYPE = "application/json"
+    TEXT_BODIES = (bytes,)  # a fault's bytes: Rack::Attack's 429 is plain text ("Retry later")
+
     def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.requests: list[Recorded] = []
+        super().__init__(ROUTES, API_PREFIX, prefix_required=True)
         self.users: dict[int, str] = {}
         self.tokens: dict[str, int] = {}  # token -> user id it acts as
         self.projects: dict[int, Project] = {}
         self.notes: dict[int, Note] = {}
         self.merge_requests: list[MergeRequest] = []
-        self._faults: dict[str, Fault] = {}
         self._ids = iter(range(100_001, 10**9))  # clear of ids from recorded payloads
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
 
     # --- set-up and inspection from tests
     @property
     def url(self) -> str:
         """The instance URL (`settings.gitlab_url`); the API is below `/api/v4`."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        return self.origin
 
     def add_user(self, username: str, user_id: int | None = None) -> int:
         """A GitLab user; returns its numeric id (the same one for the same name)."""
@@ -227,25 +187,11 @@ class GitLabAPI:
         self.notes[note.id] = note
         return note
 
-    def fail(
-        self,
-        route: str,
-        status: int,
-        *,
-        times: int = 1,
-        headers: dict[str, str] | None = None,
-        body: Any = None,
-    ) -> None:
-        """Answer the next `times` calls to `route` ("METHOD /template") with `status`; a
-        `body` of bytes is sent as plain text, anything else as JSON."""
-        if route not in ROUTES:
-            raise KeyError(f"no such route: {route}")
-        default = message(status, "Internal Server Error" if status >= 500 else "Failed")
-        self._faults[route] = Fault(status, times, headers or {}, default if body is None else body)
+    def fault_body(self, status: int) -> Any:
+        return message(status, "Internal Server Error" if status >= 500 else "Failed")
 
-    def calls(self, route: str) -> list[Recorded]:
-        with self.lock:
-            return [r for r in self.requests if r.route == route]
+    def reply_headers(self) -> dict[str, str]:
+        return {"X-Request-Id": secrets.token_hex(13).upper()}
 
     def new_id(self) -> int:
         return next(self._ids)
@@ -272,40 +218,13 @@ class GitLabAPI:
             "web_url": f"{self.url}/{username}",
         }
 
-    # --- request handling (called by the server thread)
-    def handle(
-        self, method: str, raw_path: str, headers: dict[str, str], raw: bytes
-    ) -> tuple[int, Any, dict[str, str]]:
-        """Record the request and answer it: status, JSON body and extra headers."""
-        url = urlsplit(raw_path)
-        path = url.path.removeprefix(API_PREFIX)
-        query = parse_qs(url.query)
-        body = json.loads(raw) if raw else None
-        with self.lock:
-            route, params = _match_route(method, path) if url.path != path else (None, {})
-            status, answer, extra = self._dispatch(route, params, method, query, headers, body)
-            self.requests.append(Recorded(method, path, query, headers, body, status, route))
-            return status, answer, extra
-
-    def _dispatch(
-        self,
-        route: str | None,
-        params: dict[str, str],
-        method: str,
-        query: dict[str, list[str]],
-        headers: dict[str, str],
-        body: Any,
-    ) -> tuple[int, Any, dict[str, str]]:
-        if route is None:
-            return 404, {"error": "404 Not Found"}, {}
-        fault = self._faults.get(route)
-        if fault is not None and fault.remaining > 0:
-            fault.remaining -= 1
-            return fault.status, fault.body, fault.headers
-        user = self._authenticate(headers)
+    def serve(self, call: Routed) -> Reply:
+        """Every route needs a known token; a list answer carries its pagination headers."""
+        user = self._authenticate(call.headers)
         if user is None:
             return 401, message(401, "Unauthorized"), {}
-        status, answer = ROUTES[route](self, Request(method, route, params, query, body, user))
+        request = Request(call.method, call.route, call.params, call.query, call.body, user)
+        status, answer = ROUTES[call.route](self, request)
         if isinstance(answer, Paged):
             return status, answer.items, answer.headers
         return status, answer, {}
@@ -683,56 +602,3 @@ for _kind in KINDS:
         f"POST {_base}/discussions/{{discussion_id}}/notes": create_discussion_note,
         f"PUT {_base}/discussions/{{discussion_id}}/notes/{{note_id}}": update_note,
     }
-_COMPILED = [(key.split(" ", 1)[0], template_regex(key.split(" ", 1)[1]), key) for key in ROUTES]
-
-
-def _match_route(method: str, path: str) -> tuple[str | None, dict[str, str]]:
-    for route_method, regex, key in _COMPILED:
-        found = regex.match(path)
-        if route_method == method and found:
-            return key, dict(zip(template_params(key), found.groups(), strict=True))
-    return None, {}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def do_POST(self) -> None:
-        self._answer()
-
-    def do_PUT(self) -> None:
-        self._answer()
-
-    def do_DELETE(self) -> None:
-        self._answer()
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Quiet: tests read `api.requests`."""
-
-    def _answer(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        status, answer, extra = self.server.api.handle(self.command, self.path, headers, raw)
-        # Bytes go out as they are: Rack::Attack's 429 is plain text ("Retry later").
-        raw_answer = isinstance(answer, bytes)
-        data = answer if raw_answer else b"" if answer is None else json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "text/plain" if raw_answer else "application/json")
-        self.send_header("X-Request-Id", secrets.token_hex(13).upper())
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, api: GitLabAPI) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.api = api

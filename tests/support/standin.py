@@ -282,7 +282,8 @@ class RestStandIn(StandIn[Recorded]):
         headers: dict[str, str] | None = None,
         body: Any = None,
     ) -> None:
-        """Answer the next `times` calls to `route` ("METHOD /template") with `status`."""
+        """Answer the next `times` calls to `route` ("METHOD /template") with `status` and
+        `body` (JSON, or text where TEXT_BODIES says); by default the provider's error document."""
         if route not in self.routes:
             raise KeyError(f"no such route: {route}")
         body = self.fault_body(status) if body is None else body
