@@ -19,42 +19,17 @@ from __future__ import annotations
 import base64
 import binascii
 import itertools
-import json
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
 
-from tests.support.standin import template_params, template_regex
+from tests.support.standin import Reply, RestStandIn, Routed
 
 API = "/rest/api/2"
 NOT_AUTHENTICATED = "You are not authenticated. Authentication required to perform this operation."
 NO_ISSUE = "Issue does not exist or you do not have permission to see it."
 Deployment = Literal["Cloud", "Server"]
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One request as the stand-in received it; `path` is without the site's context path."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: Any
-    status: int
-    route: str | None
-
-
-@dataclass
-class Fault:
-    status: int
-    remaining: int
-    headers: dict[str, str]
-    body: Any
 
 
 @dataclass(frozen=True)
@@ -106,38 +81,36 @@ def _timestamp(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}+0000"
 
 
-class JiraAPI:
+class JiraAPI(RestStandIn):
     """The stand-in's state and behaviour; the HTTP server around it starts in `__init__`."""
 
+    METHODS = frozenset({"GET", "POST", "PUT", "DELETE"})
+    NOT_FOUND = error_body("null for uri")
+    JSON_TYPE = "application/json;charset=UTF-8"
+    TEXT_TYPE = "text/html"
+    TEXT_BODIES = (str,)  # a fault's page from a proxy in front of Jira
+
     def __init__(self, *, deployment: Deployment = "Cloud", context_path: str = "") -> None:
+        super().__init__(ROUTES, context_path.rstrip("/"))
         self.deployment = deployment
-        self.context_path = context_path.rstrip("/")
-        self.lock = threading.RLock()
-        self.requests: list[Recorded] = []
         self.users: list[User] = []
         self.basic: dict[tuple[str, str], User] = {}
         self.bearer: dict[str, User] = {}
         self.issues: dict[int, Issue] = {}
-        self._faults: dict[str, Fault] = {}
         self._ids = itertools.count(10_000)
+        self._request_ids = itertools.count(540)
         self._clock = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
 
     # --- set-up and inspection from tests
     @property
     def site(self) -> str:
         """The site's base URL, as a user would configure it (with any context path)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}{self.context_path}"
+        return f"{self.origin}{self.prefix}"
 
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+    @property
+    def context_path(self) -> str:
+        """The path a Data Center site is served below (`/jira`), or ""."""
+        return self.prefix
 
     def add_user(
         self, display_name: str, *, name: str | None = None, account_type: str = "atlassian"
@@ -183,71 +156,34 @@ class JiraAPI:
         issue.comments.append(comment)
         return comment
 
-    def fail(
-        self,
-        route: str,
-        status: int,
-        *,
-        times: int = 1,
-        headers: dict[str, str] | None = None,
-        body: Any = None,
-    ) -> None:
-        """Answer the next `times` calls to `route` ("METHOD /template") with `status`; a `body`
-        that is a string is sent as it is (a proxy's page), anything else as JSON."""
-        if route not in ROUTES:
-            raise KeyError(f"no such route: {route}")
-        default = error_body("Internal server error" if status >= 500 else "Request failed")
-        self._faults[route] = Fault(status, times, headers or {}, default if body is None else body)
+    def fault_body(self, status: int) -> Any:
+        return error_body("Internal server error" if status >= 500 else "Request failed")
 
-    def calls(self, route: str) -> list[Recorded]:
-        with self.lock:
-            return [r for r in self.requests if r.route == route]
+    def reply_headers(self) -> dict[str, str]:
+        return {"X-AREQUESTID": f"{next(self._request_ids)}x1"}
 
-    # --- request handling (called by the server thread)
-    def handle(
-        self, method: str, raw_path: str, headers: dict[str, str], raw: bytes
-    ) -> tuple[int, Any, dict[str, str]]:
-        """Record the request and answer it: status, JSON body and extra headers."""
-        url = urlsplit(raw_path)
-        path = url.path.removeprefix(self.context_path)
-        query = parse_qs(url.query)
+    def parse_body(self, raw: bytes) -> Any:
+        """A body that is not JSON is recorded as text (and answered with a 400)."""
         try:
-            body = json.loads(raw) if raw else None
+            return super().parse_body(raw)
         except ValueError:
-            body = raw.decode(errors="replace")
-        with self.lock:
-            route, params = _match_route(method, path)
-            status, answer, extra = self._dispatch(route, params, method, query, headers, body)
-            self.requests.append(Recorded(method, path, query, headers, body, status, route))
-            return status, answer, extra
+            return raw.decode(errors="replace")
 
-    def _dispatch(
-        self,
-        route: str | None,
-        params: dict[str, str],
-        method: str,
-        query: dict[str, list[str]],
-        headers: dict[str, str],
-        body: Any,
-    ) -> tuple[int, Any, dict[str, str]]:
-        if route is None:
-            return 404, error_body("null for uri"), {}
-        fault = self._faults.get(route)
-        if fault is not None and fault.remaining > 0:
-            fault.remaining -= 1
-            return fault.status, fault.body, fault.headers
-        user = self._authenticate(headers.get("authorization", ""))
-        if user is None and route not in ANONYMOUS:
+    def serve(self, call: Routed) -> Reply:
+        user = self._authenticate(call.headers.get("authorization", ""))
+        if user is None and call.route not in ANONYMOUS:
             return (
                 401,
                 error_body(NOT_AUTHENTICATED),
                 {"X-Seraph-LoginReason": "AUTHENTICATED_FAILED"},
             )
-        if method in ("POST", "PUT") and "application/json" not in headers.get("content-type", ""):
+        writes = call.method in ("POST", "PUT")
+        if writes and "application/json" not in call.headers.get("content-type", ""):
             return 415, error_body("Unsupported Media Type"), {}
-        if method in ("POST", "PUT") and not isinstance(body, dict):
+        if writes and not isinstance(call.body, dict):
             return 400, error_body("Unexpected character in the request body"), {}
-        return (*ROUTES[route](self, Request(params, query, body, user)), {})
+        request = Request(call.params, call.query, call.body, user)
+        return (*ROUTES[call.route](self, request), {})
 
     def _authenticate(self, authorization: str) -> User | None:
         scheme, _, credentials = authorization.partition(" ")
@@ -442,57 +378,3 @@ ROUTES: dict[str, Handler] = {
     f"PUT {API}/issue/{{issueIdOrKey}}/comment/{{id}}": update_comment,
 }
 ANONYMOUS = frozenset({f"GET {API}/serverInfo"})
-_COMPILED = [(key.split(" ", 1)[0], template_regex(key.split(" ", 1)[1]), key) for key in ROUTES]
-
-
-def _match_route(method: str, path: str) -> tuple[str | None, dict[str, str]]:
-    for route_method, regex, key in _COMPILED:
-        found = regex.match(path)
-        if route_method == method and found:
-            return key, dict(zip(template_params(key), found.groups(), strict=True))
-    return None, {}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def do_POST(self) -> None:
-        self._answer()
-
-    def do_PUT(self) -> None:
-        self._answer()
-
-    def do_DELETE(self) -> None:
-        self._answer()
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Quiet: tests read `api.requests`."""
-
-    def _answer(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        status, answer, extra = self.server.api.handle(self.command, self.path, headers, raw)
-        raw_text = isinstance(answer, str)  # a fault's page from a proxy in front of Jira
-        data = answer.encode() if raw_text else json.dumps(answer).encode()
-        self.send_response(status)
-        content_type = "text/html" if raw_text else "application/json;charset=UTF-8"
-        self.send_header("Content-Type", content_type)
-        self.send_header("X-AREQUESTID", f"{next(self.server.request_ids)}x1")
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, api: JiraAPI) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.api = api
-        self.request_ids = itertools.count(540)
