@@ -1,13 +1,15 @@
 """The worker's runner for requests from every provider.
 
-1. Commands (`@bot stop`, `@bot status`) are answered at once.
-2. Plan: the forge and repository (the trigger's own, `repo=`, or a configured route), and
-   the branch (a new `resolver/…` branch, or the branch of the bot's open pull request).
+1. Commands (`@bot stop`, `@bot status`, `@bot run <schedule>`) are answered at once
+   (command_jobs.py).
+2. Plan: the forge and repository (the trigger's own, `repo=`, or a configured route:
+   repo_access.py), and the branch (a new `resolver/…` branch, or the branch of the bot's open
+   pull request).
 3. Permission: the requester must be able to push to the repository; else a polite refusal.
 4. Acknowledge: 👀 and the status message, sent by callbacks.
 5. Clone on the host with the forge's token, run setup and the agent in the sandbox, commit
-   as the bot and push. The pull request and the final status are sent by callbacks when the
-   worker records the job (tasks.py → replies.record_finish).
+   as the bot and push (pushing.py). The pull request and the final status are sent by
+   callbacks when the worker records the job (tasks.py → replies.record_finish).
 """
 
 from __future__ import annotations
@@ -15,26 +17,21 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
-from sqlalchemy.orm import Session
-
-from resolver import jobs, providers, replies, status
+from resolver import jobs, providers, replies
 from resolver.agent import repo as git_repo
 from resolver.agent.session import SessionRequest, run_result, run_session
 from resolver.agent.task import Comment, TriggerContext
 from resolver.branches import BRANCH_PREFIX, build_branch_name
 from resolver.callback_errors import CallbackError
-from resolver.commands import Command, parse_command, schedule_to_run
+from resolver.command_jobs import names_a_schedule, run_command
+from resolver.commands import parse_command
 from resolver.db import session_scope
 from resolver.logs import log
-from resolver.models import Job
 from resolver.pipeline_values import Earlier, Plan, Snapshot, Stop, text_of
 from resolver.pushing import branch_lock, co_author, push
 from resolver.repo_access import check_permission, repo_info, repository_of
 from resolver.repo_routes import FORGES
 from resolver.runners import JobContext, RunResult, register
-from resolver.schedules.queue import answer_run_request
-from resolver.schedules.spec import ScheduleError
-from resolver.schedules.store import ScheduleNotFoundError, find_schedule
 from resolver.states import JobState, Outcome
 from sandbox import RepoSetupError, SandboxError
 
@@ -46,10 +43,10 @@ HISTORY_NOTE: Final = "(an earlier request in this conversation)"
 def run_request(ctx: JobContext) -> RunResult:
     snapshot = _load(ctx.job_id)
     command = parse_command(snapshot.task)
-    if command == "run" and not _names_a_schedule(snapshot):
+    if command == "run" and not names_a_schedule(snapshot):
         command = None  # "@bot run tests" asks for work when no schedule has that name
     if command is not None:
-        return _run_command(snapshot, command)
+        return run_command(snapshot, command)
     try:
         forge_name, full_name = repository_of(snapshot)
         forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
@@ -116,97 +113,6 @@ def _load(job_id: int) -> Snapshot:
             branch=job.branch,
             earlier=earlier,
         )
-
-
-# --- commands
-
-
-def _run_command(snapshot: Snapshot, command: Command) -> RunResult:
-    if command == "run":
-        return _run_schedule(snapshot)
-    with session_scope() as session:
-        target = _command_target(session, snapshot)
-        me = jobs.get_job(session, snapshot.id)
-        callbacks: list[int] = []
-        if target is None:
-            text = "There is no job of mine in this conversation."
-        elif command == "status":
-            text = f"Job {target.id}:\n\n" + status.render(replies.view_of(session, target))
-        elif target.state not in (JobState.QUEUED, JobState.RUNNING):
-            text = f"Job {target.id} has already ended ({target.state})."
-        elif (refusal := _stop_refusal(snapshot, target.id, target.requester_id)) is not None:
-            text = refusal
-        else:
-            jobs.request_cancel(session, target)
-            text = f"Stopping job {target.id}. Its status message will say when it has stopped."
-            if target.state == JobState.CANCELLED:  # it was still queued: over now
-                callbacks += replies.record_status(session, target)
-        callbacks += replies.record_reply(session, me, text)
-    replies.publish_all(callbacks)
-    return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
-
-
-def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
-    """The job a command is about: the conversation's active job, else its latest one."""
-    conversation_key = str(snapshot.trigger.get("conversation_key") or "")
-    target = jobs.active_in_conversation(session, conversation_key, exclude=snapshot.id)
-    if target is None:
-        target = jobs.previous_in_conversation(session, jobs.get_job(session, snapshot.id))
-    return target
-
-
-def _stop_refusal(snapshot: Snapshot, job_id: int, owner_id: int | None) -> str | None:
-    """Why the sender may not stop the job; None for whoever asked for it, and for anyone who
-    may push to its repository."""
-    if owner_id is not None and owner_id == snapshot.requester_id:
-        return None
-    try:
-        forge_name, full_name = repository_of(snapshot)
-        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
-        check_permission(snapshot, forge, forge_name, full_name)
-    except Stop:
-        return (
-            f"Sorry, only the person who asked for job {job_id}, or someone who can push to "
-            "its repository, may stop it."
-        )
-    except CallbackError as error:
-        return f"I could not reach the forge to check who may stop job {job_id}: {error}"
-    return None
-
-
-def _names_a_schedule(snapshot: Snapshot) -> bool:
-    name = schedule_to_run(snapshot.task)
-    try:
-        forge_name, full_name = repository_of(snapshot)
-    except Stop:
-        return False
-    with session_scope() as session:
-        try:
-            find_schedule(session, name or "", f"{forge_name}:{full_name}")
-        except ScheduleNotFoundError:
-            return False
-        except ScheduleError:
-            return True  # it names one; the reply says what is wrong with it
-    return True
-
-
-def _run_schedule(snapshot: Snapshot) -> RunResult:
-    """`@bot run <schedule>`: a run of one of the repository's schedules now, for people who
-    may push to the repository (the usual permission check)."""
-    name = schedule_to_run(snapshot.task) or ""
-    try:
-        forge_name, full_name = repository_of(snapshot)
-        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
-        check_permission(snapshot, forge, forge_name, full_name)
-        text = answer_run_request(f"{forge_name}:{full_name}", name, snapshot.requester)
-    except Stop as stop:
-        text = str(stop)
-    except CallbackError as error:
-        text = f"I could not reach the forge to check who may run schedules: {error}"
-    with session_scope() as session:
-        callbacks = replies.record_reply(session, jobs.get_job(session, snapshot.id), text)
-    replies.publish_all(callbacks)
-    return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": "run"})
 
 
 # --- planning

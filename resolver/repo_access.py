@@ -33,6 +33,8 @@ def route_scope(source: str, trigger: Mapping[str, Any]) -> str | None:
 
 
 def repository_of(snapshot: Snapshot) -> tuple[str, str]:
+    """The forge and the repository's full name; Stop when the request names none and no
+    route is configured."""
     if snapshot.source in FORGES:
         return snapshot.source, str(snapshot.trigger.get("repo") or snapshot.repo)
     options = snapshot.trigger.get("options")
@@ -63,6 +65,8 @@ def _routed_repo(snapshot: Snapshot) -> str | None:
 def repo_info(
     snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
 ) -> providers.RepoInfo:
+    """The repository's clone URL and default branch: from the forge's own payload when it
+    has them, else asked of the forge."""
     trigger = snapshot.trigger
     if snapshot.source == forge_name and trigger.get("clone_url") and trigger.get("default_branch"):
         # The forge's own answer, from the payload: no extra call.
