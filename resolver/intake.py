@@ -29,6 +29,7 @@ from resolver.intake_sql import (
     LATEST_JOBS,
     LINK_DELIVERIES,
     USERS_BY_SENDER,
+    lock_conversations,
     now,
     run,
     to_json,
@@ -104,6 +105,7 @@ class _NewJob:
 
 def record(conn: Connection, batch: Sequence[Pending]) -> list[Accepted]:
     """Write a batch of triggers in the connection's transaction; what became of each."""
+    lock_conversations(conn, {pending.conversation_key for pending in batch})
     answers: dict[int, Accepted] = {}
     for positions in _rounds(batch):
         recorded = _record_round(conn, [batch[n] for n in positions])

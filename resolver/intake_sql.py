@@ -10,8 +10,9 @@ statements with few of them. tests/integrations/test_intake_rows.py holds these 
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -100,6 +101,11 @@ JOBS_AHEAD: Final = Statement(
     (("id", "int"),),
 )
 """Per job: the active jobs ahead of it with the same requester, and with the same repository."""
+# PostgreSQL only; the keys come sorted, and a scan of an array takes them in its order.
+LOCK_CONVERSATIONS: Final = Statement(
+    "SELECT pg_advisory_xact_lock(conversation.lock_key) FROM ({rows}) AS conversation (lock_key)",
+    (("lock_key", "int8"),),
+)
 
 # A row that a conflict skipped returns nothing.
 CLAIM_DELIVERIES: Final = _insert(
@@ -174,6 +180,27 @@ def run(conn: Connection, statement: Statement, rows: Sequence[Values]) -> list[
 _MOST_ROWS: Final = 1000
 
 
+def lock_conversations(conn: Connection, conversation_keys: Iterable[str]) -> None:
+    """Before the batch reads anything, wait for every other writer of its conversations, so that
+    it sees the jobs they commit (a follow-up finds the job it follows, across server processes).
+    SQLite takes its write lock now rather than at the first insert; PostgreSQL takes an
+    advisory lock per conversation until the transaction ends, in one order for every writer."""
+    if conn.dialect.name == "sqlite":
+        driver = conn.connection.dbapi_connection
+        if driver is not None and not driver.in_transaction:
+            _execute(conn, "BEGIN IMMEDIATE", ())
+        return
+    keys = sorted({_lock_key(key) for key in conversation_keys})
+    if keys:
+        run(conn, LOCK_CONVERSATIONS, [(key,) for key in keys])
+
+
+def _lock_key(conversation_key: str) -> int:
+    """A conversation's advisory lock: 64 bits of a stable hash (Python's own is salted)."""
+    digest = hashlib.blake2b(conversation_key.encode(), digest_size=8, person=b"resolver").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
 def _run(conn: Connection, statement: Statement, rows: Sequence[Values]) -> Sequence[Values]:
     if conn.dialect.name == "sqlite":
         sql = _on_sqlite(statement, len(rows))
@@ -181,6 +208,10 @@ def _run(conn: Connection, statement: Statement, rows: Sequence[Values]) -> Sequ
     else:  # psycopg (3), the only PostgreSQL driver installed
         sql = _on_postgresql(statement)
         values = tuple(list(column) for column in zip(*rows, strict=True))
+    return _execute(conn, sql, values)
+
+
+def _execute(conn: Connection, sql: str, values: Values) -> Sequence[Values]:
     cursor = conn.connection.cursor()
     try:
         cursor.execute(sql, values)

@@ -141,3 +141,17 @@ class Store:
 @pytest.fixture
 def store(webhook_env: dict[str, str]) -> Store:
     return Store()
+
+
+@pytest.fixture
+def intake_store(
+    backend: str, resolver_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Store]:
+    """The webhook settings over the migrated database of `backend` (SQLite or PostgreSQL), for
+    tests that drive the intake directly, without the HTTP app."""
+    for key, value in webhook_vars(resolver_env.tmp / "unused.db").items():
+        if key not in ("RESOLVER_DATABASE_URL", "RESOLVER_REDIS_URL"):
+            monkeypatch.setenv(key, value)
+    reset_caches()
+    yield Store()
+    reset_caches()

@@ -6,7 +6,6 @@ does not retry each trigger alone), and the pool replaces a lost connection.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 
 import pytest
 from sqlalchemy.exc import OperationalError
@@ -14,22 +13,14 @@ from sqlalchemy.exc import OperationalError
 from resolver.db import get_engine, make_engine
 from resolver.intake import record
 from tests.conftest import ResolverEnv
-from tests.integrations.conftest import Store, reset_caches, webhook_vars
+from tests.integrations.conftest import Store
 from tests.integrations.test_intake_rows import CODERTOCAT, mention
 
 
 @pytest.fixture
-def store(
-    backend: str, resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Store]:
-    for key, value in webhook_vars(resolver_env.tmp / "unused.db").items():
-        if key not in ("RESOLVER_DATABASE_URL", "RESOLVER_REDIS_URL"):
-            monkeypatch.setenv(key, value)
-    reset_caches()
-    store = Store()
-    store.link("github", CODERTOCAT, f"user{CODERTOCAT}")
-    yield store
-    reset_caches()
+def store(intake_store: Store) -> Store:
+    intake_store.link("github", CODERTOCAT, f"user{CODERTOCAT}")
+    return intake_store
 
 
 @pytest.mark.parametrize("backend", ["sqlite"], indirect=True)

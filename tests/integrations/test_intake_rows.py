@@ -10,7 +10,6 @@ by nature (ids, random message ids, unique keys, the time of writing) is compare
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -24,8 +23,7 @@ from resolver.intake_sql import LATEST_JOBS, run
 from resolver.jobs import NewJob, create_job
 from resolver.models import Base, Callback, Delivery, Job, Notice
 from resolver.notices import NewNotice, record_notice
-from tests.conftest import ResolverEnv
-from tests.integrations.conftest import Store, reset_caches, webhook_vars
+from tests.integrations.conftest import Store, reset_caches
 from tests.integrations.deliveries import BY_NAME, github, load
 
 CODERTOCAT = "21031067"
@@ -39,17 +37,11 @@ BY_NATURE = {
 
 
 @pytest.fixture
-def store(
-    backend: str, resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Store]:
-    """The webhook settings over a migrated database; a user cap of 1, so a second job queues."""
-    for key, value in webhook_vars(resolver_env.tmp / "unused.db").items():
-        if key not in ("RESOLVER_DATABASE_URL", "RESOLVER_REDIS_URL"):
-            monkeypatch.setenv(key, value)
+def store(intake_store: Store, monkeypatch: pytest.MonkeyPatch) -> Store:
+    """A user cap of 1, so a second job queues."""
     monkeypatch.setenv("RESOLVER_MAX_JOBS_PER_USER", "1")
     reset_caches()
-    yield Store()
-    reset_caches()
+    return intake_store
 
 
 def mention(number: int, sender: str = CODERTOCAT) -> Pending:
