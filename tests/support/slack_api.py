@@ -20,13 +20,13 @@ from __future__ import annotations
 import base64
 import json
 import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.support.standin import Fault, StandIn
 
 TEAM_ID = "T0TEAM"
 TEXT_LIMIT = 40_000
@@ -77,15 +77,6 @@ class Channel:
     messages: dict[str, Message] = field(default_factory=dict)
 
 
-@dataclass
-class Fault:
-    status: int
-    error: str
-    remaining: int
-    headers: dict[str, str]
-    body: str | None
-
-
 @dataclass(frozen=True)
 class Call:
     params: dict[str, Any]
@@ -104,38 +95,28 @@ def error(code: str) -> Answer:
     return 200, {"ok": False, "error": code}
 
 
-class SlackAPI:
+class SlackAPI(StandIn[Recorded]):
     """The stand-in's state and behaviour; the HTTP server around it starts in `__init__`.
 
     `parent_on_every_page` repeats a thread's parent message at the top of each page of
     `conversations.replies`, as Slack has been seen to do; clients must not count it twice.
     """
 
+    TEXT_TYPE = "text/html; charset=utf-8"
+    TEXT_BODIES = (str,)  # a fault's page from a proxy in front of Slack
+
     def __init__(self, *, parent_on_every_page: bool = True) -> None:
+        super().__init__()
         self.parent_on_every_page = parent_on_every_page
-        self.lock = threading.RLock()
-        self.requests: list[Recorded] = []
         self.tokens: dict[str, Identity] = {}
         self.channels: dict[str, Channel] = {}
-        self._faults: dict[str, Fault] = {}
         self._drops: dict[str, int] = {}
         self._last_ts = 0
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
 
     # --- set-up and inspection from tests
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/api/"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        return f"{self.origin}/api/"
 
     def add_bot(
         self,
@@ -188,7 +169,8 @@ class SlackAPI:
         else:
             default = "internal_error" if fault >= 500 else "invalid_request"
             status, code = fault, _HTTP_ERRORS.get(fault, default)
-        self._faults[method] = Fault(status, code, times, headers or {}, body)
+        answer = {"ok": False, "error": code} if body is None else body
+        self._faults.queue(method, Fault(status, times, headers or {}, answer))
 
     def drop(self, method: str, *, times: int = 1) -> None:
         """Close the connection of the next `times` calls to `method` without answering."""
@@ -240,11 +222,9 @@ class SlackAPI:
         handler = METHODS.get(method)
         if handler is None:
             return 404, {"ok": False, "error": "unknown_method", "req_method": method}, {}
-        fault = self._faults.get(method)
-        if fault is not None and fault.remaining > 0:
-            fault.remaining -= 1
-            answer = fault.body if fault.body is not None else {"ok": False, "error": fault.error}
-            return fault.status, answer, fault.headers
+        fault = self._faults.take(method)
+        if fault is not None:
+            return fault.status, fault.body, fault.headers
         token = _token(headers, content_type, params)
         if token is None:
             return (*error("not_authed"), {})
@@ -438,44 +418,3 @@ METHODS: dict[str, Method] = {
     "reactions.add": add_reaction,
     "conversations.replies": replies,
 }
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def do_POST(self) -> None:
-        self._answer()
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Quiet: tests read `api.requests`."""
-
-    def _answer(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        outcome = self.server.api.handle(self.command, self.path, headers, raw)
-        if outcome is None:
-            self.close_connection = True
-            return
-        status, answer, extra = outcome
-        is_json = isinstance(answer, dict)
-        data = (json.dumps(answer) if is_json else str(answer)).encode()
-        self.send_response(status)
-        kind = "application/json; charset=utf-8" if is_json else "text/html; charset=utf-8"
-        self.send_header("Content-Type", kind)
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, api: SlackAPI) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.api = api
