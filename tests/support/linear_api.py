@@ -20,14 +20,14 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.standin import Fault, StandIn
 
 WORKSPACE = "acme"
 NO_ARGUMENTS: frozenset[str] = frozenset()
@@ -374,14 +374,6 @@ class Recorded:
         return dict((self.body or {}).get("variables") or {})
 
 
-@dataclass
-class Fault:
-    status: int
-    remaining: int
-    headers: dict[str, str]
-    body: Any
-
-
 def reset_headers(seconds: float, *, remaining: int = 0) -> dict[str, str]:
     """Linear's request-budget headers; the reset is a UTC epoch in milliseconds."""
     reset = int((time.time() + seconds) * 1000)
@@ -392,35 +384,22 @@ def reset_headers(seconds: float, *, remaining: int = 0) -> dict[str, str]:
     }
 
 
-class LinearAPI:
+class LinearAPI(StandIn[Recorded]):
     """The stand-in's state and behaviour; the HTTP server around it starts in `__init__`."""
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.requests: list[Recorded] = []
+        super().__init__()
         self.api_keys: dict[str, Actor] = {}
         self.oauth_tokens: dict[str, Actor] = {}
         self.issues: dict[str, LinearIssue] = {}
         self.comments: dict[str, LinearComment] = {}
-        self._faults: dict[str, Fault] = {}
         self._clock = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
         self._sync_ids = itertools.count(1000)
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
 
     # --- set-up and inspection from tests
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/graphql"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        return f"{self.origin}/graphql"
 
     def add_user(self, name: str, *, display_name: str | None = None) -> Actor:
         return Actor(str(uuid.uuid4()), name, display_name or name.split()[0].lower())
@@ -477,7 +456,7 @@ class LinearAPI:
             )
         if headers is None:
             headers = reset_headers(30) if status == 429 else {}
-        self._faults[root_field] = Fault(status, times, headers, body)
+        self._faults.queue(root_field, Fault(status, times, headers, body))
 
     def calls(self, root_field: str) -> list[Recorded]:
         with self.lock:
@@ -521,9 +500,8 @@ class LinearAPI:
 
     def _fault(self, operation: Operation) -> Fault | None:
         for selected in operation.selections:
-            fault = self._faults.get(selected.name)
-            if fault is not None and fault.remaining > 0:
-                fault.remaining -= 1
+            fault = self._faults.take(selected.name)
+            if fault is not None:
                 return fault
         return None
 
@@ -687,38 +665,3 @@ RESOLVERS: dict[str, Callable[[LinearAPI, Actor, dict[str, Any]], Any]] = {
     "commentUpdate": comment_update,
     "reactionCreate": reaction_create,
 }
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def do_POST(self) -> None:
-        self._answer()
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Quiet: tests read `api.requests`."""
-
-    def _answer(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        status, answer, extra = self.server.api.handle(self.command, self.path, headers, raw)
-        data = json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, api: LinearAPI) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.api = api
