@@ -76,6 +76,26 @@ class Settings(BaseSettings):
         default=30.0, ge=0, description="How long a queued job may lack its message before repair."
     )
 
+    # --- schedules (Renovate's prHourlyLimit and prConcurrentLimit, applied to runs)
+    schedule_runs_per_hour: int = Field(
+        default=60, ge=1, description="Scheduled runs the whole service starts per hour."
+    )
+    schedule_concurrent_runs: int = Field(
+        default=4, ge=1, description="Scheduled runs the whole service runs at once."
+    )
+    schedule_open_prs: int = Field(
+        default=50, ge=1, description="Open pull requests from schedules, service-wide."
+    )
+    schedule_repo_runs_per_hour: int = Field(
+        default=4, ge=1, description="Scheduled runs per repository per hour, unless set for it."
+    )
+    schedule_repo_concurrent_runs: int = Field(
+        default=1, ge=1, description="Scheduled runs at once per repository, unless set for it."
+    )
+    schedule_repo_open_prs: int = Field(
+        default=5, ge=1, description="Open schedule pull requests per repository, unless set."
+    )
+
     # --- provider endpoints (GitHub Enterprise, self-managed GitLab, Jira DC, test servers)
     github_api_url: str = Field(default="https://api.github.com", description="GitHub REST API.")
     gitlab_url: str = Field(default="https://gitlab.com", description="GitLab instance URL.")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
 
+from resolver.config import Settings
 from resolver.schedules.spec import LIMIT_KEYS
 
 
@@ -20,9 +20,22 @@ class Limits:
     open_prs: int
 
 
-# Until there are settings for them, the service's limits are these constants.
-REPO_DEFAULTS: Final = Limits(runs_per_hour=4, concurrent_runs=1, open_prs=5)
-SERVICE: Final = Limits(runs_per_hour=60, concurrent_runs=4, open_prs=50)
+def service_limits(settings: Settings) -> Limits:
+    """The whole service's limits (`RESOLVER_SCHEDULE_*`)."""
+    return Limits(
+        runs_per_hour=settings.schedule_runs_per_hour,
+        concurrent_runs=settings.schedule_concurrent_runs,
+        open_prs=settings.schedule_open_prs,
+    )
+
+
+def repo_defaults(settings: Settings) -> Limits:
+    """A repository's limits where its operator set none (`RESOLVER_SCHEDULE_REPO_*`)."""
+    return Limits(
+        runs_per_hour=settings.schedule_repo_runs_per_hour,
+        concurrent_runs=settings.schedule_repo_concurrent_runs,
+        open_prs=settings.schedule_repo_open_prs,
+    )
 
 
 @dataclass(frozen=True)
@@ -35,9 +48,11 @@ class Usage:
     open_prs: int
 
 
-def repo_limits(operator: Mapping[str, int | None], from_file: Mapping[str, int]) -> Limits:
-    """The operator's limits for a repository (defaults where unset), tightened by its file."""
-    values = {key: operator.get(key) or getattr(REPO_DEFAULTS, key) for key in LIMIT_KEYS}
+def repo_limits(
+    operator: Mapping[str, int | None], from_file: Mapping[str, int], defaults: Limits
+) -> Limits:
+    """The operator's limits for a repository (`defaults` where unset), tightened by its file."""
+    values = {key: operator.get(key) or getattr(defaults, key) for key in LIMIT_KEYS}
     for key, value in from_file.items():
         if key in values:
             values[key] = min(int(values[key]), value)

@@ -163,9 +163,11 @@ def _held_by(
 ) -> str | None:
     repo = schedule.repository
     may_open = not schedule.dry_run and schedule.pull_state != OPEN
-    mine = limits.repo_limits(_operator_limits(repo), repo.file_limits or {})
+    settings = get_settings()
+    defaults = limits.repo_defaults(settings)
+    mine = limits.repo_limits(_operator_limits(repo), repo.file_limits or {}, defaults)
     return limits.blocking(mine, repo_usage, "the repository's", may_open) or limits.blocking(
-        limits.SERVICE, service_usage, "the service's", may_open
+        limits.service_limits(settings), service_usage, "the service's", may_open
     )
 
 

@@ -148,9 +148,10 @@ def test_the_open_pull_request_limit_holds_new_proposals_but_not_updates(
 def test_the_services_limits_apply_across_repositories(
     resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from resolver.schedules import limits
+    from resolver.config import get_settings
 
-    monkeypatch.setattr(limits, "SERVICE", limits.Limits(10, 1, 10))
+    monkeypatch.setenv("RESOLVER_SCHEDULE_CONCURRENT_RUNS", "1")
+    get_settings.cache_clear()
     make_schedule("a", "octo/one", created_at=LONG_AGO)
     other = make_schedule("b", "octo/two", created_at=LONG_AGO)
     assert len(tick(MONDAY_0600_BERLIN + timedelta(minutes=1))) == 1

@@ -4,10 +4,18 @@ that decide whether to propose again, the run limits, and what a run does with i
 from __future__ import annotations
 
 import pytest
+from cryptography.fernet import Fernet
 
 from resolver.commands import parse_command, schedule_to_run
 from resolver.schedules.decide import DECLINED, OPEN, Action, Finding, Remembered, decide
-from resolver.schedules.limits import REPO_DEFAULTS, Limits, Usage, blocking, repo_limits
+from resolver.schedules.limits import (
+    Limits,
+    Usage,
+    blocking,
+    repo_defaults,
+    repo_limits,
+    service_limits,
+)
 from resolver.schedules.prompts import Inputs, build_instruction, parse_manifests
 from resolver.schedules.spec import (
     FIX_DEFAULT_BRANCH,
@@ -147,12 +155,20 @@ def test_limits_wait_on_the_first_that_is_full_and_say_which() -> None:
 
 
 def test_a_repository_file_may_tighten_the_operators_limits_but_never_raise_them() -> None:
-    assert repo_limits({}, {}) == REPO_DEFAULTS
-    assert repo_limits({"runs_per_hour": 10}, {"runs_per_hour": 3, "open_prs": 99}) == Limits(
-        runs_per_hour=3,
-        concurrent_runs=REPO_DEFAULTS.concurrent_runs,
-        open_prs=REPO_DEFAULTS.open_prs,
-    )
+    defaults = Limits(runs_per_hour=4, concurrent_runs=1, open_prs=5)
+    assert repo_limits({}, {}, defaults) == defaults
+    tightened = repo_limits({"runs_per_hour": 10}, {"runs_per_hour": 3, "open_prs": 99}, defaults)
+    assert tightened == Limits(runs_per_hour=3, concurrent_runs=1, open_prs=5)
+
+
+def test_the_limits_come_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from resolver.config import Settings
+
+    monkeypatch.setenv("RESOLVER_SCHEDULE_OPEN_PRS", "7")
+    monkeypatch.setenv("RESOLVER_SCHEDULE_REPO_RUNS_PER_HOUR", "2")
+    settings = Settings(_env_file=None, secret_keys=Fernet.generate_key().decode())  # type: ignore[call-arg]
+    assert service_limits(settings) == Limits(runs_per_hour=60, concurrent_runs=4, open_prs=7)
+    assert repo_defaults(settings) == Limits(runs_per_hour=2, concurrent_runs=1, open_prs=5)
 
 
 OPEN_PR = Remembered(OPEN, "resolver/schedule-lint", "abc", "inputs-1")
