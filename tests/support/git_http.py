@@ -19,11 +19,12 @@ import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BufferedIOBase
 from pathlib import Path
-from types import TracebackType
-from typing import IO, BinaryIO, Self
+from typing import IO
 from urllib.parse import urlsplit
+
+from tests.support.standin import Loopback, LoopbackHandler, LoopbackServer
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
 IDENTITY = ("-c", "user.name=Test Author", "-c", "user.email=author@example.test")
@@ -94,7 +95,7 @@ def _basic_credentials(header: str | None) -> tuple[str, str] | None:
     return (user, password) if sep else None
 
 
-def _copy_chunked(source: BinaryIO, sink: IO[bytes]) -> None:
+def _copy_chunked(source: BufferedIOBase, sink: IO[bytes]) -> None:
     """Decode an HTTP/1.1 chunked body (git uses it for pushes above http.postBuffer)."""
     while True:
         size = int(source.readline().split(b";")[0].strip(), 16)
@@ -111,7 +112,7 @@ def _copy_chunked(source: BinaryIO, sink: IO[bytes]) -> None:
         source.readline()
 
 
-def _copy_length(source: BinaryIO, sink: IO[bytes], length: int) -> None:
+def _copy_length(source: BufferedIOBase, sink: IO[bytes], length: int) -> None:
     while length > 0:
         data = source.read(min(length, COPY_CHUNK))
         if not data:
@@ -120,32 +121,19 @@ def _copy_length(source: BinaryIO, sink: IO[bytes], length: int) -> None:
         length -= len(data)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _GitServer
+class _Handler(LoopbackHandler):
+    server: LoopbackServer[GitHttpServer]
 
-    def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        self._serve()
-
-    def log_message(self, format: str, *args: object) -> None:
-        """Quiet: the test reads `server.requests` instead."""
-
-    def _serve(self) -> None:
+    def answer(self) -> None:
+        git = self.server.owner
         credentials = _basic_credentials(self.headers.get("Authorization"))
         url = urlsplit(self.path)
-        if credentials is None or not self.server.accepts(credentials[1]):
-            self._record(url.path, None, 401)
+        if credentials is None or not git.accepts(credentials[1]):
+            git.record(GitRequest(self.command, url.path, None, 401))
             self._unauthorized()
             return
         status = self._run_backend(url.path, url.query, credentials[0])
-        self._record(url.path, credentials[0], status)
-
-    def _record(self, path: str, user: str | None, status: int) -> None:
-        with self.server.lock:
-            self.server.requests.append(GitRequest(self.command, path, user, status))
+        git.record(GitRequest(self.command, url.path, credentials[0], status))
 
     def _unauthorized(self) -> None:
         body = b"Authentication required\n"
@@ -159,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _cgi_env(self, path: str, query: str, user: str) -> dict[str, str]:
         env = {
             **os.environ,
-            "GIT_PROJECT_ROOT": str(self.server.root),
+            "GIT_PROJECT_ROOT": str(self.server.owner.root),
             "GIT_HTTP_EXPORT_ALL": "1",
             "PATH_INFO": path,
             "QUERY_STRING": query,
@@ -227,18 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
         return status
 
 
-class _GitServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, root: Path, accepts: Callable[[str], bool]) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.root = root
-        self.accepts = accepts
-        self.lock = threading.Lock()
-        self.requests: list[GitRequest] = []
-
-
-class GitHttpServer:
+class GitHttpServer(Loopback):
     """A smart-HTTP git server on a random loopback port; stop it with `close()` or `with`."""
 
     def __init__(
@@ -250,21 +227,23 @@ class GitHttpServer:
         """Accept the passwords in `tokens` (a live set: add to it later), or those `accepts`."""
         self.root = root
         self.tokens = tokens if tokens is not None else set()
-        self._server = _GitServer(root, accepts or self.tokens.__contains__)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
+        self.accepts = accepts or self.tokens.__contains__
+        self._lock = threading.Lock()
+        self._requests: list[GitRequest] = []
+        super().__init__(_Handler)
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.origin
 
     @property
     def requests(self) -> list[GitRequest]:
-        with self._server.lock:
-            return list(self._server.requests)
+        with self._lock:
+            return list(self._requests)
+
+    def record(self, request: GitRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
 
     def url_for(self, full_name: str) -> str:
         """The clone URL of `owner/name`, without credentials."""
@@ -272,19 +251,3 @@ class GitHttpServer:
 
     def bare_path(self, full_name: str) -> Path:
         return self.root / f"{full_name}.git"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
