@@ -85,11 +85,9 @@ class Pull:
 
 
 @dataclass(frozen=True)
-class Request:
-    method: str
-    params: dict[str, str]
-    query: dict[str, list[str]]
-    body: Any
+class Request(Routed):
+    """A routed request and the login it acts as."""
+
     login: str
 
 
@@ -211,7 +209,7 @@ class GitHubAPI(RestStandIn):
             )
         if problem is not None:
             return 401, error_body(401, problem), {}
-        request = Request(call.method, call.params, call.query, call.body, login)
+        request = Request(**vars(call), login=login)
         return (*ROUTES[call.route](self, request), {})
 
     def _check_jwt(self, authorization: str) -> str | None:

@@ -79,12 +79,9 @@ class MergeRequest:
 
 
 @dataclass(frozen=True)
-class Request:
-    method: str
-    route: str
-    params: dict[str, str]
-    query: dict[str, list[str]]
-    body: Any
+class Request(Routed):
+    """A routed request and the id of the user its token acts as."""
+
     user: int
 
 
@@ -223,7 +220,7 @@ class GitLabAPI(RestStandIn):
         user = self._authenticate(call.headers)
         if user is None:
             return 401, message(401, "Unauthorized"), {}
-        request = Request(call.method, call.route, call.params, call.query, call.body, user)
+        request = Request(**vars(call), user=user)
         status, answer = ROUTES[call.route](self, request)
         if isinstance(answer, Paged):
             return status, answer.items, answer.headers

@@ -61,10 +61,9 @@ class Issue:
 
 
 @dataclass(frozen=True)
-class Request:
-    params: dict[str, str]
-    query: dict[str, list[str]]
-    body: Any
+class Request(Routed):
+    """A routed request and its user (None on an anonymous route)."""
+
     user: User | None
 
 
@@ -182,7 +181,7 @@ class JiraAPI(RestStandIn):
             return 415, error_body("Unsupported Media Type"), {}
         if writes and not isinstance(call.body, dict):
             return 400, error_body("Unexpected character in the request body"), {}
-        request = Request(call.params, call.query, call.body, user)
+        request = Request(**vars(call), user=user)
         return (*ROUTES[call.route](self, request), {})
 
     def _authenticate(self, authorization: str) -> User | None:
