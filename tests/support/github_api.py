@@ -126,7 +126,6 @@ class GitHubAPI(RestStandIn):
         prefix: str = "",
         token_lifetime: timedelta = timedelta(hours=1),
     ) -> None:
-        super().__init__(ROUTES, prefix.rstrip("/"))
         self.app_id = app_id
         self.public_key = public_key
         self.token_lifetime = token_lifetime
@@ -139,6 +138,7 @@ class GitHubAPI(RestStandIn):
         self.review_comments: dict[int, Comment] = {}
         self.pulls: list[Pull] = []
         self._ids = iter(range(1_000_001, 10**9))
+        super().__init__(ROUTES, prefix.rstrip("/"))
 
     # --- set-up and inspection from tests
     @property

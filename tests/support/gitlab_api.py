@@ -115,13 +115,13 @@ class GitLabAPI(RestStandIn):
     TEXT_BODIES = (bytes,)  # a fault's bytes: Rack::Attack's 429 is plain text ("Retry later")
 
     def __init__(self) -> None:
-        super().__init__(ROUTES, API_PREFIX, prefix_required=True)
         self.users: dict[int, str] = {}
         self.tokens: dict[str, int] = {}  # token -> user id it acts as
         self.projects: dict[int, Project] = {}
         self.notes: dict[int, Note] = {}
         self.merge_requests: list[MergeRequest] = []
         self._ids = iter(range(100_001, 10**9))  # clear of ids from recorded payloads
+        super().__init__(ROUTES, API_PREFIX, prefix_required=True)
 
     # --- set-up and inspection from tests
     @property

@@ -90,7 +90,6 @@ class JiraAPI(RestStandIn):
     TEXT_BODIES = (str,)  # a fault's page from a proxy in front of Jira
 
     def __init__(self, *, deployment: Deployment = "Cloud", context_path: str = "") -> None:
-        super().__init__(ROUTES, context_path.rstrip("/"))
         self.deployment = deployment
         self.users: list[User] = []
         self.basic: dict[tuple[str, str], User] = {}
@@ -99,6 +98,7 @@ class JiraAPI(RestStandIn):
         self._ids = itertools.count(10_000)
         self._request_ids = itertools.count(540)
         self._clock = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+        super().__init__(ROUTES, context_path.rstrip("/"))
 
     # --- set-up and inspection from tests
     @property

@@ -388,13 +388,13 @@ class LinearAPI(StandIn[Recorded]):
     """The stand-in's state and behaviour; the HTTP server around it starts in `__init__`."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.api_keys: dict[str, Actor] = {}
         self.oauth_tokens: dict[str, Actor] = {}
         self.issues: dict[str, LinearIssue] = {}
         self.comments: dict[str, LinearComment] = {}
         self._clock = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
         self._sync_ids = itertools.count(1000)
+        super().__init__()
 
     # --- set-up and inspection from tests
     @property

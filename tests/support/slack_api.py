@@ -106,12 +106,12 @@ class SlackAPI(StandIn[Recorded]):
     TEXT_BODIES = (str,)  # a fault's page from a proxy in front of Slack
 
     def __init__(self, *, parent_on_every_page: bool = True) -> None:
-        super().__init__()
         self.parent_on_every_page = parent_on_every_page
         self.tokens: dict[str, Identity] = {}
         self.channels: dict[str, Channel] = {}
         self._drops: dict[str, int] = {}
         self._last_ts = 0
+        super().__init__()
 
     # --- set-up and inspection from tests
     @property

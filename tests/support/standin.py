@@ -4,12 +4,15 @@ as path templates, JSON answers and queued faults.
     class AcmeAPI(RestStandIn):                  # a REST API on loopback
         NOT_FOUND = {"error": "not found"}       # the answer to a path no route matches
         def __init__(self) -> None:
-            super().__init__(ROUTES, prefix="/api")
+            self.tokens = {}                     # the provider's state first...
+            super().__init__(ROUTES, prefix="/api")   # ...then the server starts
         def fault_body(self, status: int) -> Any: ...   # Acme's error document
         def serve(self, call: Routed) -> Reply: ...     # Acme's auth, then the route's handler
 
-Each stand-in keeps only its provider's own parts: paths, auth, payload shapes, error documents
-and headers.
+`Loopback` is the bare server (git_http's smart-HTTP server builds on it), `StandIn` adds
+recorded requests, JSON answers and faults (Slack, Linear), `RestStandIn` adds routes (GitHub,
+GitLab, Jira). Each stand-in keeps only its provider's own parts: paths, auth, payload shapes,
+error documents and headers.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class LoopbackServer(ThreadingHTTPServer, Generic[OwnerT]):
 
 
 class Loopback:
-    """An HTTP server on a random loopback port, serving from a thread until `close()`."""
+    """An HTTP server on a random loopback port, serving from a thread until `close()` or the
+    end of a `with` block. It starts in `__init__`: subclasses call it once their state is set."""
 
     # Other methods get http.server's 501, as from a handler without their `do_` method.
     METHODS: ClassVar[frozenset[str]] = frozenset({"GET", "POST"})
@@ -153,7 +157,7 @@ class StandIn(Loopback, ABC, Generic[RecordT]):
         self.lock = threading.RLock()
         self.requests: list[RecordT] = []
         self._faults = Faults()
-        super().__init__(StandInHandler)
+        super().__init__(_StandInHandler)
 
     @abstractmethod
     def handle(
@@ -171,7 +175,7 @@ class StandIn(Loopback, ABC, Generic[RecordT]):
         return (b"" if answer is None else json.dumps(answer).encode()), self.JSON_TYPE
 
 
-class StandInHandler(LoopbackHandler):
+class _StandInHandler(LoopbackHandler):
     server: LoopbackServer[StandIn[Any]]
 
     def answer(self) -> None:
@@ -210,9 +214,11 @@ class Routes:
     """Route keys, `"METHOD /template"`, matched against requests in the order given."""
 
     def __init__(self, keys: Iterable[str]) -> None:
-        split = [(key, *key.split(" ", 1)) for key in keys]
-        self._compiled = [(method, template_regex(path), key) for key, method, path in split]
-        self.keys = frozenset(key for key, _, _ in split)
+        self._compiled: list[tuple[str, re.Pattern[str], str]] = []
+        for key in keys:
+            method, template = key.split(" ", 1)
+            self._compiled.append((method, template_regex(template), key))
+        self.keys = frozenset(key for _, _, key in self._compiled)
 
     def __contains__(self, key: object) -> bool:
         return key in self.keys
