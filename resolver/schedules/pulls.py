@@ -20,7 +20,7 @@ from resolver.schedules.decide import OPEN, Finding, Remembered
 
 
 def bot_email() -> str:
-    """The address the bot commits with (resolver/pipeline.py `_push`)."""
+    """The address the bot commits with (resolver/pushing.py `push`)."""
     return f"{get_settings().bot_name}@users.noreply"
 
 

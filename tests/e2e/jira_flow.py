@@ -28,11 +28,6 @@ JIRA_TOKEN = "ATATT3xFfGF0" + "Tz4" * 12  # an Atlassian API token's shape
 PROJECT = "SP"
 ISSUE_KEY = f"{PROJECT}-10"
 TITLE = "add() subtracts instead of adding"
-# A known core bug: the commit's co-author is whoever the tracker says sent the request.
-CO_AUTHOR_BUG = (
-    "resolver/pipeline.py _push credits `job.requester`, which for a tracker's sender is its "
-    "account id there (Atlassian accountId, Linear user id), not the linked GitHub login"
-)
 
 
 @dataclass(frozen=True)
