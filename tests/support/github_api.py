@@ -19,7 +19,6 @@ import base64
 import json
 import re
 import secrets
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from typing import Any
 
 import jwt
 
+from tests.support.git_http import branch_head
 from tests.support.standin import Recorded, Reply, RestStandIn, Routed, template_regex
 
 OPENAPI_FIXTURE = Path(__file__).with_name("github_openapi_paths.json")
@@ -476,14 +476,7 @@ def list_pulls(api: GitHubAPI, request: Request) -> Answer:
 
 
 def _branch_exists(repo: Repo, branch: str) -> bool:
-    if repo.bare is None:
-        return True
-    done = subprocess.run(
-        ["git", "-C", str(repo.bare), "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
-        capture_output=True,
-        check=False,
-    )
-    return done.returncode == 0
+    return repo.bare is None or branch_head(repo.bare, branch) is not None
 
 
 def _invalid(message: str | None = None, field_name: str | None = None) -> Answer:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from tests.support.git_http import branch_head
 from tests.support.standin import Reply, RestStandIn, Routed
 
 API_PREFIX = "/api/v4"
@@ -527,11 +527,7 @@ def get_merge_request(api: GitLabAPI, request: Request) -> Answer:
 
 
 def _branch_exists(project: Project, branch: str) -> bool:
-    if project.bare is None:
-        return True
-    ref = f"refs/heads/{branch}"
-    command = ["git", "--git-dir", str(project.bare), "rev-parse", "--verify", "--quiet", ref]
-    return subprocess.run(command, capture_output=True, check=False).returncode == 0
+    return project.bare is None or branch_head(project.bare, branch) is not None
 
 
 def _merge_request_problem(api: GitLabAPI, project: Project, body: dict[str, Any]) -> Answer | None:
