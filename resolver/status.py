@@ -7,6 +7,7 @@ still shows the newest state.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -14,8 +15,25 @@ from typing import Final
 from resolver.states import JobState, Outcome
 
 MAX_SUMMARY: Final = 3000
-# The marker lets a person (or a later attempt) tell the bot's status messages apart.
-MARKER: Final = "<!-- resolver:status -->"
+# A hidden HTML comment naming the job: a later attempt finds the job's status message by it
+# (GitHub, GitLab), and the history leaves the bot's status messages out.
+_MARKER: Final = re.compile(r"\n?<!-- resolver:status job=\d+ -->")
+
+
+def job_marker(job_id: int) -> str:
+    return f"<!-- resolver:status job={job_id} -->"
+
+
+def is_marked(text: str, job_id: int | None = None) -> bool:
+    """Whether `text` is a status message: of job `job_id`, or of any job."""
+    if job_id is not None:
+        return job_marker(job_id) in text
+    return _MARKER.search(text) is not None
+
+
+def unmarked(text: str) -> str:
+    """`text` without its marker, for markups that would show an HTML comment."""
+    return _MARKER.sub("", text).rstrip()
 
 
 @dataclass(frozen=True)
@@ -56,8 +74,8 @@ def money(cost: float | None) -> str:
 
 
 def render(view: JobView, marker: bool = True) -> str:
-    """The status message for the job as it is now. `marker` adds a hidden HTML comment (for
-    Markdown that hides it: GitHub, GitLab) so the bot can tell its status messages apart."""
+    """The status message for the job as it is now. `marker` adds the job's hidden marker (for
+    Markdown that hides an HTML comment: GitHub, GitLab)."""
     headline, body = _headline(view), _body(view)
     facts = [
         part for part in (elapsed(view), _cost(view), f"[job {view.id}]({view.job_url})") if part
@@ -66,7 +84,7 @@ def render(view: JobView, marker: bool = True) -> str:
     if body:
         lines += ["", body]
     text = "\n".join(lines).rstrip()
-    return f"{text}\n{MARKER}" if marker else text
+    return f"{text}\n{job_marker(view.id)}" if marker else text
 
 
 def _cost(view: JobView) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
+from resolver import status
 from resolver.agent.task import Comment, ReviewThread
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import get_settings
@@ -19,7 +20,6 @@ from resolver.providers import (
     TriggerContext,
     register_provider,
 )
-from resolver.status import MARKER
 
 HISTORY_LIMIT: Final = 50
 REVIEW_COMMENT: Final = "review_comment"
@@ -100,7 +100,7 @@ def _login(item: Mapping[str, Any]) -> str:
 def _is_ours(item: Mapping[str, Any]) -> bool:
     bot = get_settings().bot_name.lower()
     login = _login(item).lower().removesuffix("[bot]")
-    return login == bot or MARKER in str(item.get("body") or "")
+    return login == bot or status.is_marked(str(item.get("body") or ""))
 
 
 def _threads(items: list[dict[str, Any]]) -> tuple[ReviewThread, ...]:

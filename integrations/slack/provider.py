@@ -17,7 +17,7 @@ from resolver.callback_errors import PermanentCallbackError
 from resolver.config import get_settings
 from resolver.credentials import stored_token
 from resolver.providers import History, Provider, TriggerContext, register_provider
-from resolver.status import MARKER
+from resolver.status import unmarked
 
 # The whole thread is the agent's context, but a long one only by its start and latest replies.
 HISTORY_LIMIT: Final = 50
@@ -72,7 +72,7 @@ def _is_own(message: Message, bot: BotIdentity) -> bool:
 def render_text(markdown: str) -> str:
     """A message in Slack's mrkdwn, without the status marker: an HTML comment is hidden on a
     forge, but Slack would show it as text."""
-    return to_mrkdwn(markdown.replace(MARKER, "").rstrip())
+    return to_mrkdwn(unmarked(markdown))
 
 
 def bot_token(team_id: str) -> str:

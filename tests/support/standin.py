@@ -118,12 +118,14 @@ class LoopbackHandler(BaseHTTPRequestHandler):
 
 @dataclass
 class Fault:
-    """An answer given instead of the real one, `remaining` more times."""
+    """An answer given instead of the real one, `remaining` more times. An `applied` fault is
+    a lost answer: the request takes effect first (a timeout after the provider acted)."""
 
     status: int
     remaining: int
     headers: dict[str, str]
     body: Any
+    applied: bool = False
 
 
 class Faults:
@@ -287,13 +289,15 @@ class RestStandIn(StandIn[Recorded]):
         times: int = 1,
         headers: dict[str, str] | None = None,
         body: Any = None,
+        applied: bool = False,
     ) -> None:
         """Answer the next `times` calls to `route` ("METHOD /template") with `status` and
-        `body` (JSON, or text where TEXT_BODIES says); by default the provider's error document."""
+        `body` (JSON, or text where TEXT_BODIES says); by default the provider's error document.
+        `applied`: each call takes effect before the fault answers it (a lost answer)."""
         if route not in self.routes:
             raise KeyError(f"no such route: {route}")
         body = self.fault_body(status) if body is None else body
-        self._faults.queue(route, Fault(status, times, headers or {}, body))
+        self._faults.queue(route, Fault(status, times, headers or {}, body, applied))
 
     def calls(self, route: str) -> list[Recorded]:
         with self.lock:
@@ -321,6 +325,8 @@ class RestStandIn(StandIn[Recorded]):
 
     def _answer(self, call: Routed) -> Reply:
         fault = self._faults.take(call.route)
-        if fault is not None:
-            return fault.status, fault.body, fault.headers
-        return self.serve(call)
+        if fault is None:
+            return self.serve(call)
+        if fault.applied:
+            self.serve(call)
+        return fault.status, fault.body, fault.headers
