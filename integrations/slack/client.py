@@ -134,9 +134,16 @@ class SlackClient:
             self._identity = BotIdentity(str(answer["user_id"]), str(bot_id) if bot_id else None)
         return self._identity
 
-    def post(self, channel: str, thread_ts: str | None, text: str) -> str:
-        """Post `text` (mrkdwn) in the channel, in the thread when `thread_ts` is set; returns
-        the new message's ts."""
+    def post(
+        self,
+        channel: str,
+        thread_ts: str | None,
+        text: str,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Post `text` (mrkdwn) in the channel, in the thread when `thread_ts` is set, with
+        message `metadata` (`{"event_type": …, "event_payload": {…}}`) when given; returns the
+        new message's ts."""
         with translate_errors("chat.postMessage"):
             answer = self._api.chat_postMessage(
                 channel=channel,
@@ -144,11 +151,13 @@ class SlackClient:
                 text=_sendable(text, "chat.postMessage"),
                 unfurl_links=False,
                 unfurl_media=False,
+                metadata=None if metadata is None else dict(metadata),
             )
         return str(answer["ts"])
 
     def update(self, channel: str, ts: str, text: str) -> None:
-        """Replace the text of a message the bot posted."""
+        """Replace the text of a message the bot posted; its metadata stays as it was.
+        https://docs.slack.dev/reference/methods/chat.update"""
         with translate_errors("chat.update"):
             self._api.chat_update(channel=channel, ts=ts, text=_sendable(text, "chat.update"))
 
@@ -179,6 +188,21 @@ class SlackClient:
         thread = [] if parent is None else [parent, *replies]
         return thread[: max(limit, 0)]
 
+    def replies_since(self, channel: str, thread_ts: str, oldest: str) -> list[Message]:
+        """The thread's messages posted at or after `oldest` (a Slack ts), one page of them,
+        each with its whole metadata (without `include_all_metadata`, its event type only).
+        https://api.slack.com/metadata/using#direct"""
+        with translate_errors("conversations.replies"):
+            answer = self._api.conversations_replies(
+                channel=channel,
+                ts=thread_ts,
+                oldest=oldest,
+                inclusive=True,
+                include_all_metadata=True,
+                limit=PAGE_SIZE,
+            )
+        return _messages(answer)
+
     def _thread_pages(self, channel: str, thread_ts: str) -> Iterator[list[Message]]:
         cursor: str | None = None  # slack_sdk leaves out arguments that are None
         for _ in range(MAX_PAGES):
@@ -186,10 +210,14 @@ class SlackClient:
                 answer = self._api.conversations_replies(
                     channel=channel, ts=thread_ts, limit=PAGE_SIZE, cursor=cursor
                 )
-            yield [m for m in answer.get("messages") or [] if isinstance(m, dict)]
+            yield _messages(answer)
             cursor = (answer.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
                 return
+
+
+def _messages(answer: SlackResponse) -> list[Message]:
+    return [m for m in answer.get("messages") or [] if isinstance(m, dict)]
 
 
 def _sendable(text: str, method: str) -> str:

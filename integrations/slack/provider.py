@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from integrations.slack.client import BotIdentity, Message, SlackClient
@@ -22,6 +23,10 @@ from resolver.status import unmarked
 # The whole thread is the agent's context, but a long one only by its start and latest replies.
 HISTORY_LIMIT: Final = 50
 SEEN_REACTION: Final = "eyes"
+# A status message carries its job in Slack's message metadata, which people never see.
+# https://api.slack.com/metadata/using
+STATUS_EVENT: Final = "resolver_status"
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,23 @@ def _is_own(message: Message, bot: BotIdentity) -> bool:
     return by_bot or message.get("user") == bot.user_id
 
 
+def status_metadata(job_id: int) -> dict[str, Any]:
+    """The metadata that tags a message as job `job_id`'s status message."""
+    return {"event_type": STATUS_EVENT, "event_payload": {"job_id": job_id}}
+
+
+def is_status_of(message: Message, job_id: int, bot: BotIdentity) -> bool:
+    """Whether the bot posted `message` as job `job_id`'s status message."""
+    return _is_own(message, bot) and message.get("metadata") == status_metadata(job_id)
+
+
+def slack_ts(moment: datetime) -> str:
+    """A timezone-aware time as a Slack timestamp (`seconds.micros`), exact to the microsecond:
+    a float could round it up past a message posted in that microsecond."""
+    seconds, micros = divmod((moment - EPOCH) // timedelta(microseconds=1), 1_000_000)
+    return f"{seconds}.{micros:06d}"
+
+
 def render_text(markdown: str) -> str:
     """A message in Slack's mrkdwn, without the status marker: an HTML comment is hidden on a
     forge, but Slack would show it as text."""
@@ -98,10 +120,22 @@ class SlackConversation:
     def __repr__(self) -> str:
         return f"SlackConversation({self._thread!r})"
 
-    def post(self, text: str) -> dict[str, Any]:
+    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
         thread = self._thread
-        ts = self._client.post(thread.channel, thread.thread_ts, render_text(text))
-        return {"channel": thread.channel, "ts": ts}
+        metadata = None if status_of is None else status_metadata(status_of)
+        ts = self._client.post(thread.channel, thread.thread_ts, render_text(text), metadata)
+        return self._ref(ts)
+
+    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
+        thread = self._thread
+        messages = self._client.replies_since(thread.channel, thread.thread_ts, slack_ts(since))
+        bot = self._client.identity()
+        found = next((m for m in messages if is_status_of(m, job_id, bot)), None)
+        return None if found is None else self._ref(str(found["ts"]))
+
+    def _ref(self, ts: str) -> dict[str, Any]:
+        """The reference of a message the bot posted in this thread (what `edit` takes)."""
+        return {"channel": self._thread.channel, "ts": ts}
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         channel, ts = parse_ref(ref)

@@ -6,6 +6,7 @@
     ts = api.add_message("C0GENERAL", "U0ALICE", "<@U0BOT> fix it")
     api.fail("chat.postMessage", "ratelimited", headers={"Retry-After": "3"})  # next call
     api.fail("chat.update", 503, times=2)             # the next two calls
+    api.fail("chat.postMessage", 503, applied=True)   # posts, then answers 503 (a lost answer)
     ... point RESOLVER_SLACK_API_URL at api.base_url ...
     api.requests                                      # everything it was sent, in order
 
@@ -23,6 +24,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -67,6 +69,7 @@ class Message:
     thread_ts: str | None = None
     reactions: dict[str, list[str]] = field(default_factory=dict)
     edited_ts: str | None = None
+    metadata: dict[str, Any] | None = None  # {"event_type": …, "event_payload": {…}}
 
 
 @dataclass
@@ -144,10 +147,12 @@ class SlackAPI(StandIn[Recorded]):
         thread_ts: str | None = None,
         bot_id: str | None = None,
         ts: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> str:
         """A message already in the channel (or a thread's reply); returns its ts."""
         with self.lock:
-            message = Message(ts or self.new_ts(), text, user, bot_id=bot_id, thread_ts=thread_ts)
+            ts = ts or self.new_ts()
+            message = Message(ts, text, user, bot_id=bot_id, thread_ts=thread_ts, metadata=metadata)
             self.channels[channel_id].messages[message.ts] = message
             return message.ts
 
@@ -159,9 +164,11 @@ class SlackAPI(StandIn[Recorded]):
         times: int = 1,
         headers: dict[str, str] | None = None,
         body: str | None = None,
+        applied: bool = False,
     ) -> None:
         """Answer the next `times` calls to `method` with an HTTP status (429, 5xx: JSON error
-        unless a raw `body` is given) or with a Slack error code in an HTTP 200."""
+        unless a raw `body` is given) or with a Slack error code in an HTTP 200. `applied`: each
+        call takes effect before the fault answers it (a lost answer)."""
         if method not in METHODS:
             raise KeyError(f"no such method: {method}")
         if isinstance(fault, str):
@@ -170,7 +177,7 @@ class SlackAPI(StandIn[Recorded]):
             default = "internal_error" if fault >= 500 else "invalid_request"
             status, code = fault, _HTTP_ERRORS.get(fault, default)
         answer = {"ok": False, "error": code} if body is None else body
-        self._faults.queue(method, Fault(status, times, headers or {}, answer))
+        self._faults.queue(method, Fault(status, times, headers or {}, answer, applied))
 
     def drop(self, method: str, *, times: int = 1) -> None:
         """Close the connection of the next `times` calls to `method` without answering."""
@@ -223,8 +230,16 @@ class SlackAPI(StandIn[Recorded]):
         if handler is None:
             return 404, {"ok": False, "error": "unknown_method", "req_method": method}, {}
         fault = self._faults.take(method)
-        if fault is not None:
-            return fault.status, fault.body, fault.headers
+        if fault is None:
+            return self._serve(handler, headers, content_type, params)
+        if fault.applied:
+            self._serve(handler, headers, content_type, params)
+        return fault.status, fault.body, fault.headers
+
+    def _serve(
+        self, handler: Method, headers: dict[str, str], content_type: str, params: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """Authenticate the call and answer it with the method's handler."""
         token = _token(headers, content_type, params)
         if token is None:
             return (*error("not_authed"), {})
@@ -266,7 +281,10 @@ def _token(headers: dict[str, str], content_type: str, params: dict[str, Any]) -
 # --- methods, one handler each -------------------------------------------------------------
 
 
-def _message_json(channel: Channel, message: Message) -> dict[str, Any]:
+def _message_json(
+    channel: Channel, message: Message, *, all_metadata: bool = True
+) -> dict[str, Any]:
+    """The message as Slack shows it; without `all_metadata`, its metadata's event type only."""
     data: dict[str, Any] = {
         "type": "message",
         "ts": message.ts,
@@ -291,6 +309,9 @@ def _message_json(channel: Channel, message: Message) -> dict[str, Any]:
             {"name": name, "users": users, "count": len(users)}
             for name, users in message.reactions.items()
         ]
+    if message.metadata:
+        metadata = message.metadata
+        data["metadata"] = metadata if all_metadata else {"event_type": metadata["event_type"]}
     return data
 
 
@@ -301,6 +322,31 @@ def _text(call: Call) -> str | Answer:
     if len(text) > TEXT_LIMIT:
         return error("msg_too_long")
     return text
+
+
+def _metadata(raw: object) -> dict[str, Any] | Answer:
+    """The `metadata` argument: a JSON object (a string in a form body) with an `event_type`
+    and an `event_payload` object; `{}` for none. Slack enforces no naming pattern.
+    https://docs.slack.dev/reference/methods/chat.postMessage (errors),
+    https://api.slack.com/reference/metadata"""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return error("invalid_metadata_format")
+    if not isinstance(raw, dict):
+        return error("invalid_metadata_format")
+    if not raw:
+        return {}
+    event_type, payload = raw.get("event_type"), raw.get("event_payload")
+    if not (isinstance(event_type, str) and event_type and isinstance(payload, dict)):
+        return error("invalid_metadata_schema")
+    return {"event_type": event_type, "event_payload": payload}
+
+
+def _flag(value: object) -> bool:
+    """A boolean argument: `true` or `1` (slack_sdk sends `1`)."""
+    return value is True or str(value).lower() in {"1", "true"}
 
 
 def auth_test(api: SlackAPI, call: Call) -> Answer:
@@ -326,6 +372,9 @@ def post_message(api: SlackAPI, call: Call) -> Answer:
     text = _text(call)
     if not isinstance(text, str):
         return text
+    metadata = _metadata(call.params.get("metadata", {}))
+    if isinstance(metadata, tuple):
+        return metadata
     thread_ts = call.params.get("thread_ts")
     if thread_ts is not None and not _TS.match(str(thread_ts)):
         return error("invalid_thread_ts")
@@ -333,7 +382,9 @@ def post_message(api: SlackAPI, call: Call) -> Answer:
     # A reply to a reply joins the parent's thread.
     root = (parent.thread_ts or parent.ts) if parent else thread_ts
     me = call.caller
-    message = Message(api.new_ts(), text, me.user_id, bot_id=me.bot_id, thread_ts=root)
+    message = Message(
+        api.new_ts(), text, me.user_id, bot_id=me.bot_id, thread_ts=root, metadata=metadata or None
+    )
     channel.messages[message.ts] = message
     return ok(channel=channel.id, ts=message.ts, message=_message_json(channel, message))
 
@@ -350,6 +401,13 @@ def update_message(api: SlackAPI, call: Call) -> Answer:
     text = _text(call)
     if not isinstance(text, str):
         return text
+    # Without `metadata` the message keeps its own; `{}` removes it.
+    # https://docs.slack.dev/reference/methods/chat.update
+    metadata = _metadata(call.params["metadata"]) if "metadata" in call.params else None
+    if isinstance(metadata, tuple):
+        return metadata
+    if metadata is not None:
+        message.metadata = metadata or None
     message.text, message.edited_ts = text, api.new_ts()
     data = _message_json(channel, message)
     return ok(channel=channel.id, ts=message.ts, text=text, message=data)
@@ -382,22 +440,41 @@ def replies(api: SlackAPI, call: Call) -> Answer:
     if parent is None:
         return error("thread_not_found")
     thread = api.thread(channel.id, parent.thread_ts or parent.ts)
-    start = _cursor_start(call.params.get("cursor"), thread)
+    after = _after_oldest(call)
+    if after is None:
+        return error("invalid_ts_oldest")
+    window = [m for m in thread if after(m)]
+    start = _cursor_start(call.params.get("cursor"), window)
     if start is None:
         return error("invalid_cursor")
     limit = max(1, min(int(call.params.get("limit") or 1000), 1000))
-    page = thread[start : start + limit]
-    if start > 0 and api.parent_on_every_page:
+    page = window[start : start + limit]
+    if start > 0 and api.parent_on_every_page and window[:1] == thread[:1]:
         page = [thread[0], *page]
+    # Without include_all_metadata, a message's metadata is its event type only.
+    # https://api.slack.com/metadata/using#direct
+    all_metadata = _flag(call.params.get("include_all_metadata"))
     answer: dict[str, Any] = {
-        "messages": [_message_json(channel, m) for m in page],
-        "has_more": start + limit < len(thread),
+        "messages": [_message_json(channel, m, all_metadata=all_metadata) for m in page],
+        "has_more": start + limit < len(window),
     }
     if answer["has_more"]:
-        next_ts = thread[start + limit].ts
+        next_ts = window[start + limit].ts
         cursor = base64.b64encode(f"next_ts:{next_ts}".encode()).decode()
         answer["response_metadata"] = {"next_cursor": cursor}
     return ok(**answer)
+
+
+def _after_oldest(call: Call) -> Callable[[Message], bool] | None:
+    """Whether a message is after `oldest` (a ts; at it too with `inclusive`); None when
+    `oldest` is no timestamp."""
+    try:
+        oldest = Decimal(str(call.params.get("oldest") or 0))
+    except InvalidOperation:
+        return None
+    if _flag(call.params.get("inclusive")):
+        return lambda m: Decimal(m.ts) >= oldest
+    return lambda m: Decimal(m.ts) > oldest
 
 
 def _cursor_start(cursor: object, thread: list[Message]) -> int | None:
