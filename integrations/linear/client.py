@@ -44,20 +44,30 @@ REACTION_CREATE: Final = """
 mutation ReactionCreate($input: ReactionCreateInput!) {
   reactionCreate(input: $input) { success }
 }"""
-ISSUE_WITH_COMMENTS: Final = """
-query IssueWithComments($id: String!, $last: Int!) {
-  issue(id: $id) {
-    id identifier title description url
-    comments(last: $last) {
-      nodes {
+COMMENT_FIELDS: Final = """
         id body createdAt
         user { id name displayName }
         botActor { id name }
-        parent { id }
-      }
-    }
-  }
-}"""
+        parent { id }"""
+ISSUE_WITH_COMMENTS: Final = f"""
+query IssueWithComments($id: String!, $last: Int!) {{
+  issue(id: $id) {{
+    id identifier title description url
+    comments(last: $last) {{
+      nodes {{{COMMENT_FIELDS}
+      }}
+    }}
+  }}
+}}"""
+ISSUE_COMMENT: Final = f"""
+query IssueComment($id: String!, $commentId: ID!) {{
+  issue(id: $id) {{
+    comments(filter: {{ id: {{ eq: $commentId }} }}, first: 1) {{
+      nodes {{{COMMENT_FIELDS}
+      }}
+    }}
+  }}
+}}"""
 
 
 @dataclass(frozen=True)
@@ -106,11 +116,20 @@ class LinearClient:
     def __repr__(self) -> str:
         return f"LinearClient({self.api_url!r})"
 
-    def create_comment(self, issue_id: str, body: str, parent_id: str | None = None) -> str:
-        """Comment on the issue, in the thread of `parent_id` if given; returns the comment id."""
+    def create_comment(
+        self,
+        issue_id: str,
+        body: str,
+        parent_id: str | None = None,
+        comment_id: str | None = None,
+    ) -> str:
+        """Comment on the issue, in the thread of `parent_id` if given; returns the comment id.
+        `comment_id` (a UUID v4) chooses the new comment's id, else Linear makes one up."""
         given = {"issueId": issue_id, "body": body}
         if parent_id is not None:
             given["parentId"] = parent_id
+        if comment_id is not None:
+            given["id"] = comment_id
         data = self._run("CommentCreate", COMMENT_CREATE, {"input": given})
         return str(_succeeded(data, "commentCreate")["comment"]["id"])
 
@@ -127,11 +146,8 @@ class LinearClient:
     def issue_with_comments(self, issue_id: str, limit: int) -> LinearIssue:
         """The issue (by id or identifier) with its `limit` latest comments, oldest first."""
         variables = {"id": issue_id, "last": limit}
-        issue = self._run("IssueWithComments", ISSUE_WITH_COMMENTS, variables).get("issue")
-        if not isinstance(issue, dict):
-            raise PermanentCallbackError(f"Linear has no issue {issue_id}")
-        nodes = ((issue.get("comments") or {}).get("nodes")) or []
-        comments = sorted((_comment(node) for node in nodes), key=lambda c: c.created_at)
+        issue = _issue(self._run("IssueWithComments", ISSUE_WITH_COMMENTS, variables), issue_id)
+        comments = sorted((_comment(node) for node in _nodes(issue)), key=lambda c: c.created_at)
         return LinearIssue(
             id=str(issue["id"]),
             identifier=str(issue.get("identifier") or ""),
@@ -140,6 +156,12 @@ class LinearClient:
             url=issue.get("url"),
             comments=tuple(comments),
         )
+
+    def issue_comment(self, issue_id: str, comment_id: str) -> LinearComment | None:
+        """The issue's comment with this id, or None when the issue has none."""
+        variables = {"id": issue_id, "commentId": comment_id}
+        issue = _issue(self._run("IssueComment", ISSUE_COMMENT, variables), issue_id)
+        return next((_comment(node) for node in _nodes(issue)), None)
 
     def _run(self, name: str, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
         payload = {"query": query, "variables": variables, "operationName": name}
@@ -228,6 +250,18 @@ def _succeeded(data: Mapping[str, Any], field: str) -> dict[str, Any]:
     if not isinstance(payload, dict) or not payload.get("success"):
         raise PermanentCallbackError(f"Linear did not carry out {field}")
     return payload
+
+
+def _issue(data: Mapping[str, Any], issue_id: str) -> dict[str, Any]:
+    issue = data.get("issue")
+    if not isinstance(issue, dict):
+        raise PermanentCallbackError(f"Linear has no issue {issue_id}")
+    return issue
+
+
+def _nodes(issue: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    nodes = (issue.get("comments") or {}).get("nodes")
+    return nodes if isinstance(nodes, list) else []
 
 
 def _comment(node: Mapping[str, Any]) -> LinearComment:

@@ -3,11 +3,19 @@
 Linear hosts no repositories, so the provider has a conversation only. The workspace's token is
 stored for its organization id (`resolver tokens set --provider linear --installation <id>`):
 a personal API key or an OAuth access token. Linear renders Markdown, so text goes as written.
+
+A job's status comment carries no visible tag: Linear lets the client choose a new comment's id
+(`CommentCreateInput.id`, "The identifier in UUID v4 format. If none is provided, the backend
+will generate one."), so the id is derived from the job and a later attempt looks it up.
+https://studio.apollographql.com/public/Linear-API/variant/current/schema/reference/inputs/CommentCreateInput
 """
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Final
 
 from integrations.linear.client import LinearClient, LinearComment
@@ -44,6 +52,14 @@ def _optional(mapping: Mapping[str, Any], key: str) -> str | None:
     return str(value) if value else None
 
 
+def status_comment_id(deployment: str, issue_id: str, job_id: int) -> str:
+    """The id of job `job_id`'s status comment on the issue: the same on every attempt, never
+    the same for another job, issue or Resolver deployment (its public URL), and shaped as the
+    UUID v4 that Linear requires."""
+    seed = f"resolver:status\n{deployment}\n{issue_id}\n{job_id}".encode()
+    return str(uuid.UUID(bytes=hashlib.sha256(seed).digest()[:16], version=4))
+
+
 class LinearConversation:
     """Comments on one Linear issue; replies to a comment stay in its thread."""
 
@@ -58,6 +74,7 @@ class LinearConversation:
         self._comment_id = _optional(context, "comment_id")
         # Linear threads are one level deep: a reply to a reply goes under the thread's root.
         self._thread_id = _optional(context, "parent_comment_id") or self._comment_id
+        self._deployment = settings.public_url
         self._bot_name = settings.bot_name.lower()
         self._bot_ids = frozenset(
             i.strip() for i in settings.bot_account_ids.split(",") if i.strip()
@@ -66,9 +83,23 @@ class LinearConversation:
     def __repr__(self) -> str:
         return f"LinearConversation({self._issue_id!r})"
 
-    def post(self, text: str) -> dict[str, Any]:
-        comment_id = self._client.create_comment(self._issue_id, text, parent_id=self._thread_id)
+    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
+        chosen = None if status_of is None else self._status_id(status_of)
+        comment_id = self._client.create_comment(
+            self._issue_id, text, parent_id=self._thread_id, comment_id=chosen
+        )
         return {"comment_id": comment_id}
+
+    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
+        """The bot's comment with the id `post` gives the job's status comment. The id names
+        one comment, so `since` bounds nothing more (and Linear's clock might disagree)."""
+        found = self._client.issue_comment(self._issue_id, self._status_id(job_id))
+        if found is None or not self._by_bot(found):
+            return None
+        return {"comment_id": found.id}
+
+    def _status_id(self, job_id: int) -> str:
+        return status_comment_id(self._deployment, self._issue_id, job_id)
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         self._client.update_comment(_text(ref, "comment_id", "Linear message reference"), text)

@@ -1,5 +1,6 @@
 """Fixtures for the Linear edge: a local Linear GraphQL API with a workspace, its bot (an OAuth
-app and a personal API key) and a Resolver environment to store their tokens in."""
+app and a personal API key), a Resolver environment to store their tokens in, and the
+conversation of a triggering comment."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from integrations.linear.provider import LinearConversation
+from resolver import providers
 from resolver.accounts import ensure_installation
 from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
-from tests.support.linear_api import Actor, LinearAPI, LinearIssue
+from tests.support.linear_api import Actor, LinearAPI, LinearComment, LinearIssue
 
 API_KEY = "lin_api_" + "k7Q2" * 10
 OAUTH_TOKEN = "lin_oauth_" + "9f3e" * 16
@@ -76,3 +79,30 @@ def env(
     monkeypatch.setenv("RESOLVER_LINEAR_API_URL", linear.url)
     get_settings.cache_clear()
     return resolver_env
+
+
+def comment_context(issue: LinearIssue, comment: LinearComment) -> dict[str, object]:
+    """The trigger context `integrations.linear.routes` records for a comment."""
+    return {
+        "issue_id": issue.id,
+        "organization_id": ORGANIZATION,
+        "comment_id": comment.id,
+        "parent_comment_id": comment.parent_id,
+        "issue_identifier": issue.identifier,
+        "title": issue.title,
+    }
+
+
+@pytest.fixture
+def trigger(linear: LinearAPI, issue: LinearIssue, ann: Actor) -> LinearComment:
+    return linear.add_comment(issue, "@resolver fix the export", ann)
+
+
+@pytest.fixture
+def conversation(
+    env: ResolverEnv, app: Actor, issue: LinearIssue, trigger: LinearComment
+) -> LinearConversation:
+    store_workspace_token(ORGANIZATION, OAUTH_TOKEN)
+    found = providers.conversation("linear", comment_context(issue, trigger), None)
+    assert isinstance(found, LinearConversation)
+    return found

@@ -12,39 +12,18 @@ from resolver.callback_errors import PermanentCallbackError
 from resolver.config import get_settings
 from resolver.providers import History
 from tests.conftest import ResolverEnv
-from tests.linear_edge.conftest import API_KEY, OAUTH_TOKEN, ORGANIZATION, store_workspace_token
+from tests.linear_edge.conftest import (
+    API_KEY,
+    OAUTH_TOKEN,
+    ORGANIZATION,
+    comment_context,
+    store_workspace_token,
+)
 from tests.support.linear_api import Actor, LinearAPI, LinearComment, LinearIssue
-
-
-def comment_context(issue: LinearIssue, comment: LinearComment) -> dict[str, object]:
-    """The trigger context `integrations.linear.routes` records for a comment."""
-    return {
-        "issue_id": issue.id,
-        "organization_id": ORGANIZATION,
-        "comment_id": comment.id,
-        "parent_comment_id": comment.parent_id,
-        "issue_identifier": issue.identifier,
-        "title": issue.title,
-    }
 
 
 def label_context(issue: LinearIssue) -> dict[str, object]:
     return {"issue_id": issue.id, "organization_id": ORGANIZATION, "label": "resolver"}
-
-
-@pytest.fixture
-def trigger(linear: LinearAPI, issue: LinearIssue, ann: Actor) -> LinearComment:
-    return linear.add_comment(issue, "@resolver fix the export", ann)
-
-
-@pytest.fixture
-def conversation(
-    env: ResolverEnv, app: Actor, issue: LinearIssue, trigger: LinearComment
-) -> LinearConversation:
-    store_workspace_token(ORGANIZATION, OAUTH_TOKEN)
-    found = providers.conversation("linear", comment_context(issue, trigger), None)
-    assert isinstance(found, LinearConversation)
-    return found
 
 
 def test_post_replies_in_the_thread_and_edit_replaces_it(

@@ -7,6 +7,7 @@
     api.add_oauth_token("lin_oauth_…", app)               # `Authorization: Bearer <token>`
     issue = api.add_issue("ENG-1778", title="Export fails")
     api.fail("commentCreate", 429)                        # rate limited, with Linear's headers
+    api.fail("commentCreate", 503, applied=True)          # commented, and the answer lost
     ... point the client at api.url ...
     api.requests                                          # every operation, in order
 
@@ -17,6 +18,7 @@ https://linear.app/developers/graphql
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -75,6 +77,7 @@ SCHEMA: dict[str, dict[str, tuple[str, frozenset[str]]]] = {
     "Reaction": {"id": ("String", NO_ARGUMENTS), "emoji": ("String", NO_ARGUMENTS)},
 }
 RATE_LIMIT = 5000
+UUID_V4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
 
 
 class GraphQLError(Exception):
@@ -427,11 +430,18 @@ class LinearAPI(StandIn[Recorded]):
         return issue
 
     def add_comment(
-        self, issue: LinearIssue, body: str, author: Actor, parent_id: str | None = None
+        self,
+        issue: LinearIssue,
+        body: str,
+        author: Actor,
+        parent_id: str | None = None,
+        *,
+        comment_id: str | None = None,
     ) -> LinearComment:
-        """An existing comment, a minute after the one before."""
+        """An existing comment, a minute after the one before; `comment_id` as its author chose."""
         self._clock += timedelta(minutes=1)
-        comment = LinearComment(str(uuid.uuid4()), issue.id, body, author, self._clock, parent_id)
+        chosen = comment_id or str(uuid.uuid4())
+        comment = LinearComment(chosen, issue.id, body, author, self._clock, parent_id)
         self.comments[comment.id] = comment
         return comment
 
@@ -443,9 +453,11 @@ class LinearAPI(StandIn[Recorded]):
         times: int = 1,
         headers: dict[str, str] | None = None,
         body: Any = None,
+        applied: bool = False,
     ) -> None:
         """Answer the next `times` operations on `root_field` (`"commentCreate"`) with `status`.
-        A 429 says RATELIMITED, with Linear's headers; other statuses an internal error."""
+        A 429 says RATELIMITED, with Linear's headers; other statuses an internal error.
+        `applied`: each operation takes effect before the fault answers it (a lost answer)."""
         if not any(root_field in fields for fields in (SCHEMA["Query"], SCHEMA["Mutation"])):
             raise KeyError(f"no such operation: {root_field}")
         if body is None:
@@ -456,7 +468,7 @@ class LinearAPI(StandIn[Recorded]):
             )
         if headers is None:
             headers = reset_headers(30) if status == 429 else {}
-        self._faults.queue(root_field, Fault(status, times, headers, body))
+        self._faults.queue(root_field, Fault(status, times, headers, body, applied))
 
     def calls(self, root_field: str) -> list[Recorded]:
         with self.lock:
@@ -490,13 +502,19 @@ class LinearAPI(StandIn[Recorded]):
         try:
             operation = parse_operation(body["query"])
             fault = self._fault(operation)
-            if fault is not None:
-                return fault.status, fault.body, fault.headers, operation
-            actor = self._authenticate(headers.get("authorization", ""))
-            data = self._execute(operation, body.get("variables") or {}, actor)
+            if fault is None:
+                return 200, {"data": self._run(operation, headers, body)}, {}, operation
         except GraphQLError as error:
             return error.status, error.document(), {}, operation
-        return 200, {"data": data}, {}, operation
+        if fault.applied:
+            # Whatever the operation answered is lost: the fault answers instead.
+            with contextlib.suppress(GraphQLError):
+                self._run(operation, headers, body)
+        return fault.status, fault.body, fault.headers, operation
+
+    def _run(self, operation: Operation, headers: dict[str, str], body: dict[str, Any]) -> Any:
+        actor = self._authenticate(headers.get("authorization", ""))
+        return self._execute(operation, body.get("variables") or {}, actor)
 
     def _fault(self, operation: Operation) -> Fault | None:
         for selected in operation.selections:
@@ -541,8 +559,9 @@ class LinearAPI(StandIn[Recorded]):
 
     def issue_json(self, issue: LinearIssue) -> dict[str, Any]:
         def comments(arguments: dict[str, Any]) -> dict[str, Any]:
+            wanted = comment_filter(arguments.get("filter"))
             found = sorted(
-                (c for c in self.comments.values() if c.issue_id == issue.id),
+                (c for c in self.comments.values() if c.issue_id == issue.id and wanted(c)),
                 key=lambda c: c.created,
             )
             first, last = arguments.get("first"), arguments.get("last")
@@ -604,6 +623,29 @@ def _text(value: Any, name: str) -> str:
     return value
 
 
+def _chosen_id(api: LinearAPI, value: Any) -> str | None:
+    """`CommentCreateInput.id`: "The identifier in UUID v4 format. If none is provided, the
+    backend will generate one." An id in use is refused (Linear documents no message for it)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not UUID_V4.fullmatch(value):
+        raise GraphQLError("Argument Validation Error: id must be a UUID v4", "INVALID_INPUT")
+    if value in api.comments:
+        raise GraphQLError(f"Entity already exists: Comment {value}", "INVALID_INPUT")
+    return value
+
+
+def comment_filter(given: Any) -> Callable[[LinearComment], bool]:
+    """A `CommentFilter`, as far as Resolver uses one: `{id: {eq: …}}`."""
+    if given is None:
+        return lambda _: True
+    compared = given.get("id") if isinstance(given, dict) else None
+    if not isinstance(compared, dict) or set(given) != {"id"} or set(compared) != {"eq"}:
+        message = f"The stand-in filters comments by id.eq only, not by {given!r}"
+        raise GraphQLError(message, "GRAPHQL_VALIDATION_FAILED", 400)
+    return lambda comment: comment.id == compared["eq"]
+
+
 def resolve_issue(api: LinearAPI, actor: Actor, arguments: dict[str, Any]) -> Any:
     return api.issue_json(api.visible_issue(actor, arguments.get("id")))
 
@@ -624,6 +666,7 @@ def comment_create(api: LinearAPI, actor: Actor, arguments: dict[str, Any]) -> A
     given = _input(arguments)
     issue = api.visible_issue(actor, given.get("issueId"))
     body = _text(given.get("body"), "body")
+    chosen = _chosen_id(api, given.get("id"))
     parent_id = given.get("parentId")
     if parent_id is not None:
         parent = api.comments.get(parent_id)
@@ -632,7 +675,7 @@ def comment_create(api: LinearAPI, actor: Actor, arguments: dict[str, Any]) -> A
         if parent.parent_id is not None:
             message = "Argument Validation Error: parent comment must be a top level comment"
             raise GraphQLError(message, "INVALID_INPUT")
-    return _payload(api.add_comment(issue, body, actor, parent_id), api)
+    return _payload(api.add_comment(issue, body, actor, parent_id, comment_id=chosen), api)
 
 
 def comment_update(api: LinearAPI, actor: Actor, arguments: dict[str, Any]) -> Any:
