@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from resolver.agent.task import Comment, ReviewThread
@@ -67,8 +68,15 @@ class History:
 class Conversation(Protocol):
     """Replies in the place a trigger came from."""
 
-    def post(self, text: str) -> dict[str, Any]:
-        """Post a new message; returns a JSON reference that `edit` accepts."""
+    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
+        """Post a new message; returns a JSON reference that `edit` accepts. With `status_of`,
+        the message is that job's status message, tagged so that `find_status` finds it."""
+        ...
+
+    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
+        """The reference of job `job_id`'s status message, if the bot posted one here at or
+        after `since`; else None. A post whose answer was lost (a timeout after the provider
+        made it, a worker killed before recording it) is then edited, not posted twice."""
         ...
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:

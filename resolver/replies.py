@@ -11,6 +11,7 @@ import hashlib
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 import redis
@@ -38,6 +39,8 @@ OPEN_PULL: Final = "open_pull"
 # killed while holding it delays the next edit by less than a minute.
 STATUS_LOCK_SECONDS: Final = 45
 STATUS_LOCK_WAIT: Final = 3
+# A provider's clock may run behind ours: look for an unrecorded post from a little earlier.
+POSTING_SKEW: Final = timedelta(minutes=5)
 
 
 def job_url(job_id: int) -> str:
@@ -194,15 +197,39 @@ def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         if ref.get("digest") == digest:
             return {"unchanged": True}
         conversation = providers.conversation(source, trigger, requester_id)
-        message = ref.get("message")
+        message = ref.get("message") or _posted_before(conversation, job_id, ref)
         if message:
             conversation.edit(message, text)
         else:
-            message = conversation.post(text)
+            _mark_posting(job_id, ref)
+            message = conversation.post(text, status_of=job_id)
         with session_scope() as session:
             jobs.get_job(session, job_id).status_ref = {"message": message, "digest": digest}
             _supersede(session, job_id, int(payload.get("callback_id") or 0))
     return {"message": message}
+
+
+def _posted_before(
+    conversation: providers.Conversation, job_id: int, ref: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The status message an earlier attempt posted without recording it (its answer lost to
+    a timeout, or its worker killed first): found by its tag, so it is edited, not posted again."""
+    posting = ref.get("posting")
+    if not isinstance(posting, str):
+        return None
+    since = datetime.fromisoformat(posting) - POSTING_SKEW
+    found = conversation.find_status(job_id, since)
+    if found is not None:
+        log(logger, logging.INFO, "status.found_unrecorded", job=job_id)
+    return found
+
+
+def _mark_posting(job_id: int, ref: Mapping[str, Any]) -> None:
+    """Record, before the first post, that one may have happened (the earliest attempt's time)."""
+    if isinstance(ref.get("posting"), str):
+        return
+    with session_scope() as session:
+        jobs.get_job(session, job_id).status_ref = {"posting": utcnow().isoformat()}
 
 
 def _supersede(session: Session, job_id: int, newest: int) -> None:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import ssl
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from functools import cache
 from typing import Any, Final, Literal
 
 import httpx
 from githubkit import GitHub, TokenAuthStrategy, UnauthAuthStrategy
 from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
+from githubkit.typing import Missing
+from githubkit.utils import UNSET
 
 from resolver.callback_errors import (
     CallbackError,
@@ -264,20 +267,30 @@ class GitHubClient:
                 owner, name, comment_id, content=content
             )
 
-    def issue_comments(self, repo: str, number: int, limit: int) -> list[dict[str, Any]]:
-        """The most recent conversation comments of an issue or pull request, oldest first."""
+    def issue_comments(
+        self, repo: str, number: int, limit: int, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """The most recent conversation comments of an issue or pull request (those updated at
+        or after `since`, when given), oldest first."""
         owner, name = split_repo(repo)
         with translate_errors("GET /repos/{owner}/{repo}/issues/{issue_number}/comments"):
             github = self._api()
-            data = github.rest.issues.list_comments(owner, name, number, per_page=100).json()
+            data = github.rest.issues.list_comments(
+                owner, name, number, per_page=100, since=_or_unset(since)
+            ).json()
         return list(data)[-limit:]
 
-    def review_comments(self, repo: str, number: int, limit: int) -> list[dict[str, Any]]:
-        """The comments on a pull request's diff (every review thread), oldest first."""
+    def review_comments(
+        self, repo: str, number: int, limit: int, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """The comments on a pull request's diff (every review thread; those updated at or
+        after `since`, when given), oldest first."""
         owner, name = split_repo(repo)
         with translate_errors("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"):
             github = self._api()
-            data = github.rest.pulls.list_review_comments(owner, name, number, per_page=100).json()
+            data = github.rest.pulls.list_review_comments(
+                owner, name, number, per_page=100, since=_or_unset(since)
+            ).json()
         return list(data)[-limit:]
 
     def repository(self, repo: str) -> tuple[str, str]:
@@ -287,3 +300,7 @@ class GitHubClient:
             github = self._api()
             data = github.rest.repos.get(owner, name).json()
         return str(data["clone_url"]), str(data["default_branch"])
+
+
+def _or_unset(value: datetime | None) -> Missing[datetime]:
+    return UNSET if value is None else value

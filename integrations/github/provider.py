@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Final
 
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
@@ -49,7 +50,8 @@ class GitHubConversation:
             return None
         return _int(self._context.get("in_reply_to_id")) or _int(self._context.get("comment_id"))
 
-    def post(self, text: str) -> dict[str, Any]:
+    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
+        """`text` carries a status message's marker already (resolver.status.render)."""
         root = self._thread_root()
         if root is not None:
             reply = self._client.reply_to_review_comment(self._repo, self._number, root, text)
@@ -58,6 +60,24 @@ class GitHubConversation:
             "kind": ISSUE_COMMENT,
             "id": self._client.post_comment(self._repo, self._number, text),
         }
+
+    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
+        """The newest comment marked as `job_id`'s status, where `post` would have put it. The
+        marker is a hidden HTML comment: only someone writing it on purpose, in their own
+        comment, could imitate one."""
+        root = self._thread_root()
+        if root is None:
+            kind = ISSUE_COMMENT
+            items = self._client.issue_comments(self._repo, self._number, HISTORY_LIMIT, since)
+        else:
+            kind = REVIEW_COMMENT
+            items = self._client.review_comments(self._repo, self._number, HISTORY_LIMIT, since)
+            items = [item for item in items if _int(item.get("in_reply_to_id")) == root]
+        for item in reversed(items):
+            comment_id = _int(item.get("id"))
+            if comment_id is not None and status.is_marked(str(item.get("body") or ""), job_id):
+                return {"kind": kind, "id": comment_id}
+        return None
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         comment_id = _int(ref.get("id"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from integrations.gitlab.client import (
@@ -18,6 +19,7 @@ from integrations.gitlab.client import (
     TokenProvider,
     git_auth_env,
 )
+from resolver import status
 from resolver.agent.task import Comment, ReviewThread
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import Settings, get_settings
@@ -74,19 +76,33 @@ class GitLabConversation:
     discussion_id: str | None  # set when replies go into the triggering note's thread
     bot: str
 
-    def post(self, text: str) -> dict[str, Any]:
+    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
+        """`text` carries a status message's marker already (resolver.status.render)."""
         if self.discussion_id is not None:
             note_id = self.client.reply_in_discussion(
                 self.project, self.kind, self.iid, self.discussion_id, text
             )
         else:
             note_id = self.client.post_note(self.project, self.kind, self.iid, text)
+        return self._ref(note_id)
+
+    def _ref(self, note_id: int) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "iid": self.iid,
             "note_id": note_id,
             "discussion_id": self.discussion_id,
         }
+
+    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
+        """The newest note marked as `job_id`'s status among the newest page of notes (GitLab
+        cannot list notes by date; a status message is among the newest). The marker is a
+        hidden HTML comment: only someone writing it on purpose, in their own note, could
+        imitate one."""
+        for note in reversed(self.client.notes(self.project, self.kind, self.iid)):
+            if not note.system and status.is_marked(note.body, job_id):
+                return self._ref(note.id)
+        return None
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         kind = _kind(ref.get("kind", self.kind))

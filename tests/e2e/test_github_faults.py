@@ -18,6 +18,7 @@ from tests.support.github_api import BOT_LOGIN, GitHubAPI
 pytestmark = pytest.mark.timeout(420)
 PULLS = "POST /repos/{owner}/{repo}/pulls"
 REACTIONS = "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
+COMMENTS = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
 
 
 def bot_comments(api: GitHubAPI) -> list[str]:
@@ -84,7 +85,7 @@ def test_jobs_queued_when_redis_is_emptied_come_back_through_the_reconciler(
     assert len(github_api.pulls) == 1
 
 
-def test_a_failing_api_is_retried_on_5xx_and_not_on_4xx(
+def test_a_failing_api_is_retried_on_5xx_not_on_4xx_and_a_lost_answer_is_not_posted_twice(
     resolver_env: ResolverEnv,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -95,6 +96,7 @@ def test_a_failing_api_is_retried_on_5xx_and_not_on_4xx(
     widgets(github_api, git_server)
     github_api.fail(PULLS, 502)
     github_api.fail(REACTIONS, 403)
+    github_api.fail(COMMENTS, 502, applied=True)  # the status comment is made, its answer lost
     with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
         stack.link("alice", "github", str(ALICE_ID), "alice")
         stack.llm.set_script(by_step(fix_script()))
@@ -115,7 +117,16 @@ def test_a_failing_api_is_retried_on_5xx_and_not_on_4xx(
         callbacks = {c.action: c for c in stack.callbacks(job_id)}
         pull_tries = [a.outcome for a in stack.attempts(callbacks["open_pull"].id)]
         react_tries = [a.outcome for a in stack.attempts(callbacks["react"].id)]
+        status_tries = [
+            a.outcome
+            for c in stack.callbacks(job_id)
+            if c.action == "status"
+            for a in stack.attempts(c.id)
+        ]
 
+    [status] = bot_comments(github_api)
+    assert "Done" in status and str(job.pr_url) in status
+    assert len(github_api.calls(COMMENTS)) == 1 and "transient" in status_tries
     assert pull_tries == ["transient", "ok"]
     assert react_tries == ["permanent"] and callbacks["react"].state == "failed"
     assert len(github_api.pulls) == 1 and job.pr_url

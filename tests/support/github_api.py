@@ -69,6 +69,8 @@ class Comment:
     in_reply_to: int | None = None
     path: str | None = None
     line: int | None = None
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    updated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
 @dataclass
@@ -104,7 +106,24 @@ def error_body(status: int, message: str, errors: list[dict[str, str]] | None = 
 
 
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _timestamp(datetime.now(UTC))
+
+
+def _timestamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _since(request: Request) -> datetime | None:
+    """The `since` query parameter (ISO 8601): only comments updated at or after it."""
+    values = request.query.get("since")
+    if not values:
+        return None
+    return datetime.fromisoformat(values[-1].replace("Z", "+00:00"))
+
+
+def _updated_since(comment: Comment, since: datetime | None) -> bool:
+    # GitHub's timestamps are whole seconds.
+    return since is None or comment.updated_at.replace(microsecond=0) >= since
 
 
 def _user(login: str) -> dict[str, Any]:
@@ -329,8 +348,8 @@ def _comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
         "issue_url": f"{api.base_url}/repos/{comment.repo}/issues/{comment.number}",
         "body": comment.body,
         "user": _user(comment.login),
-        "created_at": _now(),
-        "updated_at": _now(),
+        "created_at": _timestamp(comment.created_at),
+        "updated_at": _timestamp(comment.updated_at),
         "author_association": "NONE",
     }
 
@@ -366,7 +385,7 @@ def update_comment(api: GitHubAPI, request: Request) -> Answer:
     body = _body_text(request)
     if body is None:
         return _missing("body", "IssueComment")
-    comment.body = body
+    comment.body, comment.updated_at = body, datetime.now(UTC)
     return 200, _comment_json(api, comment)
 
 
@@ -402,11 +421,11 @@ def list_comments(api: GitHubAPI, request: Request) -> Answer:
     repo = api.repo(request)
     if repo is None:
         return 404, error_body(404, "Not Found")
-    number = int(request.params["issue_number"])
+    number, since = int(request.params["issue_number"]), _since(request)
     found = [
         _comment_json(api, c)
         for c in sorted(api.comments.values(), key=lambda c: c.id)
-        if (c.repo, c.number) == (repo.full_name, number)
+        if (c.repo, c.number) == (repo.full_name, number) and _updated_since(c, since)
     ]
     return 200, found
 
@@ -421,8 +440,8 @@ def _review_comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
         "user": _user(comment.login),
         "html_url": f"{api.web_url}/{comment.repo}/pull/{comment.number}#discussion_r{comment.id}",
         "pull_request_url": f"{api.base_url}/repos/{comment.repo}/pulls/{comment.number}",
-        "created_at": _now(),
-        "updated_at": _now(),
+        "created_at": _timestamp(comment.created_at),
+        "updated_at": _timestamp(comment.updated_at),
     }
 
 
@@ -430,11 +449,11 @@ def list_review_comments(api: GitHubAPI, request: Request) -> Answer:
     repo = api.repo(request)
     if repo is None:
         return 404, error_body(404, "Not Found")
-    number = int(request.params["pull_number"])
+    number, since = int(request.params["pull_number"]), _since(request)
     found = [
         _review_comment_json(api, c)
         for c in sorted(api.review_comments.values(), key=lambda c: c.id)
-        if (c.repo, c.number) == (repo.full_name, number)
+        if (c.repo, c.number) == (repo.full_name, number) and _updated_since(c, since)
     ]
     return 200, found
 
@@ -447,7 +466,7 @@ def update_review_comment(api: GitHubAPI, request: Request) -> Answer:
     body = _body_text(request)
     if body is None:
         return _missing("body", "PullRequestReviewComment")
-    comment.body = body
+    comment.body, comment.updated_at = body, datetime.now(UTC)
     return 200, _review_comment_json(api, comment)
 
 
