@@ -19,6 +19,7 @@ from urllib.parse import quote
 import requests
 from jira import JIRA
 from jira.exceptions import JIRAError
+from jira.utils import json_loads
 
 from resolver.callback_errors import (
     CallbackError,
@@ -47,13 +48,16 @@ class JiraIssue:
 
 @dataclass(frozen=True)
 class JiraComment:
-    """A comment as Jira returns it: Cloud names authors by `accountId`, Data Center by `name`."""
+    """A comment as Jira returns it: Cloud names authors by `accountId`, Data Center by `name`.
+    `properties` (key to JSON value) are read only when asked for."""
 
     id: str
     body: str
     author_display_name: str | None
     author_name: str | None
     author_account_id: str | None
+    created: datetime | None
+    properties: Mapping[str, Any]
 
 
 @contextmanager
@@ -127,11 +131,21 @@ class JiraClient:
     def __repr__(self) -> str:
         return f"JiraClient({self.site!r})"
 
-    def add_comment(self, issue_key: str, body: str) -> str:
-        """Comment on the issue (`body` in wiki markup); returns the new comment's id."""
+    def add_comment(
+        self, issue_key: str, body: str, properties: Mapping[str, Any] | None = None
+    ) -> str:
+        """Comment on the issue (`body` in wiki markup), with comment properties (key to JSON
+        value, never shown to people); returns the new comment's id."""
+        # The library's add_comment takes no properties; Jira sets them with the comment:
+        # https://developer.atlassian.com/cloud/jira/platform/rest/v2/api-group-issue-comments/#api-rest-api-2-issue-issueidorkey-comment-post
+        data: dict[str, Any] = {"body": body}
+        if properties:
+            data["properties"] = [{"key": k, "value": v} for k, v in properties.items()]
+        path = f"issue/{quote(issue_key, safe='')}/comment"
         with translate_errors("POST /rest/api/2/issue/{issueIdOrKey}/comment"):
-            comment = self._jira.add_comment(issue_key, body)
-        return str(comment.id)
+            answer = self._jira._session.post(self._jira._get_url(path), data=json.dumps(data))
+            comment = json_loads(answer)
+        return str(comment["id"])
 
     def edit_comment(self, issue_key: str, comment_id: str, body: str) -> None:
         """Replace the body of a comment (the status comment) with one PUT."""
@@ -141,10 +155,16 @@ class JiraClient:
         with translate_errors("PUT /rest/api/2/issue/{issueIdOrKey}/comment/{id}"):
             self._jira._session.put(self._jira._get_url(path), data=json.dumps({"body": body}))
 
-    def comments(self, issue_key: str, limit: int) -> list[JiraComment]:
-        """The issue's `limit` newest comments, oldest first."""
+    def comments(
+        self, issue_key: str, limit: int, *, properties: bool = False
+    ) -> list[JiraComment]:
+        """The issue's `limit` newest comments, oldest first; with their comment properties
+        when `properties` (Jira's `expand=properties`, on Cloud and Data Center)."""
+        expand = "properties" if properties else None
         with translate_errors("GET /rest/api/2/issue/{issueIdOrKey}/comment"):
-            found = self._jira.comments(issue_key, max_results=limit, order_by="-created")
+            found = self._jira.comments(
+                issue_key, expand=expand, max_results=limit, order_by="-created"
+            )
         return [_comment(item.raw) for item in reversed(found)]
 
     def issue(self, key: str) -> JiraIssue:
@@ -169,4 +189,20 @@ def _comment(raw: Mapping[str, Any]) -> JiraComment:
         author_display_name=author.get("displayName"),
         author_name=author.get("name"),
         author_account_id=author.get("accountId"),
+        created=_timestamp(raw.get("created")),
+        properties={
+            str(item["key"]): item.get("value")
+            for item in raw.get("properties") or ()
+            if isinstance(item, Mapping) and "key" in item
+        },
     )
+
+
+def _timestamp(value: object) -> datetime | None:
+    """Jira's `2026-01-05T09:01:00.000+0000`; None when missing or malformed."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

@@ -8,6 +8,7 @@ for the site's URL (`resolver tokens set --provider jira --installation <site>`)
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Final
 
 from integrations.jira.client import JiraClient, JiraComment
@@ -19,6 +20,11 @@ from resolver.credentials import stored_token
 from resolver.providers import History, Provider, TriggerContext, register_provider
 
 HISTORY_LIMIT: Final = 50
+# The job a status comment belongs to, as a comment property: stored beside the comment, never
+# shown in it, kept by edits that send none (Cloud and Data Center alike).
+# https://developer.atlassian.com/cloud/jira/platform/rest/v2/api-group-issue-comment-properties/
+STATUS_PROPERTY: Final = "resolver.status"
+STATUS_SEARCH_LIMIT: Final = 20
 
 
 def site_for(context: TriggerContext, settings: Settings) -> str:
@@ -62,8 +68,23 @@ class JiraConversation:
     def __repr__(self) -> str:
         return f"JiraConversation({self._client.site!r}, {self._issue_key!r})"
 
-    def post(self, text: str) -> dict[str, Any]:
-        comment_id = self._client.add_comment(self._issue_key, to_wiki(text))
+    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
+        properties = None if status_of is None else {STATUS_PROPERTY: {"job_id": status_of}}
+        comment_id = self._client.add_comment(self._issue_key, to_wiki(text), properties)
+        return self._ref(comment_id)
+
+    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
+        """The newest of the ticket's recent comments that the bot wrote and tagged as
+        `job_id`'s status; comments created before `since` are not looked at."""
+        comments = self._client.comments(self._issue_key, STATUS_SEARCH_LIMIT, properties=True)
+        for comment in reversed(comments):
+            if comment.created is not None and comment.created < since:
+                return None
+            if self._by_bot(comment) and _status_job(comment) == job_id:
+                return self._ref(comment.id)
+        return None
+
+    def _ref(self, comment_id: str) -> dict[str, Any]:
         return {"issue_key": self._issue_key, "comment_id": comment_id}
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
@@ -87,6 +108,12 @@ class JiraConversation:
         return self._bot_name in {n.lower() for n in names if n} or (
             comment.author_account_id in self._bot_ids
         )
+
+
+def _status_job(comment: JiraComment) -> int | None:
+    value = comment.properties.get(STATUS_PROPERTY)
+    job_id = value.get("job_id") if isinstance(value, Mapping) else None
+    return job_id if type(job_id) is int else None
 
 
 def _author(comment: JiraComment) -> str:

@@ -1,5 +1,5 @@
-"""Fixtures for the Jira edge: a local Jira (Cloud, and Data Center under a context path) and
-a Resolver environment whose database holds the site's token."""
+"""Fixtures for the Jira edge: a local Jira (Cloud, and Data Center under a context path), a
+Resolver environment whose database holds the site's token, and the ticket as a conversation."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from integrations.jira.provider import JiraConversation
+from resolver import providers
 from resolver.accounts import ensure_installation
 from resolver.config import get_settings
 from resolver.db import session_scope
@@ -69,3 +71,17 @@ def env(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> ResolverE
     monkeypatch.setenv("RESOLVER_BOT_NAME", BOT)
     get_settings.cache_clear()
     return resolver_env
+
+
+def context(site: str | None, **extra: object) -> dict[str, object]:
+    """The trigger context `integrations.jira.routes` records for a comment."""
+    return {"site": site, "issue_key": ISSUE, "comment_id": "10042", "title": "Export", **extra}
+
+
+@pytest.fixture
+def conversation(env: ResolverEnv, jira: JiraAPI, bot: User) -> JiraConversation:
+    """The Cloud ticket, as the provider registry builds it from a trigger."""
+    store_site_token(jira.site, f"{EMAIL}:{API_TOKEN}")
+    found = providers.conversation("jira", context(jira.site), None)
+    assert isinstance(found, JiraConversation)
+    return found

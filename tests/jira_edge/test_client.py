@@ -46,20 +46,42 @@ def test_edit_comment_replaces_the_body(client: JiraClient, jira: JiraAPI) -> No
     assert [(c.status, c.body) for c in put] == [(200, {"body": "*Done*"})]
 
 
+def test_comment_properties_are_set_with_the_comment_and_kept_by_an_edit(
+    client: JiraClient, jira: JiraAPI
+) -> None:
+    comment_id = client.add_comment(ISSUE, "Queued", {"resolver.status": {"job_id": 12}})
+    [call] = jira.calls(COMMENTS)
+    assert call.body == {
+        "body": "Queued",
+        "properties": [{"key": "resolver.status", "value": {"job_id": 12}}],
+    }
+    client.edit_comment(ISSUE, comment_id, "Done")
+    [plain] = client.comments(ISSUE, limit=5)
+    [expanded] = client.comments(ISSUE, limit=5, properties=True)
+    assert (plain.body, plain.properties) == ("Done", {})
+    assert (expanded.body, expanded.properties) == ("Done", {"resolver.status": {"job_id": 12}})
+    listed = jira.calls("GET /rest/api/2/issue/{issueIdOrKey}/comment")
+    assert [c.query.get("expand") for c in listed] == [None, ["properties"]]
+
+
 def test_comments_are_the_newest_ones_oldest_first(
     client: JiraClient, jira: JiraAPI, bot: User
 ) -> None:
     ann = jira.add_user("Ann Example")
-    for number in range(5):
+    added = [
         jira.add_comment(ISSUE, f"comment {number}", ann if number % 2 else bot)
+        for number in range(5)
+    ]
     found = client.comments(ISSUE, limit=3)
     assert [c.body for c in found] == ["comment 2", "comment 3", "comment 4"]
     assert found[1] == JiraComment(
-        id=found[1].id,
+        id=str(added[3].id),
         body="comment 3",
         author_display_name="Ann Example",
         author_name=None,
         author_account_id=ann.account_id,
+        created=added[3].created,
+        properties={},
     )
     [call] = jira.calls("GET /rest/api/2/issue/{issueIdOrKey}/comment")
     assert call.query == {"maxResults": ["3"], "orderBy": ["-created"]}

@@ -13,21 +13,8 @@ from resolver.config import get_settings
 from resolver.logs import redact
 from resolver.providers import History
 from tests.conftest import ResolverEnv
-from tests.jira_edge.conftest import API_TOKEN, EMAIL, ISSUE, PAT, store_site_token
+from tests.jira_edge.conftest import API_TOKEN, EMAIL, ISSUE, PAT, context, store_site_token
 from tests.support.jira_api import JiraAPI, User
-
-
-def context(site: str | None, **extra: object) -> dict[str, object]:
-    """The trigger context `integrations.jira.routes` records for a comment."""
-    return {"site": site, "issue_key": ISSUE, "comment_id": "10042", "title": "Export", **extra}
-
-
-@pytest.fixture
-def conversation(env: ResolverEnv, jira: JiraAPI, bot: User) -> JiraConversation:
-    store_site_token(jira.site, f"{EMAIL}:{API_TOKEN}")
-    found = providers.conversation("jira", context(jira.site), None)
-    assert isinstance(found, JiraConversation)
-    return found
 
 
 def test_post_writes_wiki_markup_and_edit_replaces_it(

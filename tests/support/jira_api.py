@@ -6,11 +6,14 @@
     api.add_pat("NjM4…", bot)                                 # Bearer personal access token (DC)
     api.add_issue("SP-10", summary="Export fails")
     api.fail("POST /rest/api/2/issue/{issueIdOrKey}/comment", 429, headers={"Retry-After": "7"})
+    api.fail("POST /rest/api/2/issue/{issueIdOrKey}/comment", 504, applied=True)  # a lost answer
     ... point the client at api.site ...
     api.requests                                              # everything it was sent, in order
 
 Errors use Jira's document (`{"errorMessages": [...], "errors": {}}`); an issue the caller may
-not see is a 404, as in Jira. Routes are written as Jira's path templates.
+not see is a 404, as in Jira. Routes are written as Jira's path templates. Comments keep their
+comment properties: set with the comment (POST, or a PUT that sends some), listed with
+`expand=properties`, kept by a PUT that sends none.
 https://developer.atlassian.com/cloud/jira/platform/rest/v2/api-group-issue-comments/
 """
 
@@ -48,6 +51,7 @@ class Comment:
     author: User
     created: datetime
     updated: datetime
+    properties: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -137,11 +141,18 @@ class JiraAPI(RestStandIn):
         self.issues[issue.id] = issue
         return issue
 
-    def add_comment(self, key: str, body: str, author: User) -> Comment:
+    def add_comment(
+        self, key: str, body: str, author: User, properties: dict[str, Any] | None = None
+    ) -> Comment:
         """An existing comment, a minute after the one before."""
         issue = self.issue_by_key(key)
         assert issue is not None, key
-        return self.new_comment(issue, body, author)
+        return self.new_comment(issue, body, author, properties or {})
+
+    @property
+    def now(self) -> datetime:
+        """The site's clock: the last comment's creation; the next one comes a minute later."""
+        return self._clock
 
     def issue_by_key(self, key_or_id: str) -> Issue | None:
         for issue in self.issues.values():
@@ -149,9 +160,13 @@ class JiraAPI(RestStandIn):
                 return issue
         return None
 
-    def new_comment(self, issue: Issue, body: str, author: User) -> Comment:
+    def new_comment(
+        self, issue: Issue, body: str, author: User, properties: dict[str, Any]
+    ) -> Comment:
         self._clock += timedelta(minutes=1)
-        comment = Comment(next(self._ids), issue.id, body, author, self._clock, self._clock)
+        comment = Comment(
+            next(self._ids), issue.id, body, author, self._clock, self._clock, dict(properties)
+        )
         issue.comments.append(comment)
         return comment
 
@@ -224,8 +239,11 @@ class JiraAPI(RestStandIn):
             "timeZone": "Europe/Berlin",
         }
 
-    def comment_json(self, issue: Issue, comment: Comment) -> dict[str, Any]:
+    def comment_json(
+        self, issue: Issue, comment: Comment, expand: frozenset[str] = frozenset()
+    ) -> dict[str, Any]:
         author = self.user_json(comment.author)
+        properties = [{"key": key, "value": value} for key, value in comment.properties.items()]
         return {
             "self": f"{self.site}{API}/issue/{issue.id}/comment/{comment.id}",
             "id": str(comment.id),
@@ -235,6 +253,7 @@ class JiraAPI(RestStandIn):
             "created": _timestamp(comment.created),
             "updated": _timestamp(comment.updated),
             **({"jsdPublic": True} if self.deployment == "Cloud" else {}),
+            **({"properties": properties} if "properties" in expand else {}),
         }
 
 
@@ -280,7 +299,14 @@ def get_issue(api: JiraAPI, request: Request) -> Answer:
     }
 
 
-def _comment_page(api: JiraAPI, issue: Issue, start: int, limit: int, order: str) -> dict[str, Any]:
+def _comment_page(
+    api: JiraAPI,
+    issue: Issue,
+    start: int,
+    limit: int,
+    order: str,
+    expand: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     ordered = sorted(issue.comments, key=lambda c: (c.created, c.id))
     if order.startswith("-"):
         ordered.reverse()
@@ -289,7 +315,7 @@ def _comment_page(api: JiraAPI, issue: Issue, start: int, limit: int, order: str
         "startAt": start,
         "maxResults": limit,
         "total": len(ordered),
-        "comments": [api.comment_json(issue, c) for c in page],
+        "comments": [api.comment_json(issue, c, expand) for c in page],
     }
 
 
@@ -298,6 +324,11 @@ def _int_query(request: Request, name: str, default: int) -> int | None:
     if not values:
         return default
     return int(values[0]) if values[0].isdigit() else None
+
+
+def _expand(request: Request) -> frozenset[str]:
+    """`expand=renderedBody,properties`: Jira ignores names it does not know."""
+    return frozenset(",".join(request.query.get("expand", [])).split(","))
 
 
 def list_comments(api: JiraAPI, request: Request) -> Answer:
@@ -309,23 +340,51 @@ def list_comments(api: JiraAPI, request: Request) -> Answer:
     order = request.query.get("orderBy", ["created"])[0]
     if start is None or limit is None or order.lstrip("+-") != "created":
         return 400, error_body("Invalid request parameters")
-    return 200, _comment_page(api, issue, start, min(limit, 5000), order)
+    return 200, _comment_page(api, issue, start, min(limit, 5000), order, _expand(request))
 
 
-def _body(request: Request) -> str | None:
-    body = request.body.get("body") if isinstance(request.body, dict) else None
-    return body if isinstance(body, str) and body.strip() else None
+@dataclass(frozen=True)
+class Write:
+    """What a comment POST or PUT sends: the body, and comment properties (key to value)."""
+
+    body: str
+    properties: dict[str, Any]
+
+
+def _write(request: Request) -> Write | Answer:
+    """The request's comment, or Jira's 400 for an empty body or a malformed property."""
+    sent = request.body if isinstance(request.body, dict) else {}
+    body = sent.get("body")
+    if not isinstance(body, str) or not body.strip():
+        return 400, error_body(errors={"comment": "Comment body can not be empty!"})
+    properties = _properties(sent.get("properties", []))
+    if properties is None:
+        return 400, error_body(errors={"properties": "The property key or value is not valid."})
+    return Write(body, properties)
+
+
+def _properties(sent: object) -> dict[str, Any] | None:
+    """`[{"key": ..., "value": ...}]` as a dict; None when malformed (keys are 1 to 255 long)."""
+    if not isinstance(sent, list):
+        return None
+    properties: dict[str, Any] = {}
+    for item in sent:
+        key = item.get("key") if isinstance(item, dict) else None
+        if not isinstance(key, str) or not 0 < len(key) <= 255 or "value" not in item:
+            return None
+        properties[key] = item["value"]
+    return properties
 
 
 def add_comment(api: JiraAPI, request: Request) -> Answer:
     issue = api.visible_issue(request)
     if issue is None:
         return 404, error_body(NO_ISSUE)
-    body = _body(request)
-    if body is None:
-        return 400, error_body(errors={"comment": "Comment body can not be empty!"})
+    write = _write(request)
+    if not isinstance(write, Write):
+        return write
     assert request.user is not None
-    comment = api.new_comment(issue, body, request.user)
+    comment = api.new_comment(issue, write.body, request.user, write.properties)
     return 201, api.comment_json(issue, comment)
 
 
@@ -349,7 +408,7 @@ def get_comment(api: JiraAPI, request: Request) -> Answer:
     found = _find_comment(api, request)
     if found is None:
         return _no_comment(api, request)
-    return 200, api.comment_json(*found)
+    return 200, api.comment_json(*found, _expand(request))
 
 
 def update_comment(api: JiraAPI, request: Request) -> Answer:
@@ -359,10 +418,11 @@ def update_comment(api: JiraAPI, request: Request) -> Answer:
     issue, comment = found
     if request.user != comment.author:
         return 403, error_body("You do not have the permission to edit this comment.")
-    body = _body(request)
-    if body is None:
-        return 400, error_body(errors={"comment": "Comment body can not be empty!"})
-    comment.body = body
+    write = _write(request)
+    if not isinstance(write, Write):
+        return write
+    comment.body = write.body
+    comment.properties.update(write.properties)
     comment.updated += timedelta(seconds=1)
     return 200, api.comment_json(issue, comment)
 
