@@ -303,4 +303,5 @@ class GitHubClient:
 
 
 def _or_unset(value: datetime | None) -> Missing[datetime]:
-    return UNSET if value is None else value
+    """GitHub's `since`, in the whole seconds of its timestamps."""
+    return UNSET if value is None else value.replace(microsecond=0)

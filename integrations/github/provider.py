@@ -62,9 +62,7 @@ class GitHubConversation:
         }
 
     def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
-        """The newest comment marked as `job_id`'s status, where `post` would have put it. The
-        marker is a hidden HTML comment: only someone writing it on purpose, in their own
-        comment, could imitate one."""
+        """The bot's newest comment marked as `job_id`'s status, where `post` puts it."""
         root = self._thread_root()
         if root is None:
             kind = ISSUE_COMMENT
@@ -75,7 +73,8 @@ class GitHubConversation:
             items = [item for item in items if _int(item.get("in_reply_to_id")) == root]
         for item in reversed(items):
             comment_id = _int(item.get("id"))
-            if comment_id is not None and status.is_marked(str(item.get("body") or ""), job_id):
+            body = str(item.get("body") or "")
+            if comment_id is not None and _by_bot(item) and status.is_marked(body, job_id):
                 return {"kind": kind, "id": comment_id}
         return None
 
@@ -117,10 +116,13 @@ def _login(item: Mapping[str, Any]) -> str:
     return str(user.get("login") or "someone")
 
 
+def _by_bot(item: Mapping[str, Any]) -> bool:
+    """Written by the bot: the App's `<name>[bot]` account, or a user account of that name."""
+    return _login(item).lower().removesuffix("[bot]") == get_settings().bot_name.lower()
+
+
 def _is_ours(item: Mapping[str, Any]) -> bool:
-    bot = get_settings().bot_name.lower()
-    login = _login(item).lower().removesuffix("[bot]")
-    return login == bot or status.is_marked(str(item.get("body") or ""))
+    return _by_bot(item) or status.is_marked(str(item.get("body") or ""))
 
 
 def _threads(items: list[dict[str, Any]]) -> tuple[ReviewThread, ...]:

@@ -95,12 +95,10 @@ class GitLabConversation:
         }
 
     def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
-        """The newest note marked as `job_id`'s status among the newest page of notes (GitLab
-        cannot list notes by date; a status message is among the newest). The marker is a
-        hidden HTML comment: only someone writing it on purpose, in their own note, could
-        imitate one."""
+        """The bot's newest note marked as `job_id`'s status, among the newest page of notes
+        (GitLab cannot list notes by date; a status message is among the newest)."""
         for note in reversed(self.client.notes(self.project, self.kind, self.iid)):
-            if not note.system and status.is_marked(note.body, job_id):
+            if self._by_bot(note.author) and status.is_marked(note.body, job_id):
                 return self._ref(note.id)
         return None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,11 @@ from integrations.gitlab.provider import GitLabForge, conversation_for, forge_fo
 from integrations.gitlab.routes import on_note
 from resolver import accounts, providers
 from resolver.agent.task import Comment, ReviewThread
-from resolver.callback_errors import PermanentCallbackError
+from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
 from resolver.config import Settings, get_settings
 from resolver.db import session_scope
 from resolver.providers import ForgeUser, History, PullInfo
+from resolver.status import job_marker
 from resolver.triggers import Policy
 from resolver.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
@@ -307,3 +309,50 @@ def test_a_trigger_without_a_noteable_is_permanent(gitlab_env: Settings) -> None
         providers.conversation("gitlab", {"repo": PROJECT, "iid": 3}, None)
     with pytest.raises(PermanentCallbackError, match="cannot reply on a 'commit'"):
         providers.conversation("gitlab", {"repo": PROJECT, "noteable_type": "commit"}, None)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "route"),
+    [
+        ("Note_Hook__on_issue", "POST /projects/{id}/issues/{iid}/notes"),
+        (
+            "Note_Hook__diff_note_on_merge_request",
+            "POST /projects/{id}/merge_requests/{iid}/discussions/{discussion_id}/notes",
+        ),
+    ],
+)
+def test_a_status_note_whose_answer_was_lost_is_found_by_its_marker(
+    gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project, fixture: str, route: str
+) -> None:
+    store_bot_token(gitlab_env, BOT_TOKEN)
+    context = trigger_of(fixture, "@resolver please fix")
+    plural = "issues" if context["noteable_type"] == "issue" else "merge_requests"
+    gitlab_api.add_note(
+        recorded, plural, int(context["iid"]), "@resolver please fix", "root",
+        id=int(context["note_id"]), discussion_id=context.get("discussion_id") or "d0",
+    )  # fmt: skip
+    gitlab_api.add_note(recorded, plural, int(context["iid"]), job_marker(12), "root")
+    conversation = providers.conversation("gitlab", context, None)
+    since = datetime.now(UTC)
+    assert conversation.find_status(12, since) is None  # root's note, not a status post
+
+    gitlab_api.fail(route, 502, applied=True)
+    with pytest.raises(TransientCallbackError):
+        conversation.post(f"Queued\n{job_marker(12)}", status_of=12)
+    ref = conversation.find_status(12, since)
+    assert ref is not None
+    assert conversation.find_status(1, since) is None
+    assert conversation.find_status(120, since) is None
+    conversation.edit(ref, f"Done\n{job_marker(12)}")
+
+    bot = gitlab_api.tokens[BOT_TOKEN]
+    mine = [n for n in gitlab_api.notes.values() if n.author == bot]
+    assert [(n.id, n.body) for n in mine] == [(ref["note_id"], f"Done\n{job_marker(12)}")]
+    thread = THREAD if plural == "merge_requests" else None
+    kind = context["noteable_type"]
+    assert ref == {
+        "kind": kind,
+        "iid": context["iid"],
+        "note_id": mine[0].id,
+        "discussion_id": thread,
+    }
