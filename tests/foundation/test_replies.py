@@ -58,7 +58,8 @@ def test_repository_specs_name_their_forge() -> None:
 def test_the_status_follows_the_job_from_setup_to_the_pull_request() -> None:
     setting_up = render(view())
     assert "Setting up" in setting_up and "`octo/widgets`" in setting_up
-    assert "1m 23s" in setting_up and "$0.00" in setting_up and setting_up.endswith("\n<!-- resolver:status job=12 -->")
+    assert "1m 23s" in setting_up and "$0.00" in setting_up
+    assert setting_up.endswith("\n<!-- resolver:status job=12 -->")
     assert "step 4" in render(view(steps=4))
     done = render(
         view(
