@@ -17,15 +17,14 @@ from resolver.agent.task import Comment
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import get_settings
 from resolver.credentials import stored_token
-from resolver.providers import History, Provider, TriggerContext, register_provider
-from resolver.status import unmarked
+from resolver.providers import TAG, History, Provider, TriggerContext, register_provider
 
 # The whole thread is the agent's context, but a long one only by its start and latest replies.
 HISTORY_LIMIT: Final = 50
 SEEN_REACTION: Final = "eyes"
-# A status message carries its job in Slack's message metadata, which people never see.
+# A tagged message carries its tag in Slack's message metadata, which people never see.
 # https://api.slack.com/metadata/using
-STATUS_EVENT: Final = "resolver_status"
+TAG_EVENT: Final = "resolver_message"
 EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -58,7 +57,7 @@ def parse_ref(ref: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def build_history(messages: list[Message], bot: BotIdentity) -> tuple[Comment, ...]:
-    """Each message with text as a comment, except the bot's own (its status messages).
+    """Each message with text as a comment, except the bot's own: statuses, notices, replies.
 
     Other apps' messages stay: an alert that a person answers with a mention is context.
     """
@@ -74,14 +73,16 @@ def _is_own(message: Message, bot: BotIdentity) -> bool:
     return by_bot or message.get("user") == bot.user_id
 
 
-def status_metadata(job_id: int) -> dict[str, Any]:
-    """The metadata that tags a message as job `job_id`'s status message."""
-    return {"event_type": STATUS_EVENT, "event_payload": {"job_id": job_id}}
+def tag_metadata(tag: str) -> dict[str, Any]:
+    """The message metadata that carries `tag` (`status-12`)."""
+    if TAG.fullmatch(tag) is None:
+        raise ValueError(f"not a message tag: {tag!r}")
+    return {"event_type": TAG_EVENT, "event_payload": {"tag": tag}}
 
 
-def is_status_of(message: Message, job_id: int, bot: BotIdentity) -> bool:
-    """Whether the bot posted `message` as job `job_id`'s status message."""
-    return _is_own(message, bot) and message.get("metadata") == status_metadata(job_id)
+def is_tagged(message: Message, metadata: Mapping[str, Any], bot: BotIdentity) -> bool:
+    """Whether the bot posted `message` with exactly this metadata (`tag_metadata`)."""
+    return _is_own(message, bot) and message.get("metadata") == metadata
 
 
 def slack_ts(moment: datetime) -> str:
@@ -89,12 +90,6 @@ def slack_ts(moment: datetime) -> str:
     a float could round it up past a message posted in that microsecond."""
     seconds, micros = divmod((moment - EPOCH) // timedelta(microseconds=1), 1_000_000)
     return f"{seconds}.{micros:06d}"
-
-
-def render_text(markdown: str) -> str:
-    """A message in Slack's mrkdwn, without the status marker: an HTML comment is hidden on a
-    forge, but Slack would show it as text."""
-    return to_mrkdwn(unmarked(markdown))
 
 
 def bot_token(team_id: str) -> str:
@@ -120,17 +115,18 @@ class SlackConversation:
     def __repr__(self) -> str:
         return f"SlackConversation({self._thread!r})"
 
-    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
         thread = self._thread
-        metadata = None if status_of is None else status_metadata(status_of)
-        ts = self._client.post(thread.channel, thread.thread_ts, render_text(text), metadata)
+        metadata = None if tag is None else tag_metadata(tag)
+        ts = self._client.post(thread.channel, thread.thread_ts, to_mrkdwn(text), metadata)
         return self._ref(ts)
 
-    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
         thread = self._thread
+        wanted = tag_metadata(tag)
         messages = self._client.replies_since(thread.channel, thread.thread_ts, slack_ts(since))
         bot = self._client.identity()
-        found = next((m for m in messages if is_status_of(m, job_id, bot)), None)
+        found = next((m for m in messages if is_tagged(m, wanted, bot)), None)
         return None if found is None else self._ref(str(found["ts"]))
 
     def _ref(self, ts: str) -> dict[str, Any]:
@@ -139,7 +135,7 @@ class SlackConversation:
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         channel, ts = parse_ref(ref)
-        self._client.update(channel, ts, render_text(text))
+        self._client.update(channel, ts, to_mrkdwn(text))
 
     def acknowledge(self) -> None:
         if self._thread.ts is not None:

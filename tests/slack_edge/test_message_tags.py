@@ -1,9 +1,10 @@
-"""A job's status message in a Slack thread: tagged with message metadata when posted, found
-again by its job after a lost answer, and edited instead of posted twice."""
+"""A tagged message in a Slack thread (`status-12`, `notice-3`): its tag rides in message
+metadata, it is found again by that exact tag after a lost answer, and edited, not posted twice."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from slack_sdk.errors import SlackApiError
@@ -13,7 +14,7 @@ from integrations.slack.provider import (
     SlackConversation,
     SlackThread,
     slack_ts,
-    status_metadata,
+    tag_metadata,
 )
 from resolver.callback_errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.config import Settings
@@ -39,38 +40,51 @@ def bots_replies(slack_api: SlackAPI, parent: str, bot: Identity) -> list[Messag
     return [m for m in slack_api.thread(CHANNEL, parent) if m.user == bot.user_id]
 
 
-def test_a_status_message_is_tagged_with_metadata_people_do_not_see(
+def test_a_tagged_message_carries_its_tag_in_metadata_people_do_not_see(
     chat: SlackConversation, slack_api: SlackAPI
 ) -> None:
-    ref = chat.post("**Queued** · [details](https://resolver.test/jobs/12)", status_of=12)
+    ref = chat.post("**Queued** · [details](https://resolver.test/jobs/12)", tag="status-12")
 
     posted = slack_api.channels[CHANNEL].messages[ref["ts"]]
     assert posted.text == "*Queued* · <https://resolver.test/jobs/12|details>"
-    assert posted.metadata == {"event_type": "resolver_status", "event_payload": {"job_id": 12}}
+    assert posted.metadata == {
+        "event_type": "resolver_message",
+        "event_payload": {"tag": "status-12"},
+    }
 
 
-def test_a_status_message_is_found_by_its_job(chat: SlackConversation, slack_api: SlackAPI) -> None:
-    ref = chat.post("Queued", status_of=12)
+def test_a_tagged_message_is_found_by_its_tag(chat: SlackConversation, slack_api: SlackAPI) -> None:
+    ref = chat.post("Queued", tag="status-12")
 
-    assert chat.find_status(12, SINCE) == ref
+    assert chat.find("status-12", SINCE) == ref
     [asked] = slack_api.calls("conversations.replies")
     assert asked.params["oldest"] == slack_ts(SINCE)
     assert asked.params["include_all_metadata"] == "1"
 
 
-@pytest.mark.parametrize("other_job", [1, 120, 2])
-def test_another_jobs_status_message_is_not_found(chat: SlackConversation, other_job: int) -> None:
-    chat.post("Queued", status_of=12)
-    assert chat.find_status(other_job, SINCE) is None
+@pytest.mark.parametrize("other", ["status-1", "status-120", "status-2", "notice-12", "reply-12"])
+def test_a_message_with_another_tag_is_not_found(chat: SlackConversation, other: str) -> None:
+    chat.post("Queued", tag="status-12")
+    assert chat.find(other, SINCE) is None
 
 
-def test_a_message_posted_without_status_of_is_never_found(
+def test_messages_of_different_kinds_with_the_same_number_are_told_apart(
+    chat: SlackConversation,
+) -> None:
+    status = chat.post("Queued", tag="status-12")
+    notice = chat.post("The budget is spent", tag="notice-12")
+
+    assert chat.find("status-12", SINCE) == status
+    assert chat.find("notice-12", SINCE) == notice
+
+
+def test_a_message_posted_without_a_tag_is_never_found(
     chat: SlackConversation, slack_api: SlackAPI
 ) -> None:
     ref = chat.post("Queued")
 
     assert slack_api.channels[CHANNEL].messages[ref["ts"]].metadata is None
-    assert chat.find_status(12, SINCE) is None
+    assert chat.find("status-12", SINCE) is None
 
 
 @pytest.mark.parametrize(
@@ -82,14 +96,48 @@ def test_someone_elses_message_with_the_same_tag_is_never_found(
     chat: SlackConversation, slack_api: SlackAPI, parent: str, user: str, bot_id: str | None
 ) -> None:
     slack_api.add_message(
-        CHANNEL, user, "Queued", thread_ts=parent, bot_id=bot_id, metadata=status_metadata(12)
+        CHANNEL, user, "Queued", thread_ts=parent, bot_id=bot_id, metadata=tag_metadata("status-12")
     )
-    assert chat.find_status(12, SINCE) is None
+    assert chat.find("status-12", SINCE) is None
 
 
-def test_a_status_message_posted_before_since_is_not_found(chat: SlackConversation) -> None:
-    chat.post("Queued", status_of=12)
-    assert chat.find_status(12, LATER) is None
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"event_type": "resolver_message", "event_payload": {"tag": "status-12", "job": 12}},
+        {"event_type": "deploy_started", "event_payload": {"tag": "status-12"}},
+        {"event_type": "resolver_status", "event_payload": {"job_id": 12}},
+    ],
+    ids=["more-in-the-payload", "another-event-type", "a-job-id"],
+)
+def test_the_bots_message_is_found_only_when_its_metadata_is_exactly_the_tag(
+    chat: SlackConversation,
+    slack_api: SlackAPI,
+    parent: str,
+    bot: Identity,
+    metadata: dict[str, Any],
+) -> None:
+    slack_api.add_message(
+        CHANNEL, bot.user_id, "Queued", thread_ts=parent, bot_id=bot.bot_id, metadata=metadata
+    )
+    assert chat.find("status-12", SINCE) is None
+
+
+def test_a_tagged_message_posted_before_since_is_not_found(chat: SlackConversation) -> None:
+    chat.post("Queued", tag="status-12")
+    assert chat.find("status-12", LATER) is None
+
+
+@pytest.mark.parametrize("tag", ["status 12", "Status-12", "status-", "status-12\n", "12"])
+def test_a_malformed_tag_is_a_bug_and_nothing_is_sent(
+    chat: SlackConversation, slack_api: SlackAPI, tag: str
+) -> None:
+    with pytest.raises(ValueError, match="not a message tag"):
+        chat.post("Queued", tag=tag)
+    with pytest.raises(ValueError, match="not a message tag"):
+        chat.find(tag, SINCE)
+    assert slack_api.calls("chat.postMessage") == []
+    assert slack_api.calls("conversations.replies") == []
 
 
 def test_a_lost_answer_is_found_and_edited_not_posted_twice(
@@ -97,9 +145,9 @@ def test_a_lost_answer_is_found_and_edited_not_posted_twice(
 ) -> None:
     slack_api.fail("chat.postMessage", 503, applied=True)
     with pytest.raises(TransientCallbackError):
-        chat.post("Queued", status_of=12)
+        chat.post("Queued", tag="status-12")
 
-    ref = chat.find_status(12, SINCE)
+    ref = chat.find("status-12", SINCE)
     assert ref is not None
     chat.edit(ref, "**Done** in 2m")
 
@@ -109,12 +157,12 @@ def test_a_lost_answer_is_found_and_edited_not_posted_twice(
 
 
 def test_edits_keep_the_tag(chat: SlackConversation, slack_api: SlackAPI) -> None:
-    ref = chat.post("Queued", status_of=12)
+    ref = chat.post("Queued", tag="status-12")
 
     chat.edit(ref, "Working")
     chat.edit(ref, "Done")
 
-    assert chat.find_status(12, SINCE) == ref
+    assert chat.find("status-12", SINCE) == ref
     assert all("metadata" not in r.params for r in slack_api.calls("chat.update"))
 
 
@@ -129,12 +177,12 @@ def test_edits_keep_the_tag(chat: SlackConversation, slack_api: SlackAPI) -> Non
     ],
     ids=str,
 )
-def test_find_status_errors_are_mapped(
+def test_find_errors_are_mapped(
     chat: SlackConversation, slack_api: SlackAPI, fault: int | str, error: type[CallbackError]
 ) -> None:
     slack_api.fail("conversations.replies", fault)
     with pytest.raises(error, match=r"to conversations\.replies"):
-        chat.find_status(12, SINCE)
+        chat.find("status-12", SINCE)
 
 
 # --- the stand-in keeps Slack's metadata rules ---------------------------------------------
@@ -143,20 +191,20 @@ def test_find_status_errors_are_mapped(
 def test_a_thread_read_without_include_all_metadata_shows_the_event_type_only(
     chat: SlackConversation, client: SlackClient, parent: str
 ) -> None:
-    chat.post("Queued", status_of=12)
+    chat.post("Queued", tag="status-12")
 
     [_, reply] = client.thread(CHANNEL, parent, 10)
 
-    assert reply["metadata"] == {"event_type": "resolver_status"}
+    assert reply["metadata"] == {"event_type": "resolver_message"}
 
 
 @pytest.mark.parametrize(
     ("metadata", "code"),
     [
-        ('{"event_type": "resolver_status", ', "invalid_metadata_format"),
-        ('["resolver_status"]', "invalid_metadata_format"),
-        ('{"event_type": "resolver_status"}', "invalid_metadata_schema"),
-        ('{"event_type": "resolver_status", "event_payload": 12}', "invalid_metadata_schema"),
+        ('{"event_type": "resolver_message", ', "invalid_metadata_format"),
+        ('["resolver_message"]', "invalid_metadata_format"),
+        ('{"event_type": "resolver_message"}', "invalid_metadata_schema"),
+        ('{"event_type": "resolver_message", "event_payload": 12}', "invalid_metadata_schema"),
     ],
     ids=["unfinished-json", "not-an-object", "no-payload", "payload-not-an-object"],
 )
@@ -174,15 +222,15 @@ def test_malformed_metadata_is_refused_with_slacks_error(
 def test_an_update_with_empty_metadata_removes_it(
     chat: SlackConversation, settings: Settings, slack_api: SlackAPI
 ) -> None:
-    ref = chat.post("Queued", status_of=12)
+    ref = chat.post("Queued", tag="status-12")
     api = slack_session(settings, BOT_TOKEN)
 
     api.api_call("chat.update", data={**ref, "text": "Done", "metadata": "{}"})
 
     assert slack_api.channels[CHANNEL].messages[ref["ts"]].metadata is None
-    assert chat.find_status(12, SINCE) is None
+    assert chat.find("status-12", SINCE) is None
 
 
 def test_a_client_mistake_in_metadata_is_permanent(client: SlackClient) -> None:
     with pytest.raises(PermanentCallbackError, match="invalid_metadata_schema"):
-        client.post(CHANNEL, None, "Queued", {"event_type": "resolver_status"})
+        client.post(CHANNEL, None, "Queued", {"event_type": "resolver_message"})
