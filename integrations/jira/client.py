@@ -148,7 +148,8 @@ class JiraClient:
         return str(comment["id"])
 
     def edit_comment(self, issue_key: str, comment_id: str, body: str) -> None:
-        """Replace the body of a comment (the status comment) with one PUT."""
+        """Replace the body of a comment (a status message, say) with one PUT; its comment
+        properties stay as they are."""
         # The library's Comment.update needs a GET first and reloads with another after the
         # PUT: three requests against Jira's rate limit for every status edit.
         path = f"issue/{quote(issue_key, safe='')}/comment/{quote(comment_id, safe='')}"

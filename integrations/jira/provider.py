@@ -17,14 +17,14 @@ from resolver.agent.task import Comment
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import Settings, get_settings
 from resolver.credentials import stored_token
-from resolver.providers import History, Provider, TriggerContext, register_provider
+from resolver.providers import TAG, History, Provider, TriggerContext, register_provider
 
 HISTORY_LIMIT: Final = 50
-# The job a status comment belongs to, as a comment property: stored beside the comment, never
-# shown in it, kept by edits that send none (Cloud and Data Center alike).
+# A message's tag, as a comment property `{"tag": "status-12"}`: stored beside the comment,
+# never shown in it, kept by edits that send none (Cloud and Data Center alike).
 # https://developer.atlassian.com/cloud/jira/platform/rest/v2/api-group-issue-comment-properties/
-STATUS_PROPERTY: Final = "resolver.status"
-STATUS_SEARCH_LIMIT: Final = 20
+TAG_PROPERTY: Final = "resolver.message"
+FIND_LIMIT: Final = 20
 
 
 def site_for(context: TriggerContext, settings: Settings) -> str:
@@ -68,19 +68,19 @@ class JiraConversation:
     def __repr__(self) -> str:
         return f"JiraConversation({self._client.site!r}, {self._issue_key!r})"
 
-    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
-        properties = None if status_of is None else {STATUS_PROPERTY: {"job_id": status_of}}
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        properties = None if tag is None else {TAG_PROPERTY: {"tag": _checked(tag)}}
         comment_id = self._client.add_comment(self._issue_key, to_wiki(text), properties)
         return self._ref(comment_id)
 
-    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
-        """The newest of the ticket's recent comments that the bot wrote and tagged as
-        `job_id`'s status; comments created before `since` are not looked at."""
-        comments = self._client.comments(self._issue_key, STATUS_SEARCH_LIMIT, properties=True)
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The newest of the ticket's recent comments that the bot wrote with exactly `tag`;
+        comments created before `since` are not looked at."""
+        comments = self._client.comments(self._issue_key, FIND_LIMIT, properties=True)
         for comment in reversed(comments):
             if comment.created is not None and comment.created < since:
                 return None
-            if self._by_bot(comment) and _status_job(comment) == job_id:
+            if self._by_bot(comment) and _tag_of(comment) == tag:
                 return self._ref(comment.id)
         return None
 
@@ -110,10 +110,17 @@ class JiraConversation:
         )
 
 
-def _status_job(comment: JiraComment) -> int | None:
-    value = comment.properties.get(STATUS_PROPERTY)
-    job_id = value.get("job_id") if isinstance(value, Mapping) else None
-    return job_id if type(job_id) is int else None
+def _checked(tag: str) -> str:
+    """`tag` if it is a message tag (`TAG`); a caller's bug otherwise, raised before posting."""
+    if TAG.fullmatch(tag) is None:
+        raise ValueError(f"not a message tag: {tag!r}")
+    return tag
+
+
+def _tag_of(comment: JiraComment) -> str | None:
+    value = comment.properties.get(TAG_PROPERTY)
+    tag = value.get("tag") if isinstance(value, Mapping) else None
+    return tag if isinstance(tag, str) else None
 
 
 def _author(comment: JiraComment) -> str:

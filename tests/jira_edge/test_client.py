@@ -49,17 +49,20 @@ def test_edit_comment_replaces_the_body(client: JiraClient, jira: JiraAPI) -> No
 def test_comment_properties_are_set_with_the_comment_and_kept_by_an_edit(
     client: JiraClient, jira: JiraAPI
 ) -> None:
-    comment_id = client.add_comment(ISSUE, "Queued", {"resolver.status": {"job_id": 12}})
+    comment_id = client.add_comment(ISSUE, "Queued", {"resolver.message": {"tag": "status-12"}})
     [call] = jira.calls(COMMENTS)
     assert call.body == {
         "body": "Queued",
-        "properties": [{"key": "resolver.status", "value": {"job_id": 12}}],
+        "properties": [{"key": "resolver.message", "value": {"tag": "status-12"}}],
     }
     client.edit_comment(ISSUE, comment_id, "Done")
     [plain] = client.comments(ISSUE, limit=5)
     [expanded] = client.comments(ISSUE, limit=5, properties=True)
     assert (plain.body, plain.properties) == ("Done", {})
-    assert (expanded.body, expanded.properties) == ("Done", {"resolver.status": {"job_id": 12}})
+    assert (expanded.body, expanded.properties) == (
+        "Done",
+        {"resolver.message": {"tag": "status-12"}},
+    )
     listed = jira.calls("GET /rest/api/2/issue/{issueIdOrKey}/comment")
     assert [c.query.get("expand") for c in listed] == [None, ["properties"]]
 
