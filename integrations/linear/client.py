@@ -134,7 +134,7 @@ class LinearClient:
         return str(_succeeded(data, "commentCreate")["comment"]["id"])
 
     def update_comment(self, comment_id: str, body: str) -> None:
-        """Replace the body of a comment (the status comment)."""
+        """Replace the body of a comment."""
         variables = {"id": comment_id, "input": {"body": body}}
         _succeeded(self._run("CommentUpdate", COMMENT_UPDATE, variables), "commentUpdate")
 

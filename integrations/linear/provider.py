@@ -4,15 +4,17 @@ Linear hosts no repositories, so the provider has a conversation only. The works
 stored for its organization id (`resolver tokens set --provider linear --installation <id>`):
 a personal API key or an OAuth access token. Linear renders Markdown, so text goes as written.
 
-A job's status comment carries no visible tag: Linear lets the client choose a new comment's id
+A tagged comment carries no visible tag: Linear lets the client choose a new comment's id
 (`CommentCreateInput.id`, "The identifier in UUID v4 format. If none is provided, the backend
-will generate one."), so the id is derived from the job and a later attempt looks it up.
+will generate one."), so the id is derived from the tag and the triggering comment, and a
+later attempt looks it up.
 https://studio.apollographql.com/public/Linear-API/variant/current/schema/reference/inputs/CommentCreateInput
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
@@ -23,7 +25,7 @@ from resolver.agent.task import Comment
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import Settings, get_settings
 from resolver.credentials import stored_token
-from resolver.providers import History, Provider, TriggerContext, register_provider
+from resolver.providers import TAG, History, Provider, TriggerContext, register_provider
 
 HISTORY_LIMIT: Final = 50
 
@@ -52,11 +54,15 @@ def _optional(mapping: Mapping[str, Any], key: str) -> str | None:
     return str(value) if value else None
 
 
-def status_comment_id(deployment: str, issue_id: str, job_id: int) -> str:
-    """The id of job `job_id`'s status comment on the issue: the same on every attempt, never
-    the same for another job, issue or Resolver deployment (its public URL), and shaped as the
-    UUID v4 that Linear requires."""
-    seed = f"resolver:status\n{deployment}\n{issue_id}\n{job_id}".encode()
+def tagged_comment_id(deployment: str, issue_id: str, tag: str, trigger_id: str | None) -> str:
+    """The id of the comment tagged `tag` on the issue: the same on every attempt, never the same
+    for another tag, issue, triggering comment or Resolver deployment (its public URL), and
+    shaped as the UUID v4 that Linear requires."""
+    if TAG.fullmatch(tag) is None:
+        raise ValueError(f"not a message tag: {tag!r}")
+    # With the triggering comment in the seed, ids that a database reset restarts make a tag
+    # name an old comment only for the same trigger (or none: a label). JSON keeps None apart.
+    seed = json.dumps(["resolver", deployment, issue_id, trigger_id, tag]).encode()
     return str(uuid.UUID(bytes=hashlib.sha256(seed).digest()[:16], version=4))
 
 
@@ -83,23 +89,23 @@ class LinearConversation:
     def __repr__(self) -> str:
         return f"LinearConversation({self._issue_id!r})"
 
-    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
-        chosen = None if status_of is None else self._status_id(status_of)
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        chosen = None if tag is None else self._tagged_id(tag)
         comment_id = self._client.create_comment(
             self._issue_id, text, parent_id=self._thread_id, comment_id=chosen
         )
         return {"comment_id": comment_id}
 
-    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
-        """The bot's comment with the id `post` gives the job's status comment. The id names
-        one comment, so `since` bounds nothing more (and Linear's clock might disagree)."""
-        found = self._client.issue_comment(self._issue_id, self._status_id(job_id))
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The bot's comment with the id `post` gives a comment tagged `tag`. The id names one
+        comment, so `since` bounds nothing more (and Linear's clock might disagree)."""
+        found = self._client.issue_comment(self._issue_id, self._tagged_id(tag))
         if found is None or not self._by_bot(found):
             return None
         return {"comment_id": found.id}
 
-    def _status_id(self, job_id: int) -> str:
-        return status_comment_id(self._deployment, self._issue_id, job_id)
+    def _tagged_id(self, tag: str) -> str:
+        return tagged_comment_id(self._deployment, self._issue_id, tag, self._comment_id)
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         self._client.update_comment(_text(ref, "comment_id", "Linear message reference"), text)

@@ -93,6 +93,11 @@ def comment_context(issue: LinearIssue, comment: LinearComment) -> dict[str, obj
     }
 
 
+def label_context(issue: LinearIssue) -> dict[str, object]:
+    """The trigger context `integrations.linear.routes` records for a label: no comment."""
+    return {"issue_id": issue.id, "organization_id": ORGANIZATION, "label": "resolver"}
+
+
 @pytest.fixture
 def trigger(linear: LinearAPI, issue: LinearIssue, ann: Actor) -> LinearComment:
     return linear.add_comment(issue, "@resolver fix the export", ann)

@@ -17,13 +17,10 @@ from tests.linear_edge.conftest import (
     OAUTH_TOKEN,
     ORGANIZATION,
     comment_context,
+    label_context,
     store_workspace_token,
 )
 from tests.support.linear_api import Actor, LinearAPI, LinearComment, LinearIssue
-
-
-def label_context(issue: LinearIssue) -> dict[str, object]:
-    return {"issue_id": issue.id, "organization_id": ORGANIZATION, "label": "resolver"}
 
 
 def test_post_replies_in_the_thread_and_edit_replaces_it(
