@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from celery import shared_task
@@ -71,6 +71,20 @@ def stalled_callbacks(session: Session, grace_seconds: float = STALL_GRACE) -> l
     cutoff = utcnow() - timedelta(seconds=grace_seconds)
     overdue = func.coalesce(Callback.due_at, Callback.created_at) < cutoff
     return list(session.scalars(select(Callback.id).where(Callback.state == "pending", overdue)))
+
+
+def mark_posting(callback_id: int) -> datetime | None:
+    """Record that this callback is about to post a message. Returns when an earlier try did
+    the same (its post may have been made and its answer lost), else None."""
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        if callback is None:
+            return None
+        earlier = (callback.result or {}).get("posting")
+        if isinstance(earlier, str):
+            return datetime.fromisoformat(earlier)
+        callback.result = {**(callback.result or {}), "posting": utcnow().isoformat()}
+    return None
 
 
 def backoff(tries: int, retry_after: float | None) -> float:
@@ -142,7 +156,8 @@ def send(callback_id: int) -> float | None:
             state = None if callback is None else callback.state
             log(logger, logging.INFO, "callback.skipped", callback=callback_id, state=state)
             return None
-        provider, action, payload = callback.provider, callback.action, dict(callback.payload)
+        provider, action = callback.provider, callback.action
+        payload = {**callback.payload, "callback_id": callback_id}
     handler = _handler(provider, action)
     if handler is None:
         _finish(callback_id, "failed", error=f"no callback processor for {provider}")

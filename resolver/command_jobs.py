@@ -30,9 +30,7 @@ def run_command(snapshot: Snapshot, command: Command) -> RunResult:
         if target is None:
             text = "There is no job of mine in this conversation."
         elif command == "status":
-            # Unmarked: only the job's own status message carries its marker.
-            view = replies.view_of(session, target)
-            text = f"Job {target.id}:\n\n" + status.render(view, marker=False)
+            text = f"Job {target.id}:\n\n" + status.render(replies.view_of(session, target))
         elif target.state not in (JobState.QUEUED, JobState.RUNNING):
             text = f"Job {target.id} has already ended ({target.state})."
         elif (refusal := _stop_refusal(snapshot, target.id, target.requester_id)) is not None:

@@ -16,10 +16,11 @@ each conversation converts it to its own markup.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from resolver.agent.task import Comment, ReviewThread
 from resolver.callback_errors import PermanentCallbackError
@@ -68,15 +69,16 @@ class History:
 class Conversation(Protocol):
     """Replies in the place a trigger came from."""
 
-    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
-        """Post a new message; returns a JSON reference that `edit` accepts. With `status_of`,
-        the message is that job's status message, tagged so that `find_status` finds it."""
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        """Post a new message; returns a JSON reference that `edit` accepts. A `tag` (`TAG`,
+        such as `status-12`) goes with the message where people do not see it, so that `find`
+        can find the message again."""
         ...
 
-    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
-        """The reference of job `job_id`'s status message, if the bot posted one here at or
-        after `since`; else None. A post whose answer was lost (a timeout after the provider
-        made it, a worker killed before recording it) is then edited, not posted twice."""
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The reference of the message the bot posted here with `tag`, at or after `since`;
+        None when there is none. A post whose answer was lost (a timeout after the provider made
+        it, a worker killed before recording it) is then not made twice."""
         ...
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
@@ -115,6 +117,36 @@ class Forge(Protocol):
     ) -> PullInfo:
         """Open a draft PR/MR; if one from `head` is already open, return that one."""
         ...
+
+
+# What `Conversation.post` tags a message with: what it is and whose (`status-12`: job 12's
+# status message, `notice-3`, `reply-40`: the callback that posts a reply).
+TAG: Final = re.compile(r"[a-z]+-[0-9]+")
+_HIDDEN_TAG: Final = re.compile(r"<!-- resolver:[a-z]+-[0-9]+ -->")
+
+
+def hidden_tag(tag: str) -> str:
+    """`tag` as an HTML comment, for Markdown that hides one (GitHub, GitLab)."""
+    if TAG.fullmatch(tag) is None:
+        raise ValueError(f"not a message tag: {tag!r}")
+    return f"<!-- resolver:{tag} -->"
+
+
+def with_hidden_tag(text: str, tag: str | None) -> str:
+    return text if tag is None else f"{text}\n{hidden_tag(tag)}"
+
+
+def tag_of(ref: Mapping[str, Any]) -> str | None:
+    """The tag a message reference keeps (GitHub, GitLab: to put it back on every edit)."""
+    tag = ref.get("tag")
+    return tag if isinstance(tag, str) else None
+
+
+def has_hidden_tag(text: str, tag: str | None = None) -> bool:
+    """Whether `text` carries `tag` as a hidden HTML comment (any tag when None)."""
+    if tag is not None:
+        return hidden_tag(tag) in text
+    return _HIDDEN_TAG.search(text) is not None
 
 
 # Both factories take the trigger context and the requester's user id (for user tokens).

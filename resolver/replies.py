@@ -20,13 +20,17 @@ from sqlalchemy.orm import Session
 
 from resolver import jobs, providers, status
 from resolver.callback_errors import TransientCallbackError
-from resolver.callbacks import publish_callback, record_callback, register_action
+from resolver.callbacks import (
+    mark_posting,
+    publish_callback,
+    record_callback,
+    register_action,
+)
 from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Callback, Job, Notice, utcnow
 from resolver.notices import NOTICE_ACTION
-from resolver.repo_routes import FORGES
 from resolver.states import JobState, Outcome
 
 logger = logging.getLogger(__name__)
@@ -187,49 +191,61 @@ def _job_conversation(job_id: int) -> tuple[providers.Conversation, Job]:
 
 def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     job_id = int(payload["job_id"])
+    tag = f"status-{job_id}"
     with _status_lock(job_id):
         with session_scope() as session:
             job = jobs.get_job(session, job_id)
-            text = status.render(view_of(session, job), marker=job.source in FORGES)
+            text = status.render(view_of(session, job))
             ref = dict(job.status_ref or {})
             source, trigger, requester_id = job.source, dict(job.trigger), job.requester_id
         digest = hashlib.sha256(text.encode()).hexdigest()
         if ref.get("digest") == digest:
             return {"unchanged": True}
         conversation = providers.conversation(source, trigger, requester_id)
-        message = ref.get("message") or _posted_before(conversation, job_id, ref)
+        message = ref.get("message") or _posted_earlier(conversation, tag, _posting(ref))
         if message:
             conversation.edit(message, text)
         else:
-            _mark_posting(job_id, ref)
-            message = conversation.post(text, status_of=job_id)
+            _mark_status_posting(job_id, ref)
+            message = conversation.post(text, tag=tag)
         with session_scope() as session:
             jobs.get_job(session, job_id).status_ref = {"message": message, "digest": digest}
             _supersede(session, job_id, int(payload.get("callback_id") or 0))
     return {"message": message}
 
 
-def _posted_before(
-    conversation: providers.Conversation, job_id: int, ref: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """The status message an earlier attempt posted without recording it (its answer lost to
-    a timeout, or its worker killed first): found by its tag, so it is edited, not posted again."""
+def _posting(ref: Mapping[str, Any]) -> datetime | None:
     posting = ref.get("posting")
-    if not isinstance(posting, str):
+    return datetime.fromisoformat(posting) if isinstance(posting, str) else None
+
+
+def _mark_status_posting(job_id: int, ref: Mapping[str, Any]) -> None:
+    """Record, before the job's first status post, that one may be made (the earliest try's
+    time: every later try looks for it)."""
+    if _posting(ref) is None:
+        with session_scope() as session:
+            jobs.get_job(session, job_id).status_ref = {"posting": utcnow().isoformat()}
+
+
+def _posted_earlier(
+    conversation: providers.Conversation, tag: str, earlier: datetime | None
+) -> dict[str, Any] | None:
+    """The message an earlier try posted with `tag` but never recorded (its answer lost to a
+    timeout, or its worker killed first): found again, so it is not posted twice."""
+    if earlier is None:
         return None
-    since = datetime.fromisoformat(posting) - POSTING_SKEW
-    found = conversation.find_status(job_id, since)
+    found = conversation.find(tag, earlier - POSTING_SKEW)
     if found is not None:
-        log(logger, logging.INFO, "status.found_unrecorded", job=job_id)
+        log(logger, logging.INFO, "callback.found_unrecorded_post", tag=tag)
     return found
 
 
-def _mark_posting(job_id: int, ref: Mapping[str, Any]) -> None:
-    """Record, before the first post, that one may have happened (the earliest attempt's time)."""
-    if isinstance(ref.get("posting"), str):
-        return
-    with session_scope() as session:
-        jobs.get_job(session, job_id).status_ref = {"posting": utcnow().isoformat()}
+def _post_once(
+    conversation: providers.Conversation, tag: str, text: str, callback_id: int
+) -> dict[str, Any]:
+    """Post `text` for a callback, unless an earlier try of it already did."""
+    found = _posted_earlier(conversation, tag, mark_posting(callback_id))
+    return found if found is not None else conversation.post(text, tag=tag)
 
 
 def _supersede(session: Session, job_id: int, newest: int) -> None:
@@ -256,7 +272,9 @@ def send_react(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def send_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     conversation, _ = _job_conversation(int(payload["job_id"]))
-    return {"message": conversation.post(str(payload["text"]))}
+    callback_id = int(payload["callback_id"])
+    text = str(payload["text"])
+    return {"message": _post_once(conversation, f"reply-{callback_id}", text, callback_id)}
 
 
 def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -266,7 +284,8 @@ def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         if notice is None or notice.sent_at is not None:
             return {"skipped": True}
         context, body = dict(notice.context), notice.body
-    message = providers.conversation(provider, context, None).post(body)
+    conversation = providers.conversation(provider, context, None)
+    message = _post_once(conversation, f"notice-{notice_id}", body, int(payload["callback_id"]))
     with session_scope() as session:
         found = session.get(Notice, notice_id)
         if found is not None:

@@ -7,7 +7,6 @@ still shows the newest state.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -15,25 +14,6 @@ from typing import Final
 from resolver.states import JobState, Outcome
 
 MAX_SUMMARY: Final = 3000
-# A hidden HTML comment naming the job: a later attempt finds the job's status message by it
-# (GitHub, GitLab), and the history leaves the bot's status messages out.
-_MARKER: Final = re.compile(r"\n?<!-- resolver:status job=\d+ -->")
-
-
-def job_marker(job_id: int) -> str:
-    return f"<!-- resolver:status job={job_id} -->"
-
-
-def is_marked(text: str, job_id: int | None = None) -> bool:
-    """Whether `text` is a status message: of job `job_id`, or of any job."""
-    if job_id is not None:
-        return job_marker(job_id) in text
-    return _MARKER.search(text) is not None
-
-
-def unmarked(text: str) -> str:
-    """`text` without its marker, for markups that would show an HTML comment."""
-    return _MARKER.sub("", text).rstrip()
 
 
 @dataclass(frozen=True)
@@ -73,9 +53,8 @@ def money(cost: float | None) -> str:
     return "cost unknown" if cost is None else f"${cost:.2f}"
 
 
-def render(view: JobView, marker: bool = True) -> str:
-    """The status message for the job as it is now. `marker` adds the job's hidden marker (for
-    Markdown that hides an HTML comment: GitHub, GitLab)."""
+def render(view: JobView) -> str:
+    """The status message for the job as it is now."""
     headline, body = _headline(view), _body(view)
     facts = [
         part for part in (elapsed(view), _cost(view), f"[job {view.id}]({view.job_url})") if part
@@ -83,8 +62,7 @@ def render(view: JobView, marker: bool = True) -> str:
     lines = [headline, "", " · ".join(facts)]
     if body:
         lines += ["", body]
-    text = "\n".join(lines).rstrip()
-    return f"{text}\n{job_marker(view.id)}" if marker else text
+    return "\n".join(lines).rstrip()
 
 
 def _cost(view: JobView) -> str:

@@ -8,7 +8,6 @@ from typing import Any, Final
 
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
-from resolver import status
 from resolver.agent.task import Comment, ReviewThread
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import get_settings
@@ -19,7 +18,10 @@ from resolver.providers import (
     PullInfo,
     RepoInfo,
     TriggerContext,
+    has_hidden_tag,
     register_provider,
+    tag_of,
+    with_hidden_tag,
 )
 
 HISTORY_LIMIT: Final = 50
@@ -50,19 +52,16 @@ class GitHubConversation:
             return None
         return _int(self._context.get("in_reply_to_id")) or _int(self._context.get("comment_id"))
 
-    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
-        """`text` carries a status message's marker already (resolver.status.render)."""
-        root = self._thread_root()
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        """The tag is a hidden HTML comment in the text; the reference keeps it for edits."""
+        root, body = self._thread_root(), with_hidden_tag(text, tag)
         if root is not None:
-            reply = self._client.reply_to_review_comment(self._repo, self._number, root, text)
-            return {"kind": REVIEW_COMMENT, "id": reply}
-        return {
-            "kind": ISSUE_COMMENT,
-            "id": self._client.post_comment(self._repo, self._number, text),
-        }
+            reply = self._client.reply_to_review_comment(self._repo, self._number, root, body)
+            return _ref(REVIEW_COMMENT, reply, tag)
+        return _ref(ISSUE_COMMENT, self._client.post_comment(self._repo, self._number, body), tag)
 
-    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
-        """The bot's newest comment marked as `job_id`'s status, where `post` puts it."""
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The bot's newest comment with `tag`, where `post` puts it."""
         root = self._thread_root()
         if root is None:
             kind = ISSUE_COMMENT
@@ -74,18 +73,19 @@ class GitHubConversation:
         for item in reversed(items):
             comment_id = _int(item.get("id"))
             body = str(item.get("body") or "")
-            if comment_id is not None and _by_bot(item) and status.is_marked(body, job_id):
-                return {"kind": kind, "id": comment_id}
+            if comment_id is not None and _by_bot(item) and has_hidden_tag(body, tag):
+                return _ref(kind, comment_id, tag)
         return None
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         comment_id = _int(ref.get("id"))
         if comment_id is None:
             raise PermanentCallbackError("the status message reference has no comment id")
+        body = with_hidden_tag(text, tag_of(ref))
         if ref.get("kind") == REVIEW_COMMENT:
-            self._client.edit_review_comment(self._repo, comment_id, text)
+            self._client.edit_review_comment(self._repo, comment_id, body)
         else:
-            self._client.edit_comment(self._repo, comment_id, text)
+            self._client.edit_comment(self._repo, comment_id, body)
 
     def acknowledge(self) -> None:
         comment_id = _int(self._context.get("comment_id"))
@@ -111,6 +111,10 @@ class GitHubConversation:
         return History(comments, threads)
 
 
+def _ref(kind: str, comment_id: int, tag: str | None) -> dict[str, Any]:
+    return {"kind": kind, "id": comment_id, "tag": tag}
+
+
 def _login(item: Mapping[str, Any]) -> str:
     user = item.get("user") or {}
     return str(user.get("login") or "someone")
@@ -122,7 +126,7 @@ def _by_bot(item: Mapping[str, Any]) -> bool:
 
 
 def _is_ours(item: Mapping[str, Any]) -> bool:
-    return _by_bot(item) or status.is_marked(str(item.get("body") or ""))
+    return _by_bot(item) or has_hidden_tag(str(item.get("body") or ""))
 
 
 def _threads(items: list[dict[str, Any]]) -> tuple[ReviewThread, ...]:

@@ -19,7 +19,6 @@ from integrations.gitlab.client import (
     TokenProvider,
     git_auth_env,
 )
-from resolver import status
 from resolver.agent.task import Comment, ReviewThread
 from resolver.callback_errors import PermanentCallbackError
 from resolver.config import Settings, get_settings
@@ -32,7 +31,10 @@ from resolver.providers import (
     PullInfo,
     RepoInfo,
     TriggerContext,
+    has_hidden_tag,
     register_provider,
+    tag_of,
+    with_hidden_tag,
 )
 
 KINDS: Final[dict[str, NoteableKind]] = {"issue": "issue", "merge_request": "merge_request"}
@@ -76,42 +78,45 @@ class GitLabConversation:
     discussion_id: str | None  # set when replies go into the triggering note's thread
     bot: str
 
-    def post(self, text: str, status_of: int | None = None) -> dict[str, Any]:
-        """`text` carries a status message's marker already (resolver.status.render)."""
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        """The tag is a hidden HTML comment in the text; the reference keeps it for edits."""
+        body = with_hidden_tag(text, tag)
         if self.discussion_id is not None:
             note_id = self.client.reply_in_discussion(
-                self.project, self.kind, self.iid, self.discussion_id, text
+                self.project, self.kind, self.iid, self.discussion_id, body
             )
         else:
-            note_id = self.client.post_note(self.project, self.kind, self.iid, text)
-        return self._ref(note_id)
+            note_id = self.client.post_note(self.project, self.kind, self.iid, body)
+        return self._ref(note_id, tag)
 
-    def _ref(self, note_id: int) -> dict[str, Any]:
+    def _ref(self, note_id: int, tag: str | None) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "iid": self.iid,
             "note_id": note_id,
             "discussion_id": self.discussion_id,
+            "tag": tag,
         }
 
-    def find_status(self, job_id: int, since: datetime) -> dict[str, Any] | None:
-        """The bot's newest note marked as `job_id`'s status, among the newest page of notes
-        (GitLab cannot list notes by date; a status message is among the newest)."""
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The bot's newest note with `tag`, among the newest page of notes (GitLab cannot
+        list notes by date; a post being retried is among the newest)."""
         for note in reversed(self.client.notes(self.project, self.kind, self.iid)):
-            if self._by_bot(note.author) and status.is_marked(note.body, job_id):
-                return self._ref(note.id)
+            if self._by_bot(note.author) and has_hidden_tag(note.body, tag):
+                return self._ref(note.id, tag)
         return None
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         kind = _kind(ref.get("kind", self.kind))
         iid, note_id = int(ref.get("iid", self.iid)), int(ref["note_id"])
         discussion_id = ref.get("discussion_id")
+        body = with_hidden_tag(text, tag_of(ref))
         if discussion_id:
             self.client.edit_discussion_note(
-                self.project, kind, iid, str(discussion_id), note_id, text
+                self.project, kind, iid, str(discussion_id), note_id, body
             )
         else:
-            self.client.edit_note(self.project, kind, iid, note_id, text)
+            self.client.edit_note(self.project, kind, iid, note_id, body)
 
     def acknowledge(self) -> None:
         """👀 on the triggering note; a label trigger has none."""

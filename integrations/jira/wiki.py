@@ -68,7 +68,7 @@ _QUOTE: Final = re.compile(r"^ {0,3}>\s?(?P<text>.*)$")
 _RULE: Final = re.compile(r"^ {0,3}([-*_])(?:\s*\1){2,}\s*$")
 _ITEM: Final = re.compile(r"^(?P<indent>\s*)(?P<marker>[-*+]|\d{1,9}[.)])\s+(?P<text>.*)$")
 _INDENTED: Final = re.compile(r"^(?: {4}|\t)")
-# Markdown hides an HTML comment (the status message's marker); wiki markup would show it.
+# Markdown hides an HTML comment (an agent's summary may hold one); wiki markup would show it.
 _HTML_COMMENT: Final = re.compile(r"^\s*<!--(?:(?!-->).)*-->\s*$")
 _INLINE: Final = re.compile(
     r"(?P<ticks>`+)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)"

@@ -16,6 +16,7 @@ from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
 
 pytestmark = pytest.mark.timeout(300)
+COMMENTS = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
 
 
 def bot_comments(api: GitHubAPI) -> list[str]:
@@ -135,6 +136,7 @@ def test_an_unlinked_sender_is_told_once_how_to_link_an_account(
     key_file: Path,
 ) -> None:
     widgets(github_api, git_server)
+    github_api.fail(COMMENTS, 502, applied=True)  # the notice is posted, its answer lost
     with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
         stack.start_worker()
         client = ingress(stack, monkeypatch)
@@ -146,5 +148,6 @@ def test_an_unlinked_sender_is_told_once_how_to_link_an_account(
         stack.wait_callbacks_settled()
 
     [notice] = bot_comments(github_api)
+    assert len(github_api.calls(COMMENTS)) == 1
     assert "@erin" in notice and "resolver users link" in notice and "--external-id 7001" in notice
     assert stack.llm.requests == []

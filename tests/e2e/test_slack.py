@@ -99,7 +99,9 @@ def test_a_mention_naming_the_repository_ends_in_one_draft_pull_request(
     updates = slack_api.calls("chat.update")
     assert updates and {u.params["ts"] for u in updates} == {reply.ts}
     assert reply.edited_ts is not None and job.pr_url is not None and job.pr_url in reply.text
-    assert "resolver:status" not in reply.text  # the forges' hidden marker is not shown
+    # Tagged where people do not see it, so a post whose answer is lost is found, not repeated.
+    tag = {"event_type": "resolver_message", "event_payload": {"tag": f"status-{job.id}"}}
+    assert reply.metadata == tag and "<!--" not in reply.text
     assert slack_api.channels[CHANNEL].messages[ts].reactions == {"eyes": [BOT_USER]}
     assert BOT_TOKEN not in logs and ALICE_GITHUB_TOKEN not in logs
 

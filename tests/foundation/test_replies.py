@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from resolver.commands import parse_command
+from resolver.providers import has_hidden_tag, hidden_tag, with_hidden_tag
 from resolver.repo_routes import RouteError, parse_repo_spec
-from resolver.status import JobView, is_marked, job_marker, pull_body, render, unmarked
+from resolver.status import JobView, pull_body, render
 from tests.foundation.test_cli_api import cli
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -59,7 +60,6 @@ def test_the_status_follows_the_job_from_setup_to_the_pull_request() -> None:
     setting_up = render(view())
     assert "Setting up" in setting_up and "`octo/widgets`" in setting_up
     assert "1m 23s" in setting_up and "$0.00" in setting_up
-    assert setting_up.endswith("\n<!-- resolver:status job=12 -->")
     assert "step 4" in render(view(steps=4))
     done = render(
         view(
@@ -72,19 +72,20 @@ def test_the_status_follows_the_job_from_setup_to_the_pull_request() -> None:
             branch="resolver/7-fix",
             pr_url="https://github.example/octo/widgets/pull/3",
         ),
-        marker=False,
     )
     assert done.startswith("✅ **Done** on `octo/widgets`. Opened the draft pull request https://")
-    assert "$0.12" in done and "Fixed add()." in done and not is_marked(done)
+    assert "$0.12" in done and "Fixed add()." in done
 
 
-def test_a_status_marker_names_its_job_and_comes_off_for_markups_that_show_it() -> None:
-    text = render(view(id=12))
-    assert is_marked(text) and is_marked(text, 12)
-    assert not is_marked(text, 1) and not is_marked(text, 120)
-    assert job_marker(1) not in render(view(id=12)) and job_marker(12) not in render(view(id=1))
-    assert unmarked(text) == render(view(id=12), marker=False)
-    assert not is_marked("<!-- resolver:status -->") and unmarked("plain") == "plain"
+def test_a_hidden_tag_names_exactly_one_message() -> None:
+    text = with_hidden_tag("**Done**", "status-12")
+    assert text == "**Done**\n<!-- resolver:status-12 -->"
+    assert has_hidden_tag(text) and has_hidden_tag(text, "status-12")
+    assert not any(has_hidden_tag(text, t) for t in ("status-1", "status-120", "notice-12"))
+    assert with_hidden_tag("plain", None) == "plain" and not has_hidden_tag("plain")
+    for bad in ("status", "Status-1", "status-1 -->", "status-1\n"):
+        with pytest.raises(ValueError, match="not a message tag"):
+            hidden_tag(bad)
 
 
 def test_failures_say_what_to_do_and_questions_back_do_not_offer_a_retry() -> None:

@@ -19,8 +19,7 @@ from resolver.agent.task import Comment, ReviewThread
 from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
 from resolver.config import Settings, get_settings
 from resolver.db import session_scope
-from resolver.providers import ForgeUser, History, PullInfo
-from resolver.status import job_marker
+from resolver.providers import ForgeUser, History, PullInfo, hidden_tag
 from resolver.triggers import Policy
 from resolver.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
@@ -120,7 +119,13 @@ def test_a_diff_note_is_answered_in_its_thread(
     conversation.edit(ref, "**Done**")
 
     [reply] = [n for n in gitlab_api.notes.values() if n.id != 1246]
-    assert ref == {"kind": "merge_request", "iid": 1, "note_id": reply.id, "discussion_id": THREAD}
+    assert ref == {
+        "kind": "merge_request",
+        "iid": 1,
+        "note_id": reply.id,
+        "discussion_id": THREAD,
+        "tag": None,
+    }
     assert (reply.discussion_id, reply.type, reply.body) == (THREAD, "DiffNote", "**Done**")
     assert trigger.awards == [(gitlab_api.tokens[BOT_TOKEN], "eyes")]
     paths = [(r.method, r.path) for r in gitlab_api.requests]
@@ -321,7 +326,7 @@ def test_a_trigger_without_a_noteable_is_permanent(gitlab_env: Settings) -> None
         ),
     ],
 )
-def test_a_status_note_whose_answer_was_lost_is_found_by_its_marker(
+def test_a_note_whose_answer_was_lost_is_found_by_its_hidden_tag(
     gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project, fixture: str, route: str
 ) -> None:
     store_bot_token(gitlab_env, BOT_TOKEN)
@@ -331,23 +336,24 @@ def test_a_status_note_whose_answer_was_lost_is_found_by_its_marker(
         recorded, plural, int(context["iid"]), "@resolver please fix", "root",
         id=int(context["note_id"]), discussion_id=context.get("discussion_id") or "d0",
     )  # fmt: skip
-    gitlab_api.add_note(recorded, plural, int(context["iid"]), job_marker(12), "root")
+    tagged = hidden_tag("status-12")
+    gitlab_api.add_note(recorded, plural, int(context["iid"]), tagged, "root")
     conversation = providers.conversation("gitlab", context, None)
     since = datetime.now(UTC)
-    assert conversation.find_status(12, since) is None  # root's note, not a status post
+    assert conversation.find("status-12", since) is None  # root's note, not the bot's
 
     gitlab_api.fail(route, 502, applied=True)
     with pytest.raises(TransientCallbackError):
-        conversation.post(f"Queued\n{job_marker(12)}", status_of=12)
-    ref = conversation.find_status(12, since)
+        conversation.post("Queued", tag="status-12")
+    ref = conversation.find("status-12", since)
     assert ref is not None
-    assert conversation.find_status(1, since) is None
-    assert conversation.find_status(120, since) is None
-    conversation.edit(ref, f"Done\n{job_marker(12)}")
+    for other in ("status-1", "status-120", "notice-12"):
+        assert conversation.find(other, since) is None
+    conversation.edit(ref, "Done")
 
     bot = gitlab_api.tokens[BOT_TOKEN]
     mine = [n for n in gitlab_api.notes.values() if n.author == bot]
-    assert [(n.id, n.body) for n in mine] == [(ref["note_id"], f"Done\n{job_marker(12)}")]
+    assert [(n.id, n.body) for n in mine] == [(ref["note_id"], f"Done\n{tagged}")]
     thread = THREAD if plural == "merge_requests" else None
     kind = context["noteable_type"]
     assert ref == {
@@ -355,4 +361,5 @@ def test_a_status_note_whose_answer_was_lost_is_found_by_its_marker(
         "iid": context["iid"],
         "note_id": mine[0].id,
         "discussion_id": thread,
+        "tag": "status-12",
     }

@@ -1,5 +1,5 @@
-"""A status comment whose answer was lost is found again by the job's hidden marker, where the
-bot posts it: in the issue's conversation, or in the review thread of the trigger."""
+"""A comment whose answer was lost is found again by its hidden tag, where the bot posts it: in
+the issue's conversation, or in the review thread of the trigger."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from integrations.github.client import GitHubClient
 from integrations.github.provider import GitHubConversation
 from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
 from resolver.config import Settings
-from resolver.status import job_marker
+from resolver.providers import hidden_tag
 from tests.github_edge.conftest import INSTALLATION_ID, REPO
 from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
 
@@ -49,7 +49,7 @@ def bot_bodies(github_api: GitHubAPI) -> list[str]:
 
 
 @pytest.mark.parametrize(("where", "route"), [("issue", COMMENTS), ("review", REPLIES)])
-def test_a_status_comment_whose_answer_was_lost_is_found_and_edited(
+def test_a_comment_whose_answer_was_lost_is_found_and_edited_with_its_tag(
     client: GitHubClient, github_api: GitHubAPI, where: str, route: str
 ) -> None:
     context = issue_context(github_api) if where == "issue" else review_context(github_api)
@@ -58,29 +58,28 @@ def test_a_status_comment_whose_answer_was_lost_is_found_and_edited(
     github_api.fail(route, 502, applied=True)
 
     with pytest.raises(TransientCallbackError):
-        conversation.post(f"Queued\n{job_marker(12)}", status_of=12)
-    ref = conversation.find_status(12, since)
-    assert ref is not None
-    assert conversation.find_status(1, since) is None
-    assert conversation.find_status(120, since) is None
-    conversation.edit(ref, f"Done\n{job_marker(12)}")
+        conversation.post("Queued", tag="status-12")
+    ref = conversation.find("status-12", since)
+    assert ref is not None and (ref["kind"], ref["tag"]) == (context["comment_kind"], "status-12")
+    for other in ("status-1", "status-120", "notice-12"):
+        assert conversation.find(other, since) is None
+    conversation.edit(ref, "Done")
 
-    assert bot_bodies(github_api) == [f"Done\n{job_marker(12)}"]
-    assert ref["kind"] == context["comment_kind"]
+    assert bot_bodies(github_api) == [f"Done\n{hidden_tag('status-12')}"]
 
 
-def test_only_the_bots_own_marked_comments_since_the_first_try_count(
+def test_only_the_bots_own_tagged_comments_since_the_first_try_count(
     client: GitHubClient, github_api: GitHubAPI
 ) -> None:
     conversation = GitHubConversation(client, issue_context(github_api))
-    github_api.add_comment(REPO, 5, f"copied\n{job_marker(12)}", "alice")
-    github_api.add_comment(REPO, 6, f"another issue\n{job_marker(12)}", BOT_LOGIN)
-    plain = conversation.post("a reply, not a status message")
-    assert conversation.find_status(12, datetime.now(UTC) - timedelta(minutes=5)) is None
+    github_api.add_comment(REPO, 5, f"copied\n{hidden_tag('status-12')}", "alice")
+    github_api.add_comment(REPO, 6, f"another issue\n{hidden_tag('status-12')}", BOT_LOGIN)
+    plain = conversation.post("an untagged reply")
+    assert conversation.find("status-12", datetime.now(UTC) - timedelta(minutes=5)) is None
 
-    found = conversation.post(f"Queued\n{job_marker(12)}", status_of=12)
-    assert conversation.find_status(12, datetime.now(UTC) - timedelta(minutes=5)) == found
-    assert conversation.find_status(12, datetime.now(UTC) + timedelta(minutes=5)) is None
+    found = conversation.post("Queued", tag="status-12")
+    assert conversation.find("status-12", datetime.now(UTC) - timedelta(minutes=5)) == found
+    assert conversation.find("status-12", datetime.now(UTC) + timedelta(minutes=5)) is None
     assert plain != found
     [*_, listing] = github_api.calls(LIST_COMMENTS)
     assert "since" in listing.query
@@ -95,4 +94,4 @@ def test_a_failed_search_is_mapped_like_every_call(
     conversation = GitHubConversation(client, issue_context(github_api))
     github_api.fail(LIST_COMMENTS, status)
     with pytest.raises(error):
-        conversation.find_status(12, datetime.now(UTC))
+        conversation.find("status-12", datetime.now(UTC))
