@@ -57,6 +57,7 @@ class IssueData(VendorModel):
     teamId: str | None = None
     team: Team | None = None
     labels: list[Label] | None = None
+    updatedAt: str | None = None
 
 
 class IssueRef(VendorModel):

@@ -56,12 +56,12 @@ def _optional(mapping: Mapping[str, Any], key: str) -> str | None:
 
 def tagged_comment_id(deployment: str, issue_id: str, tag: str, trigger_id: str | None) -> str:
     """The id of the comment tagged `tag` on the issue: the same on every attempt, never the same
-    for another tag, issue, triggering comment or Resolver deployment (its public URL), and
-    shaped as the UUID v4 that Linear requires."""
+    for another tag, issue, trigger (its comment, or when the label was added) or Resolver
+    deployment (its public URL), and shaped as the UUID v4 that Linear requires."""
     if TAG.fullmatch(tag) is None:
         raise ValueError(f"not a message tag: {tag!r}")
-    # With the triggering comment in the seed, ids that a database reset restarts make a tag
-    # name an old comment only for the same trigger (or none: a label). JSON keeps None apart.
+    # With the trigger in the seed, job and callback ids restarted by a database reset cannot
+    # name an old comment. JSON keeps None apart from "".
     seed = json.dumps(["resolver", deployment, issue_id, trigger_id, tag]).encode()
     return str(uuid.UUID(bytes=hashlib.sha256(seed).digest()[:16], version=4))
 
@@ -78,6 +78,8 @@ class LinearConversation:
         self._client = client
         self._issue_id = _text(context, "issue_id", "Linear trigger")
         self._comment_id = _optional(context, "comment_id")
+        # What tells this trigger from others on the issue: its comment, else when it was labelled.
+        self._trigger_id = self._comment_id or _optional(context, "updated_at")
         # Linear threads are one level deep: a reply to a reply goes under the thread's root.
         self._thread_id = _optional(context, "parent_comment_id") or self._comment_id
         self._deployment = settings.public_url
@@ -105,7 +107,7 @@ class LinearConversation:
         return {"comment_id": found.id}
 
     def _tagged_id(self, tag: str) -> str:
-        return tagged_comment_id(self._deployment, self._issue_id, tag, self._comment_id)
+        return tagged_comment_id(self._deployment, self._issue_id, tag, self._trigger_id)
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         self._client.update_comment(_text(ref, "comment_id", "Linear message reference"), text)

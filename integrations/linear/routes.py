@@ -59,6 +59,7 @@ def _on_label(event: IssueEvent, policy: Policy, previous: frozenset[str]) -> Tr
         "body": issue.description or "",
         "team": _team(issue.team, issue.teamId),
         "url": issue.url or event.url,
+        "updated_at": issue.updatedAt,  # when the label was added: this trigger's own mark
     }
     task = f"{issue.title}\n\n{issue.description or ''}".strip()
     return _trigger(event, sender, issue.id, task, extra)

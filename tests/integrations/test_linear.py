@@ -67,6 +67,7 @@ def test_trigger_label_just_added(client: Any, linked: Any) -> None:
     [job] = linked.jobs()
     assert job.task.startswith("Export fails for large reports")
     assert job.trigger["label"] == "resolver" and job.trigger["issue_identifier"] == "ENG-1778"
+    assert job.trigger["updated_at"] == payload["data"]["updatedAt"]
 
 
 def test_editing_an_already_labelled_issue_does_not_retrigger(client: Any, linked: Any) -> None:

@@ -114,13 +114,17 @@ def test_the_same_tag_from_another_trigger_is_another_comment(
 def test_a_label_trigger_finds_its_tagged_comment(
     env: ResolverEnv, app: Actor, issue: LinearIssue, since: datetime
 ) -> None:
-    """A label trigger has no comment: the id is derived without one."""
+    """A label trigger has no comment: the id is derived from when the label was added."""
     store_workspace_token(ORGANIZATION, OAUTH_TOKEN)
-    conversation = providers.conversation("linear", label_context(issue), None)
+    labelled = {**label_context(issue), "updated_at": "2026-11-22T10:00:00.000Z"}
+    conversation = providers.conversation("linear", labelled, None)
     ref = conversation.post("Queued", tag="status-12")
     deployment = get_settings().public_url
-    assert ref["comment_id"] == tagged_comment_id(deployment, issue.id, "status-12", None)
+    expected = tagged_comment_id(deployment, issue.id, "status-12", labelled["updated_at"])
+    assert ref["comment_id"] == expected
     assert conversation.find("status-12", since) == ref
+    relabelled = {**labelled, "updated_at": "2026-11-22T11:00:00.000Z"}
+    assert providers.conversation("linear", relabelled, None).find("status-12", since) is None
 
 
 def test_ids_differ_by_deployment_issue_trigger_and_tag() -> None:
