@@ -2,7 +2,8 @@
 
 A provider's client registers an executor, `executor(action, payload) -> result`, that raises
 TransientCallbackError (5xx, network, rate limit: retried with backoff, honouring Retry-After)
-or PermanentCallbackError (other 4xx: recorded and never retried).
+or PermanentCallbackError (other 4xx: recorded and never retried). Every payload a handler
+gets carries its `callback_id`.
 """
 
 from __future__ import annotations
