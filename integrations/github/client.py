@@ -13,10 +13,12 @@ from contextlib import contextmanager
 from datetime import datetime
 from functools import cache
 from typing import Any, Final, Literal
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from githubkit import GitHub, TokenAuthStrategy, UnauthAuthStrategy
 from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
+from githubkit.response import Response
 from githubkit.typing import Missing
 from githubkit.utils import UNSET
 
@@ -38,6 +40,7 @@ WRITE_ROLES: Final = frozenset({"admin", "maintain", "write"})
 # The legacy `permission` field folds maintain into write (and custom roles into their base).
 WRITE_PERMISSIONS: Final = frozenset({"admin", "write"})
 TIMEOUT_SECONDS: Final = 30.0
+PAGE_SIZE: Final = 100  # GitHub's largest page
 # GitHub's advice when a secondary rate limit names no wait: at least one minute.
 # https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api
 SECONDARY_LIMIT_WAIT: Final = 60.0
@@ -270,28 +273,32 @@ class GitHubClient:
     def issue_comments(
         self, repo: str, number: int, limit: int, since: datetime | None = None
     ) -> list[dict[str, Any]]:
-        """The most recent conversation comments of an issue or pull request (those updated at
-        or after `since`, when given), oldest first."""
+        """The `limit` newest conversation comments of an issue or pull request (of those
+        updated at or after `since`, when given), oldest first."""
         owner, name = split_repo(repo)
         with translate_errors("GET /repos/{owner}/{repo}/issues/{issue_number}/comments"):
             github = self._api()
-            data = github.rest.issues.list_comments(
-                owner, name, number, per_page=100, since=_or_unset(since)
-            ).json()
-        return list(data)[-limit:]
+            return _newest(
+                lambda page: github.rest.issues.list_comments(
+                    owner, name, number, per_page=PAGE_SIZE, page=page, since=_or_unset(since)
+                ),
+                limit,
+            )
 
     def review_comments(
         self, repo: str, number: int, limit: int, since: datetime | None = None
     ) -> list[dict[str, Any]]:
-        """The comments on a pull request's diff (every review thread; those updated at or
-        after `since`, when given), oldest first."""
+        """The `limit` newest comments on a pull request's diff (every review thread; of those
+        updated at or after `since`, when given), oldest first."""
         owner, name = split_repo(repo)
         with translate_errors("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"):
             github = self._api()
-            data = github.rest.pulls.list_review_comments(
-                owner, name, number, per_page=100, since=_or_unset(since)
-            ).json()
-        return list(data)[-limit:]
+            return _newest(
+                lambda page: github.rest.pulls.list_review_comments(
+                    owner, name, number, per_page=PAGE_SIZE, page=page, since=_or_unset(since)
+                ),
+                limit,
+            )
 
     def repository(self, repo: str) -> tuple[str, str]:
         """The repository's clone URL (as GitHub states it) and its default branch."""
@@ -300,6 +307,25 @@ class GitHubClient:
             github = self._api()
             data = github.rest.repos.get(owner, name).json()
         return str(data["clone_url"]), str(data["default_branch"])
+
+
+def _newest(fetch: Callable[[int], Response[Any, Any]], limit: int) -> list[dict[str, Any]]:
+    """The `limit` newest items of a list GitHub returns oldest first, a page at a time: its
+    last page, and the one before when that is too short (`limit` is at most a page)."""
+    first = fetch(1)
+    last = _page_number(first.raw_response.links.get("last", {}).get("url"))
+    if last is None or last == 1:
+        return list(first.json())[-limit:]
+    newest = list(fetch(last).json())
+    if len(newest) < limit:
+        before = first if last == 2 else fetch(last - 1)
+        newest = list(before.json()) + newest
+    return newest[-limit:]
+
+
+def _page_number(url: str | None) -> int | None:
+    pages = parse_qs(urlsplit(url).query).get("page") if url else None
+    return int(pages[-1]) if pages and pages[-1].isdigit() else None
 
 
 def _or_unset(value: datetime | None) -> Missing[datetime]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from integrations.github.auth import installation_token
@@ -164,3 +165,41 @@ def test_github_enterprise_base_url_with_a_path(enterprise_api: GitHubAPI, key_f
     client = GitHubClient(settings, lambda: installation_token(INSTALLATION_ID, settings))
     assert client.repository(REPO) == ("https://ghe.example.test/octo/widgets.git", "main")
     assert [r.status for r in enterprise_api.requests] == [201, 200]
+
+
+@pytest.mark.parametrize(
+    ("count", "pages"),
+    [(40, ["1"]), (130, ["1", "2"]), (250, ["1", "3"]), (220, ["1", "3", "2"])],
+)
+def test_the_newest_comments_are_read_from_the_last_pages(
+    client: GitHubClient, github_api: GitHubAPI, count: int, pages: list[str]
+) -> None:
+    ids = [github_api.add_comment(REPO, 9, f"comment {n}", "bob") for n in range(count)]
+    found = client.issue_comments(REPO, 9, 50)
+    assert [c["id"] for c in found] == ids[-50:]
+    route = "GET /repos/{owner}/{repo}/issues/{issue_number}/comments"
+    assert [r.query["page"][0] for r in github_api.calls(route)] == pages
+
+
+def test_the_newest_review_comments_are_read_from_the_last_pages(
+    client: GitHubClient, github_api: GitHubAPI
+) -> None:
+    ids = [github_api.add_review_comment(REPO, 4, f"nit {n}", "bob", "a.py", n) for n in range(150)]
+    assert [c["id"] for c in client.review_comments(REPO, 4, 50)] == ids[-50:]
+
+
+def test_the_stand_in_pages_like_github(
+    settings: Settings, repo: Repo, github_api: GitHubAPI
+) -> None:
+    """30 a page unless asked, at most 100, with Link to the next and last pages."""
+    for n in range(65):
+        github_api.add_comment(REPO, 9, f"comment {n}", "bob")
+    token = installation_token(INSTALLATION_ID, settings)
+    url = f"{github_api.base_url}/repos/{REPO}/issues/9/comments"
+    headers = {"Authorization": f"token {token}"}
+    first = httpx.get(url, headers=headers)
+    assert len(first.json()) == 30
+    assert set(first.links) == {"next", "last"} and first.links["last"]["url"].endswith("page=3")
+    last = httpx.get(url, params={"page": 3}, headers=headers)
+    assert len(last.json()) == 5 and set(last.links) == {"prev", "first"}
+    assert len(httpx.get(url, params={"per_page": 500}, headers=headers).json()) == 65

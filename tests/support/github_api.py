@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import jwt
 
@@ -94,6 +95,20 @@ class Request(Routed):
 
 
 Answer = tuple[int, Any]
+
+
+@dataclass(frozen=True)
+class Page:
+    """A list answer that GitHub pages (`per_page`, `page` and a Link header)."""
+
+    items: list[Any]
+
+
+def _int_query(call: Routed, name: str, default: int) -> int:
+    values = call.query.get(name)
+    return int(values[-1]) if values and values[-1].isdigit() else default
+
+
 Handler = Callable[["GitHubAPI", Request], Answer]
 
 
@@ -229,7 +244,27 @@ class GitHubAPI(RestStandIn):
         if problem is not None:
             return 401, error_body(401, problem), {}
         request = Request(**vars(call), login=login)
-        return (*ROUTES[call.route](self, request), {})
+        status, answer = ROUTES[call.route](self, request)
+        if isinstance(answer, Page):
+            return (status, *self._paged(call, answer.items))
+        return status, answer, {}
+
+    def _paged(self, call: Routed, items: list[Any]) -> tuple[list[Any], dict[str, str]]:
+        """One page of `items`, as `per_page` (30 unless given, at most 100) and `page` ask,
+        with GitHub's Link header to the other pages."""
+        per_page = min(max(_int_query(call, "per_page", 30), 1), 100)
+        page = max(_int_query(call, "page", 1), 1)
+        last = max(1, -(-len(items) // per_page))
+        path = call.route.split(" ", 1)[1].format(**call.params)
+
+        def url(number: int) -> str:
+            query = {k: v[-1] for k, v in call.query.items()} | {"page": str(number)}
+            return f"{self.base_url}{path}?{urlencode(query)}"
+
+        links = [("next", page + 1), ("last", last)] if page < last else []
+        links += [("prev", page - 1), ("first", 1)] if page > 1 else []
+        headers = {"Link": ", ".join(f'<{url(n)}>; rel="{rel}"' for rel, n in links)}
+        return items[(page - 1) * per_page : page * per_page], headers if links else {}
 
     def _check_jwt(self, authorization: str) -> str | None:
         if not authorization.startswith("Bearer "):
@@ -427,7 +462,7 @@ def list_comments(api: GitHubAPI, request: Request) -> Answer:
         for c in sorted(api.comments.values(), key=lambda c: c.id)
         if (c.repo, c.number) == (repo.full_name, number) and _updated_since(c, since)
     ]
-    return 200, found
+    return 200, Page(found)
 
 
 def _review_comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
@@ -455,7 +490,7 @@ def list_review_comments(api: GitHubAPI, request: Request) -> Answer:
         for c in sorted(api.review_comments.values(), key=lambda c: c.id)
         if (c.repo, c.number) == (repo.full_name, number) and _updated_since(c, since)
     ]
-    return 200, found
+    return 200, Page(found)
 
 
 def update_review_comment(api: GitHubAPI, request: Request) -> Answer:
