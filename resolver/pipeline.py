@@ -18,7 +18,6 @@ import logging
 from typing import Any, Final
 
 from resolver import jobs, providers, replies
-from resolver.agent import repo as git_repo
 from resolver.agent.session import SessionRequest, run_result, run_session
 from resolver.agent.task import Comment, TriggerContext
 from resolver.branches import BRANCH_PREFIX, build_branch_name
@@ -27,13 +26,12 @@ from resolver.command_jobs import names_a_schedule, run_command
 from resolver.commands import parse_command
 from resolver.db import session_scope
 from resolver.logs import log
-from resolver.pipeline_values import Earlier, Plan, Snapshot, Stop, text_of
+from resolver.pipeline_values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by, text_of
 from resolver.pushing import branch_lock, co_author, push
 from resolver.repo_access import check_permission, repo_info, repository_of
 from resolver.repo_routes import FORGES
 from resolver.runners import JobContext, RunResult, register
 from resolver.states import JobState, Outcome
-from sandbox import RepoSetupError, SandboxError
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +53,7 @@ def run_request(ctx: JobContext) -> RunResult:
         plan = _plan(snapshot, forge, forge_name, repo)
         git_env = forge.git_env(plan.repo.clone_url)
     except Stop as stop:
-        return RunResult(stop.state, stop.outcome, error=str(stop))
+        return ended_by(stop)
     except CallbackError as error:
         reason = f"I could not prepare this job: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
@@ -76,13 +74,8 @@ def run_request(ctx: JobContext) -> RunResult:
         with branch_lock(plan):
             after = push(snapshot, plan, request.git_env, co_author(forge_name, requester))
             done = run_session(request, ctx, after=after)
-    except Stop as stop:
-        return RunResult(stop.state, stop.outcome, error=str(stop))
-    except SandboxError as error:
-        reason = f"the sandbox could not start ({error}); an operator can run `resolver doctor`"
-        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
-    except (git_repo.RepoError, RepoSetupError) as error:
-        return RunResult(JobState.FAILED, Outcome.ERROR, error=str(error))
+    except ENDING_ERRORS as error:
+        return ended_by(error)
     return run_result(done.agent, done.diff)
 
 

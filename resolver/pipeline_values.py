@@ -1,5 +1,6 @@
 """The values the request pipeline's steps share (pipeline.py, and the scheduled runs' runner):
-the job as read once, the plan for its repository and branch, and Stop."""
+the job as read once, the plan for its repository and branch, Stop, and how a run that could
+not go on ends."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from resolver import providers
+from resolver.agent.repo import RepoError
 from resolver.agent.task import Comment
+from resolver.runners import RunResult
 from resolver.states import JobState, Outcome
+from sandbox import RepoSetupError, SandboxError
 
 
 class Stop(Exception):
@@ -19,6 +23,20 @@ class Stop(Exception):
         super().__init__(message)
         self.outcome = outcome
         self.state = state
+
+
+# What stops a run before its agent is done: caught by each runner, ended by `ended_by`.
+ENDING_ERRORS = (Stop, SandboxError, RepoError, RepoSetupError)
+
+
+def ended_by(error: Exception) -> RunResult:
+    """The result of a run that one of ENDING_ERRORS stopped."""
+    if isinstance(error, Stop):
+        return RunResult(error.state, error.outcome, error=str(error))
+    if isinstance(error, SandboxError):
+        reason = f"the sandbox could not start ({error}); an operator can run `resolver doctor`"
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    return RunResult(JobState.FAILED, Outcome.ERROR, error=str(error))
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Schedule
 from resolver.pipeline import record_plan
-from resolver.pipeline_values import Plan, Snapshot, Stop
+from resolver.pipeline_values import ENDING_ERRORS, Plan, Snapshot, ended_by
 from resolver.pushing import branch_lock, push
 from resolver.redact import Redactor
 from resolver.repo_routes import parse_repo_spec
@@ -41,7 +41,6 @@ from resolver.schedules.prompts import Inputs, build_instruction, failure_contex
 from resolver.schedules.queue import SOURCE
 from resolver.schedules.spec import FIX_DEFAULT_BRANCH
 from resolver.states import JobState, Outcome
-from sandbox import RepoSetupError, SandboxError
 
 logger = logging.getLogger(__name__)
 
@@ -88,16 +87,11 @@ def run_scheduled(ctx: JobContext) -> RunResult:
         return RunResult(JobState.FAILED, Outcome.ERROR, error="its schedule was removed")
     try:
         return _run(run, ctx)
-    except Stop as stop:
-        return RunResult(stop.state, stop.outcome, error=str(stop))
+    except ENDING_ERRORS as error:
+        return ended_by(error)
     except CallbackError as error:
         reason = f"I could not reach the forge for this scheduled run: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
-    except SandboxError as error:
-        reason = f"the sandbox could not start ({error}); an operator can run `resolver doctor`"
-        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
-    except (git_repo.RepoError, RepoSetupError) as error:
-        return RunResult(JobState.FAILED, Outcome.ERROR, error=str(error))
 
 
 def _load(job_id: int) -> ScheduledRun | None:
