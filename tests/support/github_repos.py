@@ -1,0 +1,171 @@
+"""The GitHub stand-in's App and repository routes, in GitHub's shapes: installation tokens,
+the repository, a user's permission on it, and its pull requests.
+https://docs.github.com/rest/apps/apps https://docs.github.com/rest/pulls/pulls
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from tests.support.git_http import branch_head
+from tests.support.github_state import (
+    Answer,
+    Pull,
+    Repo,
+    Request,
+    error_body,
+    missing,
+    user_json,
+)
+
+if TYPE_CHECKING:
+    from tests.support.github_api import GitHubAPI
+
+# role_name -> the legacy `permission` GitHub reports beside it.
+LEGACY_PERMISSION = {
+    "admin": "admin",
+    "maintain": "write",
+    "write": "write",
+    "triage": "read",
+    "read": "read",
+}
+
+
+def create_access_token(api: GitHubAPI, request: Request) -> Answer:
+    installation_id = int(request.params["installation_id"])
+    if installation_id not in api.installations:
+        return 404, error_body(404, "Not Found")
+    expires = datetime.now(UTC) + api.token_lifetime
+    return 201, {
+        "token": api.mint(),
+        "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "permissions": {"contents": "write", "issues": "write", "pull_requests": "write"},
+        "repository_selection": "all",
+    }
+
+
+def get_repo(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    owner, name = repo.full_name.split("/")
+    html = f"{api.web_url}/{repo.full_name}"
+    return 200, {
+        "id": repo.id,
+        "node_id": f"R_{repo.id}",
+        "name": name,
+        "full_name": repo.full_name,
+        "private": repo.private,
+        "owner": user_json(owner),
+        "html_url": html,
+        "url": f"{api.base_url}/repos/{repo.full_name}",
+        "clone_url": repo.clone_url,
+        "git_url": f"git://example.invalid/{repo.full_name}.git",
+        "ssh_url": f"git@example.invalid:{repo.full_name}.git",
+        "default_branch": repo.default_branch,
+        "visibility": "private" if repo.private else "public",
+        "archived": False,
+        "disabled": False,
+    }
+
+
+def get_permission(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    login = request.params["username"]
+    role = repo.collaborators.get(login, "none" if repo.private else "read")
+    permission = LEGACY_PERMISSION.get(role, "none")
+    return 200, {"permission": permission, "role_name": role, "user": user_json(login)}
+
+
+def _pull_json(api: GitHubAPI, pull: Pull) -> dict[str, Any]:
+    owner = pull.repo.split("/")[0]
+    return {
+        "id": 50_000 + pull.number,
+        "number": pull.number,
+        "state": pull.state,
+        "draft": pull.draft,
+        "title": pull.title,
+        "body": pull.body,
+        "html_url": f"{api.web_url}/{pull.repo}/pull/{pull.number}",
+        "url": f"{api.base_url}/repos/{pull.repo}/pulls/{pull.number}",
+        "head": {"label": f"{owner}:{pull.head}", "ref": pull.head},
+        "base": {"label": f"{owner}:{pull.base}", "ref": pull.base},
+        "user": user_json(pull.author),
+    }
+
+
+def get_pull(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    number = int(request.params["pull_number"])
+    found = [
+        p for p in api.pulls if repo is not None and (p.repo, p.number) == (repo.full_name, number)
+    ]
+    if not found:
+        return 404, error_body(404, "Not Found")
+    return 200, _pull_json(api, found[0])
+
+
+def list_pulls(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    state = request.query.get("state", ["open"])[0]
+    head = request.query.get("head", [None])[0]
+    owner = repo.full_name.split("/")[0]
+    found = [
+        _pull_json(api, p)
+        for p in api.pulls
+        if p.repo == repo.full_name
+        and state in (p.state, "all")
+        and (head is None or head == f"{owner}:{p.head}")
+    ]
+    return 200, found
+
+
+def _branch_exists(repo: Repo, branch: str) -> bool:
+    return repo.bare is None or branch_head(repo.bare, branch) is not None
+
+
+def _invalid(message: str | None = None, field_name: str | None = None) -> Answer:
+    error = {"resource": "PullRequest", "code": "custom" if message else "invalid"}
+    error |= {"message": message} if message else {"field": field_name or ""}
+    return 422, error_body(422, "Validation Failed", [error])
+
+
+def create_pull(api: GitHubAPI, request: Request) -> Answer:
+    repo = api.repo(request)
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    body = request.body or {}
+    for name in ("title", "head", "base"):
+        if not isinstance(body.get(name), str):
+            return missing(name, "PullRequest")
+    owner = repo.full_name.split("/")[0]
+    head = body["head"].removeprefix(f"{owner}:")
+    if not _branch_exists(repo, head):
+        return _invalid(field_name="head")
+    for pull in api.pulls:
+        if (pull.repo, pull.head, pull.base, pull.state) == (
+            repo.full_name,
+            head,
+            body["base"],
+            "open",
+        ):
+            return _invalid(f"A pull request already exists for {owner}:{head}.")
+    if body.get("draft") and not repo.drafts_supported:
+        return _invalid("Draft pull requests are not supported in this repository.")
+    number = len(api.pulls) + 1
+    pull = Pull(
+        number,
+        repo.full_name,
+        head,
+        body["base"],
+        body["title"],
+        body.get("body") or "",
+        bool(body.get("draft")),
+    )
+    api.pulls.append(pull)
+    return 201, _pull_json(api, pull)
