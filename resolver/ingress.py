@@ -45,6 +45,7 @@ from resolver.triggers import (
 logger = logging.getLogger(__name__)
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+Record = Callable[[Pending], Awaitable[Accepted]]
 
 
 INLINE_BODY_BYTES: Final = 64 * 1024
@@ -53,8 +54,9 @@ does the work no sooner; it only keeps a long parse from stalling other requests
 body the hop there and back costs half as much as the work."""
 
 
-def endpoint(integration: Integration) -> Endpoint:
-    """The POST handler of one integration, with every refusal mapped to its status."""
+def endpoint(integration: Integration, record: Record = write) -> Endpoint:
+    """The POST handler of one integration, with every refusal mapped to its status. `record`
+    stores a routed trigger (bench/ingress swaps it to measure the path without its write)."""
 
     async def receive(request: Request) -> Response:
         settings = get_settings()
@@ -69,7 +71,7 @@ def endpoint(integration: Integration) -> Endpoint:
                 routed = await run_in_threadpool(route, integration, headers, body, settings)
             if isinstance(routed, Response):
                 return routed
-            return _answer(await write(routed))
+            return _answer(await record(routed))
         except WebhookError as error:
             return _refusal(integration.name, error)
         except OperationalError as error:

@@ -266,3 +266,34 @@ def test_signed_garbage_is_400(client: Any, linked: Any) -> None:
     delivery = github("issue_comment.created", comment("@resolver x"))
     delivery.headers.pop("X-GitHub-Delivery")
     assert post(client, delivery).status_code == 400
+
+
+def test_the_write_step_sees_only_verified_routed_triggers(webhook_env: dict[str, str]) -> None:
+    """`endpoint(record=…)` (what bench/ingress measures without its write) hands the writer
+    the routed trigger, and never anything that failed verification."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from integrations.github import integration
+    from resolver.ingress import endpoint
+    from resolver.intake import Accepted, Pending
+
+    recorded: list[Pending] = []
+
+    async def record(pending: Pending) -> Accepted:
+        recorded.append(pending)
+        return Accepted("created", job_id=7)
+
+    routed = endpoint(integration, record=record)
+    app = Starlette(routes=[Route("/webhooks/github", routed, methods=["POST"])])
+    delivery = github("issue_comment.created", comment("@resolver fix the typo"))
+    with TestClient(app) as client:
+        forged = {**delivery.headers, "X-Hub-Signature-256": "sha256=" + "0" * 64}
+        assert client.post(delivery.path, content=delivery.body, headers=forged).status_code == 401
+        assert recorded == []
+        response = post(client, delivery)
+
+    assert (response.status_code, response.json()) == (202, {"job_id": 7})
+    [pending] = recorded
+    assert (pending.provider, pending.trigger.task) == ("github", "fix the typo")
