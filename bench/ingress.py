@@ -3,7 +3,7 @@
     uv run python bench/ingress.py [--duration 10] [--rate 200] [--senders 50] [--workers 1]
 
 Starts one real server process (uvicorn) on loopback, with its own SQLite database and Redis
-db 7, serving three endpoints:
+db 7 (`--postgres`: a database of its own on the project's PostgreSQL), serving three endpoints:
 - ingress: the real `POST /webhooks/github`, which creates and publishes a job;
 - verify + route, no write: the same request path up to the write (body limit, signature,
   parse, route), answering 202 without recording anything: the most the ingress could do were
@@ -23,6 +23,7 @@ work shares the machine. Figures only; nothing asserted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import hmac
 import json
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,17 +53,40 @@ ENDPOINTS = {
 }
 
 
-def bench_env(tmp: Path) -> dict[str, str]:
+def bench_env(database_url: str) -> dict[str, str]:
     from cryptography.fernet import Fernet
 
     return {
         **os.environ,
-        "RESOLVER_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}",
+        "RESOLVER_DATABASE_URL": database_url,
         "RESOLVER_REDIS_URL": REDIS,
         "RESOLVER_SECRET_KEYS": Fernet.generate_key().decode(),
         "RESOLVER_GITHUB_WEBHOOK_SECRET": SECRET,
         "RESOLVER_LOG_LEVEL": "INFO",
     }
+
+
+@contextlib.contextmanager
+def database(tmp: Path, postgres: bool) -> Iterator[str]:
+    """A fresh database: a SQLite file in `tmp`, or a PostgreSQL database on the project's own
+    server (scripts/postgres), dropped afterwards."""
+    if not postgres:
+        yield f"sqlite:///{tmp / 'bench.db'}"
+        return
+    import psycopg
+
+    admin = subprocess.run(
+        ["bash", str(ROOT / "scripts/postgres")], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    plain, name = admin.replace("postgresql+psycopg://", "postgresql://"), f"bench_{os.getpid()}"
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(plain, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def bench_app() -> Any:
@@ -179,14 +204,25 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, default=1, help="server processes (resolver serve --workers)"
     )
+    parser.add_argument(
+        "--postgres", action="store_true", help="PostgreSQL (scripts/postgres) instead of SQLite"
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.workers)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
+    try:
+        with database(tmp, args.postgres) as url:
+            measure(args, tmp, bench_env(url))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> None:
+    """Start the server on `env`'s database, measure every endpoint, print the table."""
     import redis
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
-    env = bench_env(tmp)
     redis.Redis.from_url(REDIS).flushdb()
     signed = prepare(env, args.senders)
     script = tmp / "post.lua"
@@ -211,7 +247,8 @@ def main() -> None:
                 name: fixed_rate(server.pid, port, path, signed, rate, args.duration)
                 for name, path in ENDPOINTS.items()
             }
-        print(f"{args.workers} server process{'es' if args.workers > 1 else ''}")
+        processes = f"{args.workers} server process{'es' if args.workers > 1 else ''}"
+        print(f"{processes}, {'PostgreSQL' if args.postgres else 'SQLite'}")
         table(rows)
         load = os.getloadavg()[0]
         print(f"this machine: sum(range(10**6)) in {python_speed():.0f} ms, load {load:.1f}")
@@ -220,7 +257,6 @@ def main() -> None:
         server.wait(timeout=10)
         log.close()
         redis.Redis.from_url(REDIS).flushdb()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
