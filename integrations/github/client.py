@@ -171,6 +171,19 @@ class GitHubClient:
             data = github.rest.repos.get_collaborator_permission_level(owner, name, login).json()
         return data.get("role_name") in WRITE_ROLES or data.get("permission") in WRITE_PERMISSIONS
 
+    def authenticated_login(self) -> str | None:
+        """The login a user token acts as; None for an installation token, which GitHub refuses
+        `GET /user` (403)."""
+        try:
+            with translate_errors("GET /user"):
+                github = self._api()
+                data = github.rest.users.get_authenticated().json()
+        except PermanentCallbackError as error:
+            if error.status == 403:
+                return None
+            raise
+        return str(data.get("login") or "") or None
+
     def react(self, repo: str, comment_id: int, content: Reaction = "eyes") -> None:
         """Put a reaction on an issue or pull-request conversation comment."""
         owner, name = split_repo(repo)

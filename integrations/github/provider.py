@@ -61,7 +61,8 @@ class GitHubConversation:
         return _ref(ISSUE_COMMENT, self._client.post_comment(self._repo, self._number, body), tag)
 
     def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
-        """The bot's newest comment with `tag`, where `post` puts it."""
+        """Our newest comment with `tag`, where `post` puts it: the bot's, or, when the job acts
+        with a user's token, that user's (asked of GitHub only when such a comment exists)."""
         root = self._thread_root()
         if root is None:
             kind = ISSUE_COMMENT
@@ -70,12 +71,18 @@ class GitHubConversation:
             kind = REVIEW_COMMENT
             items = self._client.review_comments(self._repo, self._number, HISTORY_LIMIT, since)
             items = [item for item in items if _int(item.get("in_reply_to_id")) == root]
-        for item in reversed(items):
-            comment_id = _int(item.get("id"))
-            body = str(item.get("body") or "")
-            if comment_id is not None and _by_bot(item) and has_hidden_tag(body, tag):
-                return _ref(kind, comment_id, tag)
-        return None
+        tagged = [
+            item
+            for item in reversed(items)
+            if _int(item.get("id")) is not None and has_hidden_tag(str(item.get("body") or ""), tag)
+        ]
+        found = next((item for item in tagged if _by_bot(item)), None)
+        if found is None and tagged:
+            poster = (self._client.authenticated_login() or "").lower()
+            found = next(
+                (item for item in tagged if poster and _login(item).lower() == poster), None
+            )
+        return None if found is None else _ref(kind, int(found["id"]), tag)
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         comment_id = _int(ref.get("id"))

@@ -65,6 +65,8 @@ def test_every_request_of_every_client_method_conforms(
     client.get_pull(REPO, 1)
     client.issue_comments(REPO, 3, 10)
     client.review_comments(REPO, 4, 10)
+    github_api.add_token("bob-token", "bob")
+    assert GitHubClient(settings, lambda: "bob-token").authenticated_login() == "bob"
 
     assert {r.route for r in github_api.requests} == ROUTE_KEYS
     assert all(r.status < 300 for r in github_api.requests)

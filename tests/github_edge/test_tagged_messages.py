@@ -20,6 +20,7 @@ from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
 COMMENTS = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
 REPLIES = "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"
 LIST_COMMENTS = "GET /repos/{owner}/{repo}/issues/{issue_number}/comments"
+WHO_AM_I = "GET /user"
 
 
 @pytest.fixture
@@ -83,6 +84,53 @@ def test_only_the_bots_own_tagged_comments_since_the_first_try_count(
     assert plain != found
     [*_, listing] = github_api.calls(LIST_COMMENTS)
     assert "since" in listing.query
+    # alice's copy made find ask whom the token acts as: GitHub refuses an installation token.
+    assert [call.status for call in github_api.calls(WHO_AM_I)] == [403]
+
+
+def test_the_common_path_does_not_ask_whom_the_token_acts_as(
+    client: GitHubClient, github_api: GitHubAPI
+) -> None:
+    conversation = GitHubConversation(client, issue_context(github_api))
+    ref = conversation.post("Queued", tag="status-12")
+    assert conversation.find("status-12", datetime.now(UTC) - timedelta(minutes=5)) == ref
+    assert conversation.find("status-13", datetime.now(UTC) - timedelta(minutes=5)) is None
+    assert github_api.calls(WHO_AM_I) == []
+
+
+def test_with_a_users_token_that_users_tagged_comment_is_ours(
+    settings: Settings, repo: Repo, github_api: GitHubAPI
+) -> None:
+    """A job without the App acts with the requester's token, so its comments are theirs."""
+    github_api.add_token("alice-token", "alice")
+    conversation = GitHubConversation(
+        GitHubClient(settings, lambda: "alice-token"), issue_context(github_api)
+    )
+    since = datetime.now(UTC) - timedelta(seconds=1)
+    github_api.add_comment(REPO, 5, f"someone else's\n{hidden_tag('status-12')}", "mallory")
+    github_api.fail(COMMENTS, 502, applied=True)
+
+    with pytest.raises(TransientCallbackError):
+        conversation.post("Queued", tag="status-12")
+    ref = conversation.find("status-12", since)
+    assert ref is not None
+    assert github_api.comments[ref["id"]].login == "alice"
+    assert github_api.comments[ref["id"]].body == f"Queued\n{hidden_tag('status-12')}"
+    assert [call.status for call in github_api.calls(WHO_AM_I)] == [200]
+    github_api.fail(WHO_AM_I, 502)
+    with pytest.raises(TransientCallbackError):  # not "none found": that would post twice
+        conversation.find("status-12", since)
+
+    github_api.add_token("mallory-token", "mallory")
+    as_mallory = GitHubConversation(
+        GitHubClient(settings, lambda: "mallory-token"), issue_context(github_api)
+    )
+    assert as_mallory.find("status-12", since) is not None  # mallory's own copy, as mallory
+    github_api.add_token("bob-token", "bob")
+    as_bob = GitHubConversation(
+        GitHubClient(settings, lambda: "bob-token"), issue_context(github_api)
+    )
+    assert as_bob.find("status-12", since) is None
 
 
 @pytest.mark.parametrize(

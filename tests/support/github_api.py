@@ -49,6 +49,7 @@ from tests.support.github_repos import (
     LEGACY_PERMISSION,
     create_access_token,
     create_pull,
+    get_authenticated_user,
     get_permission,
     get_pull,
     get_repo,
@@ -257,6 +258,7 @@ class GitHubAPI(RestStandIn):
 
 ROUTES: dict[str, Handler] = {
     "POST /app/installations/{installation_id}/access_tokens": create_access_token,
+    "GET /user": get_authenticated_user,
     "GET /repos/{owner}/{repo}": get_repo,
     "GET /repos/{owner}/{repo}/collaborators/{username}/permission": get_permission,
     "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions": create_reaction,

@@ -1,6 +1,7 @@
-"""The GitHub stand-in's App and repository routes, in GitHub's shapes: installation tokens,
-the repository, a user's permission on it, and its pull requests.
-https://docs.github.com/rest/apps/apps https://docs.github.com/rest/pulls/pulls
+"""The GitHub stand-in's App, user and repository routes, in GitHub's shapes: installation
+tokens, the authenticated user, the repository, a user's permission on it, and its pull requests.
+https://docs.github.com/rest/apps/apps https://docs.github.com/rest/users/users
+https://docs.github.com/rest/pulls/pulls
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ LEGACY_PERMISSION = {
     "triage": "read",
     "read": "read",
 }
+
+
+def get_authenticated_user(api: GitHubAPI, request: Request) -> Answer:
+    """`GET /user`: whom a user token acts as. GitHub refuses it to an installation token."""
+    if request.login.endswith("[bot]"):
+        return 403, error_body(403, "Resource not accessible by integration")
+    return 200, {**user_json(request.login), "name": request.login, "site_admin": False}
 
 
 def create_access_token(api: GitHubAPI, request: Request) -> Answer:
