@@ -19,7 +19,7 @@ from urllib.parse import SplitResult, urlsplit
 import gitlab
 import requests
 from gitlab.exceptions import GitlabError
-from gitlab.v4.objects import ProjectIssue, ProjectMergeRequest
+from gitlab.v4.objects import CurrentUserManager, ProjectIssue, ProjectMergeRequest
 
 from resolver.callback_errors import (
     CallbackError,
@@ -206,6 +206,12 @@ class GitLabClient:
                 yield connection.api
         finally:
             connection.api.session.close()
+
+    def current_username(self) -> str:
+        """The user the token acts as: the author of the notes this client posts."""
+        with self._api("GET /user") as api:
+            user = CurrentUserManager(api).get()
+        return str(user.username)
 
     def project(self, project: ProjectRef) -> RepoInfo:
         """The project's path, clone URL, default branch and web page, as GitLab states them."""

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from integrations.gitlab.client import (
     GitLabClient,
+    Note,
     NoteableKind,
     ProjectRef,
     TokenProvider,
@@ -99,12 +100,17 @@ class GitLabConversation:
         }
 
     def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
-        """The bot's newest note with `tag`, among the newest page of notes (GitLab cannot
-        list notes by date; a post being retried is among the newest)."""
-        for note in reversed(self.client.notes(self.project, self.kind, self.iid)):
-            if self._by_bot(note.author) and has_hidden_tag(note.body, tag):
-                return self._ref(note.id, tag)
-        return None
+        """Our newest note with `tag`, among the newest page of notes (GitLab cannot list notes
+        by date; a post being retried is among the newest). Ours is the bot's, or else that of
+        the user the token acts as, asked only when someone else's note carries the tag."""
+        notes = reversed(self.client.notes(self.project, self.kind, self.iid))
+        tagged = [note for note in notes if has_hidden_tag(note.body, tag)]
+        ours = next((note for note in tagged if self._by_bot(note.author)), None)
+        if ours is None and tagged:
+            # With no bot token stored, notes go out under the requester's name (`token_for_job`).
+            poster = self.client.current_username().lower()
+            ours = next((note for note in tagged if note.author.lower() == poster), None)
+        return None if ours is None else self._ref(ours.id, tag)
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         kind = _kind(ref.get("kind", self.kind))
@@ -124,13 +130,13 @@ class GitLabConversation:
             self.client.award_eyes(self.project, self.kind, self.iid, self.note_id)
 
     def history(self) -> History:
-        """The notes people wrote (not the system's, not the bot's), and for a merge request
-        its diff threads. GitLab notes are Markdown already."""
+        """The notes people wrote (not the system's, not ours), and for a merge request its
+        diff threads. GitLab notes are Markdown already."""
         notes = self.client.notes(self.project, self.kind, self.iid)
         comments = tuple(
             Comment(n.author, n.body)
             for n in notes
-            if not n.system and n.type != "DiffNote" and not self._by_bot(n.author)
+            if not n.system and n.type != "DiffNote" and not self._is_ours(n)
         )
         if self.kind != "merge_request":
             return History(comments=comments)
@@ -139,7 +145,7 @@ class GitLabConversation:
                 path=thread.path,
                 line=thread.line,
                 comments=tuple(
-                    Comment(n.author, n.body) for n in thread.notes if not self._by_bot(n.author)
+                    Comment(n.author, n.body) for n in thread.notes if not self._is_ours(n)
                 ),
                 resolved=thread.resolved,
             )
@@ -149,6 +155,10 @@ class GitLabConversation:
 
     def _by_bot(self, author: str) -> bool:
         return author.lower() == self.bot.lower()
+
+    def _is_ours(self, note: Note) -> bool:
+        """The bot's, or carrying a hidden tag: ours too when posted with the requester's token."""
+        return self._by_bot(note.author) or has_hidden_tag(note.body)
 
 
 @dataclass(frozen=True)

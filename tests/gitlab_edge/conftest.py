@@ -1,16 +1,26 @@
-"""Fixtures for the GitLab edge: a local GitLab API and a git server that accepts its tokens."""
+"""Fixtures for the GitLab edge: a local GitLab API and a git server that accepts its tokens;
+for the provider, the process settings, stored tokens and the project of the recorded payloads."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.fernet import Fernet
 
 from integrations.gitlab.client import GitLabClient, git_auth_env
-from resolver.config import Settings
+from integrations.gitlab.events import NoteEvent
+from integrations.gitlab.routes import on_note
+from resolver import accounts
+from resolver.config import Settings, get_settings
+from resolver.db import session_scope
+from resolver.triggers import Policy
+from resolver.vault import Vault, store_credential
+from tests.conftest import ResolverEnv
 from tests.support.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
 from tests.support.gitlab_api import DEVELOPER, GitLabAPI, Project
 
@@ -18,6 +28,11 @@ PROJECT = "group/widgets"
 BOT = "resolver"
 BOT_TOKEN = "glpat-" + "B0tT0ken" * 3
 REPORTER, MAINTAINER = 20, 40
+FIXTURES = Path(__file__).parents[2] / "integrations" / "gitlab" / "fixtures"
+# What the recorded payloads name: project 5, issue #17, merge request !1, user 1 (root).
+RECORDED_PROJECT = "gitlab-org/gitlab-test"
+THREAD = "6a9c1750b37d513a43987b574953fceb50b03ce7"
+USER_TOKEN = "glpat-" + "Us3r" * 5
 
 
 @pytest.fixture
@@ -85,3 +100,68 @@ def push_branch(project: Project, branch: str, tmp_path: Path) -> None:
     run_git("add", "fix.txt", cwd=work)
     run_git(*IDENTITY, "commit", "--quiet", "-m", "Fix", cwd=work)
     run_git("push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", cwd=work, env=env)
+
+
+@pytest.fixture
+def gitlab_env(
+    resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, gitlab_api: GitLabAPI
+) -> Iterator[Settings]:
+    """The process settings (database, vault keys) pointed at the GitLab stand-in."""
+    monkeypatch.setenv("RESOLVER_GITLAB_URL", gitlab_api.url)
+    monkeypatch.setenv("RESOLVER_BOT_NAME", BOT)
+    get_settings.cache_clear()
+    yield get_settings()
+    get_settings.cache_clear()
+
+
+def store_bot_token(settings: Settings, token: str) -> None:
+    """What `resolver tokens set --provider gitlab --installation <gitlab_url>` stores."""
+    with session_scope() as session:
+        installation = accounts.ensure_installation(session, "gitlab", settings.gitlab_url)
+        store_credential(
+            session,
+            Vault(settings.fernet_keys),
+            provider="gitlab",
+            kind="bot",
+            secret=token,
+            installation_id=installation.id,
+        )
+
+
+def store_user_token(settings: Settings, name: str, token: str) -> int:
+    with session_scope() as session:
+        user = accounts.add_user(session, name)
+        store_credential(
+            session,
+            Vault(settings.fernet_keys),
+            provider="gitlab",
+            kind="pat",
+            secret=token,
+            user_id=user.id,
+        )
+        return user.id
+
+
+@pytest.fixture
+def recorded(gitlab_api: GitLabAPI, git_server: GitHttpServer) -> Project:
+    """The project of the recorded payloads, with a real repository, issue #17 and MR !1."""
+    bare = create_bare_repo(git_server.root, RECORDED_PROJECT)
+    project = gitlab_api.add_project(
+        RECORDED_PROJECT, git_server.url_for(RECORDED_PROJECT), id=5, bare=bare
+    )
+    root = gitlab_api.add_user("root", user_id=1)
+    gitlab_api.add_member(project, root, DEVELOPER)
+    gitlab_api.add_issue(project, 17, "Export fails")
+    gitlab_api.add_merge_request(project, "feature", iid=1)
+    return project
+
+
+def trigger_of(fixture: str, text: str) -> dict[str, Any]:
+    """The trigger context the route handler records for a real payload saying `text`, as
+    it comes back from the job's JSON column."""
+    payload = json.loads((FIXTURES / f"{fixture}.json").read_text())
+    payload["object_attributes"]["note"] = text
+    trigger = on_note(NoteEvent.model_validate(payload), Policy(BOT, BOT))
+    assert trigger is not None
+    context: dict[str, Any] = json.loads(json.dumps(trigger.context))
+    return context

@@ -8,6 +8,7 @@ import pytest
 
 from integrations.gitlab.client import GitLabClient, Note, NoteableKind
 from resolver.callback_errors import PermanentCallbackError
+from resolver.config import Settings
 from resolver.providers import PullInfo, RepoInfo
 from tests.gitlab_edge.conftest import BOT, BOT_TOKEN, PROJECT, push_branch
 from tests.support.gitlab_api import GitLabAPI, Project
@@ -45,6 +46,19 @@ def test_an_unknown_project_is_permanent(client: GitLabClient) -> None:
         client.project("group/absent")
     assert failed.value.status == 404
     assert str(failed.value) == "GitLab answered 404 to GET /projects/:id: 404 Project Not Found"
+
+
+def test_the_current_user_is_the_one_the_token_acts_as(
+    client: GitLabClient, settings: Settings, gitlab_api: GitLabAPI
+) -> None:
+    gitlab_api.add_token("glpat-alices-own-token", "alice")
+    assert client.current_username() == BOT
+    assert GitLabClient(settings, lambda: "glpat-alices-own-token").current_username() == "alice"
+    sent = [(r.method, r.path, r.headers["private-token"]) for r in gitlab_api.requests]
+    assert sent == [("GET", "/user", BOT_TOKEN), ("GET", "/user", "glpat-alices-own-token")]
+    with pytest.raises(PermanentCallbackError) as failed:
+        GitLabClient(settings, lambda: "glpat-unknown-token").current_username()
+    assert str(failed.value) == "GitLab answered 401 to GET /user: 401 Unauthorized"
 
 
 @pytest.mark.parametrize(

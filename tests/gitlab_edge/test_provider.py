@@ -3,98 +3,28 @@ they came from, with the bot's stored token (else the requester's)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from integrations.gitlab.events import NoteEvent
 from integrations.gitlab.provider import GitLabForge, conversation_for, forge_for
-from integrations.gitlab.routes import on_note
-from resolver import accounts, providers
+from resolver import providers
 from resolver.agent.task import Comment, ReviewThread
-from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
-from resolver.config import Settings, get_settings
-from resolver.db import session_scope
+from resolver.callback_errors import PermanentCallbackError
+from resolver.config import Settings
 from resolver.providers import ForgeUser, History, PullInfo, hidden_tag
-from resolver.triggers import Policy
-from resolver.vault import Vault, store_credential
-from tests.conftest import ResolverEnv
-from tests.gitlab_edge.conftest import BOT, BOT_TOKEN
-from tests.support.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI, Project
-
-FIXTURES = Path(__file__).parents[2] / "integrations" / "gitlab" / "fixtures"
-# What the recorded payloads name: project 5, issue #17, merge request !1, user 1 (root).
-PROJECT = "gitlab-org/gitlab-test"
-THREAD = "6a9c1750b37d513a43987b574953fceb50b03ce7"
-USER_TOKEN = "glpat-" + "Us3r" * 5
-
-
-@pytest.fixture
-def gitlab_env(
-    resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, gitlab_api: GitLabAPI
-) -> Iterator[Settings]:
-    """The process settings (database, vault keys) pointed at the GitLab stand-in."""
-    monkeypatch.setenv("RESOLVER_GITLAB_URL", gitlab_api.url)
-    monkeypatch.setenv("RESOLVER_BOT_NAME", BOT)
-    get_settings.cache_clear()
-    yield get_settings()
-    get_settings.cache_clear()
-
-
-def store_bot_token(settings: Settings, token: str) -> None:
-    """What `resolver tokens set --provider gitlab --installation <gitlab_url>` stores."""
-    with session_scope() as session:
-        installation = accounts.ensure_installation(session, "gitlab", settings.gitlab_url)
-        store_credential(
-            session,
-            Vault(settings.fernet_keys),
-            provider="gitlab",
-            kind="bot",
-            secret=token,
-            installation_id=installation.id,
-        )
-
-
-def store_user_token(settings: Settings, name: str, token: str) -> int:
-    with session_scope() as session:
-        user = accounts.add_user(session, name)
-        store_credential(
-            session,
-            Vault(settings.fernet_keys),
-            provider="gitlab",
-            kind="pat",
-            secret=token,
-            user_id=user.id,
-        )
-        return user.id
-
-
-@pytest.fixture
-def recorded(gitlab_api: GitLabAPI, git_server: GitHttpServer) -> Project:
-    """The project of the recorded payloads, with a real repository, issue #17 and MR !1."""
-    bare = create_bare_repo(git_server.root, PROJECT)
-    project = gitlab_api.add_project(PROJECT, git_server.url_for(PROJECT), id=5, bare=bare)
-    root = gitlab_api.add_user("root", user_id=1)
-    gitlab_api.add_member(project, root, DEVELOPER)
-    gitlab_api.add_issue(project, 17, "Export fails")
-    gitlab_api.add_merge_request(project, "feature", iid=1)
-    return project
-
-
-def trigger_of(fixture: str, text: str) -> dict[str, Any]:
-    """The trigger context the route handler records for a real payload saying `text`, as
-    it comes back from the job's JSON column."""
-    payload = json.loads((FIXTURES / f"{fixture}.json").read_text())
-    payload["object_attributes"]["note"] = text
-    trigger = on_note(NoteEvent.model_validate(payload), Policy(BOT, BOT))
-    assert trigger is not None
-    context: dict[str, Any] = json.loads(json.dumps(trigger.context))
-    return context
+from tests.gitlab_edge.conftest import (
+    BOT,
+    BOT_TOKEN,
+    RECORDED_PROJECT,
+    THREAD,
+    USER_TOKEN,
+    store_bot_token,
+    store_user_token,
+    trigger_of,
+)
+from tests.support.git_http import IDENTITY, GitHttpServer, run_git
+from tests.support.gitlab_api import GitLabAPI, Project
 
 
 def test_the_provider_is_registered_at_import() -> None:
@@ -170,7 +100,7 @@ def test_a_label_trigger_has_nothing_to_acknowledge(
     gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project
 ) -> None:
     store_bot_token(gitlab_env, BOT_TOKEN)
-    context = {"repo": PROJECT, "project_id": 5, "noteable_type": "issue", "iid": 17}
+    context = {"repo": RECORDED_PROJECT, "project_id": 5, "noteable_type": "issue", "iid": 17}
     conversation = providers.conversation("gitlab", {**context, "label": "resolver"}, None)
     conversation.acknowledge()
     assert gitlab_api.requests == []
@@ -208,6 +138,33 @@ def test_history_leaves_out_system_and_bot_notes(
             Comment("alice", "@resolver fix these"),
         ),
         review_threads=(ReviewThread("a.py", 3, (Comment("bob", "off by one"),)),),
+    )
+
+
+def test_history_leaves_out_notes_posted_with_the_requesters_token(
+    gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project
+) -> None:
+    gitlab_api.add_token(USER_TOKEN, "root")
+    requester = store_user_token(gitlab_env, "root", USER_TOKEN)
+    position = {"new_path": "README.md", "new_line": 14}
+    gitlab_api.add_note(
+        recorded, "merge_requests", 1, "@resolver simpler please", "root",
+        id=1246, type="DiffNote", discussion_id=THREAD, position=position,
+    )  # fmt: skip
+    gitlab_api.add_note(recorded, "merge_requests", 1, "Please *also* fix `b`", "root")
+    status = f"Queued\n{hidden_tag('status-13')}"
+    gitlab_api.add_note(recorded, "merge_requests", 1, status, "root")
+    context = trigger_of("Note_Hook__diff_note_on_merge_request", "@resolver simpler please")
+    conversation = providers.conversation("gitlab", context, requester)
+    conversation.post("On it", tag="status-12")  # into the diff thread, as root
+
+    history = conversation.history()
+
+    assert history == History(
+        comments=(Comment("root", "Please *also* fix `b`"),),
+        review_threads=(
+            ReviewThread("README.md", 14, (Comment("root", "@resolver simpler please"),)),
+        ),
     )
 
 
@@ -277,8 +234,8 @@ def test_the_forge_opens_one_draft_merge_request_from_a_pushed_branch(
     forge = providers.forge("gitlab", context, None)
     assert isinstance(forge, GitLabForge)
 
-    assert forge.can_write(PROJECT, ForgeUser("1", "root"))
-    assert not forge.can_write(PROJECT, ForgeUser(str(gitlab_api.add_user("eve")), "eve"))
+    assert forge.can_write(RECORDED_PROJECT, ForgeUser("1", "root"))
+    assert not forge.can_write(RECORDED_PROJECT, ForgeUser(str(gitlab_api.add_user("eve")), "eve"))
     repo = forge.repository(context["repo"])
     assert (repo.clone_url, repo.default_branch) == (recorded.clone_url, "main")
     env = forge.git_env(repo.clone_url)
@@ -289,12 +246,16 @@ def test_the_forge_opens_one_draft_merge_request_from_a_pushed_branch(
     run_git(*IDENTITY, "commit", "--quiet", "-m", "Fix the export", cwd=work)
     run_git("push", "--quiet", "origin", "HEAD:refs/heads/resolver/17-export", cwd=work, env=env)
 
-    assert forge.find_open_pull(PROJECT, "resolver/17-export") is None
-    opened = forge.open_draft_pull(PROJECT, "resolver/17-export", "main", "Fix export", "#17")
-    again = forge.open_draft_pull(PROJECT, "resolver/17-export", "main", "Fix export", "#17")
+    assert forge.find_open_pull(RECORDED_PROJECT, "resolver/17-export") is None
+    opened = forge.open_draft_pull(
+        RECORDED_PROJECT, "resolver/17-export", "main", "Fix export", "#17"
+    )
+    again = forge.open_draft_pull(
+        RECORDED_PROJECT, "resolver/17-export", "main", "Fix export", "#17"
+    )
 
-    assert opened == again == forge.get_pull(PROJECT, opened.number)
-    assert opened == PullInfo(2, f"{gitlab_api.url}/{PROJECT}/-/merge_requests/2",
+    assert opened == again == forge.get_pull(RECORDED_PROJECT, opened.number)
+    assert opened == PullInfo(2, f"{gitlab_api.url}/{RECORDED_PROJECT}/-/merge_requests/2",
                               "resolver/17-export", "main", BOT)  # fmt: skip
     assert {u for u in (r.user for r in git_server.requests) if u} == {"oauth2"}
     assert BOT_TOKEN not in (work / ".git" / "config").read_text()
@@ -304,62 +265,15 @@ def test_a_user_linked_without_a_numeric_id_is_refused(
     gitlab_env: Settings, recorded: Project
 ) -> None:
     store_bot_token(gitlab_env, BOT_TOKEN)
-    forge = providers.forge("gitlab", {"repo": PROJECT}, None)
+    forge = providers.forge("gitlab", {"repo": RECORDED_PROJECT}, None)
     with pytest.raises(PermanentCallbackError, match="numeric id"):
-        forge.can_write(PROJECT, ForgeUser("root", "root"))
+        forge.can_write(RECORDED_PROJECT, ForgeUser("root", "root"))
 
 
 def test_a_trigger_without_a_noteable_is_permanent(gitlab_env: Settings) -> None:
     with pytest.raises(PermanentCallbackError, match="noteable_type"):
-        providers.conversation("gitlab", {"repo": PROJECT, "iid": 3}, None)
+        providers.conversation("gitlab", {"repo": RECORDED_PROJECT, "iid": 3}, None)
     with pytest.raises(PermanentCallbackError, match="cannot reply on a 'commit'"):
-        providers.conversation("gitlab", {"repo": PROJECT, "noteable_type": "commit"}, None)
-
-
-@pytest.mark.parametrize(
-    ("fixture", "route"),
-    [
-        ("Note_Hook__on_issue", "POST /projects/{id}/issues/{iid}/notes"),
-        (
-            "Note_Hook__diff_note_on_merge_request",
-            "POST /projects/{id}/merge_requests/{iid}/discussions/{discussion_id}/notes",
-        ),
-    ],
-)
-def test_a_note_whose_answer_was_lost_is_found_by_its_hidden_tag(
-    gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project, fixture: str, route: str
-) -> None:
-    store_bot_token(gitlab_env, BOT_TOKEN)
-    context = trigger_of(fixture, "@resolver please fix")
-    plural = "issues" if context["noteable_type"] == "issue" else "merge_requests"
-    gitlab_api.add_note(
-        recorded, plural, int(context["iid"]), "@resolver please fix", "root",
-        id=int(context["note_id"]), discussion_id=context.get("discussion_id") or "d0",
-    )  # fmt: skip
-    tagged = hidden_tag("status-12")
-    gitlab_api.add_note(recorded, plural, int(context["iid"]), tagged, "root")
-    conversation = providers.conversation("gitlab", context, None)
-    since = datetime.now(UTC)
-    assert conversation.find("status-12", since) is None  # root's note, not the bot's
-
-    gitlab_api.fail(route, 502, applied=True)
-    with pytest.raises(TransientCallbackError):
-        conversation.post("Queued", tag="status-12")
-    ref = conversation.find("status-12", since)
-    assert ref is not None
-    for other in ("status-1", "status-120", "notice-12"):
-        assert conversation.find(other, since) is None
-    conversation.edit(ref, "Done")
-
-    bot = gitlab_api.tokens[BOT_TOKEN]
-    mine = [n for n in gitlab_api.notes.values() if n.author == bot]
-    assert [(n.id, n.body) for n in mine] == [(ref["note_id"], f"Done\n{tagged}")]
-    thread = THREAD if plural == "merge_requests" else None
-    kind = context["noteable_type"]
-    assert ref == {
-        "kind": kind,
-        "iid": context["iid"],
-        "note_id": mine[0].id,
-        "discussion_id": thread,
-        "tag": "status-12",
-    }
+        providers.conversation(
+            "gitlab", {"repo": RECORDED_PROJECT, "noteable_type": "commit"}, None
+        )

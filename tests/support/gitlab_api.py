@@ -9,7 +9,8 @@
     ... point RESOLVER_GITLAB_URL at api.url ...
     api.requests                                           # everything it was sent, in order
 
-Every endpoint needs a token it was given, as `PRIVATE-TOKEN` or `Authorization: Bearer`.
+Every endpoint needs a token it was given, as `PRIVATE-TOKEN` or `Authorization: Bearer`;
+`GET /user` answers with the user the token acts as.
 Projects are addressed by numeric id or URL-encoded path (`group%2Fwidgets`). Routes are written
 as GitLab's path templates below `/api/v4`. https://docs.gitlab.com/api/rest/
 
@@ -33,6 +34,7 @@ from tests.support.gitlab_notes import (
 )
 from tests.support.gitlab_projects import (
     create_merge_request,
+    get_current_user,
     get_member,
     get_merge_request,
     get_project,
@@ -69,6 +71,7 @@ __all__ = [
     "create_discussion_note",
     "create_merge_request",
     "create_note",
+    "get_current_user",
     "get_member",
     "get_merge_request",
     "get_project",
@@ -213,6 +216,7 @@ class GitLabAPI(RestStandIn):
 
 
 ROUTES: dict[str, Handler] = {
+    "GET /user": get_current_user,
     "GET /projects/{id}": get_project,
     "GET /projects/{id}/members/all/{user_id}": get_member,
     "GET /projects/{id}/merge_requests": list_merge_requests,

@@ -1,7 +1,8 @@
-"""The GitLab stand-in's project, membership and merge request routes, in GitLab's shapes.
+"""The GitLab stand-in's current user, project, membership and merge request routes, in
+GitLab's shapes.
 
 Handlers take the `GitLabAPI` and a `Request` and return a status and an answer; `gitlab_api`
-maps routes to them. https://docs.gitlab.com/api/merge_requests/
+maps routes to them. https://docs.gitlab.com/api/users/ https://docs.gitlab.com/api/merge_requests/
 """
 
 from __future__ import annotations
@@ -22,6 +23,26 @@ from tests.support.gitlab_state import (
 
 if TYPE_CHECKING:
     from tests.support.gitlab_api import GitLabAPI
+
+
+def get_current_user(api: GitLabAPI, request: Request) -> Answer:
+    """The user the request's token acts as (an unknown token never gets this far: 401)."""
+    user = api.user_json(request.user)
+    return 200, {
+        **user,
+        "locked": False,
+        "bot": False,
+        "created_at": "2024-01-01T00:00:00.000Z",
+        "bio": "",
+        "public_email": None,
+        "email": f"{user['username']}@example.invalid",
+        "is_admin": False,
+        "external": False,
+        "private_profile": False,
+        "two_factor_enabled": False,
+        "can_create_project": True,
+        "identities": [],
+    }
 
 
 def get_project(api: GitLabAPI, request: Request) -> Answer:
