@@ -5,6 +5,7 @@ https://docs.github.com/rest/issues/comments https://docs.github.com/rest/pulls/
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -89,28 +90,50 @@ def create_comment(api: GitHubAPI, request: Request) -> Answer:
 
 
 def update_comment(api: GitHubAPI, request: Request) -> Answer:
+    return _update(api, request, api.comments, "IssueComment", _comment_json)
+
+
+def list_comments(api: GitHubAPI, request: Request) -> Answer:
+    return _list(api, request, api.comments, "issue_number", _comment_json)
+
+
+def _list(
+    api: GitHubAPI,
+    request: Request,
+    comments: dict[int, Comment],
+    number_param: str,
+    render: Callable[[GitHubAPI, Comment], dict[str, Any]],
+) -> Answer:
+    """The comments on one issue or pull request, oldest first, updated at or after `since`."""
     repo = api.repo(request)
-    comment = api.comments.get(int(request.params["comment_id"]))
+    if repo is None:
+        return 404, error_body(404, "Not Found")
+    number, since = int(request.params[number_param]), _since(request)
+    found = [
+        render(api, c)
+        for c in sorted(comments.values(), key=lambda c: c.id)
+        if (c.repo, c.number) == (repo.full_name, number) and _updated_since(c, since)
+    ]
+    return 200, Page(found)
+
+
+def _update(
+    api: GitHubAPI,
+    request: Request,
+    comments: dict[int, Comment],
+    resource: str,
+    render: Callable[[GitHubAPI, Comment], dict[str, Any]],
+) -> Answer:
+    """A new body for a comment of the request's repository (`resource` names it in a 422)."""
+    repo = api.repo(request)
+    comment = comments.get(int(request.params["comment_id"]))
     if repo is None or comment is None or comment.repo != repo.full_name:
         return 404, error_body(404, "Not Found")
     body = body_text(request)
     if body is None:
-        return missing("body", "IssueComment")
+        return missing("body", resource)
     comment.body, comment.updated_at = body, datetime.now(UTC)
-    return 200, _comment_json(api, comment)
-
-
-def list_comments(api: GitHubAPI, request: Request) -> Answer:
-    repo = api.repo(request)
-    if repo is None:
-        return 404, error_body(404, "Not Found")
-    number, since = int(request.params["issue_number"]), _since(request)
-    found = [
-        _comment_json(api, c)
-        for c in sorted(api.comments.values(), key=lambda c: c.id)
-        if (c.repo, c.number) == (repo.full_name, number) and _updated_since(c, since)
-    ]
-    return 200, Page(found)
+    return 200, render(api, comment)
 
 
 def _review_comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
@@ -129,28 +152,13 @@ def _review_comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
 
 
 def list_review_comments(api: GitHubAPI, request: Request) -> Answer:
-    repo = api.repo(request)
-    if repo is None:
-        return 404, error_body(404, "Not Found")
-    number, since = int(request.params["pull_number"]), _since(request)
-    found = [
-        _review_comment_json(api, c)
-        for c in sorted(api.review_comments.values(), key=lambda c: c.id)
-        if (c.repo, c.number) == (repo.full_name, number) and _updated_since(c, since)
-    ]
-    return 200, Page(found)
+    return _list(api, request, api.review_comments, "pull_number", _review_comment_json)
 
 
 def update_review_comment(api: GitHubAPI, request: Request) -> Answer:
-    repo = api.repo(request)
-    comment = api.review_comments.get(int(request.params["comment_id"]))
-    if repo is None or comment is None or comment.repo != repo.full_name:
-        return 404, error_body(404, "Not Found")
-    body = body_text(request)
-    if body is None:
-        return missing("body", "PullRequestReviewComment")
-    comment.body, comment.updated_at = body, datetime.now(UTC)
-    return 200, _review_comment_json(api, comment)
+    return _update(
+        api, request, api.review_comments, "PullRequestReviewComment", _review_comment_json
+    )
 
 
 def create_review_reaction(api: GitHubAPI, request: Request) -> Answer:

@@ -97,20 +97,19 @@ def create_note(api: GitLabAPI, request: Request) -> Answer:
     return 201, _note_json(api, note)
 
 
-def _own_note(api: GitLabAPI, request: Request, discussion: str | None) -> Answer | Note:
-    """The note a PUT is for, or the error answer: 404 when absent, 403 when not the author's."""
+def _note_here(api: GitLabAPI, request: Request) -> Note | None:
+    """The note the path names, if it is on the issue or merge request the path names."""
     project, kind, iid = _noteable(api, request)
     note = api.notes.get(int(request.params["note_id"]))
-    if (
-        project is None
-        or note is None
-        or (note.project_id, note.kind, note.iid)
-        != (
-            project.id,
-            kind,
-            iid,
-        )
-    ):
+    if project is None or note is None:
+        return None
+    return note if (note.project_id, note.kind, note.iid) == (project.id, kind, iid) else None
+
+
+def _own_note(api: GitLabAPI, request: Request, discussion: str | None) -> Answer | Note:
+    """The note a PUT is for, or the error answer: 404 when absent, 403 when not the author's."""
+    note = _note_here(api, request)
+    if note is None:
         return 404, message(404, "Note Not Found")
     if discussion is not None and note.discussion_id != discussion:
         return 404, message(404, "Note Not Found")
@@ -177,18 +176,8 @@ def create_discussion_note(api: GitLabAPI, request: Request) -> Answer:
 
 
 def award_emoji(api: GitLabAPI, request: Request) -> Answer:
-    project, kind, iid = _noteable(api, request)
-    note = api.notes.get(int(request.params["note_id"]))
-    if (
-        project is None
-        or note is None
-        or (note.project_id, note.kind, note.iid)
-        != (
-            project.id,
-            kind,
-            iid,
-        )
-    ):
+    note = _note_here(api, request)
+    if note is None:
         return 404, message(404, "Not found")
     name = body_text(request, "name")
     if name is None:
