@@ -165,7 +165,21 @@ class Settings(BaseSettings):
         default=30_000, ge=1000, description="Characters of command output kept per call."
     )
     sandbox_workspace_root: Path = Field(
-        default=VAR_DIR / "workspaces", description="Host directory for job workspaces."
+        default=Path("~/.local/state/resolver/clones"),
+        description="Private host directory (mode 700) for the jobs' own clones; no sandbox "
+        "mounts it. Keep it away from .env and the database.",
+    )
+    sandbox_workspace_size: str = Field(
+        default="2g", description="Size cap of a sandbox's /workspace (tmpfs, counted as memory)."
+    )
+    sandbox_change_max_files: int = Field(
+        default=1000, ge=1, description="Most files one change may add, change or delete."
+    )
+    sandbox_change_max_file_bytes: int = Field(
+        default=10 * 2**20, ge=1, description="Largest file a change may hold, in bytes."
+    )
+    sandbox_change_max_bytes: int = Field(
+        default=50 * 2**20, ge=1, description="Largest change in all, in bytes."
     )
     sandbox_setup_timeout: int = Field(
         default=600, ge=1, description="Timeout of a repository's .resolver/setup.sh."

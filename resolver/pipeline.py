@@ -7,9 +7,10 @@
    pull request).
 3. Permission: the requester must be able to push to the repository; else a polite refusal.
 4. Acknowledge: 👀 and the status message, sent by callbacks.
-5. Clone on the host with the forge's token, run setup and the agent in the sandbox, commit
-   as the bot and push (pushing.py). The pull request and the final status are sent by
-   callbacks when the worker records the job (tasks.py → replies.record_finish).
+5. Clone privately on the host with the forge's token, run setup and the agent in the
+   sandbox, take its change out as data, commit it as the bot and push (pushing.py). The pull
+   request and the final status are sent by callbacks when the worker records the job
+   (tasks.py → replies.record_finish).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def run_request(ctx: JobContext) -> RunResult:
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
         return ended_by(error)
-    return run_result(done.agent, done.diff)
+    return run_result(done.agent, done.diff, done.notes)
 
 
 # --- reading the job

@@ -13,7 +13,7 @@ from resolver.agent.repo import RepoError
 from resolver.agent.task import Comment
 from resolver.runners import RunResult
 from resolver.states import JobState, Outcome
-from sandbox import RepoSetupError, SandboxError
+from sandbox import ChangeRejectedError, RepoSetupError, SandboxError
 
 
 class Stop(Exception):
@@ -26,7 +26,7 @@ class Stop(Exception):
 
 
 # What stops a run before its agent is done: caught by each runner, ended by `ended_by`.
-ENDING_ERRORS = (Stop, SandboxError, RepoError, RepoSetupError)
+ENDING_ERRORS = (Stop, SandboxError, RepoError, RepoSetupError, ChangeRejectedError)
 
 
 def ended_by(error: Exception) -> RunResult:
@@ -34,7 +34,10 @@ def ended_by(error: Exception) -> RunResult:
     if isinstance(error, Stop):
         return RunResult(error.state, error.outcome, error=str(error))
     if isinstance(error, SandboxError):
-        reason = f"the sandbox could not start ({error}); an operator can run `resolver doctor`"
+        reason = f"the sandbox failed ({error}); an operator can run `resolver doctor`"
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    if isinstance(error, ChangeRejectedError):
+        reason = f"I did not push the agent's change: {error}."
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
     return RunResult(JobState.FAILED, Outcome.ERROR, error=str(error))
 

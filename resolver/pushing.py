@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -15,7 +14,7 @@ import redis
 
 from resolver import jobs, providers
 from resolver.agent import repo as git_repo
-from resolver.agent.session import AfterAgent
+from resolver.agent.session import AfterAgent, Work
 from resolver.agent.task import AgentResult
 from resolver.branches import build_commit_message
 from resolver.config import get_settings
@@ -78,38 +77,42 @@ def co_author(forge_name: str, user: providers.ForgeUser) -> tuple[str, str]:
 
 
 def push(
-    snapshot: Snapshot, plan: Plan, env: dict[str, str] | None, author: tuple[str, str]
+    snapshot: Snapshot,
+    plan: Plan,
+    env: dict[str, str] | None,
+    author: tuple[str, str],
+    on_pushed: Callable[[str, str], None] | None = None,
 ) -> AfterAgent:
-    """The after-agent hook: commit what the agent changed as the bot and push the branch.
-    Unfinished work is pushed (without a pull request) only when RESOLVER_PUSH_UNFINISHED."""
+    """The after-agent hook: commit the agent's tree as the bot and push it to the job's own
+    repository; `on_pushed` hears the branch and commit. Unfinished work is pushed (without a
+    pull request) only when RESOLVER_PUSH_UNFINISHED."""
     settings = get_settings()
     bot = settings.bot_name
 
-    def after(workspace: Path, agent: AgentResult) -> None:
+    def after(work: Work, agent: AgentResult) -> None:
         unfinished = agent.outcome in ("could_not", "stopped") and settings.push_unfinished
-        if agent.outcome != "changed_code" and not unfinished:
-            return
-        if not git_repo.working_diff(workspace).strip():
+        if work.tree is None or (agent.outcome != "changed_code" and not unfinished):
             return
         branch = plan.branch
         if not plan.update and snapshot.branch is None:
-            if git_repo.remote_branch_exists(workspace, branch, env):
+            if git_repo.remote_branch_exists(work.clone, branch, env):
                 branch = f"{branch}-{snapshot.id}"  # someone else's branch has that name
             # Recorded before the push: a retry of this job knows the branch is its own.
             with session_scope() as session:
                 jobs.get_job(session, snapshot.id).branch = branch
         title = str(snapshot.trigger.get("title") or snapshot.task)
         message = build_commit_message(title, agent.summary, *author)
-        identity = ["-c", f"user.name={bot}", "-c", f"user.email={bot}@users.noreply"]
-        git_repo.git(workspace, "checkout", "-q", "-B", branch)
-        git_repo.git(workspace, "add", "-A")
-        git_repo.git(workspace, *identity, "commit", "-q", "-m", message)
+        sha = git_repo.commit(work.clone, work.tree, work.base, message, bot_identity(bot))
         # The job's own new branch may hold an earlier attempt's commit: replace it. A pull
         # request's branch only moves forward; if someone pushed meanwhile, the push fails.
-        force = [] if plan.update else ["--force"]
-        git_repo.git(
-            workspace, "push", "-q", *force, "origin", f"HEAD:refs/heads/{branch}", env=env
-        )
+        git_repo.push(work.clone, sha, branch, force=not plan.update, auth=env)
         log(logger, logging.INFO, "job.branch_pushed", job=snapshot.id, branch=branch)
+        if on_pushed is not None:
+            on_pushed(branch, sha)
 
     return after
+
+
+def bot_identity(bot: str) -> tuple[str, str]:
+    """The name and address the bot commits as."""
+    return bot, f"{bot}@users.noreply"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Final
+
+from docker.utils import parse_bytes
 
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.naming import build_labels
@@ -15,12 +16,15 @@ BRIDGE: Final = "bridge"
 HOSTNAME: Final = "sandbox"
 
 
-def host_config_args(policy: SandboxPolicy, workspace: Path, network_mode: str) -> dict[str, Any]:
+def host_config_args(policy: SandboxPolicy, volume: str, network_mode: str) -> dict[str, Any]:
     """The engine's HostConfig for the policy: no capabilities, no secrets, bounded resources."""
     tmp_opts = "rw,nosuid,nodev"
     owner = f"uid={policy.user},gid={policy.user}"
+    # The workspace is a tmpfs volume: its pages count against the container's memory, so the
+    # limit makes room for a full workspace on top of what the processes may use.
+    memory = parse_bytes(policy.memory) + parse_bytes(policy.workspace_size)
     return {
-        "binds": {str(workspace): {"bind": WORKDIR, "mode": "rw"}},
+        "binds": {volume: {"bind": WORKDIR, "mode": "rw"}},
         "network_mode": network_mode,
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges:true"],
@@ -29,17 +33,18 @@ def host_config_args(policy: SandboxPolicy, workspace: Path, network_mode: str) 
             TMP: f"{tmp_opts},size={policy.tmp_size},mode=1777",
             HOME: f"{tmp_opts},size={policy.home_size},{owner},mode=0755",
         },
-        "mem_limit": policy.memory,
+        "mem_limit": memory,
         # Equal to the memory limit: no swap, so a memory hog meets the OOM killer quickly.
-        "memswap_limit": policy.memory,
+        "memswap_limit": memory,
         "pids_limit": policy.pids,
         "nano_cpus": int(policy.cpus * 1e9),
         "ipc_mode": "private",
     }
 
 
-def start_container(policy: SandboxPolicy, name: str, workspace: Path, job_id: str | None) -> str:
-    """Create and start a container; return its id. Nothing is left behind if a step fails."""
+def start_container(policy: SandboxPolicy, name: str, volume: str, job_id: str | None) -> str:
+    """Create and start a container on the workspace `volume`; return its id. Nothing is left
+    behind if a step fails."""
     api = client().api
     mode = _network_mode(policy)
     with engine_errors("create sandbox"):
@@ -49,8 +54,8 @@ def start_container(policy: SandboxPolicy, name: str, workspace: Path, job_id: s
             user=f"{policy.user}:{policy.user}",
             working_dir=WORKDIR,
             hostname=HOSTNAME,
-            labels=build_labels(job_id, workspace, datetime.now(UTC)),
-            host_config=api.create_host_config(**host_config_args(policy, workspace, mode)),
+            labels=build_labels(job_id, volume, datetime.now(UTC)),
+            host_config=api.create_host_config(**host_config_args(policy, volume, mode)),
         )["Id"]
     try:
         with engine_errors("start sandbox"):

@@ -41,8 +41,8 @@ def execute(
             for _stream, chunk in frames_iter(sock, tty=False):
                 on_output(chunk)
         finally:
-            _close(sock)
-        return _exit_code(api, exec_id)
+            close_socket(sock)
+        return wait_exit_code(api, exec_id)
 
 
 def capture(container_id: str, argv: list[str], user: int) -> tuple[int, bytes]:
@@ -100,7 +100,7 @@ class Shell:
     def close(self) -> None:
         """Hang up; the shell reads the end of its input and exits. Wakes a waiting `run`."""
         self.abandon()
-        _close(self._sock)
+        close_socket(self._sock)
 
     def _read_reply(self, marker: bytes, on_output: Callable[[bytes], None]) -> tuple[int, str]:
         # Output is passed on as it comes, but for a tail that could be the start of the marker.
@@ -134,7 +134,7 @@ class Shell:
         return chunk[1]
 
 
-def _close(sock: Any) -> None:
+def close_socket(sock: Any) -> None:
     # Over a unix socket docker-py hands out a SocketIO, whose close() leaves the socket itself
     # open; without closing both, every exec leaks a file descriptor.
     inner = getattr(sock, "_sock", None)
@@ -143,7 +143,7 @@ def _close(sock: Any) -> None:
         inner.close()
 
 
-def _exit_code(api: Any, exec_id: str) -> int:
+def wait_exit_code(api: Any, exec_id: str) -> int:
     pause = _FIRST_POLL
     while (state := api.exec_inspect(exec_id))["Running"]:
         time.sleep(pause)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import posixpath
 import tarfile
-from typing import Any, Final
+from typing import IO, Any, Final
 
 import docker.utils
 
@@ -92,6 +92,13 @@ def list_dir(container_id: str, path: str, uid: int) -> list[str]:
         raise _LIST_ERRORS.get(code, OSError)(f"{full}: {message}")
     entries = [item.decode(errors="replace") for item in output.split(b"\0") if item]
     return sorted(name[1:] + ("/" if name[0] == "d" else "") for name in entries)
+
+
+def put_tree(container_id: str, archive: IO[bytes]) -> None:
+    """Unpack a tar archive into /workspace; the engine keeps its members' owners and modes."""
+    with engine_errors("load workspace"):
+        if not client().api.put_archive(container_id, WORKDIR, archive):
+            raise OSError(f"the engine refused to write into {WORKDIR}")
 
 
 def _download(container_id: str, full: str) -> bytes:

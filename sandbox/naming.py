@@ -11,7 +11,6 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
 LABEL_JOB: Final = "resolver.job"
@@ -32,7 +31,8 @@ class SandboxInfo:
     name: str
     state: str
     created: datetime
-    workspace: Path | None
+    workspace: str | None
+    """The name of its workspace volume."""
 
     @property
     def job_id(self) -> str | None:
@@ -67,11 +67,11 @@ def job_of(name: str) -> str | None:
     return match["job"] if match else None
 
 
-def build_labels(job_id: str | None, workspace: Path, created: datetime) -> dict[str, str]:
+def build_labels(job_id: str | None, volume: str, created: datetime) -> dict[str, str]:
     labels = {
         LABEL_JOB: job_id or "",
         LABEL_CREATED: created.astimezone(UTC).isoformat(timespec="seconds"),
-        LABEL_WORKSPACE: str(workspace),
+        LABEL_WORKSPACE: volume,
     }
     if job_id is None:
         labels[LABEL_POOL] = "1"
@@ -82,13 +82,12 @@ def parse_info(summary: Mapping[str, Any]) -> SandboxInfo:
     """A SandboxInfo from one entry of the engine's container list."""
     labels: Mapping[str, str] = summary.get("Labels") or {}
     names: list[str] = summary.get("Names") or ["/"]
-    workspace = labels.get(LABEL_WORKSPACE)
     return SandboxInfo(
         container_id=str(summary["Id"]),
         name=names[0].lstrip("/"),
         state=str(summary.get("State", "")),
         created=_parse_created(labels.get(LABEL_CREATED, "")),
-        workspace=Path(workspace) if workspace else None,
+        workspace=labels.get(LABEL_WORKSPACE) or None,
     )
 
 

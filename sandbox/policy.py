@@ -30,6 +30,8 @@ class SandboxPolicy:
     command_timeout: float = 300.0
     tmp_size: str = "1g"
     home_size: str = "1g"
+    workspace_size: str = "2g"
+    """The cap on /workspace (a tmpfs volume; the container's memory limit grows by as much)."""
     user: int = AGENT_UID
     read_only: bool = True
 
@@ -59,6 +61,7 @@ def policy_from_settings(settings: Settings) -> SandboxPolicy:
         image=settings.sandbox_image or image_tag(),
         network=settings.sandbox_network,
         memory=settings.sandbox_memory,
+        workspace_size=settings.sandbox_workspace_size,
         pids=settings.sandbox_pids,
         cpus=settings.sandbox_cpus,
         output_limit=settings.sandbox_output_limit,

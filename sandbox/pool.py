@@ -6,7 +6,6 @@ import logging
 import threading
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 from sandbox.container import remove_container, rename_container, start_container
@@ -15,7 +14,7 @@ from sandbox.launch import open_sandbox
 from sandbox.naming import check_job_id, job_name, new_token, pool_name
 from sandbox.policy import SandboxPolicy
 from sandbox.session import Sandbox
-from sandbox.workspace import create_workspace, remove_workspace
+from sandbox.workspace import create_volume, remove_volume
 
 log = logging.getLogger(__name__)
 
@@ -27,16 +26,15 @@ _LAST_BACKOFF: Final = 60.0
 class _Warm:
     container_id: str
     token: str
-    workspace: Path
+    volume: str
 
 
 class WarmPool:
     """Keeps `size` started containers, each with its own empty workspace; 0 turns it off."""
 
-    def __init__(self, policy: SandboxPolicy, size: int, workspace_root: Path):
+    def __init__(self, policy: SandboxPolicy, size: int):
         self._policy = policy
         self._size = size
-        self._root = workspace_root
         self._ready: deque[_Warm] = deque()
         self._wake = threading.Event()
         self._closed = threading.Event()
@@ -55,8 +53,8 @@ class WarmPool:
                 log.warning("sandbox.pool.stale", extra={"container": warm.container_id})
                 self._discard(warm)
                 continue
-            return Sandbox(warm.container_id, job_id, warm.workspace, self._policy)
-        return open_sandbox(job_id, self._policy, workspace_root=self._root)
+            return Sandbox(warm.container_id, job_id, warm.volume, self._policy)
+        return open_sandbox(job_id, self._policy)
 
     def ready(self) -> int:
         """How many warm containers wait to be claimed."""
@@ -96,16 +94,16 @@ class WarmPool:
 
     def _start(self) -> _Warm:
         token = new_token()
-        workspace = create_workspace(self._root)
+        volume = create_volume(self._policy.workspace_size, None)
         try:
-            container_id = start_container(self._policy, pool_name(token), workspace, None)
+            container_id = start_container(self._policy, pool_name(token), volume, None)
         except BaseException:
-            remove_workspace(workspace)
+            remove_volume(volume)
             raise
-        return _Warm(container_id, token, workspace)
+        return _Warm(container_id, token, volume)
 
     def _discard(self, warm: _Warm) -> None:
         try:
             remove_container(warm.container_id)
         finally:
-            remove_workspace(warm.workspace)
+            remove_volume(warm.volume)

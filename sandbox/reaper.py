@@ -1,4 +1,5 @@
-"""Remove what crashed workers left: finished jobs' containers, old ones, their workspaces."""
+"""Remove what crashed workers left: finished jobs' containers, old ones, and workspace volumes
+that no container uses any more."""
 
 from __future__ import annotations
 
@@ -7,13 +8,11 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
 
 from sandbox.container import remove_container
-from sandbox.engine import client, engine_errors
-from sandbox.launch import default_workspace_root
+from sandbox.engine import SandboxError, client, engine_errors
 from sandbox.naming import LABEL_CREATED, SandboxInfo, parse_info, should_reap
-from sandbox.workspace import is_workspace_of, remove_workspace
+from sandbox.workspace import ORPHAN_GRACE, list_volumes, remove_volume, volume_age
 
 log = logging.getLogger(__name__)
 
@@ -25,41 +24,28 @@ def list_sandboxes() -> list[SandboxInfo]:
     return sorted((parse_info(summary) for summary in summaries), key=lambda info: info.created)
 
 
-def reap(
-    is_job_finished: Callable[[str], bool],
-    max_age: float,
-    *,
-    workspace_root: Path | None = None,
-) -> list[str]:
-    """Remove dead, too old or finished-job sandboxes and their workspaces; return their ids."""
-    root = workspace_root or default_workspace_root()
+def reap(is_job_finished: Callable[[str], bool], max_age: float) -> list[str]:
+    """Remove dead, too old or finished-job sandboxes and unused workspaces; return the
+    removed containers' ids."""
     now = datetime.now(UTC)
     removed: list[str] = []
-    kept: list[SandboxInfo] = []
+    kept: set[str] = set()
     for info in list_sandboxes():
         if not should_reap(info, now, max_age, is_job_finished):
-            kept.append(info)
+            kept.update([info.workspace] if info.workspace else [])
             continue
         if remove_container(info.container_id):
             removed.append(info.container_id)
             log.info("sandbox.reaped", extra={"container": info.container_id, "job": info.job_id})
-        if info.workspace and is_workspace_of(info.workspace, root):
-            remove_workspace(info.workspace)
-    _remove_orphans(root, {info.workspace for info in kept if info.workspace}, now, max_age)
+    _remove_orphan_volumes(kept, now)
     return removed
 
 
 class PeriodicReaper:
     """Runs `reap` every `interval` seconds on a daemon thread, until `stop`."""
 
-    def __init__(
-        self,
-        is_job_finished: Callable[[str], bool],
-        max_age: float,
-        interval: float,
-        workspace_root: Path | None = None,
-    ):
-        self._reap = partial(reap, is_job_finished, max_age, workspace_root=workspace_root)
+    def __init__(self, is_job_finished: Callable[[str], bool], max_age: float, interval: float):
+        self._reap = partial(reap, is_job_finished, max_age)
         self._interval = interval
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="sandbox-reaper", daemon=True)
@@ -79,13 +65,16 @@ class PeriodicReaper:
                 log.exception("sandbox.reaper.failed")
 
 
-def _remove_orphans(root: Path, in_use: set[Path], now: datetime, max_age: float) -> None:
-    # A crash between removing a container and its workspace leaves a directory nobody names.
-    if not root.is_dir():
-        return
-    for path in root.resolve().iterdir():
-        if not is_workspace_of(path, root) or path in in_use or not path.is_dir():
+def _remove_orphan_volumes(in_use: set[str], now: datetime) -> None:
+    # A crash between removing a container and its volume leaves a volume nobody names. A
+    # volume is made just before its container, so young ones are left for the next sweep.
+    for volume in list_volumes():
+        name = str(volume["Name"])
+        if name in in_use or volume_age(volume, now) < ORPHAN_GRACE:
             continue
-        if now.timestamp() - path.stat().st_mtime > max_age:
-            log.info("sandbox.orphan_workspace_removed", extra={"path": str(path)})
-            remove_workspace(path)
+        try:
+            if remove_volume(name):
+                log.info("sandbox.orphan_workspace_removed", extra={"volume": name})
+        except SandboxError:
+            # Still mounted by a container the engine has not listed to us: not an orphan.
+            log.debug("sandbox.workspace_in_use", extra={"volume": name})

@@ -1,4 +1,4 @@
-"""A Sandbox: one container and one host workspace, driven like a shell session."""
+"""A Sandbox: one container and its workspace volume, driven like a shell session."""
 
 from __future__ import annotations
 
@@ -7,19 +7,20 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import IO, Final
 
 from sandbox import files
+from sandbox.change import Change, ExportLimits
 from sandbox.container import connect_bridge, disconnect_bridge, remove_container
 from sandbox.engine import SandboxError
 from sandbox.execution import Shell, ShellDiedError, capture
+from sandbox.export import export_change, is_running, stray_processes
 from sandbox.naming import new_token
 from sandbox.output import OutputBuffer
 from sandbox.policy import ExecResult, SandboxPolicy
 from sandbox.shell import OOM_COUNTER, command_argv, killer_argv, parse_oom_kills
-from sandbox.workspace import remove_workspace
+from sandbox.workspace import remove_volume
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +42,13 @@ class _Run:
 
 
 class Sandbox:
-    """A running container with `workspace` mounted at /workspace. Use it as a context manager."""
+    """A running container with the `volume` mounted at /workspace. Use it as a context manager:
+    leaving it removes both."""
 
-    def __init__(self, container_id: str, job_id: str, workspace: Path, policy: SandboxPolicy):
+    def __init__(self, container_id: str, job_id: str, volume: str, policy: SandboxPolicy):
         self.container_id = container_id
         self.job_id = job_id
-        self.workspace = workspace
+        self.volume = volume
         self.policy = policy
         self._lock = threading.Lock()
         self._current: _Run | None = None
@@ -104,6 +106,26 @@ class Sandbox:
     def list_dir(self, path: str) -> list[str]:
         return files.list_dir(self.container_id, path, self.policy.user)
 
+    def load(self, archive: IO[bytes]) -> None:
+        """Unpack a tar archive into /workspace (its members' owners are kept)."""
+        files.put_tree(self.container_id, archive)
+
+    def export(self, listing: bytes, limits: ExportLimits) -> Change:
+        """Stop the agent, then take its change out as data: what differs in /workspace from the
+        base commit that `listing` describes (`git ls-tree -r -z` of it). The sandbox's
+        container is gone afterwards; ChangeRejectedError when the change breaks a limit."""
+        self._drop_shell()
+
+        def stop_agent() -> int:
+            # Only while the agent's container runs is its volume known to be whole.
+            if self._closed or not is_running(self.container_id):
+                raise SandboxError("the sandbox stopped before its work could be read")
+            stray = stray_processes(self.container_id)
+            self.close()
+            return stray
+
+        return export_change(self.policy, self.job_id, self.volume, stop_agent, listing, limits)
+
     def connect_network(self) -> None:
         """Attach the bridge network (a no-op when the policy already has it)."""
         if self.policy.network == "none":
@@ -114,7 +136,8 @@ class Sandbox:
             disconnect_bridge(self.container_id)
 
     def close(self) -> None:
-        """Remove the container; idempotent. The workspace stays (see __exit__)."""
+        """Kill and remove the container (the engine waits for it); idempotent. The workspace
+        volume stays until __exit__."""
         self._drop_shell()
         if not self._closed:
             remove_container(self.container_id)
@@ -132,7 +155,7 @@ class Sandbox:
         try:
             self.close()
         finally:
-            remove_workspace(self.workspace)
+            remove_volume(self.volume)
 
     def _execute(
         self, run: _Run, argv: list[str], limit: float, output: OutputBuffer

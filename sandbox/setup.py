@@ -9,9 +9,7 @@ Network is on for this step only, and only when `.resolver/config.yml` asks for 
 from __future__ import annotations
 
 import shlex
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 import yaml
@@ -27,7 +25,7 @@ _TAIL: Final = 2000
 
 
 class RepoSetupError(ValueError):
-    """The setup cannot be read: a bad config.yml, or a ref git cannot show. Says what to fix."""
+    """The setup cannot be read: a bad config.yml. Says what to fix."""
 
 
 @dataclass(frozen=True)
@@ -49,15 +47,6 @@ def parse_repo_config(text: str) -> bool:
     if not isinstance(network, bool):
         raise RepoSetupError(f"{CONFIG_PATH}: `setup.network` must be true or false")
     return network
-
-
-def read_repo_setup(repo: Path, ref: str) -> RepoSetup | None:
-    """The setup at `ref` (the default branch) of a clone on the host; None without a script."""
-    script = _git_show(repo, ref, SCRIPT_PATH)
-    if script is None:
-        return None
-    config = _git_show(repo, ref, CONFIG_PATH)
-    return RepoSetup(script=script, network=parse_repo_config(config) if config else False)
 
 
 def run_setup(sandbox: Sandbox, script: str, network: bool, timeout: float) -> ExecResult:
@@ -88,18 +77,3 @@ def setup_failure(result: ExecResult) -> str | None:
     else:
         reason = f"exited with code {result.exit_code}"
     return f"{SCRIPT_PATH} {reason}. Last output:\n{result.output[-_TAIL:]}"
-
-
-def _git_show(repo: Path, ref: str, path: str) -> str | None:
-    """The file at `ref`, None when the tree has no such file; any other git failure raises."""
-    listed = _git(repo, "ls-tree", "--name-only", ref, "--", path)
-    return _git(repo, "show", f"{ref}:{path}") if listed.strip() else None
-
-
-def _git(repo: Path, *args: str) -> str:
-    # The clone is owned by the sandbox user by now, so git's ownership check is waived here.
-    argv = ["git", "-c", "safe.directory=*", "-C", str(repo), *args]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RepoSetupError(f"git {args[0]} failed in {repo}: {done.stderr.strip()}")
-    return done.stdout

@@ -1,56 +1,71 @@
-"""Host directories bind-mounted at /workspace, owned by the sandbox's uid 1000."""
+"""A sandbox's /workspace: an engine volume of its own, on tmpfs with a size cap.
+
+The host never holds the agent's files in a directory of its own: a repository goes in as an
+archive, and a change comes out as data (export.py). The volume lives in memory, so its size
+cap is a real quota (a write past it fails with ENOSPC in the sandbox) and nothing of it
+outlives its last container.
+"""
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-from pathlib import Path
-from typing import Final
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
 
-from sandbox.naming import new_token
+from sandbox.engine import SandboxNotFoundError, client, engine_errors
+from sandbox.naming import LABEL_CREATED, LABEL_JOB, new_token
 from sandbox.policy import AGENT_UID
 
 log = logging.getLogger(__name__)
 
-PREFIX: Final = "ws-"
+PREFIX: Final = "resolver-ws-"
+# A volume is created just before its container; younger ones are never orphans.
+ORPHAN_GRACE: Final = 600.0
 
 
-def create_workspace(root: Path) -> Path:
-    """A fresh, empty directory under `root`, writable by the sandbox user."""
-    root = root.resolve()
-    # Only the engine (root) needs to reach workspaces, so the root stays private to its owner.
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = root / f"{PREFIX}{new_token()}{new_token()}"
-    path.mkdir(mode=0o755)
-    _give_to_agent(path)
-    return path
+def create_volume(size: str, job_id: str | None) -> str:
+    """A fresh, empty tmpfs volume owned by the sandbox user; returns its name."""
+    name = f"{PREFIX}{new_token()}{new_token()}"
+    options = f"size={size},uid={AGENT_UID},gid={AGENT_UID},mode=0755,nosuid,nodev"
+    labels = {
+        LABEL_CREATED: datetime.now(UTC).isoformat(timespec="seconds"),
+        LABEL_JOB: job_id or "",
+    }
+    with engine_errors("create workspace"):
+        client().api.create_volume(
+            name,
+            driver="local",
+            driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options},
+            labels=labels,
+        )
+    return name
 
 
-def prepare_workspace(path: Path) -> None:
-    """Hand a tree cloned on the host to the sandbox user (uid 1000), recursively."""
-    _give_to_agent(path)
-    for parent, dirs, files in os.walk(path):
-        for name in (*dirs, *files):
-            os.lchown(os.path.join(parent, name), AGENT_UID, AGENT_UID)
-
-
-def remove_workspace(path: Path) -> None:
-    """Delete a workspace and everything in it; a missing one is already gone."""
-    if path.exists():
-        shutil.rmtree(path)
-
-
-def is_workspace_of(path: Path, root: Path) -> bool:
-    """Whether `path` is a workspace directly under `root` (labels are checked, not trusted)."""
-    return path.name.startswith(PREFIX) and path.resolve().parent == root.resolve()
-
-
-def _give_to_agent(path: Path) -> None:
+def remove_volume(name: str) -> bool:
+    """Remove a workspace volume; False when it was already gone. It must be out of use."""
     try:
-        os.chown(path, AGENT_UID, AGENT_UID)
-    except PermissionError:
-        # An unprivileged worker cannot chown; the directory sits in a private root, so opening
-        # it to everyone exposes it to the sandbox user alone.
-        log.warning("sandbox.workspace.chmod_fallback", extra={"path": str(path)})
-        path.chmod(0o777)
+        with engine_errors("remove workspace"):
+            client().api.remove_volume(name, force=True)
+    except SandboxNotFoundError:
+        return False
+    return True
+
+
+def list_volumes() -> list[dict[str, Any]]:
+    """The engine's records of every workspace volume (ours by label and by name)."""
+    with engine_errors("list workspaces"):
+        answer = client().api.volumes(filters={"label": LABEL_CREATED})
+    volumes: list[dict[str, Any]] = answer.get("Volumes") or []
+    return [volume for volume in volumes if str(volume.get("Name", "")).startswith(PREFIX)]
+
+
+def volume_age(volume: Mapping[str, Any], now: datetime) -> float:
+    """Seconds since the volume was created, by its label; an unreadable label is ancient."""
+    labels: Mapping[str, str] = volume.get("Labels") or {}
+    try:
+        created = datetime.fromisoformat(labels.get(LABEL_CREATED, ""))
+    except ValueError:
+        return float("inf")
+    created = created if created.tzinfo else created.replace(tzinfo=UTC)
+    return (now - created).total_seconds()

@@ -1,94 +1,187 @@
-"""Git on the host: cloning a job's repository and reading what its default branch says.
+"""Git on the host: the job's private clone, read and written as data.
 
-These run on the host, never in the sandbox. Repository instructions and config are read
-from the default branch, so a pull request cannot rewrite the agent's instructions.
+The host clones into a private root that no sandbox mounts, never checks out a work tree, and
+never runs git on anything the agent wrote: the sandbox gets a copy of the clone's `.git`, and
+the agent's change comes back as checked data (`sandbox.Change`) that becomes blobs, a tree
+and a commit here through plumbing.
+
+Every git run is hardened (`_argv`, `_environment`): no system or global config, an empty
+HOME, no hooks, no fsmonitor, no credential helper or askpass, and only the protocol of the
+repository's own URL. A token reaches only the clone, the remote-branch check and the push,
+which read nothing the agent wrote.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
+import tarfile
 import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
+from urllib.parse import urlsplit
 
 import yaml
 
+from sandbox import Change, RepoSetup, parse_repo_config
+
 INSTRUCTIONS_PATH: Final = ".resolver/instructions.md"
 CONFIG_PATH: Final = ".resolver/config.yml"
+SETUP_PATH: Final = ".resolver/setup.sh"
 GIT_TIMEOUT: Final = 600
-# Never part of a change unless the repository already tracks them.
-UNTRACKED_JUNK: Final = ("__pycache__/", "*.pyc", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/")
+# A file read from the default branch (instructions, config, setup) is small or ignored.
+MAX_SHOWN_BYTES: Final = 1_000_000
+MAX_DIFF_BYTES: Final = 200_000
+ZERO_SHA: Final = "0" * 40
+# The operator's own network settings, which git and curl read from the environment.
+_PASSED_THROUGH: Final = (
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "GIT_SSL_CAINFO",
+)
 
 
 class RepoError(Exception):
     """A git step failed; the message says which and why."""
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    # The workspace belongs to the sandbox user, so git's ownership check is waived here.
-    argv = ["git", "-c", "safe.directory=*", "-C", str(repo), *args]
-    done = subprocess.run(
-        argv,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=GIT_TIMEOUT,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
-    )
-    if done.returncode != 0:
-        raise RepoError(f"git {args[0]} failed: {done.stderr.strip() or done.stdout.strip()}")
-    return done.stdout
+@dataclass(frozen=True)
+class Clone:
+    """A private clone without a work tree: `path` holds only `.git`."""
+
+    path: Path
+    source: str
+    """Where it came from (a URL or a local path): the only remote it ever talks to."""
+
+    @property
+    def git_dir(self) -> Path:
+        return self.path / ".git"
+
+    @property
+    def protocol(self) -> str:
+        return protocol_of(self.source)
+
+
+def protocol_of(source: str) -> str:
+    """The one git protocol a repository's URL needs; local paths are `file`."""
+    scheme = urlsplit(source).scheme
+    if scheme in ("http", "https", "file"):
+        return scheme
+    if not scheme or Path(source).expanduser().exists():
+        return "file"
+    raise RepoError(f"cannot use {source!r}: give a local path or an http(s) URL")
+
+
+def private_root(root: Path) -> Path:
+    """The clones' root, created private to this user (mode 700); refused if others can enter."""
+    root = root.expanduser().resolve()
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = root.stat()
+    if info.st_uid != os.getuid():
+        raise RepoError(f"the workspace root {root} belongs to another user")
+    if info.st_mode & 0o077:
+        root.chmod(0o700)
+    return root
+
+
+@contextmanager
+def private_clone(
+    source: str,
+    root: Path,
+    branch: str | None = None,
+    auth: Mapping[str, str] | None = None,
+    *,
+    shallow: bool = False,
+) -> Iterator[Clone]:
+    """A fresh clone of `source` (every branch as `origin/…`, HEAD on `branch` or the default)
+    under a random name in `root`, removed afterwards."""
+    path = private_root(root) / f"clone-{secrets.token_hex(8)}"
+    try:
+        yield clone(source, path, branch, auth, shallow=shallow)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def clone(
-    source: str, dest: Path, branch: str | None = None, env: dict[str, str] | None = None
-) -> None:
-    """Clone `source` (a path or URL) into a fresh `dest`, on `branch` if given. `env` carries
-    the forge's auth for this one command (`Forge.git_env`); nothing is written to disk."""
-    remove(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    source: str,
+    dest: Path,
+    branch: str | None = None,
+    auth: Mapping[str, str] | None = None,
+    *,
+    shallow: bool = False,
+) -> Clone:
+    """Clone `source` into `dest` without checking anything out (`shallow`: the newest commit
+    only). `auth` (`Forge.git_env`) is for this one command; nothing of it is written to disk."""
     local = Path(source).expanduser()
-    origin = str(local.resolve()) if local.exists() else source
+    origin = str(local.resolve()) if not urlsplit(source).scheme and local.exists() else source
+    target = Clone(dest, origin)
     extra = ["--branch", branch] if branch else []
-    git(dest.parent, "clone", "--quiet", "--no-hardlinks", *extra, "--", origin, str(dest), env=env)
+    extra += ["--depth", "1"] if shallow else []
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    argv = ["clone", "--quiet", "--no-checkout", "--no-hardlinks", "--template=", *extra]
+    _run(target, [*argv, "--", origin, str(dest)], auth=auth, cwd=dest.parent)
+    return target
 
 
-def remote_branch_exists(repo: Path, branch: str, env: dict[str, str] | None = None) -> bool:
-    """Whether `origin` has `branch` now (asked over the network, not from the clone's refs)."""
-    out = git(repo, "ls-remote", "--heads", "origin", f"refs/heads/{branch}", env=env)
-    return bool(out.strip())
+def git(
+    clone: Clone,
+    *args: str,
+    auth: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> str:
+    """Run hardened git on the clone's `.git` and return its output as text."""
+    return _raw(clone, *args, auth=auth, env=env, stdin=stdin).decode(errors="replace")
 
 
-def remove(path: Path) -> None:
-    """Delete a workspace; a missing one is already gone."""
-    if path.exists():
-        shutil.rmtree(path)
+def _raw(clone: Clone, *args: str, limit: int | None = None, **options: Any) -> bytes:
+    """Run hardened git on the clone's `.git` and return its output as bytes."""
+    return _run(clone, ["--git-dir", str(clone.git_dir), *args], limit=limit, **options)
 
 
-def default_ref(repo: Path) -> str:
+def head(clone: Clone) -> str:
+    """The commit the clone's HEAD names: the base of the job's work."""
+    return git(clone, "rev-parse", "--verify", "HEAD^{commit}").strip()
+
+
+def default_ref(clone: Clone) -> str:
     """`origin/<default branch>`, or HEAD for a clone whose origin names no default."""
     try:
-        return git(repo, "rev-parse", "--abbrev-ref", "origin/HEAD").strip()
+        return git(clone, "rev-parse", "--abbrev-ref", "origin/HEAD").strip()
     except RepoError:
         return "HEAD"
 
 
-def show(repo: Path, ref: str, path: str) -> str | None:
-    """The file's text at `ref`, or None when the tree has no such file."""
-    if not git(repo, "ls-tree", "--name-only", ref, "--", path).strip():
+def show(clone: Clone, ref: str, path: str) -> str | None:
+    """The file's text at `ref`; None when the tree has no such file (or it is too large)."""
+    listed = git(clone, "ls-tree", "--format=%(objecttype) %(objectname)", ref, "--", path)
+    kind, _, blob = listed.strip().partition(" ")
+    if kind != "blob":
         return None
-    return git(repo, "show", f"{ref}:{path}")
+    if int(git(clone, "cat-file", "-s", blob).strip()) > MAX_SHOWN_BYTES:
+        return None
+    return git(clone, "cat-file", "blob", blob)
 
 
-def repo_instructions(repo: Path, ref: str) -> str | None:
-    return show(repo, ref, INSTRUCTIONS_PATH)
+def repo_instructions(clone: Clone, ref: str) -> str | None:
+    return show(clone, ref, INSTRUCTIONS_PATH)
 
 
-def repo_config(repo: Path, ref: str) -> dict[str, Any]:
+def repo_config(clone: Clone, ref: str) -> dict[str, Any]:
     """`.resolver/config.yml` from `ref` as a mapping ({} when absent)."""
-    text = show(repo, ref, CONFIG_PATH)
+    text = show(clone, ref, CONFIG_PATH)
     if text is None:
         return {}
     try:
@@ -102,20 +195,200 @@ def repo_config(repo: Path, ref: str) -> dict[str, Any]:
     return data
 
 
-def working_diff(repo: Path) -> str:
-    """Every change in the working tree against HEAD, new files included, ignored ones not.
+def read_setup(clone: Clone, ref: str) -> RepoSetup | None:
+    """The setup step at `ref` (the default branch); None without a script."""
+    script = show(clone, ref, SETUP_PATH)
+    if script is None:
+        return None
+    config = show(clone, ref, CONFIG_PATH)
+    return RepoSetup(script=script, network=parse_repo_config(config) if config else False)
 
-    A scratch copy of the index takes the intent-to-add entries, so the workspace's own index
-    (owned by the sandbox user) is left as the agent left it. Untracked caches are skipped even
-    where the repository does not ignore them.
-    """
-    with tempfile.TemporaryDirectory() as scratch:
-        index, excludes = Path(scratch) / "index", Path(scratch) / "excludes"
-        source = repo / ".git" / "index"
-        if source.exists():
-            shutil.copyfile(source, index)
-        excludes.write_text("\n".join(UNTRACKED_JUNK) + "\n")
-        env = {"GIT_INDEX_FILE": str(index)}
-        exclude = f"core.excludesFile={excludes}"
-        git(repo, "-c", exclude, "add", "--intent-to-add", "--all", ".", env=env)
-        return git(repo, "diff", "--no-color", "--no-ext-diff", "HEAD", env=env)
+
+def pack_for_sandbox(clone: Clone, out: IO[bytes], uid: int) -> None:
+    """A tar of the clone's `.git`, owned by the sandbox user, for the sandbox's own copy."""
+
+    def owned(member: tarfile.TarInfo) -> tarfile.TarInfo:
+        member.uid = member.gid = uid
+        member.uname = member.gname = ""
+        return member
+
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        archive.add(clone.git_dir, arcname=".git", filter=owned)
+
+
+def base_listing(clone: Clone, commit: str) -> bytes:
+    """`git ls-tree -r -z` of the commit: what the exporter compares the work tree with."""
+    return _raw(clone, "ls-tree", "-r", "-z", "--full-tree", commit)
+
+
+def apply_change(clone: Clone, base: str, change: Change) -> str | None:
+    """Write the change onto `base` as a new tree (blobs through `hash-object --no-filters`,
+    paths through `update-index --index-info`); None when the tree is the base's own."""
+    with tempfile.TemporaryDirectory(dir=clone.path) as scratch:
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        git(clone, "read-tree", base, env=env)
+        shas = _hash_blobs(clone, Path(scratch), [changed.data for changed in change.files])
+        entries = [f"0 {ZERO_SHA}\t{path}".encode() for path in change.deleted]
+        entries += [
+            f"{changed.mode} {sha}\t{changed.path}".encode()
+            for changed, sha in zip(change.files, shas, strict=True)
+        ]
+        index_info = b"".join(entry + b"\0" for entry in entries)
+        git(clone, "update-index", "-z", "--replace", "--index-info", env=env, stdin=index_info)
+        tree = git(clone, "write-tree", env=env).strip()
+    base_tree = git(clone, "rev-parse", f"{base}^{{tree}}").strip()
+    return None if tree == base_tree else tree
+
+
+def diff(clone: Clone, base: str, tree: str | None) -> str:
+    """The change as a patch, cut at MAX_DIFF_BYTES; "" when there is none."""
+    if tree is None:
+        return ""
+    argv = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary", base, tree]
+    out = _raw(clone, *argv, limit=MAX_DIFF_BYTES)
+    text = out.decode(errors="replace")
+    if len(out) >= MAX_DIFF_BYTES:
+        text += f"\n[... the diff is longer than {MAX_DIFF_BYTES} bytes; the rest is cut ...]\n"
+    return text
+
+
+def commit(clone: Clone, tree: str, parent: str, message: str, identity: tuple[str, str]) -> str:
+    """A commit of `tree` on `parent`, authored and committed by `identity` (name, email)."""
+    name, email = identity
+    env = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+    return git(clone, "commit-tree", tree, "-p", parent, env=env, stdin=message.encode()).strip()
+
+
+def push(
+    clone: Clone, sha: str, branch: str, *, force: bool, auth: Mapping[str, str] | None
+) -> None:
+    """Push `sha` to `branch` of the clone's own source URL, and nowhere else."""
+    flags = ["--force"] if force else []
+    git(clone, "push", "--quiet", *flags, clone.source, f"{sha}:refs/heads/{branch}", auth=auth)
+
+
+def remote_branch_exists(clone: Clone, branch: str, auth: Mapping[str, str] | None) -> bool:
+    """Whether the source has `branch` now (asked over the network, not from the clone's refs)."""
+    out = git(clone, "ls-remote", "--heads", clone.source, f"refs/heads/{branch}", auth=auth)
+    return bool(out.strip())
+
+
+def _hash_blobs(clone: Clone, scratch: Path, contents: list[bytes]) -> list[str]:
+    """Blob ids for the contents, written from files this process creates (never the agent's)."""
+    if not contents:
+        return []
+    names = []
+    for number, data in enumerate(contents):
+        path = scratch / f"blob-{number}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        names.append(str(path))
+    listing = "\n".join(names).encode() + b"\n"
+    out = git(clone, "hash-object", "-w", "--no-filters", "--stdin-paths", stdin=listing)
+    return out.split()
+
+
+def _argv(protocol: str) -> list[str]:
+    return [
+        "git",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "credential.helper=",
+        "-c",
+        "core.askPass=",
+        "-c",
+        "protocol.allow=never",
+        "-c",
+        f"protocol.{protocol}.allow=always",
+        "-c",
+        "commit.gpgSign=false",
+        "-c",
+        "push.gpgSign=false",
+        "-c",
+        "gc.auto=0",
+    ]
+
+
+@lru_cache(maxsize=1)
+def _empty_home() -> str:
+    return tempfile.mkdtemp(prefix="resolver-git-home-")
+
+
+def _environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """A scrubbed environment: nothing of the worker's own, but its PATH and network settings."""
+    env = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
+    env.update(
+        {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": _empty_home(),
+            "LC_ALL": "C",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_NO_REPLACE_OBJECTS": "1",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def _run(
+    clone: Clone,
+    args: list[str],
+    *,
+    auth: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    limit: int | None = None,
+) -> bytes:
+    """Run hardened git; `limit` cuts stdout at that many bytes (the rest is not read)."""
+    argv = [*_argv(clone.protocol), *args]
+    environment = _environment({**(auth or {}), **(env or {})})
+    with subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+        cwd=cwd or clone.path.parent,
+    ) as process:
+        if limit is not None:
+            return _read_limited(process, limit)
+        try:
+            out, err = process.communicate(stdin, timeout=GIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise RepoError(f"git {_verb(args)} took longer than {GIT_TIMEOUT}s") from None
+    if process.returncode != 0:
+        message = err.decode(errors="replace").strip() or out.decode(errors="replace").strip()
+        raise RepoError(f"git {_verb(args)} failed: {message[:2000]}")
+    return out
+
+
+def _read_limited(process: subprocess.Popen[bytes], limit: int) -> bytes:
+    if process.stdout is None or process.stderr is None:
+        raise RepoError("git ran without its output")
+    out = process.stdout.read(limit)
+    if len(out) >= limit:
+        process.kill()  # the rest is not wanted
+        process.wait(GIT_TIMEOUT)
+        return out
+    err = process.stderr.read(4000)
+    if process.wait(GIT_TIMEOUT) != 0:
+        raise RepoError(f"git failed: {err.decode(errors='replace').strip()}")
+    return out
+
+
+def _verb(args: list[str]) -> str:
+    rest = args[2:] if args[:1] == ["--git-dir"] else args
+    return rest[0] if rest else "?"

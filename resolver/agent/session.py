@@ -1,10 +1,17 @@
-"""Clone → sandbox → setup → agent → diff: the one code path of the worker and `resolver run`."""
+"""Clone → sandbox → setup → agent → change: the one code path of the worker and `resolver run`.
+
+The host's clone is private and has no work tree. The sandbox gets a copy of its `.git` and
+checks it out inside; when the agent is done, its container is stopped and its change comes out
+as checked data, which is written onto the clone as a tree (repo.apply_change). The after-agent
+hook (the worker's push) sees only that tree.
+"""
 
 from __future__ import annotations
 
+import shlex
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Final
 
 from resolver import jobs
@@ -20,18 +27,21 @@ from resolver.redact import Redactor
 from resolver.runners import JobContext, RunResult
 from resolver.states import JobState, Outcome
 from sandbox import (
+    Change,
+    ChangeRejectedError,
+    ExportLimits,
     RepoSetup,
     Sandbox,
+    SandboxPolicy,
     open_sandbox,
     policy_from_settings,
-    prepare_workspace,
-    read_repo_setup,
     run_setup,
     setup_failure,
 )
 
 SETUP_FAILED: Final = "setup_failed"
 SETUP_OUTPUT_CHARS: Final = 2000
+CHECKOUT: Final = "git reset --quiet --hard HEAD"
 
 
 @dataclass(frozen=True)
@@ -46,22 +56,33 @@ class SessionRequest:
     secrets: tuple[str, ...] = ()
     requester: str | None = None
     git_env: dict[str, str] | None = None
-    """Auth for host-side git (clone, push); never enters the sandbox."""
+    """Auth for the host's clone and push; never enters the sandbox."""
     max_iterations: int | None = None
     max_cost_usd: float | None = None
     """Lower limits for this request (a schedule's); they never raise the configured ones."""
 
 
 @dataclass(frozen=True)
+class Work:
+    """The agent's change, written onto the job's private clone."""
+
+    clone: git_repo.Clone
+    base: str
+    tree: str | None
+    """The new tree; None when the agent changed nothing."""
+
+
+@dataclass(frozen=True)
 class SessionResult:
     agent: AgentResult
     diff: str
-    workspace: Path
+    notes: tuple[str, ...] = ()
+    """What the host did with the agent's work that its requester should know."""
 
 
-# Called with the workspace and the agent's result while the workspace still exists: the
-# worker commits and pushes here.
-AfterAgent = Callable[[Path, AgentResult], None]
+# Called with the work and the agent's result while the clone still exists: the worker
+# commits and pushes here.
+AfterAgent = Callable[[Work, AgentResult], None]
 
 
 def run_session(
@@ -71,9 +92,9 @@ def run_session(
     llm: LLMConfig | None = None,
     after: AfterAgent | None = None,
 ) -> SessionResult:
-    """Clone the repo on the host, run its setup and the agent in a sandbox, return the diff.
+    """Clone the repo on the host, run its setup and the agent in a sandbox, take the change.
 
-    The sandbox's container and workspace are removed before this returns.
+    The sandbox, its workspace and the clone are removed before this returns.
     """
     settings = get_settings()
     config = llm or llm_config_from(settings)
@@ -81,14 +102,8 @@ def run_session(
         # A clone URL may carry a token, and git errors quote the URL.
         register_secret(secret)
     root = settings.sandbox_workspace_root
-    # Only the engine (root) needs to reach workspaces, as for the sandbox's own ones.
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    workspace = (root / f"job-{request.job_id}").resolve()
-    try:
-        git_repo.clone(request.repo, workspace, request.branch, request.git_env)
-        return _in_sandbox(request, ctx, settings, config, workspace, after)
-    finally:
-        git_repo.remove(workspace)
+    with git_repo.private_clone(request.repo, root, request.branch, request.git_env) as clone:
+        return _in_sandbox(request, ctx, settings, config, clone, after)
 
 
 def _in_sandbox(
@@ -96,23 +111,86 @@ def _in_sandbox(
     ctx: JobContext,
     settings: Settings,
     config: LLMConfig,
-    workspace: Path,
+    clone: git_repo.Clone,
     after: AfterAgent | None,
 ) -> SessionResult:
-    ref = git_repo.default_ref(workspace)
-    task = build_task(request, settings, workspace, ref)
-    setup = read_repo_setup(workspace, ref)
-    prepare_workspace(workspace)
-    with open_sandbox(str(request.job_id), policy_from_settings(settings), workspace) as sandbox:
+    base, ref = git_repo.head(clone), git_repo.default_ref(clone)
+    task = build_task(request, settings, clone, ref)
+    setup = git_repo.read_setup(clone, ref)
+    policy = policy_from_settings(settings)
+    with open_sandbox(str(request.job_id), policy) as sandbox:
+        load_repository(sandbox, clone, policy)
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
         if failure and not ctx.cancelled.is_set():
             agent = _setup_failed(task, settings, config, failure)
         else:
             agent = run_agent(task, sandbox, ctx, config)  # a cancelled job stops at once
-        diff = git_repo.working_diff(workspace)
-        if after is not None:
-            after(workspace, agent)
-    return SessionResult(agent, diff, workspace)
+        change, unread = _take_change(sandbox, clone, base, agent, settings, ctx)
+    tree = git_repo.apply_change(clone, base, change)
+    if after is not None:
+        after(Work(clone, base, tree), agent)
+    notes = change_notes(change) + ((unread,) if unread else ())
+    return SessionResult(agent, git_repo.diff(clone, base, tree), notes)
+
+
+def load_repository(
+    sandbox: Sandbox, clone: git_repo.Clone, policy: SandboxPolicy, checkout: str | None = None
+) -> None:
+    """Give the sandbox its own copy of the clone and check it out there: HEAD, or the branch
+    `checkout` (from `origin/…`)."""
+    with tempfile.TemporaryFile(dir=clone.path) as archive:
+        git_repo.pack_for_sandbox(clone, archive, policy.user)
+        archive.seek(0)
+        sandbox.load(archive)
+    command = f"git checkout --quiet --force {shlex.quote(checkout)} --" if checkout else CHECKOUT
+    done = sandbox.run(command, timeout=float(get_settings().sandbox_setup_timeout))
+    if not done.ok:
+        raise git_repo.RepoError(
+            f"the repository could not be checked out in the sandbox: {done.output[-500:]}"
+        )
+
+
+def export_limits(settings: Settings) -> ExportLimits:
+    return ExportLimits(
+        max_files=settings.sandbox_change_max_files,
+        max_file_bytes=settings.sandbox_change_max_file_bytes,
+        max_total_bytes=settings.sandbox_change_max_bytes,
+    )
+
+
+def _take_change(
+    sandbox: Sandbox,
+    clone: git_repo.Clone,
+    base: str,
+    agent: AgentResult,
+    settings: Settings,
+    ctx: JobContext,
+) -> tuple[Change, str | None]:
+    """Stop the sandbox and read the agent's change. A change that breaks a limit ends the job
+    when it was meant to be pushed; otherwise it is only noted."""
+    if ctx.cancelled.is_set():
+        return Change(), None
+    listing = git_repo.base_listing(clone, base)
+    try:
+        return sandbox.export(listing, export_limits(settings)), None
+    except ChangeRejectedError as error:
+        if agent.outcome == "changed_code" or settings.push_unfinished:
+            raise
+        return Change(), f"The files the agent left were not read: {error}."
+
+
+def change_notes(change: Change) -> tuple[str, ...]:
+    """What the requester should know about how the change was taken."""
+    notes = []
+    if change.stopped_processes:
+        notes.append(
+            f"The agent left {change.stopped_processes} process(es) running; they were stopped "
+            "before its work was read, so nothing they did afterwards is part of the change."
+        )
+    if change.skipped:
+        shown = ", ".join(f"`{path}`" for path in change.skipped[:5])
+        notes.append(f"Nested repositories are never part of a change, so {shown} was left out.")
+    return tuple(notes)
 
 
 def _run_setup(
@@ -141,14 +219,16 @@ def _run_setup(
     return setup_failure(done)
 
 
-def build_task(request: SessionRequest, settings: Settings, workspace: Path, ref: str) -> AgentTask:
+def build_task(
+    request: SessionRequest, settings: Settings, clone: git_repo.Clone, ref: str
+) -> AgentTask:
     """The agent's task, with instructions and limits read from the default branch."""
     return AgentTask(
         job_id=request.job_id,
         instruction=request.instruction,
         context=request.context,
-        repo_instructions=git_repo.repo_instructions(workspace, ref),
-        limits=_lowered(limits_from(settings, git_repo.repo_config(workspace, ref)), request),
+        repo_instructions=git_repo.repo_instructions(clone, ref),
+        limits=_lowered(limits_from(settings, git_repo.repo_config(clone, ref)), request),
         secrets=request.secrets,
         requester=request.requester,
     )
@@ -181,7 +261,7 @@ def _record(
         jobs.append_event(session, task.job_id, kind, payload, redactor)
 
 
-def run_result(agent: AgentResult, diff: str) -> RunResult:
+def run_result(agent: AgentResult, diff: str, notes: tuple[str, ...] = ()) -> RunResult:
     """How the worker records the job: state, outcome and the result JSON."""
     details: dict[str, Any] = {
         "summary": agent.summary,
@@ -190,6 +270,8 @@ def run_result(agent: AgentResult, diff: str) -> RunResult:
         "steps": agent.steps,
         "changed": bool(diff.strip()),
     }
+    if notes:
+        details["notes"] = list(notes)
     if agent.outcome == "changed_code":
         outcome = Outcome.CHANGED_CODE if diff.strip() else Outcome.NO_CHANGES
         return RunResult(JobState.SUCCEEDED, outcome, result=details)

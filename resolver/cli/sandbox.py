@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shlex
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -49,28 +51,36 @@ def run(
     ] = NetworkChoice.none,
     workspace: Annotated[
         Path | None,
-        typer.Option(help="Host directory to mount at /workspace; it is left in place afterwards."),
+        typer.Option(help="Host directory copied into /workspace; the copy goes with the sandbox."),
     ] = None,
     timeout: Annotated[float | None, typer.Option(help="Seconds; default from settings.")] = None,
 ) -> None:
     """Run one command in a fresh sandbox, print its output and exit with its code."""
     policy = replace(sandbox.policy_from_settings(get_settings()), network=network.value)
     text = command[0] if len(command) == 1 else shlex.join(command)
-    mount = workspace.resolve() if workspace else None
-    box = _or_exit(lambda: sandbox.open_sandbox("cli", policy, mount))
-    if mount is None:
-        with box:
-            result = _or_exit(lambda: box.run(text, timeout=timeout))
-    else:
-        try:
-            result = _or_exit(lambda: box.run(text, timeout=timeout))
-        finally:
-            box.close()
+    with _or_exit(lambda: sandbox.open_sandbox("cli", policy)) as box:
+        if workspace is not None:
+            _or_exit(lambda: _copy_in(box, workspace, policy.user))
+        result = _or_exit(lambda: box.run(text, timeout=timeout))
     typer.echo(result.output, nl=False)
     for flag in ("timed_out", "oom_killed", "cancelled"):
         if getattr(result, flag):
             errors.print(f"sandbox: {flag.replace('_', ' ')}")
     raise typer.Exit(result.exit_code)
+
+
+def _copy_in(box: sandbox.Sandbox, directory: Path, uid: int) -> None:
+    """The directory's contents, owned by the sandbox user (symlinks are copied as links)."""
+
+    def owned(member: tarfile.TarInfo) -> tarfile.TarInfo:
+        member.uid = member.gid = uid
+        return member
+
+    with tempfile.TemporaryFile() as archive:
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            tar.add(directory, arcname=".", filter=owned)
+        archive.seek(0)
+        box.load(archive)
 
 
 @app.command()

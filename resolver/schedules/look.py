@@ -1,56 +1,45 @@
-"""What a scheduled run finds before it works, on a scratch clone of the repository (host-side
-git, and the sandbox for the test command; nothing from the repository runs on the host)."""
+"""What a scheduled run finds before it works, on a private clone of the repository (host-side
+git on data only, and the sandbox for the test command; nothing from the repository runs on
+the host)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Final
 
 from resolver.agent import repo as git_repo
+from resolver.agent.repo import Clone
+from resolver.agent.session import load_repository
 from resolver.config import get_settings
 from resolver.runners import JobContext
 from resolver.schedules.prompts import Manifests, parse_manifests
-from sandbox import (
-    ExecResult,
-    open_sandbox,
-    policy_from_settings,
-    prepare_workspace,
-    read_repo_setup,
-    run_setup,
-    setup_failure,
-)
+from sandbox import ExecResult, open_sandbox, policy_from_settings, run_setup, setup_failure
 from sandbox.policy import WORKDIR
 
 TEST_CONFIG_KEY: Final = "test_command"
 
 
 @contextmanager
-def scratch_clone(job_id: int, url: str, env: dict[str, str] | None) -> Iterator[Path]:
-    """A full clone (every branch as `origin/…`) beside the job's workspace, removed after."""
+def scratch_clone(url: str, env: dict[str, str] | None) -> Iterator[Clone]:
+    """A private full clone (every branch as `origin/…`), removed after."""
     root = get_settings().sandbox_workspace_root
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = (root / f"schedule-{job_id}").resolve()
-    try:
-        git_repo.clone(url, path, None, env)
-        yield path
-    finally:
-        git_repo.remove(path)
+    with git_repo.private_clone(url, root, None, env) as clone:
+        yield clone
 
 
-def manifests(clone: Path, ref: str) -> Manifests:
+def manifests(clone: Clone, ref: str) -> Manifests:
     return parse_manifests(git_repo.git(clone, "ls-tree", "-r", ref))
 
 
-def others_pushed(clone: Path, ref: str, branch: str, bot_email: str) -> bool:
+def others_pushed(clone: Clone, ref: str, branch: str, bot_email: str) -> bool:
     """Whether a commit on `branch` (and not on `ref`) was authored or committed by anyone but
     the bot: a person pushed to it, or merged into it from the forge's web page."""
     emails = git_repo.git(clone, "log", "--format=%ae%n%ce", f"{ref}..origin/{branch}")
     return any(line.strip() and line.strip() != bot_email for line in emails.splitlines())
 
 
-def was_merged(clone: Path, ref: str, head: str | None) -> bool:
+def was_merged(clone: Clone, ref: str, head: str | None) -> bool:
     """Whether the bot's last pushed commit reached `ref`: merged, rebased or squashed. A commit
     the clone no longer has (its branch deleted) counts as merged: unsure, never block."""
     if not head or not _succeeds(clone, "cat-file", "-e", f"{head}^{{commit}}"):
@@ -63,7 +52,7 @@ def was_merged(clone: Path, ref: str, head: str | None) -> bool:
     return not changed or _succeeds(clone, "diff", "--quiet", head, ref, "--", *changed)
 
 
-def _succeeds(clone: Path, *args: str) -> bool:
+def _succeeds(clone: Clone, *args: str) -> bool:
     try:
         git_repo.git(clone, *args)
     except git_repo.RepoError:
@@ -71,7 +60,7 @@ def _succeeds(clone: Path, *args: str) -> bool:
     return True
 
 
-def find_test_command(clone: Path, ref: str, configured: str | None) -> str | None:
+def find_test_command(clone: Clone, ref: str, configured: str | None) -> str | None:
     """The schedule's test command, else `test_command` in the default branch's config."""
     if configured:
         return configured
@@ -80,14 +69,16 @@ def find_test_command(clone: Path, ref: str, configured: str | None) -> str | No
 
 
 def run_tests(
-    job_id: int, clone: Path, ref: str, command: str, ctx: JobContext
+    job_id: int, clone: Clone, ref: str, checkout: str | None, command: str, ctx: JobContext
 ) -> tuple[ExecResult, str | None]:
-    """Run the repository's setup, then `command`, in a sandbox on the clone's checkout.
-    Returns the test run and the setup's failure (the tests did not run) if any."""
+    """Run the repository's setup, then `command`, in a sandbox on a copy of the clone, checked
+    out at `checkout` (default: HEAD). Returns the test run and the setup's failure (the tests
+    did not run) if any."""
     settings = get_settings()
-    setup = read_repo_setup(clone, ref)
-    prepare_workspace(clone)
-    with open_sandbox(str(job_id), policy_from_settings(settings), clone) as sandbox:
+    setup = git_repo.read_setup(clone, ref)
+    policy = policy_from_settings(settings)
+    with open_sandbox(str(job_id), policy) as sandbox:
+        load_repository(sandbox, clone, policy, checkout)
         ctx.on_cancel.append(sandbox.interrupt)
         try:
             if setup is not None:

@@ -4,12 +4,12 @@ one note the bot leaves when someone else has taken its branch over."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, update
 
 from resolver import providers
+from resolver.agent.repo import Clone
 from resolver.callbacks import publish_callback
 from resolver.config import get_settings
 from resolver.db import session_scope
@@ -29,7 +29,7 @@ def find(
     full_name: str,
     schedule_id: int,
     remembered: Remembered,
-    clone: Path,
+    clone: Clone,
     ref: str,
 ) -> tuple[Finding, providers.PullInfo | None]:
     """What became of the pull request the schedule remembers as open (the open one, if so)."""

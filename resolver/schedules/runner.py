@@ -17,13 +17,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from resolver import jobs, providers
 from resolver.agent import repo as git_repo
+from resolver.agent.repo import Clone
 from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
-from resolver.agent.task import AgentResult, TriggerContext
+from resolver.agent.task import TriggerContext
 from resolver.branches import BRANCH_PREFIX, slugify
 from resolver.callback_errors import CallbackError
 from resolver.db import session_scope
@@ -126,7 +126,7 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
     forge = providers.forge(forge_name, run.trigger, run.requester_id)
     repo = forge.repository(full_name)
     env = forge.git_env(repo.clone_url)
-    with look.scratch_clone(run.job_id, repo.clone_url, env) as clone:
+    with look.scratch_clone(repo.clone_url, env) as clone:
         ref = git_repo.default_ref(clone)
         found = _find(run, forge, full_name, clone, ref)
         decision = decide(run.remembered, found.finding, found.inputs)
@@ -158,7 +158,7 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
 
 
 def _find(
-    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Path, ref: str
+    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Clone, ref: str
 ) -> Found:
     manifests = look.manifests(clone, ref)
     inputs = Inputs(
@@ -216,7 +216,7 @@ def _plan(
 
 
 def _check_tests(
-    run: ScheduledRun, ctx: JobContext, clone: Path, ref: str, plan: Plan, inputs: str
+    run: ScheduledRun, ctx: JobContext, clone: Clone, ref: str, plan: Plan, inputs: str
 ) -> RunResult | str:
     """Run the test command on what the agent would work on: a result when there is nothing
     to fix (or no command), else the failing run as context for the agent."""
@@ -227,9 +227,7 @@ def _check_tests(
             "in the default branch's .resolver/config.yml"
         )
         return RunResult(JobState.FAILED, Outcome.COULD_NOT, error=error)
-    if plan.checkout:
-        git_repo.git(clone, "checkout", "-q", plan.checkout)
-    done, setup_failed = look.run_tests(run.job_id, clone, ref, command, ctx)
+    done, setup_failed = look.run_tests(run.job_id, clone, ref, plan.checkout, command, ctx)
     _record_tests(run.job_id, command, done.exit_code, done.output)
     if setup_failed is not None:
         reason = f"The repository's setup failed, so the tests did not run. {setup_failed}"
@@ -281,7 +279,7 @@ def _work(
             remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
             pulls.remember(run.schedule_id, remembered)
         details = {"action": decision.action.value, "inputs": inputs}
-    outcome = run_result(done.agent, done.diff)
+    outcome = run_result(done.agent, done.diff, done.notes)
     result = {**outcome.result, "schedule": details}
     return RunResult(outcome.state, outcome.outcome, outcome.error, result)
 
@@ -302,19 +300,13 @@ def _pushing(
         branch=run.branch,
         earlier=None,
     )
+
+    def noted(branch: str, head: str) -> None:
+        pushed.update(branch=branch, head=head)
+        log(logger, logging.INFO, "schedule.pushed", job=run.job_id, branch=branch)
+
     # Nobody asked for a scheduled run, so nobody is credited as its co-author.
-    push_branch = push(snapshot, plan, env, NO_CO_AUTHOR)
-
-    def after(workspace: Path, agent: AgentResult) -> None:
-        before = git_repo.git(workspace, "rev-parse", "HEAD").strip()
-        push_branch(workspace, agent)
-        head = git_repo.git(workspace, "rev-parse", "HEAD").strip()
-        if head != before:
-            branch = git_repo.git(workspace, "rev-parse", "--abbrev-ref", "HEAD").strip()
-            pushed.update(branch=branch, head=head)
-            log(logger, logging.INFO, "schedule.pushed", job=run.job_id, branch=branch)
-
-    return after
+    return push(snapshot, plan, env, NO_CO_AUTHOR, on_pushed=noted)
 
 
 register(SOURCE, run_scheduled)

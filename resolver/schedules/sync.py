@@ -1,16 +1,14 @@
 """Following `.resolver/schedules.yml` on a repository's default branch.
 
-The file is read from a shallow clone made with the forge's credentials (`git show`, never
-a checkout), and applied to the repository's file schedules. The beat re-reads each followed
-repository every SYNC_EVERY; `resolver schedules sync` reads one now.
+The file is read from a private shallow clone made with the forge's credentials (`git show`;
+such a clone has no work tree), and applied to the repository's file schedules. The beat
+re-reads each followed repository every SYNC_EVERY; `resolver schedules sync` reads one now.
 """
 
 from __future__ import annotations
 
 import logging
-import tempfile
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any, Final
 
 from sqlalchemy import or_, select, update
@@ -19,6 +17,7 @@ from sqlalchemy.orm import Session
 from resolver import providers
 from resolver.agent import repo as git_repo
 from resolver.callback_errors import CallbackError
+from resolver.config import get_settings
 from resolver.db import session_scope
 from resolver.logs import log, redact
 from resolver.models import ScheduleRepo, utcnow
@@ -37,16 +36,10 @@ def forge_context(installation_id: int | None) -> dict[str, Any]:
     return {} if installation_id is None else {"installation_id": installation_id}
 
 
-def read_file(clone: Path, ref: str) -> ScheduleFile:
+def read_file(clone: git_repo.Clone, ref: str) -> ScheduleFile:
     """The schedules file at `ref` of a clone; no file is no schedules."""
     text = git_repo.show(clone, ref, FILE_PATH)
     return EMPTY if text is None else parse_file(text)
-
-
-def shallow_clone(url: str, dest: Path, env: dict[str, str] | None) -> None:
-    """The default branch's newest commit only, without a checkout."""
-    argv = ["clone", "--quiet", "--depth", "1", "--no-checkout", "--", url, str(dest)]
-    git_repo.git(dest.parent, *argv, env=env)
 
 
 def sync_repo(repo_id: int) -> list[str]:
@@ -76,9 +69,9 @@ def _fetch(spec: str, context: dict[str, Any], user_id: int | None) -> ScheduleF
     forge_name, full_name = parse_repo_spec(spec)
     forge = providers.forge(forge_name, context, user_id)
     info = forge.repository(full_name)
-    with tempfile.TemporaryDirectory(prefix="resolver-schedules-") as scratch:
-        clone = Path(scratch) / "repo"
-        shallow_clone(info.clone_url, clone, forge.git_env(info.clone_url))
+    root = get_settings().sandbox_workspace_root
+    auth = forge.git_env(info.clone_url)
+    with git_repo.private_clone(info.clone_url, root, None, auth, shallow=True) as clone:
         return read_file(clone, "HEAD")
 
 

@@ -297,13 +297,20 @@ def test_a_failed_setup_is_reported_and_the_agent_does_not_start(
     assert llm_server.requests == []
 
 
-def test_the_workspace_is_removed_afterwards(
+def test_the_clone_sandbox_and_workspace_are_removed_afterwards(
     job_id: int, source_repo: Path, llm_server: ScriptedLLMServer, agent_env: AgentEnv
 ) -> None:
+    from sandbox.engine import client
+    from sandbox.naming import LABEL_JOB
+
     llm_server.push(finish("answered", "ok"))
-    result = session(job_id, source_repo)
-    assert not result.workspace.exists()
-    assert result.workspace.parent == (agent_env.tmp / "workspaces").resolve()
+    session(job_id, source_repo)
+    root = agent_env.tmp / "workspaces"
+    assert list(root.iterdir()) == []
+    assert root.stat().st_mode & 0o777 == 0o700
+    labelled = {"label": f"{LABEL_JOB}={job_id}"}
+    assert client().api.containers(all=True, filters=labelled) == []
+    assert client().api.volumes(filters=labelled).get("Volumes") in (None, [])
 
 
 def test_a_long_history_is_condensed_at_the_threshold(

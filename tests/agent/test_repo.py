@@ -1,4 +1,4 @@
-"""Host-side git: clone, the default branch's instructions and config, and the diff."""
+"""Host-side git: the private clone, the default branch's files, and a change written as data."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from resolver.agent import repo as git_repo
+from sandbox import Change, ChangedFile
 from tests.agent.conftest import git, make_repo
 
 
@@ -16,6 +17,7 @@ def origin(tmp_path: Path) -> Path:
         tmp_path / "origin",
         {
             "app.py": "x = 1\n",
+            "old.txt": "gone soon\n",
             ".resolver/instructions.md": "Run make test.\n",
             ".resolver/config.yml": "max_iterations: 7\n",
         },
@@ -27,37 +29,101 @@ def origin(tmp_path: Path) -> Path:
     return repo
 
 
-def test_a_pull_request_branch_reads_the_default_branchs_config(
+@pytest.fixture
+def clone(origin: Path, tmp_path: Path) -> git_repo.Clone:
+    return git_repo.clone(str(origin), tmp_path / "clones" / "one")
+
+
+def test_a_clone_has_no_work_tree_and_reads_the_default_branch(
     origin: Path, tmp_path: Path
 ) -> None:
-    clone = tmp_path / "work"
-    git_repo.clone(str(origin), clone, branch="pr")
+    clone = git_repo.clone(str(origin), tmp_path / "work", branch="pr")
+    assert sorted(path.name for path in clone.path.iterdir()) == [".git"]
+    assert not (clone.git_dir / "index").exists()
     ref = git_repo.default_ref(clone)
     assert ref == "origin/main"
-    assert (clone / ".resolver/config.yml").read_text() == "max_iterations: 700\n"
+    assert git_repo.show(clone, "HEAD", ".resolver/config.yml") == "max_iterations: 700\n"
     assert git_repo.repo_config(clone, ref) == {"max_iterations": 7}
     assert git_repo.repo_instructions(clone, ref) == "Run make test.\n"
     assert git_repo.show(clone, ref, "missing.md") is None
 
 
+def test_a_file_too_large_to_read_counts_as_missing(origin: Path, tmp_path: Path) -> None:
+    (origin / "big.md").write_text("x" * (git_repo.MAX_SHOWN_BYTES + 1))
+    git(origin, "add", "big.md")
+    git(origin, "-c", "user.name=t", "-c", "user.email=t@e.x", "commit", "-qm", "big")
+    clone = git_repo.clone(str(origin), tmp_path / "work")
+    assert git_repo.show(clone, "HEAD", "big.md") is None
+
+
 def test_bad_config_is_explained(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "bad", {".resolver/config.yml": "- a list\n"})
+    clone = git_repo.clone(str(repo), tmp_path / "work")
     with pytest.raises(git_repo.RepoError, match="must be a mapping"):
-        git_repo.repo_config(repo, "HEAD")
+        git_repo.repo_config(clone, "HEAD")
 
 
-def test_diff_has_new_and_changed_files_but_no_caches(origin: Path, tmp_path: Path) -> None:
-    clone = tmp_path / "work"
-    git_repo.clone(str(origin), clone)
-    (clone / "app.py").write_text("x = 2\n")
-    (clone / "new.py").write_text("y = 1\n")
-    (clone / "__pycache__").mkdir()
-    (clone / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\x00junk")
-    index_before = (clone / ".git" / "index").read_bytes()
-    diff = git_repo.working_diff(clone)
-    assert "-x = 1\n+x = 2" in diff and "+++ b/new.py" in diff
-    assert "pycache" not in diff
-    assert (clone / ".git" / "index").read_bytes() == index_before
+def test_a_change_becomes_a_tree_and_a_commit_without_a_work_tree(
+    clone: git_repo.Clone, origin: Path
+) -> None:
+    base = git_repo.head(clone)
+    change = Change(
+        files=(
+            ChangedFile("app.py", "100644", b"x = 2\n"),
+            ChangedFile("bin/run", "100755", b"#!/bin/sh\n"),
+            ChangedFile("link", "120000", b"/etc/passwd"),
+        ),
+        deleted=("old.txt",),
+    )
+    tree = git_repo.apply_change(clone, base, change)
+    assert tree is not None
+    listing = git_repo.git(clone, "ls-tree", "-r", tree)
+    assert "100755 blob" in listing and "bin/run" in listing
+    assert "120000 blob" in listing and "old.txt" not in listing
+    diff = git_repo.diff(clone, base, tree)
+    assert "-x = 1\n+x = 2" in diff and "+/etc/passwd" in diff
+    sha = git_repo.commit(clone, tree, base, "Change\n", ("resolver", "resolver@users.noreply"))
+    git_repo.push(clone, sha, "resolver/one", force=False, auth=None)
+    assert git(origin, "show", "resolver/one:link") == "/etc/passwd"
+    assert sorted(path.name for path in clone.path.iterdir()) == [".git"]
+
+
+def test_a_change_that_restores_the_base_is_no_change(clone: git_repo.Clone) -> None:
+    base = git_repo.head(clone)
+    same = Change(files=(ChangedFile("app.py", "100644", b"x = 1\n"),))
+    assert git_repo.apply_change(clone, base, same) is None
+    assert git_repo.diff(clone, base, None) == ""
+
+
+def test_a_long_diff_is_cut(clone: git_repo.Clone) -> None:
+    base = git_repo.head(clone)
+    body = b"".join(b"line %d\n" % n for n in range(60_000))
+    tree = git_repo.apply_change(clone, base, Change(files=(ChangedFile("a", "100644", body),)))
+    diff = git_repo.diff(clone, base, tree)
+    assert len(diff) < git_repo.MAX_DIFF_BYTES + 200 and "the rest is cut" in diff
+
+
+def test_git_on_the_host_ignores_the_users_config_and_other_protocols(
+    origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "fired"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(f"[core]\n\tfsmonitor = touch {marker}; false\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'core.hooksPath'='{tmp_path}'")
+    clone = git_repo.clone(str(origin), tmp_path / "work")
+    git_repo.default_ref(clone)
+    assert not marker.exists()
+    with pytest.raises(git_repo.RepoError, match="local path or an http"):
+        git_repo.clone("ssh://git@example.invalid/repo.git", tmp_path / "ssh")
+
+
+def test_the_private_root_is_made_private(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir(mode=0o755)
+    root.chmod(0o755)
+    assert git_repo.private_root(root).stat().st_mode & 0o777 == 0o700
 
 
 def test_clone_failure_names_the_step(tmp_path: Path) -> None:

@@ -5,27 +5,28 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from resolver.agent.repo import Clone
 from resolver.agent.session import SessionRequest, build_task
 from resolver.config import Settings
 
 
-def repo_with_config(path: Path, config: str) -> Path:
+def repo_with_config(path: Path, config: str) -> Clone:
     (path / ".resolver").mkdir(parents=True)
     (path / ".resolver" / "config.yml").write_text(config)
     ident = ["-c", "user.name=t", "-c", "user.email=t@example.test"]
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
     subprocess.run(["git", "-C", str(path), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(path), *ident, "commit", "-qm", "init"], check=True)
-    return path
+    return Clone(path, str(path))
 
 
 def test_a_schedules_limits_only_ever_lower_the_configured_ones(tmp_path: Path) -> None:
     settings = Settings(_env_file=None, llm_max_iterations=50, llm_max_cost_usd=4.0)
-    workspace = repo_with_config(tmp_path / "repo", "max_iterations: 30\n")
+    clone = repo_with_config(tmp_path / "repo", "max_iterations: 30\n")
 
     def limits(**caps: float) -> tuple[int, float]:
         request = SessionRequest(job_id=1, repo="-", instruction="go", **caps)  # type: ignore[arg-type]
-        task = build_task(request, settings, workspace, "HEAD")
+        task = build_task(request, settings, clone, "HEAD")
         return task.limits.max_iterations, task.limits.max_cost_usd
 
     assert limits() == (30, 4.0)
