@@ -21,7 +21,7 @@ def test_a_sandbox_that_cannot_start_points_the_operator_at_doctor() -> None:
     ended = ended_by(SandboxError("the Docker engine is not running"))
     assert (ended.state, ended.outcome) == (JobState.FAILED, Outcome.ERROR)
     assert ended.error == (
-        "the sandbox could not start (the Docker engine is not running); "
+        "the sandbox failed (the Docker engine is not running); "
         "an operator can run `resolver doctor`"
     )
 

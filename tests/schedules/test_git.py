@@ -12,7 +12,7 @@ from resolver.agent import repo as git_repo
 from resolver.db import session_scope
 from resolver.schedules.look import find_test_command, manifests, others_pushed, was_merged
 from resolver.schedules.store import find_schedule, repository
-from resolver.schedules.sync import claim_stale, read_file, shallow_clone, sync_repo
+from resolver.schedules.sync import claim_stale, read_file, sync_repo
 from tests.conftest import ResolverEnv, reset_caches
 from tests.e2e.github_flow import github_settings
 from tests.github_edge.conftest import INSTALLATION_ID, REPO
@@ -45,10 +45,8 @@ def origin(tmp_path: Path) -> tuple[Path, Path]:
     return bare, work
 
 
-def fresh_clone(bare: Path, tmp_path: Path, name: str = "look") -> Path:
-    path = tmp_path / name
-    git_repo.clone(str(bare), path)
-    return path
+def fresh_clone(bare: Path, tmp_path: Path, name: str = "look") -> git_repo.Clone:
+    return git_repo.clone(str(bare), tmp_path / name)
 
 
 def test_only_the_bots_commits_leave_the_branch_the_bots(
@@ -167,7 +165,7 @@ def test_a_broken_schedules_file_is_kept_as_the_repositorys_sync_error(
 
 def test_a_local_shallow_clone_reads_the_file_without_a_checkout(tmp_path: Path) -> None:
     bare = create_bare_repo(tmp_path / "git", "o/r", {".resolver/schedules.yml": SCHEDULES_FILE})
-    clone = tmp_path / "shallow"
-    shallow_clone(f"file://{bare}", clone, None)
+    clone = git_repo.clone(f"file://{bare}", tmp_path / "shallow", shallow=True)
     assert [s.name for s in read_file(clone, "HEAD").schedules] == ["tidy"]
-    assert not (clone / ".resolver").exists()
+    assert sorted(path.name for path in clone.path.iterdir()) == [".git"]
+    assert git_repo.git(clone, "rev-list", "--count", "HEAD").strip() == "1"
