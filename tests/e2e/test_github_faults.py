@@ -152,7 +152,9 @@ def test_a_setup_out_of_memory_fails_the_job_with_a_clear_message(
         collaborators={"alice": "write"},
         bare=bare,
     )
-    settings = {**github_settings(github_api, key_file), "RESOLVER_SANDBOX_MEMORY": "64m"}
+    # The container's limit is the memory plus the workspace (tmpfs) on top: both small here.
+    small = {"RESOLVER_SANDBOX_MEMORY": "64m", "RESOLVER_SANDBOX_WORKSPACE_SIZE": "32m"}
+    settings = {**github_settings(github_api, key_file), **small}
     with running_stack(resolver_env, tmp_path, **settings) as stack:
         stack.link("alice", "github", str(ALICE_ID), "alice")
         stack.start_worker()
