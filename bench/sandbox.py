@@ -1,5 +1,6 @@
 """Sandbox figures: exec latency against the `docker exec` CLI, cold start against a warm claim,
-and the memory of idle sandboxes. Run with `uv run python bench/sandbox.py`.
+taking a change out (exporter, stop, checked read) against the old host-side `git diff`, and
+the memory of idle sandboxes. Run with `uv run python bench/sandbox.py`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
 
-from sandbox import Sandbox, SandboxPolicy, WarmPool, ensure_image, open_sandbox  # noqa: E402
+from sandbox import (  # noqa: E402
+    ExportLimits,
+    Sandbox,
+    SandboxPolicy,
+    WarmPool,
+    ensure_image,
+    open_sandbox,
+)
 
 MEMORY_USAGE = (
     "cat /sys/fs/cgroup/memory/memory.usage_in_bytes 2>/dev/null"
@@ -67,15 +75,15 @@ def exec_latency(box: Sandbox, count: int) -> list[str]:
     return lines
 
 
-def start_latency(policy: SandboxPolicy, root: Path, count: int) -> list[str]:
+def start_latency(policy: SandboxPolicy, count: int) -> list[str]:
     """A cold create-and-start against a claim from a full warm pool."""
     cold: list[float] = []
     for n in range(count):
         started = time.perf_counter()
-        box = open_sandbox(f"bench-cold-{n}", policy, workspace_root=root)
+        box = open_sandbox(f"bench-cold-{n}", policy)
         cold.append(time.perf_counter() - started)
         box.__exit__(None, None, None)
-    pool = WarmPool(policy, count, root)
+    pool = WarmPool(policy, count)
     try:
         while pool.ready() < count:
             time.sleep(0.1)
@@ -92,13 +100,45 @@ def start_latency(policy: SandboxPolicy, root: Path, count: int) -> list[str]:
     return [row("cold start (create + start)", cold), row("warm pool claim", warm)]
 
 
-def idle_memory(policy: SandboxPolicy, root: Path, count: int) -> list[str]:
+# A repository of 200 files, and a change of ten: five edited, four new, one deleted.
+REPO = """
+set -e
+git init -q -b main . && git config user.name b && git config user.email b@e.x
+for n in $(seq 200); do mkdir -p d$((n % 10)); seq $n > d$((n % 10))/f$n.txt; done
+git add -A && git commit -qm base && git ls-tree -r -z --full-tree HEAD > /tmp/listing
+"""
+CHANGE = "for n in 1 2 3 4 5; do echo x >> d$n/f$n.txt; echo y > new$n.txt; done; rm d0/f10.txt"
+
+
+def export_latency(policy: SandboxPolicy, root: Path, count: int) -> list[str]:
+    """Taking a ten-file change out of a stopped sandbox, against the host-side `git add -N`
+    and `git diff` the worker ran on the bind-mounted workspace before."""
+    ours: list[float] = []
+    for n in range(count):
+        box = open_sandbox(f"bench-export-{n}", policy)
+        with box:
+            box.run(REPO + CHANGE)
+            listing = box.run("cat /tmp/listing").output.encode()
+            started = time.perf_counter()
+            box.export(listing, ExportLimits())
+            ours.append(time.perf_counter() - started)
+    repo = root / "repo"
+    repo.mkdir()
+    subprocess.run(["bash", "-c", REPO], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["bash", "-c", CHANGE], cwd=repo, check=True)
+    old: list[float] = []
+    for _ in range(count):
+        started = time.perf_counter()
+        subprocess.run(["git", "add", "-N", "--all", "."], cwd=repo, check=True)
+        subprocess.run(["git", "diff", "HEAD"], cwd=repo, check=True, capture_output=True)
+        old.append(time.perf_counter() - started)
+    return [row("change out (export) vs host diff", ours, old)]
+
+
+def idle_memory(policy: SandboxPolicy, count: int) -> list[str]:
     """The memory cgroup usage of `count` idle sandboxes, read from inside each."""
     with ExitStack() as stack:
-        boxes = [
-            stack.enter_context(open_sandbox(f"bench-idle-{n}", policy, workspace_root=root))
-            for n in range(count)
-        ]
+        boxes = [stack.enter_context(open_sandbox(f"bench-idle-{n}", policy)) for n in range(count)]
         time.sleep(1)
         usages = [int(box.run(MEMORY_USAGE).output.split()[0]) for box in boxes]
     mib = 1024 * 1024
@@ -120,13 +160,15 @@ def main() -> None:
         root = Path(scratch)
         print(HEADER)
         print("-" * len(HEADER))
-        with open_sandbox("bench-exec", policy, workspace_root=root) as box:
+        with open_sandbox("bench-exec", policy) as box:
             for line in exec_latency(box, args.execs):
                 print(line)
-        for line in start_latency(policy, root, args.starts):
+        for line in start_latency(policy, args.starts):
+            print(line)
+        for line in export_latency(policy, root, args.starts):
             print(line)
         print()
-        for line in idle_memory(policy, root, args.idle):
+        for line in idle_memory(policy, args.idle):
             print(line)
 
 
