@@ -162,6 +162,15 @@ def test_alternates_reach_another_repositorys_objects(
     assert run_git("-C", str(repo), "cat-file", "-p", secret_blob) == "private\n"
 
 
+def test_a_symlinked_ref_reads_another_repositorys_branch(
+    planted: Callable[[str], tuple[Path, Targets, GitHttpServer, Path]],
+) -> None:
+    repo, _, _, other = planted("refs")
+    theirs = run_git("--git-dir", str(other), "rev-parse", "main").strip()
+    listed = run_git("-C", str(repo), "for-each-ref", "--format=%(refname) %(objectname)")
+    assert f"refs/heads/leak {theirs}" in listed
+
+
 def test_a_symlinked_index_reads_a_host_file(
     planted: Callable[[str], tuple[Path, Targets, GitHttpServer, Path]],
 ) -> None:

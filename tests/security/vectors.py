@@ -95,6 +95,11 @@ def plants(targets: Targets) -> dict[str, str]:
         "alternates": (
             f"echo {shlex.quote(str(targets.other_objects))} > .git/objects/info/alternates"
         ),
+        "refs": (
+            "mkdir -p .git/refs/heads && ln -sf "
+            f"{shlex.quote(str(targets.other_objects.parent / 'refs/heads/main'))} "
+            ".git/refs/heads/leak"
+        ),
         "index": f"rm -f .git/index && ln -s {shlex.quote(str(targets.host_secret))} .git/index",
     }
 
