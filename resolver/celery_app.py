@@ -60,8 +60,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             },
             "reap-sandboxes": {
                 "task": "resolver.reap_sandboxes",
-                "schedule": 300.0,
-                "options": {"queue": DEFAULT_QUEUE, "expires": 600},
+                "schedule": float(settings.sandbox_reap_interval),
+                "options": {"queue": DEFAULT_QUEUE, "expires": settings.sandbox_reap_interval * 2},
             },
             # Due schedules are recorded once per slot whichever beat ticks (the run's key).
             "schedules-tick": {

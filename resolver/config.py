@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -161,6 +163,17 @@ class Settings(BaseSettings):
     sandbox_max_age: int = Field(
         default=7200, ge=60, description="Seconds after which the reaper removes a sandbox."
     )
+    sandbox_reap_interval: int = Field(
+        default=60,
+        ge=5,
+        description="Seconds between reaper sweeps; a dead worker's sandbox goes within one "
+        "sweep of its job's lease running out.",
+    )
+    deployment_id: str | None = Field(
+        default=None,
+        description="Marks this deployment's sandboxes, so its reaper touches no others on a "
+        "shared engine; default: derived from the database URL.",
+    )
     sandbox_output_limit: int = Field(
         default=30_000, ge=1000, description="Characters of command output kept per call."
     )
@@ -244,6 +257,19 @@ class Settings(BaseSettings):
         if not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must start with redis://, rediss:// or unix://")
         return value
+
+    @property
+    def deployment(self) -> str:
+        """RESOLVER_DEPLOYMENT_ID, or a stable id derived from the database (its password left
+        out): two deployments on one engine have different databases."""
+        if self.deployment_id:
+            return self.deployment_id
+        parts = urlsplit(self.database_url)
+        if parts.scheme.startswith("sqlite"):
+            where = str(Path(parts.path.removeprefix("/")).resolve())
+        else:
+            where = f"{parts.hostname}:{parts.port}{parts.path}"
+        return hashlib.sha256(f"{parts.scheme}|{where}".encode()).hexdigest()[:12]
 
     @property
     def fernet_keys(self) -> list[str]:

@@ -241,18 +241,26 @@ def retry_job(session: Session, job: Job) -> None:
     job.cancel_requested = False
 
 
-def is_finished(job_id: str | int) -> bool:
-    """Whether the job is in a terminal state (or gone). Used by the sandbox reaper."""
+def sandbox_is_stale(job_id: str, owner: str | None) -> bool:
+    """Whether a sandbox of this deployment should go: its job has ended, or the attempt that
+    started it (`owner`) no longer holds the job's lease (its worker died and another attempt
+    took over, or will). A job id this database does not know is left to the maximum age."""
     from resolver.db import session_scope
 
     try:
         key = int(job_id)
     except ValueError:
-        # Not one of our job ids (a CLI or test sandbox): leave it to the maximum age.
-        return False
+        return False  # not one of our job ids (a CLI or test sandbox)
     with session_scope() as session:
         job = session.get(Job, key)
-        return job is None or is_terminal(JobState(job.state))
+        if job is None:
+            return False
+        if is_terminal(JobState(job.state)):
+            return True
+        if owner is None:
+            return False
+        expired = job.lease_expires_at is not None and job.lease_expires_at < utcnow()
+        return job.lease_owner != owner or expired
 
 
 def new_message_id() -> str:

@@ -22,9 +22,13 @@ class RunResult:
 
 @dataclass
 class JobContext:
-    """Handed to a runner: the job id and a flag set when the job should stop."""
+    """Handed to a runner: the job id, the lease owner running it, and a flag set when the job
+    should stop."""
 
     job_id: int
+    owner: str | None = None
+    """The lease owner of this attempt; its sandboxes carry it, so the reaper can tell when
+    another attempt has taken the job over."""
     cancelled: threading.Event = field(default_factory=threading.Event)
     on_cancel: list[Callable[[], None]] = field(default_factory=list)
 

@@ -127,7 +127,7 @@ def execute(job_id: int) -> None:
             log(logger, logging.INFO, "job.skipped", job=job_id)
             return
         source = job.source
-    ctx = JobContext(job_id)
+    ctx = JobContext(job_id, owner)
     heartbeat = _Heartbeat(ctx, owner, settings.lease_seconds, settings.status_interval)
     heartbeat.start()
     log(logger, logging.INFO, "job.started", job=job_id, source=source)
@@ -171,4 +171,5 @@ def reconcile_task() -> list[int]:
 def reap_sandboxes() -> list[str]:
     from sandbox import reap
 
-    return list(reap(jobs.is_finished, get_settings().sandbox_max_age))
+    settings = get_settings()
+    return list(reap(jobs.sandbox_is_stale, settings.sandbox_max_age, settings.deployment))

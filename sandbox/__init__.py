@@ -13,7 +13,7 @@ from sandbox.launch import open_sandbox
 from sandbox.naming import SandboxInfo
 from sandbox.policy import ExecResult, SandboxPolicy, policy_from_settings
 from sandbox.pool import WarmPool
-from sandbox.reaper import PeriodicReaper, list_sandboxes, reap
+from sandbox.reaper import PeriodicReaper, list_sandboxes, reap, remove_all
 from sandbox.session import Sandbox
 from sandbox.setup import RepoSetup, RepoSetupError, parse_repo_config, run_setup, setup_failure
 
@@ -40,6 +40,7 @@ __all__ = [
     "parse_repo_config",
     "policy_from_settings",
     "reap",
+    "remove_all",
     "run_setup",
     "setup_failure",
 ]

@@ -42,9 +42,11 @@ def host_config_args(policy: SandboxPolicy, volume: str, network_mode: str) -> d
     }
 
 
-def start_container(policy: SandboxPolicy, name: str, volume: str, job_id: str | None) -> str:
-    """Create and start a container on the workspace `volume`; return its id. Nothing is left
-    behind if a step fails."""
+def start_container(
+    policy: SandboxPolicy, name: str, volume: str, job_id: str | None, owner: str | None = None
+) -> str:
+    """Create and start a container on the workspace `volume`, labelled with its job and the
+    attempt (`owner`) that started it; return its id. Nothing is left behind if a step fails."""
     api = client().api
     mode = _network_mode(policy)
     with engine_errors("create sandbox"):
@@ -54,7 +56,7 @@ def start_container(policy: SandboxPolicy, name: str, volume: str, job_id: str |
             user=f"{policy.user}:{policy.user}",
             working_dir=WORKDIR,
             hostname=HOSTNAME,
-            labels=build_labels(job_id, volume, datetime.now(UTC)),
+            labels=build_labels(job_id, volume, datetime.now(UTC), policy.deployment, owner),
             host_config=api.create_host_config(**host_config_args(policy, volume, mode)),
         )["Id"]
     try:

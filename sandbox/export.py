@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from docker.utils.socket import frames_iter
 
@@ -68,20 +68,24 @@ exec tar -c -f - --format=pax --no-recursion --hard-dereference --null \
 """
 
 
+class Exported(Protocol):
+    """The sandbox whose workspace is exported."""
+
+    job_id: str
+    volume: str
+    policy: SandboxPolicy
+    owner: str | None
+
+
 def export_change(
-    policy: SandboxPolicy,
-    job_id: str,
-    volume: str,
-    stop_agent: Callable[[], int],
-    listing: bytes,
-    limits: ExportLimits,
+    box: Exported, stop_agent: Callable[[], int], listing: bytes, limits: ExportLimits
 ) -> Change:
-    """Start the exporter on `volume`, call `stop_agent()` (which kills the agent's container and
-    returns how many stray processes it had), then read the change out of the exporter."""
-    exporter = _start_exporter(policy, job_id, volume)
+    """Start the exporter on the sandbox's volume, call `stop_agent()` (which kills the agent's
+    container and returns how many stray processes it had), then read the change out."""
+    exporter = _start_exporter(box)
     try:
         stopped = stop_agent()
-        change = _read(exporter, policy.user, listing, limits)
+        change = _read(exporter, box.policy.user, listing, limits)
     finally:
         remove_container(exporter)
     return replace(change, stopped_processes=stopped)
@@ -108,10 +112,11 @@ def is_running(container_id: str) -> bool:
     return bool(state.get("Running")) and not state.get("Paused")
 
 
-def _start_exporter(policy: SandboxPolicy, job_id: str, volume: str) -> str:
+def _start_exporter(box: Exported) -> str:
     api = client().api
+    policy = box.policy
     host_config = api.create_host_config(
-        binds={volume: {"bind": WORKDIR, "mode": "ro"}},
+        binds={box.volume: {"bind": WORKDIR, "mode": "ro"}},
         network_mode="none",
         cap_drop=["ALL"],
         security_opt=["no-new-privileges:true"],
@@ -126,10 +131,12 @@ def _start_exporter(policy: SandboxPolicy, job_id: str, volume: str) -> str:
     with engine_errors("create exporter"):
         container_id: str = api.create_container(
             policy.image,
-            name=job_name(new_token(), job_id),
+            name=job_name(new_token(), box.job_id),
             user=f"{policy.user}:{policy.user}",
             working_dir=WORKDIR,
-            labels=build_labels(job_id, volume, datetime.now(UTC)),
+            labels=build_labels(
+                box.job_id, box.volume, datetime.now(UTC), policy.deployment, box.owner
+            ),
             host_config=host_config,
         )["Id"]
     try:

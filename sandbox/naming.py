@@ -17,6 +17,8 @@ LABEL_JOB: Final = "resolver.job"
 LABEL_CREATED: Final = "resolver.created"
 LABEL_WORKSPACE: Final = "resolver.workspace"
 LABEL_POOL: Final = "resolver.pool"
+LABEL_OWNER: Final = "resolver.owner"
+LABEL_DEPLOYMENT: Final = "resolver.deployment"
 
 _JOB_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _JOB_NAME: Final = re.compile(r"resolver-job-[0-9a-f]{8}-(?P<job>.+)")
@@ -33,6 +35,8 @@ class SandboxInfo:
     created: datetime
     workspace: str | None
     """The name of its workspace volume."""
+    owner: str | None = None
+    """The job attempt (lease owner) that started it."""
 
     @property
     def job_id(self) -> str | None:
@@ -67,11 +71,19 @@ def job_of(name: str) -> str | None:
     return match["job"] if match else None
 
 
-def build_labels(job_id: str | None, volume: str, created: datetime) -> dict[str, str]:
+def build_labels(
+    job_id: str | None,
+    volume: str,
+    created: datetime,
+    deployment: str = "",
+    owner: str | None = None,
+) -> dict[str, str]:
     labels = {
         LABEL_JOB: job_id or "",
         LABEL_CREATED: created.astimezone(UTC).isoformat(timespec="seconds"),
         LABEL_WORKSPACE: volume,
+        LABEL_DEPLOYMENT: deployment,
+        LABEL_OWNER: owner or "",
     }
     if job_id is None:
         labels[LABEL_POOL] = "1"
@@ -88,6 +100,7 @@ def parse_info(summary: Mapping[str, Any]) -> SandboxInfo:
         state=str(summary.get("State", "")),
         created=_parse_created(labels.get(LABEL_CREATED, "")),
         workspace=labels.get(LABEL_WORKSPACE) or None,
+        owner=labels.get(LABEL_OWNER) or None,
     )
 
 
@@ -100,10 +113,13 @@ def _parse_created(value: str) -> datetime:
     return created if created.tzinfo else created.replace(tzinfo=UTC)
 
 
-def should_reap(
-    info: SandboxInfo, now: datetime, max_age: float, is_job_finished: Callable[[str], bool]
-) -> bool:
-    """Reap a dead container, one past the maximum age, or one whose job has finished."""
+IsStale = Callable[[str, str | None], bool]
+"""Whether a job's sandbox started by an attempt (job id, lease owner) should go."""
+
+
+def should_reap(info: SandboxInfo, now: datetime, max_age: float, is_stale: IsStale) -> bool:
+    """Reap a dead container, one past the maximum age, or one whose job has ended or whose
+    attempt no longer holds the job."""
     if info.state in DEAD_STATES or info.age(now) > max_age:
         return True
-    return info.job_id is not None and is_job_finished(info.job_id)
+    return info.job_id is not None and is_stale(info.job_id, info.owner)

@@ -34,6 +34,8 @@ class SandboxPolicy:
     """The cap on /workspace (a tmpfs volume; the container's memory limit grows by as much)."""
     user: int = AGENT_UID
     read_only: bool = True
+    deployment: str = ""
+    """Labels every container and volume, so a reaper touches only its own deployment's."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ def policy_from_settings(settings: Settings) -> SandboxPolicy:
         network=settings.sandbox_network,
         memory=settings.sandbox_memory,
         workspace_size=settings.sandbox_workspace_size,
+        deployment=settings.deployment,
         pids=settings.sandbox_pids,
         cpus=settings.sandbox_cpus,
         output_limit=settings.sandbox_output_limit,

@@ -94,7 +94,7 @@ class WarmPool:
 
     def _start(self) -> _Warm:
         token = new_token()
-        volume = create_volume(self._policy.workspace_size, None)
+        volume = create_volume(self._policy, None)
         try:
             container_id = start_container(self._policy, pool_name(token), volume, None)
         except BaseException:

@@ -5,47 +5,69 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 
 from sandbox.container import remove_container
 from sandbox.engine import SandboxError, client, engine_errors
-from sandbox.naming import LABEL_CREATED, SandboxInfo, parse_info, should_reap
+from sandbox.naming import (
+    LABEL_CREATED,
+    LABEL_DEPLOYMENT,
+    IsStale,
+    SandboxInfo,
+    parse_info,
+    should_reap,
+)
 from sandbox.workspace import ORPHAN_GRACE, list_volumes, remove_volume, volume_age
 
 log = logging.getLogger(__name__)
 
 
-def list_sandboxes() -> list[SandboxInfo]:
-    """Every sandbox container on the engine, running or not, oldest first."""
+def list_sandboxes(deployment: str | None = None) -> list[SandboxInfo]:
+    """Every sandbox container on the engine (of one deployment, when given), running or not,
+    oldest first."""
+    label = LABEL_CREATED if deployment is None else f"{LABEL_DEPLOYMENT}={deployment}"
     with engine_errors("list sandboxes"):
-        summaries = client().api.containers(all=True, filters={"label": LABEL_CREATED})
+        summaries = client().api.containers(all=True, filters={"label": label})
     return sorted((parse_info(summary) for summary in summaries), key=lambda info: info.created)
 
 
-def reap(is_job_finished: Callable[[str], bool], max_age: float) -> list[str]:
-    """Remove dead, too old or finished-job sandboxes and unused workspaces; return the
-    removed containers' ids."""
+def reap(is_stale: IsStale, max_age: float, deployment: str) -> list[str]:
+    """Remove this deployment's dead, too old or stale sandboxes (their job ended, or their
+    attempt lost the job) and its unused workspaces; return the removed containers' ids.
+    Another deployment's sandboxes on the same engine are never touched."""
     now = datetime.now(UTC)
     removed: list[str] = []
     kept: set[str] = set()
-    for info in list_sandboxes():
-        if not should_reap(info, now, max_age, is_job_finished):
+    for info in list_sandboxes(deployment):
+        if not should_reap(info, now, max_age, is_stale):
             kept.update([info.workspace] if info.workspace else [])
             continue
         if remove_container(info.container_id):
             removed.append(info.container_id)
             log.info("sandbox.reaped", extra={"container": info.container_id, "job": info.job_id})
-    _remove_orphan_volumes(kept, now)
+    _remove_orphan_volumes(deployment, kept, now)
+    return removed
+
+
+def remove_all(deployment: str) -> list[str]:
+    """Remove every container and workspace volume of a deployment, running or not (a test's
+    stack on its way out); returns the removed containers' ids."""
+    removed = [
+        info.container_id
+        for info in list_sandboxes(deployment)
+        if remove_container(info.container_id)
+    ]
+    for volume in list_volumes(deployment):
+        remove_volume(str(volume["Name"]))
     return removed
 
 
 class PeriodicReaper:
     """Runs `reap` every `interval` seconds on a daemon thread, until `stop`."""
 
-    def __init__(self, is_job_finished: Callable[[str], bool], max_age: float, interval: float):
-        self._reap = partial(reap, is_job_finished, max_age)
+    def __init__(self, is_stale: IsStale, max_age: float, interval: float, deployment: str):
+        self._reap = partial(reap, is_stale, max_age, deployment)
         self._interval = interval
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="sandbox-reaper", daemon=True)
@@ -65,10 +87,10 @@ class PeriodicReaper:
                 log.exception("sandbox.reaper.failed")
 
 
-def _remove_orphan_volumes(in_use: set[str], now: datetime) -> None:
+def _remove_orphan_volumes(deployment: str, in_use: set[str], now: datetime) -> None:
     # A crash between removing a container and its volume leaves a volume nobody names. A
     # volume is made just before its container, so young ones are left for the next sweep.
-    for volume in list_volumes():
+    for volume in list_volumes(deployment):
         name = str(volume["Name"])
         if name in in_use or volume_age(volume, now) < ORPHAN_GRACE:
             continue

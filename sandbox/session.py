@@ -45,11 +45,19 @@ class Sandbox:
     """A running container with the `volume` mounted at /workspace. Use it as a context manager:
     leaving it removes both."""
 
-    def __init__(self, container_id: str, job_id: str, volume: str, policy: SandboxPolicy):
+    def __init__(
+        self,
+        container_id: str,
+        job_id: str,
+        volume: str,
+        policy: SandboxPolicy,
+        owner: str | None = None,
+    ):
         self.container_id = container_id
         self.job_id = job_id
         self.volume = volume
         self.policy = policy
+        self.owner = owner
         self._lock = threading.Lock()
         self._current: _Run | None = None
         self._shell: Shell | None = None
@@ -124,7 +132,7 @@ class Sandbox:
             self.close()
             return stray
 
-        return export_change(self.policy, self.job_id, self.volume, stop_agent, listing, limits)
+        return export_change(self, stop_agent, listing, limits)
 
     def connect_network(self) -> None:
         """Attach the bridge network (a no-op when the policy already has it)."""

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from sandbox.engine import SandboxNotFoundError, client, engine_errors
-from sandbox.naming import LABEL_CREATED, LABEL_JOB, new_token
-from sandbox.policy import AGENT_UID
+from sandbox.naming import LABEL_CREATED, LABEL_DEPLOYMENT, LABEL_JOB, new_token
+from sandbox.policy import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
@@ -24,13 +24,16 @@ PREFIX: Final = "resolver-ws-"
 ORPHAN_GRACE: Final = 600.0
 
 
-def create_volume(size: str, job_id: str | None) -> str:
-    """A fresh, empty tmpfs volume owned by the sandbox user; returns its name."""
+def create_volume(policy: SandboxPolicy, job_id: str | None) -> str:
+    """A fresh, empty tmpfs volume of the policy's size, owned by the sandbox user; returns its
+    name."""
     name = f"{PREFIX}{new_token()}{new_token()}"
-    options = f"size={size},uid={AGENT_UID},gid={AGENT_UID},mode=0755,nosuid,nodev"
+    owner = f"uid={policy.user},gid={policy.user}"
+    options = f"size={policy.workspace_size},{owner},mode=0755,nosuid,nodev"
     labels = {
         LABEL_CREATED: datetime.now(UTC).isoformat(timespec="seconds"),
         LABEL_JOB: job_id or "",
+        LABEL_DEPLOYMENT: policy.deployment,
     }
     with engine_errors("create workspace"):
         client().api.create_volume(
@@ -52,10 +55,11 @@ def remove_volume(name: str) -> bool:
     return True
 
 
-def list_volumes() -> list[dict[str, Any]]:
-    """The engine's records of every workspace volume (ours by label and by name)."""
+def list_volumes(deployment: str | None = None) -> list[dict[str, Any]]:
+    """The engine's records of the workspace volumes (of one deployment, when given)."""
+    label = LABEL_CREATED if deployment is None else f"{LABEL_DEPLOYMENT}={deployment}"
     with engine_errors("list workspaces"):
-        answer = client().api.volumes(filters={"label": LABEL_CREATED})
+        answer = client().api.volumes(filters={"label": label})
     volumes: list[dict[str, Any]] = answer.get("Volumes") or []
     return [volume for volume in volumes if str(volume.get("Name", "")).startswith(PREFIX)]
 

@@ -118,7 +118,7 @@ def _in_sandbox(
     task = build_task(request, settings, clone, ref)
     setup = git_repo.read_setup(clone, ref)
     policy = policy_from_settings(settings)
-    with open_sandbox(str(request.job_id), policy) as sandbox:
+    with open_sandbox(str(request.job_id), policy, ctx.owner) as sandbox:
         load_repository(sandbox, clone, policy)
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
         if failure and not ctx.cancelled.is_set():

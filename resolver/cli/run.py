@@ -67,7 +67,7 @@ def _run(
     from resolver.states import JobState, Outcome
     from sandbox import RepoSetupError, SandboxError
 
-    ctx = JobContext(job_id)
+    ctx = JobContext(job_id, "cli")
     request = SessionRequest(job_id=job_id, repo=repo, instruction=task, branch=branch)
     try:
         with _cancel_on_interrupt(ctx):

@@ -85,10 +85,11 @@ def _copy_in(box: sandbox.Sandbox, directory: Path, uid: int) -> None:
 
 @app.command()
 def ps() -> None:
-    """List sandbox containers: job, state, age and workspace."""
+    """List this deployment's sandbox containers: job, state, age and workspace."""
     now = datetime.now(UTC)
+    deployment = get_settings().deployment
     table = Table("container", "name", "job", "state", "age", "workspace")
-    for info in _or_exit(sandbox.list_sandboxes):
+    for info in _or_exit(lambda: sandbox.list_sandboxes(deployment)):
         table.add_row(
             info.container_id[:12],
             info.name,
@@ -102,18 +103,15 @@ def ps() -> None:
 
 @app.command()
 def reap() -> None:
-    """Remove sandboxes whose job is finished or that are older than the maximum age."""
+    """Remove this deployment's sandboxes whose job ended or moved on, or that are too old."""
+    from resolver.jobs import sandbox_is_stale
+
     settings = get_settings()
-    removed = _or_exit(lambda: sandbox.reap(_job_finished(), float(settings.sandbox_max_age)))
+    max_age = float(settings.sandbox_max_age)
+    removed = _or_exit(lambda: sandbox.reap(sandbox_is_stale, max_age, settings.deployment))
     for container_id in removed:
         console.print(f"removed {container_id[:12]}")
     console.print(f"{len(removed)} sandbox(es) removed")
-
-
-def _job_finished() -> Callable[[str], bool]:
-    from resolver.jobs import is_finished
-
-    return is_finished
 
 
 def _or_exit(action: Callable[[], T]) -> T:

@@ -77,7 +77,7 @@ def run_tests(
     settings = get_settings()
     setup = git_repo.read_setup(clone, ref)
     policy = policy_from_settings(settings)
-    with open_sandbox(str(job_id), policy) as sandbox:
+    with open_sandbox(str(job_id), policy, ctx.owner) as sandbox:
         load_repository(sandbox, clone, policy, checkout)
         ctx.on_cancel.append(sandbox.interrupt)
         try:

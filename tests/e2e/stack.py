@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,7 @@ from starlette.testclient import TestClient
 from resolver import accounts
 from resolver.db import session_scope
 from resolver.models import Callback, CallbackAttempt, Job, User
+from sandbox import SandboxInfo, list_sandboxes, remove_all
 from tests.conftest import ResolverEnv
 from tests.foundation.procs import kill, start, stop, wait_until
 from tests.support.llm_server import Reply, ScriptedLLMServer, finish, tool
@@ -185,10 +187,20 @@ class Stack:
                 accounts.add_user(session, user)
             accounts.link_identity(session, user, provider, external_id, login)
 
+    def sandboxes(self) -> list[SandboxInfo]:
+        """The stack's sandbox containers, running or not."""
+        return list_sandboxes(self.extra["RESOLVER_DEPLOYMENT_ID"])
+
+    def sandbox_ids(self) -> set[str]:
+        return {info.container_id for info in self.sandboxes()}
+
     def close(self) -> None:
         for proc in list(self.procs):
             stop(proc)
         self.procs.clear()
+        # A killed worker leaves its sandbox running; the stack's own deployment id names
+        # everything it started, and nothing else.
+        remove_all(self.extra["RESOLVER_DEPLOYMENT_ID"])
 
 
 @contextmanager
@@ -204,6 +216,7 @@ def running_stack(env: ResolverEnv, tmp: Path, **extra: str) -> Iterator[Stack]:
             "RESOLVER_BOT_NAME": "resolver",
             "RESOLVER_PUBLIC_URL": "http://resolver.test",
             "RESOLVER_STATUS_INTERVAL": "1",
+            "RESOLVER_DEPLOYMENT_ID": f"e2e-{uuid.uuid4().hex[:12]}",
             **extra,
         }
         stack = Stack(env, llm, tmp, settings)

@@ -34,7 +34,8 @@ def test_a_worker_killed_mid_job_retries_with_one_status_and_one_pull(
     key_file: Path,
 ) -> None:
     _, bare = widgets(github_api, git_server)
-    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+    settings = {**github_settings(github_api, key_file), "RESOLVER_SANDBOX_REAP_INTERVAL": "5"}
+    with running_stack(resolver_env, tmp_path, **settings) as stack:
         stack.link("alice", "github", str(ALICE_ID), "alice")
         stack.llm.set_script(by_step(fix_script(), delay=1.0))
         doomed = stack.start_worker("doomed")
@@ -45,10 +46,14 @@ def test_a_worker_killed_mid_job_retries_with_one_status_and_one_pull(
         stack.wait(lambda: len(stack.llm.requests) >= 2, 120, "the agent to be working")
         stack.wait(lambda: len(bot_comments(github_api)) == 1, 60, "the status comment")
         stack.kill(doomed)  # SIGKILL to the whole process group, mid-job
+        orphaned = {info.container_id for info in stack.sandboxes()}
+        assert orphaned, "the killed worker's sandbox"
         stack.start_worker("standby")
         job = stack.wait_finished(job_id)
         stack.wait_callbacks_settled(job_id)
         job = stack.job(job_id)
+        # The reaper (every 5 s here) removed the dead worker's sandbox once its lease moved on.
+        stack.wait(lambda: not orphaned & stack.sandbox_ids(), 30, "the orphan to be reaped")
 
     assert (job.state, job.outcome, job.attempts) == ("succeeded", "changed_code", 2), job.error
     [pull] = github_api.pulls

@@ -121,9 +121,25 @@ def test_cancel_and_retry(resolver_env, backend) -> None:
         assert job.state == JobState.CANCELLED
         jobs.retry_job(session, job)
         assert job.state == JobState.QUEUED and job.finished_at is None
-    assert not jobs.is_finished(job_id)
-    assert jobs.is_finished(999_999)
-    assert not jobs.is_finished("cli-sandbox")
+    assert not jobs.sandbox_is_stale(str(job_id), None)
+    # A job id this database does not know may be another deployment's: never "finished".
+    assert not jobs.sandbox_is_stale("999999", None)
+    assert not jobs.sandbox_is_stale("cli-sandbox", None)
+
+
+def test_a_sandbox_is_stale_once_its_attempt_lost_the_lease(resolver_env, backend) -> None:
+    job_id = new_job()
+    with session_scope() as session:
+        assert jobs.take_lease(session, job_id, "first", 60)
+    assert not jobs.sandbox_is_stale(str(job_id), "first")
+    assert jobs.sandbox_is_stale(str(job_id), "someone-else")
+    with session_scope() as session:
+        jobs.get_job(session, job_id).lease_expires_at = utcnow() - timedelta(seconds=1)
+    assert jobs.sandbox_is_stale(str(job_id), "first")
+    with session_scope() as session:
+        assert jobs.take_lease(session, job_id, "second", 60)
+    assert jobs.sandbox_is_stale(str(job_id), "first")
+    assert not jobs.sandbox_is_stale(str(job_id), "second")
 
 
 def test_deleting_a_job_removes_its_events(resolver_env, backend) -> None:

@@ -18,8 +18,10 @@ from sandbox.engine import client
 from sandbox.naming import LABEL_JOB
 from sandbox.workspace import list_volumes
 
-# Every job id of this run starts with this, so the suite checks only what it created itself.
+# Every job id of this run starts with this, so the suite checks only what it created itself;
+# its sandboxes are a deployment of their own, so its reaper tests touch nothing else.
 RUN_PREFIX = f"t{uuid.uuid4().hex[:8]}"
+DEPLOYMENT = f"test-{RUN_PREFIX}"
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +48,13 @@ def nothing_left_behind() -> Iterator[None]:
 def policy(image: str) -> SandboxPolicy:
     """Small limits, so that the limit tests are quick and the host is never at risk."""
     return SandboxPolicy(
-        image=image, memory="256m", workspace_size="64m", pids=128, cpus=1.0, output_limit=2000
+        image=image,
+        memory="256m",
+        workspace_size="64m",
+        pids=128,
+        cpus=1.0,
+        output_limit=2000,
+        deployment=DEPLOYMENT,
     )
 
 

@@ -94,11 +94,11 @@ def test_names_carry_the_job() -> None:
 def test_reap_decision() -> None:
     now = datetime.now(UTC)
 
-    def info(name: str, state: str = "running", age: float = 10) -> SandboxInfo:
-        return SandboxInfo("id", name, state, now - timedelta(seconds=age), None)
+    def info(name: str, state: str = "running", age: float = 10, owner: str = "a1") -> SandboxInfo:
+        return SandboxInfo("id", name, state, now - timedelta(seconds=age), None, owner)
 
-    def finished(job: str) -> bool:
-        return job == "done"
+    def finished(job: str, owner: str | None) -> bool:
+        return job == "done" or owner != "a1"
 
     assert should_reap(info(job_name("0123abcd", "done")), now, 3600, finished)
     assert not should_reap(info(job_name("0123abcd", "busy")), now, 3600, finished)
@@ -106,6 +106,8 @@ def test_reap_decision() -> None:
     assert should_reap(info(job_name("0123abcd", "busy"), state="exited"), now, 3600, finished)
     assert not should_reap(info(pool_name("0123abcd")), now, 3600, finished)
     assert should_reap(info(pool_name("0123abcd"), age=4000), now, 3600, finished)
+    # Another attempt holds the job now: the dead worker's sandbox goes.
+    assert should_reap(info(job_name("0123abcd", "busy"), owner="a0"), now, 3600, finished)
 
 
 def test_command_argv_kills_the_group_at_the_timeout() -> None:

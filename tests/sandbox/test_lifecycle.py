@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from sandbox import PeriodicReaper, SandboxPolicy, WarmPool, open_sandbox, reap
 from sandbox.engine import client
-from sandbox.naming import LABEL_CREATED, LABEL_JOB
+from sandbox.naming import LABEL_CREATED, LABEL_DEPLOYMENT, LABEL_JOB
 from sandbox.workspace import ORPHAN_GRACE, PREFIX
-from tests.sandbox.conftest import docker_inspect, volume_exists
+from tests.sandbox.conftest import DEPLOYMENT, docker_inspect, volume_exists
 
 pytestmark = pytest.mark.docker
 
@@ -59,7 +60,7 @@ def test_reaper_removes_a_crashed_workers_container(policy: SandboxPolicy, job_i
     crashed = open_sandbox(job_id, policy)
     running = open_sandbox(job_id + "-live", policy)
     try:
-        removed = reap(lambda job: job == job_id, TEN_YEARS)
+        removed = reap(lambda job, _owner: job == job_id, TEN_YEARS, DEPLOYMENT)
         # Other tests' orphans (a SIGKILLed worker's sandbox) may go in the same sweep.
         assert crashed.container_id in removed and running.container_id not in removed
         assert docker_inspect(crashed.container_id) == {}
@@ -72,7 +73,7 @@ def test_reaper_removes_a_crashed_workers_container(policy: SandboxPolicy, job_i
 
 def test_the_periodic_reaper_sweeps_on_its_own(policy: SandboxPolicy, job_id: str) -> None:
     crashed = open_sandbox(job_id, policy)
-    reaper = PeriodicReaper(lambda job: job == job_id, TEN_YEARS, 0.2)
+    reaper = PeriodicReaper(lambda job, _owner: job == job_id, TEN_YEARS, 0.2, DEPLOYMENT)
     try:
         _wait_for(lambda: docker_inspect(crashed.container_id) == {})
     finally:
@@ -84,7 +85,7 @@ def test_reaper_removes_unused_workspace_volumes_only_when_old(job_id: str) -> N
     now = datetime.now(UTC)
     old, new = _volume(job_id, now - timedelta(seconds=ORPHAN_GRACE + 60)), _volume(job_id, now)
     try:
-        reap(lambda _job: False, TEN_YEARS)
+        reap(lambda _job, _owner: False, TEN_YEARS, DEPLOYMENT)
         assert not volume_exists(old)
         assert volume_exists(new)
     finally:
@@ -93,7 +94,11 @@ def test_reaper_removes_unused_workspace_volumes_only_when_old(job_id: str) -> N
 
 def _volume(job_id: str, created: datetime) -> str:
     name = f"{PREFIX}{job_id}-{created.timestamp():.0f}"
-    labels = {LABEL_CREATED: created.isoformat(timespec="seconds"), LABEL_JOB: job_id}
+    labels = {
+        LABEL_CREATED: created.isoformat(timespec="seconds"),
+        LABEL_JOB: job_id,
+        LABEL_DEPLOYMENT: DEPLOYMENT,
+    }
     client().api.create_volume(name, labels=labels)
     return name
 
@@ -103,3 +108,28 @@ def _wait_for(condition: object, seconds: float = 20.0) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.05)
+
+
+def test_the_reaper_leaves_another_deployments_sandboxes_alone(
+    policy: SandboxPolicy, job_id: str
+) -> None:
+    theirs = open_sandbox(job_id, replace(policy, deployment=f"{DEPLOYMENT}-other"))
+    try:
+        # Even a job id this deployment calls stale, and a container past the maximum age.
+        assert theirs.container_id not in reap(lambda _job, _owner: True, 0, DEPLOYMENT)
+        assert docker_inspect(theirs.container_id)["State"]["Running"]
+        assert volume_exists(theirs.volume)
+    finally:
+        theirs.__exit__(None, None, None)
+
+
+def test_a_sandbox_whose_attempt_lost_the_job_is_reaped(policy: SandboxPolicy, job_id: str) -> None:
+    dead_worker = open_sandbox(job_id, policy, owner="attempt-1")
+    taken_over = open_sandbox(job_id, policy, owner="attempt-2")
+    try:
+        removed = reap(lambda _job, owner: owner != "attempt-2", TEN_YEARS, DEPLOYMENT)
+        assert dead_worker.container_id in removed
+        assert taken_over.container_id not in removed
+    finally:
+        dead_worker.__exit__(None, None, None)
+        taken_over.__exit__(None, None, None)
