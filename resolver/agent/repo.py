@@ -319,8 +319,9 @@ def _argv(protocol: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _empty_home() -> str:
-    return tempfile.mkdtemp(prefix="resolver-git-home-")
+def _empty_home() -> tempfile.TemporaryDirectory[str]:
+    """One empty, private directory per process, removed when the process exits."""
+    return tempfile.TemporaryDirectory(prefix="resolver-git-home-")
 
 
 def _environment(extra: Mapping[str, str]) -> dict[str, str]:
@@ -329,7 +330,7 @@ def _environment(extra: Mapping[str, str]) -> dict[str, str]:
     env.update(
         {
             "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": _empty_home(),
+            "HOME": _empty_home().name,
             "LC_ALL": "C",
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": "/dev/null",
