@@ -1,22 +1,26 @@
 .PHONY: demo test lint bench stop bootstrap
 
+# uv from PATH, else the copy scripts/bootstrap installs under var/tools on a fresh machine
+# (where ~/.local/bin is not on PATH and pip may not install for the user).
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/var/tools/bin/uv)
+
 bootstrap:
 	bash scripts/bootstrap
 
 demo: bootstrap
-	uv run --frozen python -m demo
+	$(UV) run --frozen python -m demo
 
 lint:
-	uv run --frozen ruff check .
-	uv run --frozen ruff format --check .
-	uv run --frozen mypy
-	uv run --frozen lint-imports
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+	$(UV) run --frozen mypy
+	$(UV) run --frozen lint-imports
 
 test: bootstrap lint
-	url="$$(bash scripts/postgres)" && RESOLVER_TEST_POSTGRES_URL="$$url" uv run --frozen pytest
+	url="$$(bash scripts/postgres)" && RESOLVER_TEST_POSTGRES_URL="$$url" $(UV) run --frozen pytest
 
 bench: bootstrap
-	uv run --frozen python bench/run_all.py
+	$(UV) run --frozen python bench/run_all.py
 
 stop:
 	bash scripts/stop
