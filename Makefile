@@ -3,6 +3,10 @@
 # uv from PATH, else the copy scripts/bootstrap installs under var/tools on a fresh machine
 # (where ~/.local/bin is not on PATH and pip may not install for the user).
 UV ?= $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/var/tools/bin/uv)
+# uv trusts the system's certificate store, as pip and git do (where a proxy's CA lives); the
+# second name is what uv releases before 0.9 read.
+export UV_SYSTEM_CERTS ?= 1
+export UV_NATIVE_TLS ?= 1
 
 bootstrap:
 	bash scripts/bootstrap
