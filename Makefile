@@ -1,4 +1,4 @@
-.PHONY: demo test lint bench stop bootstrap
+.PHONY: demo test lint bench stop bootstrap contend
 
 # uv from PATH, else the copy scripts/bootstrap installs under var/tools on a fresh machine
 # (where ~/.local/bin is not on PATH and pip may not install for the user).
@@ -22,6 +22,12 @@ lint:
 
 test: bootstrap lint
 	url="$$(bash scripts/postgres)" && RESOLVER_TEST_POSTGRES_URL="$$url" $(UV) run --frozen pytest
+
+# The end-to-end and security suites, RUNS times in a row, with every core kept busy.
+RUNS ?= 5
+contend: bootstrap
+	url="$$(bash scripts/postgres)" && RESOLVER_TEST_POSTGRES_URL="$$url" \
+		bash scripts/contend $(RUNS) -- $(UV) run --frozen pytest -q tests/e2e tests/security
 
 bench: bootstrap
 	$(UV) run --frozen python bench/run_all.py

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -12,6 +10,7 @@ from sandbox import PeriodicReaper, SandboxPolicy, WarmPool, open_sandbox, reap
 from sandbox.engine import client
 from sandbox.naming import LABEL_CREATED, LABEL_DEPLOYMENT, LABEL_JOB
 from sandbox.workspace import ORPHAN_GRACE, PREFIX
+from tests.foundation.procs import wait_until
 from tests.sandbox.conftest import DEPLOYMENT, docker_inspect, volume_exists
 
 pytestmark = pytest.mark.docker
@@ -35,13 +34,13 @@ def test_claimed_container_has_an_empty_workspace_and_the_pool_refills(
 ) -> None:
     pool = WarmPool(policy, 1)
     try:
-        _wait_for(lambda: pool.ready() == 1)
+        wait_until(lambda: pool.ready() == 1, 20, "a warm container")
         with pool.claim(job_id) as box:
             assert box.run("ls -A /workspace; pwd").output == "/workspace\n"
             assert docker_inspect(box.container_id)["Name"].endswith(job_id)
             box.write_file("cloned.txt", b"from the host")
             assert box.run("cat cloned.txt").output == "from the host"
-            _wait_for(lambda: pool.ready() == 1)
+            wait_until(lambda: pool.ready() == 1, 20, "a warm container")
         with pool.claim(job_id + "-b") as other:
             assert other.run("ls -A /workspace").output == ""
     finally:
@@ -75,7 +74,7 @@ def test_the_periodic_reaper_sweeps_on_its_own(policy: SandboxPolicy, job_id: st
     crashed = open_sandbox(job_id, policy)
     reaper = PeriodicReaper(lambda job, _owner: job == job_id, TEN_YEARS, 0.2, DEPLOYMENT)
     try:
-        _wait_for(lambda: docker_inspect(crashed.container_id) == {})
+        wait_until(lambda: docker_inspect(crashed.container_id) == {}, 20, "the sweep")
     finally:
         reaper.stop()
         crashed.__exit__(None, None, None)
@@ -101,35 +100,3 @@ def _volume(job_id: str, created: datetime) -> str:
     }
     client().api.create_volume(name, labels=labels)
     return name
-
-
-def _wait_for(condition: object, seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
-
-
-def test_the_reaper_leaves_another_deployments_sandboxes_alone(
-    policy: SandboxPolicy, job_id: str
-) -> None:
-    theirs = open_sandbox(job_id, replace(policy, deployment=f"{DEPLOYMENT}-other"))
-    try:
-        # Even a job id this deployment calls stale, and a container past the maximum age.
-        assert theirs.container_id not in reap(lambda _job, _owner: True, 0, DEPLOYMENT)
-        assert docker_inspect(theirs.container_id)["State"]["Running"]
-        assert volume_exists(theirs.volume)
-    finally:
-        theirs.__exit__(None, None, None)
-
-
-def test_a_sandbox_whose_attempt_lost_the_job_is_reaped(policy: SandboxPolicy, job_id: str) -> None:
-    dead_worker = open_sandbox(job_id, policy, owner="attempt-1")
-    taken_over = open_sandbox(job_id, policy, owner="attempt-2")
-    try:
-        removed = reap(lambda _job, owner: owner != "attempt-2", TEN_YEARS, DEPLOYMENT)
-        assert dead_worker.container_id in removed
-        assert taken_over.container_id not in removed
-    finally:
-        dead_worker.__exit__(None, None, None)
-        taken_over.__exit__(None, None, None)
