@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -100,3 +101,28 @@ def _volume(job_id: str, created: datetime) -> str:
     }
     client().api.create_volume(name, labels=labels)
     return name
+
+
+def test_the_reaper_leaves_another_deployments_sandboxes_alone(
+    policy: SandboxPolicy, job_id: str
+) -> None:
+    theirs = open_sandbox(job_id, replace(policy, deployment=f"{DEPLOYMENT}-other"))
+    try:
+        # Even a job id this deployment calls stale, and a container past the maximum age.
+        assert theirs.container_id not in reap(lambda _job, _owner: True, 0, DEPLOYMENT)
+        assert docker_inspect(theirs.container_id)["State"]["Running"]
+        assert volume_exists(theirs.volume)
+    finally:
+        theirs.__exit__(None, None, None)
+
+
+def test_a_sandbox_whose_attempt_lost_the_job_is_reaped(policy: SandboxPolicy, job_id: str) -> None:
+    dead_worker = open_sandbox(job_id, policy, owner="attempt-1")
+    taken_over = open_sandbox(job_id, policy, owner="attempt-2")
+    try:
+        removed = reap(lambda _job, owner: owner != "attempt-2", TEN_YEARS, DEPLOYMENT)
+        assert dead_worker.container_id in removed
+        assert taken_over.container_id not in removed
+    finally:
+        dead_worker.__exit__(None, None, None)
+        taken_over.__exit__(None, None, None)
