@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from integrations.gitlab.verify import check_standard_signature
 from resolver.triggers import SignatureError
-from tests.integrations.deliveries import gitlab, load, post, standard_webhook_headers
+from tests.integrations.deliveries import SECRETS, gitlab, load, post, standard_webhook_headers
 
 
 @pytest.fixture
@@ -142,6 +143,20 @@ def test_signed_delivery_outside_the_window_is_401(client: Any, linked: Any, off
         "Note Hook", note("@resolver fix"), signed=True, timestamp=time.time() + offset
     )
     assert post(client, delivery).status_code == 401
+    assert linked.jobs() == []
+
+
+@pytest.mark.parametrize("fault", ["stale", "wrong"])
+def test_a_bad_signature_is_refused_even_with_a_matching_token(
+    client: Any, linked: Any, fault: str
+) -> None:
+    # Both are configured: a present signature is verified, and the token cannot vouch for it.
+    when = time.time() - 3600 if fault == "stale" else None
+    delivery = gitlab("Note Hook", note("@resolver fix"), signed=True, timestamp=when)
+    headers = {**delivery.headers, "X-Gitlab-Token": SECRETS["gitlab"]}
+    if fault == "wrong":
+        headers["webhook-signature"] = "v1," + "A" * 44
+    assert post(client, replace(delivery, headers=headers)).status_code == 401
     assert linked.jobs() == []
 
 
