@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
+import uvicorn
 from cryptography.fernet import Fernet
 from sqlalchemy import select
 from starlette.testclient import TestClient
@@ -155,3 +157,22 @@ def intake_store(
     reset_caches()
     yield Store()
     reset_caches()
+
+
+@pytest.fixture
+def server(webhook_env: dict[str, str]) -> Iterator[str]:
+    """The app on a real HTTP server (uvicorn) on a free loopback port; yields its URL."""
+    from resolver.app import create_app
+
+    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_config=None)
+    runner = uvicorn.Server(config)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    while not runner.started:
+        if not thread.is_alive():
+            pytest.fail("the server did not start")
+        threading.Event().wait(0.01)
+    port = runner.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    runner.should_exit = True
+    thread.join(timeout=10)

@@ -3,36 +3,16 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from tests.integrations import deliveries as sent
 from tests.integrations.deliveries import load
 
 COPIES = 20
-
-
-@pytest.fixture
-def server(webhook_env: dict[str, str]) -> Iterator[str]:
-    from resolver.app import create_app
-
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_config=None)
-    runner = uvicorn.Server(config)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    while not runner.started:
-        if not thread.is_alive():
-            pytest.fail("the server did not start")
-        threading.Event().wait(0.01)
-    port = runner.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    runner.should_exit = True
-    thread.join(timeout=10)
 
 
 def delivery_for(provider: str) -> sent.Delivery:
