@@ -77,6 +77,22 @@ class Settings(BaseSettings):
     queued_grace_seconds: float = Field(
         default=30.0, ge=0, description="How long a queued job may lack its message before repair."
     )
+    job_max_attempts: int = Field(
+        default=3,
+        ge=1,
+        description="Runs of one job whose worker died before it is failed, visibly, for good.",
+    )
+    status_repost_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        description="Pause before a finished job's failed status message is posted again (it "
+        "grows with each of the three rounds).",
+    )
+    queue_expiry_seconds: int = Field(
+        default=6 * 3600,
+        ge=60,
+        description="A job still queued after this long (behind a cap) expires, visibly.",
+    )
 
     # --- schedules (Renovate's prHourlyLimit and prConcurrentLimit, applied to runs)
     schedule_runs_per_hour: int = Field(

@@ -11,6 +11,7 @@ import redis
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
+from resolver import replies, watchdog
 from resolver.callbacks import publish_callback, stalled_callbacks
 from resolver.celery_app import JOBS_QUEUE
 from resolver.config import get_settings
@@ -93,6 +94,10 @@ def reconcile(session: Session) -> list[int]:
         waiting = waiting_message_ids(client)
     finally:
         client.close()
+    # The watchdog first: a job it ends is not stranded any more.
+    ended = watchdog.sweep(session, settings)
+    session.commit()
+    replies.publish_all(ended)
     job_ids = stranded_jobs(session, waiting, settings.queued_grace_seconds)
     for job_id in job_ids:
         log(logger, logging.WARNING, "job.republished", job=job_id)

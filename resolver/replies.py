@@ -80,6 +80,8 @@ def view_of(session: Session, job: Job) -> status.JobView:
         updated_pull=bool(result.get("updated_pull")),
         max_steps=result.get("max_steps"),
         pull_word="merge request" if forge.get("provider") == "gitlab" else "pull request",
+        pull_error=str(result.get("pull_error") or "") or None,
+        notes=tuple(str(note) for note in result.get("notes") or ()),
     )
 
 

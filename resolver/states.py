@@ -24,6 +24,7 @@ class Outcome(StrEnum):
     REFUSED = "refused"
     ERROR = "error"
     CANCELLED = "cancelled"
+    EXPIRED = "expired"
 
 
 class IllegalTransitionError(Exception):

@@ -38,6 +38,9 @@ class JobView:
     updated_pull: bool = False
     max_steps: int | None = None
     pull_word: str = "pull request"
+    pull_error: str | None = None
+    notes: tuple[str, ...] = ()
+    """What the host did with the agent's work that the requester should know."""
 
 
 def elapsed(view: JobView) -> str:
@@ -100,6 +103,11 @@ def _succeeded(view: JobView) -> str:
             return f"{done} {verb} the draft {view.pull_word} {view.pr_url}"
         if view.pr_pending:
             return f"{done} Pushed `{view.branch}`; opening the {view.pull_word}…"
+        if view.pull_error:
+            return (
+                f"{done} Pushed `{view.branch}`, but the draft {view.pull_word} could not be "
+                f"opened: {view.pull_error}"
+            )
         return f"{done} Pushed `{view.branch}`."
     if outcome == Outcome.ANSWERED:
         return f"✅ **Answered**{_where(view)}. No code change was needed."
@@ -108,6 +116,8 @@ def _succeeded(view: JobView) -> str:
 
 def _failed(view: JobView) -> str:
     outcome = view.outcome
+    if outcome == Outcome.EXPIRED:
+        return "⌛ **Expired.**"
     if outcome == Outcome.REFUSED:
         return f"🙅 **Not started.** {view.error or ''}".rstrip()
     if outcome == Outcome.COULD_NOT and view.steps == 0:
@@ -118,6 +128,12 @@ def _failed(view: JobView) -> str:
 
 
 def _body(view: JobView) -> str:
+    notes = "\n".join(f"- {note}" for note in view.notes)
+    main = _main_body(view)
+    return f"{main}\n\n{notes}".strip() if notes else main
+
+
+def _main_body(view: JobView) -> str:
     if view.state == JobState.FAILED and view.outcome == Outcome.COULD_NOT and view.steps == 0:
         return (view.error or "").strip()[:MAX_SUMMARY]  # a question back: no retry advice
     if view.state == JobState.FAILED and view.outcome != Outcome.REFUSED:

@@ -118,3 +118,22 @@ def test_routes_are_set_listed_and_removed(resolver_env) -> None:
     assert bad.returncode == 1 and "routes are for slack, jira, linear" in bad.stdout
     assert cli(env, "routes", "remove", "slack", "C0123").returncode == 0
     assert "C0123" not in cli(env, "routes", "list").stdout
+
+
+def test_every_end_the_watchdog_makes_is_worded() -> None:
+    expired = render(view(state="failed", outcome="expired", error="waited more than 6 hours"))
+    assert expired.startswith("⌛ **Expired.**") and "6 hours" in expired
+    no_pull = render(
+        view(
+            state="succeeded",
+            outcome="changed_code",
+            branch="resolver/7-fix",
+            pull_error="HTTP 422: a pull request needs a base branch",
+        )
+    )
+    assert "Pushed `resolver/7-fix`, but the draft pull request could not be opened" in no_pull
+    assert "HTTP 422" in no_pull
+    noted = render(
+        view(state="succeeded", outcome="answered", summary="It adds.", notes=("One stray",))
+    )
+    assert noted.endswith("It adds.\n\n- One stray")
