@@ -143,10 +143,13 @@ def tag_of(ref: Mapping[str, Any]) -> str | None:
 
 
 def has_hidden_tag(text: str, tag: str | None = None) -> bool:
-    """Whether `text` carries `tag` as a hidden HTML comment (any tag when None)."""
+    """Whether `text` carries `tag` (any tag when None) as its hidden HTML comment: on its last
+    line, where `with_hidden_tag` puts it. A tag anywhere else (quoted by someone, or written by
+    the model into a summary) is not ours."""
+    last = text.rstrip().rpartition("\n")[2]
     if tag is not None:
-        return hidden_tag(tag) in text
-    return _HIDDEN_TAG.search(text) is not None
+        return last == hidden_tag(tag)
+    return _HIDDEN_TAG.fullmatch(last) is not None
 
 
 # Both factories take the trigger context and the requester's user id (for user tokens).

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import redis
 from sqlalchemy import update
@@ -31,6 +32,7 @@ from resolver.db import session_scope
 from resolver.logs import log
 from resolver.models import Callback, Job, Notice, utcnow
 from resolver.notices import NOTICE_ACTION
+from resolver.sanitize import sanitize
 from resolver.states import JobState, Outcome
 
 logger = logging.getLogger(__name__)
@@ -61,6 +63,12 @@ def view_of(session: Session, job: Job) -> status.JobView:
     steps = jobs.count_steps(session, job.id)
     result = job.result or {}
     forge = forge_of(job)
+    # What the model (or a repository's setup output) wrote is shown sanitised; a refusal is
+    # the bot's own words, which name the requester on purpose.
+    hosts = forge_hosts(job)
+    error = job.error
+    if error and job.outcome != Outcome.REFUSED:
+        error = sanitize(error, hosts)
     return status.JobView(
         id=job.id,
         state=job.state,
@@ -72,8 +80,8 @@ def view_of(session: Session, job: Job) -> status.JobView:
         finished_at=job.finished_at,
         now=utcnow(),
         job_url=job_url(job.id),
-        summary=str(result.get("summary") or ""),
-        error=job.error,
+        summary=sanitize(str(result.get("summary") or ""), hosts),
+        error=error,
         pr_url=job.pr_url,
         branch=job.branch,
         pr_pending=bool(result.get("pull_pending")) and not job.pr_url,
@@ -83,6 +91,13 @@ def view_of(session: Session, job: Job) -> status.JobView:
         pull_error=str(result.get("pull_error") or "") or None,
         notes=tuple(str(note) for note in result.get("notes") or ()),
     )
+
+
+def forge_hosts(job: Job) -> set[str]:
+    """The hosts of the job's own forge pages: images there may stay images."""
+    trigger = job.trigger or {}
+    urls = (trigger.get("html_url"), trigger.get("url"), job.pr_url)
+    return {urlsplit(url).hostname or "" for url in urls if isinstance(url, str)} - {""}
 
 
 def has_conversation(job: Job) -> bool:

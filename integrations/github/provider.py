@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
@@ -105,17 +105,28 @@ class GitHubConversation:
             self._client.react_to_review_comment(self._repo, comment_id)
 
     def history(self) -> History:
-        comments = tuple(
-            Comment(_login(item), str(item.get("body") or ""))
-            for item in self._client.issue_comments(self._repo, self._number, HISTORY_LIMIT)
-            if not _is_ours(item)
-        )
-        threads: tuple[ReviewThread, ...] = ()
+        items = self._client.issue_comments(self._repo, self._number, HISTORY_LIMIT)
+        reviews: list[dict[str, Any]] = []
         if self._context.get("is_pull_request"):
-            threads = _threads(
-                self._client.review_comments(self._repo, self._number, HISTORY_LIMIT)
-            )
-        return History(comments, threads)
+            reviews = self._client.review_comments(self._repo, self._number, HISTORY_LIMIT)
+        ours = self._ours([*items, *reviews])
+        comments = tuple(
+            Comment(_login(item), str(item.get("body") or "")) for item in items if not ours(item)
+        )
+        return History(comments, _threads(reviews, ours) if reviews else ())
+
+    def _ours(self, items: list[dict[str, Any]]) -> Callable[[Mapping[str, Any]], bool]:
+        """Which comments are the bot's own: its account's, or tagged ones by the user whose
+        token the job posts with (asked of GitHub only when a tagged comment not by the bot
+        exists). A tag on anyone else's comment is a forgery and does not count."""
+        tagged = [item for item in items if _tagged(item) and not _by_bot(item)]
+        poster = (self._client.authenticated_login() or "").lower() if tagged else ""
+
+        def ours(item: Mapping[str, Any]) -> bool:
+            by_poster = bool(poster) and _login(item).lower() == poster
+            return _by_bot(item) or (_tagged(item) and by_poster)
+
+        return ours
 
 
 def _ref(kind: str, comment_id: int, tag: str | None) -> dict[str, Any]:
@@ -132,11 +143,13 @@ def _by_bot(item: Mapping[str, Any]) -> bool:
     return _login(item).lower().removesuffix("[bot]") == get_settings().bot_name.lower()
 
 
-def _is_ours(item: Mapping[str, Any]) -> bool:
-    return _by_bot(item) or has_hidden_tag(str(item.get("body") or ""))
+def _tagged(item: Mapping[str, Any]) -> bool:
+    return has_hidden_tag(str(item.get("body") or ""))
 
 
-def _threads(items: list[dict[str, Any]]) -> tuple[ReviewThread, ...]:
+def _threads(
+    items: list[dict[str, Any]], ours: Callable[[Mapping[str, Any]], bool]
+) -> tuple[ReviewThread, ...]:
     """Review comments grouped by the comment that started each thread."""
     roots: dict[int, dict[str, Any]] = {}
     replies: dict[int, list[Comment]] = {}
@@ -145,7 +158,7 @@ def _threads(items: list[dict[str, Any]]) -> tuple[ReviewThread, ...]:
         if root is None:
             continue
         roots.setdefault(root, item)
-        if not _is_ours(item):
+        if not ours(item):
             replies.setdefault(root, []).append(Comment(_login(item), str(item.get("body") or "")))
     return tuple(
         ReviewThread(

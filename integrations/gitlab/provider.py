@@ -7,12 +7,13 @@ requester's own GitLab token.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
 from integrations.gitlab.client import (
+    DiffThread,
     GitLabClient,
     Note,
     NoteableKind,
@@ -133,32 +134,41 @@ class GitLabConversation:
         """The notes people wrote (not the system's, not ours), and for a merge request its
         diff threads. GitLab notes are Markdown already."""
         notes = self.client.notes(self.project, self.kind, self.iid)
+        diff_threads: tuple[DiffThread, ...] = ()
+        if self.kind == "merge_request":
+            diff_threads = self.client.diff_threads(self.project, self.iid)
+        ours = self._ours([*notes, *(n for thread in diff_threads for n in thread.notes)])
         comments = tuple(
             Comment(n.author, n.body)
             for n in notes
-            if not n.system and n.type != "DiffNote" and not self._is_ours(n)
+            if not n.system and n.type != "DiffNote" and not ours(n)
         )
-        if self.kind != "merge_request":
-            return History(comments=comments)
         threads = (
             ReviewThread(
                 path=thread.path,
                 line=thread.line,
-                comments=tuple(
-                    Comment(n.author, n.body) for n in thread.notes if not self._is_ours(n)
-                ),
+                comments=tuple(Comment(n.author, n.body) for n in thread.notes if not ours(n)),
                 resolved=thread.resolved,
             )
-            for thread in self.client.diff_threads(self.project, self.iid)
+            for thread in diff_threads
         )
         return History(comments=comments, review_threads=tuple(t for t in threads if t.comments))
 
     def _by_bot(self, author: str) -> bool:
         return author.lower() == self.bot.lower()
 
-    def _is_ours(self, note: Note) -> bool:
-        """The bot's, or carrying a hidden tag: ours too when posted with the requester's token."""
-        return self._by_bot(note.author) or has_hidden_tag(note.body)
+    def _ours(self, notes: list[Note]) -> Callable[[Note], bool]:
+        """Which notes are the bot's own: its account's, or tagged ones by the user whose token
+        the job posts with (asked only when a tagged note not by the bot exists). A tag on
+        anyone else's note is a forgery and does not count."""
+        tagged = [n for n in notes if has_hidden_tag(n.body) and not self._by_bot(n.author)]
+        poster = self.client.current_username().lower() if tagged else ""
+
+        def ours(note: Note) -> bool:
+            by_poster = bool(poster) and note.author.lower() == poster
+            return self._by_bot(note.author) or (has_hidden_tag(note.body) and by_poster)
+
+        return ours
 
 
 @dataclass(frozen=True)
