@@ -38,6 +38,9 @@ REFRESH_MARGIN: Final = timedelta(minutes=5)
 # GitHub allows 10 minutes of JWT lifetime; iat is backdated a minute against clock drift.
 JWT_BACKDATE_SECONDS: Final = 60
 JWT_LIFETIME_SECONDS: Final = 9 * 60
+# What a job's installation token may do, and only on the job's own repository: push its
+# branch, open its pull request, comment and react on the issue.
+JOB_PERMISSIONS: Final = {"contents": "write", "pull_requests": "write", "issues": "write"}
 _USERINFO: Final = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 
 
@@ -94,18 +97,20 @@ class InstallationTokens:
     def __init__(self, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self._clock = clock
         self._lock = threading.Lock()
-        self._tokens: dict[tuple[str, str, int], _Cached] = {}
+        self._tokens: dict[tuple[str, str, int, str | None], _Cached] = {}
 
     def __repr__(self) -> str:
         return f"InstallationTokens(<{len(self._tokens)} hidden>)"
 
-    def get(self, settings: Settings, installation_id: int) -> str:
-        key = (settings.github_api_url, str(settings.github_app_id), installation_id)
+    def get(self, settings: Settings, installation_id: int, repository: str | None = None) -> str:
+        """A token of the installation; with `repository` (`owner/name`), one minted for that
+        repository alone, with JOB_PERMISSIONS."""
+        key = (settings.github_api_url, str(settings.github_app_id), installation_id, repository)
         # One lock for all: a miss is rare (hourly) and must not mint twice.
         with self._lock:
             cached = self._tokens.get(key)
             if cached is None or self._clock() >= cached.refresh_at:
-                cached = self._mint(settings, installation_id)
+                cached = self._mint(settings, installation_id, repository)
                 self._tokens[key] = cached
             return cached.token
 
@@ -113,12 +118,18 @@ class InstallationTokens:
         with self._lock:
             self._tokens.clear()
 
-    def _mint(self, settings: Settings, installation_id: int) -> _Cached:
+    def _mint(self, settings: Settings, installation_id: int, repository: str | None) -> _Cached:
         bearer = {"Authorization": f"Bearer {_app_jwt(settings)}"}
+        scope: dict[str, Any] = {}
+        if repository:
+            scope = {
+                "repositories": [repository.rpartition("/")[2]],
+                "permissions": JOB_PERMISSIONS,
+            }
         with translate_errors("POST /app/installations/{installation_id}/access_tokens"):
             github = github_session(settings)
             answer = github.rest.apps.create_installation_access_token(
-                installation_id, headers=bearer
+                installation_id, headers=bearer, **scope
             )
             data = answer.json()
         token = str(data["token"])
@@ -145,9 +156,12 @@ class InstallationTokens:
 installation_tokens: Final = InstallationTokens()
 
 
-def installation_token(installation_id: int, settings: Settings | None = None) -> str:
-    """A valid installation token, from this process's cache or freshly minted."""
-    return installation_tokens.get(settings or get_settings(), installation_id)
+def installation_token(
+    installation_id: int, settings: Settings | None = None, repository: str | None = None
+) -> str:
+    """A valid installation token (for `repository` alone, when given), from this process's
+    cache or freshly minted."""
+    return installation_tokens.get(settings or get_settings(), installation_id, repository)
 
 
 def user_token(requester_id: int, settings: Settings | None = None) -> str | None:
@@ -169,11 +183,12 @@ def token_for_job(
     trigger: Mapping[str, Any], requester_id: int | None, settings: Settings | None = None
 ) -> str:
     """The token a job acts with: the App's installation token when the event came through the
-    App, else the requester's own stored token. Raises GitHubAuthError when there is neither."""
+    App (minted for the job's repository alone), else the requester's own stored token. Raises
+    GitHubAuthError when there is neither."""
     settings = settings or get_settings()
     installation_id = trigger.get("installation_id")
     if installation_id is not None and app_configured(settings):
-        return installation_token(int(installation_id), settings)
+        return installation_token(int(installation_id), settings, job_repository(trigger))
     token = user_token(requester_id, settings) if requester_id is not None else None
     if token is None:
         raise GitHubAuthError(
@@ -182,6 +197,15 @@ def token_for_job(
             "`resolver tokens set --provider github --user NAME`"
         )
     return token
+
+
+def job_repository(trigger: Mapping[str, Any]) -> str | None:
+    """The `owner/name` a job acts on: its trigger's, or its plan's (a repository named in a
+    request)."""
+    forge = trigger.get("forge")
+    planned = forge.get("repo") if isinstance(forge, Mapping) else None
+    repo = planned or trigger.get("repo")
+    return repo if isinstance(repo, str) and "/" in repo else None
 
 
 def client_for_job(
@@ -204,15 +228,17 @@ def authenticated_clone_url(clone_url: str, token: str) -> str:
 
 
 def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
-    """Environment for host-side git that sends the token to `clone_url`'s origin only, as a
-    Basic auth header from config in the environment (nothing is written to `.git/config`)."""
+    """Environment for the host's git that sends the token to `clone_url`'s repository only,
+    as a Basic auth header from config in the environment (nothing is written to disk). git
+    matches `http.<url>.*` by URL prefix, so another repository on the same host gets none."""
     parts, host = _http_url(clone_url)
     basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
     register_secret(token)
     register_secret(basic)
+    repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
     return {
         "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{host}/.extraHeader",
+        "GIT_CONFIG_KEY_0": f"http.{repository}.extraHeader",
         "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
     }
 

@@ -73,8 +73,10 @@ def github_api(app_key: AppKey) -> Iterator[GitHubAPI]:
 
 @pytest.fixture
 def git_server(tmp_path: Path, github_api: GitHubAPI) -> Iterator[GitHttpServer]:
-    """Bare repositories over HTTP; a password is accepted when the GitHub stand-in knows it."""
-    with GitHttpServer(tmp_path / "git", accepts=github_api.tokens.__contains__) as server:
+    """Bare repositories over HTTP; a password is accepted when the GitHub stand-in knows it,
+    for the repositories it may reach."""
+    known, reaches = github_api.tokens.__contains__, github_api.may_reach_path
+    with GitHttpServer(tmp_path / "git", accepts=known, reaches=reaches) as server:
         yield server
 
 

@@ -3,6 +3,8 @@ the vault, and URLs that carry a token only where git needs one."""
 
 from __future__ import annotations
 
+import base64
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,6 +19,7 @@ from integrations.github.auth import (
     InstallationTokens,
     authenticated_clone_url,
     build_app_jwt,
+    client_for_job,
     git_auth_env,
     installation_token,
     strip_credentials,
@@ -30,7 +33,7 @@ from resolver.logs import redact
 from resolver.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
 from tests.github_edge.conftest import APP_ID, INSTALLATION_ID, REPO, AppKey, make_settings
-from tests.support.git_http import GitHttpServer, run_git
+from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
 from tests.support.github_api import GitHubAPI, Repo
 
 MINT = "POST /app/installations/{installation_id}/access_tokens"
@@ -258,7 +261,45 @@ def test_git_auth_env_keeps_the_token_out_of_the_workspace(
     assert git_server.requests[-1].status == 401
 
 
-def test_git_auth_env_sends_the_token_only_to_that_host(tmp_path: Path) -> None:
+def test_git_auth_env_sends_the_token_only_to_that_repository(tmp_path: Path) -> None:
     env = git_auth_env("https://ghe.example.test:8443/o/r.git", "t0ken-value")
-    assert env["GIT_CONFIG_KEY_0"] == "http.https://ghe.example.test:8443/.extraHeader"
+    assert env["GIT_CONFIG_KEY_0"] == "http.https://ghe.example.test:8443/o/r.git.extraHeader"
     assert redact(env["GIT_CONFIG_VALUE_0"]) == "Authorization: Basic ******"
+
+
+def test_real_git_sends_the_header_to_the_jobs_repository_and_no_other(
+    github_api: GitHubAPI, git_server: GitHttpServer
+) -> None:
+    create_bare_repo(git_server.root, REPO)
+    create_bare_repo(git_server.root, "octo/private")
+    env = git_auth_env(git_server.url_for(REPO), github_api.mint())
+    assert run_git("ls-remote", git_server.url_for(REPO), env={**os.environ, **env})
+    with pytest.raises(subprocess.CalledProcessError):
+        run_git("ls-remote", git_server.url_for("octo/private"), env={**os.environ, **env})
+    assert git_server.requests[-1].status == 401  # no header went there
+
+
+def test_a_jobs_installation_token_reaches_its_repository_alone(
+    settings: Settings, github_api: GitHubAPI, git_server: GitHttpServer
+) -> None:
+    for name in (REPO, "octo/private"):
+        github_api.add_repo(
+            name, git_server.url_for(name), bare=create_bare_repo(git_server.root, name)
+        )
+    trigger = {"installation_id": INSTALLATION_ID, "repo": REPO}
+    token = token_for_job(trigger, None, settings)
+    [asked] = github_api.token_requests
+    assert asked == {
+        "repositories": [REPO.split("/")[1]],
+        "permissions": {"contents": "write", "pull_requests": "write", "issues": "write"},
+    }
+    client = client_for_job(trigger, None, settings)
+    assert client.repository(REPO)[0] == git_server.url_for(REPO)
+    with pytest.raises(PermanentCallbackError):
+        client.repository("octo/private")  # 404: the token cannot see it
+    # Its git credentials open the job's repository and not the other one, even sent there.
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    header = f"http.extraHeader=Authorization: Basic {basic}"
+    assert run_git("-c", header, "ls-remote", git_server.url_for(REPO))
+    with pytest.raises(subprocess.CalledProcessError):
+        run_git("-c", header, "ls-remote", git_server.url_for("octo/private"))

@@ -128,7 +128,7 @@ class _Handler(LoopbackHandler):
         git = self.server.owner
         credentials = _basic_credentials(self.headers.get("Authorization"))
         url = urlsplit(self.path)
-        if credentials is None or not git.accepts(credentials[1]):
+        if credentials is None or not git.allows(credentials[1], url.path):
             git.record(GitRequest(self.command, url.path, None, 401))
             self._unauthorized()
             return
@@ -223,11 +223,14 @@ class GitHttpServer(Loopback):
         root: Path,
         tokens: set[str] | None = None,
         accepts: Callable[[str], bool] | None = None,
+        reaches: Callable[[str, str], bool] | None = None,
     ) -> None:
-        """Accept the passwords in `tokens` (a live set: add to it later), or those `accepts`."""
+        """Accept the passwords in `tokens` (a live set: add to it later), or those `accepts`;
+        `reaches(password, path)` may narrow a password to some repositories."""
         self.root = root
         self.tokens = tokens if tokens is not None else set()
         self.accepts = accepts or self.tokens.__contains__
+        self.reaches = reaches
         self._lock = threading.Lock()
         self._requests: list[GitRequest] = []
         super().__init__(_Handler)
@@ -240,6 +243,9 @@ class GitHttpServer(Loopback):
     def requests(self) -> list[GitRequest]:
         with self._lock:
             return list(self._requests)
+
+    def allows(self, password: str, path: str) -> bool:
+        return self.accepts(password) and (self.reaches is None or self.reaches(password, path))
 
     def record(self, request: GitRequest) -> None:
         with self._lock:

@@ -119,6 +119,10 @@ class GitHubAPI(RestStandIn):
         self.repos: dict[str, Repo] = {}
         self.installations: set[int] = set()
         self.tokens: dict[str, str] = {}  # token -> login it acts as
+        self.token_scopes: dict[
+            str, frozenset[str]
+        ] = {}  # token -> the repository names it may use
+        self.token_requests: list[dict[str, Any]] = []
         self.minted: list[str] = []
         self.jwt_claims: list[dict[str, Any]] = []
         self.comments: dict[int, Comment] = {}
@@ -196,6 +200,14 @@ class GitHubAPI(RestStandIn):
             )
         if problem is not None:
             return 401, error_body(401, problem), {}
+        token = authorization.partition(" ")[2]
+        owner, repo = call.params.get("owner"), call.params.get("repo")
+        if owner and repo and not self.may_reach(token, f"{owner}/{repo}"):
+            return (
+                404,
+                error_body(404, "Not Found"),
+                {},
+            )  # as GitHub answers for a token's blind spot
         request = Request(**vars(call), login=login)
         status, answer = ROUTES[call.route](self, request)
         if isinstance(answer, Page):
@@ -244,7 +256,20 @@ class GitHubAPI(RestStandIn):
     def new_id(self) -> int:
         return next(self._ids)
 
-    def mint(self) -> str:
+    def may_reach(self, token: str, full_name: str) -> bool:
+        """Whether a token may act on `owner/name`: any repository, unless it was minted for
+        some repositories only."""
+        scope = self.token_scopes.get(token)
+        return scope is None or full_name.split("/")[-1] in scope
+
+    def may_reach_path(self, token: str, path: str) -> bool:
+        """`may_reach` for a git smart-HTTP path (`/owner/name.git/info/refs`)."""
+        parts = path.strip("/").split("/")
+        return len(parts) >= 2 and self.may_reach(
+            token, f"{parts[0]}/{parts[1].removesuffix('.git')}"
+        )
+
+    def mint(self, repositories: frozenset[str] | None = None) -> str:
         """A token in GitHub's 2026 stateless shape: long, with dots, never 40 characters."""
         parts = (
             base64.urlsafe_b64encode(secrets.token_bytes(n)).decode().rstrip("=")
@@ -252,6 +277,8 @@ class GitHubAPI(RestStandIn):
         )
         token = f"ghs_{self.app_id}_" + ".".join(parts)
         self.tokens[token] = BOT_LOGIN
+        if repositories is not None:
+            self.token_scopes[token] = repositories
         self.minted.append(token)
         return token
 

@@ -41,16 +41,29 @@ def get_authenticated_user(api: GitHubAPI, request: Request) -> Answer:
 
 
 def create_access_token(api: GitHubAPI, request: Request) -> Answer:
+    """GitHub's documented body: `repositories` (names) narrows the token to those repositories,
+    `permissions` to those permissions; without them it has the whole installation's."""
     installation_id = int(request.params["installation_id"])
     if installation_id not in api.installations:
         return 404, error_body(404, "Not Found")
+    body = request.body if isinstance(request.body, dict) else {}
+    api.token_requests.append(body)
+    names = body.get("repositories")
     expires = datetime.now(UTC) + api.token_lifetime
-    return 201, {
-        "token": api.mint(),
+    answer: dict[str, Any] = {
+        "token": api.mint(frozenset(names) if names else None),
         "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "permissions": {"contents": "write", "issues": "write", "pull_requests": "write"},
-        "repository_selection": "all",
+        "permissions": body.get("permissions")
+        or {"contents": "write", "issues": "write", "pull_requests": "write"},
+        "repository_selection": "selected" if names else "all",
     }
+    if names:
+        answer["repositories"] = [
+            {"name": repo.full_name.split("/")[1], "full_name": repo.full_name}
+            for repo in api.repos.values()
+            if repo.full_name.split("/")[1] in names
+        ]
+    return 201, answer
 
 
 def get_repo(api: GitHubAPI, request: Request) -> Answer:
