@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.stack import REPO_FILES
+import pytest
+
+from resolver.models import Job
+from tests.e2e.stack import REPO_FILES, Stack, ingress
 from tests.github_edge.conftest import APP_ID, INSTALLATION_ID, REPO
-from tests.integrations.deliveries import SECRETS, load
+from tests.integrations.deliveries import SECRETS, github, load, post
 from tests.support.git_http import GitHttpServer, create_bare_repo
 from tests.support.github_api import GitHubAPI, Repo
 
@@ -62,3 +65,33 @@ def issue_comment(
     )
     payload["installation"] = {"id": INSTALLATION_ID}
     return payload
+
+
+def mention(
+    stack: Stack,
+    monkeypatch: pytest.MonkeyPatch,
+    api: GitHubAPI,
+    git: GitHttpServer,
+    text: str = "@resolver please fix add()",
+) -> int:
+    """alice (linked, a writer) mentions the bot on issue 7 with a worker running; the job id."""
+    stack.link("alice", "github", str(ALICE_ID), "alice")
+    stack.start_worker()
+    client = ingress(stack, monkeypatch)
+    answer = post(client, github("issue_comment.created", issue_comment(api, git, text)))
+    assert answer.status_code == 202, answer.text
+    return int(answer.json()["job_id"])
+
+
+def mention_and_finish(
+    stack: Stack,
+    monkeypatch: pytest.MonkeyPatch,
+    api: GitHubAPI,
+    git: GitHttpServer,
+    text: str = "@resolver please fix add()",
+) -> Job:
+    """`mention`, then wait for the job and its callbacks to end; the job as it ended."""
+    job_id = mention(stack, monkeypatch, api, git, text)
+    stack.wait_finished(job_id)
+    stack.wait_callbacks_settled(job_id)
+    return stack.job(job_id)

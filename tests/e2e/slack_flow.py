@@ -7,7 +7,10 @@ GitHub App installation, so the job acts on GitHub with alice's own stored token
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from resolver import accounts
 from resolver.config import get_settings
@@ -78,3 +81,12 @@ def app_mention(slack_api: SlackAPI, text: str) -> tuple[dict[str, Any], str]:
     payload["authed_users"] = [BOT_USER]
     payload["event"].update(user=ALICE, text=body, ts=ts, channel=CHANNEL, event_ts=ts)
     return payload, ts
+
+
+@pytest.fixture
+def slack_api() -> Iterator[SlackAPI]:
+    """The Slack stand-in with the test workspace (a fixture: import it into a conftest)."""
+    api = SlackAPI()
+    workspace(api)
+    yield api
+    api.close()

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ResolverEnv
-from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
-from tests.e2e.stack import SUMMARY, Stack, fix_script, ingress, running_stack
+from tests.e2e.github_flow import github_settings, mention, widgets
+from tests.e2e.stack import SUMMARY, Stack, fix_script, running_stack
 from tests.github_edge.conftest import REPO
-from tests.integrations.deliveries import github, post
 from tests.support.git_http import GitHttpServer, create_bare_repo
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
@@ -38,13 +37,8 @@ def run(
     ended: Callable[[str], bool],
 ) -> str:
     """Mention the bot, wait until its status comment shows the end, and return it."""
-    stack.link("alice", "github", str(ALICE_ID), "alice")
-    stack.start_worker()
     stack.start_beat()
-    client = ingress(stack, monkeypatch)
-    payload = issue_comment(api, git, "@resolver please fix add()")
-    job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
-    stack.wait_finished(job_id)
+    stack.wait_finished(mention(stack, monkeypatch, api, git))
 
     def shown() -> bool:
         bodies = [c.body for c in api.comments.values() if c.login == BOT_LOGIN]
@@ -180,12 +174,8 @@ def test_a_status_post_that_fails_is_made_again(
     github_api.fail(COMMENTS, 403, times=1000)
     with running_stack(resolver_env, tmp_path, **settings) as stack:
         stack.llm.push(tool("execute_bash", command="cat calc.py"), finish("answered", SUMMARY))
-        stack.link("alice", "github", str(ALICE_ID), "alice")
-        stack.start_worker()
         stack.start_beat()
-        client = ingress(stack, monkeypatch)
-        payload = issue_comment(github_api, git_server, "@resolver what does add() do?")
-        job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
+        job_id = mention(stack, monkeypatch, github_api, git_server, "@resolver what is add()?")
         stack.wait_finished(job_id)
         stack.wait_callbacks_settled(job_id)
         assert [c for c in github_api.comments.values() if c.login == BOT_LOGIN] == []

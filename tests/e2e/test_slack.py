@@ -3,7 +3,6 @@ PR on the GitHub stand-in, told in one reply in the mention's thread."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,6 @@ from tests.e2e.slack_flow import (
     app_mention,
     link_alice,
     slack_settings,
-    workspace,
 )
 from tests.e2e.stack import SUMMARY, Stack, fix_script, ingress, running_stack
 from tests.github_edge.conftest import REPO
@@ -31,14 +29,6 @@ from tests.support.github_api import GitHubAPI
 from tests.support.slack_api import Message, SlackAPI
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture
-def slack_api() -> Iterator[SlackAPI]:
-    api = SlackAPI()
-    workspace(api)
-    yield api
-    api.close()
 
 
 def run_mention(

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent.conftest import agent_env, job_id, llm_server, sandbox_image, source_repo
+from tests.e2e.slack_flow import slack_api
 from tests.github_edge.conftest import app_key, git_server, github_api, key_file
 from tests.security.vectors import Targets
 
@@ -23,6 +24,7 @@ __all__ = [
     "key_file",
     "llm_server",
     "sandbox_image",
+    "slack_api",
     "source_repo",
 ]
 

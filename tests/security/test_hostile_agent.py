@@ -10,9 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import ResolverEnv
-from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
-from tests.e2e.stack import SUMMARY, ingress, running_stack
-from tests.integrations.deliveries import github, post
+from tests.e2e.github_flow import github_settings, mention_and_finish, widgets
+from tests.e2e.stack import SUMMARY, running_stack
 from tests.security.conftest import SECRET_LINE, Listener, make_targets
 from tests.security.vectors import Targets, background_writer, plants
 from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
@@ -68,15 +67,8 @@ def test_the_webhook_flow_contains_every_vector(
     )
     settings = github_settings(github_api, key_file)
     with running_stack(resolver_env, tmp_path, **settings) as stack:
-        stack.link("alice", "github", str(ALICE_ID), "alice")
         stack.llm.push(*hostile_script(targets))
-        stack.start_worker()
-        client = ingress(stack, monkeypatch)
-        payload = issue_comment(github_api, git_server, "@resolver please fix add()")
-        job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
-        stack.wait_finished(job_id)
-        stack.wait_callbacks_settled(job_id)
-        job = stack.job(job_id)
+        job = mention_and_finish(stack, monkeypatch, github_api, git_server)
         logs = stack.logs()
 
     assert (job.state, job.outcome) == ("succeeded", "changed_code"), job.error
@@ -135,18 +127,11 @@ def test_a_one_gigabyte_file_fails_the_job_with_a_clear_status(
     _, bare = widgets(github_api, git_server)
     settings = github_settings(github_api, key_file)
     with running_stack(resolver_env, tmp_path, **settings) as stack:
-        stack.link("alice", "github", str(ALICE_ID), "alice")
         stack.llm.push(
             tool("execute_bash", command="head -c 1G /dev/zero > big.bin && ls -l big.bin"),
             finish("changed_code", "Added the data file."),
         )
-        stack.start_worker()
-        client = ingress(stack, monkeypatch)
-        payload = issue_comment(github_api, git_server, "@resolver add the data")
-        job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
-        stack.wait_finished(job_id)
-        stack.wait_callbacks_settled(job_id)
-        job = stack.job(job_id)
+        job = mention_and_finish(stack, monkeypatch, github_api, git_server, "@resolver add it")
 
     assert job.state == "failed"
     assert "`big.bin` is 1 GB, over the limit of 10 MB per file" in (job.error or "")

@@ -3,24 +3,22 @@ forged tag, no raw HTML, no image beacon, no ping (GitHub and Slack stand-ins)."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ResolverEnv
-from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
+from tests.e2e.github_flow import github_settings, mention_and_finish, widgets
 from tests.e2e.slack_flow import (
     BOT_USER,
     CHANNEL,
     app_mention,
     link_alice,
     slack_settings,
-    workspace,
 )
 from tests.e2e.stack import ingress, running_stack
 from tests.github_edge.conftest import REPO
-from tests.integrations.deliveries import github, post, slack
+from tests.integrations.deliveries import post, slack
 from tests.support.git_http import GitHttpServer
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
@@ -64,14 +62,8 @@ def test_github_pull_request_and_status_are_defused(
 ) -> None:
     widgets(github_api, git_server)
     with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
-        stack.link("alice", "github", str(ALICE_ID), "alice")
         stack.llm.push(*fix_with(INJECTED))
-        stack.start_worker()
-        client = ingress(stack, monkeypatch)
-        payload = issue_comment(github_api, git_server, "@resolver please fix add()")
-        job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
-        stack.wait_finished(job_id)
-        stack.wait_callbacks_settled(job_id)
+        job_id = mention_and_finish(stack, monkeypatch, github_api, git_server).id
 
     [pull] = github_api.pulls
     [status] = [c.body for c in github_api.comments.values() if c.login == BOT_LOGIN]
@@ -81,14 +73,6 @@ def test_github_pull_request_and_status_are_defused(
     # The status message carries its own tag, on its last line, and no other.
     assert status.rstrip().endswith(f"<!-- resolver:status-{job_id} -->")
     assert status.count("<!--") == 1
-
-
-@pytest.fixture
-def slack_api() -> Iterator[SlackAPI]:
-    api = SlackAPI()
-    workspace(api)
-    yield api
-    api.close()
 
 
 def test_slack_reply_is_defused(
