@@ -65,16 +65,23 @@ def _run(
     from resolver.logs import redact
     from resolver.runners import JobContext, RunResult
     from resolver.states import JobState, Outcome
-    from sandbox import RepoSetupError, SandboxError
+    from sandbox import ChangeRejectedError, RepoSetupError, SandboxError
 
     ctx = JobContext(job_id, "cli")
     request = SessionRequest(job_id=job_id, repo=repo, instruction=task, branch=branch)
     try:
         with _cancel_on_interrupt(ctx):
             session = run_session(request, ctx)
-    except (RepoError, RepoSetupError, InvalidLimitError, LLMError, SandboxError) as error:
+    except (
+        RepoError,
+        RepoSetupError,
+        InvalidLimitError,
+        LLMError,
+        SandboxError,
+        ChangeRejectedError,
+    ) as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=redact(str(error))), None
-    return run_result(session.agent, session.diff), session
+    return run_result(session.agent, session.diff, session.notes), session
 
 
 @contextmanager
@@ -120,6 +127,8 @@ def _print_report(job_id: int, outcome: RunResult, session: SessionResult | None
     typer.echo("\n== trajectory\n" + render_trajectory(events))
     diff = session.diff if session else ""
     typer.echo("\n== diff\n" + (redact(diff).rstrip() or "(no changes)"))
+    for note in session.notes if session else ():
+        typer.echo(f"note: {note}")
     price = "unknown" if cost is None else f"${cost:.4f}"
     typer.echo(f"\n== cost\n{price} ({prompt} prompt + {completion} completion tokens)")
     summary = outcome.result.get("summary") or outcome.error or ""

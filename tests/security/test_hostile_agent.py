@@ -82,6 +82,8 @@ def test_the_webhook_flow_contains_every_vector(
     # The job says what happened: the writer was stopped before the work was read.
     notes = " ".join(job.result.get("notes", []))
     assert "process(es) running; they were stopped" in notes
+    [status] = [c.body for c in github_api.comments.values() if c.login == BOT_LOGIN]
+    assert "process(es) running; they were stopped" in status
     published = [c.body for c in github_api.comments.values()] + [p.body for p in github_api.pulls]
     for text in [*published, logs, str(job.result)]:
         assert SECRET_LINE not in text
