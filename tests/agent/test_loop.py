@@ -15,6 +15,7 @@ from resolver.agent.events import Event
 from resolver.runners import JobContext
 from resolver.states import JobState, Outcome
 from tests.agent.conftest import LLM_KEY, AgentEnv, git, make_repo
+from tests.foundation.procs import wait_until
 from tests.support.llm_server import (
     Call,
     Reply,
@@ -231,11 +232,19 @@ def test_cancel_kills_the_running_command(
 ) -> None:
     llm_server.push(bash("sleep 60"), finish("answered", "never"))
     ctx = JobContext(job_id)
-    threading.Timer(1.5, ctx.cancel).start()
-    started = time.monotonic()
+    cancelled_at: list[float] = []
+
+    def cancel_once_it_runs() -> None:
+        # The condition the test is about: the command has started (its action is recorded).
+        wait_until(lambda: of_kind(stored(job_id)[0], "action"), 60, "the command to start")
+        time.sleep(0.5)
+        cancelled_at.append(time.monotonic())
+        ctx.cancel()
+
+    threading.Thread(target=cancel_once_it_runs, daemon=True).start()
     result = session(job_id, source_repo, ctx=ctx)
     assert (result.agent.outcome, result.agent.stop_reason) == ("stopped", "cancelled")
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - cancelled_at[0] < 15  # not the 60 s the command would take
     events, _ = stored(job_id)
     assert "interrupted" in of_kind(events, "observation")[0]["content"]
     assert run_result(result.agent, result.diff).state == JobState.CANCELLED
