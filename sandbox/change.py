@@ -158,7 +158,7 @@ def _changed_file(
         if not target or len(target) > MAX_PATH:
             raise ChangeRejectedError(f"the symlink {path!r} has an empty or too long target")
         return ChangedFile(path, "120000", target)
-    if not member.isreg():
+    if member.type not in (tarfile.REGTYPE, tarfile.AREGTYPE):  # no sparse or contiguous files
         raise ChangeRejectedError(f"{path!r} is not a regular file or a symlink")
     if member.size > limits.max_file_bytes:
         raise ChangeRejectedError(

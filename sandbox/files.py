@@ -18,6 +18,10 @@ from sandbox.execution import capture
 from sandbox.policy import WORKDIR
 
 _MAX_LINKS: Final = 16
+MAX_READ_BYTES: Final = 10 * 2**20
+"""The largest file brought to the host whole (the agent's editor reads through here); the
+size is the engine's, checked before the read, and the read itself stops past it."""
+_TAR_OVERHEAD: Final = 64 * 1024
 _GO_MODE_DIR: Final = 1 << 31
 _GO_MODE_SYMLINK: Final = 1 << 27
 # Go's os.ModeType: dir, symlink, device, named pipe, socket, char device, irregular.
@@ -55,6 +59,8 @@ def read_file(container_id: str, path: str) -> bytes:
             raise FileNotFoundError(full)
         kind = _kind(stat)
         if kind == "file":
+            if int(stat.get("size") or 0) > MAX_READ_BYTES:
+                raise OSError(_too_large(full))
             return _download(container_id, full)
         if kind == "dir":
             raise IsADirectoryError(full)
@@ -101,13 +107,27 @@ def put_tree(container_id: str, archive: IO[bytes]) -> None:
             raise OSError(f"the engine refused to write into {WORKDIR}")
 
 
+def _too_large(full: str) -> str:
+    return (
+        f"{full} is larger than {MAX_READ_BYTES // 2**20} MB; read a part of it with "
+        "execute_bash (head, sed -n, grep)"
+    )
+
+
 def _download(container_id: str, full: str) -> bytes:
+    received = bytearray()
     try:
         with engine_errors("read file"):
             chunks, _stat = client().api.get_archive(container_id, full)
-            archive = b"".join(chunks)
+            for chunk in chunks:  # the file may have grown since its stat
+                received += chunk
+                if len(received) > MAX_READ_BYTES + _TAR_OVERHEAD:
+                    break
     except SandboxNotFoundError:
         raise FileNotFoundError(full) from None
+    if len(received) > MAX_READ_BYTES + _TAR_OVERHEAD:
+        raise OSError(_too_large(full))
+    archive = bytes(received)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         member = tar.next()
         extracted = tar.extractfile(member) if member else None

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from sandbox import Sandbox
+from sandbox.files import MAX_READ_BYTES
 from tests.sandbox.conftest import leftovers
 
 pytestmark = pytest.mark.docker
@@ -118,3 +119,9 @@ def test_a_nul_byte_cannot_be_passed(box: Sandbox) -> None:
     assert result.exit_code == 1
     assert "NUL" in result.output
     assert box.run("echo fine").output == "fine\n"
+
+
+def test_a_file_too_large_to_bring_to_the_host_is_refused_with_a_way_out(box: Sandbox) -> None:
+    box.run(f"head -c {MAX_READ_BYTES + 1} /dev/zero > big.bin")
+    with pytest.raises(OSError, match="larger than 10 MB; read a part of it with execute_bash"):
+        box.read_file("big.bin")
