@@ -5,10 +5,8 @@ never runs git on anything the agent wrote: the sandbox gets a copy of the clone
 the agent's change comes back as checked data (`sandbox.Change`) that becomes blobs, a tree
 and a commit here through plumbing.
 
-Every git run is hardened (`_argv`, `_environment`): no system or global config, an empty
-HOME, no hooks, no fsmonitor, no credential helper or askpass, and only the protocol of the
-repository's own URL. A token reaches only the clone, the remote-branch check and the push,
-which read nothing the agent wrote.
+Every git run is hardened (hardened.py). A token reaches only the clone, the remote-branch check
+and the push, which read nothing the agent wrote.
 """
 
 from __future__ import annotations
@@ -16,45 +14,29 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
 import tarfile
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Final
 from urllib.parse import urlsplit
 
 import yaml
 
+from resolver.agent.hardened import RepoError, protocol_of, run_git
 from sandbox import Change, RepoSetup, parse_repo_config
+
+__all__ = ["RepoError"]  # the error of every step here
 
 INSTRUCTIONS_PATH: Final = ".resolver/instructions.md"
 CONFIG_PATH: Final = ".resolver/config.yml"
 SETUP_PATH: Final = ".resolver/setup.sh"
-GIT_TIMEOUT: Final = 600
 # A file read from the default branch (instructions, config, setup) is small or ignored.
 MAX_SHOWN_BYTES: Final = 1_000_000
 MAX_DIFF_BYTES: Final = 200_000
 ZERO_SHA: Final = "0" * 40
-# The operator's own network settings, which git and curl read from the environment.
-_PASSED_THROUGH: Final = (
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "GIT_SSL_CAINFO",
-)
-
-
-class RepoError(Exception):
-    """A git step failed; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -72,16 +54,6 @@ class Clone:
     @property
     def protocol(self) -> str:
         return protocol_of(self.source)
-
-
-def protocol_of(source: str) -> str:
-    """The one git protocol a repository's URL needs; local paths are `file`."""
-    scheme = urlsplit(source).scheme
-    if scheme in ("http", "https", "file"):
-        return scheme
-    if not scheme or Path(source).expanduser().exists():
-        return "file"
-    raise RepoError(f"cannot use {source!r}: give a local path or an http(s) URL")
 
 
 def private_root(root: Path) -> Path:
@@ -131,7 +103,7 @@ def clone(
     extra += ["--depth", "1"] if shallow else []
     dest.parent.mkdir(parents=True, exist_ok=True)
     argv = ["clone", "--quiet", "--no-checkout", "--no-hardlinks", "--template=", *extra]
-    _run(target, [*argv, "--", origin, str(dest)], auth=auth, cwd=dest.parent)
+    run_git(target.protocol, [*argv, "--", origin, str(dest)], auth=auth, cwd=dest.parent)
     return target
 
 
@@ -148,7 +120,8 @@ def git(
 
 def _raw(clone: Clone, *args: str, limit: int | None = None, **options: Any) -> bytes:
     """Run hardened git on the clone's `.git` and return its output as bytes."""
-    return _run(clone, ["--git-dir", str(clone.git_dir), *args], limit=limit, **options)
+    argv = ["--git-dir", str(clone.git_dir), *args]
+    return run_git(clone.protocol, argv, cwd=clone.path.parent, limit=limit, **options)
 
 
 def head(clone: Clone) -> str:
@@ -292,104 +265,3 @@ def _hash_blobs(clone: Clone, scratch: Path, contents: list[bytes]) -> list[str]
     listing = "\n".join(names).encode() + b"\n"
     out = git(clone, "hash-object", "-w", "--no-filters", "--stdin-paths", stdin=listing)
     return out.split()
-
-
-def _argv(protocol: str) -> list[str]:
-    return [
-        "git",
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "credential.helper=",
-        "-c",
-        "core.askPass=",
-        "-c",
-        "protocol.allow=never",
-        "-c",
-        f"protocol.{protocol}.allow=always",
-        "-c",
-        "commit.gpgSign=false",
-        "-c",
-        "push.gpgSign=false",
-        "-c",
-        "gc.auto=0",
-    ]
-
-
-@lru_cache(maxsize=1)
-def _empty_home() -> tempfile.TemporaryDirectory[str]:
-    """One empty, private directory per process, removed when the process exits."""
-    return tempfile.TemporaryDirectory(prefix="resolver-git-home-")
-
-
-def _environment(extra: Mapping[str, str]) -> dict[str, str]:
-    """A scrubbed environment: nothing of the worker's own, but its PATH and network settings."""
-    env = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
-    env.update(
-        {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": _empty_home().name,
-            "LC_ALL": "C",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": "/dev/null",
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_NO_REPLACE_OBJECTS": "1",
-        }
-    )
-    env.update(extra)
-    return env
-
-
-def _run(
-    clone: Clone,
-    args: list[str],
-    *,
-    auth: Mapping[str, str] | None = None,
-    env: Mapping[str, str] | None = None,
-    stdin: bytes | None = None,
-    cwd: Path | None = None,
-    limit: int | None = None,
-) -> bytes:
-    """Run hardened git; `limit` cuts stdout at that many bytes (the rest is not read)."""
-    argv = [*_argv(clone.protocol), *args]
-    environment = _environment({**(auth or {}), **(env or {})})
-    with subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=environment,
-        cwd=cwd or clone.path.parent,
-    ) as process:
-        if limit is not None:
-            return _read_limited(process, limit)
-        try:
-            out, err = process.communicate(stdin, timeout=GIT_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            raise RepoError(f"git {_verb(args)} took longer than {GIT_TIMEOUT}s") from None
-    if process.returncode != 0:
-        message = err.decode(errors="replace").strip() or out.decode(errors="replace").strip()
-        raise RepoError(f"git {_verb(args)} failed: {message[:2000]}")
-    return out
-
-
-def _read_limited(process: subprocess.Popen[bytes], limit: int) -> bytes:
-    if process.stdout is None or process.stderr is None:
-        raise RepoError("git ran without its output")
-    out = process.stdout.read(limit)
-    if len(out) >= limit:
-        process.kill()  # the rest is not wanted
-        process.wait(GIT_TIMEOUT)
-        return out
-    err = process.stderr.read(4000)
-    if process.wait(GIT_TIMEOUT) != 0:
-        raise RepoError(f"git failed: {err.decode(errors='replace').strip()}")
-    return out
-
-
-def _verb(args: list[str]) -> str:
-    rest = args[2:] if args[:1] == ["--git-dir"] else args
-    return rest[0] if rest else "?"
