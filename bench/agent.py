@@ -61,10 +61,11 @@ class LoopFigures:
 def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
     from resolver import jobs
     from resolver.agent import AgentTask, limits_from, run_agent
+    from resolver.agent.sandboxes import policy_from_settings
     from resolver.config import get_settings
     from resolver.db import session_scope
     from resolver.runners import JobContext
-    from sandbox import ensure_image, open_sandbox, policy_from_settings
+    from sandbox import ensure_image, open_sandbox
 
     settings = get_settings()
     ensure_image(offline=True)
@@ -92,8 +93,9 @@ def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
 
 def bench_exec(steps: int) -> tuple[float, float]:
     """Median seconds of one `sandbox.run` of a trivial command, and of one bare engine exec."""
+    from resolver.agent.sandboxes import policy_from_settings
     from resolver.config import get_settings
-    from sandbox import open_sandbox, policy_from_settings
+    from sandbox import open_sandbox
     from sandbox.execution import capture
 
     with open_sandbox("999999", policy_from_settings(get_settings())) as sandbox:

@@ -11,7 +11,7 @@ from sandbox.engine import SandboxError, SandboxNotFoundError
 from sandbox.image import ensure_image, image_tag
 from sandbox.launch import open_sandbox
 from sandbox.naming import SandboxInfo
-from sandbox.policy import ExecResult, SandboxPolicy, policy_from_settings
+from sandbox.policy import ExecResult, SandboxPolicy
 from sandbox.pool import WarmPool
 from sandbox.reaper import PeriodicReaper, list_sandboxes, reap, remove_all
 from sandbox.session import Sandbox
@@ -38,7 +38,6 @@ __all__ = [
     "list_sandboxes",
     "open_sandbox",
     "parse_repo_config",
-    "policy_from_settings",
     "reap",
     "remove_all",
     "run_setup",

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from resolver.config import VAR_DIR
 from sandbox.engine import SandboxError, client, engine_errors
 from sandbox.mirror import find_mirror, render_sources
 
@@ -25,7 +24,8 @@ BASE_REPOSITORY: Final = "resolver-sandbox-base"
 DOCKERFILE: Final = Path(__file__).with_name("Dockerfile")
 SUITE: Final = "bookworm"
 VARIANT: Final = "minbase"
-CACHE_DIR: Final = VAR_DIR / "cache" / "sandbox"
+# The debootstrapped rootfs is kept between builds (and between clones of the project).
+CACHE_DIR: Final = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "resolver"
 
 Progress = Callable[[str], None]
 
@@ -52,7 +52,8 @@ def ensure_image(offline: bool, progress: Progress | None = None) -> str:
 
 
 def ensure_base(progress: Progress) -> str:
-    """Import the debootstrapped base unless it exists; the rootfs tarball is cached in var/."""
+    """Import the debootstrapped base unless it exists; the rootfs tarball is cached in
+    ~/.cache/resolver."""
     tag = base_tag()
     if _image_exists(tag):
         return tag

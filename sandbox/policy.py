@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
-
-if TYPE_CHECKING:
-    from resolver.config import Settings
+from typing import Final, Literal
 
 Network = Literal["none", "bridge"]
 
@@ -52,21 +49,3 @@ class ExecResult:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not (self.timed_out or self.oom_killed or self.cancelled)
-
-
-def policy_from_settings(settings: Settings) -> SandboxPolicy:
-    """The policy the settings describe; the image defaults to the tag built from sandbox/."""
-    # Imported here so that this module of plain values stays free of the engine's client.
-    from sandbox.image import image_tag
-
-    return SandboxPolicy(
-        image=settings.sandbox_image or image_tag(),
-        network=settings.sandbox_network,
-        memory=settings.sandbox_memory,
-        workspace_size=settings.sandbox_workspace_size,
-        deployment=settings.deployment,
-        pids=settings.sandbox_pids,
-        cpus=settings.sandbox_cpus,
-        output_limit=settings.sandbox_output_limit,
-        command_timeout=float(settings.sandbox_command_timeout),
-    )

@@ -19,6 +19,7 @@ from resolver.agent import repo as git_repo
 from resolver.agent.controller import job_secrets, run_agent
 from resolver.agent.events import Kind
 from resolver.agent.llm import LLMConfig, llm_config_from
+from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TriggerContext, limits_from
 from resolver.config import Settings, get_settings
 from resolver.db import session_scope
@@ -34,7 +35,6 @@ from sandbox import (
     Sandbox,
     SandboxPolicy,
     open_sandbox,
-    policy_from_settings,
     run_setup,
     setup_failure,
 )

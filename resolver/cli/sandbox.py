@@ -56,7 +56,9 @@ def run(
     timeout: Annotated[float | None, typer.Option(help="Seconds; default from settings.")] = None,
 ) -> None:
     """Run one command in a fresh sandbox, print its output and exit with its code."""
-    policy = replace(sandbox.policy_from_settings(get_settings()), network=network.value)
+    from resolver.agent.sandboxes import policy_from_settings
+
+    policy = replace(policy_from_settings(get_settings()), network=network.value)
     text = command[0] if len(command) == 1 else shlex.join(command)
     with _or_exit(lambda: sandbox.open_sandbox("cli", policy)) as box:
         if workspace is not None:

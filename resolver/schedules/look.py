@@ -10,11 +10,12 @@ from typing import Final
 
 from resolver.agent import repo as git_repo
 from resolver.agent.repo import Clone
+from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.session import load_repository
 from resolver.config import get_settings
 from resolver.runners import JobContext
 from resolver.schedules.prompts import Manifests, parse_manifests
-from sandbox import ExecResult, open_sandbox, policy_from_settings, run_setup, setup_failure
+from sandbox import ExecResult, open_sandbox, run_setup, setup_failure
 from sandbox.policy import WORKDIR
 
 TEST_CONFIG_KEY: Final = "test_command"

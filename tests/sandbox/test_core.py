@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from resolver.agent.sandboxes import policy_from_settings
 from resolver.config import Settings
-from sandbox import SandboxInfo, image_tag, policy_from_settings
+from sandbox import SandboxInfo, image_tag
 from sandbox.files import workspace_path
 from sandbox.mirror import find_mirror, parse_deb822, parse_sources_list, render_sources
 from sandbox.naming import check_job_id, job_name, job_of, pool_name, should_reap

@@ -1,0 +1,22 @@
+"""The sandbox policy the settings describe: the one place settings meet the sandbox library,
+which takes its policy as a value and knows nothing of Resolver."""
+
+from __future__ import annotations
+
+from resolver.config import Settings
+from sandbox import SandboxPolicy, image_tag
+
+
+def policy_from_settings(settings: Settings) -> SandboxPolicy:
+    """The policy of `settings`; the image defaults to the tag built from sandbox/."""
+    return SandboxPolicy(
+        image=settings.sandbox_image or image_tag(),
+        network=settings.sandbox_network,
+        memory=settings.sandbox_memory,
+        workspace_size=settings.sandbox_workspace_size,
+        deployment=settings.deployment,
+        pids=settings.sandbox_pids,
+        cpus=settings.sandbox_cpus,
+        output_limit=settings.sandbox_output_limit,
+        command_timeout=float(settings.sandbox_command_timeout),
+    )
