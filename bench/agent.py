@@ -59,12 +59,12 @@ class LoopFigures:
 
 
 def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
-    from resolver import jobs
     from resolver.agent import AgentTask, limits_from, run_agent
     from resolver.agent.sandboxes import policy_from_settings
-    from resolver.config import get_settings
-    from resolver.db import session_scope
-    from resolver.runners import JobContext
+    from resolver.core.job import JobContext
+    from resolver.core.settings import get_settings
+    from resolver.store import jobs
+    from resolver.store.db import session_scope
     from sandbox import ensure_image, open_sandbox
 
     settings = get_settings()
@@ -94,7 +94,7 @@ def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
 def bench_exec(steps: int) -> tuple[float, float]:
     """Median seconds of one `sandbox.run` of a trivial command, and of one bare engine exec."""
     from resolver.agent.sandboxes import policy_from_settings
-    from resolver.config import get_settings
+    from resolver.core.settings import get_settings
     from sandbox import open_sandbox
     from sandbox.execution import capture
 
@@ -119,7 +119,7 @@ def bench_llm(server: ScriptedLLMServer, steps: int) -> float:
     """Median seconds of one litellm completion against the instant server."""
     from resolver.agent.llm import complete, llm_config_from
     from resolver.agent.tools import TOOLS
-    from resolver.config import get_settings
+    from resolver.core.settings import get_settings
 
     config = llm_config_from(get_settings())
     server.set_script(lambda _request: tool("think", thought="x"))
@@ -140,7 +140,7 @@ def main() -> None:
         server = ScriptedLLMServer([]).start()
         try:
             configure(tmp, server)
-            from resolver.migrate import upgrade
+            from resolver.store.migrate import upgrade
 
             upgrade(os.environ["RESOLVER_DATABASE_URL"])
             llm = bench_llm(server, args.steps)

@@ -97,10 +97,10 @@ def bench_app() -> Any:
 
     from integrations.github import integration
     from resolver.app import create_app
-    from resolver.config import get_settings
-    from resolver.ingress import endpoint
-    from resolver.intake import Accepted, Pending
-    from resolver.logs import configure_logging
+    from resolver.core.logs import configure_logging
+    from resolver.core.settings import get_settings
+    from resolver.ingress.endpoint import endpoint
+    from resolver.ingress.intake import Accepted, Pending
 
     async def unrecorded(_pending: Pending) -> Accepted:
         return Accepted("created", job_id=0)
@@ -131,9 +131,9 @@ def serve(port: int, workers: int) -> None:
 def prepare(env: dict[str, str], senders: int) -> list[Signed]:
     """Migrate, link `senders` GitHub accounts, and sign one mention from each."""
     os.environ.update(env)
-    from resolver.accounts import add_user, link_identity
-    from resolver.db import session_scope
-    from resolver.migrate import upgrade
+    from resolver.store.accounts import add_user, link_identity
+    from resolver.store.db import session_scope
+    from resolver.store.migrate import upgrade
 
     upgrade(env["RESOLVER_DATABASE_URL"])
     template = json.loads(FIXTURE.read_text())

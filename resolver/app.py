@@ -13,11 +13,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from resolver.config import get_settings
-from resolver.db import get_engine, session_scope
-from resolver.jobs import JobNotFoundError, get_job, job_to_dict
-from resolver.models import Job
-from resolver.webhooks import routes as webhook_routes
+from resolver.core.settings import get_settings
+from resolver.ingress.routes import routes as webhook_routes
+from resolver.store.db import get_engine, session_scope
+from resolver.store.jobs import JobNotFoundError, get_job, job_to_dict
+from resolver.store.models import Job
 
 logger = logging.getLogger(__name__)
 

@@ -11,14 +11,15 @@ from celery import shared_task
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from resolver import jobs, replies
-from resolver.commands import parse_command
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.logs import log, redact
-from resolver.models import Job
-from resolver.runners import JobContext, RunResult, runner_for
-from resolver.states import JobState, Outcome
+from resolver.callbacks import replies
+from resolver.contract.commands import parse_command
+from resolver.core.job import JobContext, RunResult, runner_for
+from resolver.core.logs import log, redact
+from resolver.core.settings import get_settings
+from resolver.core.states import JobState, Outcome
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Job
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def _record(job_id: int, owner: str, outcome: RunResult) -> None:
     log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
     replies.publish_all(callbacks)
     if waiting:
-        from resolver.outbox import publish_job
+        from resolver.broker.outbox import publish_job
 
         for waiting_id in waiting:
             with session_scope() as session:
@@ -161,7 +162,7 @@ def run_job(job_id: int) -> None:
 
 @shared_task(name="resolver.reconcile", max_retries=0, time_limit=60, soft_time_limit=50)
 def reconcile_task() -> list[int]:
-    from resolver.outbox import reconcile
+    from resolver.broker.outbox import reconcile
 
     with session_scope() as session:
         return reconcile(session)

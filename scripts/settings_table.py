@@ -1,10 +1,10 @@
-"""The README's settings table, from resolver.config.Settings: `--write` updates README.md."""
+"""The README's settings table, from core.settings.Settings: `--write` updates README.md."""
 
 import re
 import sys
 from pathlib import Path
 
-from resolver.config import Settings
+from resolver.core.settings import Settings
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 MARKERS = re.compile(r"<!-- settings:start -->.*<!-- settings:end -->", re.S)

@@ -41,11 +41,11 @@ class ResolverEnv:
 
 def reset_caches() -> None:
     """Forget settings, the Celery app and engines read under another environment."""
-    import resolver.celery_app
-    from resolver.config import get_settings
+    import resolver.broker.celery_app
+    from resolver.core.settings import get_settings
 
     get_settings.cache_clear()
-    resolver.celery_app._app = None
+    resolver.broker.celery_app._app = None
 
 
 def _postgres_database(admin_url: str) -> tuple[str, str]:
@@ -86,7 +86,7 @@ def resolver_env(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> Iterator[ResolverEnv]:
     """A migrated database (SQLite by default, PostgreSQL under `backend`) and a clean Redis db."""
-    from resolver.migrate import upgrade
+    from resolver.store.migrate import upgrade
 
     use_pg = (
         "backend" in request.fixturenames and request.getfixturevalue("backend") == "postgresql"
@@ -99,7 +99,7 @@ def resolver_env(
         url, name = _postgres_database(admin)
         dropped.append(name)
     else:
-        url = f"sqlite:///{tmp_path / 'resolver.db'}"
+        url = f"sqlite:///{tmp_path / 'resolver.store.db'}"
     env = _make_env(tmp_path, url)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -109,7 +109,7 @@ def resolver_env(
     upgrade(url)
     yield ResolverEnv(env, tmp_path)
     reset_caches()
-    from resolver.db import engine_for
+    from resolver.store.db import engine_for
 
     engine_for(url).dispose()
     for name in dropped:

@@ -1,7 +1,7 @@
 """GitHub credentials for a job: App installation tokens, or the requester's stored token.
 
 Tokens are never logged or put in exception messages, and each one is registered with
-`resolver.logs` as soon as it is in memory, so an accidental log line shows it masked. GitHub
+`resolver.core.logs` as soon as it is in memory, so an accidental log line shows it masked. GitHub
 may change the token format (`ghs_APPID_JWT` since 2026), so tokens are never checked for shape.
 """
 
@@ -23,12 +23,12 @@ import jwt
 from sqlalchemy import or_, select
 
 from integrations.github.client import GitHubClient, github_session, translate_errors
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import Settings, get_settings
-from resolver.db import session_scope
-from resolver.logs import log, redact, register_secret
-from resolver.models import Credential
-from resolver.vault import Vault
+from resolver.contract.errors import PermanentCallbackError
+from resolver.core.logs import log, redact, register_secret
+from resolver.core.settings import Settings, get_settings
+from resolver.store.db import session_scope
+from resolver.store.models import Credential
+from resolver.store.vault import Vault
 
 logger = logging.getLogger(__name__)
 

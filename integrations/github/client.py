@@ -22,16 +22,16 @@ from githubkit.response import Response
 from githubkit.typing import Missing
 from githubkit.utils import UNSET
 
-from resolver.callback_errors import (
+from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
     TransientCallbackError,
     is_transient_status,
     parse_retry_after,
 )
-from resolver.config import Settings
-from resolver.logs import redact
-from resolver.providers import PullInfo
+from resolver.contract.outbound import PullInfo
+from resolver.core.logs import redact
+from resolver.core.settings import Settings
 
 TokenProvider = Callable[[], str]
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]

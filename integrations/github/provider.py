@@ -9,9 +9,8 @@ from typing import Any, Final
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
 from resolver.agent.task import Comment, ReviewThread
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import get_settings
-from resolver.providers import (
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import (
     ForgeUser,
     History,
     Provider,
@@ -23,6 +22,7 @@ from resolver.providers import (
     tag_of,
     with_hidden_tag,
 )
+from resolver.core.settings import get_settings
 
 HISTORY_LIMIT: Final = 50
 REVIEW_COMMENT: Final = "review_comment"

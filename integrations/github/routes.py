@@ -13,8 +13,8 @@ from integrations.github.events import (
     ReviewCommentEvent,
     ReviewEvent,
 )
-from resolver.mentions import mentions
-from resolver.triggers import Policy, Route, Trigger
+from resolver.contract.inbound import Policy, Route, Trigger
+from resolver.contract.mentions import mentions
 
 
 def on_comment_created(event: IssueCommentEvent, policy: Policy) -> Trigger | None:

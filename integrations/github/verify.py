@@ -7,8 +7,8 @@ https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
 
 from __future__ import annotations
 
-from resolver.signatures import check_hex_signature
-from resolver.triggers import Headers
+from resolver.contract.inbound import Headers
+from resolver.contract.signatures import check_hex_signature
 
 
 def verify_signature(headers: Headers, body: bytes, secret: str) -> None:

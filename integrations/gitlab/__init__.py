@@ -5,8 +5,8 @@ from __future__ import annotations
 from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
 from integrations.gitlab.verify import verify_delivery
-from resolver.config import Settings
-from resolver.triggers import Headers, Integration, secret_value
+from resolver.contract.inbound import Headers, Integration, secret_value
+from resolver.core.settings import Settings
 
 
 def _enabled(settings: Settings) -> bool:

@@ -21,16 +21,16 @@ import requests
 from gitlab.exceptions import GitlabError
 from gitlab.v4.objects import CurrentUserManager, ProjectIssue, ProjectMergeRequest
 
-from resolver.callback_errors import (
+from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
     TransientCallbackError,
     is_transient_status,
     parse_retry_after,
 )
-from resolver.config import Settings
-from resolver.logs import redact, register_secret
-from resolver.providers import PullInfo, RepoInfo
+from resolver.contract.outbound import PullInfo, RepoInfo
+from resolver.core.logs import redact, register_secret
+from resolver.core.settings import Settings
 
 TokenProvider = Callable[[], str]
 NoteableKind = Literal["issue", "merge_request"]

@@ -6,7 +6,7 @@ import hashlib
 import re
 from typing import Any
 
-from resolver.triggers import (
+from resolver.contract.inbound import (
     Headers,
     MalformedError,
     Sender,

@@ -22,11 +22,8 @@ from integrations.gitlab.client import (
     git_auth_env,
 )
 from resolver.agent.task import Comment, ReviewThread
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import Settings, get_settings
-from resolver.credentials import stored_token
-from resolver.logs import register_secret
-from resolver.providers import (
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import (
     ForgeUser,
     History,
     Provider,
@@ -38,6 +35,9 @@ from resolver.providers import (
     tag_of,
     with_hidden_tag,
 )
+from resolver.core.logs import register_secret
+from resolver.core.settings import Settings, get_settings
+from resolver.store.secrets import stored_token
 
 KINDS: Final[dict[str, NoteableKind]] = {"issue": "issue", "merge_request": "merge_request"}
 # Notes in a thread: on a diff line, or a discussion started as such. Others stand alone.

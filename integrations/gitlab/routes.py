@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from integrations.gitlab.events import Noteable, NoteEvent, Project, User, WorkItemEvent
-from resolver.mentions import mentions
-from resolver.triggers import Policy, Route, Trigger
+from resolver.contract.inbound import Policy, Route, Trigger
+from resolver.contract.mentions import mentions
 
 _KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
 

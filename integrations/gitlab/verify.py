@@ -13,8 +13,8 @@ import binascii
 import hashlib
 import hmac
 
-from resolver.signatures import check_window, parse_timestamp, same
-from resolver.triggers import Headers, SignatureError
+from resolver.contract.inbound import Headers, SignatureError
+from resolver.contract.signatures import check_window, parse_timestamp, same
 
 REPLAY_WINDOW = 300.0  # seconds, the Standard Webhooks default
 

@@ -21,14 +21,14 @@ from jira import JIRA
 from jira.exceptions import JIRAError
 from jira.utils import json_loads
 
-from resolver.callback_errors import (
+from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
     TransientCallbackError,
     is_transient_status,
     parse_retry_after,
 )
-from resolver.logs import redact, register_secret
+from resolver.core.logs import redact, register_secret
 
 TIMEOUT_SECONDS: Final = 30
 MESSAGE_LIMIT: Final = 300

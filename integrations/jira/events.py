@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from resolver.triggers import (
+from resolver.contract.inbound import (
     Headers,
     MalformedError,
     Sender,

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from resolver.triggers import Policy
+from resolver.contract.inbound import Policy
 
 _MAX_DEPTH = 64  # ADF nests a handful of levels; deeper input is not a real document
 _ACCOUNT_MENTION = re.compile(r"\[~(?:accountid:)?([^\]\s]+)\]")

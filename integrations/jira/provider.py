@@ -14,10 +14,10 @@ from typing import Any, Final
 from integrations.jira.client import JiraClient, JiraComment
 from integrations.jira.wiki import to_wiki
 from resolver.agent.task import Comment
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import Settings, get_settings
-from resolver.credentials import stored_token
-from resolver.providers import TAG, History, Provider, TriggerContext, register_provider
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import TAG, History, Provider, TriggerContext, register_provider
+from resolver.core.settings import Settings, get_settings
+from resolver.store.secrets import stored_token
 
 HISTORY_LIMIT: Final = 50
 # A message's tag, as a comment property `{"tag": "status-12"}`: stored beside the comment,

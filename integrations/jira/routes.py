@@ -6,8 +6,8 @@ from typing import Any, Final
 
 from integrations.jira.events import CommentEvent, Issue, IssueEvent, User
 from integrations.jira.markup import comment_text
-from resolver.mentions import mentions
-from resolver.triggers import Policy, Route, Trigger
+from resolver.contract.inbound import Policy, Route, Trigger
+from resolver.contract.mentions import mentions
 
 
 def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:

@@ -6,8 +6,8 @@ https://developer.atlassian.com/cloud/jira/platform/webhooks/#secure-admin-webho
 
 from __future__ import annotations
 
-from resolver.signatures import check_hex_signature
-from resolver.triggers import Headers
+from resolver.contract.inbound import Headers
+from resolver.contract.signatures import check_hex_signature
 
 
 def verify_signature(headers: Headers, body: bytes, secret: str) -> None:

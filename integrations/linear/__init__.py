@@ -5,8 +5,8 @@ from __future__ import annotations
 from integrations.linear.events import parse_event
 from integrations.linear.routes import IGNORED, ROUTES
 from integrations.linear.verify import verify_signature
-from resolver.config import Settings
-from resolver.triggers import Headers, Integration, SignatureError, secret_value
+from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
+from resolver.core.settings import Settings
 
 
 def _enabled(settings: Settings) -> bool:

@@ -18,13 +18,13 @@ from typing import Any, Final
 
 import httpx
 
-from resolver.callback_errors import (
+from resolver.contract.errors import (
     PermanentCallbackError,
     TransientCallbackError,
     is_transient_status,
     parse_retry_after,
 )
-from resolver.logs import redact, register_secret
+from resolver.core.logs import redact, register_secret
 
 TIMEOUT_SECONDS: Final = 30.0
 MESSAGE_LIMIT: Final = 300

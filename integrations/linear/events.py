@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from resolver.triggers import (
+from resolver.contract.inbound import (
     Headers,
     MalformedError,
     Sender,

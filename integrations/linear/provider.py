@@ -22,10 +22,10 @@ from typing import Any, Final
 
 from integrations.linear.client import LinearClient, LinearComment
 from resolver.agent.task import Comment
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import Settings, get_settings
-from resolver.credentials import stored_token
-from resolver.providers import TAG, History, Provider, TriggerContext, register_provider
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import TAG, History, Provider, TriggerContext, register_provider
+from resolver.core.settings import Settings, get_settings
+from resolver.store.secrets import stored_token
 
 HISTORY_LIMIT: Final = 50
 

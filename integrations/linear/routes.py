@@ -6,8 +6,8 @@ import re
 from typing import Any, Final
 
 from integrations.linear.events import CommentEvent, Envelope, IssueEvent, Team
-from resolver.mentions import mentions
-from resolver.triggers import Policy, Route, Sender, Trigger
+from resolver.contract.inbound import Policy, Route, Sender, Trigger
+from resolver.contract.mentions import mentions
 
 
 def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:

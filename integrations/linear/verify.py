@@ -6,8 +6,8 @@ https://linear.app/developers/webhooks#securing-webhooks
 
 from __future__ import annotations
 
-from resolver.signatures import check_hex_signature, check_window, parse_timestamp
-from resolver.triggers import Headers, SignatureError, decode_object
+from resolver.contract.inbound import Headers, SignatureError, decode_object
+from resolver.contract.signatures import check_hex_signature, check_window, parse_timestamp
 
 REPLAY_WINDOW = 60.0  # seconds
 

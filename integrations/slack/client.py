@@ -20,15 +20,15 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
 from integrations.slack.mrkdwn import fit
-from resolver.callback_errors import (
+from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
     TransientCallbackError,
     is_transient_status,
     parse_retry_after,
 )
-from resolver.config import Settings
-from resolver.logs import redact, register_secret
+from resolver.core.logs import redact, register_secret
+from resolver.core.settings import Settings
 
 Message = dict[str, Any]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from resolver.triggers import (
+from resolver.contract.inbound import (
     Headers,
     MalformedError,
     Sender,

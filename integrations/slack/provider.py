@@ -14,10 +14,10 @@ from typing import Any, Final
 from integrations.slack.client import BotIdentity, Message, SlackClient
 from integrations.slack.mrkdwn import to_mrkdwn
 from resolver.agent.task import Comment
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import get_settings
-from resolver.credentials import stored_token
-from resolver.providers import TAG, History, Provider, TriggerContext, register_provider
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import TAG, History, Provider, TriggerContext, register_provider
+from resolver.core.settings import get_settings
+from resolver.store.secrets import stored_token
 
 # The whole thread is the agent's context, but a long one only by its start and latest replies.
 HISTORY_LIMIT: Final = 50

@@ -6,8 +6,8 @@ import re
 from typing import Any, Final
 
 from integrations.slack.events import EventCallback, UrlVerification, mentioned_ids, plain_text
-from resolver.mentions import mentions
-from resolver.triggers import Challenge, Policy, Route, Trigger
+from resolver.contract.inbound import Challenge, Policy, Route, Trigger
+from resolver.contract.mentions import mentions
 
 _OPTION = re.compile(r"(?<!\S)(repo|branch)=(\S+)")
 _VALID = {

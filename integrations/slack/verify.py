@@ -7,8 +7,8 @@ https://docs.slack.dev/authentication/verifying-requests-from-slack
 
 from __future__ import annotations
 
-from resolver.signatures import check_window, hmac_sha256_hex, parse_timestamp, same
-from resolver.triggers import Headers, SignatureError
+from resolver.contract.inbound import Headers, SignatureError
+from resolver.contract.signatures import check_window, hmac_sha256_hex, parse_timestamp, same
 
 REPLAY_WINDOW = 300.0  # seconds, as Slack's docs and slack_sdk's verifier use
 

@@ -42,10 +42,10 @@ from resolver.agent.stuck import detect_stuck, turns_of
 from resolver.agent.task import AgentResult, AgentTask
 from resolver.agent.tools import TOOLS, Finish, ToolRunner
 from resolver.agent.trajectory import Trajectory
-from resolver.config import Settings, get_settings
-from resolver.logs import log, register_secret
-from resolver.redact import Redactor
-from resolver.runners import JobContext
+from resolver.core.job import JobContext
+from resolver.core.logs import log, register_secret
+from resolver.core.redact import Redactor
+from resolver.core.settings import Settings, get_settings
 from sandbox import Sandbox, SandboxError
 
 logger = logging.getLogger(__name__)

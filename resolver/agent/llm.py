@@ -26,7 +26,7 @@ from litellm.llms.openai.common_utils import BaseOpenAILLM, get_openai_credentia
 from openai.resources.chat import Chat, Completions
 
 if TYPE_CHECKING:
-    from resolver.config import Settings
+    from resolver.core.settings import Settings
 
 litellm.suppress_debug_info = True
 

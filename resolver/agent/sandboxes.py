@@ -3,7 +3,7 @@ which takes its policy as a value and knows nothing of Resolver."""
 
 from __future__ import annotations
 
-from resolver.config import Settings
+from resolver.core.settings import Settings
 from sandbox import SandboxPolicy, image_tag
 
 

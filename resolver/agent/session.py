@@ -14,19 +14,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from resolver import jobs
-from resolver.agent import repo as git_repo
+from resolver.agent import git as git_repo
 from resolver.agent.controller import job_secrets, run_agent
 from resolver.agent.events import Kind
 from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TriggerContext, limits_from
-from resolver.config import Settings, get_settings
-from resolver.db import session_scope
-from resolver.logs import register_secret
-from resolver.redact import Redactor
-from resolver.runners import JobContext, RunResult
-from resolver.states import JobState, Outcome
+from resolver.core.job import JobContext, RunResult
+from resolver.core.logs import register_secret
+from resolver.core.redact import Redactor
+from resolver.core.settings import Settings, get_settings
+from resolver.core.states import JobState, Outcome
+from resolver.store import jobs
+from resolver.store.db import session_scope
 from sandbox import (
     Change,
     ChangeRejectedError,

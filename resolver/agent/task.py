@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
-    from resolver.config import Settings
+    from resolver.core.settings import Settings
 
 Outcome = Literal["changed_code", "answered", "could_not", "stopped"]
 FINISH_OUTCOMES: Final = ("changed_code", "answered", "could_not")

@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from resolver import jobs
 from resolver.agent.events import Event, totals
-from resolver.db import session_scope
-from resolver.redact import Redactor
+from resolver.core.redact import Redactor
+from resolver.store import jobs
+from resolver.store.db import session_scope
 
 
 class Trajectory:

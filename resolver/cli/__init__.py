@@ -8,7 +8,7 @@ import typer
 
 from resolver.cli import admin, jobs, routes, run, schedules, services
 from resolver.cli import sandbox as sandbox_cli
-from resolver.config import ConfigError
+from resolver.core.settings import ConfigError
 
 app = typer.Typer(
     help="Resolver: @mention a bot, get a pull request.",

@@ -9,11 +9,11 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from resolver import accounts
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.models import User
-from resolver.vault import Vault, generate_key, rotate_all, store_credential
+from resolver.core.settings import get_settings
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.store.models import User
+from resolver.store.vault import Vault, generate_key, rotate_all, store_credential
 
 console = Console()
 users_app = typer.Typer(help="People who may trigger jobs.", no_args_is_help=True)
@@ -124,7 +124,7 @@ def keys_generate() -> None:
 
 def doctor() -> None:
     """Check every dependency and setting; say how to fix what is wrong."""
-    from resolver.doctor import run_checks
+    from resolver.cli.doctor import run_checks
 
     table = Table("check", "status", "detail / fix")
     failed = 0

@@ -9,10 +9,10 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from resolver import jobs as job_store
-from resolver.db import session_scope
-from resolver.models import Job
-from resolver.states import IllegalTransitionError
+from resolver.core.states import IllegalTransitionError
+from resolver.store import jobs as job_store
+from resolver.store.db import session_scope
+from resolver.store.models import Job
 
 app = typer.Typer(help="Inspect, retry and cancel jobs.", no_args_is_help=True)
 console = Console()
@@ -77,7 +77,7 @@ def show(
 @app.command("retry")
 def retry(job_id: int) -> None:
     """Queue a failed or cancelled job again."""
-    from resolver.outbox import publish_job
+    from resolver.broker.outbox import publish_job
 
     try:
         with session_scope() as session:

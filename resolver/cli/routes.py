@@ -6,8 +6,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from resolver.db import session_scope
-from resolver.repo_routes import RouteError, all_routes, remove_route, set_route
+from resolver.store.db import session_scope
+from resolver.store.repo_defaults import RouteError, all_routes, remove_route, set_route
 
 console = Console()
 app = typer.Typer(

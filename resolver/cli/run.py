@@ -17,7 +17,7 @@ import typer
 
 if TYPE_CHECKING:
     from resolver.agent.session import SessionResult
-    from resolver.runners import JobContext, RunResult
+    from resolver.core.job import JobContext, RunResult
 
 
 def run(
@@ -26,9 +26,9 @@ def run(
     branch: str | None = typer.Option(None, help="Branch to work on (default: the default)."),
 ) -> None:
     """Run the agent on a repository and print its trajectory, diff, cost and outcome."""
-    from resolver.config import get_settings
-    from resolver.logs import configure_logging
-    from resolver.migrate import upgrade
+    from resolver.core.logs import configure_logging
+    from resolver.core.settings import get_settings
+    from resolver.store.migrate import upgrade
 
     settings = get_settings()
     configure_logging("WARNING", settings.log_format)
@@ -42,9 +42,9 @@ def run(
 
 
 def _create_job(repo: str, task: str) -> int:
-    from resolver import jobs
-    from resolver.db import session_scope
-    from resolver.states import JobState
+    from resolver.core.states import JobState
+    from resolver.store import jobs
+    from resolver.store.db import session_scope
 
     with session_scope() as session:
         job = jobs.create_job(session, jobs.NewJob(source="cli", task=task, repo=repo))
@@ -59,12 +59,12 @@ def _run(
     job_id: int, repo: str, task: str, branch: str | None
 ) -> tuple[RunResult, SessionResult | None]:
     from resolver.agent import SessionRequest, run_result, run_session
+    from resolver.agent.git import RepoError
     from resolver.agent.llm import LLMError
-    from resolver.agent.repo import RepoError
     from resolver.agent.task import InvalidLimitError
-    from resolver.logs import redact
-    from resolver.runners import JobContext, RunResult
-    from resolver.states import JobState, Outcome
+    from resolver.core.job import JobContext, RunResult
+    from resolver.core.logs import redact
+    from resolver.core.states import JobState, Outcome
     from sandbox import ChangeRejectedError, RepoSetupError, SandboxError
 
     ctx = JobContext(job_id, "cli")
@@ -102,8 +102,8 @@ def _cancel_on_interrupt(ctx: JobContext) -> Iterator[None]:
 
 
 def _record(job_id: int, outcome: RunResult) -> None:
-    from resolver import jobs
-    from resolver.db import session_scope
+    from resolver.store import jobs
+    from resolver.store.db import session_scope
 
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
@@ -114,11 +114,11 @@ def _record(job_id: int, outcome: RunResult) -> None:
 
 
 def _print_report(job_id: int, outcome: RunResult, session: SessionResult | None) -> None:
-    from resolver import jobs
     from resolver.agent.events import Event
     from resolver.agent.render import render_trajectory
-    from resolver.db import session_scope
-    from resolver.logs import redact
+    from resolver.core.logs import redact
+    from resolver.store import jobs
+    from resolver.store.db import session_scope
 
     with session_scope() as db:
         job = jobs.get_job(db, job_id)

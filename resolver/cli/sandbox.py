@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 import sandbox
-from resolver.config import get_settings
+from resolver.core.settings import get_settings
 
 app = typer.Typer(help="Build, run, list and reap sandbox containers.", no_args_is_help=True)
 console = Console(highlight=False)
@@ -106,7 +106,7 @@ def ps() -> None:
 @app.command()
 def reap() -> None:
     """Remove this deployment's sandboxes whose job ended or moved on, or that are too old."""
-    from resolver.jobs import sandbox_is_stale
+    from resolver.store.jobs import sandbox_is_stale
 
     settings = get_settings()
     max_age = float(settings.sandbox_max_age)

@@ -11,9 +11,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from resolver import accounts
-from resolver.db import session_scope
-from resolver.models import utcnow
 from resolver.schedules import queue
 from resolver.schedules.cron import CronError, next_due, zone
 from resolver.schedules.history import history, waiting_counts
@@ -26,6 +23,9 @@ from resolver.schedules.store import (
     remove_schedule,
     repository,
 )
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.store.models import utcnow
 
 console = Console()
 app = typer.Typer(
@@ -214,7 +214,7 @@ def sync(
     installation_id: int | None = typer.Option(None, help="GitHub App installation id."),
 ) -> None:
     """Follow the repository's .resolver/schedules.yml: read it now, and again every 15 min."""
-    from resolver.celery_app import PROVIDER_MODULES
+    from resolver.broker.celery_app import PROVIDER_MODULES
     from resolver.schedules.sync import sync_repo
 
     for module in PROVIDER_MODULES:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from resolver.celery_app import QUEUES, get_celery
-from resolver.config import VAR_DIR, get_settings
-from resolver.logs import configure_logging
+from resolver.broker.celery_app import QUEUES, get_celery
+from resolver.core.logs import configure_logging
+from resolver.core.settings import VAR_DIR, get_settings
 
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 
@@ -53,7 +53,7 @@ def beat() -> None:
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Apply every database migration."""
-    from resolver.migrate import upgrade
+    from resolver.store.migrate import upgrade
 
     upgrade(get_settings().database_url)
     typer.echo("database is up to date")

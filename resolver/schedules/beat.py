@@ -9,10 +9,10 @@ from typing import Final
 
 from celery import shared_task
 
-from resolver.celery_app import DEFAULT_QUEUE
-from resolver.db import session_scope
-from resolver.models import utcnow
+from resolver.broker.celery_app import DEFAULT_QUEUE
 from resolver.schedules import queue, sync
+from resolver.store.db import session_scope
+from resolver.store.models import utcnow
 
 TICK: Final = "resolver.schedules.tick"
 SYNC: Final = "resolver.schedules.sync"

@@ -9,10 +9,10 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from resolver.models import Job, Schedule, ScheduleRun
+from resolver.core.states import JobState, Outcome
 from resolver.schedules.decide import Action
 from resolver.schedules.queue import WAITING
-from resolver.states import JobState, Outcome
+from resolver.store.models import Job, Schedule, ScheduleRun
 
 
 @dataclass(frozen=True)

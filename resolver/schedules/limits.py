@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from resolver.config import Settings
+from resolver.core.settings import Settings
 from resolver.schedules.spec import LIMIT_KEYS
 
 

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from resolver.agent import repo as git_repo
-from resolver.agent.repo import Clone
+from resolver.agent import git as git_repo
+from resolver.agent.git import Clone
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.session import load_repository
-from resolver.config import get_settings
-from resolver.runners import JobContext
+from resolver.core.job import JobContext
+from resolver.core.settings import get_settings
 from resolver.schedules.prompts import Manifests, parse_manifests
 from sandbox import ExecResult, open_sandbox, run_setup, setup_failure
 from sandbox.policy import WORKDIR

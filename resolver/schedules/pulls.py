@@ -8,19 +8,19 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from resolver import providers
-from resolver.agent.repo import Clone
-from resolver.callbacks import publish_callback
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.models import Job, Schedule, ScheduleRun
-from resolver.notices import NewNotice, record_notice
+from resolver.agent.git import Clone
+from resolver.callbacks.send import publish_callback
+from resolver.contract import outbound as providers
+from resolver.core.settings import get_settings
 from resolver.schedules import look
 from resolver.schedules.decide import OPEN, Finding, Remembered
+from resolver.store.db import session_scope
+from resolver.store.models import Job, Schedule, ScheduleRun
+from resolver.store.notices import NewNotice, record_notice
 
 
 def bot_email() -> str:
-    """The address the bot commits with (resolver/pushing.py `push`)."""
+    """The address the bot commits with (resolver/worker/push.py `push`)."""
     return f"{get_settings().bot_name}@users.noreply"
 
 

@@ -19,12 +19,9 @@ from sqlalchemy import Select, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from resolver import jobs
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.logs import log
-from resolver.models import Job, Schedule, ScheduleRepo, ScheduleRun, User, utcnow
-from resolver.repo_routes import parse_repo_spec
+from resolver.core.logs import log
+from resolver.core.settings import get_settings
+from resolver.core.states import JobState
 from resolver.schedules import limits
 from resolver.schedules.cron import CronError, latest_due
 from resolver.schedules.decide import OPEN
@@ -36,7 +33,10 @@ from resolver.schedules.spec import (
     ScheduleError,
 )
 from resolver.schedules.store import ScheduleNotFoundError, find_schedule, names, schedules_of
-from resolver.states import JobState
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Job, Schedule, ScheduleRepo, ScheduleRun, User, utcnow
+from resolver.store.repo_defaults import parse_repo_spec
 
 logger = logging.getLogger(__name__)
 
@@ -281,7 +281,7 @@ def admission_lock(wait: float = LOCK_WAIT) -> Iterator[bool]:
 def publish_started(job_ids: list[int]) -> None:
     """Publish the jobs of started runs (after their commit); one that fails is republished by
     the reconciler."""
-    from resolver.outbox import publish_job  # loads Celery: only when something is published
+    from resolver.broker.outbox import publish_job  # loads Celery: only when something is published
 
     for job_id in job_ids:
         try:
@@ -338,7 +338,7 @@ def run_now(name: str, repo: str | None, reason: str, by: str | None) -> Request
 def answer_run_request(repo: str, name: str, by: str | None) -> str:
     """`@bot run <schedule>` on `repo` (its sender may push there): start it, and say so."""
     # Here, not at the top: replies loads the agent's LLM client, which the beat never needs.
-    from resolver.replies import job_url
+    from resolver.callbacks.replies import job_url
 
     try:
         requested = run_now(name, repo, COMMENT, by)

@@ -19,28 +19,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from resolver import jobs, providers
-from resolver.agent import repo as git_repo
-from resolver.agent.repo import Clone
+from resolver.agent import git as git_repo
+from resolver.agent.git import Clone
 from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
 from resolver.agent.task import TriggerContext
-from resolver.branches import BRANCH_PREFIX, slugify
-from resolver.callback_errors import CallbackError
-from resolver.db import session_scope
-from resolver.logs import log
-from resolver.models import Schedule
-from resolver.pipeline import record_plan
-from resolver.pipeline_values import ENDING_ERRORS, Plan, Snapshot, ended_by
-from resolver.pushing import branch_lock, push
-from resolver.redact import Redactor
-from resolver.repo_routes import parse_repo_spec
-from resolver.runners import JobContext, RunResult, register
+from resolver.contract import outbound as providers
+from resolver.contract.errors import CallbackError
+from resolver.core.job import JobContext, RunResult, register
+from resolver.core.logs import log
+from resolver.core.redact import Redactor
+from resolver.core.states import JobState, Outcome
 from resolver.schedules import look, pulls
 from resolver.schedules.decide import OPEN, Action, Decision, Finding, Remembered, decide
 from resolver.schedules.prompts import Inputs, build_instruction, failure_context
 from resolver.schedules.queue import SOURCE
 from resolver.schedules.spec import FIX_DEFAULT_BRANCH
-from resolver.states import JobState, Outcome
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Schedule
+from resolver.store.repo_defaults import parse_repo_spec
+from resolver.worker.branches import BRANCH_PREFIX, slugify
+from resolver.worker.push import branch_lock, push
+from resolver.worker.request import record_plan
+from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, ended_by
 
 logger = logging.getLogger(__name__)
 

@@ -14,16 +14,16 @@ from typing import Any, Final
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from resolver import providers
-from resolver.agent import repo as git_repo
-from resolver.callback_errors import CallbackError
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.logs import log, redact
-from resolver.models import ScheduleRepo, utcnow
-from resolver.repo_routes import parse_repo_spec
+from resolver.agent import git as git_repo
+from resolver.contract import outbound as providers
+from resolver.contract.errors import CallbackError
+from resolver.core.logs import log, redact
+from resolver.core.settings import get_settings
 from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, parse_file
 from resolver.schedules.store import apply_file
+from resolver.store.db import session_scope
+from resolver.store.models import ScheduleRepo, utcnow
+from resolver.store.repo_defaults import parse_repo_spec
 
 logger = logging.getLogger(__name__)
 

@@ -35,11 +35,11 @@ def agent_env(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llm_server: ScriptedLLMServer
 ) -> Iterator[AgentEnv]:
     """Settings for a run against the scripted server, with prices so the cost is known."""
-    from resolver.config import get_settings
-    from resolver.db import engine_for
-    from resolver.migrate import upgrade
+    from resolver.core.settings import get_settings
+    from resolver.store.db import engine_for
+    from resolver.store.migrate import upgrade
 
-    url = f"sqlite:///{tmp_path / 'resolver.db'}"
+    url = f"sqlite:///{tmp_path / 'resolver.store.db'}"
     env = {
         "RESOLVER_DATABASE_URL": url,
         "RESOLVER_SECRET_KEYS": Fernet.generate_key().decode(),
@@ -65,9 +65,9 @@ def agent_env(
 @pytest.fixture
 def job_id(agent_env: AgentEnv) -> int:
     """A running job row for the agent to write its trajectory to."""
-    from resolver import jobs
-    from resolver.db import session_scope
-    from resolver.states import JobState
+    from resolver.core.states import JobState
+    from resolver.store import jobs
+    from resolver.store.db import session_scope
 
     with session_scope() as session:
         job = jobs.create_job(session, jobs.NewJob(source="cli", task="test"))

@@ -26,9 +26,9 @@ def keep_log_handlers() -> Iterator[None]:
 def jobs_in_db() -> list[dict[str, object]]:
     from sqlalchemy import select
 
-    from resolver import jobs
-    from resolver.db import session_scope
-    from resolver.models import Job
+    from resolver.store import jobs
+    from resolver.store.db import session_scope
+    from resolver.store.models import Job
 
     with session_scope() as session:
         return [jobs.job_to_dict(j) for j in session.scalars(select(Job))]

@@ -8,7 +8,7 @@ from resolver.agent.condense import fallback_summary, plan_condensation, summary
 from resolver.agent.events import NOT_EXECUTED, NUDGE, Kind, build_messages, totals
 from resolver.agent.limits import limit_reached, stop_message
 from resolver.agent.task import AgentLimits, InvalidLimitError, limits_from
-from resolver.config import Settings
+from resolver.core.settings import Settings
 from tests.agent.factories import Log
 
 KEY = "x" * 43 + "="

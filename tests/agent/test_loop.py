@@ -12,8 +12,8 @@ import pytest
 
 from resolver.agent import SessionRequest, SessionResult, run_result, run_session
 from resolver.agent.events import Event
-from resolver.runners import JobContext
-from resolver.states import JobState, Outcome
+from resolver.core.job import JobContext
+from resolver.core.states import JobState, Outcome
 from tests.agent.conftest import LLM_KEY, AgentEnv, git, make_repo
 from tests.foundation.procs import wait_until
 from tests.support.llm_server import (
@@ -50,8 +50,8 @@ def session(
 
 
 def stored(job_id: int) -> tuple[list[Event], dict[str, Any]]:
-    from resolver import jobs
-    from resolver.db import session_scope
+    from resolver.store import jobs
+    from resolver.store.db import session_scope
 
     with session_scope() as db:
         job = jobs.get_job(db, job_id)
@@ -266,7 +266,7 @@ def test_without_prices_the_cost_is_unknown_and_the_job_finishes(
     llm_server: ScriptedLLMServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from resolver.config import get_settings
+    from resolver.core.settings import get_settings
 
     monkeypatch.delenv("RESOLVER_LLM_INPUT_COST_PER_TOKEN")
     monkeypatch.delenv("RESOLVER_LLM_OUTPUT_COST_PER_TOKEN")
@@ -335,7 +335,7 @@ def test_a_long_history_is_condensed_at_the_threshold(
     llm_server: ScriptedLLMServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from resolver.config import get_settings
+    from resolver.core.settings import get_settings
 
     monkeypatch.setenv("RESOLVER_LLM_CONDENSE_TOKENS", "3000")
     get_settings.cache_clear()

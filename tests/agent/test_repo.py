@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver.agent import repo as git_repo
+from resolver.agent import git as git_repo
 from sandbox import Change, ChangedFile, RepoSetup
 from tests.agent.conftest import git, make_repo
 

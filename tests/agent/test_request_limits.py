@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from resolver.agent.repo import Clone
+from resolver.agent.git import Clone
 from resolver.agent.session import SessionRequest, build_task
-from resolver.config import Settings
+from resolver.core.settings import Settings
 
 
 def repo_with_config(path: Path, config: str) -> Clone:

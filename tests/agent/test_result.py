@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from resolver.agent import AgentResult, run_result
-from resolver.states import JobState, Outcome
+from resolver.core.states import JobState, Outcome
 
 DIFF = "diff --git a/x b/x\n+y\n"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from resolver.models import Job
+from resolver.store.models import Job
 from tests.e2e.stack import REPO_FILES, Stack, ingress
 from tests.github_edge.conftest import APP_ID, INSTALLATION_ID, REPO
 from tests.integrations.deliveries import SECRETS, github, load, post

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from resolver import accounts
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.vault import Vault, store_credential
+from resolver.core.settings import get_settings
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.store.vault import Vault, store_credential
 from tests.e2e.stack import REPO_FILES
 from tests.integrations.deliveries import SECRETS, load
 from tests.support.git_http import GitHttpServer, create_bare_repo

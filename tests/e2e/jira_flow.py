@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from resolver import accounts
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.repo_routes import set_route
-from resolver.vault import Vault, store_credential
+from resolver.core.settings import get_settings
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.store.repo_defaults import set_route
+from resolver.store.vault import Vault, store_credential
 from tests.e2e.github_flow import ALICE_ID
 from tests.github_edge.conftest import REPO
 from tests.integrations.deliveries import SECRETS, load

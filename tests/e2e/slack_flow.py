@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from resolver import accounts
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.vault import Vault, store_credential
+from resolver.core.settings import get_settings
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.store.vault import Vault, store_credential
 from tests.e2e.github_flow import ALICE_ID
 from tests.e2e.stack import Stack
 from tests.integrations.deliveries import SECRETS, load

@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
-from resolver import accounts
-from resolver.db import session_scope
-from resolver.models import Callback, CallbackAttempt, Job, User
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.store.models import Callback, CallbackAttempt, Job, User
 from sandbox import SandboxInfo, list_sandboxes, remove_all
 from tests.conftest import ResolverEnv
 from tests.foundation.procs import kill, start, stop, wait_until
@@ -85,7 +85,7 @@ class Stack:
             "-m",
             "celery",
             "-A",
-            "resolver.celery_app:app",
+            "resolver.broker.celery_app:app",
             "worker",
             "-Q",
             "jobs,callbacks,default",
@@ -108,7 +108,7 @@ class Stack:
             "-m",
             "celery",
             "-A",
-            "resolver.celery_app:app",
+            "resolver.broker.celery_app:app",
             "beat",
             "-s",
             str(self.tmp / "beat-schedule"),

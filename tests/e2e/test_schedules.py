@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from resolver.db import session_scope
-from resolver.models import Job, Schedule, ScheduleRepo
 from resolver.schedules import queue
 from resolver.schedules.history import history
 from resolver.schedules.store import find_schedule, repository
+from resolver.store.db import session_scope
+from resolver.store.models import Job, Schedule, ScheduleRepo
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress, running_stack
@@ -42,7 +42,7 @@ HUMAN = ("-c", "user.name=Dana", "-c", "user.email=dana@example.test")
 
 def second_beat(stack: Stack) -> None:
     """Another beat process against the same database and Redis, with its own schedule file."""
-    args = ["-m", "celery", "-A", "resolver.celery_app:app", "beat"]
+    args = ["-m", "celery", "-A", "resolver.broker.celery_app:app", "beat"]
     args += ["-s", str(stack.tmp / "beat-schedule-2"), "--pidfile=", "--loglevel", "INFO"]
     stack.procs.append(start(stack.child_env(), stack.tmp / "beat-2.log", *args))
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from resolver.db import session_scope
-from resolver.models import Job
-from resolver.repo_routes import set_route
+from resolver.store.db import session_scope
+from resolver.store.models import Job
+from resolver.store.repo_defaults import set_route
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import widgets
 from tests.e2e.slack_flow import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from resolver.callbacks import publish_callback, record_callback
-from resolver.db import session_scope
-from resolver.models import Callback
+from resolver.callbacks.send import publish_callback, record_callback
+from resolver.store.db import session_scope
+from resolver.store.models import Callback
 from tests.foundation import procs
 from tests.foundation.test_worker import spawn  # noqa: F401 - a fixture
 
@@ -57,7 +57,7 @@ def test_a_4xx_is_recorded_and_never_retried(resolver_env, spawn) -> None:  # no
 def test_a_callback_whose_message_was_lost_is_found_again(resolver_env) -> None:
     from datetime import timedelta
 
-    from resolver.callbacks import stalled_callbacks
+    from resolver.callbacks.send import stalled_callbacks
 
     with session_scope() as session:
         old = record_callback(session, "test-forge", "post_comment", {})

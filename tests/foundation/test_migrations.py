@@ -3,8 +3,8 @@
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from resolver.db import engine_for
-from resolver.models import Base
+from resolver.store.db import engine_for
+from resolver.store.models import Base
 
 
 def test_models_and_migrations_agree(resolver_env, backend) -> None:

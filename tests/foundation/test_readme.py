@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from resolver.config import Settings
+from resolver.core.settings import Settings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

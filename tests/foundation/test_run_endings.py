@@ -1,12 +1,12 @@
 """How a run ends when something stops it before its agent is done: the same words for a
-request and for a scheduled run (resolver.pipeline_values.ended_by)."""
+request and for a scheduled run (resolver.worker.values.ended_by)."""
 
 from __future__ import annotations
 
-from resolver.agent.repo import RepoError
-from resolver.pipeline_values import ENDING_ERRORS, Stop, ended_by
-from resolver.runners import RunResult
-from resolver.states import JobState, Outcome
+from resolver.agent.git import RepoError
+from resolver.core.job import RunResult
+from resolver.core.states import JobState, Outcome
+from resolver.worker.values import ENDING_ERRORS, Stop, ended_by
 from sandbox import RepoSetupError, SandboxError
 
 

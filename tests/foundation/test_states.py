@@ -1,6 +1,6 @@
 import pytest
 
-from resolver.states import TRANSITIONS, IllegalTransitionError, JobState, check_transition
+from resolver.core.states import TRANSITIONS, IllegalTransitionError, JobState, check_transition
 
 
 @pytest.mark.parametrize(

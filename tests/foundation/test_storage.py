@@ -6,12 +6,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from resolver import jobs
-from resolver.accounts import AccountError, add_user, find_identity, link_identity
-from resolver.db import session_scope
-from resolver.models import Delivery, JobEvent, utcnow
-from resolver.redact import Redactor
-from resolver.states import IllegalTransitionError, JobState, Outcome
+from resolver.core.redact import Redactor
+from resolver.core.states import IllegalTransitionError, JobState, Outcome
+from resolver.store import jobs
+from resolver.store.accounts import AccountError, add_user, find_identity, link_identity
+from resolver.store.db import session_scope
+from resolver.store.models import Delivery, JobEvent, utcnow
 
 PUBLIC_FIELDS = {
     "id",

@@ -5,9 +5,9 @@ import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import select
 
-from resolver.db import session_scope
-from resolver.models import Credential
-from resolver.vault import Secret, Vault, VaultError, rotate_all, store_credential
+from resolver.store.db import session_scope
+from resolver.store.models import Credential
+from resolver.store.vault import Secret, Vault, VaultError, rotate_all, store_credential
 
 
 def test_first_key_encrypts_and_every_key_decrypts() -> None:
@@ -35,7 +35,7 @@ def test_secrets_hide_in_reprs_and_errors() -> None:
 def test_keys_rotate_reencrypts_every_secret(resolver_env, monkeypatch) -> None:
     old_key = resolver_env.vars["RESOLVER_SECRET_KEYS"]
     with session_scope() as session:
-        from resolver.accounts import add_user
+        from resolver.store.accounts import add_user
 
         user = add_user(session, "ada")
         store_credential(

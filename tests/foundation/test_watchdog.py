@@ -7,13 +7,14 @@ from datetime import timedelta
 from sqlalchemy import select
 
 import integrations.github.provider  # noqa: F401  (registers the provider the jobs come from)
-from resolver import jobs, watchdog
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.models import Callback, Job, utcnow
-from resolver.replies import OPEN_PULL, STATUS, view_of
-from resolver.states import JobState
-from resolver.status import render
+from resolver.callbacks.replies import OPEN_PULL, STATUS, view_of
+from resolver.callbacks.status import render
+from resolver.core.settings import get_settings
+from resolver.core.states import JobState
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Callback, Job, utcnow
+from resolver.worker import watchdog
 
 
 def new_job(**fields: object) -> int:

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from resolver import jobs
-from resolver.accounts import add_user
-from resolver.db import session_scope
-from resolver.outbox import publish_job, waiting_message_ids
-from resolver.states import JobState
-from resolver.vault import Vault, store_credential
+from resolver.broker.outbox import publish_job, waiting_message_ids
+from resolver.core.states import JobState
+from resolver.store import jobs
+from resolver.store.accounts import add_user
+from resolver.store.db import session_scope
+from resolver.store.vault import Vault, store_credential
 from tests.conftest import TEST_REDIS
 from tests.foundation import procs
 
@@ -125,7 +125,7 @@ def test_a_planted_token_never_reaches_logs_or_the_database(resolver_env, spawn)
     assert "test.careless" in log_text and "formatted ******" in log_text
     assert "failed while using ******" in log_text
     assert job_state(job.id).error == "internal error: RuntimeError"
-    stored = b"".join(p.read_bytes() for p in resolver_env.tmp.glob("resolver.db*"))
+    stored = b"".join(p.read_bytes() for p in resolver_env.tmp.glob("resolver.store.db*"))
     for haystack in (log_text.encode(), stored):
         assert planted.encode() not in haystack
         assert planted[4:20].encode() not in haystack

@@ -8,18 +8,18 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from resolver import runners
-from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
-from resolver.callbacks import register_executor
-from resolver.celery_app import get_celery
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.jobs import get_job
-from resolver.logs import log
-from resolver.models import Credential
-from resolver.runners import JobContext, RunResult
-from resolver.states import JobState, Outcome
-from resolver.vault import Vault
+from resolver.broker.celery_app import get_celery
+from resolver.callbacks.send import register_executor
+from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.core import job as runners
+from resolver.core.job import JobContext, RunResult
+from resolver.core.logs import log
+from resolver.core.settings import get_settings
+from resolver.core.states import JobState, Outcome
+from resolver.store.db import session_scope
+from resolver.store.jobs import get_job
+from resolver.store.models import Credential
+from resolver.store.vault import Vault
 
 logger = logging.getLogger("tests.worker_app")
 

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from integrations.github.auth import authenticated_clone_url, installation_tokens
-from resolver.config import Settings
+from resolver.core.settings import Settings
 from tests.support.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
 from tests.support.github_api import GitHubAPI, Repo, conformance_problems
 

@@ -25,12 +25,12 @@ from integrations.github.auth import (
     strip_credentials,
     token_for_job,
 )
-from resolver import accounts
-from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
-from resolver.config import Settings, get_settings
-from resolver.db import session_scope
-from resolver.logs import redact
-from resolver.vault import Vault, store_credential
+from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.core.logs import redact
+from resolver.core.settings import Settings, get_settings
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
 from tests.github_edge.conftest import APP_ID, INSTALLATION_ID, REPO, AppKey, make_settings
 from tests.support.git_http import GitHttpServer, create_bare_repo, run_git

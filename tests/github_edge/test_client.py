@@ -10,8 +10,8 @@ import pytest
 
 from integrations.github.auth import installation_token
 from integrations.github.client import GitHubClient
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import Settings
+from resolver.contract.errors import PermanentCallbackError
+from resolver.core.settings import Settings
 from tests.github_edge.conftest import (
     APP_ID,
     BOT,

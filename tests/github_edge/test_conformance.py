@@ -7,7 +7,7 @@ from pathlib import Path
 
 from integrations.github.auth import installation_token
 from integrations.github.client import GitHubClient
-from resolver.config import Settings
+from resolver.core.settings import Settings
 from tests.github_edge.conftest import INSTALLATION_ID, REPO, push_branch
 from tests.support.git_http import GitHttpServer
 from tests.support.github_api import (

@@ -10,14 +10,14 @@ from email.utils import format_datetime
 import pytest
 
 from integrations.github.client import GitHubClient
-from resolver.callback_errors import (
+from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
     TransientCallbackError,
     is_transient_status,
     parse_retry_after,
 )
-from resolver.config import Settings
+from resolver.core.settings import Settings
 from tests.github_edge.conftest import REPO, make_settings
 from tests.support.github_api import GitHubAPI, Repo, error_body
 

@@ -18,8 +18,8 @@ from integrations.github.auth import (
     token_for_job,
 )
 from integrations.github.client import GitHubClient
-from resolver.callback_errors import CallbackError, TransientCallbackError
-from resolver.config import Settings
+from resolver.contract.errors import CallbackError, TransientCallbackError
+from resolver.core.settings import Settings
 from tests.github_edge.conftest import BOT, INSTALLATION_ID, REPO
 from tests.support.git_http import IDENTITY, GitHttpServer, branch_head, run_git
 from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo

@@ -11,9 +11,9 @@ import pytest
 from integrations.github.auth import installation_token
 from integrations.github.client import GitHubClient
 from integrations.github.provider import GitHubConversation
-from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
-from resolver.config import Settings
-from resolver.providers import hidden_tag
+from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.contract.outbound import hidden_tag
+from resolver.core.settings import Settings
 from tests.github_edge.conftest import INSTALLATION_ID, REPO
 from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from integrations.gitlab.client import GitLabClient, Note, NoteableKind
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import Settings
-from resolver.providers import PullInfo, RepoInfo
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import PullInfo, RepoInfo
+from resolver.core.settings import Settings
 from tests.gitlab_edge.conftest import BOT, BOT_TOKEN, PROJECT, push_branch
 from tests.support.gitlab_api import GitLabAPI, Project
 

@@ -14,9 +14,9 @@ from email.utils import format_datetime
 import pytest
 
 from integrations.gitlab.client import GitLabClient, error_detail, retry_after
-from resolver.callback_errors import CallbackError, PermanentCallbackError, TransientCallbackError
-from resolver.config import Settings
-from resolver.logs import register_secret
+from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
+from resolver.core.logs import register_secret
+from resolver.core.settings import Settings
 from tests.gitlab_edge.conftest import BOT_TOKEN, make_settings
 from tests.support.gitlab_api import GitLabAPI, Project
 

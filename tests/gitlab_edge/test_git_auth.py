@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from integrations.gitlab.client import git_auth_env
-from resolver.callback_errors import PermanentCallbackError
-from resolver.logs import redact
+from resolver.contract.errors import PermanentCallbackError
+from resolver.core.logs import redact
 from tests.gitlab_edge.conftest import BOT_TOKEN
 from tests.support.git_http import IDENTITY, GitHttpServer, branch_head, run_git
 from tests.support.gitlab_api import Project

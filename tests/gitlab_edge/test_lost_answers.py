@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from resolver import providers
-from resolver.callback_errors import TransientCallbackError
-from resolver.config import Settings
-from resolver.providers import hidden_tag
+from resolver.contract import outbound as providers
+from resolver.contract.errors import TransientCallbackError
+from resolver.contract.outbound import hidden_tag
+from resolver.core.settings import Settings
 from tests.gitlab_edge.conftest import (
     BOT_TOKEN,
     THREAD,

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from integrations.gitlab.provider import GitLabForge, conversation_for, forge_for
-from resolver import providers
 from resolver.agent.task import Comment, ReviewThread
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import Settings
-from resolver.providers import ForgeUser, History, PullInfo, hidden_tag
+from resolver.contract import outbound as providers
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import ForgeUser, History, PullInfo, hidden_tag
+from resolver.core.settings import Settings
 from tests.gitlab_edge.conftest import (
     BOT,
     BOT_TOKEN,

@@ -15,8 +15,8 @@ from cryptography.fernet import Fernet
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
-from resolver import accounts
-from resolver.models import Delivery, Job, Notice, User
+from resolver.store import accounts
+from resolver.store.models import Delivery, Job, Notice, User
 from tests.conftest import redis_db_url
 from tests.integrations.deliveries import BOT, SECRETS
 
@@ -25,22 +25,22 @@ TEST_REDIS = redis_db_url(5)
 
 def reset_caches() -> None:
     """Forget the settings and the Celery app built under another test's environment."""
-    import resolver.celery_app
-    from resolver.config import get_settings
+    import resolver.broker.celery_app
+    from resolver.core.settings import get_settings
 
-    if resolver.celery_app._app is not None:
-        resolver.celery_app._app.close()
-    resolver.celery_app._app = None
+    if resolver.broker.celery_app._app is not None:
+        resolver.broker.celery_app._app.close()
+    resolver.broker.celery_app._app = None
     get_settings.cache_clear()
 
 
 @pytest.fixture(scope="session")
 def template_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Migrated once; each test gets a copy (migrating per test would dominate the run time)."""
-    from resolver.db import engine_for
-    from resolver.migrate import upgrade
+    from resolver.store.db import engine_for
+    from resolver.store.migrate import upgrade
 
-    path = tmp_path_factory.mktemp("template") / "resolver.db"
+    path = tmp_path_factory.mktemp("template") / "resolver.store.db"
     upgrade(f"sqlite:///{path}")
     engine_for(f"sqlite:///{path}").dispose()
     return path
@@ -73,9 +73,9 @@ def webhook_env(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, template_database: Path
 ) -> Iterator[dict[str, str]]:
     """Every provider configured, a fresh database and an empty Redis db; cwd has no .env."""
-    from resolver.db import engine_for
+    from resolver.store.db import engine_for
 
-    database = tmp_path / "resolver.db"
+    database = tmp_path / "resolver.store.db"
     shutil.copy(template_database, database)
     env = webhook_vars(database)
     for key, value in env.items():
@@ -112,19 +112,19 @@ class Store:
     """What the database holds, read the way a user would check it."""
 
     def jobs(self) -> list[Job]:
-        from resolver.db import session_scope
+        from resolver.store.db import session_scope
 
         with session_scope() as session:
             return list(session.scalars(select(Job).order_by(Job.id)))
 
     def deliveries(self) -> list[Delivery]:
-        from resolver.db import session_scope
+        from resolver.store.db import session_scope
 
         with session_scope() as session:
             return list(session.scalars(select(Delivery).order_by(Delivery.id)))
 
     def notices(self) -> list[Notice]:
-        from resolver.db import session_scope
+        from resolver.store.db import session_scope
 
         with session_scope() as session:
             return list(session.scalars(select(Notice).order_by(Notice.id)))
@@ -132,7 +132,7 @@ class Store:
     def link(
         self, provider: str, external_id: str, login: str | None = None, user: str = "alice"
     ) -> None:
-        from resolver.db import session_scope
+        from resolver.store.db import session_scope
 
         with session_scope() as session:
             if session.scalar(select(accounts.User).where(User.name == user)) is None:

@@ -20,7 +20,7 @@ from typing import Any
 import standardwebhooks
 
 import integrations
-from resolver.webhooks import INTEGRATIONS
+from resolver.ingress.routes import INTEGRATIONS
 
 BOT = "resolver"
 SECRETS = {

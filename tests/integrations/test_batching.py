@@ -19,8 +19,8 @@ import pytest
 import redis
 from starlette.testclient import TestClient
 
-from resolver.batching import GroupWriter, write_batch
-from resolver.intake import Accepted, Pending
+from resolver.ingress.batching import GroupWriter, write_batch
+from resolver.ingress.intake import Accepted, Pending
 from tests.conftest import ResolverEnv, redis_db_url
 from tests.integrations.conftest import Store, reset_caches, webhook_vars
 from tests.integrations.deliveries import BY_NAME, Delivery, github, load, post, slack
@@ -48,8 +48,8 @@ def store(
 
 def routed(delivery: Delivery) -> Pending:
     """A signed delivery through the real verify, parse and route."""
-    from resolver.config import get_settings
-    from resolver.ingress import route
+    from resolver.core.settings import get_settings
+    from resolver.ingress.endpoint import route
 
     headers = {name.lower(): value for name, value in delivery.headers.items()}
     integration = BY_NAME[delivery.path.rsplit("/", 1)[1]]

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from integrations.slack.routes import parse_options
-from resolver.mentions import mentions
-from resolver.signatures import check_window, parse_timestamp
-from resolver.triggers import (
+from resolver.contract.inbound import (
     MalformedError,
     Policy,
     Sender,
@@ -15,6 +13,8 @@ from resolver.triggers import (
     decode_object,
     ignored_sender,
 )
+from resolver.contract.mentions import mentions
+from resolver.contract.signatures import check_window, parse_timestamp
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from resolver.config import get_settings
-from resolver.ingress import policy_for
-from resolver.triggers import route_event
+from resolver.contract.inbound import route_event
+from resolver.core.settings import get_settings
+from resolver.ingress.endpoint import policy_for
 from tests.integrations.deliveries import (
     BY_NAME,
     PROVIDERS,

@@ -8,8 +8,8 @@ import pytest
 import redis
 
 from integrations.github.verify import verify_signature
-from resolver.outbox import waiting_message_ids
-from resolver.triggers import SignatureError
+from resolver.broker.outbox import waiting_message_ids
+from resolver.contract.inbound import SignatureError
 from tests.integrations.conftest import TEST_REDIS
 from tests.integrations.deliveries import github, load, post
 
@@ -276,8 +276,8 @@ def test_the_write_step_sees_only_verified_routed_triggers(webhook_env: dict[str
     from starlette.testclient import TestClient
 
     from integrations.github import integration
-    from resolver.ingress import endpoint
-    from resolver.intake import Accepted, Pending
+    from resolver.ingress.endpoint import endpoint
+    from resolver.ingress.intake import Accepted, Pending
 
     recorded: list[Pending] = []
 

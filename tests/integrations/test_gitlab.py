@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from integrations.gitlab.verify import check_standard_signature
-from resolver.triggers import SignatureError
+from resolver.contract.inbound import SignatureError
 from tests.integrations.deliveries import SECRETS, gitlab, load, post, standard_webhook_headers
 
 

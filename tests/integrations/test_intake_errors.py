@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from resolver.db import get_engine, make_engine
-from resolver.intake import record
+from resolver.ingress.intake import record
+from resolver.store.db import get_engine, make_engine
 from tests.conftest import ResolverEnv
 from tests.integrations.conftest import Store
 from tests.integrations.test_intake_rows import CODERTOCAT, mention

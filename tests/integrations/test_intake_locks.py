@@ -11,9 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import text
 
-from resolver.db import get_engine
-from resolver.intake import Accepted, Pending, record
-from resolver.intake_sql import lock_conversations
+from resolver.ingress.intake import Accepted, Pending, record
+from resolver.ingress.rows_sql import lock_conversations
+from resolver.store.db import get_engine
 from tests.conftest import ResolverEnv
 from tests.integrations.conftest import Store
 from tests.integrations.test_intake_rows import CODERTOCAT, mention

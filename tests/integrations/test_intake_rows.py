@@ -1,7 +1,7 @@
 """The rows a batch writes are the rows the ORM writes: the same columns, defaults, JSON text and
 timestamp storage, read back the same way, on both databases.
 
-The batch path (`resolver.intake.record`) writes its own SQL; each of its rows gets a twin written
+The batch path (`ingress.intake.record`) writes its own SQL; each of its rows gets a twin written
 through the ORM path (`create_job`, `record_notice`, a `Delivery` object) from the same values, and
 the two are compared column by column, both as stored and as the ORM loads them. Only what differs
 by nature (ids, random message ids, unique keys, the time of writing) is compared by its shape.
@@ -17,12 +17,12 @@ import pytest
 from sqlalchemy import JSON, Connection, text
 from sqlalchemy.orm import Session
 
-from resolver.db import get_engine, session_scope
-from resolver.intake import Accepted, Pending, record
-from resolver.intake_sql import LATEST_JOBS, run
-from resolver.jobs import NewJob, create_job
-from resolver.models import Base, Callback, Delivery, Job, Notice
-from resolver.notices import NewNotice, record_notice
+from resolver.ingress.intake import Accepted, Pending, record
+from resolver.ingress.rows_sql import LATEST_JOBS, run
+from resolver.store.db import get_engine, session_scope
+from resolver.store.jobs import NewJob, create_job
+from resolver.store.models import Base, Callback, Delivery, Job, Notice
+from resolver.store.notices import NewNotice, record_notice
 from tests.integrations.conftest import Store, reset_caches
 from tests.integrations.deliveries import BY_NAME, github, load
 
@@ -46,8 +46,8 @@ def store(intake_store: Store, monkeypatch: pytest.MonkeyPatch) -> Store:
 
 def mention(number: int, sender: str = CODERTOCAT) -> Pending:
     """A signed GitHub mention through the real verify, parse and route."""
-    from resolver.config import get_settings
-    from resolver.ingress import route
+    from resolver.core.settings import get_settings
+    from resolver.ingress.endpoint import route
 
     payload = load("github", "issue_comment.created__on_issue")
     payload["comment"]["body"] = f"@resolver fix issue {number}"

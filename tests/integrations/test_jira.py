@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from integrations.jira.verify import verify_signature
-from resolver.triggers import SignatureError
+from resolver.contract.inbound import SignatureError
 from tests.integrations.deliveries import jira, load, post
 
 ALICE = "5b10ac8d82e05b22cc7d4ef5"

@@ -12,19 +12,19 @@ import pytest
 import redis
 from redis.connection import Connection
 
-from resolver import jobs
-from resolver.callbacks import DELIVER, record_callback
-from resolver.celery_app import CALLBACKS_QUEUE, DEFAULT_QUEUE, get_celery
-from resolver.db import session_scope
-from resolver.models import Callback
-from resolver.publish import (
+from resolver.broker.celery_app import CALLBACKS_QUEUE, DEFAULT_QUEUE, get_celery
+from resolver.broker.publish import (
     Message,
     UnsupportedSettingError,
     callback_message,
     job_message,
     send_messages,
 )
-from resolver.states import JobState
+from resolver.callbacks.send import DELIVER, record_callback
+from resolver.core.states import JobState
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Callback
 from tests.conftest import TEST_REDIS
 from tests.foundation import procs
 from tests.foundation.test_worker import spawn  # noqa: F401 - a fixture

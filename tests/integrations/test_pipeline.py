@@ -103,8 +103,8 @@ def test_jobs_over_the_repository_cap_wait(client: Any, store: Any, configure: A
 
 
 def test_finished_jobs_do_not_hold_a_place(client: Any, store: Any, configure: Any) -> None:
-    from resolver.db import session_scope
-    from resolver.models import Job
+    from resolver.store.db import session_scope
+    from resolver.store.models import Job
 
     configure(RESOLVER_MAX_JOBS_PER_USER="1")
     store.link("github", "21031067", "Codertocat")

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 
 from integrations.slack.verify import verify_request
-from resolver.triggers import SignatureError
+from resolver.contract.inbound import SignatureError
 from tests.integrations.deliveries import load, post, slack
 
 ALICE = "T061EG9R6:W021FGA1Z"

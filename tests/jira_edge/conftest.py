@@ -8,11 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from integrations.jira.provider import JiraConversation
-from resolver import providers
-from resolver.accounts import ensure_installation
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.vault import Vault, store_credential
+from resolver.contract import outbound as providers
+from resolver.core.settings import get_settings
+from resolver.store.accounts import ensure_installation
+from resolver.store.db import session_scope
+from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
 from tests.support.jira_api import JiraAPI, User
 

@@ -10,7 +10,7 @@ import pytest
 
 import integrations.jira.client
 from integrations.jira.client import JiraClient
-from resolver.callback_errors import CallbackError, PermanentCallbackError, TransientCallbackError
+from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.jira_edge.conftest import API_TOKEN, EMAIL, ISSUE
 from tests.support.jira_api import JiraAPI, User, error_body
 

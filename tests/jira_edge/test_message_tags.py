@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from integrations.jira.provider import FIND_LIMIT, TAG_PROPERTY, JiraConversation
-from resolver import providers
-from resolver.callback_errors import (
+from resolver.contract import outbound as providers
+from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
     TransientCallbackError,

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from integrations.jira.provider import HISTORY_LIMIT, JiraConversation
-from resolver import providers
 from resolver.agent.task import Comment
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import get_settings
-from resolver.logs import redact
-from resolver.providers import History
+from resolver.contract import outbound as providers
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import History
+from resolver.core.logs import redact
+from resolver.core.settings import get_settings
 from tests.conftest import ResolverEnv
 from tests.jira_edge.conftest import API_TOKEN, EMAIL, ISSUE, PAT, context, store_site_token
 from tests.support.jira_api import JiraAPI, User

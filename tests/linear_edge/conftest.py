@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 
 from integrations.linear.provider import LinearConversation
-from resolver import providers
-from resolver.accounts import ensure_installation
-from resolver.config import get_settings
-from resolver.db import session_scope
-from resolver.vault import Vault, store_credential
+from resolver.contract import outbound as providers
+from resolver.core.settings import get_settings
+from resolver.store.accounts import ensure_installation
+from resolver.store.db import session_scope
+from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
 from tests.support.linear_api import Actor, LinearAPI, LinearComment, LinearIssue
 

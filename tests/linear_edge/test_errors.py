@@ -12,7 +12,7 @@ import pytest
 
 import integrations.linear.client
 from integrations.linear.client import LinearClient, retry_after
-from resolver.callback_errors import CallbackError, PermanentCallbackError, TransientCallbackError
+from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.linear_edge.conftest import OAUTH_TOKEN
 from tests.support.linear_api import Actor, LinearAPI, LinearIssue, error_document, reset_headers
 

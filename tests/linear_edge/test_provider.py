@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from integrations.linear.provider import HISTORY_LIMIT, LinearConversation
-from resolver import providers
 from resolver.agent.task import Comment
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import get_settings
-from resolver.providers import History
+from resolver.contract import outbound as providers
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import History
+from resolver.core.settings import get_settings
 from tests.conftest import ResolverEnv
 from tests.linear_edge.conftest import (
     API_KEY,

@@ -9,9 +9,9 @@ import pytest
 
 from integrations.linear.client import LinearClient
 from integrations.linear.provider import LinearConversation, tagged_comment_id
-from resolver import providers
-from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
-from resolver.config import get_settings
+from resolver.contract import outbound as providers
+from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.core.settings import get_settings
 from tests.conftest import ResolverEnv
 from tests.linear_edge.conftest import (
     OAUTH_TOKEN,

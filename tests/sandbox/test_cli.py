@@ -10,7 +10,7 @@ from cryptography.fernet import Fernet
 from typer.testing import CliRunner
 
 from resolver.cli.sandbox import app
-from resolver.config import get_settings
+from resolver.core.settings import get_settings
 
 pytestmark = pytest.mark.docker
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from resolver.agent.sandboxes import policy_from_settings
-from resolver.config import Settings
+from resolver.core.settings import Settings
 from sandbox import SandboxInfo, image_tag
 from sandbox.files import workspace_path
 from sandbox.mirror import find_mirror, parse_deb822, parse_sources_list, render_sources

@@ -6,10 +6,10 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from resolver.db import session_scope
-from resolver.models import Job, Schedule, ScheduleRun
 from resolver.schedules.spec import build_spec
 from resolver.schedules.store import add_schedule, repository
+from resolver.store.db import session_scope
+from resolver.store.models import Job, Schedule, ScheduleRun
 
 
 def make_schedule(

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from resolver.agent import repo as git_repo
-from resolver.db import session_scope
+from resolver.agent import git as git_repo
 from resolver.schedules.look import find_test_command, manifests, others_pushed, was_merged
 from resolver.schedules.store import find_schedule, repository
 from resolver.schedules.sync import claim_stale, read_file, sync_repo
+from resolver.store.db import session_scope
 from tests.conftest import ResolverEnv, reset_caches
 from tests.e2e.github_flow import github_settings
 from tests.github_edge.conftest import INSTALLATION_ID, REPO

@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import update
 
-from resolver.db import session_scope
-from resolver.models import Job, Schedule, ScheduleRepo
+from resolver.core.states import JobState
 from resolver.schedules import queue
 from resolver.schedules.history import history
 from resolver.schedules.spec import ScheduleError, build_spec, parse_file
@@ -20,7 +19,8 @@ from resolver.schedules.store import (
     remove_schedule,
     repository,
 )
-from resolver.states import JobState
+from resolver.store.db import session_scope
+from resolver.store.models import Job, Schedule, ScheduleRepo
 from tests.conftest import ResolverEnv
 from tests.schedules.helpers import get_schedule, make_schedule, runs_of, schedule_jobs
 
@@ -148,7 +148,7 @@ def test_the_open_pull_request_limit_holds_new_proposals_but_not_updates(
 def test_the_services_limits_apply_across_repositories(
     resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from resolver.config import get_settings
+    from resolver.core.settings import get_settings
 
     monkeypatch.setenv("RESOLVER_SCHEDULE_CONCURRENT_RUNS", "1")
     get_settings.cache_clear()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from cryptography.fernet import Fernet
 
-from resolver.commands import parse_command, schedule_to_run
+from resolver.contract.commands import parse_command, schedule_to_run
 from resolver.schedules.decide import DECLINED, OPEN, Action, Finding, Remembered, decide
 from resolver.schedules.limits import (
     Limits,
@@ -162,7 +162,7 @@ def test_a_repository_file_may_tighten_the_operators_limits_but_never_raise_them
 
 
 def test_the_limits_come_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    from resolver.config import Settings
+    from resolver.core.settings import Settings
 
     monkeypatch.setenv("RESOLVER_SCHEDULE_OPEN_PRS", "7")
     monkeypatch.setenv("RESOLVER_SCHEDULE_REPO_RUNS_PER_HOUR", "2")

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import update
 
-from resolver.db import session_scope
-from resolver.models import ScheduleRepo
+from resolver.store.db import session_scope
+from resolver.store.models import ScheduleRepo
 from tests.conftest import ResolverEnv
 from tests.foundation.procs import ROOT
 from tests.schedules.helpers import make_schedule, runs_of, schedule_jobs
@@ -28,8 +28,8 @@ import json, sys, time
 from datetime import datetime, timedelta
 from pathlib import Path
 from sqlalchemy import update
-from resolver.db import session_scope
-from resolver.models import Job
+from resolver.store.db import session_scope
+from resolver.store.models import Job
 from resolver.schedules.queue import tick
 ready, start, minutes = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 started = []

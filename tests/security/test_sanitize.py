@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.providers import has_hidden_tag, with_hidden_tag
-from resolver.sanitize import sanitize
+from resolver.contract.outbound import has_hidden_tag, with_hidden_tag
+from resolver.core.sanitize import sanitize
 
 FORGE = {"github.example"}
 

@@ -10,11 +10,11 @@ import pytest
 from cryptography.fernet import Fernet
 
 from integrations.slack.client import SlackClient
-from resolver.accounts import ensure_installation
-from resolver.config import Settings, get_settings
-from resolver.db import engine_for, session_scope
-from resolver.migrate import upgrade
-from resolver.vault import Vault, store_credential
+from resolver.core.settings import Settings, get_settings
+from resolver.store.accounts import ensure_installation
+from resolver.store.db import engine_for, session_scope
+from resolver.store.migrate import upgrade
+from resolver.store.vault import Vault, store_credential
 from tests.conftest import reset_caches
 from tests.support.slack_api import TEAM_ID, Identity, SlackAPI
 
@@ -63,7 +63,7 @@ def resolver_db(
 ) -> Iterator[Settings]:
     """RESOLVER_* settings with a migrated SQLite database and Slack at the stand-in (no Redis:
     the outbound side never touches it)."""
-    url = f"sqlite:///{tmp_path / 'resolver.db'}"
+    url = f"sqlite:///{tmp_path / 'resolver.store.db'}"
     monkeypatch.setenv("RESOLVER_DATABASE_URL", url)
     monkeypatch.setenv("RESOLVER_SECRET_KEYS", Fernet.generate_key().decode())
     monkeypatch.setenv("RESOLVER_SLACK_API_URL", slack_api.base_url)

@@ -6,8 +6,8 @@ import pytest
 
 from integrations.slack.client import PAGE_SIZE, BotIdentity, SlackClient
 from integrations.slack.mrkdwn import CUT_MARKER, TEXT_LIMIT
-from resolver.callback_errors import PermanentCallbackError
-from resolver.config import Settings
+from resolver.contract.errors import PermanentCallbackError
+from resolver.core.settings import Settings
 from tests.slack_edge.conftest import ALICE, BOT_TOKEN, CHANNEL
 from tests.support.slack_api import Identity, SlackAPI
 

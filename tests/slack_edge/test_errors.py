@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from integrations.slack.client import SlackClient
-from resolver.callback_errors import CallbackError, PermanentCallbackError, TransientCallbackError
-from resolver.config import Settings
+from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
+from resolver.core.settings import Settings
 from tests.slack_edge.conftest import BOT_TOKEN, CHANNEL, make_settings
 from tests.support.slack_api import SlackAPI
 

@@ -16,8 +16,8 @@ from integrations.slack.provider import (
     slack_ts,
     tag_metadata,
 )
-from resolver.callback_errors import CallbackError, PermanentCallbackError, TransientCallbackError
-from resolver.config import Settings
+from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
+from resolver.core.settings import Settings
 from tests.slack_edge.conftest import ALICE, BOT_TOKEN, CHANNEL, TEAM_ID
 from tests.support.slack_api import Identity, Message, SlackAPI
 

@@ -14,10 +14,10 @@ from integrations.slack.events import parse_event
 from integrations.slack.provider import HISTORY_LIMIT, build_history, conversation_for
 from integrations.slack.routes import ROUTES
 from resolver.agent.task import Comment
-from resolver.callback_errors import PermanentCallbackError, TransientCallbackError
-from resolver.config import Settings
-from resolver.providers import conversation, provider
-from resolver.triggers import Policy, Trigger, route_event
+from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.contract.inbound import Policy, Trigger, route_event
+from resolver.contract.outbound import conversation, provider
+from resolver.core.settings import Settings
 from tests.slack_edge.conftest import BOT_TOKEN, store_bot_token
 from tests.support.slack_api import SlackAPI
 

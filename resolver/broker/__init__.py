@@ -1,0 +1,1 @@
+"""Celery, kombu and Redis: the app, publishing, the outbox and locks."""

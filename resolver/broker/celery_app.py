@@ -1,0 +1,121 @@
+"""The Celery application: Redis broker, late acks, separate queues, beat schedule."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from celery import Celery
+from celery.signals import after_setup_logger, after_setup_task_logger
+from kombu import Queue
+
+from resolver.core.settings import Settings, get_settings
+
+JOBS_QUEUE = "jobs"
+CALLBACKS_QUEUE = "callbacks"
+DEFAULT_QUEUE = "default"
+QUEUES = (JOBS_QUEUE, CALLBACKS_QUEUE, DEFAULT_QUEUE)
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """Every Celery setting in one place, derived from Resolver's settings."""
+    transport = {
+        # Above the longest hard time limit, or a long job is handed out twice.
+        "visibility_timeout": settings.visibility_timeout,
+        # Sweep for abandoned messages every second instead of every ~100 s.
+        "unacked_restore_interval": 1,
+        "unacked_restore_throttle": 1,
+    }
+    return {
+        "broker_url": settings.redis_url,
+        "result_backend": settings.redis_url,
+        "broker_transport_options": transport,
+        "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout},
+        "broker_connection_retry_on_startup": True,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_ignore_result": True,
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "task_default_queue": DEFAULT_QUEUE,
+        "task_queues": [Queue(name) for name in QUEUES],
+        "task_routes": {
+            "resolver.run_job": {"queue": JOBS_QUEUE},
+            "resolver.callbacks.*": {"queue": CALLBACKS_QUEUE},
+        },
+        # The run_job hard limit is the one the visibility timeout is measured against.
+        "task_annotations": {
+            "resolver.run_job": {
+                "time_limit": settings.job_time_limit,
+                "soft_time_limit": settings.job_time_limit - 30,
+            }
+        },
+        "worker_hijack_root_logger": False,
+        "worker_send_task_events": False,
+        "beat_schedule": {
+            "reconcile": {
+                "task": "resolver.reconcile",
+                "schedule": settings.reconcile_interval,
+                "options": {"queue": DEFAULT_QUEUE, "expires": settings.reconcile_interval * 2},
+            },
+            "reap-sandboxes": {
+                "task": "resolver.reap_sandboxes",
+                "schedule": float(settings.sandbox_reap_interval),
+                "options": {"queue": DEFAULT_QUEUE, "expires": settings.sandbox_reap_interval * 2},
+            },
+            # Due schedules are recorded once per slot whichever beat ticks (the run's key).
+            "schedules-tick": {
+                "task": "resolver.schedules.tick",
+                "schedule": settings.reconcile_interval,
+                "options": {"queue": DEFAULT_QUEUE, "expires": settings.reconcile_interval * 2},
+            },
+        },
+        "timezone": "UTC",
+    }
+
+
+TASK_MODULES: Final = (
+    "resolver.tasks",
+    "resolver.callbacks.send",
+    "resolver.callbacks.replies",
+    "resolver.worker.request",
+    "resolver.schedules.beat",
+    "resolver.schedules.runner",
+)
+# Each registers its provider's conversation (and forge) for the callbacks and the pipeline.
+PROVIDER_MODULES: Final = tuple(
+    f"integrations.{name}.provider" for name in ("github", "gitlab", "slack", "jira", "linear")
+)
+
+
+def make_celery(settings: Settings) -> Celery:
+    app = Celery("resolver", include=[*TASK_MODULES, *PROVIDER_MODULES])
+    app.conf.update(celery_config(settings))
+    return app
+
+
+_app: Celery | None = None
+
+
+def get_celery() -> Celery:
+    """The process-wide Celery app, built on first use so imports never read settings."""
+    global _app
+    if _app is None:
+        _app = make_celery(get_settings())
+    return _app
+
+
+def __getattr__(name: str) -> Any:
+    # `celery -A resolver.broker.celery_app:app` finds the app through this hook.
+    if name == "app":
+        return get_celery()
+    raise AttributeError(name)
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def _redacting_logs(**_kwargs: Any) -> None:
+    from resolver.core.logs import configure_logging
+
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)

@@ -1,0 +1,1 @@
+"""Outbound: record a callback, send it with retries, the shared actions."""

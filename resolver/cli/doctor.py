@@ -1,0 +1,155 @@
+"""`resolver doctor`: each dependency and setting, checked, with how to fix what fails."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import redis
+from sqlalchemy import inspect, text
+
+from resolver.core.settings import ConfigError, Settings, load_settings
+from sandbox import image_tag
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # "ok" | "off" (optional, not configured) | "fail"
+    detail: str
+
+
+def _database(settings: Settings) -> Check:
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    from resolver.store.db import engine_for
+    from resolver.store.migrate import alembic_config
+
+    try:
+        with engine_for(settings.database_url).connect() as conn:
+            conn.execute(text("SELECT 1"))
+            current = MigrationContext.configure(conn).get_current_revision()
+            has_jobs = inspect(conn).has_table("jobs")
+    except Exception as error:  # any failure to connect is reported, with its type
+        return Check(
+            "database",
+            "fail",
+            f"cannot connect ({type(error).__name__}); check RESOLVER_DATABASE_URL",
+        )
+    head = ScriptDirectory.from_config(alembic_config(settings.database_url)).get_current_head()
+    if not has_jobs or current != head:
+        return Check(
+            "database", "fail", f"schema at {current}, code at {head}: run `resolver db upgrade`"
+        )
+    return Check("database", "ok", f"schema {head}")
+
+
+def _redis(settings: Settings) -> Check:
+    try:
+        client = redis.Redis.from_url(settings.redis_url, socket_timeout=2)
+        version = client.info("server").get("redis_version", "?")
+        client.close()
+    except redis.RedisError as error:
+        return Check(
+            "redis",
+            "fail",
+            f"{type(error).__name__}: start redis-server or fix "
+            "RESOLVER_REDIS_URL (make demo starts one)",
+        )
+    return Check("redis", "ok", f"redis {version}")
+
+
+def _docker(_settings: Settings) -> Check:
+    if shutil.which("docker") is None:
+        return Check("docker engine", "fail", "no docker client; install docker.io")
+    done = subprocess.run(
+        ["docker", "info", "--format", "{{.ServerVersion}} {{.Driver}}"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    if done.returncode != 0:
+        return Check(
+            "docker engine",
+            "fail",
+            "the engine does not answer: start dockerd (make demo starts one as root on Debian)",
+        )
+    return Check("docker engine", "ok", done.stdout.strip())
+
+
+def _sandbox_image(settings: Settings) -> Check:
+    tag = settings.sandbox_image or image_tag()
+    done = subprocess.run(
+        ["docker", "image", "inspect", tag], capture_output=True, timeout=20, check=False
+    )
+    if done.returncode != 0:
+        return Check(
+            "sandbox image", "fail", f"{tag} is missing: run `resolver sandbox build --offline`"
+        )
+    return Check("sandbox image", "ok", tag)
+
+
+def _llm(settings: Settings) -> Check:
+    if not settings.llm_model:
+        return Check(
+            "llm",
+            "off",
+            "set RESOLVER_LLM_MODEL (and RESOLVER_LLM_API_KEY) for real "
+            "jobs; make demo uses its scripted stand-in",
+        )
+    key = "with key" if settings.llm_api_key else "no RESOLVER_LLM_API_KEY (fine for local models)"
+    return Check("llm", "ok", f"{settings.llm_model}, {key}")
+
+
+def _admin(settings: Settings) -> Check:
+    if settings.admin_token is None:
+        return Check("admin api", "off", "set RESOLVER_ADMIN_TOKEN to open /api/jobs")
+    return Check("admin api", "ok", "bearer token set")
+
+
+PROVIDERS: dict[str, tuple[str, ...]] = {
+    "github": ("github_webhook_secret",),
+    "gitlab": ("gitlab_webhook_token", "gitlab_signing_token"),
+    "slack": ("slack_signing_secret",),
+    "jira": ("jira_webhook_secret",),
+    "linear": ("linear_webhook_secret",),
+}
+
+
+def _providers(settings: Settings) -> Iterator[Check]:
+    for provider, fields in PROVIDERS.items():
+        if any(getattr(settings, f) for f in fields):
+            yield Check(f"provider {provider}", "ok", "webhook secret set: route on")
+        else:
+            names = " or ".join(f"RESOLVER_{f.upper()}" for f in fields)
+            yield Check(f"provider {provider}", "off", f"set {names} to turn it on")
+    if settings.github_app_id and not (
+        settings.github_app_private_key_path and settings.github_app_private_key_path.is_file()
+    ):
+        yield Check("github app", "fail", "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH is not a file")
+
+
+CHECKS: tuple[Callable[[Settings], Check], ...] = (
+    _database,
+    _redis,
+    _docker,
+    _sandbox_image,
+    _llm,
+    _admin,
+)
+
+
+def run_checks() -> list[Check]:
+    """Every check, in order; a settings error is itself the first failing check."""
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        return [Check("settings", "fail", str(error))]
+    results = [Check("settings", "ok", "loaded")]
+    results += [check(settings) for check in CHECKS]
+    results += list(_providers(settings))
+    return results

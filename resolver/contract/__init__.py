@@ -1,0 +1,1 @@
+"""What Resolver and its integrations agree on: inbound events, outbound protocols, errors. Pure."""

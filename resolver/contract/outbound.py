@@ -1,0 +1,192 @@
+"""What the worker and the callback queue need from a provider, and the registry of providers.
+
+Each integration registers one `Provider` when it is imported. Resolver's core talks to the
+provider only through these protocols, so it never imports an integration:
+
+- a `Conversation` is where the replies to one trigger go (a GitHub issue or review thread, a
+  Slack thread, a Jira or Linear ticket). It is built from the job's `trigger` context (JSON);
+- a `Forge` hosts repositories (GitHub, GitLab): permission checks, clone URLs, git auth and
+  pull requests.
+
+Every method may raise `TransientCallbackError` (5xx, network, rate limit: retry later,
+honouring `retry_after`) or `PermanentCallbackError` (other 4xx, no credential: never retried).
+Texts are written in a small Markdown subset (bold, links, inline code, code fences, lists);
+each conversation converts it to its own markup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final, Protocol
+
+from resolver.agent.task import Comment, ReviewThread
+from resolver.contract.errors import PermanentCallbackError
+
+TriggerContext = Mapping[str, Any]
+"""A job's `trigger` column, or a notice's `context`: what the route handler recorded."""
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    """A repository as its forge describes it (never built from a hard-coded host)."""
+
+    full_name: str
+    clone_url: str
+    default_branch: str
+    web_url: str | None = None
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    """An open pull or merge request."""
+
+    number: int
+    url: str
+    head: str
+    base: str | None = None
+    author: str | None = None
+
+
+@dataclass(frozen=True)
+class ForgeUser:
+    """A person on a forge, as their linked identity names them."""
+
+    external_id: str
+    login: str | None = None
+
+
+@dataclass(frozen=True)
+class History:
+    """What was said around the trigger, oldest first. Written by users: untrusted."""
+
+    comments: tuple[Comment, ...] = ()
+    review_threads: tuple[ReviewThread, ...] = ()
+
+
+class Conversation(Protocol):
+    """Replies in the place a trigger came from."""
+
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        """Post a new message; returns a JSON reference that `edit` accepts. A `tag` (`TAG`,
+        such as `status-12`) goes with the message where people do not see it, so that `find`
+        can find the message again."""
+        ...
+
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The reference of the message the bot posted here with `tag`, at or after `since`;
+        None when there is none. A post whose answer was lost (a timeout after the provider made
+        it, a worker killed before recording it) is then not made twice."""
+        ...
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        """Replace the text of a message this conversation posted."""
+        ...
+
+    def acknowledge(self) -> None:
+        """Mark the triggering message as seen (👀); a no-op where there is nothing to mark."""
+        ...
+
+    def history(self) -> History:
+        """The issue's or ticket's comments, the Slack thread, a PR's review threads (bounded:
+        the most recent ones when there are many). The bot's own status messages are left out."""
+        ...
+
+
+class Forge(Protocol):
+    """A host of git repositories, acting with the job's credentials."""
+
+    def repository(self, full_name: str) -> RepoInfo: ...
+
+    def can_write(self, full_name: str, user: ForgeUser) -> bool:
+        """Whether `user` may push to the repository (GitHub write+, GitLab Developer+)."""
+        ...
+
+    def git_env(self, clone_url: str) -> dict[str, str]:
+        """Environment for host-side git that authenticates to `clone_url` (nothing on disk)."""
+        ...
+
+    def find_open_pull(self, full_name: str, head: str) -> PullInfo | None: ...
+
+    def get_pull(self, full_name: str, number: int) -> PullInfo: ...
+
+    def open_draft_pull(
+        self, full_name: str, head: str, base: str, title: str, body: str
+    ) -> PullInfo:
+        """Open a draft PR/MR; if one from `head` is already open, return that one."""
+        ...
+
+
+# What `Conversation.post` tags a message with: what it is and whose (`status-12`: job 12's
+# status message, `notice-3`, `reply-40`: the callback that posts a reply).
+TAG: Final = re.compile(r"[a-z]+-[0-9]+")
+_HIDDEN_TAG: Final = re.compile(r"<!-- resolver:[a-z]+-[0-9]+ -->")
+
+
+def hidden_tag(tag: str) -> str:
+    """`tag` as an HTML comment, for Markdown that hides one (GitHub, GitLab)."""
+    if TAG.fullmatch(tag) is None:
+        raise ValueError(f"not a message tag: {tag!r}")
+    return f"<!-- resolver:{tag} -->"
+
+
+def with_hidden_tag(text: str, tag: str | None) -> str:
+    return text if tag is None else f"{text}\n{hidden_tag(tag)}"
+
+
+def tag_of(ref: Mapping[str, Any]) -> str | None:
+    """The tag a message reference keeps (GitHub, GitLab: to put it back on every edit)."""
+    tag = ref.get("tag")
+    return tag if isinstance(tag, str) else None
+
+
+def has_hidden_tag(text: str, tag: str | None = None) -> bool:
+    """Whether `text` carries `tag` (any tag when None) as its hidden HTML comment: on its last
+    line, where `with_hidden_tag` puts it. A tag anywhere else (quoted by someone, or written by
+    the model into a summary) is not ours."""
+    last = text.rstrip().rpartition("\n")[2]
+    if tag is not None:
+        return last == hidden_tag(tag)
+    return _HIDDEN_TAG.fullmatch(last) is not None
+
+
+# Both factories take the trigger context and the requester's user id (for user tokens).
+ConversationFactory = Callable[[TriggerContext, int | None], Conversation]
+ForgeFactory = Callable[[TriggerContext, int | None], Forge]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One integration's outbound side."""
+
+    name: str
+    conversation: ConversationFactory
+    forge: ForgeFactory | None = None
+
+
+PROVIDERS: dict[str, Provider] = {}
+
+
+def register_provider(provider: Provider) -> None:
+    PROVIDERS[provider.name] = provider
+
+
+def provider(name: str) -> Provider:
+    """The registered provider, or a permanent error naming what is missing."""
+    found = PROVIDERS.get(name)
+    if found is None:
+        raise PermanentCallbackError(f"no callback processor for {name}")
+    return found
+
+
+def forge(name: str, context: TriggerContext, requester_id: int | None) -> Forge:
+    factory = provider(name).forge
+    if factory is None:
+        raise PermanentCallbackError(f"{name} does not host repositories")
+    return factory(context, requester_id)
+
+
+def conversation(name: str, context: TriggerContext, requester_id: int | None) -> Conversation:
+    return provider(name).conversation(context, requester_id)

@@ -1,0 +1,55 @@
+"""What a job does once a worker holds it, looked up by the job's source."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from resolver.core.states import JobState, Outcome
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a job ended. The worker records it; runners never write the job's state."""
+
+    state: JobState
+    outcome: Outcome
+    error: str | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class JobContext:
+    """Handed to a runner: the job id, the lease owner running it, and a flag set when the job
+    should stop."""
+
+    job_id: int
+    owner: str | None = None
+    """The lease owner of this attempt; its sandboxes carry it, so the reaper can tell when
+    another attempt has taken the job over."""
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    on_cancel: list[Callable[[], None]] = field(default_factory=list)
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        for callback in list(self.on_cancel):
+            callback()
+
+
+Runner = Callable[[JobContext], RunResult]
+RUNNERS: dict[str, Runner] = {}
+
+
+def register(source: str, runner: Runner) -> None:
+    """Make `runner` handle jobs whose source is `source`."""
+    RUNNERS[source] = runner
+
+
+def no_runner(ctx: JobContext) -> RunResult:
+    return RunResult(JobState.FAILED, Outcome.ERROR, error="no runner handles this kind of job")
+
+
+def runner_for(source: str) -> Runner:
+    return RUNNERS.get(source, no_runner)

@@ -1,0 +1,325 @@
+"""Settings: every knob is a `RESOLVER_*` environment variable or a line in `.env`."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+VAR_DIR = Path("var")
+
+
+class ConfigError(Exception):
+    """A setting is missing or invalid; the message is one line that says how to fix it."""
+
+
+# A hint per setting, printed when that setting is missing or invalid.
+HINTS: dict[str, str] = {
+    "secret_keys": "generate one with `resolver keys generate` and put it in .env",
+    "database_url": "use sqlite:///var/resolver.store.db or postgresql+psycopg://user:pass@host/db",
+    "redis_url": "use redis://host:6379/0",
+    "admin_token": "set a long random string; it guards the JSON API",
+}
+
+
+class Settings(BaseSettings):
+    """Resolver's configuration. The README's settings table is generated from these fields."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="RESOLVER_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    # --- foundation
+    database_url: str = Field(
+        default=f"sqlite:///{VAR_DIR}/resolver.store.db",
+        description="SQLAlchemy URL. SQLite is the embedded default; PostgreSQL for production.",
+    )
+    redis_url: str = Field(
+        default="redis://127.0.0.1:6379/0", description="Celery broker and result backend."
+    )
+    secret_keys: SecretStr = Field(
+        description="Comma-separated Fernet keys. The first encrypts; all of them decrypt.",
+    )
+    bot_name: str = Field(default="resolver", description="The @handle users mention.")
+    admin_token: SecretStr | None = Field(
+        default=None, description="Bearer token for the JSON API (`/api/jobs`)."
+    )
+    public_url: str = Field(
+        default="http://127.0.0.1:8000", description="Base URL used in links to jobs."
+    )
+    log_level: str = Field(default="INFO", description="Python log level.")
+    log_format: Literal["text", "json"] = Field(default="text", description="Log line format.")
+
+    # --- jobs and Celery
+    job_time_limit: int = Field(
+        default=3600, ge=60, description="Hard time limit of one agent job, in seconds."
+    )
+    lease_seconds: int = Field(
+        default=10, ge=3, description="A running job's lease; a dead worker's job returns after it."
+    )
+    push_unfinished: bool = Field(
+        default=False,
+        description="Push the branch of a job that could not finish (no pull request is opened).",
+    )
+    status_interval: float = Field(
+        default=15.0, ge=1, description="Least seconds between progress edits of a status message."
+    )
+    reconcile_interval: float = Field(
+        default=5.0, gt=0, description="Seconds between reconciler sweeps (lost messages, leases)."
+    )
+    queued_grace_seconds: float = Field(
+        default=30.0, ge=0, description="How long a queued job may lack its message before repair."
+    )
+    job_max_attempts: int = Field(
+        default=3,
+        ge=1,
+        description="Runs of one job whose worker died before it is failed, visibly, for good.",
+    )
+    status_repost_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        description="Pause before a finished job's failed status message is posted again (it "
+        "grows with each of the three rounds).",
+    )
+    queue_expiry_seconds: int = Field(
+        default=6 * 3600,
+        ge=60,
+        description="A job still queued after this long (behind a cap) expires, visibly.",
+    )
+
+    # --- schedules (Renovate's prHourlyLimit and prConcurrentLimit, applied to runs)
+    schedule_runs_per_hour: int = Field(
+        default=60, ge=1, description="Scheduled runs the whole service starts per hour."
+    )
+    schedule_concurrent_runs: int = Field(
+        default=4, ge=1, description="Scheduled runs the whole service runs at once."
+    )
+    schedule_open_prs: int = Field(
+        default=50, ge=1, description="Open pull requests from schedules, service-wide."
+    )
+    schedule_repo_runs_per_hour: int = Field(
+        default=4, ge=1, description="Scheduled runs per repository per hour, unless set for it."
+    )
+    schedule_repo_concurrent_runs: int = Field(
+        default=1, ge=1, description="Scheduled runs at once per repository, unless set for it."
+    )
+    schedule_repo_open_prs: int = Field(
+        default=5, ge=1, description="Open schedule pull requests per repository, unless set."
+    )
+
+    # --- provider endpoints (GitHub Enterprise, self-managed GitLab, Jira DC, test servers)
+    github_api_url: str = Field(default="https://api.github.com", description="GitHub REST API.")
+    gitlab_url: str = Field(default="https://gitlab.com", description="GitLab instance URL.")
+    slack_api_url: str = Field(
+        default="https://slack.com/api/", description="Slack Web API base URL."
+    )
+    jira_url: str | None = Field(default=None, description="Jira site URL.")
+    linear_api_url: str = Field(
+        default="https://api.linear.app/graphql", description="Linear GraphQL endpoint."
+    )
+    github_app_id: str | None = Field(default=None, description="GitHub App id.")
+    github_app_private_key_path: Path | None = Field(
+        default=None, description="PEM file of the GitHub App's private key."
+    )
+
+    # --- webhook ingress
+    github_webhook_secret: SecretStr | None = Field(
+        default=None, description="GitHub webhook secret; unset turns /webhooks/github off."
+    )
+    gitlab_webhook_token: SecretStr | None = Field(
+        default=None, description="GitLab X-Gitlab-Token value."
+    )
+    gitlab_signing_token: SecretStr | None = Field(
+        default=None, description="GitLab signing token (whsec_…, Standard Webhooks)."
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, description="Slack signing secret; unset turns /webhooks/slack off."
+    )
+    jira_webhook_secret: SecretStr | None = Field(
+        default=None, description="Jira admin webhook secret (X-Hub-Signature)."
+    )
+    linear_webhook_secret: SecretStr | None = Field(
+        default=None, description="Linear webhook signing secret."
+    )
+    max_body_bytes: int = Field(
+        default=5 * 1024 * 1024, ge=1024, description="Largest webhook body accepted."
+    )
+    trigger_label: str = Field(default="resolver", description="Label that starts a job.")
+    allowed_bots: str = Field(
+        default="", description="Comma-separated bot logins allowed to trigger jobs."
+    )
+    max_jobs_per_user: int = Field(default=3, ge=1, description="Concurrent jobs per user.")
+    max_jobs_per_repo: int = Field(default=5, ge=1, description="Concurrent jobs per repository.")
+    bot_account_ids: str = Field(
+        default="",
+        description="Comma-separated provider account ids of the bot (Jira accountId, Linear or "
+        "GitLab user id): mentions by account count, and its own events are ignored.",
+    )
+
+    # --- sandbox
+    sandbox_image: str | None = Field(
+        default=None, description="Sandbox image; default is the tag built from sandbox/."
+    )
+    sandbox_network: Literal["none", "bridge"] = Field(
+        default="none", description="Network of a sandbox while the agent works."
+    )
+    sandbox_memory: str = Field(default="2g", description="Memory limit of a sandbox.")
+    sandbox_pids: int = Field(default=512, ge=16, description="Process limit of a sandbox.")
+    sandbox_cpus: float = Field(default=2.0, gt=0, description="CPU limit of a sandbox.")
+    sandbox_pool_size: int = Field(
+        default=0, ge=0, description="Warm containers kept ready; 0 turns the pool off."
+    )
+    sandbox_max_age: int = Field(
+        default=7200, ge=60, description="Seconds after which the reaper removes a sandbox."
+    )
+    sandbox_reap_interval: int = Field(
+        default=60,
+        ge=5,
+        description="Seconds between reaper sweeps; a dead worker's sandbox goes within one "
+        "sweep of its job's lease running out.",
+    )
+    deployment_id: str | None = Field(
+        default=None,
+        description="Marks this deployment's sandboxes, so its reaper touches no others on a "
+        "shared engine; default: derived from the database URL.",
+    )
+    sandbox_output_limit: int = Field(
+        default=30_000, ge=1000, description="Characters of command output kept per call."
+    )
+    sandbox_workspace_root: Path = Field(
+        default=Path("~/.local/state/resolver/clones"),
+        description="Private host directory (mode 700) for the jobs' own clones; no sandbox "
+        "mounts it. Keep it away from .env and the database.",
+    )
+    sandbox_workspace_size: str = Field(
+        default="2g", description="Size cap of a sandbox's /workspace (tmpfs, counted as memory)."
+    )
+    sandbox_change_max_files: int = Field(
+        default=1000, ge=1, description="Most files one change may add, change or delete."
+    )
+    sandbox_change_max_file_bytes: int = Field(
+        default=10 * 2**20, ge=1, description="Largest file a change may hold, in bytes."
+    )
+    sandbox_change_max_bytes: int = Field(
+        default=50 * 2**20, ge=1, description="Largest change in all, in bytes."
+    )
+    sandbox_setup_timeout: int = Field(
+        default=600, ge=1, description="Timeout of a repository's .resolver/setup.sh."
+    )
+    sandbox_command_timeout: int = Field(
+        default=300, ge=1, description="Default timeout of one agent command."
+    )
+
+    # --- LLM and agent
+    llm_model: str | None = Field(default=None, description="LiteLLM model string.")
+    llm_api_key: SecretStr | None = Field(default=None, description="LLM provider API key.")
+    llm_base_url: str | None = Field(default=None, description="LLM API base URL.")
+    llm_max_iterations: int = Field(default=50, ge=1, description="Agent steps per job.")
+    llm_max_cost_usd: float = Field(default=4.0, gt=0, description="Spend limit per job, USD.")
+    llm_max_tokens: int = Field(
+        default=2_000_000, ge=1000, description="Token budget per job (applies when cost unknown)."
+    )
+    llm_input_cost_per_token: float | None = Field(
+        default=None, ge=0, description="Price per input token for models litellm cannot price."
+    )
+    llm_output_cost_per_token: float | None = Field(
+        default=None, ge=0, description="Price per output token for models litellm cannot price."
+    )
+    llm_wall_clock_seconds: int = Field(
+        default=2700, ge=10, description="Wall-clock limit of one agent run, in seconds."
+    )
+    llm_timeout: float = Field(default=180.0, gt=0, description="Timeout of one LLM call, seconds.")
+    llm_max_retries: int = Field(
+        default=5, ge=0, description="Retries of an LLM call on rate limits and outages."
+    )
+    llm_condense_tokens: int = Field(
+        default=100_000,
+        ge=1000,
+        description="History size (estimated tokens) above which older steps are summarised.",
+    )
+
+    @field_validator("secret_keys")
+    @classmethod
+    def _valid_fernet_keys(cls, value: SecretStr) -> SecretStr:
+        keys = [k.strip() for k in value.get_secret_value().split(",") if k.strip()]
+        if not keys:
+            raise ValueError("no key given")
+        for key in keys:
+            try:
+                raw = base64.urlsafe_b64decode(key.encode())
+            except (binascii.Error, ValueError):
+                raw = b""
+            if len(raw) != 32:
+                raise ValueError("each key must be 32 url-safe base64-encoded bytes (a Fernet key)")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, value: str) -> str:
+        if not value.startswith(("sqlite", "postgresql")):
+            raise ValueError("only sqlite:// and postgresql:// URLs are supported")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, value: str) -> str:
+        if not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @property
+    def deployment(self) -> str:
+        """RESOLVER_DEPLOYMENT_ID, or a stable id derived from the database (its password left
+        out): two deployments on one engine have different databases."""
+        if self.deployment_id:
+            return self.deployment_id
+        parts = urlsplit(self.database_url)
+        if parts.scheme.startswith("sqlite"):
+            where = str(Path(parts.path.removeprefix("/")).resolve())
+        else:
+            where = f"{parts.hostname}:{parts.port}{parts.path}"
+        return hashlib.sha256(f"{parts.scheme}|{where}".encode()).hexdigest()[:12]
+
+    @property
+    def fernet_keys(self) -> list[str]:
+        """The vault's keys, newest first."""
+        return [k.strip() for k in self.secret_keys.get_secret_value().split(",") if k.strip()]
+
+    @property
+    def allowed_bot_logins(self) -> frozenset[str]:
+        return frozenset(b.strip().lower() for b in self.allowed_bots.split(",") if b.strip())
+
+    @property
+    def visibility_timeout(self) -> int:
+        """Above the longest hard time limit, so a running task is never handed out twice."""
+        return self.job_time_limit + 600
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    field = str(first["loc"][0]) if first["loc"] else "?"
+    name = f"RESOLVER_{field.upper()}"
+    problem = "is missing" if first["type"] == "missing" else f"is invalid: {first['msg']}"
+    hint = HINTS.get(field, "see the settings table in README.md")
+    return f"{name} {problem} ({hint})"
+
+
+def load_settings() -> Settings:
+    """Read the settings, or raise ConfigError with one line naming the bad setting."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise ConfigError(_describe(error)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return load_settings()

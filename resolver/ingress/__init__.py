@@ -1,0 +1,1 @@
+"""Inbound webhooks: verify, route, dedup, record the job, publish."""

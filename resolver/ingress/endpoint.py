@@ -1,0 +1,197 @@
+"""The webhook HTTP edge: body limit → verify → parse → route → dedup + insert → publish.
+
+Status codes, decided here and nowhere else:
+- 202 `{"job_id": …}` a job was created (`queued_behind` when it waits for a cap);
+- 200 `{"job_id": …, "duplicate": true}` a delivery seen before, with the first job's id;
+- 200 `{"notice": "unlinked"}` the sender has no linked account: no job, a notice is recorded
+  for the callback queue to send (200, not 202, because nothing was queued to run);
+- 200 `{"challenge": …}` a handshake (Slack url_verification);
+- 204 an event we deliberately ignore (and GitHub `ping`);
+- 400 malformed body, 401 bad or missing signature or stale timestamp, 404 provider not
+  configured, 413 body over `RESOLVER_MAX_BODY_BYTES`, 503 the database is unavailable.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Final
+
+from sqlalchemy.exc import OperationalError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+
+from resolver.contract.inbound import (
+    Challenge,
+    Headers,
+    Integration,
+    MalformedError,
+    Policy,
+    SignatureError,
+    TooLargeError,
+    Trigger,
+    WebhookError,
+    WebhookEvent,
+    ignored_sender,
+    route_event,
+)
+from resolver.core.logs import log
+from resolver.core.settings import Settings, get_settings
+from resolver.ingress.batching import write
+from resolver.ingress.intake import Accepted, Pending
+
+logger = logging.getLogger(__name__)
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+Record = Callable[[Pending], Awaitable[Accepted]]
+
+
+DRAIN_BYTES: Final = 32 * 1024 * 1024
+"""The most of a refused, too-large body that is read and thrown away so that the sender, still
+sending, gets to read its 413 rather than a reset connection. GitHub sends up to 25 MB."""
+
+INLINE_BODY_BYTES: Final = 64 * 1024
+"""Bodies up to this size are verified and parsed on the event loop. Under the GIL a worker thread
+does the work no sooner; it only keeps a long parse from stalling other requests, and for a small
+body the hop there and back costs half as much as the work."""
+
+
+def endpoint(integration: Integration, record: Record = write) -> Endpoint:
+    """The POST handler of one integration, with every refusal mapped to its status. `record`
+    stores a routed trigger (bench/ingress swaps it to measure the path without its write)."""
+
+    async def receive(request: Request) -> Response:
+        settings = get_settings()
+        if not integration.enabled(settings):
+            return JSONResponse({"error": "not found"}, status_code=404)
+        try:
+            body = await read_body(request, settings.max_body_bytes)
+            headers = {name.lower(): value for name, value in request.headers.items()}
+            if len(body) <= INLINE_BODY_BYTES:
+                routed = route(integration, headers, body, settings)
+            else:  # verifying and parsing a large body is CPU work: keep it off the event loop
+                routed = await run_in_threadpool(route, integration, headers, body, settings)
+            if isinstance(routed, Response):
+                return routed
+            return _answer(await record(routed))
+        except WebhookError as error:
+            return _refusal(integration.name, error)
+        except OperationalError as error:
+            log(logger, logging.ERROR, f"webhook.{integration.name}.database", error=repr(error))
+            return JSONResponse({"error": "unavailable"}, status_code=503, headers=_RETRY)
+
+    return receive
+
+
+def route(
+    integration: Integration, headers: Headers, body: bytes, settings: Settings
+) -> Pending | Response:
+    """Verify, parse and route one delivery: the trigger to record, or the answer already."""
+    integration.verify(headers, body, settings, time.time())
+    event = integration.parse(headers, body)
+    policy = policy_for(settings)
+    try:
+        outcome = route_event(integration.routes, event, policy)
+    except MalformedError as error:
+        raise MalformedError(f"{error} (delivery {event.delivery_key})") from error
+    if isinstance(outcome, Challenge):
+        return JSONResponse({"challenge": outcome.value})
+    why = _why_ignored(integration, event, outcome, policy)
+    if outcome is None or why is not None:
+        log(logger, logging.DEBUG, f"webhook.{integration.name}.ignored", key=event.key, why=why)
+        return Response(status_code=204)
+    return Pending(integration.name, event, outcome, settings)
+
+
+def _why_ignored(
+    integration: Integration, event: WebhookEvent, outcome: Trigger | None, policy: Policy
+) -> str | None:
+    if event.key not in integration.routes:
+        return "ignored event" if event.key in integration.ignored else "unrouted event"
+    return "not a trigger" if outcome is None else ignored_sender(outcome.sender, policy)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The raw body, refused with TooLargeError once it passes `limit` bytes. The rest of a
+    refused body is read and thrown away (up to DRAIN_BYTES), so that a sender still sending
+    gets to read the 413 rather than a reset connection."""
+    declared = request.headers.get("content-length")
+    stream = request.stream()
+    if declared is not None:
+        if not declared.isascii() or not declared.isdigit():
+            raise MalformedError("bad Content-Length")
+        if int(declared) > limit:
+            if int(declared) <= DRAIN_BYTES:
+                await _discard(stream, DRAIN_BYTES)
+            raise TooLargeError(f"Content-Length {declared} over {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in stream:
+        size += len(chunk)
+        if size > limit:
+            await _discard(stream, DRAIN_BYTES - size)
+            raise TooLargeError(f"body over {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _discard(stream: AsyncIterator[bytes], budget: int) -> None:
+    """Read the rest of `stream` into nothing, stopping after `budget` bytes."""
+    try:
+        async for chunk in stream:
+            budget -= len(chunk)
+            if budget < 0:
+                return
+    except ClientDisconnect:
+        return
+
+
+def policy_for(settings: Settings) -> Policy:
+    """The routing policy of `settings`, built once per settings object (settings are cached)."""
+    cached = _POLICIES.get(id(settings))
+    if cached is not None and cached[0] is settings:
+        return cached[1]
+    ids = frozenset(i.strip() for i in settings.bot_account_ids.split(",") if i.strip())
+    policy = Policy(
+        bot_name=settings.bot_name,
+        trigger_label=settings.trigger_label,
+        allowed_bots=settings.allowed_bot_logins,
+        bot_account_ids=ids,
+    )
+    _POLICIES.clear()  # one settings object lives at a time; tests swap it
+    _POLICIES[id(settings)] = (settings, policy)
+    return policy
+
+
+_POLICIES: dict[int, tuple[Settings, Policy]] = {}
+
+
+_RETRY = {"Retry-After": "5"}
+_STATUS: dict[type[WebhookError], tuple[int, str, str]] = {
+    SignatureError: (401, "bad_signature", "bad signature"),
+    MalformedError: (400, "malformed", "malformed request"),
+    TooLargeError: (413, "too_large", "body too large"),
+}
+
+
+def _refusal(name: str, error: WebhookError) -> Response:
+    status, key, message = _STATUS.get(type(error), (400, "refused", "refused"))
+    # Signature failures are logged without the body or headers: they are attacker-controlled.
+    log(logger, logging.WARNING, f"webhook.{name}.{key}", reason=str(error))
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _answer(accepted: Accepted) -> Response:
+    # Logged by the writer, one line per batch (resolver.ingress.batching).
+    if accepted.kind == "created":
+        body: dict[str, object] = {"job_id": accepted.job_id}
+        if accepted.queued_behind:
+            body["queued_behind"] = accepted.queued_behind
+        return JSONResponse(body, status_code=202)
+    if accepted.kind == "duplicate":
+        return JSONResponse({"job_id": accepted.job_id, "duplicate": True})
+    if accepted.kind == "unlinked":
+        return JSONResponse({"notice": "unlinked"})
+    return Response(status_code=204)

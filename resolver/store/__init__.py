@@ -1,0 +1,1 @@
+"""The database: engine, models, migrations and every row function."""

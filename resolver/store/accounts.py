@@ -1,0 +1,90 @@
+"""Users and the provider identities linked to them."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from resolver.store.models import Identity, Installation, User
+
+PROVIDERS = ("github", "gitlab", "slack", "jira", "linear")
+
+
+class AccountError(Exception):
+    """A user or identity request that cannot be met (unknown user, taken identity…)."""
+
+
+def add_user(session: Session, name: str) -> User:
+    if session.scalar(select(User).where(User.name == name)):
+        raise AccountError(f"user {name!r} already exists")
+    user = User(name=name)
+    session.add(user)
+    session.flush()
+    return user
+
+
+def get_user(session: Session, name: str) -> User:
+    user = session.scalar(select(User).where(User.name == name))
+    if user is None:
+        raise AccountError(f"no user named {name!r}; add one with `resolver users add {name}`")
+    return user
+
+
+def link_identity(
+    session: Session, name: str, provider: str, external_id: str, login: str | None = None
+) -> Identity:
+    """Map a provider account to the user; re-linking the same account updates its login."""
+    if provider not in PROVIDERS:
+        raise AccountError(f"unknown provider {provider!r}; use one of {', '.join(PROVIDERS)}")
+    user = get_user(session, name)
+    identity = session.scalar(
+        select(Identity).where(Identity.provider == provider, Identity.external_id == external_id)
+    )
+    if identity is not None and identity.user_id != user.id:
+        raise AccountError(f"{provider} account {external_id} is linked to another user")
+    identity = identity or Identity(user_id=user.id, provider=provider, external_id=external_id)
+    identity.login = login
+    session.add(identity)
+    try:
+        session.flush()
+    except IntegrityError:
+        raise AccountError(f"{provider} account {external_id} is already linked") from None
+    return identity
+
+
+def find_identity(
+    session: Session, provider: str, *, external_id: str | None = None, login: str | None = None
+) -> Identity | None:
+    """The identity for a sender, by external id first, then by login (case-insensitive)."""
+    if external_id:
+        found = session.scalar(
+            select(Identity).where(
+                Identity.provider == provider, Identity.external_id == external_id
+            )
+        )
+        if found:
+            return found
+    if login:
+        return session.scalar(
+            select(Identity).where(
+                Identity.provider == provider, Identity.login.ilike(login.replace("%", r"\%"))
+            )
+        )
+    return None
+
+
+def ensure_installation(
+    session: Session, provider: str, external_id: str, name: str | None = None
+) -> Installation:
+    found = session.scalar(
+        select(Installation).where(
+            Installation.provider == provider, Installation.external_id == external_id
+        )
+    )
+    if found:
+        return found
+    installation = Installation(provider=provider, external_id=external_id, name=name)
+    session.add(installation)
+    session.flush()
+    return installation

@@ -1,0 +1,301 @@
+"""Job records: creation, state changes, leases, trajectory and their JSON shape."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.orm import Session
+
+from resolver.core.redact import Redactor
+from resolver.core.states import JobState, Outcome, check_transition, is_terminal
+from resolver.store.models import Job, JobEvent, utcnow
+
+
+class JobNotFoundError(Exception):
+    """No job has that id."""
+
+
+@dataclass(frozen=True)
+class NewJob:
+    """What a trigger asks for. Built by integrations, the CLI and schedules."""
+
+    source: str
+    task: str
+    repo: str | None = None
+    requester: str | None = None
+    requester_id: int | None = None
+    trigger: dict[str, Any] | None = None
+    conversation_key: str | None = None
+
+
+def create_job(session: Session, new: NewJob) -> Job:
+    """Insert a queued job. The caller commits before publishing its message (the outbox)."""
+    job = Job(
+        source=new.source,
+        task=new.task,
+        repo=new.repo,
+        requester=new.requester,
+        requester_id=new.requester_id,
+        trigger=dict(new.trigger or {}),
+        conversation_key=new.conversation_key[:300] if new.conversation_key else None,
+        state=JobState.QUEUED,
+        # Known before the insert, so publishing needs no second write.
+        message_id=new_message_id(),
+    )
+    session.add(job)
+    session.flush()
+    return job
+
+
+def get_job(session: Session, job_id: int) -> Job:
+    job = session.get(Job, job_id)
+    if job is None:
+        raise JobNotFoundError(f"no job {job_id}")
+    return job
+
+
+def transition(job: Job, target: JobState) -> None:
+    """Move a loaded job to `target`; raises IllegalTransitionError for a missing edge."""
+    check_transition(JobState(job.state), target)
+    job.state = target
+    now = utcnow()
+    if target is JobState.RUNNING and job.started_at is None:
+        job.started_at = now
+    if is_terminal(target):
+        job.finished_at = now
+        job.lease_owner = None
+        job.lease_expires_at = None
+    if target is JobState.QUEUED:
+        job.finished_at = None
+        job.published_at = None
+
+
+def take_lease(session: Session, job_id: int, owner: str, seconds: float) -> bool:
+    """Atomically claim a queued job, or a running one whose lease ran out. Commits."""
+    now = utcnow()
+    claimable = or_(
+        Job.state == JobState.QUEUED,
+        (Job.state == JobState.RUNNING) & (Job.lease_expires_at < now),
+    )
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, claimable)
+        .values(
+            state=JobState.RUNNING,
+            lease_owner=owner,
+            lease_expires_at=now + timedelta(seconds=seconds),
+            attempts=Job.attempts + 1,
+            started_at=func.coalesce(Job.started_at, now),
+            updated_at=now,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return bool(getattr(result, "rowcount", 0) == 1)
+
+
+def over_capacity(session: Session, job: Job, per_user: int, per_repo: int) -> bool:
+    """Whether the requester or the repository already has its fill of running jobs."""
+    running = (
+        select(func.count()).select_from(Job).where(Job.state == JobState.RUNNING, Job.id != job.id)
+    )
+    if job.requester_id is not None:
+        mine = session.scalar(running.where(Job.requester_id == job.requester_id)) or 0
+        if mine >= per_user:
+            return True
+    if job.repo is not None:
+        theirs = session.scalar(running.where(Job.repo == job.repo)) or 0
+        if theirs >= per_repo:
+            return True
+    return False
+
+
+def next_waiting(session: Session, job: Job) -> list[int]:
+    """The oldest queued jobs that were waiting on `job`: one for its requester or repository
+    (capacity), and one in its conversation (follow-ups run one after another)."""
+    waiting: list[int] = []
+    related = []
+    if job.requester_id is not None:
+        related.append(Job.requester_id == job.requester_id)
+    if job.repo is not None:
+        related.append(Job.repo == job.repo)
+    queued = select(Job.id).where(Job.state == JobState.QUEUED).order_by(Job.id).limit(1)
+    if related:
+        found = session.scalar(queued.where(or_(*related)))
+        if found is not None:
+            waiting.append(found)
+    if job.conversation_key is not None:
+        found = session.scalar(queued.where(Job.conversation_key == job.conversation_key))
+        if found is not None and found not in waiting:
+            waiting.append(found)
+    return waiting
+
+
+def conversation_busy(session: Session, job: Job) -> bool:
+    """Whether an earlier job of the same conversation is still queued or running: a follow-up
+    waits for it, so two jobs never work on one thread's branch at once."""
+    if job.conversation_key is None:
+        return False
+    earlier = select(Job.id).where(
+        Job.conversation_key == job.conversation_key,
+        Job.id < job.id,
+        Job.state.in_((JobState.QUEUED, JobState.RUNNING)),
+    )
+    return session.scalar(earlier.limit(1)) is not None
+
+
+def previous_in_conversation(session: Session, job: Job) -> Job | None:
+    """The latest earlier job of the same conversation, if any."""
+    if job.conversation_key is None:
+        return None
+    return session.scalars(
+        select(Job)
+        .where(Job.conversation_key == job.conversation_key, Job.id < job.id)
+        .order_by(Job.id.desc())
+        .limit(1)
+    ).first()
+
+
+def active_in_conversation(session: Session, conversation_key: str, exclude: int) -> Job | None:
+    """The newest queued or running job of a conversation other than `exclude` (`@bot stop`)."""
+    return session.scalars(
+        select(Job)
+        .where(
+            Job.conversation_key == conversation_key,
+            Job.id != exclude,
+            Job.state.in_((JobState.QUEUED, JobState.RUNNING)),
+        )
+        .order_by(Job.id.desc())
+        .limit(1)
+    ).first()
+
+
+def count_steps(session: Session, job_id: int) -> int:
+    """How many agent steps (tool calls) the job has taken so far."""
+    query = select(func.count(JobEvent.id)).where(
+        JobEvent.job_id == job_id, JobEvent.kind == "action"
+    )
+    return int(session.scalar(query) or 0)
+
+
+def renew_lease(session: Session, job_id: int, owner: str, seconds: float) -> bool:
+    """Extend our lease; False means another worker took the job over."""
+    now = utcnow()
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.lease_owner == owner, Job.state == JobState.RUNNING)
+        .values(lease_expires_at=now + timedelta(seconds=seconds))
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return bool(getattr(result, "rowcount", 0) == 1)
+
+
+def finish_job(
+    session: Session,
+    job: Job,
+    state: JobState,
+    outcome: Outcome,
+    *,
+    error: str | None = None,
+    result: dict[str, Any] | None = None,
+) -> None:
+    """Record a job's end. Only the lease holder calls this."""
+    transition(job, state)
+    job.outcome = outcome
+    job.error = error
+    if result is not None:
+        job.result = {**job.result, **result}
+
+
+def append_event(
+    session: Session, job_id: int, kind: str, payload: dict[str, Any], redactor: Redactor
+) -> JobEvent:
+    """Add one redacted entry to the job's trajectory."""
+    last = session.scalar(select(func.max(JobEvent.seq)).where(JobEvent.job_id == job_id))
+    safe = redactor.redact_value(payload)
+    assert isinstance(safe, dict)
+    event = JobEvent(job_id=job_id, seq=(last or 0) + 1, kind=kind, payload=safe)
+    session.add(event)
+    session.flush()
+    return event
+
+
+def request_cancel(session: Session, job: Job) -> None:
+    """Cancel a queued job now; ask a running one to stop at its next check."""
+    if job.state == JobState.QUEUED:
+        finish_job(session, job, JobState.CANCELLED, Outcome.CANCELLED)
+    elif job.state == JobState.RUNNING:
+        job.cancel_requested = True
+
+
+def retry_job(session: Session, job: Job) -> None:
+    """Queue a failed or cancelled job again."""
+    transition(job, JobState.QUEUED)
+    job.outcome = None
+    job.error = None
+    job.cancel_requested = False
+
+
+def sandbox_is_stale(job_id: str, owner: str | None) -> bool:
+    """Whether a sandbox of this deployment should go: its job has ended, or the attempt that
+    started it (`owner`) no longer holds the job's lease (its worker died and another attempt
+    took over, or will). A job id this database does not know is left to the maximum age."""
+    from resolver.store.db import session_scope
+
+    try:
+        key = int(job_id)
+    except ValueError:
+        return False  # not one of our job ids (a CLI or test sandbox)
+    with session_scope() as session:
+        job = session.get(Job, key)
+        if job is None:
+            return False
+        if is_terminal(JobState(job.state)):
+            return True
+        if owner is None:
+            return False
+        expired = job.lease_expires_at is not None and job.lease_expires_at < utcnow()
+        return job.lease_owner != owner or expired
+
+
+def new_message_id() -> str:
+    return f"job-{uuid.uuid4().hex}"
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def job_to_dict(job: Job, *, with_events: bool = False) -> dict[str, Any]:
+    """The public JSON shape of a job (CLI `--json` and `/api/jobs`)."""
+    data: dict[str, Any] = {
+        "id": job.id,
+        "state": job.state,
+        "source": job.source,
+        "repo": job.repo,
+        "requester": job.requester,
+        "task": job.task,
+        "outcome": job.outcome,
+        "error": job.error,
+        "pr_url": job.pr_url,
+        "branch": job.branch,
+        "cost_usd": job.cost_usd,
+        "prompt_tokens": job.prompt_tokens,
+        "completion_tokens": job.completion_tokens,
+        "attempts": job.attempts,
+        "result": job.result,
+        "created_at": _iso(job.created_at),
+        "started_at": _iso(job.started_at),
+        "finished_at": _iso(job.finished_at),
+    }
+    if with_events:
+        data["trajectory"] = [
+            {"seq": e.seq, "kind": e.kind, "at": _iso(e.created_at), **e.payload}
+            for e in job.events
+        ]
+    return data

@@ -1,0 +1,1 @@
+"""Running a job: lease, request, plan, push, commands."""

@@ -1,0 +1,119 @@
+"""Which repository a request is about (the trigger's own, `repo=`, or a configured route),
+and whether its requester may push to it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from sqlalchemy import select
+
+from resolver.contract import outbound as providers
+from resolver.core.states import Outcome
+from resolver.store.db import session_scope
+from resolver.store.models import Identity
+from resolver.store.repo_defaults import FORGES, RouteError, parse_repo_spec, routed_repo
+from resolver.worker.values import Snapshot, Stop, text_of
+
+FORGE_NAMES: Final = {"github": "GitHub", "gitlab": "GitLab"}
+
+
+def route_scope(source: str, trigger: Mapping[str, Any]) -> str | None:
+    """What a default repository is configured for: a Slack channel, a Jira project, a Linear
+    team (its key or id)."""
+    if source == "slack":
+        return text_of(trigger.get("channel"))
+    if source == "jira":
+        return text_of(trigger.get("project_key"))
+    if source == "linear":
+        team = trigger.get("team")
+        if isinstance(team, Mapping):
+            return text_of(team.get("key")) or text_of(team.get("id"))
+    return None
+
+
+def repository_of(snapshot: Snapshot) -> tuple[str, str]:
+    """The forge and the repository's full name; Stop when the request names none and no
+    route is configured."""
+    if snapshot.source in FORGES:
+        return snapshot.source, str(snapshot.trigger.get("repo") or snapshot.repo)
+    options = snapshot.trigger.get("options")
+    spec = options.get("repo") if isinstance(options, Mapping) else None
+    spec = spec or snapshot.repo or _routed_repo(snapshot)
+    if not spec:
+        scope = route_scope(snapshot.source, snapshot.trigger) or "<scope>"
+        raise Stop(
+            Outcome.COULD_NOT,
+            "Which repository should I work on? Mention me again with `repo=owner/name` "
+            f"(or `repo=gitlab:group/project`), or ask an admin to set a default with "
+            f"`resolver routes set {snapshot.source} {scope} owner/name`.",
+        )
+    try:
+        return parse_repo_spec(str(spec))
+    except RouteError as error:
+        raise Stop(Outcome.COULD_NOT, str(error)) from None
+
+
+def _routed_repo(snapshot: Snapshot) -> str | None:
+    scope = route_scope(snapshot.source, snapshot.trigger)
+    if scope is None:
+        return None
+    with session_scope() as session:
+        return routed_repo(session, snapshot.source, scope)
+
+
+def repo_info(
+    snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
+) -> providers.RepoInfo:
+    """The repository's clone URL and default branch: from the forge's own payload when it
+    has them, else asked of the forge."""
+    trigger = snapshot.trigger
+    if snapshot.source == forge_name and trigger.get("clone_url") and trigger.get("default_branch"):
+        # The forge's own answer, from the payload: no extra call.
+        return providers.RepoInfo(
+            full_name=full_name,
+            clone_url=str(trigger["clone_url"]),
+            default_branch=str(trigger["default_branch"]),
+        )
+    return forge.repository(full_name)
+
+
+def _forge_user(snapshot: Snapshot, forge_name: str) -> providers.ForgeUser | None:
+    sender = snapshot.trigger.get("sender")
+    if snapshot.source == forge_name and isinstance(sender, Mapping) and sender.get("id"):
+        login = sender.get("login")
+        return providers.ForgeUser(str(sender["id"]), str(login) if login else None)
+    if snapshot.requester_id is None:
+        return None
+    with session_scope() as session:
+        identity = session.scalars(
+            select(Identity).where(
+                Identity.user_id == snapshot.requester_id, Identity.provider == forge_name
+            )
+        ).first()
+        if identity is None:
+            return None
+        return providers.ForgeUser(identity.external_id, identity.login)
+
+
+def check_permission(
+    snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
+) -> providers.ForgeUser:
+    """The requester's account on the forge, once it may push to the repository."""
+    name = FORGE_NAMES[forge_name]
+    user = _forge_user(snapshot, forge_name)
+    if user is None:
+        raise Stop(
+            Outcome.REFUSED,
+            f"I need to know your {name} account to check that you may push to `{full_name}`. "
+            f"Ask a Resolver admin to run `resolver users link <your-user> --provider "
+            f"{forge_name} --external-id <id> --login <login>`, then mention me again.",
+        )
+    if not forge.can_write(full_name, user):
+        who = f"@{user.login}" if user.login else "you"
+        raise Stop(
+            Outcome.REFUSED,
+            f"Sorry {who}, I only take requests from people who can push to `{full_name}`. "
+            "Ask a maintainer to mention me, or to give you write access.",
+        )
+    return user

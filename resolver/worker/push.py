@@ -1,0 +1,119 @@
+"""Pushing a job's work: one job at a time on a branch, and the bot's commit with the
+requester as co-author."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Final
+from urllib.parse import urlsplit
+
+import redis
+
+from resolver.agent import git as git_repo
+from resolver.agent.session import AfterAgent, Work
+from resolver.agent.task import AgentResult
+from resolver.contract import outbound as providers
+from resolver.core.logs import log
+from resolver.core.settings import get_settings
+from resolver.core.states import Outcome
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.worker.branches import build_commit_message
+from resolver.worker.values import Plan, Snapshot, Stop
+
+logger = logging.getLogger(__name__)
+
+BRANCH_LOCK_WAIT: Final = 60
+
+
+@contextmanager
+def branch_lock(plan: Plan) -> Iterator[None]:
+    """Two jobs never push to the same branch at once. The lock lives a few lease periods and
+    is renewed while the job runs, so a killed worker's lock lapses as its job's lease does."""
+    settings = get_settings()
+    client = redis.Redis.from_url(settings.redis_url)
+    name = f"resolver:branch:{plan.forge_name}:{plan.repo.full_name}:{plan.branch}"
+    ttl = settings.lease_seconds * 3
+    lock = client.lock(name, timeout=ttl, blocking_timeout=BRANCH_LOCK_WAIT, thread_local=False)
+    if not lock.acquire():
+        client.close()
+        raise Stop(
+            Outcome.ERROR,
+            f"another job is working on `{plan.branch}`; mention me again when it has finished.",
+        )
+    done = threading.Event()
+
+    def renew() -> None:
+        while not done.wait(settings.lease_seconds / 2):
+            try:
+                lock.reacquire()
+            except redis.RedisError as error:
+                log(logger, logging.WARNING, "job.branch_lock_lost", error=type(error).__name__)
+                return
+
+    renewer = threading.Thread(target=renew, daemon=True, name=f"branch-lock-{plan.branch}")
+    renewer.start()
+    try:
+        yield
+    finally:
+        done.set()
+        renewer.join()
+        try:
+            lock.release()
+        except redis.RedisError:
+            log(logger, logging.WARNING, "job.branch_lock_release_failed", branch=plan.branch)
+        client.close()
+
+
+def co_author(forge_name: str, user: providers.ForgeUser) -> tuple[str, str]:
+    """The requester as the forge credits a commit to them: its no-reply address."""
+    login = user.login or user.external_id
+    if forge_name == "gitlab":
+        host = urlsplit(get_settings().gitlab_url).hostname or "gitlab.com"
+        return login, f"{user.external_id}-{login}@users.noreply.{host}"
+    return login, f"{user.external_id}+{login}@users.noreply.github.com"
+
+
+def push(
+    snapshot: Snapshot,
+    plan: Plan,
+    env: dict[str, str] | None,
+    author: tuple[str, str],
+    on_pushed: Callable[[str, str], None] | None = None,
+) -> AfterAgent:
+    """The after-agent hook: commit the agent's tree as the bot and push it to the job's own
+    repository; `on_pushed` hears the branch and commit. Unfinished work is pushed (without a
+    pull request) only when RESOLVER_PUSH_UNFINISHED."""
+    settings = get_settings()
+    bot = settings.bot_name
+
+    def after(work: Work, agent: AgentResult) -> None:
+        unfinished = agent.outcome in ("could_not", "stopped") and settings.push_unfinished
+        if work.tree is None or (agent.outcome != "changed_code" and not unfinished):
+            return
+        branch = plan.branch
+        if not plan.update and snapshot.branch is None:
+            if git_repo.remote_branch_exists(work.clone, branch, env):
+                branch = f"{branch}-{snapshot.id}"  # someone else's branch has that name
+            # Recorded before the push: a retry of this job knows the branch is its own.
+            with session_scope() as session:
+                jobs.get_job(session, snapshot.id).branch = branch
+        title = str(snapshot.trigger.get("title") or snapshot.task)
+        message = build_commit_message(title, agent.summary, *author)
+        sha = git_repo.commit(work.clone, work.tree, work.base, message, bot_identity(bot))
+        # The job's own new branch may hold an earlier attempt's commit: replace it. A pull
+        # request's branch only moves forward; if someone pushed meanwhile, the push fails.
+        git_repo.push(work.clone, sha, branch, force=not plan.update, auth=env)
+        log(logger, logging.INFO, "job.branch_pushed", job=snapshot.id, branch=branch)
+        if on_pushed is not None:
+            on_pushed(branch, sha)
+
+    return after
+
+
+def bot_identity(bot: str) -> tuple[str, str]:
+    """The name and address the bot commits as."""
+    return bot, f"{bot}@users.noreply"

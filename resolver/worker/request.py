@@ -1,0 +1,220 @@
+"""The worker's runner for requests from every provider.
+
+1. Commands (`@bot stop`, `@bot status`, `@bot run <schedule>`) are answered at once
+   (command_jobs.py).
+2. Plan: the forge and repository (the trigger's own, `repo=`, or a configured route:
+   repo_access.py), and the branch (a new `resolver/…` branch, or the branch of the bot's open
+   pull request).
+3. Permission: the requester must be able to push to the repository; else a polite refusal.
+4. Acknowledge: 👀 and the status message, sent by callbacks.
+5. Clone privately on the host with the forge's token, run setup and the agent in the
+   sandbox, take its change out as data, commit it as the bot and push (pushing.py). The pull
+   request and the final status are sent by callbacks when the worker records the job
+   (tasks.py → replies.record_finish).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from resolver.agent.session import SessionRequest, run_result, run_session
+from resolver.agent.task import Comment, TriggerContext
+from resolver.callbacks import replies
+from resolver.contract import outbound as providers
+from resolver.contract.commands import parse_command
+from resolver.contract.errors import CallbackError
+from resolver.core.job import JobContext, RunResult, register
+from resolver.core.logs import log
+from resolver.core.states import JobState, Outcome
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.repo_defaults import FORGES
+from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
+from resolver.worker.commands import names_a_schedule, run_command
+from resolver.worker.plan import check_permission, repo_info, repository_of
+from resolver.worker.push import branch_lock, co_author, push
+from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by, text_of
+
+logger = logging.getLogger(__name__)
+
+HISTORY_NOTE: Final = "(an earlier request in this conversation)"
+
+
+def run_request(ctx: JobContext) -> RunResult:
+    snapshot = _load(ctx.job_id)
+    command = parse_command(snapshot.task)
+    if command == "run" and not names_a_schedule(snapshot):
+        command = None  # "@bot run tests" asks for work when no schedule has that name
+    if command is not None:
+        return run_command(snapshot, command)
+    try:
+        forge_name, full_name = repository_of(snapshot)
+        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        repo = repo_info(snapshot, forge, forge_name, full_name)
+        requester = check_permission(snapshot, forge, forge_name, repo.full_name)
+        plan = _plan(snapshot, forge, forge_name, repo)
+        git_env = forge.git_env(plan.repo.clone_url)
+    except Stop as stop:
+        return ended_by(stop)
+    except CallbackError as error:
+        reason = f"I could not prepare this job: {error}"
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    record_plan(ctx.job_id, plan)
+    history = _history(snapshot)
+    request = SessionRequest(
+        job_id=ctx.job_id,
+        repo=plan.repo.clone_url,
+        instruction=snapshot.task,
+        context=_context(snapshot, plan, history),
+        branch=plan.checkout,
+        requester=snapshot.requester,
+        git_env=git_env,
+        # Masked in the trajectory too: git errors may quote the auth header.
+        secrets=tuple(v for k, v in git_env.items() if k.startswith("GIT_CONFIG_VALUE")),
+    )
+    try:
+        with branch_lock(plan):
+            after = push(snapshot, plan, request.git_env, co_author(forge_name, requester))
+            done = run_session(request, ctx, after=after)
+    except ENDING_ERRORS as error:
+        return ended_by(error)
+    return run_result(done.agent, done.diff, done.notes)
+
+
+# --- reading the job
+
+
+def _load(job_id: int) -> Snapshot:
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        previous = jobs.previous_in_conversation(session, job)
+        earlier = None
+        if previous is not None:
+            earlier = Earlier(
+                id=previous.id,
+                task=previous.task,
+                summary=str((previous.result or {}).get("summary") or ""),
+                branch=previous.branch,
+                pr_url=previous.pr_url,
+            )
+        return Snapshot(
+            id=job.id,
+            source=job.source,
+            task=job.task,
+            repo=job.repo,
+            requester=job.requester,
+            requester_id=job.requester_id,
+            trigger=dict(job.trigger),
+            branch=job.branch,
+            earlier=earlier,
+        )
+
+
+# --- planning
+
+
+def _is_pull_request(snapshot: Snapshot) -> bool:
+    trigger = snapshot.trigger
+    return bool(trigger.get("is_pull_request")) or trigger.get("noteable_type") == "merge_request"
+
+
+def _number(snapshot: Snapshot) -> int | None:
+    value = snapshot.trigger.get("number", snapshot.trigger.get("iid"))
+    return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
+
+
+def _plan(
+    snapshot: Snapshot, forge: providers.Forge, forge_name: str, repo: providers.RepoInfo
+) -> Plan:
+    number = _number(snapshot)
+    new_branch = snapshot.branch or build_branch_name(
+        number, str(snapshot.trigger.get("title") or snapshot.task), snapshot.id
+    )
+    if snapshot.source == forge_name and _is_pull_request(snapshot) and number is not None:
+        pull = forge.get_pull(repo.full_name, number)
+        if pull.head.startswith(BRANCH_PREFIX):
+            # The bot's own pull request: continue on its branch.
+            return Plan(forge_name, repo, repo.default_branch, pull.head, pull.head, True, pull.url)
+        # Someone's pull request: propose changes on top of it, as a pull request into it.
+        return Plan(forge_name, repo, pull.head, new_branch, checkout=pull.head)
+    earlier = snapshot.earlier
+    if earlier is not None and earlier.branch:
+        still_open = forge.find_open_pull(repo.full_name, earlier.branch)
+        if still_open is not None:
+            return Plan(
+                forge_name,
+                repo,
+                repo.default_branch,
+                earlier.branch,
+                earlier.branch,
+                True,
+                still_open.url,
+            )
+    fixes = number if snapshot.source == forge_name and not _is_pull_request(snapshot) else None
+    base = text_of(snapshot.trigger.get("branch"))  # `branch=name` in a Slack request
+    if base and snapshot.source not in FORGES:
+        return Plan(forge_name, repo, base, new_branch, checkout=base)
+    return Plan(forge_name, repo, repo.default_branch, new_branch, fixes=fixes)
+
+
+def record_plan(job_id: int, plan: Plan) -> None:
+    """Keep the plan on the job (the callbacks read it), then acknowledge."""
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        forge_info = {
+            "provider": plan.forge_name,
+            "repo": plan.repo.full_name,
+            "base": plan.base,
+            "fixes": plan.fixes,
+        }
+        job.trigger = {**job.trigger, "forge": forge_info}
+        job.repo = job.repo or plan.repo.full_name
+        result: dict[str, Any] = {}
+        if plan.update:
+            job.pr_url = plan.pr_url
+            job.branch = plan.branch
+            result["updated_pull"] = True
+        job.result = {**job.result, **result}
+        callbacks = replies.record_acknowledgement(session, job)
+    replies.publish_all(callbacks)
+
+
+# --- context
+
+
+def _history(snapshot: Snapshot) -> providers.History:
+    try:
+        conversation = providers.conversation(
+            snapshot.source, snapshot.trigger, snapshot.requester_id
+        )
+        return conversation.history()
+    except CallbackError as error:
+        # The request itself is still known: go on without the surrounding thread.
+        log(logger, logging.WARNING, "job.history_unavailable", job=snapshot.id, error=str(error))
+        return providers.History()
+
+
+def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> TriggerContext:
+    trigger = snapshot.trigger
+    comments = list(history.comments)
+    earlier = snapshot.earlier
+    if earlier is not None:
+        comments.insert(0, Comment(HISTORY_NOTE, earlier.task))
+        if earlier.summary:
+            comments.insert(1, Comment("Resolver (its answer then)", earlier.summary))
+    kind = "pull_request" if _is_pull_request(snapshot) else "issue"
+    if snapshot.source not in FORGES:
+        kind = "thread" if snapshot.source == "slack" else "ticket"
+    return TriggerContext(
+        kind=f"{snapshot.source}_{kind}",
+        title=text_of(trigger.get("title")),
+        body=text_of(trigger.get("body")),
+        url=text_of(trigger.get("url")) or text_of(trigger.get("html_url")),
+        comments=tuple(comments),
+        review_threads=history.review_threads,
+    )
+
+
+for _source in ("github", "gitlab", "slack", "jira", "linear"):
+    register(_source, run_request)

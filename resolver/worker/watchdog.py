@@ -1,0 +1,137 @@
+"""The watchdog: every accepted trigger reaches an end its requester sees.
+
+The reconciler runs it on every sweep, before it re-publishes stranded jobs. It ends what would
+otherwise stay stuck, each with a message in the job's conversation:
+- a job whose worker died RESOLVER_JOB_MAX_ATTEMPTS times (it comes back, and its worker dies
+  again): failed, saying so, rather than tried forever;
+- a job still queued after RESOLVER_QUEUE_EXPIRY_SECONDS (behind a cap or a busy conversation):
+  expired;
+- a pull request that could not be opened for good: the status says why, rather than
+  "opening…" forever;
+- a finished job whose final status message could not be posted: posted again, a few times,
+  further apart each time (RESOLVER_STATUS_REPOST_SECONDS).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Final
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from resolver.callbacks import replies
+from resolver.core.logs import log
+from resolver.core.settings import Settings
+from resolver.core.states import JobState, Outcome, is_terminal
+from resolver.store import jobs
+from resolver.store.models import Callback, Job, utcnow
+
+logger = logging.getLogger(__name__)
+
+STATUS_ROUNDS: Final = 3
+"""How many more times a finished job's final status is tried after its callback failed."""
+LOOKBACK: Final = timedelta(days=1)
+"""Callbacks that failed longer ago than this are left alone (each sweep stays small)."""
+
+
+def sweep(session: Session, settings: Settings) -> list[int]:
+    """End what is stuck; returns the callbacks to publish once the session is committed."""
+    return [
+        *_end_exhausted(session, settings.job_max_attempts),
+        *_expire_queued(session, timedelta(seconds=settings.queue_expiry_seconds)),
+        *_unstick_pulls(session),
+        *_repost_final_statuses(session, timedelta(seconds=settings.status_repost_seconds)),
+    ]
+
+
+def _end_exhausted(session: Session, max_attempts: int) -> list[int]:
+    stuck = session.scalars(
+        select(Job).where(
+            Job.state == JobState.RUNNING,
+            Job.lease_expires_at < utcnow(),
+            Job.attempts >= max_attempts,
+        )
+    )
+    ids: list[int] = []
+    for job in stuck:
+        reason = (
+            f"The worker running this job stopped {job.attempts} times (it ran out of memory, "
+            "or was restarted), so I gave up rather than try again."
+        )
+        ids += _end(session, job, JobState.FAILED, Outcome.ERROR, reason)
+    return ids
+
+
+def _expire_queued(session: Session, expiry: timedelta) -> list[int]:
+    old = session.scalars(
+        select(Job).where(Job.state == JobState.QUEUED, Job.created_at < utcnow() - expiry)
+    )
+    ids: list[int] = []
+    for job in old:
+        hours = expiry.total_seconds() / 3600
+        reason = (
+            f"This request waited more than {hours:g} hours for a free slot, so it expired "
+            "without running. Mention me again if it is still wanted."
+        )
+        ids += _end(session, job, JobState.FAILED, Outcome.EXPIRED, reason)
+    return ids
+
+
+def _end(session: Session, job: Job, state: JobState, outcome: Outcome, reason: str) -> list[int]:
+    log(logger, logging.WARNING, "watchdog.job_ended", job=job.id, outcome=outcome)
+    job.lease_owner = None
+    jobs.finish_job(session, job, state, outcome, error=reason)
+    return replies.record_finish(session, job)
+
+
+def _recently_failed(session: Session, action: str) -> list[tuple[Job, Callback]]:
+    rows = session.execute(
+        select(Job, Callback)
+        .join(Callback, Callback.job_id == Job.id)
+        .where(
+            Callback.action == action,
+            Callback.state == "failed",
+            Callback.finished_at > utcnow() - LOOKBACK,
+        )
+        .order_by(Callback.id)
+    )
+    return [(job, callback) for job, callback in rows]
+
+
+def _unstick_pulls(session: Session) -> list[int]:
+    """Jobs waiting for a pull request whose opening failed for good."""
+    ids: list[int] = []
+    for job, callback in _recently_failed(session, replies.OPEN_PULL):
+        if not job.result.get("pull_pending"):
+            continue
+        job.result = {**job.result, "pull_pending": False, "pull_error": callback.error or ""}
+        log(logger, logging.WARNING, "watchdog.pull_failed", job=job.id)
+        ids += replies.record_status(session, job)
+    return ids
+
+
+def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
+    """Finished jobs whose newest status callback failed: try again, a bounded number of times,
+    further apart each time (RESOLVER_STATUS_REPOST_SECONDS)."""
+    ids: list[int] = []
+    for job, callback in _recently_failed(session, replies.STATUS):
+        if not is_terminal(JobState(job.state)) or callback.id != _newest_status(session, job):
+            continue
+        rounds = int(job.result.get("status_rounds") or 0)
+        waited = utcnow() - (callback.finished_at or utcnow())
+        if rounds >= STATUS_ROUNDS or waited < pause * (rounds + 1):
+            continue
+        job.result = {**job.result, "status_rounds": rounds + 1}
+        log(logger, logging.WARNING, "watchdog.status_reposted", job=job.id, round=rounds + 1)
+        ids += replies.record_status(session, job)
+    return ids
+
+
+def _newest_status(session: Session, job: Job) -> int | None:
+    return session.scalar(
+        select(func.max(Callback.id)).where(
+            Callback.job_id == job.id, Callback.action == replies.STATUS
+        )
+    )
