@@ -95,7 +95,7 @@ def bench_app() -> Any:
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from integrations.github import integration
+    from integrations.github import INTEGRATION as integration
     from resolver.app import create_app
     from resolver.core.logs import configure_logging
     from resolver.core.settings import get_settings

@@ -102,7 +102,7 @@ def service_env(llm_url: str | None, github: StandinGitHub) -> dict[str, str]:
         "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH": str(github.key_path),
         "RESOLVER_STATUS_INTERVAL": "2",
         # The demo's own database and Redis db, fresh each run: nothing left over from earlier.
-        "RESOLVER_DATABASE_URL": f"sqlite:///{DEMO_DIR / 'resolver.store.db'}",
+        "RESOLVER_DATABASE_URL": f"sqlite:///{DEMO_DIR / 'resolver.db'}",
         "RESOLVER_REDIS_URL": DEMO_REDIS,
     }
     if llm_url:
@@ -184,7 +184,7 @@ def main() -> int:
 
 
 def run_service(env: dict[str, str], github: StandinGitHub) -> tuple[int, dict[str, Any]]:
-    (DEMO_DIR / "resolver.store.db").unlink(missing_ok=True)
+    (DEMO_DIR / "resolver.db").unlink(missing_ok=True)
     redis.Redis.from_url(DEMO_REDIS).flushdb()
     cli(env, "db", "upgrade")
     cli(env, "users", "add", "demo")

@@ -6,20 +6,31 @@ import hmac
 import logging
 from typing import Any
 
-import redis
 from sqlalchemy import select, text
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from integrations import registry
+from resolver.broker import locks
 from resolver.core.settings import get_settings
-from resolver.ingress.routes import routes as webhook_routes
+from resolver.ingress.endpoint import endpoint
 from resolver.store.db import get_engine, session_scope
 from resolver.store.jobs import JobNotFoundError, get_job, job_to_dict
 from resolver.store.models import Job
 
 logger = logging.getLogger(__name__)
+
+
+def webhook_routes() -> list[BaseRoute]:
+    """`POST /webhooks/<name>` for each installed provider; one without a secret answers 404."""
+    return [
+        Route(
+            f"/webhooks/{item.name}", endpoint(item.integration), methods=["POST"], name=item.name
+        )
+        for item in registry.installed()
+    ]
 
 
 async def healthz(_request: Request) -> Response:
@@ -36,9 +47,7 @@ async def readyz(_request: Request) -> Response:
     except Exception as error:  # any failure means not ready; the reason is reported
         checks["database"] = f"error: {type(error).__name__}"
     try:
-        client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=2)
-        client.ping()
-        client.close()
+        locks.server_version(timeout=2)
         checks["redis"] = "ok"
     except Exception as error:  # as above
         checks["redis"] = f"error: {type(error).__name__}"

@@ -1,176 +1,108 @@
-"""Celery tasks. Thin: load by id, check state, act, record."""
+"""The Celery composition root: every task, each thin (ids in, work elsewhere), and the literal
+tables that say what runs a job and answers a command.
+
+A job's runner is looked up by its `source`: a schedule's run, or a request from an installed
+provider (`integrations.registry`). A request that is a command (`@bot stop`) is answered from
+`COMMANDS` instead of running the agent.
+"""
 
 from __future__ import annotations
 
-import logging
-import threading
-import time
-import uuid
+from collections.abc import Callable
+from typing import Final
 
 from celery import shared_task
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
-from resolver.callbacks import replies
-from resolver.contract.commands import parse_command
-from resolver.core.job import JobContext, RunResult, runner_for
-from resolver.core.logs import log, redact
+from integrations import registry
+from resolver.broker.celery_app import (
+    DELIVER,
+    REAP_SANDBOXES,
+    RECONCILE,
+    RUN_JOB,
+    SCHEDULES_SYNC,
+    SCHEDULES_TICK,
+)
+from resolver.broker.publish import publish_callback
+from resolver.callbacks.send import send
+from resolver.contract.commands import Command, parse_command
+from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
+from resolver.schedules import beat
+from resolver.schedules import commands as schedule_commands
+from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
+from resolver.schedules.runner import run_scheduled
 from resolver.store import jobs
 from resolver.store.db import session_scope
-from resolver.store.models import Job
+from resolver.worker import commands, request
+from resolver.worker.execute import execute
+from resolver.worker.reconcile import reconcile
+from resolver.worker.values import Snapshot
+from sandbox import reap
 
-logger = logging.getLogger(__name__)
-
-
-class _Heartbeat(threading.Thread):
-    """Renews the job's lease, and passes a cancel request on to the runner."""
-
-    def __init__(self, ctx: JobContext, owner: str, seconds: float, status_every: float) -> None:
-        super().__init__(daemon=True, name=f"lease-{ctx.job_id}")
-        self.ctx, self.owner, self.seconds = ctx, owner, seconds
-        self.stopped = threading.Event()
-        self.lost = False
-        self.status_every = status_every
-        self.status_at = time.monotonic()
-        self.steps = 0
-
-    def run(self) -> None:
-        renewed_at = time.monotonic()
-        while not self.stopped.wait(self.seconds / 3):
-            try:
-                renewed_at = self._beat(renewed_at)
-            except SQLAlchemyError as error:
-                log(
-                    logger,
-                    logging.WARNING,
-                    "job.heartbeat_failed",
-                    job=self.ctx.job_id,
-                    error=type(error).__name__,
-                )
-            # Stop before the lease can run out: better to stop than to run twice.
-            if self.lost or time.monotonic() - renewed_at > self.seconds * 0.8:
-                self.lost = True
-                self.ctx.cancel()
-                return
-
-    def _beat(self, renewed_at: float) -> float:
-        with session_scope() as session:
-            if not jobs.renew_lease(session, self.ctx.job_id, self.owner, self.seconds):
-                self.lost = True
-                return renewed_at
-            job = jobs.get_job(session, self.ctx.job_id)
-            if job.cancel_requested:
-                self.ctx.cancel()
-            callbacks = self._progress(session, job)
-        replies.publish_all(callbacks)
-        return time.monotonic()
-
-    def _progress(self, session: Session, job: Job) -> list[int]:
-        """A status update when the agent has taken steps since the last one (throttled)."""
-        if time.monotonic() - self.status_at < self.status_every:
-            return []
-        steps = jobs.count_steps(session, job.id)
-        if steps == self.steps:
-            return []
-        self.steps, self.status_at = steps, time.monotonic()
-        return replies.record_status(session, job)
+COMMANDS: Final[dict[Command, Callable[[Snapshot], RunResult]]] = {
+    "stop": commands.answer_stop,
+    "status": commands.answer_status,
+    "run": schedule_commands.run,
+}
 
 
-def _record(job_id: int, owner: str, outcome: RunResult) -> None:
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        if job.lease_owner != owner or job.state != JobState.RUNNING:
-            log(logger, logging.WARNING, "job.lease_lost", job=job_id)
-            return
-        # Any secret this process has decrypted is masked in the stored error too.
-        error = redact(outcome.error) if outcome.error else None
-        jobs.finish_job(
-            session, job, outcome.state, outcome.outcome, error=error, result=outcome.result
-        )
-        callbacks = replies.record_finish(session, job)
-        waiting = jobs.next_waiting(session, job)
-    log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
-    replies.publish_all(callbacks)
-    if waiting:
-        from resolver.broker.outbox import publish_job
-
-        for waiting_id in waiting:
-            with session_scope() as session:
-                publish_job(session, waiting_id)
+def run_request(ctx: JobContext) -> RunResult:
+    """A provider's request: a command answered at once, or work for the agent."""
+    snapshot = request.load(ctx.job_id)
+    command = parse_command(snapshot.task)
+    if command == "run" and not schedule_commands.names_a_schedule(snapshot):
+        command = None  # "@bot run tests" asks for work when no schedule has that name
+    if command is not None:
+        return COMMANDS[command](snapshot)
+    return request.run_request(ctx, snapshot)
 
 
-def execute(job_id: int) -> None:
-    """Run one job if we can take its lease; a finished or held job is a no-op."""
-    settings = get_settings()
-    owner = uuid.uuid4().hex
-    with session_scope() as session:
-        try:
-            job = jobs.get_job(session, job_id)
-        except jobs.JobNotFoundError:
-            log(logger, logging.WARNING, "job.missing", job=job_id)
-            return
-        # Commands (`@bot stop`) never wait: they are how a person gets a stuck job out.
-        waits = job.state == JobState.QUEUED and parse_command(job.task) not in ("stop", "status")
-        if waits and jobs.conversation_busy(session, job):
-            # A follow-up runs after the earlier job of its conversation, which publishes it.
-            log(logger, logging.INFO, "job.waiting_for_conversation", job=job_id)
-            return
-        if waits and jobs.over_capacity(
-            session, job, settings.max_jobs_per_user, settings.max_jobs_per_repo
-        ):
-            # It stays queued; it is published again when a running job of the same
-            # requester or repository ends (or by the reconciler).
-            log(logger, logging.INFO, "job.waiting_for_capacity", job=job_id)
-            return
-        if not jobs.take_lease(session, job_id, owner, settings.lease_seconds):
-            log(logger, logging.INFO, "job.skipped", job=job_id)
-            return
-        source = job.source
-    ctx = JobContext(job_id, owner)
-    heartbeat = _Heartbeat(ctx, owner, settings.lease_seconds, settings.status_interval)
-    heartbeat.start()
-    log(logger, logging.INFO, "job.started", job=job_id, source=source)
-    try:
-        outcome = runner_for(source)(ctx)
-    except Exception as error:  # a bug in a runner: fail the job once, tell the user
-        logger.exception("job.crashed", extra={"fields": {"job": job_id}})
-        reason = f"internal error: {type(error).__name__}"
-        outcome = RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
-    finally:
-        heartbeat.stopped.set()
-        heartbeat.join()
-    if heartbeat.lost:
-        # Another attempt owns (or will own) the job once our lease runs out; record nothing.
-        log(logger, logging.WARNING, "job.lease_lost", job=job_id)
-        return
-    if ctx.cancelled.is_set():
-        outcome = RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=outcome.result)
-    _record(job_id, owner, outcome)
+RUNNERS: Final[dict[str, Runner]] = {SCHEDULE_SOURCE: run_scheduled}
+"""Runners by job source, besides the installed providers' requests (`run_request`)."""
 
 
-@shared_task(
-    name="resolver.run_job",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=0,
-)
+def no_runner(ctx: JobContext) -> RunResult:
+    return RunResult(JobState.FAILED, Outcome.ERROR, error="no runner handles this kind of job")
+
+
+def runner_for(source: str) -> Runner:
+    found = RUNNERS.get(source)
+    if found is not None:
+        return found
+    return run_request if registry.find(source) is not None else no_runner
+
+
+@shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, max_retries=0)
 def run_job(job_id: int) -> None:
-    execute(int(job_id))
+    execute(int(job_id), runner_for)
 
 
-@shared_task(name="resolver.reconcile", max_retries=0, time_limit=60, soft_time_limit=50)
+@shared_task(name=DELIVER, acks_late=True, max_retries=0, time_limit=120, soft_time_limit=100)
+def deliver(callback_id: int) -> None:
+    """Send one callback; a transient failure schedules the next try as a new message."""
+    wait = send(int(callback_id))
+    if wait is not None:
+        publish_callback(int(callback_id), countdown=wait)
+
+
+@shared_task(name=RECONCILE, max_retries=0, time_limit=60, soft_time_limit=50)
 def reconcile_task() -> list[int]:
-    from resolver.broker.outbox import reconcile
-
     with session_scope() as session:
         return reconcile(session)
 
 
-@shared_task(name="resolver.reap_sandboxes", max_retries=0, time_limit=300)
+@shared_task(name=REAP_SANDBOXES, max_retries=0, time_limit=300)
 def reap_sandboxes() -> list[str]:
-    from sandbox import reap
-
     settings = get_settings()
     return list(reap(jobs.sandbox_is_stale, settings.sandbox_max_age, settings.deployment))
+
+
+@shared_task(name=SCHEDULES_TICK, max_retries=0, time_limit=60, soft_time_limit=50)
+def schedules_tick() -> list[int]:
+    return beat.tick()
+
+
+@shared_task(name=SCHEDULES_SYNC, max_retries=0, time_limit=300, soft_time_limit=280)
+def schedules_sync(repo_id: int) -> list[str]:
+    return beat.sync_one(int(repo_id))

@@ -99,7 +99,7 @@ def resolver_env(
         url, name = _postgres_database(admin)
         dropped.append(name)
     else:
-        url = f"sqlite:///{tmp_path / 'resolver.store.db'}"
+        url = f"sqlite:///{tmp_path / 'resolver.db'}"
     env = _make_env(tmp_path, url)
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -6,6 +6,8 @@ from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
 from integrations.github.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
+from resolver.contract.provider import Provider
 from resolver.core.settings import Settings
 
 
@@ -20,11 +22,43 @@ def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> No
     verify_signature(headers, body, secret)
 
 
-integration = Integration(
+INTEGRATION = Integration(
     name="github",
     routes=ROUTES,
     ignored=IGNORED,
     enabled=_enabled,
     verify=_verify,
     parse=parse_event,
+)
+
+
+def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+    from integrations.github.provider import conversation
+
+    return conversation(context, requester_id)
+
+
+def _forge(context: TriggerContext, requester_id: int | None) -> Forge:
+    from integrations.github.provider import forge
+
+    return forge(context, requester_id)
+
+
+def _co_author(user: ForgeUser) -> tuple[str, str]:
+    from integrations.github.provider import co_author
+
+    return co_author(user)
+
+
+# The reply side is imported on first use: the web process never loads the clients.
+PROVIDER = Provider(
+    name="github",
+    display_name="GitHub",
+    integration=INTEGRATION,
+    conversation=_conversation,
+    forge=_forge,
+    secrets=("github_webhook_secret",),
+    kind="issue",
+    pull_word="pull request",
+    co_author=_co_author,
 )

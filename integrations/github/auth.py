@@ -20,15 +20,12 @@ from typing import Any, Final
 from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 
 import jwt
-from sqlalchemy import or_, select
 
 from integrations.github.client import GitHubClient, github_session, translate_errors
 from resolver.contract.errors import PermanentCallbackError
 from resolver.core.logs import log, redact, register_secret
 from resolver.core.settings import Settings, get_settings
-from resolver.store.db import session_scope
-from resolver.store.models import Credential
-from resolver.store.vault import Vault
+from resolver.store.secrets import stored_token
 
 logger = logging.getLogger(__name__)
 
@@ -166,17 +163,7 @@ def installation_token(
 
 def user_token(requester_id: int, settings: Settings | None = None) -> str | None:
     """The newest unexpired GitHub token stored for the user (`resolver tokens set`), if any."""
-    now = datetime.now(UTC)
-    with session_scope() as session:
-        ciphertext = session.scalars(
-            select(Credential.ciphertext)
-            .where(Credential.provider == "github", Credential.user_id == requester_id)
-            .where(or_(Credential.expires_at.is_(None), Credential.expires_at > now))
-            .order_by(Credential.updated_at.desc(), Credential.id.desc())
-        ).first()
-    if ciphertext is None:
-        return None
-    return Vault((settings or get_settings()).fernet_keys).decrypt(ciphertext).reveal()
+    return stored_token("github", user_id=requester_id, settings=settings)
 
 
 def token_for_job(

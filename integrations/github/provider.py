@@ -8,17 +8,16 @@ from typing import Any, Final
 
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
-from resolver.agent.task import Comment, ReviewThread
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
+    Comment,
     ForgeUser,
     History,
-    Provider,
     PullInfo,
     RepoInfo,
+    ReviewThread,
     TriggerContext,
     has_hidden_tag,
-    register_provider,
     tag_of,
     with_hidden_tag,
 )
@@ -211,5 +210,7 @@ def forge(context: TriggerContext, requester_id: int | None) -> GitHubForge:
     return GitHubForge(client_for_job(context, requester_id), context, requester_id)
 
 
-PROVIDER: Final = Provider(name="github", conversation=conversation, forge=forge)
-register_provider(PROVIDER)
+def co_author(user: ForgeUser) -> tuple[str, str]:
+    """The person as GitHub credits a commit to them: their no-reply address."""
+    login = user.login or user.external_id
+    return login, f"{user.external_id}+{login}@users.noreply.github.com"

@@ -6,6 +6,8 @@ from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
 from integrations.gitlab.verify import verify_delivery
 from resolver.contract.inbound import Headers, Integration, secret_value
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
+from resolver.contract.provider import Provider
 from resolver.core.settings import Settings
 
 
@@ -20,11 +22,43 @@ def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> No
     verify_delivery(headers, body, token, signing, now)
 
 
-integration = Integration(
+INTEGRATION = Integration(
     name="gitlab",
     routes=ROUTES,
     ignored=IGNORED,
     enabled=_enabled,
     verify=_verify,
     parse=parse_event,
+)
+
+
+def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+    from integrations.gitlab.provider import conversation_for
+
+    return conversation_for(context, requester_id)
+
+
+def _forge(context: TriggerContext, requester_id: int | None) -> Forge:
+    from integrations.gitlab.provider import forge_for
+
+    return forge_for(context, requester_id)
+
+
+def _co_author(user: ForgeUser) -> tuple[str, str]:
+    from integrations.gitlab.provider import co_author
+
+    return co_author(user)
+
+
+# The reply side is imported on first use: the web process never loads the clients.
+PROVIDER = Provider(
+    name="gitlab",
+    display_name="GitLab",
+    integration=INTEGRATION,
+    conversation=_conversation,
+    forge=_forge,
+    secrets=("gitlab_webhook_token", "gitlab_signing_token"),
+    kind="issue",
+    pull_word="merge request",
+    co_author=_co_author,
 )

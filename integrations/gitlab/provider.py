@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from integrations.gitlab.client import (
     DiffThread,
@@ -21,17 +22,16 @@ from integrations.gitlab.client import (
     TokenProvider,
     git_auth_env,
 )
-from resolver.agent.task import Comment, ReviewThread
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
+    Comment,
     ForgeUser,
     History,
-    Provider,
     PullInfo,
     RepoInfo,
+    ReviewThread,
     TriggerContext,
     has_hidden_tag,
-    register_provider,
     tag_of,
     with_hidden_tag,
 )
@@ -240,4 +240,8 @@ def forge_for(context: TriggerContext, requester_id: int | None) -> GitLabForge:
     return GitLabForge(client, token)
 
 
-register_provider(Provider(name="gitlab", conversation=conversation_for, forge=forge_for))
+def co_author(user: ForgeUser) -> tuple[str, str]:
+    """The person as GitLab credits a commit to them: the no-reply address of its host."""
+    login = user.login or user.external_id
+    host = urlsplit(get_settings().gitlab_url).hostname or "gitlab.com"
+    return login, f"{user.external_id}-{login}@users.noreply.{host}"

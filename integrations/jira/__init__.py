@@ -6,6 +6,8 @@ from integrations.jira.events import parse_event
 from integrations.jira.routes import IGNORED, ROUTES
 from integrations.jira.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
+from resolver.contract.outbound import Conversation, TriggerContext
+from resolver.contract.provider import Provider
 from resolver.core.settings import Settings
 
 
@@ -20,11 +22,35 @@ def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> No
     verify_signature(headers, body, secret)
 
 
-integration = Integration(
+INTEGRATION = Integration(
     name="jira",
     routes=ROUTES,
     ignored=IGNORED,
     enabled=_enabled,
     verify=_verify,
     parse=parse_event,
+)
+
+
+def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+    from integrations.jira.provider import conversation_for
+
+    return conversation_for(context, requester_id)
+
+
+def _route_scope(trigger: TriggerContext) -> str | None:
+    """A default repository is set per project (its key)."""
+    key = trigger.get("project_key")
+    return key if isinstance(key, str) and key else None
+
+
+# The reply side is imported on first use: the web process never loads the clients.
+PROVIDER = Provider(
+    name="jira",
+    display_name="Jira",
+    integration=INTEGRATION,
+    conversation=_conversation,
+    secrets=("jira_webhook_secret",),
+    kind="ticket",
+    route_scope=_route_scope,
 )

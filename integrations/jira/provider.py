@@ -13,9 +13,8 @@ from typing import Any, Final
 
 from integrations.jira.client import JiraClient, JiraComment
 from integrations.jira.wiki import to_wiki
-from resolver.agent.task import Comment
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.outbound import TAG, History, Provider, TriggerContext, register_provider
+from resolver.contract.outbound import TAG, Comment, History, TriggerContext
 from resolver.core.settings import Settings, get_settings
 from resolver.store.secrets import stored_token
 
@@ -135,6 +134,3 @@ def conversation_for(context: TriggerContext, requester_id: int | None) -> JiraC
     site = site_for(context, settings)
     issue_key = _text(context, "issue_key", "Jira trigger")
     return JiraConversation(JiraClient(site, credential_for(site)), issue_key, settings)
-
-
-register_provider(Provider(name="jira", conversation=conversation_for))

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from integrations.linear.events import parse_event
 from integrations.linear.routes import IGNORED, ROUTES
 from integrations.linear.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
+from resolver.contract.outbound import Conversation, TriggerContext
+from resolver.contract.provider import Provider
 from resolver.core.settings import Settings
 
 
@@ -20,11 +24,40 @@ def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> No
     verify_signature(headers, body, secret, now)
 
 
-integration = Integration(
+INTEGRATION = Integration(
     name="linear",
     routes=ROUTES,
     ignored=IGNORED,
     enabled=_enabled,
     verify=_verify,
     parse=parse_event,
+)
+
+
+def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+    from integrations.linear.provider import conversation_for
+
+    return conversation_for(context, requester_id)
+
+
+def _route_scope(trigger: TriggerContext) -> str | None:
+    """A default repository is set per team (its key, else its id)."""
+    team = trigger.get("team")
+    if not isinstance(team, Mapping):
+        return None
+    for value in (team.get("key"), team.get("id")):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+# The reply side is imported on first use: the web process never loads the clients.
+PROVIDER = Provider(
+    name="linear",
+    display_name="Linear",
+    integration=INTEGRATION,
+    conversation=_conversation,
+    secrets=("linear_webhook_secret",),
+    kind="ticket",
+    route_scope=_route_scope,
 )

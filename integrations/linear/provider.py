@@ -21,9 +21,8 @@ from datetime import datetime
 from typing import Any, Final
 
 from integrations.linear.client import LinearClient, LinearComment
-from resolver.agent.task import Comment
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.outbound import TAG, History, Provider, TriggerContext, register_provider
+from resolver.contract.outbound import TAG, Comment, History, TriggerContext
 from resolver.core.settings import Settings, get_settings
 from resolver.store.secrets import stored_token
 
@@ -145,6 +144,3 @@ def conversation_for(context: TriggerContext, requester_id: int | None) -> Linea
     settings = get_settings()
     token = credential_for(_text(context, "organization_id", "Linear trigger"))
     return LinearConversation(LinearClient(settings.linear_api_url, token), context, settings)
-
-
-register_provider(Provider(name="linear", conversation=conversation_for))

@@ -6,6 +6,8 @@ from integrations.slack.events import parse_event
 from integrations.slack.routes import IGNORED, ROUTES
 from integrations.slack.verify import verify_request
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
+from resolver.contract.outbound import Conversation, TriggerContext
+from resolver.contract.provider import Provider
 from resolver.core.settings import Settings
 
 
@@ -20,11 +22,36 @@ def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> No
     verify_request(headers, body, secret, now)
 
 
-integration = Integration(
+INTEGRATION = Integration(
     name="slack",
     routes=ROUTES,
     ignored=IGNORED,
     enabled=_enabled,
     verify=_verify,
     parse=parse_event,
+)
+
+
+def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+    from integrations.slack.provider import conversation_for
+
+    return conversation_for(context, requester_id)
+
+
+def _route_scope(trigger: TriggerContext) -> str | None:
+    """A default repository is set per channel."""
+    channel = trigger.get("channel")
+    return channel if isinstance(channel, str) and channel else None
+
+
+# The reply side is imported on first use: the web process never loads the clients.
+PROVIDER = Provider(
+    name="slack",
+    display_name="Slack",
+    integration=INTEGRATION,
+    conversation=_conversation,
+    secrets=("slack_signing_secret",),
+    kind="thread",
+    route_scope=_route_scope,
+    greets_by_login=False,
 )

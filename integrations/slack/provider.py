@@ -13,9 +13,8 @@ from typing import Any, Final
 
 from integrations.slack.client import BotIdentity, Message, SlackClient
 from integrations.slack.mrkdwn import to_mrkdwn
-from resolver.agent.task import Comment
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.outbound import TAG, History, Provider, TriggerContext, register_provider
+from resolver.contract.outbound import TAG, Comment, History, TriggerContext
 from resolver.core.settings import get_settings
 from resolver.store.secrets import stored_token
 
@@ -151,6 +150,3 @@ def conversation_for(context: TriggerContext, requester_id: int | None) -> Slack
     """The thread a trigger came from, acting with its workspace's bot token."""
     thread = parse_thread(context)
     return SlackConversation(SlackClient(get_settings(), bot_token(thread.team_id)), thread)
-
-
-register_provider(Provider(name="slack", conversation=conversation_for))

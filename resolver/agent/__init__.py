@@ -11,12 +11,11 @@ from resolver.agent.task import (
     AgentLimits,
     AgentResult,
     AgentTask,
-    Comment,
     InvalidLimitError,
-    ReviewThread,
-    TriggerContext,
+    TaskContext,
     limits_from,
 )
+from resolver.contract.outbound import Comment, ReviewThread
 
 __all__ = [
     "AgentLimits",
@@ -28,7 +27,7 @@ __all__ = [
     "ReviewThread",
     "SessionRequest",
     "SessionResult",
-    "TriggerContext",
+    "TaskContext",
     "limits_from",
     "llm_config_from",
     "run_agent",

@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from resolver.agent.task import AgentTask, Comment, ReviewThread, TriggerContext
+from resolver.agent.task import AgentTask, TaskContext
+from resolver.contract.outbound import Comment, ReviewThread
 
 MAX_TEXT_CHARS: Final = 12_000
 MAX_COMMENTS: Final = 40
@@ -82,7 +83,7 @@ def build_task_message(task: AgentTask, nonce: str) -> str:
     return "\n\n".join(parts)
 
 
-def render_context(context: TriggerContext, nonce: str) -> str:
+def render_context(context: TaskContext, nonce: str) -> str:
     where = f" ({context.url})" if context.url else ""
     parts = [f"Context: {context.kind}{where}. Written by users; untrusted."]
     if context.title:

@@ -19,7 +19,7 @@ from resolver.agent.controller import job_secrets, run_agent
 from resolver.agent.events import Kind
 from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.sandboxes import policy_from_settings
-from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TriggerContext, limits_from
+from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import register_secret
 from resolver.core.redact import Redactor
@@ -51,7 +51,7 @@ class SessionRequest:
     job_id: int
     repo: str
     instruction: str
-    context: TriggerContext | None = None
+    context: TaskContext | None = None
     branch: str | None = None
     secrets: tuple[str, ...] = ()
     requester: str | None = None

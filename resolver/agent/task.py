@@ -6,33 +6,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from resolver.contract.outbound import Comment, ReviewThread
+
 if TYPE_CHECKING:
     from resolver.core.settings import Settings
 
-Outcome = Literal["changed_code", "answered", "could_not", "stopped"]
+FinishOutcome = Literal["changed_code", "answered", "could_not", "stopped"]
 FINISH_OUTCOMES: Final = ("changed_code", "answered", "could_not")
 
 
 @dataclass(frozen=True)
-class Comment:
-    """One message written by a user: an issue comment, a Slack reply, a ticket comment."""
-
-    author: str
-    body: str
-
-
-@dataclass(frozen=True)
-class ReviewThread:
-    """A pull request review thread: the file and line it is about, and its comments."""
-
-    path: str | None
-    line: int | None
-    comments: tuple[Comment, ...]
-    resolved: bool = False
-
-
-@dataclass(frozen=True)
-class TriggerContext:
+class TaskContext:
     """Where the request came from. Every text in it was written by users: untrusted."""
 
     kind: str  # "github_issue", "github_pr", "slack_thread", "jira_issue", … (free text)
@@ -59,7 +43,7 @@ class AgentTask:
 
     job_id: int
     instruction: str
-    context: TriggerContext | None
+    context: TaskContext | None
     repo_instructions: str | None
     limits: AgentLimits
     secrets: tuple[str, ...] = ()
@@ -70,7 +54,7 @@ class AgentTask:
 class AgentResult:
     """How the loop ended. `stopped` means a limit, stuck detection or a cancel ended it."""
 
-    outcome: Outcome
+    outcome: FinishOutcome
     summary: str
     stop_reason: str | None
     steps: int

@@ -15,6 +15,14 @@ CALLBACKS_QUEUE = "callbacks"
 DEFAULT_QUEUE = "default"
 QUEUES = (JOBS_QUEUE, CALLBACKS_QUEUE, DEFAULT_QUEUE)
 
+# Task names are the wire contract with messages already queued: never rename one.
+RUN_JOB: Final = "resolver.run_job"
+DELIVER: Final = "resolver.callbacks.deliver"
+RECONCILE: Final = "resolver.reconcile"
+REAP_SANDBOXES: Final = "resolver.reap_sandboxes"
+SCHEDULES_TICK: Final = "resolver.schedules.tick"
+SCHEDULES_SYNC: Final = "resolver.schedules.sync"
+
 
 def celery_config(settings: Settings) -> dict[str, Any]:
     """Every Celery setting in one place, derived from Resolver's settings."""
@@ -40,12 +48,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_default_queue": DEFAULT_QUEUE,
         "task_queues": [Queue(name) for name in QUEUES],
         "task_routes": {
-            "resolver.run_job": {"queue": JOBS_QUEUE},
+            RUN_JOB: {"queue": JOBS_QUEUE},
             "resolver.callbacks.*": {"queue": CALLBACKS_QUEUE},
         },
         # The run_job hard limit is the one the visibility timeout is measured against.
         "task_annotations": {
-            "resolver.run_job": {
+            RUN_JOB: {
                 "time_limit": settings.job_time_limit,
                 "soft_time_limit": settings.job_time_limit - 30,
             }
@@ -54,18 +62,18 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "worker_send_task_events": False,
         "beat_schedule": {
             "reconcile": {
-                "task": "resolver.reconcile",
+                "task": RECONCILE,
                 "schedule": settings.reconcile_interval,
                 "options": {"queue": DEFAULT_QUEUE, "expires": settings.reconcile_interval * 2},
             },
             "reap-sandboxes": {
-                "task": "resolver.reap_sandboxes",
+                "task": REAP_SANDBOXES,
                 "schedule": float(settings.sandbox_reap_interval),
                 "options": {"queue": DEFAULT_QUEUE, "expires": settings.sandbox_reap_interval * 2},
             },
             # Due schedules are recorded once per slot whichever beat ticks (the run's key).
             "schedules-tick": {
-                "task": "resolver.schedules.tick",
+                "task": SCHEDULES_TICK,
                 "schedule": settings.reconcile_interval,
                 "options": {"queue": DEFAULT_QUEUE, "expires": settings.reconcile_interval * 2},
             },
@@ -74,22 +82,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-TASK_MODULES: Final = (
-    "resolver.tasks",
-    "resolver.callbacks.send",
-    "resolver.callbacks.replies",
-    "resolver.worker.request",
-    "resolver.schedules.beat",
-    "resolver.schedules.runner",
-)
-# Each registers its provider's conversation (and forge) for the callbacks and the pipeline.
-PROVIDER_MODULES: Final = tuple(
-    f"integrations.{name}.provider" for name in ("github", "gitlab", "slack", "jira", "linear")
-)
-
-
 def make_celery(settings: Settings) -> Celery:
-    app = Celery("resolver", include=[*TASK_MODULES, *PROVIDER_MODULES])
+    app = Celery("resolver", include=["resolver.tasks"])  # every task is defined there
     app.conf.update(celery_config(settings))
     return app
 

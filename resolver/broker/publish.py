@@ -23,10 +23,7 @@ from kombu.utils.json import dumps as json_dumps
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from resolver.broker.celery_app import CALLBACKS_QUEUE, JOBS_QUEUE, get_celery
-from resolver.callbacks.send import DELIVER
-
-RUN_JOB = "resolver.run_job"
+from resolver.broker.celery_app import CALLBACKS_QUEUE, DELIVER, JOBS_QUEUE, RUN_JOB, get_celery
 
 
 @dataclass(frozen=True)
@@ -290,3 +287,13 @@ def send_messages(messages: Sequence[Message]) -> None:
     """
     if messages:
         _current_publisher().send(messages)
+
+
+def publish_callback(callback_id: int, countdown: float | None = None) -> None:
+    """Send a recorded (committed) callback to the callbacks queue."""
+    get_celery().send_task(DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown)
+
+
+def send_task(name: str, args: Sequence[int | str], queue: str) -> None:
+    """Send one task message by name (housekeeping: a schedules file to read again)."""
+    get_celery().send_task(name, args=list(args), queue=queue)

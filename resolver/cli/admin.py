@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
+from integrations import registry
 from resolver.core.settings import get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
@@ -59,6 +60,8 @@ def users_link(
     login: str | None = typer.Option(None, help="The provider login or handle."),
 ) -> None:
     """Link a provider account to a user."""
+    if registry.find(provider) is None:
+        fail(f"unknown provider {provider!r}; use one of {', '.join(registry.names())}")
     try:
         with session_scope() as session:
             accounts.link_identity(session, name, provider, external_id, login)

@@ -7,9 +7,10 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import redis
 from sqlalchemy import inspect, text
 
+from integrations import registry
+from resolver.broker import locks
 from resolver.core.settings import ConfigError, Settings, load_settings
 from sandbox import image_tag
 
@@ -49,10 +50,8 @@ def _database(settings: Settings) -> Check:
 
 def _redis(settings: Settings) -> Check:
     try:
-        client = redis.Redis.from_url(settings.redis_url, socket_timeout=2)
-        version = client.info("server").get("redis_version", "?")
-        client.close()
-    except redis.RedisError as error:
+        version = locks.server_version(settings.redis_url, timeout=2)
+    except locks.BrokerError as error:
         return Check(
             "redis",
             "fail",
@@ -111,18 +110,10 @@ def _admin(settings: Settings) -> Check:
     return Check("admin api", "ok", "bearer token set")
 
 
-PROVIDERS: dict[str, tuple[str, ...]] = {
-    "github": ("github_webhook_secret",),
-    "gitlab": ("gitlab_webhook_token", "gitlab_signing_token"),
-    "slack": ("slack_signing_secret",),
-    "jira": ("jira_webhook_secret",),
-    "linear": ("linear_webhook_secret",),
-}
-
-
 def _providers(settings: Settings) -> Iterator[Check]:
-    for provider, fields in PROVIDERS.items():
-        if any(getattr(settings, f) for f in fields):
+    for item in registry.installed():
+        provider, fields = item.name, item.secrets
+        if any(getattr(settings, f, None) for f in fields):
             yield Check(f"provider {provider}", "ok", "webhook secret set: route on")
         else:
             names = " or ".join(f"RESOLVER_{f.upper()}" for f in fields)

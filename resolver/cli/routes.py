@@ -6,8 +6,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from integrations import registry
+from resolver.contract.errors import RouteError
 from resolver.store.db import session_scope
-from resolver.store.repo_defaults import RouteError, all_routes, remove_route, set_route
+from resolver.store.repo_defaults import all_routes, remove_route, set_route
 
 console = Console()
 app = typer.Typer(
@@ -18,14 +20,15 @@ app = typer.Typer(
 
 @app.command("set")
 def routes_set(
-    provider: str = typer.Argument(..., help="slack, jira or linear."),
+    provider: str = typer.Argument(..., help="A chat or tracker provider."),
     scope: str = typer.Argument(..., help="Slack channel id, Jira project key, Linear team key."),
-    repo: str = typer.Argument(..., help="owner/name, github:owner/name or gitlab:group/project."),
+    repo: str = typer.Argument(..., help="owner/name, or forge:owner/name."),
 ) -> None:
     """Set the default repository of a channel, project or team."""
     try:
+        forge, name = registry.check_route(provider, repo)
         with session_scope() as session:
-            route = set_route(session, provider, scope, repo)
+            route = set_route(session, provider, scope, forge, name)
             stored = route.repo
     except RouteError as error:
         console.print(f"[red]error:[/red] {error}")

@@ -51,3 +51,7 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+class RouteError(Exception):
+    """A repository or default route that cannot be used; the message says what to write."""

@@ -101,7 +101,7 @@ class Challenge:
     value: str
 
 
-Outcome = Trigger | Challenge | None
+RouteResult = Trigger | Challenge | None
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -110,9 +110,9 @@ class Route(Generic[M]):
     """One routed event: the vendor model to validate against and the handler to call."""
 
     model: type[M]
-    handler: Callable[[M, Policy], Outcome]
+    handler: Callable[[M, Policy], RouteResult]
 
-    def run(self, event: WebhookEvent, policy: Policy) -> Outcome:
+    def run(self, event: WebhookEvent, policy: Policy) -> RouteResult:
         return self.handler(validated(self.model, event), policy)
 
 
@@ -126,7 +126,9 @@ def validated(model: type[M], event: WebhookEvent) -> M:
         raise MalformedError(f"payload does not fit {model.__name__}") from error
 
 
-def route_event(routes: Mapping[str, Route[Any]], event: WebhookEvent, policy: Policy) -> Outcome:
+def route_event(
+    routes: Mapping[str, Route[Any]], event: WebhookEvent, policy: Policy
+) -> RouteResult:
     """Run the event's handler; events without a route (ignored or unknown) give None."""
     route = routes.get(event.key)
     return None if route is None else route.run(event, policy)

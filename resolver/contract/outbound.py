@@ -1,7 +1,7 @@
-"""What the worker and the callback queue need from a provider, and the registry of providers.
+"""What the worker and the callback queue need from a provider.
 
-Each integration registers one `Provider` when it is imported. Resolver's core talks to the
-provider only through these protocols, so it never imports an integration:
+Resolver talks to a provider only through these protocols; `integrations.registry` finds the
+provider of a job by name:
 
 - a `Conversation` is where the replies to one trigger go (a GitHub issue or review thread, a
   Slack thread, a Jira or Linear ticket). It is built from the job's `trigger` context (JSON);
@@ -22,8 +22,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Protocol
 
-from resolver.agent.task import Comment, ReviewThread
-from resolver.contract.errors import PermanentCallbackError
+
+@dataclass(frozen=True)
+class Comment:
+    """One message written by a user: an issue comment, a Slack reply, a ticket comment."""
+
+    author: str
+    body: str
+
+
+@dataclass(frozen=True)
+class ReviewThread:
+    """A pull request review thread: the file and line it is about, and its comments."""
+
+    path: str | None
+    line: int | None
+    comments: tuple[Comment, ...]
+    resolved: bool = False
+
 
 TriggerContext = Mapping[str, Any]
 """A job's `trigger` column, or a notice's `context`: what the route handler recorded."""
@@ -155,38 +171,3 @@ def has_hidden_tag(text: str, tag: str | None = None) -> bool:
 # Both factories take the trigger context and the requester's user id (for user tokens).
 ConversationFactory = Callable[[TriggerContext, int | None], Conversation]
 ForgeFactory = Callable[[TriggerContext, int | None], Forge]
-
-
-@dataclass(frozen=True)
-class Provider:
-    """One integration's outbound side."""
-
-    name: str
-    conversation: ConversationFactory
-    forge: ForgeFactory | None = None
-
-
-PROVIDERS: dict[str, Provider] = {}
-
-
-def register_provider(provider: Provider) -> None:
-    PROVIDERS[provider.name] = provider
-
-
-def provider(name: str) -> Provider:
-    """The registered provider, or a permanent error naming what is missing."""
-    found = PROVIDERS.get(name)
-    if found is None:
-        raise PermanentCallbackError(f"no callback processor for {name}")
-    return found
-
-
-def forge(name: str, context: TriggerContext, requester_id: int | None) -> Forge:
-    factory = provider(name).forge
-    if factory is None:
-        raise PermanentCallbackError(f"{name} does not host repositories")
-    return factory(context, requester_id)
-
-
-def conversation(name: str, context: TriggerContext, requester_id: int | None) -> Conversation:
-    return provider(name).conversation(context, requester_id)

@@ -1,4 +1,4 @@
-"""What a job does once a worker holds it, looked up by the job's source."""
+"""A job as a runner sees it (`JobContext`), and how it ended (`RunResult`). Pure."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ class JobContext:
     another attempt has taken the job over."""
     cancelled: threading.Event = field(default_factory=threading.Event)
     on_cancel: list[Callable[[], None]] = field(default_factory=list)
+    on_beat: list[Callable[[], None]] = field(default_factory=list)
+    """Called on each heartbeat once the lease is renewed: what lives as long as the lease
+    (the job's branch lock) is renewed with it."""
 
     def cancel(self) -> None:
         self.cancelled.set()
@@ -39,17 +42,4 @@ class JobContext:
 
 
 Runner = Callable[[JobContext], RunResult]
-RUNNERS: dict[str, Runner] = {}
-
-
-def register(source: str, runner: Runner) -> None:
-    """Make `runner` handle jobs whose source is `source`."""
-    RUNNERS[source] = runner
-
-
-def no_runner(ctx: JobContext) -> RunResult:
-    return RunResult(JobState.FAILED, Outcome.ERROR, error="no runner handles this kind of job")
-
-
-def runner_for(source: str) -> Runner:
-    return RUNNERS.get(source, no_runner)
+"""What a job does once a worker holds it (`resolver.tasks.RUNNERS`)."""

@@ -23,7 +23,7 @@ class ConfigError(Exception):
 # A hint per setting, printed when that setting is missing or invalid.
 HINTS: dict[str, str] = {
     "secret_keys": "generate one with `resolver keys generate` and put it in .env",
-    "database_url": "use sqlite:///var/resolver.store.db or postgresql+psycopg://user:pass@host/db",
+    "database_url": "use sqlite:///var/resolver.db or postgresql+psycopg://user:pass@host/db",
     "redis_url": "use redis://host:6379/0",
     "admin_token": "set a long random string; it guards the JSON API",
 }
@@ -38,7 +38,7 @@ class Settings(BaseSettings):
 
     # --- foundation
     database_url: str = Field(
-        default=f"sqlite:///{VAR_DIR}/resolver.store.db",
+        default=f"sqlite:///{VAR_DIR}/resolver.db",
         description="SQLAlchemy URL. SQLite is the embedded default; PostgreSQL for production.",
     )
     redis_url: str = Field(

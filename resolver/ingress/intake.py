@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from resolver.contract.inbound import Trigger, WebhookEvent
 from resolver.core.logs import log
 from resolver.core.settings import Settings
+from resolver.ingress.notices import render_queued, render_unlinked
 from resolver.ingress.rows import delivery_row, job_row, record_notices
 from resolver.ingress.rows_sql import (
     CLAIM_DELIVERIES,
@@ -37,7 +38,7 @@ from resolver.ingress.rows_sql import (
 )
 from resolver.store.accounts import find_identity
 from resolver.store.jobs import new_message_id
-from resolver.store.notices import QUEUED, UNLINKED, NewNotice, render_queued, render_unlinked
+from resolver.store.notices import QUEUED, UNLINKED, NewNotice
 
 logger = logging.getLogger(__name__)
 

@@ -1,21 +1,15 @@
-"""The schedules' Celery tasks: the beat's tick, and re-reading a repository's schedules file.
+"""What the schedules do on the beat: the tick, and re-reading a repository's schedules file.
 
-Thin, as every task: the work is in `queue.tick` and `sync.sync_repo`.
+The Celery tasks that call these are in `resolver.tasks`.
 """
 
 from __future__ import annotations
 
-from typing import Final
-
-from celery import shared_task
-
-from resolver.broker.celery_app import DEFAULT_QUEUE
+from resolver.broker.celery_app import DEFAULT_QUEUE, SCHEDULES_SYNC
+from resolver.broker.publish import send_task
 from resolver.schedules import queue, sync
 from resolver.store.db import session_scope
 from resolver.store.models import utcnow
-
-TICK: Final = "resolver.schedules.tick"
-SYNC: Final = "resolver.schedules.sync"
 
 
 def tick() -> list[int]:
@@ -25,14 +19,9 @@ def tick() -> list[int]:
     with session_scope() as session:
         stale = sync.claim_stale(session, now)
     for repo_id in stale:
-        sync_task.apply_async(args=[repo_id], queue=DEFAULT_QUEUE)
+        send_task(SCHEDULES_SYNC, [repo_id], DEFAULT_QUEUE)
     return started
 
 
 def sync_one(repo_id: int) -> list[str]:
     return sync.sync_repo(int(repo_id))
-
-
-# Registered by call rather than as decorators: Celery's decorators are untyped.
-tick_task = shared_task(name=TICK, max_retries=0, time_limit=60, soft_time_limit=50)(tick)
-sync_task = shared_task(name=SYNC, max_retries=0, time_limit=300, soft_time_limit=280)(sync_one)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import select, update
 
 from resolver.agent.git import Clone
-from resolver.callbacks.send import publish_callback
+from resolver.broker.publish import publish_callback
 from resolver.contract import outbound as providers
 from resolver.core.settings import get_settings
 from resolver.schedules import look

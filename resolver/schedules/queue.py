@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-import redis
 from sqlalchemy import Select, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from integrations.registry import parse_repo_spec
+from resolver.broker import locks
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState
@@ -36,7 +37,6 @@ from resolver.schedules.store import ScheduleNotFoundError, find_schedule, names
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job, Schedule, ScheduleRepo, ScheduleRun, User, utcnow
-from resolver.store.repo_defaults import parse_repo_spec
 
 logger = logging.getLogger(__name__)
 
@@ -264,18 +264,8 @@ def _new_job(session: Session, schedule: Schedule, run_id: int) -> jobs.NewJob:
 def admission_lock(wait: float = LOCK_WAIT) -> Iterator[bool]:
     """One starter at a time, so two never both see room under a limit. The run's unique key,
     not this lock, is what keeps a slot from starting twice."""
-    client = redis.Redis.from_url(get_settings().redis_url)
-    lock = client.lock("resolver:schedules:admission", timeout=LOCK_SECONDS, blocking_timeout=wait)
-    acquired = bool(lock.acquire())
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            try:
-                lock.release()
-            except redis.RedisError:
-                log(logger, logging.WARNING, "schedule.lock_release_failed")
-        client.close()
+    with locks.held("resolver:schedules:admission", timeout=LOCK_SECONDS, wait=wait) as lock:
+        yield lock.acquired
 
 
 def publish_started(job_ids: list[int]) -> None:
@@ -287,7 +277,7 @@ def publish_started(job_ids: list[int]) -> None:
         try:
             with session_scope() as session:
                 publish_job(session, job_id)
-        except redis.RedisError as error:
+        except locks.BrokerError as error:
             log(logger, logging.WARNING, "schedule.publish_failed", job=job_id, error=repr(error))
 
 
@@ -338,7 +328,7 @@ def run_now(name: str, repo: str | None, reason: str, by: str | None) -> Request
 def answer_run_request(repo: str, name: str, by: str | None) -> str:
     """`@bot run <schedule>` on `repo` (its sender may push there): start it, and say so."""
     # Here, not at the top: replies loads the agent's LLM client, which the beat never needs.
-    from resolver.callbacks.replies import job_url
+    from resolver.callbacks.record import job_url
 
     try:
         requested = run_now(name, repo, COMMENT, by)

@@ -19,13 +19,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from integrations import registry
+from integrations.registry import parse_repo_spec
 from resolver.agent import git as git_repo
 from resolver.agent.git import Clone
 from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
-from resolver.agent.task import TriggerContext
+from resolver.agent.task import TaskContext
 from resolver.contract import outbound as providers
 from resolver.contract.errors import CallbackError
-from resolver.core.job import JobContext, RunResult, register
+from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome
@@ -37,7 +39,6 @@ from resolver.schedules.spec import FIX_DEFAULT_BRANCH
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Schedule
-from resolver.store.repo_defaults import parse_repo_spec
 from resolver.worker.branches import BRANCH_PREFIX, slugify
 from resolver.worker.push import branch_lock, push
 from resolver.worker.request import record_plan
@@ -124,7 +125,7 @@ def _load(job_id: int) -> ScheduledRun | None:
 
 def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
     forge_name, full_name = parse_repo_spec(run.repo)
-    forge = providers.forge(forge_name, run.trigger, run.requester_id)
+    forge = registry.forge(forge_name, run.trigger, run.requester_id)
     repo = forge.repository(full_name)
     env = forge.git_env(repo.clone_url)
     with look.scratch_clone(repo.clone_url, env) as clone:
@@ -262,7 +263,7 @@ def _work(
         job_id=run.job_id,
         repo=plan.repo.clone_url,
         instruction=instruction,
-        context=TriggerContext(kind="schedule", title=run.title, body=context),
+        context=TaskContext(kind="schedule", title=run.title, body=context),
         branch=plan.checkout,
         git_env=env,
         max_iterations=run.max_iterations,
@@ -274,7 +275,7 @@ def _work(
     else:
         record_plan(run.job_id, plan)
         pushed: dict[str, str] = {}
-        with branch_lock(plan):
+        with branch_lock(plan, ctx):
             done = run_session(request, ctx, after=_pushing(run, plan, env, pushed))
         if pushed:
             remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
@@ -308,6 +309,3 @@ def _pushing(
 
     # Nobody asked for a scheduled run, so nobody is credited as its co-author.
     return push(snapshot, plan, env, NO_CO_AUTHOR, on_pushed=noted)
-
-
-register(SOURCE, run_scheduled)

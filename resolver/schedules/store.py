@@ -8,9 +8,10 @@ from dataclasses import fields
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from integrations.registry import parse_repo_spec
+from resolver.contract.errors import RouteError
 from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, ScheduleSpec
 from resolver.store.models import Schedule, ScheduleRepo, utcnow
-from resolver.store.repo_defaults import RouteError, parse_repo_spec
 
 SERVICE = "service"
 FILE = "file"

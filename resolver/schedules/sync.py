@@ -14,8 +14,9 @@ from typing import Any, Final
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
+from integrations import registry
+from integrations.registry import parse_repo_spec
 from resolver.agent import git as git_repo
-from resolver.contract import outbound as providers
 from resolver.contract.errors import CallbackError
 from resolver.core.logs import log, redact
 from resolver.core.settings import get_settings
@@ -23,7 +24,6 @@ from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, pars
 from resolver.schedules.store import apply_file
 from resolver.store.db import session_scope
 from resolver.store.models import ScheduleRepo, utcnow
-from resolver.store.repo_defaults import parse_repo_spec
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def sync_repo(repo_id: int) -> list[str]:
 
 def _fetch(spec: str, context: dict[str, Any], user_id: int | None) -> ScheduleFile:
     forge_name, full_name = parse_repo_spec(spec)
-    forge = providers.forge(forge_name, context, user_id)
+    forge = registry.forge(forge_name, context, user_id)
     info = forge.repository(full_name)
     root = get_settings().sandbox_workspace_root
     auth = forge.git_env(info.clone_url)

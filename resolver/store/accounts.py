@@ -8,8 +8,6 @@ from sqlalchemy.orm import Session
 
 from resolver.store.models import Identity, Installation, User
 
-PROVIDERS = ("github", "gitlab", "slack", "jira", "linear")
-
 
 class AccountError(Exception):
     """A user or identity request that cannot be met (unknown user, taken identity…)."""
@@ -34,9 +32,8 @@ def get_user(session: Session, name: str) -> User:
 def link_identity(
     session: Session, name: str, provider: str, external_id: str, login: str | None = None
 ) -> Identity:
-    """Map a provider account to the user; re-linking the same account updates its login."""
-    if provider not in PROVIDERS:
-        raise AccountError(f"unknown provider {provider!r}; use one of {', '.join(PROVIDERS)}")
+    """Map a provider account to the user; re-linking the same account updates its login. The
+    caller checks that `provider` is installed (`integrations.registry`)."""
     user = get_user(session, name)
     identity = session.scalar(
         select(Identity).where(Identity.provider == provider, Identity.external_id == external_id)
@@ -88,3 +85,10 @@ def ensure_installation(
     session.add(installation)
     session.flush()
     return installation
+
+
+def identity_of(session: Session, user_id: int, provider: str) -> Identity | None:
+    """The user's linked account on `provider`, if any."""
+    return session.scalars(
+        select(Identity).where(Identity.user_id == user_id, Identity.provider == provider)
+    ).first()

@@ -299,3 +299,32 @@ def job_to_dict(job: Job, *, with_events: bool = False) -> dict[str, Any]:
             for e in job.events
         ]
     return data
+
+
+def stranded_jobs(session: Session, waiting: set[str], grace: float) -> list[int]:
+    """Queued jobs whose message is gone, and running jobs whose worker stopped renewing."""
+    now = utcnow()
+    cutoff = now - timedelta(seconds=grace)
+    queued = session.scalars(
+        select(Job).where(
+            Job.state == JobState.QUEUED,
+            or_(
+                Job.published_at < cutoff, (Job.published_at.is_(None)) & (Job.created_at < cutoff)
+            ),
+        )
+    )
+    lost = [job.id for job in queued if job.message_id not in waiting]
+    expired = session.scalars(
+        select(Job.id).where(Job.state == JobState.RUNNING, Job.lease_expires_at < now)
+    )
+    return lost + list(expired)
+
+
+def mark_published(session: Session, job_id: int, message_id: str) -> None:
+    """Note the id of the job's newest message, and when it was sent."""
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(message_id=message_id, published_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )

@@ -19,14 +19,6 @@ NOTICE_ACTION = "notice"
 UNLINKED = "unlinked"
 QUEUED = "queued"
 
-_PROVIDER_NAMES = {
-    "github": "GitHub",
-    "gitlab": "GitLab",
-    "slack": "Slack",
-    "jira": "Jira",
-    "linear": "Linear",
-}
-
 
 @dataclass(frozen=True)
 class NewNotice:
@@ -76,26 +68,3 @@ _INSERT_ONCE: dict[str, Any] = {
     "sqlite": sqlite.insert(Notice).on_conflict_do_nothing().returning(Notice.id),
     "postgresql": postgresql.insert(Notice).on_conflict_do_nothing().returning(Notice.id),
 }
-
-
-def render_unlinked(provider: str, external_id: str, login: str | None) -> str:
-    """Tell an unknown sender how to get their account linked."""
-    who = f"@{login}" if login and provider != "slack" else "there"
-    name = _PROVIDER_NAMES.get(provider, provider)
-    login_option = f" --login {login}" if login else ""
-    return (
-        f"Hi {who}, I can only work for people whose {name} account is linked to a Resolver "
-        f"user, and yours is not linked yet. Ask a Resolver admin to run:\n\n"
-        f"    resolver users link <your-user> --provider {provider} "
-        f"--external-id {external_id}{login_option}\n\n"
-        f"then mention me again."
-    )
-
-
-def render_queued(behind: int, limit_name: str, limit: int) -> str:
-    """Tell a requester that their job waits, and its place in line."""
-    jobs = "job" if behind == 1 else "jobs"
-    return (
-        f"Your request is queued behind {behind} {jobs}: at most {limit} jobs run at once "
-        f"per {limit_name}. It starts automatically; nothing is dropped."
-    )

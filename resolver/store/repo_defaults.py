@@ -3,39 +3,14 @@ project, a Linear team. `resolver routes set slack C0123 owner/name`."""
 
 from __future__ import annotations
 
-from typing import Final
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from resolver.store.models import RepoRoute
 
-ROUTED_PROVIDERS: Final = ("slack", "jira", "linear")
-FORGES: Final = ("github", "gitlab")
 
-
-class RouteError(Exception):
-    """A route that cannot be stored; the message says what to write instead."""
-
-
-def parse_repo_spec(spec: str) -> tuple[str, str]:
-    """`github:owner/name`, `gitlab:group/project` or `owner/name` (GitHub) → (forge, name)."""
-    forge, sep, name = spec.strip().partition(":")
-    if not sep:
-        forge, name = "github", spec.strip()
-    parts = name.split("/")
-    if forge not in FORGES or len(parts) < 2 or not all(parts):
-        raise RouteError(
-            f"{spec!r} is not a repository: write owner/name, github:owner/name "
-            "or gitlab:group/project"
-        )
-    return forge, name
-
-
-def set_route(session: Session, provider: str, scope: str, repo: str) -> RepoRoute:
-    if provider not in ROUTED_PROVIDERS:
-        raise RouteError(f"routes are for {', '.join(ROUTED_PROVIDERS)}, not {provider!r}")
-    forge, name = parse_repo_spec(repo)
+def set_route(session: Session, provider: str, scope: str, forge: str, name: str) -> RepoRoute:
+    """Store `forge:name` as the default repository of `scope` (checked by the caller)."""
     route = session.scalar(
         select(RepoRoute).where(RepoRoute.provider == provider, RepoRoute.scope == scope)
     ) or RepoRoute(provider=provider, scope=scope)

@@ -11,14 +11,18 @@ from datetime import UTC, datetime
 from sqlalchemy import or_, select
 
 from resolver.core.logs import register_secret
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings, get_settings
 from resolver.store.db import session_scope
 from resolver.store.models import Credential, Installation
 from resolver.store.vault import Vault
 
 
 def stored_token(
-    provider: str, *, user_id: int | None = None, installation: str | None = None
+    provider: str,
+    *,
+    user_id: int | None = None,
+    installation: str | None = None,
+    settings: Settings | None = None,
 ) -> str | None:
     """The newest unexpired token of `provider` owned by the user or by the installation whose
     external id is `installation` (a Slack team, a Jira site, a GitLab instance, …)."""
@@ -39,6 +43,6 @@ def stored_token(
         ).first()
     if ciphertext is None:
         return None
-    token = Vault(get_settings().fernet_keys).decrypt(ciphertext).reveal()
+    token = Vault((settings or get_settings()).fernet_keys).decrypt(ciphertext).reveal()
     register_secret(token)  # masked in every log line of this process from now on
     return token

@@ -1,19 +1,16 @@
-"""Requests that are commands (parsed in commands.py), answered at once: `@bot status`,
-`@bot stop` and `@bot run <schedule>`."""
+"""Requests that are commands (`contract.commands`), answered at once: `@bot status` and
+`@bot stop` (`@bot run <schedule>` is `schedules.commands`)."""
 
 from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from resolver.callbacks import replies, status
-from resolver.contract import outbound as providers
-from resolver.contract.commands import Command, schedule_to_run
+from integrations import registry
+from resolver.callbacks import record, status
+from resolver.contract.commands import Command
 from resolver.contract.errors import CallbackError
 from resolver.core.job import RunResult
 from resolver.core.states import JobState, Outcome
-from resolver.schedules.queue import answer_run_request
-from resolver.schedules.spec import ScheduleError
-from resolver.schedules.store import ScheduleNotFoundError, find_schedule
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job
@@ -21,10 +18,18 @@ from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.values import Snapshot, Stop
 
 
-def run_command(snapshot: Snapshot, command: Command) -> RunResult:
+def answer_stop(snapshot: Snapshot) -> RunResult:
+    """`@bot stop`: cancel the conversation's active job, for whoever may."""
+    return _answer(snapshot, "stop")
+
+
+def answer_status(snapshot: Snapshot) -> RunResult:
+    """`@bot status`: the conversation's job, as its status message shows it."""
+    return _answer(snapshot, "status")
+
+
+def _answer(snapshot: Snapshot, command: Command) -> RunResult:
     """Answer the command in the conversation; the job itself has then succeeded."""
-    if command == "run":
-        return _run_schedule(snapshot)
     with session_scope() as session:
         target = _command_target(session, snapshot)
         me = jobs.get_job(session, snapshot.id)
@@ -32,7 +37,7 @@ def run_command(snapshot: Snapshot, command: Command) -> RunResult:
         if target is None:
             text = "There is no job of mine in this conversation."
         elif command == "status":
-            text = f"Job {target.id}:\n\n" + status.render(replies.view_of(session, target))
+            text = f"Job {target.id}:\n\n" + status.render(record.view_of(session, target))
         elif target.state not in (JobState.QUEUED, JobState.RUNNING):
             text = f"Job {target.id} has already ended ({target.state})."
         elif (refusal := _stop_refusal(snapshot, target.id, target.requester_id)) is not None:
@@ -41,9 +46,9 @@ def run_command(snapshot: Snapshot, command: Command) -> RunResult:
             jobs.request_cancel(session, target)
             text = f"Stopping job {target.id}. Its status message will say when it has stopped."
             if target.state == JobState.CANCELLED:  # it was still queued: over now
-                callbacks += replies.record_status(session, target)
-        callbacks += replies.record_reply(session, me, text)
-    replies.publish_all(callbacks)
+                callbacks += record.record_status(session, target)
+        callbacks += record.record_reply(session, me, text)
+    record.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
 
 
@@ -63,7 +68,7 @@ def _stop_refusal(snapshot: Snapshot, job_id: int, owner_id: int | None) -> str 
         return None
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
         check_permission(snapshot, forge, forge_name, full_name)
     except Stop:
         return (
@@ -73,39 +78,3 @@ def _stop_refusal(snapshot: Snapshot, job_id: int, owner_id: int | None) -> str 
     except CallbackError as error:
         return f"I could not reach the forge to check who may stop job {job_id}: {error}"
     return None
-
-
-def names_a_schedule(snapshot: Snapshot) -> bool:
-    """Whether `@bot run <name>` names one of the repository's schedules."""
-    name = schedule_to_run(snapshot.task)
-    try:
-        forge_name, full_name = repository_of(snapshot)
-    except Stop:
-        return False
-    with session_scope() as session:
-        try:
-            find_schedule(session, name or "", f"{forge_name}:{full_name}")
-        except ScheduleNotFoundError:
-            return False
-        except ScheduleError:
-            return True  # it names one; the reply says what is wrong with it
-    return True
-
-
-def _run_schedule(snapshot: Snapshot) -> RunResult:
-    """`@bot run <schedule>`: a run of one of the repository's schedules now, for people who
-    may push to the repository (the usual permission check)."""
-    name = schedule_to_run(snapshot.task) or ""
-    try:
-        forge_name, full_name = repository_of(snapshot)
-        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
-        check_permission(snapshot, forge, forge_name, full_name)
-        text = answer_run_request(f"{forge_name}:{full_name}", name, snapshot.requester)
-    except Stop as stop:
-        text = str(stop)
-    except CallbackError as error:
-        text = f"I could not reach the forge to check who may run schedules: {error}"
-    with session_scope() as session:
-        callbacks = replies.record_reply(session, jobs.get_job(session, snapshot.id), text)
-    replies.publish_all(callbacks)
-    return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": "run"})

@@ -4,38 +4,42 @@ and whether its requester may push to it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
-from sqlalchemy import select
-
+from integrations import registry
 from resolver.contract import outbound as providers
+from resolver.contract.errors import RouteError
 from resolver.core.states import Outcome
+from resolver.store import accounts
 from resolver.store.db import session_scope
-from resolver.store.models import Identity
-from resolver.store.repo_defaults import FORGES, RouteError, parse_repo_spec, routed_repo
-from resolver.worker.values import Snapshot, Stop, text_of
+from resolver.store.repo_defaults import routed_repo
+from resolver.worker.values import Snapshot, Stop
 
-FORGE_NAMES: Final = {"github": "GitHub", "gitlab": "GitLab"}
+
+def is_forge(source: str) -> bool:
+    """Whether a job's source hosts repositories itself (a forge), rather than naming one."""
+    found = registry.find(source)
+    return found is not None and found.is_forge
 
 
 def route_scope(source: str, trigger: Mapping[str, Any]) -> str | None:
-    """What a default repository is configured for: a Slack channel, a Jira project, a Linear
-    team (its key or id)."""
-    if source == "slack":
-        return text_of(trigger.get("channel"))
-    if source == "jira":
-        return text_of(trigger.get("project_key"))
-    if source == "linear":
-        team = trigger.get("team")
-        if isinstance(team, Mapping):
-            return text_of(team.get("key")) or text_of(team.get("id"))
-    return None
+    """What a default repository is configured for (a Slack channel, a Jira project…)."""
+    found = registry.find(source)
+    scope = found.route_scope if found is not None else None
+    return scope(trigger) if scope is not None else None
+
+
+def co_author(forge_name: str, user: providers.ForgeUser) -> tuple[str, str]:
+    """The requester as the forge credits a commit to them."""
+    credit = registry.get(forge_name).co_author
+    login = user.login or user.external_id
+    return credit(user) if credit is not None else (login, f"{login}@users.noreply.invalid")
 
 
 def repository_of(snapshot: Snapshot) -> tuple[str, str]:
     """The forge and the repository's full name; Stop when the request names none and no
     route is configured."""
-    if snapshot.source in FORGES:
+    if is_forge(snapshot.source):
         return snapshot.source, str(snapshot.trigger.get("repo") or snapshot.repo)
     options = snapshot.trigger.get("options")
     spec = options.get("repo") if isinstance(options, Mapping) else None
@@ -49,7 +53,7 @@ def repository_of(snapshot: Snapshot) -> tuple[str, str]:
             f"`resolver routes set {snapshot.source} {scope} owner/name`.",
         )
     try:
-        return parse_repo_spec(str(spec))
+        return registry.parse_repo_spec(str(spec))
     except RouteError as error:
         raise Stop(Outcome.COULD_NOT, str(error)) from None
 
@@ -86,11 +90,7 @@ def _forge_user(snapshot: Snapshot, forge_name: str) -> providers.ForgeUser | No
     if snapshot.requester_id is None:
         return None
     with session_scope() as session:
-        identity = session.scalars(
-            select(Identity).where(
-                Identity.user_id == snapshot.requester_id, Identity.provider == forge_name
-            )
-        ).first()
+        identity = accounts.identity_of(session, snapshot.requester_id, forge_name)
         if identity is None:
             return None
         return providers.ForgeUser(identity.external_id, identity.login)
@@ -100,7 +100,7 @@ def check_permission(
     snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
 ) -> providers.ForgeUser:
     """The requester's account on the forge, once it may push to the repository."""
-    name = FORGE_NAMES[forge_name]
+    name = registry.get(forge_name).display_name
     user = _forge_user(snapshot, forge_name)
     if user is None:
         raise Stop(

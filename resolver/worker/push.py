@@ -4,18 +4,15 @@ requester as co-author."""
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
-from urllib.parse import urlsplit
-
-import redis
 
 from resolver.agent import git as git_repo
 from resolver.agent.session import AfterAgent, Work
 from resolver.agent.task import AgentResult
-from resolver.contract import outbound as providers
+from resolver.broker import locks
+from resolver.core.job import JobContext
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
@@ -30,51 +27,23 @@ BRANCH_LOCK_WAIT: Final = 60
 
 
 @contextmanager
-def branch_lock(plan: Plan) -> Iterator[None]:
+def branch_lock(plan: Plan, ctx: JobContext) -> Iterator[None]:
     """Two jobs never push to the same branch at once. The lock lives a few lease periods and
-    is renewed while the job runs, so a killed worker's lock lapses as its job's lease does."""
+    is renewed by the job's heartbeat, so a killed worker's lock lapses as its job's lease does."""
     settings = get_settings()
-    client = redis.Redis.from_url(settings.redis_url)
     name = f"resolver:branch:{plan.forge_name}:{plan.repo.full_name}:{plan.branch}"
-    ttl = settings.lease_seconds * 3
-    lock = client.lock(name, timeout=ttl, blocking_timeout=BRANCH_LOCK_WAIT, thread_local=False)
-    if not lock.acquire():
-        client.close()
-        raise Stop(
-            Outcome.ERROR,
-            f"another job is working on `{plan.branch}`; mention me again when it has finished.",
-        )
-    done = threading.Event()
-
-    def renew() -> None:
-        while not done.wait(settings.lease_seconds / 2):
-            try:
-                lock.reacquire()
-            except redis.RedisError as error:
-                log(logger, logging.WARNING, "job.branch_lock_lost", error=type(error).__name__)
-                return
-
-    renewer = threading.Thread(target=renew, daemon=True, name=f"branch-lock-{plan.branch}")
-    renewer.start()
-    try:
-        yield
-    finally:
-        done.set()
-        renewer.join()
+    with locks.held(name, timeout=settings.lease_seconds * 3, wait=BRANCH_LOCK_WAIT) as lock:
+        if not lock.acquired:
+            raise Stop(
+                Outcome.ERROR,
+                f"another job is working on `{plan.branch}`; "
+                "mention me again when it has finished.",
+            )
+        ctx.on_beat.append(lock.renew)
         try:
-            lock.release()
-        except redis.RedisError:
-            log(logger, logging.WARNING, "job.branch_lock_release_failed", branch=plan.branch)
-        client.close()
-
-
-def co_author(forge_name: str, user: providers.ForgeUser) -> tuple[str, str]:
-    """The requester as the forge credits a commit to them: its no-reply address."""
-    login = user.login or user.external_id
-    if forge_name == "gitlab":
-        host = urlsplit(get_settings().gitlab_url).hostname or "gitlab.com"
-        return login, f"{user.external_id}-{login}@users.noreply.{host}"
-    return login, f"{user.external_id}+{login}@users.noreply.github.com"
+            yield
+        finally:
+            ctx.on_beat.remove(lock.renew)
 
 
 def push(

@@ -10,7 +10,7 @@
 5. Clone privately on the host with the forge's token, run setup and the agent in the
    sandbox, take its change out as data, commit it as the bot and push (pushing.py). The pull
    request and the final status are sent by callbacks when the worker records the job
-   (tasks.py → replies.record_finish).
+   (tasks.py → record.record_finish).
 """
 
 from __future__ import annotations
@@ -18,22 +18,21 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
+from integrations import registry
 from resolver.agent.session import SessionRequest, run_result, run_session
-from resolver.agent.task import Comment, TriggerContext
-from resolver.callbacks import replies
+from resolver.agent.task import TaskContext
+from resolver.callbacks import record
 from resolver.contract import outbound as providers
-from resolver.contract.commands import parse_command
 from resolver.contract.errors import CallbackError
-from resolver.core.job import JobContext, RunResult, register
+from resolver.contract.outbound import Comment
+from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
-from resolver.store.repo_defaults import FORGES
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
-from resolver.worker.commands import names_a_schedule, run_command
-from resolver.worker.plan import check_permission, repo_info, repository_of
-from resolver.worker.push import branch_lock, co_author, push
+from resolver.worker.plan import check_permission, co_author, is_forge, repo_info, repository_of
+from resolver.worker.push import branch_lock, push
 from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by, text_of
 
 logger = logging.getLogger(__name__)
@@ -41,16 +40,11 @@ logger = logging.getLogger(__name__)
 HISTORY_NOTE: Final = "(an earlier request in this conversation)"
 
 
-def run_request(ctx: JobContext) -> RunResult:
-    snapshot = _load(ctx.job_id)
-    command = parse_command(snapshot.task)
-    if command == "run" and not names_a_schedule(snapshot):
-        command = None  # "@bot run tests" asks for work when no schedule has that name
-    if command is not None:
-        return run_command(snapshot, command)
+def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
+    """Do the work a person asked for: plan the repository, run the agent, push its change."""
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = providers.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
         repo = repo_info(snapshot, forge, forge_name, full_name)
         requester = check_permission(snapshot, forge, forge_name, repo.full_name)
         plan = _plan(snapshot, forge, forge_name, repo)
@@ -74,7 +68,7 @@ def run_request(ctx: JobContext) -> RunResult:
         secrets=tuple(v for k, v in git_env.items() if k.startswith("GIT_CONFIG_VALUE")),
     )
     try:
-        with branch_lock(plan):
+        with branch_lock(plan, ctx):
             after = push(snapshot, plan, request.git_env, co_author(forge_name, requester))
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
@@ -85,7 +79,8 @@ def run_request(ctx: JobContext) -> RunResult:
 # --- reading the job
 
 
-def _load(job_id: int) -> Snapshot:
+def load(job_id: int) -> Snapshot:
+    """The job as its runner reads it, from one transaction."""
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         previous = jobs.previous_in_conversation(session, job)
@@ -153,7 +148,7 @@ def _plan(
             )
     fixes = number if snapshot.source == forge_name and not _is_pull_request(snapshot) else None
     base = text_of(snapshot.trigger.get("branch"))  # `branch=name` in a Slack request
-    if base and snapshot.source not in FORGES:
+    if base and not is_forge(snapshot.source):
         return Plan(forge_name, repo, base, new_branch, checkout=base)
     return Plan(forge_name, repo, repo.default_branch, new_branch, fixes=fixes)
 
@@ -176,8 +171,8 @@ def record_plan(job_id: int, plan: Plan) -> None:
             job.branch = plan.branch
             result["updated_pull"] = True
         job.result = {**job.result, **result}
-        callbacks = replies.record_acknowledgement(session, job)
-    replies.publish_all(callbacks)
+        callbacks = record.record_acknowledgement(session, job)
+    record.publish_all(callbacks)
 
 
 # --- context
@@ -185,7 +180,7 @@ def record_plan(job_id: int, plan: Plan) -> None:
 
 def _history(snapshot: Snapshot) -> providers.History:
     try:
-        conversation = providers.conversation(
+        conversation = registry.conversation(
             snapshot.source, snapshot.trigger, snapshot.requester_id
         )
         return conversation.history()
@@ -195,7 +190,7 @@ def _history(snapshot: Snapshot) -> providers.History:
         return providers.History()
 
 
-def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> TriggerContext:
+def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> TaskContext:
     trigger = snapshot.trigger
     comments = list(history.comments)
     earlier = snapshot.earlier
@@ -203,10 +198,10 @@ def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> Trig
         comments.insert(0, Comment(HISTORY_NOTE, earlier.task))
         if earlier.summary:
             comments.insert(1, Comment("Resolver (its answer then)", earlier.summary))
-    kind = "pull_request" if _is_pull_request(snapshot) else "issue"
-    if snapshot.source not in FORGES:
-        kind = "thread" if snapshot.source == "slack" else "ticket"
-    return TriggerContext(
+    kind: str = registry.get(snapshot.source).kind
+    if kind == "issue" and _is_pull_request(snapshot):
+        kind = "pull_request"
+    return TaskContext(
         kind=f"{snapshot.source}_{kind}",
         title=text_of(trigger.get("title")),
         body=text_of(trigger.get("body")),
@@ -214,7 +209,3 @@ def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> Trig
         comments=tuple(comments),
         review_threads=history.review_threads,
     )
-
-
-for _source in ("github", "gitlab", "slack", "jira", "linear"):
-    register(_source, run_request)

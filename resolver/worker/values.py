@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from resolver.agent.git import RepoError
-from resolver.agent.task import Comment
 from resolver.contract import outbound as providers
+from resolver.contract.outbound import Comment
 from resolver.core.job import RunResult
 from resolver.core.states import JobState, Outcome
 from sandbox import ChangeRejectedError, RepoSetupError, SandboxError

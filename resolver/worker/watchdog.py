@@ -21,7 +21,7 @@ from typing import Final
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from resolver.callbacks import replies
+from resolver.callbacks import record
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome, is_terminal
@@ -83,7 +83,7 @@ def _end(session: Session, job: Job, state: JobState, outcome: Outcome, reason: 
     log(logger, logging.WARNING, "watchdog.job_ended", job=job.id, outcome=outcome)
     job.lease_owner = None
     jobs.finish_job(session, job, state, outcome, error=reason)
-    return replies.record_finish(session, job)
+    return record.record_finish(session, job)
 
 
 def _recently_failed(session: Session, action: str) -> list[tuple[Job, Callback]]:
@@ -103,12 +103,12 @@ def _recently_failed(session: Session, action: str) -> list[tuple[Job, Callback]
 def _unstick_pulls(session: Session) -> list[int]:
     """Jobs waiting for a pull request whose opening failed for good."""
     ids: list[int] = []
-    for job, callback in _recently_failed(session, replies.OPEN_PULL):
+    for job, callback in _recently_failed(session, record.OPEN_PULL):
         if not job.result.get("pull_pending"):
             continue
         job.result = {**job.result, "pull_pending": False, "pull_error": callback.error or ""}
         log(logger, logging.WARNING, "watchdog.pull_failed", job=job.id)
-        ids += replies.record_status(session, job)
+        ids += record.record_status(session, job)
     return ids
 
 
@@ -116,7 +116,7 @@ def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
     """Finished jobs whose newest status callback failed: try again, a bounded number of times,
     further apart each time (RESOLVER_STATUS_REPOST_SECONDS)."""
     ids: list[int] = []
-    for job, callback in _recently_failed(session, replies.STATUS):
+    for job, callback in _recently_failed(session, record.STATUS):
         if not is_terminal(JobState(job.state)) or callback.id != _newest_status(session, job):
             continue
         rounds = int(job.result.get("status_rounds") or 0)
@@ -125,13 +125,13 @@ def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
             continue
         job.result = {**job.result, "status_rounds": rounds + 1}
         log(logger, logging.WARNING, "watchdog.status_reposted", job=job.id, round=rounds + 1)
-        ids += replies.record_status(session, job)
+        ids += record.record_status(session, job)
     return ids
 
 
 def _newest_status(session: Session, job: Job) -> int | None:
     return session.scalar(
         select(func.max(Callback.id)).where(
-            Callback.job_id == job.id, Callback.action == replies.STATUS
+            Callback.job_id == job.id, Callback.action == record.STATUS
         )
     )

@@ -39,7 +39,7 @@ def agent_env(
     from resolver.store.db import engine_for
     from resolver.store.migrate import upgrade
 
-    url = f"sqlite:///{tmp_path / 'resolver.store.db'}"
+    url = f"sqlite:///{tmp_path / 'resolver.db'}"
     env = {
         "RESOLVER_DATABASE_URL": url,
         "RESOLVER_SECRET_KEYS": Fernet.generate_key().decode(),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from resolver.agent.prompt import build_system_prompt, build_task_message, fence, neutralise
-from resolver.agent.task import AgentLimits, AgentTask, Comment, ReviewThread, TriggerContext
+from resolver.agent.task import AgentLimits, AgentTask, Comment, ReviewThread, TaskContext
 
 NONCE = "n0nce42"
 LIMITS = AgentLimits(max_iterations=5, max_cost_usd=1.0, max_tokens=10_000, wall_clock_seconds=60)
@@ -35,7 +35,7 @@ def test_neutralise_keeps_ordinary_text() -> None:
 
 
 def test_task_message_fences_every_user_text() -> None:
-    context = TriggerContext(
+    context = TaskContext(
         kind="github_issue",
         title="Crash on empty input",
         body="Steps: run it",
@@ -62,7 +62,7 @@ def test_task_message_fences_every_user_text() -> None:
 
 def test_long_comment_lists_keep_the_latest() -> None:
     comments = tuple(Comment("u", f"comment number {n}") for n in range(100))
-    context = TriggerContext(kind="slack_thread", comments=comments)
+    context = TaskContext(kind="slack_thread", comments=comments)
     message = build_task_message(task(context=context), NONCE)
     assert "(60 earlier comments omitted)" in message
     assert "comment number 99" in message and "comment number 59\n" not in message

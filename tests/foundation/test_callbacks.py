@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from resolver.callbacks.send import publish_callback, record_callback
+from resolver.broker.publish import publish_callback
+from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
 from resolver.store.models import Callback
 from tests.foundation import procs
@@ -57,7 +58,7 @@ def test_a_4xx_is_recorded_and_never_retried(resolver_env, spawn) -> None:  # no
 def test_a_callback_whose_message_was_lost_is_found_again(resolver_env) -> None:
     from datetime import timedelta
 
-    from resolver.callbacks.send import stalled_callbacks
+    from resolver.store.callbacks import stalled_callbacks
 
     with session_scope() as session:
         old = record_callback(session, "test-forge", "post_comment", {})

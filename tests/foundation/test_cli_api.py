@@ -35,7 +35,7 @@ def test_users_and_tokens_from_stdin(resolver_env) -> None:
     assert empty.returncode == 1 and "standard input" in empty.stdout
     unknown = cli(env, "users", "link", "nobody", "--provider", "github", "--external-id", "1")
     assert unknown.returncode == 1 and "resolver users add nobody" in unknown.stdout
-    db = (resolver_env.tmp / "resolver.store.db").read_bytes()
+    db = (resolver_env.tmp / "resolver.db").read_bytes()
     assert b"tok-xyz-987" not in db
 
 

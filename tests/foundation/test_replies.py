@@ -6,10 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from integrations.registry import parse_repo_spec
 from resolver.callbacks.status import JobView, pull_body, render
 from resolver.contract.commands import parse_command
+from resolver.contract.errors import RouteError
 from resolver.contract.outbound import has_hidden_tag, hidden_tag, with_hidden_tag
-from resolver.store.repo_defaults import RouteError, parse_repo_spec
 from tests.foundation.test_cli_api import cli
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

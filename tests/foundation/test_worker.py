@@ -125,7 +125,7 @@ def test_a_planted_token_never_reaches_logs_or_the_database(resolver_env, spawn)
     assert "test.careless" in log_text and "formatted ******" in log_text
     assert "failed while using ******" in log_text
     assert job_state(job.id).error == "internal error: RuntimeError"
-    stored = b"".join(p.read_bytes() for p in resolver_env.tmp.glob("resolver.store.db*"))
+    stored = b"".join(p.read_bytes() for p in resolver_env.tmp.glob("resolver.db*"))
     for haystack in (log_text.encode(), stored):
         assert planted.encode() not in haystack
         assert planted[4:20].encode() not in haystack

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from sqlalchemy import select
 
+from resolver import tasks
 from resolver.broker.celery_app import get_celery
-from resolver.callbacks.send import register_executor
+from resolver.callbacks.send import ACTIONS
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
-from resolver.core import job as runners
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
@@ -56,12 +57,13 @@ def careless(ctx: JobContext) -> RunResult:
     raise RuntimeError(f"failed while using {token.reveal()}")
 
 
-runners.register("test-sleep", sleepy)
-runners.register("test-careless", careless)
+# The tests' own runners and callback action, added to the literal tables.
+tasks.RUNNERS["test-sleep"] = sleepy
+tasks.RUNNERS["test-careless"] = careless
 app = get_celery()
 
 
-def scripted_executor(action: str, payload: dict[str, object]) -> dict[str, object]:
+def scripted_post(provider: str, payload: Mapping[str, object]) -> dict[str, object]:
     """Plays `payload["script"]`, one entry per try: "ok", a status code, or "429:<seconds>"."""
     calls = Path(str(payload["calls"]))
     with calls.open("a") as f:
@@ -78,4 +80,4 @@ def scripted_executor(action: str, payload: dict[str, object]) -> dict[str, obje
     raise PermanentCallbackError(f"HTTP {status}", status=int(status))
 
 
-register_executor("test-forge", scripted_executor)
+ACTIONS["post_comment"] = scripted_post

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from resolver.contract import outbound as providers
+from integrations import registry
 from resolver.contract.errors import TransientCallbackError
 from resolver.contract.outbound import hidden_tag
 from resolver.core.settings import Settings
@@ -55,7 +55,7 @@ def test_a_note_whose_answer_was_lost_is_found_by_its_hidden_tag(
     plural = add_trigger_note(gitlab_api, recorded, context)
     tagged = hidden_tag("status-12")
     gitlab_api.add_note(recorded, plural, int(context["iid"]), tagged, "root")
-    conversation = providers.conversation("gitlab", context, None)
+    conversation = registry.conversation("gitlab", context, None)
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None  # root's note, not the bot's
 
@@ -92,7 +92,7 @@ def test_a_note_posted_with_the_requesters_token_is_found_after_a_lost_answer(
     plural = add_trigger_note(gitlab_api, recorded, context)
     tagged = hidden_tag("status-12")
     theirs = gitlab_api.add_note(recorded, plural, int(context["iid"]), f"Hi\n{tagged}", "alice")
-    conversation = providers.conversation("gitlab", context, requester)
+    conversation = registry.conversation("gitlab", context, requester)
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None  # alice's note, not ours
 
@@ -118,7 +118,7 @@ def test_the_bot_finding_its_own_note_asks_no_one_who_it_is(
     store_bot_token(gitlab_env, BOT_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver please fix")
     add_trigger_note(gitlab_api, recorded, context)
-    conversation = providers.conversation("gitlab", context, None)
+    conversation = registry.conversation("gitlab", context, None)
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None
 

@@ -7,11 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from integrations import registry
 from integrations.gitlab.provider import GitLabForge, conversation_for, forge_for
-from resolver.agent.task import Comment, ReviewThread
-from resolver.contract import outbound as providers
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.outbound import ForgeUser, History, PullInfo, hidden_tag
+from resolver.contract.outbound import (
+    Comment,
+    ForgeUser,
+    History,
+    PullInfo,
+    ReviewThread,
+    hidden_tag,
+)
 from resolver.core.settings import Settings
 from tests.gitlab_edge.conftest import (
     BOT,
@@ -28,7 +34,7 @@ from tests.support.gitlab_api import GitLabAPI, Project
 
 
 def test_the_provider_is_registered_at_import() -> None:
-    registered = providers.provider("gitlab")
+    registered = registry.get("gitlab")
     assert (registered.conversation, registered.forge) == (conversation_for, forge_for)
 
 
@@ -42,7 +48,7 @@ def test_a_diff_note_is_answered_in_its_thread(
         id=1246, type="DiffNote", discussion_id=THREAD, position=position,
     )  # fmt: skip
     context = trigger_of("Note_Hook__diff_note_on_merge_request", "@resolver simpler please")
-    conversation = providers.conversation("gitlab", context, None)
+    conversation = registry.conversation("gitlab", context, None)
 
     conversation.acknowledge()
     ref = conversation.post("Queued")
@@ -82,7 +88,7 @@ def test_a_plain_note_is_answered_with_a_note(
     context = trigger_of(fixture, "@resolver please fix")
     note_id = int(context["note_id"])
     trigger = gitlab_api.add_note(recorded, plural, iid, "@resolver please fix", "root", id=note_id)
-    conversation = providers.conversation("gitlab", context, None)
+    conversation = registry.conversation("gitlab", context, None)
 
     conversation.acknowledge()
     ref = conversation.post("Queued")
@@ -101,7 +107,7 @@ def test_a_label_trigger_has_nothing_to_acknowledge(
 ) -> None:
     store_bot_token(gitlab_env, BOT_TOKEN)
     context = {"repo": RECORDED_PROJECT, "project_id": 5, "noteable_type": "issue", "iid": 17}
-    conversation = providers.conversation("gitlab", {**context, "label": "resolver"}, None)
+    conversation = registry.conversation("gitlab", {**context, "label": "resolver"}, None)
     conversation.acknowledge()
     assert gitlab_api.requests == []
     ref = conversation.post("Queued")
@@ -130,7 +136,7 @@ def test_history_leaves_out_system_and_bot_notes(
     gitlab_api.add_note(recorded, "merge_requests", 1, "@resolver fix these", "alice")
     context = trigger_of("Note_Hook__on_merge_request", "@resolver fix these")
 
-    history = providers.conversation("gitlab", context, None).history()
+    history = registry.conversation("gitlab", context, None).history()
 
     assert history == History(
         comments=(
@@ -155,7 +161,7 @@ def test_history_leaves_out_notes_posted_with_the_requesters_token(
     status = f"Queued\n{hidden_tag('status-13')}"
     gitlab_api.add_note(recorded, "merge_requests", 1, status, "root")
     context = trigger_of("Note_Hook__diff_note_on_merge_request", "@resolver simpler please")
-    conversation = providers.conversation("gitlab", context, requester)
+    conversation = registry.conversation("gitlab", context, requester)
     conversation.post("On it", tag="status-12")  # into the diff thread, as root
 
     history = conversation.history()
@@ -174,7 +180,7 @@ def test_history_of_an_issue_has_no_diff_threads(
     store_bot_token(gitlab_env, BOT_TOKEN)
     gitlab_api.add_note(recorded, "issues", 17, "It fails on CSV", "alice")
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
-    history = providers.conversation("gitlab", context, None).history()
+    history = registry.conversation("gitlab", context, None).history()
     assert history == History(comments=(Comment("alice", "It fails on CSV"),))
     assert [r.path for r in gitlab_api.requests] == ["/projects/5/issues/17/notes"]
 
@@ -183,7 +189,7 @@ def test_without_any_token_the_admin_is_told_what_to_run(
     gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project
 ) -> None:
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
-    conversation = providers.conversation("gitlab", context, None)
+    conversation = registry.conversation("gitlab", context, None)
     with pytest.raises(PermanentCallbackError) as failed:
         conversation.post("Queued")
     assert f"--provider gitlab --installation {gitlab_api.url}" in str(failed.value)
@@ -196,7 +202,7 @@ def test_without_a_bot_token_the_requesters_token_is_used(
     gitlab_api.add_token(USER_TOKEN, "root")
     requester = store_user_token(gitlab_env, "root", USER_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
-    providers.conversation("gitlab", context, requester).post("Queued")
+    registry.conversation("gitlab", context, requester).post("Queued")
     assert gitlab_api.requests[0].headers["private-token"] == USER_TOKEN
 
 
@@ -206,7 +212,7 @@ def test_the_bot_token_comes_before_the_requesters(
     store_bot_token(gitlab_env, BOT_TOKEN)
     requester = store_user_token(gitlab_env, "root", USER_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
-    providers.conversation("gitlab", context, requester).post("Queued")
+    registry.conversation("gitlab", context, requester).post("Queued")
     assert gitlab_api.requests[0].headers["private-token"] == BOT_TOKEN
 
 
@@ -217,7 +223,7 @@ def test_a_stored_token_gitlab_refuses_is_permanent(
     store_bot_token(gitlab_env, revoked)
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
     with pytest.raises(PermanentCallbackError) as failed:
-        providers.conversation("gitlab", context, None).post("Queued")
+        registry.conversation("gitlab", context, None).post("Queued")
     assert failed.value.status == 401
     assert revoked not in str(failed.value)
 
@@ -231,7 +237,7 @@ def test_the_forge_opens_one_draft_merge_request_from_a_pushed_branch(
 ) -> None:
     store_bot_token(gitlab_env, BOT_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver fix the export")
-    forge = providers.forge("gitlab", context, None)
+    forge = registry.forge("gitlab", context, None)
     assert isinstance(forge, GitLabForge)
 
     assert forge.can_write(RECORDED_PROJECT, ForgeUser("1", "root"))
@@ -265,15 +271,13 @@ def test_a_user_linked_without_a_numeric_id_is_refused(
     gitlab_env: Settings, recorded: Project
 ) -> None:
     store_bot_token(gitlab_env, BOT_TOKEN)
-    forge = providers.forge("gitlab", {"repo": RECORDED_PROJECT}, None)
+    forge = registry.forge("gitlab", {"repo": RECORDED_PROJECT}, None)
     with pytest.raises(PermanentCallbackError, match="numeric id"):
         forge.can_write(RECORDED_PROJECT, ForgeUser("root", "root"))
 
 
 def test_a_trigger_without_a_noteable_is_permanent(gitlab_env: Settings) -> None:
     with pytest.raises(PermanentCallbackError, match="noteable_type"):
-        providers.conversation("gitlab", {"repo": RECORDED_PROJECT, "iid": 3}, None)
+        registry.conversation("gitlab", {"repo": RECORDED_PROJECT, "iid": 3}, None)
     with pytest.raises(PermanentCallbackError, match="cannot reply on a 'commit'"):
-        providers.conversation(
-            "gitlab", {"repo": RECORDED_PROJECT, "noteable_type": "commit"}, None
-        )
+        registry.conversation("gitlab", {"repo": RECORDED_PROJECT, "noteable_type": "commit"}, None)

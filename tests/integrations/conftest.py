@@ -40,7 +40,7 @@ def template_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from resolver.store.db import engine_for
     from resolver.store.migrate import upgrade
 
-    path = tmp_path_factory.mktemp("template") / "resolver.store.db"
+    path = tmp_path_factory.mktemp("template") / "resolver.db"
     upgrade(f"sqlite:///{path}")
     engine_for(f"sqlite:///{path}").dispose()
     return path
@@ -75,7 +75,7 @@ def webhook_env(
     """Every provider configured, a fresh database and an empty Redis db; cwd has no .env."""
     from resolver.store.db import engine_for
 
-    database = tmp_path / "resolver.store.db"
+    database = tmp_path / "resolver.db"
     shutil.copy(template_database, database)
     env = webhook_vars(database)
     for key, value in env.items():

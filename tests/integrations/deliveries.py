@@ -20,7 +20,7 @@ from typing import Any
 import standardwebhooks
 
 import integrations
-from resolver.ingress.routes import INTEGRATIONS
+from integrations import registry
 
 BOT = "resolver"
 SECRETS = {
@@ -32,7 +32,8 @@ SECRETS = {
     "linear": "linear-test-secret",
 }
 ROOT = Path(integrations.__file__).parent
-PROVIDERS = tuple(item.name for item in INTEGRATIONS)
+INTEGRATIONS = tuple(item.integration for item in registry.installed())
+PROVIDERS = registry.names()
 # The account that sends each provider's recorded payloads (GitHub's Codertocat, GitLab's root…).
 SENDERS = {
     "github": "21031067",

@@ -275,7 +275,7 @@ def test_the_write_step_sees_only_verified_routed_triggers(webhook_env: dict[str
     from starlette.routing import Route
     from starlette.testclient import TestClient
 
-    from integrations.github import integration
+    from integrations.github import INTEGRATION as integration
     from resolver.ingress.endpoint import endpoint
     from resolver.ingress.intake import Accepted, Pending
 

@@ -12,7 +12,7 @@ import pytest
 import redis
 from redis.connection import Connection
 
-from resolver.broker.celery_app import CALLBACKS_QUEUE, DEFAULT_QUEUE, get_celery
+from resolver.broker.celery_app import CALLBACKS_QUEUE, DEFAULT_QUEUE, DELIVER, get_celery
 from resolver.broker.publish import (
     Message,
     UnsupportedSettingError,
@@ -20,9 +20,9 @@ from resolver.broker.publish import (
     job_message,
     send_messages,
 )
-from resolver.callbacks.send import DELIVER, record_callback
 from resolver.core.states import JobState
 from resolver.store import jobs
+from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
 from resolver.store.models import Callback
 from tests.conftest import TEST_REDIS

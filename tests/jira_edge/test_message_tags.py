@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from integrations import registry
 from integrations.jira.provider import FIND_LIMIT, TAG_PROPERTY, JiraConversation
-from resolver.contract import outbound as providers
 from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
@@ -141,7 +141,7 @@ def test_on_data_center_the_bot_is_known_by_its_username(
     env: ResolverEnv, jira_dc: JiraAPI
 ) -> None:
     store_site_token(jira_dc.site, PAT)
-    conversation = providers.conversation("jira", context(jira_dc.site), None)
+    conversation = registry.conversation("jira", context(jira_dc.site), None)
     since = jira_dc.now
     ref = conversation.post("Queued", tag="notice-3")
     assert conversation.find("notice-3", since) == ref

@@ -63,7 +63,7 @@ def resolver_db(
 ) -> Iterator[Settings]:
     """RESOLVER_* settings with a migrated SQLite database and Slack at the stand-in (no Redis:
     the outbound side never touches it)."""
-    url = f"sqlite:///{tmp_path / 'resolver.store.db'}"
+    url = f"sqlite:///{tmp_path / 'resolver.db'}"
     monkeypatch.setenv("RESOLVER_DATABASE_URL", url)
     monkeypatch.setenv("RESOLVER_SECRET_KEYS", Fernet.generate_key().decode())
     monkeypatch.setenv("RESOLVER_SLACK_API_URL", slack_api.base_url)

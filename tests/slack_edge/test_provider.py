@@ -9,14 +9,15 @@ from typing import Any
 import pytest
 
 import integrations.slack
+from integrations.registry import conversation
+from integrations.registry import get as provider
 from integrations.slack.client import BotIdentity
 from integrations.slack.events import parse_event
 from integrations.slack.provider import HISTORY_LIMIT, build_history, conversation_for
 from integrations.slack.routes import ROUTES
-from resolver.agent.task import Comment
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.inbound import Policy, Trigger, route_event
-from resolver.contract.outbound import conversation, provider
+from resolver.contract.outbound import Comment
 from resolver.core.settings import Settings
 from tests.slack_edge.conftest import BOT_TOKEN, store_bot_token
 from tests.support.slack_api import SlackAPI

@@ -1,8 +1,6 @@
 """The callback actions every provider shares: the status message, 👀, replies, notices and the
-pull request. Each runs as its own Celery task (resolver.callbacks.send), one attempt row per try.
-
-Recording is done inside the caller's transaction (`record_*`, returning callback ids); the
-caller publishes the ids after its commit (`publish_all`), the outbox order.
+pull request. Each posts through the job's provider (`integrations.registry`), and never posts
+twice: a post whose answer was lost is found again by its tag.
 """
 
 from __future__ import annotations
@@ -10,39 +8,38 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Final
-from urllib.parse import urlsplit
 
-import redis
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from integrations import registry
+from resolver.broker import locks
 from resolver.callbacks import status
-from resolver.callbacks.send import (
-    mark_posting,
-    publish_callback,
-    record_callback,
-    register_action,
+from resolver.callbacks.record import (
+    OPEN_PULL,
+    REACT,
+    REPLY,
+    STATUS,
+    forge_of,
+    publish_all,
+    record_status,
+    view_of,
 )
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
 from resolver.core.logs import log
-from resolver.core.sanitize import sanitize
-from resolver.core.settings import get_settings
-from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
+from resolver.store.callbacks import mark_posting
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, Job, Notice, utcnow
-from resolver.store.notices import NOTICE_ACTION
 
 logger = logging.getLogger(__name__)
 
-STATUS: Final = "status"
-REACT: Final = "react"
-REPLY: Final = "reply"
-OPEN_PULL: Final = "open_pull"
+__all__ = ["OPEN_PULL", "REACT", "REPLY", "STATUS"]
+
 # Longer than one edit can take (the clients time out after 30 s); short enough that a worker
 # killed while holding it delays the next edit by less than a minute.
 STATUS_LOCK_SECONDS: Final = 45
@@ -51,161 +48,26 @@ STATUS_LOCK_WAIT: Final = 3
 POSTING_SKEW: Final = timedelta(minutes=5)
 
 
-def job_url(job_id: int) -> str:
-    return f"{get_settings().public_url.rstrip('/')}/api/jobs/{job_id}"
-
-
-def forge_of(job: Job) -> dict[str, Any]:
-    """Where the job's repository lives, as the worker planned it (`trigger["forge"]`)."""
-    value = job.trigger.get("forge")
-    return dict(value) if isinstance(value, Mapping) else {}
-
-
-def view_of(session: Session, job: Job) -> status.JobView:
-    steps = jobs.count_steps(session, job.id)
-    result = job.result or {}
-    forge = forge_of(job)
-    # What the model (or a repository's setup output) wrote is shown sanitised; a refusal is
-    # the bot's own words, which name the requester on purpose.
-    hosts = forge_hosts(job)
-    error = job.error
-    if error and job.outcome != Outcome.REFUSED:
-        error = sanitize(error, hosts)
-    return status.JobView(
-        id=job.id,
-        state=job.state,
-        outcome=job.outcome,
-        repo=forge.get("repo") or job.repo,
-        steps=steps,
-        cost_usd=job.cost_usd,
-        started_at=job.started_at,
-        finished_at=job.finished_at,
-        now=utcnow(),
-        job_url=job_url(job.id),
-        summary=sanitize(str(result.get("summary") or ""), hosts),
-        error=error,
-        pr_url=job.pr_url,
-        branch=job.branch,
-        pr_pending=bool(result.get("pull_pending")) and not job.pr_url,
-        updated_pull=bool(result.get("updated_pull")),
-        max_steps=result.get("max_steps"),
-        pull_word="merge request" if forge.get("provider") == "gitlab" else "pull request",
-        pull_error=str(result.get("pull_error") or "") or None,
-        notes=tuple(str(note) for note in result.get("notes") or ()),
-    )
-
-
-def forge_hosts(job: Job) -> set[str]:
-    """The hosts of the job's own forge pages: images there may stay images."""
-    trigger = job.trigger or {}
-    urls = (trigger.get("html_url"), trigger.get("url"), job.pr_url)
-    return {urlsplit(url).hostname or "" for url in urls if isinstance(url, str)} - {""}
-
-
-def has_conversation(job: Job) -> bool:
-    return job.source in providers.PROVIDERS
-
-
-# --- recording (inside the caller's transaction)
-
-
-def record_status(session: Session, job: Job) -> list[int]:
-    """Ask for the job's status message to be brought up to date."""
-    if not has_conversation(job) or job.result.get("command"):
-        return []
-    callback = record_callback(session, job.source, STATUS, {"job_id": job.id}, job.id)
-    # Its own id lets a sent update retire the older ones still pending.
-    callback.payload = {"job_id": job.id, "callback_id": callback.id}
-    return [callback.id]
-
-
-def record_acknowledgement(session: Session, job: Job) -> list[int]:
-    """👀 on the triggering message and the first status message."""
-    if not has_conversation(job):
-        return []
-    react = record_callback(session, job.source, REACT, {"job_id": job.id}, job.id)
-    return [react.id, *record_status(session, job)]
-
-
-def record_reply(session: Session, job: Job, text: str) -> list[int]:
-    """A plain reply in the job's conversation (answers to `@bot status` and `@bot stop`)."""
-    if not has_conversation(job):
-        return []
-    payload = {"job_id": job.id, "text": text}
-    return [record_callback(session, job.source, REPLY, payload, job.id).id]
-
-
-def record_finish(session: Session, job: Job) -> list[int]:
-    """What a finished job sends: its pull request (when it pushed a new branch), its status."""
-    ids: list[int] = []
-    forge = forge_of(job)
-    wants_pull = (
-        job.state == JobState.SUCCEEDED
-        and job.outcome == Outcome.CHANGED_CODE
-        and job.branch
-        and not job.pr_url
-        and forge.get("provider")
-    )
-    if wants_pull:
-        job.result = {**job.result, "pull_pending": True}
-        callback = record_callback(
-            session, forge["provider"], OPEN_PULL, {"job_id": job.id}, job.id
-        )
-        ids.append(callback.id)
-    return ids + record_status(session, job)
-
-
-def publish_all(callback_ids: list[int]) -> None:
-    """Publish recorded callbacks after their commit; one that fails is left to the reconciler."""
-    for callback_id in callback_ids:
-        try:
-            publish_callback(callback_id)
-        except Exception as error:  # committed rows: the reconciler re-sends stalled callbacks
-            log(
-                logger,
-                logging.WARNING,
-                "callback.publish_failed",
-                callback=callback_id,
-                error=repr(error),
-            )
-
-
-def request_status(job_id: int) -> None:
-    """Record and publish a status update for `job_id` (progress during a run)."""
-    with session_scope() as session:
-        ids = record_status(session, jobs.get_job(session, job_id))
-    publish_all(ids)
-
-
-# --- sending (the callback task)
-
-
 @contextmanager
 def _status_lock(job_id: int) -> Iterator[None]:
     """One status writer per job, so the first message is never posted twice."""
-    client = redis.Redis.from_url(get_settings().redis_url)
-    lock = client.lock(
-        f"resolver:status:{job_id}", timeout=STATUS_LOCK_SECONDS, blocking_timeout=STATUS_LOCK_WAIT
-    )
+    name = f"resolver:status:{job_id}"
     try:
-        acquired = lock.acquire()
-    except redis.RedisError as error:
+        with locks.held(name, timeout=STATUS_LOCK_SECONDS, wait=STATUS_LOCK_WAIT) as lock:
+            if not lock.acquired:
+                raise TransientCallbackError(
+                    "another status update is in progress", retry_after=2.0
+                )
+            yield
+    except locks.BrokerError as error:
         raise TransientCallbackError(f"status lock unavailable: {type(error).__name__}") from None
-    if not acquired:
-        raise TransientCallbackError("another status update is in progress", retry_after=2.0)
-    try:
-        yield
-    finally:
-        with suppress(redis.RedisError):  # expired or Redis gone: the timeout frees it
-            lock.release()
-        client.close()
 
 
 def _job_conversation(job_id: int) -> tuple[providers.Conversation, Job]:
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         session.expunge(job)
-    return providers.conversation(job.source, job.trigger, job.requester_id), job
+    return registry.conversation(job.source, job.trigger, job.requester_id), job
 
 
 def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -220,7 +82,7 @@ def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         digest = hashlib.sha256(text.encode()).hexdigest()
         if ref.get("digest") == digest:
             return {"unchanged": True}
-        conversation = providers.conversation(source, trigger, requester_id)
+        conversation = registry.conversation(source, trigger, requester_id)
         message = ref.get("message") or _posted_earlier(conversation, tag, _posting(ref))
         if message:
             conversation.edit(message, text)
@@ -303,7 +165,7 @@ def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         if notice is None or notice.sent_at is not None:
             return {"skipped": True}
         context, body = dict(notice.context), notice.body
-    conversation = providers.conversation(provider, context, None)
+    conversation = registry.conversation(provider, context, None)
     message = _post_once(conversation, f"notice-{notice_id}", body, int(payload["callback_id"]))
     with session_scope() as session:
         found = session.get(Notice, notice_id)
@@ -320,7 +182,7 @@ def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         view = view_of(session, job)
         trigger, requester_id = dict(job.trigger), job.requester_id
         forge_info, branch, task = forge_of(job), str(job.branch), job.task
-    forge = providers.forge(provider, trigger, requester_id)
+    forge = registry.forge(provider, trigger, requester_id)
     repo, base = str(forge_info["repo"]), str(forge_info["base"])
     title = pull_title(trigger, task)
     fixes = forge_info.get("fixes")
@@ -343,10 +205,3 @@ def pull_title(trigger: Mapping[str, Any], task: str) -> str:
         return title[:200]
     first = task.strip().splitlines()[0] if task.strip() else "Resolver change"
     return first[:200]
-
-
-register_action(STATUS, send_status)
-register_action(REACT, send_react)
-register_action(REPLY, send_reply)
-register_action(NOTICE_ACTION, send_notice)
-register_action(OPEN_PULL, send_open_pull)

@@ -1,0 +1,83 @@
+"""The installed providers, each named once. Adding a provider is a folder under
+`integrations/` and one line in `INSTALLED`; nothing else in Resolver names a provider.
+
+Only this module imports a provider package; the rest of Resolver asks it by name (a job's
+`source`, a linked identity's provider) and reads the descriptor (`contract.provider`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from integrations.github import PROVIDER as GITHUB
+from integrations.gitlab import PROVIDER as GITLAB
+from integrations.jira import PROVIDER as JIRA
+from integrations.linear import PROVIDER as LINEAR
+from integrations.slack import PROVIDER as SLACK
+from resolver.contract.errors import PermanentCallbackError, RouteError
+from resolver.contract.outbound import Conversation, Forge, TriggerContext
+from resolver.contract.provider import Provider
+
+INSTALLED: Final[tuple[Provider, ...]] = (GITHUB, GITLAB, SLACK, JIRA, LINEAR)
+
+
+def installed() -> tuple[Provider, ...]:
+    """Every installed provider, in the order routes and checks list them."""
+    return INSTALLED
+
+
+def names() -> tuple[str, ...]:
+    return tuple(item.name for item in installed())
+
+
+def find(name: str) -> Provider | None:
+    return next((item for item in installed() if item.name == name), None)
+
+
+def get(name: str) -> Provider:
+    """The installed provider, or a permanent error naming what is missing."""
+    found = find(name)
+    if found is None:
+        raise PermanentCallbackError(f"no provider named {name!r} is installed")
+    return found
+
+
+def forge_names() -> tuple[str, ...]:
+    return tuple(item.name for item in installed() if item.is_forge)
+
+
+def routed_names() -> tuple[str, ...]:
+    """The providers whose conversations take a default repository (not forges)."""
+    return tuple(item.name for item in installed() if item.route_scope is not None)
+
+
+def conversation(name: str, context: TriggerContext, requester_id: int | None) -> Conversation:
+    return get(name).conversation(context, requester_id)
+
+
+def forge(name: str, context: TriggerContext, requester_id: int | None) -> Forge:
+    factory = get(name).forge
+    if factory is None:
+        raise PermanentCallbackError(f"{name} does not host repositories")
+    return factory(context, requester_id)
+
+
+def parse_repo_spec(spec: str) -> tuple[str, str]:
+    """`forge:owner/name`, or `owner/name` on the first installed forge → (forge, name)."""
+    forges = forge_names()
+    forge, sep, name = spec.strip().partition(":")
+    if not sep:
+        forge, name = (forges[0] if forges else ""), spec.strip()
+    parts = name.split("/")
+    if forge not in forges or len(parts) < 2 or not all(parts):
+        prefixed = " or ".join(f"{item}:owner/name" for item in forges)
+        raise RouteError(f"{spec!r} is not a repository: write owner/name or {prefixed}")
+    return forge, name
+
+
+def check_route(provider: str, repo: str) -> tuple[str, str]:
+    """A default route's provider and repository, checked: (forge, name), or RouteError."""
+    routed = routed_names()
+    if provider not in routed:
+        raise RouteError(f"routes are for {', '.join(routed)}, not {provider!r}")
+    return parse_repo_spec(repo)

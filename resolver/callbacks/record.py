@@ -1,0 +1,163 @@
+"""Recording what a job sends: the status message, 👀, replies, the pull request.
+
+Recording is done inside the caller's transaction (`record_*`, returning callback ids); the
+caller publishes the ids after its commit (`publish_all`), the outbox order. `actions` sends
+them, one Celery task per try (`resolver.tasks.deliver`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from sqlalchemy.orm import Session
+
+from integrations import registry
+from resolver.broker.publish import publish_callback
+from resolver.callbacks import status
+from resolver.core.logs import log
+from resolver.core.sanitize import sanitize
+from resolver.core.settings import get_settings
+from resolver.core.states import JobState, Outcome
+from resolver.store import jobs
+from resolver.store.callbacks import record_callback
+from resolver.store.db import session_scope
+from resolver.store.models import Job, utcnow
+
+logger = logging.getLogger(__name__)
+
+STATUS: Final = "status"
+REACT: Final = "react"
+REPLY: Final = "reply"
+OPEN_PULL: Final = "open_pull"
+
+
+def job_url(job_id: int) -> str:
+    return f"{get_settings().public_url.rstrip('/')}/api/jobs/{job_id}"
+
+
+def forge_of(job: Job) -> dict[str, Any]:
+    """Where the job's repository lives, as the worker planned it (`trigger["forge"]`)."""
+    value = job.trigger.get("forge")
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def view_of(session: Session, job: Job) -> status.JobView:
+    steps = jobs.count_steps(session, job.id)
+    result = job.result or {}
+    forge = forge_of(job)
+    # What the model (or a repository's setup output) wrote is shown sanitised; a refusal is
+    # the bot's own words, which name the requester on purpose.
+    hosts = forge_hosts(job)
+    error = job.error
+    if error and job.outcome != Outcome.REFUSED:
+        error = sanitize(error, hosts)
+    return status.JobView(
+        id=job.id,
+        state=job.state,
+        outcome=job.outcome,
+        repo=forge.get("repo") or job.repo,
+        steps=steps,
+        cost_usd=job.cost_usd,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        now=utcnow(),
+        job_url=job_url(job.id),
+        summary=sanitize(str(result.get("summary") or ""), hosts),
+        error=error,
+        pr_url=job.pr_url,
+        branch=job.branch,
+        pr_pending=bool(result.get("pull_pending")) and not job.pr_url,
+        updated_pull=bool(result.get("updated_pull")),
+        max_steps=result.get("max_steps"),
+        pull_word=pull_word(forge.get("provider")),
+        pull_error=str(result.get("pull_error") or "") or None,
+        notes=tuple(str(note) for note in result.get("notes") or ()),
+    )
+
+
+def pull_word(forge_name: object) -> str:
+    """What the job's forge calls a pull request."""
+    found = registry.find(forge_name) if isinstance(forge_name, str) else None
+    return found.pull_word if found is not None else "pull request"
+
+
+def forge_hosts(job: Job) -> set[str]:
+    """The hosts of the job's own forge pages: images there may stay images."""
+    trigger = job.trigger or {}
+    urls = (trigger.get("html_url"), trigger.get("url"), job.pr_url)
+    return {urlsplit(url).hostname or "" for url in urls if isinstance(url, str)} - {""}
+
+
+def has_conversation(job: Job) -> bool:
+    return registry.find(job.source) is not None
+
+
+def record_status(session: Session, job: Job) -> list[int]:
+    """Ask for the job's status message to be brought up to date."""
+    if not has_conversation(job) or job.result.get("command"):
+        return []
+    callback = record_callback(session, job.source, STATUS, {"job_id": job.id}, job.id)
+    # Its own id lets a sent update retire the older ones still pending.
+    callback.payload = {"job_id": job.id, "callback_id": callback.id}
+    return [callback.id]
+
+
+def record_acknowledgement(session: Session, job: Job) -> list[int]:
+    """👀 on the triggering message and the first status message."""
+    if not has_conversation(job):
+        return []
+    react = record_callback(session, job.source, REACT, {"job_id": job.id}, job.id)
+    return [react.id, *record_status(session, job)]
+
+
+def record_reply(session: Session, job: Job, text: str) -> list[int]:
+    """A plain reply in the job's conversation (answers to `@bot status` and `@bot stop`)."""
+    if not has_conversation(job):
+        return []
+    payload = {"job_id": job.id, "text": text}
+    return [record_callback(session, job.source, REPLY, payload, job.id).id]
+
+
+def record_finish(session: Session, job: Job) -> list[int]:
+    """What a finished job sends: its pull request (when it pushed a new branch), its status."""
+    ids: list[int] = []
+    forge = forge_of(job)
+    wants_pull = (
+        job.state == JobState.SUCCEEDED
+        and job.outcome == Outcome.CHANGED_CODE
+        and job.branch
+        and not job.pr_url
+        and forge.get("provider")
+    )
+    if wants_pull:
+        job.result = {**job.result, "pull_pending": True}
+        callback = record_callback(
+            session, forge["provider"], OPEN_PULL, {"job_id": job.id}, job.id
+        )
+        ids.append(callback.id)
+    return ids + record_status(session, job)
+
+
+def publish_all(callback_ids: list[int]) -> None:
+    """Publish recorded callbacks after their commit; one that fails is left to the reconciler."""
+    for callback_id in callback_ids:
+        try:
+            publish_callback(callback_id)
+        except Exception as error:  # committed rows: the reconciler re-sends stalled callbacks
+            log(
+                logger,
+                logging.WARNING,
+                "callback.publish_failed",
+                callback=callback_id,
+                error=repr(error),
+            )
+
+
+def request_status(job_id: int) -> None:
+    """Record and publish a status update for `job_id` (progress during a run)."""
+    with session_scope() as session:
+        ids = record_status(session, jobs.get_job(session, job_id))
+    publish_all(ids)

@@ -1,0 +1,42 @@
+"""One provider, described once: its webhook side, its reply side, and what the rest of
+Resolver needs to know about it. `integrations/registry.py` lists the installed ones; nothing
+outside `integrations/` names a provider. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from resolver.contract.inbound import Integration
+from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
+
+ConversationKind = Literal["issue", "thread", "ticket"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """An installed provider. A forge (`forge` set) hosts repositories; the others route a
+    conversation to a default repository by `route_scope`."""
+
+    name: str
+    """Its webhook path (`/webhooks/<name>`), a job's `source` and a linked identity's provider."""
+    display_name: str
+    integration: Integration
+    conversation: ConversationFactory
+    forge: ForgeFactory | None = None
+    secrets: tuple[str, ...] = ()
+    """The settings fields any one of which turns its webhook on (for `resolver doctor`)."""
+    kind: ConversationKind = "ticket"
+    """What its conversations are, as the agent's prompt names them."""
+    route_scope: Callable[[TriggerContext], str | None] | None = None
+    """What a default repository is configured for (a Slack channel, a Jira project)."""
+    greets_by_login: bool = True
+    """Whether a notice may address the sender as `@login` (Slack mentions by id instead)."""
+    pull_word: str = "pull request"
+    co_author: Callable[[ForgeUser], tuple[str, str]] | None = None
+    """How the forge credits a commit to a person: name and no-reply address."""
+
+    @property
+    def is_forge(self) -> bool:
+        return self.forge is not None

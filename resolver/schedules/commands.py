@@ -1,0 +1,53 @@
+"""`@bot run <schedule>`: a run of one of the repository's schedules now."""
+
+from __future__ import annotations
+
+from integrations import registry
+from resolver.callbacks import record
+from resolver.contract.commands import schedule_to_run
+from resolver.contract.errors import CallbackError
+from resolver.core.job import RunResult
+from resolver.core.states import JobState, Outcome
+from resolver.schedules.queue import answer_run_request
+from resolver.schedules.spec import ScheduleError
+from resolver.schedules.store import ScheduleNotFoundError, find_schedule
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.worker.plan import check_permission, repository_of
+from resolver.worker.values import Snapshot, Stop
+
+
+def names_a_schedule(snapshot: Snapshot) -> bool:
+    """Whether `@bot run <name>` names one of the repository's schedules."""
+    name = schedule_to_run(snapshot.task)
+    try:
+        forge_name, full_name = repository_of(snapshot)
+    except Stop:
+        return False
+    with session_scope() as session:
+        try:
+            find_schedule(session, name or "", f"{forge_name}:{full_name}")
+        except ScheduleNotFoundError:
+            return False
+        except ScheduleError:
+            return True  # it names one; the reply says what is wrong with it
+    return True
+
+
+def run(snapshot: Snapshot) -> RunResult:
+    """`@bot run <schedule>`: a run of one of the repository's schedules now, for people who
+    may push to the repository (the usual permission check)."""
+    name = schedule_to_run(snapshot.task) or ""
+    try:
+        forge_name, full_name = repository_of(snapshot)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        check_permission(snapshot, forge, forge_name, full_name)
+        text = answer_run_request(f"{forge_name}:{full_name}", name, snapshot.requester)
+    except Stop as stop:
+        text = str(stop)
+    except CallbackError as error:
+        text = f"I could not reach the forge to check who may run schedules: {error}"
+    with session_scope() as session:
+        callbacks = record.record_reply(session, jobs.get_job(session, snapshot.id), text)
+    record.publish_all(callbacks)
+    return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": "run"})

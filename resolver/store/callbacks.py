@@ -1,0 +1,97 @@
+"""Callback rows: a callback recorded in the caller's transaction, one attempt row per try,
+and how it ended."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from resolver.contract.errors import CallbackError
+from resolver.core.logs import redact
+from resolver.store.db import session_scope
+from resolver.store.models import Callback, CallbackAttempt, utcnow
+
+STALL_GRACE: Final = 60.0
+
+
+def record_callback(
+    session: Session,
+    provider: str,
+    action: str,
+    payload: dict[str, Any],
+    job_id: int | None = None,
+) -> Callback:
+    """Insert a pending callback. Commit, then `broker.publish.publish_callback(id)` (the
+    outbox order)."""
+    callback = Callback(provider=provider, action=action, payload=payload, job_id=job_id)
+    session.add(callback)
+    session.flush()
+    return callback
+
+
+def stalled_callbacks(session: Session, grace_seconds: float = STALL_GRACE) -> list[int]:
+    """Pending callbacks well past their due time: their message was lost (a worker killed
+    while holding it, Redis emptied). Sending one twice is safe: a sent callback is skipped."""
+    cutoff = utcnow() - timedelta(seconds=grace_seconds)
+    overdue = func.coalesce(Callback.due_at, Callback.created_at) < cutoff
+    return list(session.scalars(select(Callback.id).where(Callback.state == "pending", overdue)))
+
+
+def mark_posting(callback_id: int) -> datetime | None:
+    """Record that this callback is about to post a message. Returns when an earlier try did
+    the same (its post may have been made and its answer lost), else None."""
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        if callback is None:
+            return None
+        earlier = (callback.result or {}).get("posting")
+        if isinstance(earlier, str):
+            return datetime.fromisoformat(earlier)
+        callback.result = {**(callback.result or {}), "posting": utcnow().isoformat()}
+    return None
+
+
+def record_attempt(callback_id: int, outcome: str, error: CallbackError | None) -> int:
+    """Record one try; returns how many tries there have been."""
+    with session_scope() as session:
+        number = (
+            session.scalar(
+                select(func.max(CallbackAttempt.number)).where(
+                    CallbackAttempt.callback_id == callback_id
+                )
+            )
+            or 0
+        ) + 1
+        session.add(
+            CallbackAttempt(
+                callback_id=callback_id,
+                number=number,
+                outcome=outcome,
+                status=error.status if error else None,
+                detail=redact(str(error)) if error else None,
+                retry_after=getattr(error, "retry_after", None),
+            )
+        )
+    return number
+
+
+def set_due(callback_id: int, seconds: float) -> None:
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        if callback is not None:
+            callback.due_at = utcnow() + timedelta(seconds=seconds)
+
+
+def finish(
+    callback_id: int, state: str, *, result: dict[str, Any] | None = None, error: str | None = None
+) -> None:
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        if callback is not None:
+            callback.state = state
+            callback.result = result or {}
+            callback.error = redact(error) if error else None
+            callback.finished_at = utcnow()

@@ -1,0 +1,153 @@
+"""Running one job: take its lease, keep it with a heartbeat (which passes a cancel on), run
+the job's runner, record how it ended. Which runner runs a job is decided by the caller
+(`resolver.tasks.runner_for`)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from resolver.broker.outbox import publish_job
+from resolver.callbacks import record
+from resolver.contract.commands import parse_command
+from resolver.core.job import JobContext, Runner, RunResult
+from resolver.core.logs import log, redact
+from resolver.core.settings import get_settings
+from resolver.core.states import JobState, Outcome
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Job
+
+logger = logging.getLogger(__name__)
+
+
+class _Heartbeat(threading.Thread):
+    """Renews the job's lease, and passes a cancel request on to the runner."""
+
+    def __init__(self, ctx: JobContext, owner: str, seconds: float, status_every: float) -> None:
+        super().__init__(daemon=True, name=f"lease-{ctx.job_id}")
+        self.ctx, self.owner, self.seconds = ctx, owner, seconds
+        self.stopped = threading.Event()
+        self.lost = False
+        self.status_every = status_every
+        self.status_at = time.monotonic()
+        self.steps = 0
+
+    def run(self) -> None:
+        renewed_at = time.monotonic()
+        while not self.stopped.wait(self.seconds / 3):
+            try:
+                renewed_at = self._beat(renewed_at)
+            except SQLAlchemyError as error:
+                log(
+                    logger,
+                    logging.WARNING,
+                    "job.heartbeat_failed",
+                    job=self.ctx.job_id,
+                    error=type(error).__name__,
+                )
+            # Stop before the lease can run out: better to stop than to run twice.
+            if self.lost or time.monotonic() - renewed_at > self.seconds * 0.8:
+                self.lost = True
+                self.ctx.cancel()
+                return
+
+    def _beat(self, renewed_at: float) -> float:
+        with session_scope() as session:
+            if not jobs.renew_lease(session, self.ctx.job_id, self.owner, self.seconds):
+                self.lost = True
+                return renewed_at
+            job = jobs.get_job(session, self.ctx.job_id)
+            if job.cancel_requested:
+                self.ctx.cancel()
+            callbacks = self._progress(session, job)
+        for renew in list(self.ctx.on_beat):
+            renew()
+        record.publish_all(callbacks)
+        return time.monotonic()
+
+    def _progress(self, session: Session, job: Job) -> list[int]:
+        """A status update when the agent has taken steps since the last one (throttled)."""
+        if time.monotonic() - self.status_at < self.status_every:
+            return []
+        steps = jobs.count_steps(session, job.id)
+        if steps == self.steps:
+            return []
+        self.steps, self.status_at = steps, time.monotonic()
+        return record.record_status(session, job)
+
+
+def _record(job_id: int, owner: str, outcome: RunResult) -> None:
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        if job.lease_owner != owner or job.state != JobState.RUNNING:
+            log(logger, logging.WARNING, "job.lease_lost", job=job_id)
+            return
+        # Any secret this process has decrypted is masked in the stored error too.
+        error = redact(outcome.error) if outcome.error else None
+        jobs.finish_job(
+            session, job, outcome.state, outcome.outcome, error=error, result=outcome.result
+        )
+        callbacks = record.record_finish(session, job)
+        waiting = jobs.next_waiting(session, job)
+    log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
+    record.publish_all(callbacks)
+    if waiting:
+        for waiting_id in waiting:
+            with session_scope() as session:
+                publish_job(session, waiting_id)
+
+
+def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
+    """Run one job if we can take its lease; a finished or held job is a no-op."""
+    settings = get_settings()
+    owner = uuid.uuid4().hex
+    with session_scope() as session:
+        try:
+            job = jobs.get_job(session, job_id)
+        except jobs.JobNotFoundError:
+            log(logger, logging.WARNING, "job.missing", job=job_id)
+            return
+        # Commands (`@bot stop`) never wait: they are how a person gets a stuck job out.
+        waits = job.state == JobState.QUEUED and parse_command(job.task) not in ("stop", "status")
+        if waits and jobs.conversation_busy(session, job):
+            # A follow-up runs after the earlier job of its conversation, which publishes it.
+            log(logger, logging.INFO, "job.waiting_for_conversation", job=job_id)
+            return
+        if waits and jobs.over_capacity(
+            session, job, settings.max_jobs_per_user, settings.max_jobs_per_repo
+        ):
+            # It stays queued; it is published again when a running job of the same
+            # requester or repository ends (or by the reconciler).
+            log(logger, logging.INFO, "job.waiting_for_capacity", job=job_id)
+            return
+        if not jobs.take_lease(session, job_id, owner, settings.lease_seconds):
+            log(logger, logging.INFO, "job.skipped", job=job_id)
+            return
+        source = job.source
+    ctx = JobContext(job_id, owner)
+    heartbeat = _Heartbeat(ctx, owner, settings.lease_seconds, settings.status_interval)
+    heartbeat.start()
+    log(logger, logging.INFO, "job.started", job=job_id, source=source)
+    try:
+        outcome = runner_for(source)(ctx)
+    except Exception as error:  # a bug in a runner: fail the job once, tell the user
+        logger.exception("job.crashed", extra={"fields": {"job": job_id}})
+        reason = f"internal error: {type(error).__name__}"
+        outcome = RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
+    finally:
+        heartbeat.stopped.set()
+        heartbeat.join()
+    if heartbeat.lost:
+        # Another attempt owns (or will own) the job once our lease runs out; record nothing.
+        log(logger, logging.WARNING, "job.lease_lost", job=job_id)
+        return
+    if ctx.cancelled.is_set():
+        outcome = RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=outcome.result)
+    _record(job_id, owner, outcome)

@@ -1,0 +1,37 @@
+"""Housekeeping on the beat: end what the watchdog ends, re-publish jobs whose message was lost
+and callbacks that stalled."""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy.orm import Session
+
+from resolver.broker.outbox import publish_job, waiting_job_messages
+from resolver.broker.publish import publish_callback
+from resolver.callbacks import record
+from resolver.core.logs import log
+from resolver.core.settings import get_settings
+from resolver.store.callbacks import stalled_callbacks
+from resolver.store.jobs import stranded_jobs
+from resolver.worker import watchdog
+
+logger = logging.getLogger(__name__)
+
+
+def reconcile(session: Session) -> list[int]:
+    """Re-publish every stranded job. A duplicate message is harmless: leases make runs unique."""
+    settings = get_settings()
+    waiting = waiting_job_messages()
+    # The watchdog first: a job it ends is not stranded any more.
+    ended = watchdog.sweep(session, settings)
+    session.commit()
+    record.publish_all(ended)
+    job_ids = stranded_jobs(session, waiting, settings.queued_grace_seconds)
+    for job_id in job_ids:
+        log(logger, logging.WARNING, "job.republished", job=job_id)
+        publish_job(session, job_id)
+    for callback_id in stalled_callbacks(session):
+        log(logger, logging.WARNING, "callback.republished", callback=callback_id)
+        publish_callback(callback_id)
+    return job_ids
