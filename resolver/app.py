@@ -6,7 +6,6 @@ import hmac
 import logging
 from typing import Any
 
-from sqlalchemy import select, text
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -16,9 +15,9 @@ from integrations import registry
 from resolver.broker import locks
 from resolver.core.settings import get_settings
 from resolver.ingress.endpoint import endpoint
-from resolver.store.db import get_engine, session_scope
-from resolver.store.jobs import JobNotFoundError, get_job, job_to_dict
-from resolver.store.models import Job
+from resolver.store import db
+from resolver.store.db import session_scope
+from resolver.store.jobs import JobNotFoundError, get_job, job_to_dict, recent_jobs
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +40,7 @@ async def readyz(_request: Request) -> Response:
     """The database and Redis both answer."""
     checks: dict[str, str] = {}
     try:
-        with get_engine().connect() as conn:
-            conn.execute(text("SELECT 1"))
+        db.ping()
         checks["database"] = "ok"
     except Exception as error:  # any failure means not ready; the reason is reported
         checks["database"] = f"error: {type(error).__name__}"
@@ -75,7 +73,7 @@ async def list_jobs(request: Request) -> Response:
     except ValueError:
         return JSONResponse({"error": "limit must be an integer"}, status_code=400)
     with session_scope() as session:
-        rows = session.scalars(select(Job).order_by(Job.id.desc()).limit(limit))
+        rows = recent_jobs(session, limit)
         return JSONResponse([job_to_dict(job) for job in rows])
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any
 
 from resolver.agent.events import Event, totals
 from resolver.core.redact import Redactor
 from resolver.store import jobs
 from resolver.store.db import session_scope
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 class Trajectory:

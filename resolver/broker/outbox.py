@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import redis
-from sqlalchemy.orm import Session
 
 from resolver.broker.celery_app import JOBS_QUEUE
 from resolver.broker.publish import job_message, send_messages
@@ -15,6 +15,9 @@ from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.store import jobs
 from resolver.store.jobs import new_message_id
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 

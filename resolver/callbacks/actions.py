@@ -10,10 +10,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, Final
-
-from sqlalchemy import update
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any, Final
 
 from integrations import registry
 from resolver.broker import locks
@@ -31,10 +28,13 @@ from resolver.callbacks.record import (
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
 from resolver.core.logs import log
-from resolver.store import jobs
+from resolver.store import callbacks, jobs
 from resolver.store.callbacks import mark_posting
 from resolver.store.db import session_scope
-from resolver.store.models import Callback, Job, Notice, utcnow
+from resolver.store.models import Job, Notice, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -132,17 +132,7 @@ def _post_once(
 def _supersede(session: Session, job_id: int, newest: int) -> None:
     """Older pending status updates are moot once a newer one has been shown (the message is
     rendered from the job row, never from the callback)."""
-    session.execute(
-        update(Callback)
-        .where(
-            Callback.job_id == job_id,
-            Callback.action == STATUS,
-            Callback.state == "pending",
-            Callback.id < newest,
-        )
-        .values(state="superseded", finished_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
+    callbacks.supersede(session, job_id, STATUS, newest)
 
 
 def send_react(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
-
-from sqlalchemy.orm import Session
 
 from integrations import registry
 from resolver.broker.publish import publish_callback
@@ -25,6 +23,9 @@ from resolver.store import jobs
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 

@@ -7,13 +7,11 @@ import sys
 import typer
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import select
 
 from integrations import registry
 from resolver.core.settings import get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
-from resolver.store.models import User
 from resolver.store.vault import Vault, generate_key, rotate_all, store_credential
 
 console = Console()
@@ -43,7 +41,7 @@ def users_list() -> None:
     """List users and their linked accounts."""
     table = Table("user", "linked accounts")
     with session_scope() as session:
-        for user in session.scalars(select(User).order_by(User.name)):
+        for user in accounts.all_users(session):
             links = ", ".join(
                 f"{i.provider}:{i.external_id}" + (f" ({i.login})" if i.login else "")
                 for i in user.identities

@@ -7,8 +7,6 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from sqlalchemy import inspect, text
-
 from integrations import registry
 from resolver.broker import locks
 from resolver.core.settings import ConfigError, Settings, load_settings
@@ -23,24 +21,16 @@ class Check:
 
 
 def _database(settings: Settings) -> Check:
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
-
-    from resolver.store.db import engine_for
-    from resolver.store.migrate import alembic_config
+    from resolver.store.migrate import schema_state
 
     try:
-        with engine_for(settings.database_url).connect() as conn:
-            conn.execute(text("SELECT 1"))
-            current = MigrationContext.configure(conn).get_current_revision()
-            has_jobs = inspect(conn).has_table("jobs")
+        current, head, has_jobs = schema_state(settings.database_url)
     except Exception as error:  # any failure to connect is reported, with its type
         return Check(
             "database",
             "fail",
             f"cannot connect ({type(error).__name__}); check RESOLVER_DATABASE_URL",
         )
-    head = ScriptDirectory.from_config(alembic_config(settings.database_url)).get_current_head()
     if not has_jobs or current != head:
         return Check(
             "database", "fail", f"schema at {current}, code at {head}: run `resolver db upgrade`"

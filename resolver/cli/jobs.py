@@ -7,7 +7,6 @@ import json
 import typer
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy import select
 
 from resolver.core.states import IllegalTransitionError
 from resolver.store import jobs as job_store
@@ -33,10 +32,7 @@ def list_jobs(
 ) -> None:
     """List recent jobs."""
     with session_scope() as session:
-        rows = [
-            job_store.job_to_dict(j)
-            for j in session.scalars(select(Job).order_by(Job.id.desc()).limit(limit))
-        ]
+        rows = [job_store.job_to_dict(j) for j in job_store.recent_jobs(session, limit)]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return

@@ -18,12 +18,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Final, Generic, TypeAlias, TypeVar
 
-from sqlalchemy.exc import OperationalError
-
 from resolver.broker.publish import callback_message, job_message, send_messages
 from resolver.core.logs import log
 from resolver.ingress.intake import Accepted, Pending, record
-from resolver.store.db import get_engine
+from resolver.store.db import StoreUnavailable, get_engine
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +168,7 @@ def write_batch(batch: Sequence[Pending]) -> list[Accepted | Exception]:
     an unavailable database, each trigger is written alone, so that only a bad one fails."""
     try:
         return list(_write(batch))
-    except OperationalError:
+    except StoreUnavailable:
         raise  # alone, each would fail the same way (and SQLite would wait out its busy timeout)
     except Exception as error:
         if len(batch) == 1:

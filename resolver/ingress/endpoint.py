@@ -18,7 +18,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final
 
-from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -41,6 +40,7 @@ from resolver.core.logs import log
 from resolver.core.settings import Settings, get_settings
 from resolver.ingress.batching import write
 from resolver.ingress.intake import Accepted, Pending
+from resolver.store.db import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def endpoint(integration: Integration, record: Record = write) -> Endpoint:
             return _answer(await record(routed))
         except WebhookError as error:
             return _refusal(integration.name, error)
-        except OperationalError as error:
+        except StoreUnavailable as error:
             log(logger, logging.ERROR, f"webhook.{integration.name}.database", error=repr(error))
             return JSONResponse({"error": "unavailable"}, status_code=503, headers=_RETRY)
 

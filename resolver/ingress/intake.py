@@ -13,10 +13,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
-
-from sqlalchemy import Connection
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any, Literal
 
 from resolver.contract.inbound import Trigger, WebhookEvent
 from resolver.core.logs import log
@@ -39,6 +36,10 @@ from resolver.ingress.rows_sql import (
 from resolver.store.accounts import find_identity
 from resolver.store.jobs import new_message_id
 from resolver.store.notices import QUEUED, UNLINKED, NewNotice
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 

@@ -6,9 +6,7 @@ statement, so the rows one statement writes share it.
 
 from __future__ import annotations
 
-from typing import Any, Final
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any, Final
 
 from resolver.contract.inbound import Trigger
 from resolver.core.states import JobState
@@ -23,6 +21,9 @@ from resolver.ingress.rows_sql import (
     to_json,
 )
 from resolver.store.notices import NOTICE_ACTION, NewNotice
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 _EMPTY: Final = to_json({})
 """A JSON column's `default=dict`, as stored."""

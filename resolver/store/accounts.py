@@ -92,3 +92,7 @@ def identity_of(session: Session, user_id: int, provider: str) -> Identity | Non
     return session.scalars(
         select(Identity).where(Identity.user_id == user_id, Identity.provider == provider)
     ).first()
+
+
+def all_users(session: Session) -> list[User]:
+    return list(session.scalars(select(User).order_by(User.name)))

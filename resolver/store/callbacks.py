@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from resolver.contract.errors import CallbackError
 from resolver.core.logs import redact
 from resolver.store.db import session_scope
-from resolver.store.models import Callback, CallbackAttempt, utcnow
+from resolver.store.models import Callback, CallbackAttempt, Job, utcnow
 
 STALL_GRACE: Final = 60.0
 
@@ -95,3 +95,36 @@ def finish(
             callback.result = result or {}
             callback.error = redact(error) if error else None
             callback.finished_at = utcnow()
+
+
+def recently_failed(session: Session, action: str, since: datetime) -> list[tuple[Job, Callback]]:
+    """Jobs with a callback of `action` that failed for good after `since`, oldest first."""
+    rows = session.execute(
+        select(Job, Callback)
+        .join(Callback, Callback.job_id == Job.id)
+        .where(Callback.action == action, Callback.state == "failed", Callback.finished_at > since)
+        .order_by(Callback.id)
+    )
+    return [(job, callback) for job, callback in rows]
+
+
+def newest_callback(session: Session, job_id: int, action: str) -> int | None:
+    """The id of the job's newest callback of `action`."""
+    return session.scalar(
+        select(func.max(Callback.id)).where(Callback.job_id == job_id, Callback.action == action)
+    )
+
+
+def supersede(session: Session, job_id: int, action: str, newest: int) -> None:
+    """Retire the job's pending callbacks of `action` older than `newest`."""
+    session.execute(
+        update(Callback)
+        .where(
+            Callback.job_id == job_id,
+            Callback.action == action,
+            Callback.state == "pending",
+            Callback.id < newest,
+        )
+        .values(state="superseded", finished_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )

@@ -8,7 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from resolver.core.settings import get_settings
@@ -62,3 +63,15 @@ def session_scope() -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+StoreError = SQLAlchemyError
+"""Any failure of the database or of a statement."""
+StoreUnavailable = OperationalError
+"""The database cannot be reached, or is locked or out of space: a failure worth a retry."""
+
+
+def ping() -> None:
+    """Raise StoreError unless the database answers."""
+    with get_engine().connect() as conn:
+        conn.execute(text("SELECT 1"))

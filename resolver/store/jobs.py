@@ -328,3 +328,28 @@ def mark_published(session: Session, job_id: int, message_id: str) -> None:
         .values(message_id=message_id, published_at=utcnow())
         .execution_options(synchronize_session=False)
     )
+
+
+def recent_jobs(session: Session, limit: int) -> list[Job]:
+    """The newest `limit` jobs, newest first."""
+    return list(session.scalars(select(Job).order_by(Job.id.desc()).limit(limit)))
+
+
+def exhausted_jobs(session: Session, max_attempts: int) -> list[Job]:
+    """Running jobs whose lease ran out after their last allowed attempt."""
+    return list(
+        session.scalars(
+            select(Job).where(
+                Job.state == JobState.RUNNING,
+                Job.lease_expires_at < utcnow(),
+                Job.attempts >= max_attempts,
+            )
+        )
+    )
+
+
+def queued_before(session: Session, cutoff: datetime) -> list[Job]:
+    """Jobs still queued that were created before `cutoff`."""
+    return list(
+        session.scalars(select(Job).where(Job.state == JobState.QUEUED, Job.created_at < cutoff))
+    )

@@ -21,3 +21,20 @@ def alembic_config(url: str) -> Config:
 def upgrade(url: str, revision: str = "head") -> None:
     """Bring the database at `url` to `revision`."""
     command.upgrade(alembic_config(url), revision)
+
+
+def schema_state(url: str) -> tuple[str | None, str | None, bool]:
+    """The database's revision, the code's head revision, and whether the jobs table exists.
+    Raises whatever connecting raises."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import inspect, text
+
+    from resolver.store.db import engine_for
+
+    with engine_for(url).connect() as conn:
+        conn.execute(text("SELECT 1"))
+        current = MigrationContext.configure(conn).get_current_revision()
+        has_jobs = inspect(conn).has_table("jobs")
+    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
+    return current, head, has_jobs

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING
 
 from integrations import registry
 from resolver.callbacks import record, status
@@ -16,6 +16,9 @@ from resolver.store.db import session_scope
 from resolver.store.models import Job
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.values import Snapshot, Stop
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def answer_stop(snapshot: Snapshot) -> RunResult:

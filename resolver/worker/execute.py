@@ -9,9 +9,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING
 
 from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
@@ -21,8 +19,11 @@ from resolver.core.logs import log, redact
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
-from resolver.store.db import session_scope
+from resolver.store.db import StoreError, session_scope
 from resolver.store.models import Job
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class _Heartbeat(threading.Thread):
         while not self.stopped.wait(self.seconds / 3):
             try:
                 renewed_at = self._beat(renewed_at)
-            except SQLAlchemyError as error:
+            except StoreError as error:
                 log(
                     logger,
                     logging.WARNING,

@@ -4,8 +4,7 @@ and callbacks that stalled."""
 from __future__ import annotations
 
 import logging
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING
 
 from resolver.broker.outbox import publish_job, waiting_job_messages
 from resolver.broker.publish import publish_callback
@@ -15,6 +14,9 @@ from resolver.core.settings import get_settings
 from resolver.store.callbacks import stalled_callbacks
 from resolver.store.jobs import stranded_jobs
 from resolver.worker import watchdog
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import Final
-
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Final
 
 from resolver.callbacks import record
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome, is_terminal
-from resolver.store import jobs
+from resolver.store import callbacks, jobs
 from resolver.store.models import Callback, Job, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -47,13 +47,7 @@ def sweep(session: Session, settings: Settings) -> list[int]:
 
 
 def _end_exhausted(session: Session, max_attempts: int) -> list[int]:
-    stuck = session.scalars(
-        select(Job).where(
-            Job.state == JobState.RUNNING,
-            Job.lease_expires_at < utcnow(),
-            Job.attempts >= max_attempts,
-        )
-    )
+    stuck = jobs.exhausted_jobs(session, max_attempts)
     ids: list[int] = []
     for job in stuck:
         reason = (
@@ -65,9 +59,7 @@ def _end_exhausted(session: Session, max_attempts: int) -> list[int]:
 
 
 def _expire_queued(session: Session, expiry: timedelta) -> list[int]:
-    old = session.scalars(
-        select(Job).where(Job.state == JobState.QUEUED, Job.created_at < utcnow() - expiry)
-    )
+    old = jobs.queued_before(session, utcnow() - expiry)
     ids: list[int] = []
     for job in old:
         hours = expiry.total_seconds() / 3600
@@ -87,17 +79,7 @@ def _end(session: Session, job: Job, state: JobState, outcome: Outcome, reason: 
 
 
 def _recently_failed(session: Session, action: str) -> list[tuple[Job, Callback]]:
-    rows = session.execute(
-        select(Job, Callback)
-        .join(Callback, Callback.job_id == Job.id)
-        .where(
-            Callback.action == action,
-            Callback.state == "failed",
-            Callback.finished_at > utcnow() - LOOKBACK,
-        )
-        .order_by(Callback.id)
-    )
-    return [(job, callback) for job, callback in rows]
+    return callbacks.recently_failed(session, action, utcnow() - LOOKBACK)
 
 
 def _unstick_pulls(session: Session) -> list[int]:
@@ -130,8 +112,4 @@ def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
 
 
 def _newest_status(session: Session, job: Job) -> int | None:
-    return session.scalar(
-        select(func.max(Callback.id)).where(
-            Callback.job_id == job.id, Callback.action == record.STATUS
-        )
-    )
+    return callbacks.newest_callback(session, job.id, record.STATUS)
