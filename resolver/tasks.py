@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from integrations import registry
 from resolver.broker.celery_app import (
@@ -22,7 +22,6 @@ from resolver.broker.celery_app import (
     SCHEDULES_SYNC,
     SCHEDULES_TICK,
 )
-from resolver.broker.publish import publish_callback
 from resolver.callbacks.send import send
 from resolver.contract.commands import Command, parse_command
 from resolver.core.job import JobContext, Runner, RunResult
@@ -78,12 +77,21 @@ def run_job(job_id: int) -> None:
     execute(int(job_id), runner_for)
 
 
-@shared_task(name=DELIVER, acks_late=True, max_retries=0, time_limit=120, soft_time_limit=100)
-def deliver(callback_id: int) -> None:
-    """Send one callback; a transient failure schedules the next try as a new message."""
+# No retry limit here: the attempt rows decide when to give up (`callbacks.send.MAX_TRIES`).
+@shared_task(
+    bind=True,
+    name=DELIVER,
+    acks_late=True,
+    max_retries=None,
+    time_limit=120,
+    soft_time_limit=100,
+)
+def deliver(self: Task, callback_id: int) -> None:
+    """Send one callback; a transient failure is tried again by Celery, after the wait that
+    `send` computed (the provider's Retry-After, or backoff with jitter)."""
     wait = send(int(callback_id))
     if wait is not None:
-        publish_callback(int(callback_id), countdown=wait)
+        raise self.retry(countdown=wait)
 
 
 @shared_task(name=RECONCILE, max_retries=0, time_limit=60, soft_time_limit=50)

@@ -12,40 +12,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from resolver.contract.inbound import Trigger, WebhookEvent
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.ingress.notices import render_queued, render_unlinked
-from resolver.ingress.rows import delivery_row, job_row, record_notices
-from resolver.ingress.rows_sql import (
-    CLAIM_DELIVERIES,
-    FIRST_JOBS,
-    INSERT_JOBS,
-    JOBS_AHEAD,
-    LATEST_JOBS,
-    LINK_DELIVERIES,
-    USERS_BY_SENDER,
-    lock_conversations,
-    now,
-    run,
-    to_json,
-)
-from resolver.store.accounts import find_identity
-from resolver.store.jobs import new_message_id
-from resolver.store.notices import QUEUED, UNLINKED, NewNotice
+from resolver.store import accounts, deliveries, jobs
+from resolver.store.deliveries import DeliveryId
+from resolver.store.notices import QUEUED, UNLINKED, NewNotice, insert_notices
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
-    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
 Kind = Literal["created", "duplicate", "unlinked", "not_followup"]
-DeliveryId = tuple[str, str]
-"""(provider, delivery key): what the unique constraint on deliveries is about."""
 
 
 @dataclass(frozen=True)
@@ -93,11 +75,6 @@ class _Draft:
     user_id: int | None
     context: dict[str, Any]
 
-    @cached_property
-    def context_json(self) -> str:
-        """Serialized once: the job and its notice store the same context."""
-        return to_json(self.context)
-
 
 @dataclass(frozen=True)
 class _NewJob:
@@ -107,7 +84,7 @@ class _NewJob:
 
 def record(conn: Connection, batch: Sequence[Pending]) -> list[Accepted]:
     """Write a batch of triggers in the connection's transaction; what became of each."""
-    lock_conversations(conn, {pending.conversation_key for pending in batch})
+    deliveries.lock_conversations(conn, {pending.conversation_key for pending in batch})
     answers: dict[int, Accepted] = {}
     for positions in _rounds(batch):
         recorded = _record_round(conn, [batch[n] for n in positions])
@@ -148,8 +125,7 @@ def _drafts(
     conn: Connection, round_: list[Pending]
 ) -> tuple[dict[int, Accepted], dict[int, _Draft]]:
     """Answer follow-ups that have nothing to follow; draft the rest."""
-    keys = [(key,) for key in {pending.conversation_key for pending in round_}]
-    previous: dict[str, int | None] = dict(run(conn, LATEST_JOBS, keys))
+    previous = jobs.latest_jobs(conn, {pending.conversation_key for pending in round_})
     users = _linked_users(conn, round_)
     answers: dict[int, Accepted] = {}
     drafts: dict[int, _Draft] = {}
@@ -165,47 +141,32 @@ def _drafts(
 def _linked_users(conn: Connection, round_: list[Pending]) -> list[int | None]:
     """Each sender's user: by external id, all in one query; by login, one by one (rare)."""
     senders = list({(pending.provider, pending.trigger.sender.external_id) for pending in round_})
-    rows = run(conn, USERS_BY_SENDER, senders)
-    by_id = {(provider, external_id): user_id for provider, external_id, user_id in rows}
+    by_id = accounts.users_by_sender(conn, senders)
     users: list[int | None] = []
     for pending in round_:
         user_id = by_id.get((pending.provider, pending.trigger.sender.external_id))
         if user_id is None and pending.trigger.sender.login:
-            user_id = _user_by_login(conn, pending.provider, pending.trigger.sender.login)
+            user_id = accounts.user_by_login(conn, pending.provider, pending.trigger.sender.login)
         users.append(user_id)
     return users
 
 
-def _user_by_login(conn: Connection, provider: str, login: str) -> int | None:
-    with Session(bind=conn) as session:  # inside the connection's transaction, which it leaves
-        identity = find_identity(session, provider, login=login)
-        return identity.user_id if identity else None
-
-
 def _claim_deliveries(conn: Connection, drafts: Iterable[_Draft]) -> dict[DeliveryId, int]:
     """Insert each draft's delivery unless a copy got there first; the claimed ones' row ids."""
-    at = now(conn)
-    # One order for every writer, so that concurrent batches (PostgreSQL) cannot deadlock.
     rows = [
-        delivery_row(
-            *draft.pending.delivery,
-            event=draft.pending.event.key[:100],
-            outcome="job" if draft.user_id is not None else UNLINKED,
-            at=at,
-        )
-        for draft in sorted(drafts, key=lambda draft: draft.pending.delivery)
+        {
+            "provider": draft.pending.delivery[0],
+            "delivery_key": draft.pending.delivery[1],
+            "event": draft.pending.event.key[:100],
+            "outcome": "job" if draft.user_id is not None else UNLINKED,
+        }
+        for draft in drafts
     ]
-    if not rows:
-        return {}
-    claimed = run(conn, CLAIM_DELIVERIES, rows)
-    return {(provider, key): delivery_id for delivery_id, provider, key in claimed}
+    return deliveries.claim(conn, rows)
 
 
-def _first_job_ids(conn: Connection, deliveries: list[DeliveryId]) -> dict[DeliveryId, int | None]:
-    if not deliveries:
-        return {}
-    rows = run(conn, FIRST_JOBS, deliveries)
-    return {(provider, key): job_id for provider, key, job_id in rows}
+def _first_job_ids(conn: Connection, copies: list[DeliveryId]) -> dict[DeliveryId, int | None]:
+    return deliveries.first_jobs(conn, copies) if copies else {}
 
 
 def _create(
@@ -213,16 +174,20 @@ def _create(
 ) -> dict[int, Accepted]:
     """Insert the jobs of linked senders and the notices; answer each claimed delivery."""
     linked = {n: draft for n, draft in new.items() if draft.user_id is not None}
-    jobs = _insert_jobs(conn, linked)
-    _link_deliveries(conn, {claimed[linked[n].pending.delivery]: job.id for n, job in jobs.items()})
-    places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in jobs.items()})
-    notices = _notices(new, jobs, places)
-    callbacks = record_notices(conn, notices, {n: new[n].context_json for n in notices})
+    created = _insert_jobs(conn, linked)
+    deliveries.link(
+        conn, {claimed[linked[n].pending.delivery]: job.id for n, job in created.items()}
+    )
+    places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in created.items()})
+    notices = _notices(new, created, places)
+    positions = list(notices)
+    sending = insert_notices(conn, [notices[n] for n in positions])
+    callbacks = dict(zip(positions, sending, strict=True))
     answers: dict[int, Accepted] = {}
     for n, draft in new.items():
         sent = _ids(callbacks.get(n))
-        if n in jobs:
-            job = jobs[n]
+        if n in created:
+            job = created[n]
             answers[n] = Accepted("created", job.id, places[n].behind, job.message_id, sent)
         else:
             provider, sender = draft.pending.provider, draft.pending.trigger.sender.external_id
@@ -232,13 +197,13 @@ def _create(
 
 
 def _notices(
-    new: dict[int, _Draft], jobs: dict[int, _NewJob], places: dict[int, QueuePlace]
+    new: dict[int, _Draft], created: dict[int, _NewJob], places: dict[int, QueuePlace]
 ) -> dict[int, NewNotice]:
     """An unlinked sender is told how to link an account; a job that waits, its place."""
-    notices = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in jobs}
+    notices = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in created}
     for n, place in places.items():
         if place.behind > 0:
-            notices[n] = _queued_notice(new[n], jobs[n].id, place)
+            notices[n] = _queued_notice(new[n], created[n].id, place)
     return notices
 
 
@@ -248,40 +213,30 @@ def _ids(callback_id: int | None) -> tuple[int, ...]:
 
 def _insert_jobs(conn: Connection, drafts: dict[int, _Draft]) -> dict[int, _NewJob]:
     """Insert a queued job per draft (each with a linked sender)."""
-    if not drafts:
-        return {}
-    # Known before the insert, so publishing needs no second write; and it tells the returned
-    # rows apart (RETURNING has no order).
-    message_ids = {n: new_message_id() for n in drafts}
-    at = now(conn)
-    rows = [
-        job_row(
-            draft.pending.provider,
-            draft.pending.trigger,
-            draft.user_id,
-            draft.context_json,
-            message_ids[n],
-            at,
-        )
-        for n, draft in drafts.items()
-    ]
-    ids = {message_id: job_id for job_id, message_id in run(conn, INSERT_JOBS, rows)}
-    return {n: _NewJob(ids[message_id], message_id) for n, message_id in message_ids.items()}
+    positions = list(drafts)
+    news = [_new_job(drafts[n]) for n in positions]
+    inserted = jobs.insert_jobs(conn, news)
+    return {n: _NewJob(*row) for n, row in zip(positions, inserted, strict=True)}
 
 
-def _link_deliveries(conn: Connection, job_of_delivery: dict[int, int]) -> None:
-    if job_of_delivery:
-        run(conn, LINK_DELIVERIES, list(job_of_delivery.items()))
+def _new_job(draft: _Draft) -> jobs.NewJob:
+    trigger = draft.pending.trigger
+    return jobs.NewJob(
+        source=draft.pending.provider,
+        task=trigger.task,
+        repo=trigger.repo,
+        requester=trigger.sender.login or trigger.sender.external_id,
+        requester_id=draft.user_id,
+        trigger=draft.context,
+        conversation_key=trigger.conversation_key,
+    )
 
 
-def _queue_places(conn: Connection, jobs: dict[int, tuple[int, _Draft]]) -> dict[int, QueuePlace]:
-    if not jobs:
-        return {}
-    rows = run(conn, JOBS_AHEAD, [(job_id,) for job_id, _ in jobs.values()])
-    ahead = {job_id: (user_ahead, repo_ahead) for job_id, user_ahead, repo_ahead in rows}
+def _queue_places(conn: Connection, queued: dict[int, tuple[int, _Draft]]) -> dict[int, QueuePlace]:
+    ahead = jobs.jobs_ahead(conn, [job_id for job_id, _ in queued.values()])
     return {
         n: place_in_queue(*ahead[job_id], draft.pending.settings)
-        for n, (job_id, draft) in jobs.items()
+        for n, (job_id, draft) in queued.items()
     }
 
 

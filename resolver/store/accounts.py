@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from collections.abc import Iterable
+
+from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -96,3 +98,26 @@ def identity_of(session: Session, user_id: int, provider: str) -> Identity | Non
 
 def all_users(session: Session) -> list[User]:
     return list(session.scalars(select(User).order_by(User.name)))
+
+
+def users_by_sender(
+    conn: Connection, senders: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """The user linked to each (provider, external id) that has one, one query per provider."""
+    found: dict[tuple[str, str], int] = {}
+    pairs = set(senders)
+    for provider in {provider for provider, _ in pairs}:
+        ids = [external_id for p, external_id in pairs if p == provider]
+        query = select(Identity.external_id, Identity.user_id).where(
+            Identity.provider == provider, Identity.external_id.in_(ids)
+        )
+        found.update({(provider, ext): user_id for ext, user_id in conn.execute(query)})
+    return found
+
+
+def user_by_login(conn: Connection, provider: str, login: str) -> int | None:
+    """The user linked to `login` on `provider` (`find_identity`), inside the connection's
+    transaction, which it leaves open."""
+    with Session(bind=conn) as session:
+        identity = find_identity(session, provider, login=login)
+        return identity.user_id if identity else None

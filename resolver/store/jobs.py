@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, func, insert, or_, select, update
+from sqlalchemy.orm import Session, aliased
 
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome, check_transition, is_terminal
@@ -32,23 +33,36 @@ class NewJob:
     conversation_key: str | None = None
 
 
-def create_job(session: Session, new: NewJob) -> Job:
-    """Insert a queued job. The caller commits before publishing its message (the outbox)."""
-    job = Job(
-        source=new.source,
-        task=new.task,
-        repo=new.repo,
-        requester=new.requester,
-        requester_id=new.requester_id,
-        trigger=dict(new.trigger or {}),
-        conversation_key=new.conversation_key[:300] if new.conversation_key else None,
-        state=JobState.QUEUED,
+def job_values(new: NewJob) -> dict[str, Any]:
+    """The columns a new queued job sets; the model's defaults fill the rest."""
+    return {
+        "source": new.source,
+        "task": new.task,
+        "repo": new.repo,
+        "requester": new.requester,
+        "requester_id": new.requester_id,
+        "trigger": dict(new.trigger or {}),
+        "conversation_key": new.conversation_key[:300] if new.conversation_key else None,
+        "state": JobState.QUEUED.value,
         # Known before the insert, so publishing needs no second write.
-        message_id=new_message_id(),
-    )
-    session.add(job)
-    session.flush()
-    return job
+        "message_id": new_message_id(),
+    }
+
+
+def insert_jobs(conn: Connection, news: Sequence[NewJob]) -> list[tuple[int, str]]:
+    """Insert queued jobs in one batched statement: each one's (id, message id), in order. The
+    caller commits before publishing their messages (the outbox)."""
+    if not news:
+        return []
+    statement = insert(Job).returning(Job.id, Job.message_id, sort_by_parameter_order=True)
+    rows = conn.execute(statement, [job_values(new) for new in news])
+    return [(job_id, str(message_id)) for job_id, message_id in rows]
+
+
+def create_job(session: Session, new: NewJob) -> Job:
+    """Insert one queued job (`insert_jobs`) and load it."""
+    [(job_id, _)] = insert_jobs(session.connection(), [new])
+    return get_job(session, job_id)
 
 
 def get_job(session: Session, job_id: int) -> Job:
@@ -353,3 +367,39 @@ def queued_before(session: Session, cutoff: datetime) -> list[Job]:
     return list(
         session.scalars(select(Job).where(Job.state == JobState.QUEUED, Job.created_at < cutoff))
     )
+
+
+def latest_jobs(conn: Connection, conversation_keys: Iterable[str]) -> dict[str, int]:
+    """Per conversation that has jobs: its latest job's id."""
+    keys = list(conversation_keys)
+    if not keys:
+        return {}
+    query = (
+        select(Job.conversation_key, func.max(Job.id))
+        .where(Job.conversation_key.in_(keys))
+        .group_by(Job.conversation_key)
+    )
+    return {str(key): int(job_id) for key, job_id in conn.execute(query)}
+
+
+def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Per job: the active jobs ahead of it with the same requester, and with the same
+    repository (one count per owner, so each can use its own index)."""
+    if not job_ids:
+        return {}
+    job, earlier = aliased(Job), aliased(Job)
+    active = earlier.state.in_([JobState.QUEUED.value, JobState.RUNNING.value])
+    by_user = (
+        select(func.count())
+        .where(earlier.requester_id == job.requester_id, active, earlier.id < job.id)
+        .scalar_subquery()
+    )
+    earlier = aliased(Job)
+    active = earlier.state.in_([JobState.QUEUED.value, JobState.RUNNING.value])
+    by_repo = (
+        select(func.count())
+        .where(earlier.repo == job.repo, active, earlier.id < job.id)
+        .scalar_subquery()
+    )
+    query = select(job.id, by_user, by_repo).where(job.id.in_(list(job_ids)))
+    return {job_id: (int(user), int(repo)) for job_id, user, repo in conn.execute(query)}

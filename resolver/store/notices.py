@@ -6,13 +6,14 @@ twice is a no-op, so nobody is told the same thing twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, insert
 from sqlalchemy.orm import Session
 
+from resolver.store.deliveries import insert_once
 from resolver.store.models import Callback, Notice
 
 NOTICE_ACTION = "notice"
@@ -37,34 +38,46 @@ def record_notice(session: Session, notice: NewNotice) -> int | None:
     Returns the callback's id, to publish after the commit (`publish_callback`); None when the
     notice was already recorded.
     """
-    values = {
-        "provider": notice.provider,
-        "kind": notice.kind,
-        "dedup_key": notice.dedup_key[:300],
-        "conversation_key": notice.conversation_key[:300],
-        "body": notice.body,
-        "context": notice.context,
-        "job_id": notice.job_id,
-    }
-    statement = _INSERT_ONCE.get(
-        session.get_bind().dialect.name, insert(Notice).returning(Notice.id)
-    )
-    notice_id = session.execute(statement, values).scalar()
-    if notice_id is None:
-        return None
-    callback = Callback(
-        provider=notice.provider,
-        action=NOTICE_ACTION,
-        payload={"notice_id": notice_id},
-        job_id=notice.job_id,
-    )
-    session.add(callback)
-    session.flush()
-    return callback.id
+    return insert_notices(session.connection(), [notice])[0]
 
 
-# ON CONFLICT DO NOTHING, per dialect (only SQLite and PostgreSQL are supported: config.py).
-_INSERT_ONCE: dict[str, Any] = {
-    "sqlite": sqlite.insert(Notice).on_conflict_do_nothing().returning(Notice.id),
-    "postgresql": postgresql.insert(Notice).on_conflict_do_nothing().returning(Notice.id),
-}
+def insert_notices(conn: Connection, notices: Sequence[NewNotice]) -> list[int | None]:
+    """`record_notice` for many, in two statements: each notice's sending callback id, or None
+    for one recorded before (its dedup key taken)."""
+    if not notices:
+        return []
+    rows = [
+        {
+            "provider": notice.provider,
+            "kind": notice.kind,
+            "dedup_key": notice.dedup_key[:300],
+            "conversation_key": notice.conversation_key[:300],
+            "body": notice.body,
+            "context": notice.context,
+            "job_id": notice.job_id,
+        }
+        for notice in notices
+    ]
+    statement = insert_once(conn, Notice).returning(Notice.id, Notice.provider, Notice.dedup_key)
+    inserted = {(p, key): notice_id for notice_id, p, key in conn.execute(statement, rows)}
+    new: list[tuple[int, int]] = []
+    for n, row in enumerate(rows):
+        notice_id = inserted.pop((str(row["provider"]), str(row["dedup_key"])), None)
+        if notice_id is not None:  # the first of the batch to ask for it
+            new.append((n, notice_id))
+    ids: list[int | None] = [None] * len(notices)
+    if not new:
+        return ids
+    sending = insert(Callback).returning(Callback.id, sort_by_parameter_order=True)
+    callbacks = [
+        {
+            "provider": notices[n].provider,
+            "action": NOTICE_ACTION,
+            "payload": {"notice_id": notice_id},
+            "job_id": notices[n].job_id,
+        }
+        for n, notice_id in new
+    ]
+    for (n, _), (callback_id,) in zip(new, conn.execute(sending, callbacks), strict=True):
+        ids[n] = callback_id
+    return ids

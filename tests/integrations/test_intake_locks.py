@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import text
 
 from resolver.ingress.intake import Accepted, Pending, record
-from resolver.ingress.rows_sql import lock_conversations
 from resolver.store.db import get_engine
+from resolver.store.deliveries import lock_conversations
 from tests.conftest import ResolverEnv
 from tests.integrations.conftest import Store
 from tests.integrations.test_intake_rows import CODERTOCAT, mention

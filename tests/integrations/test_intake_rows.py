@@ -18,9 +18,8 @@ from sqlalchemy import JSON, Connection, text
 from sqlalchemy.orm import Session
 
 from resolver.ingress.intake import Accepted, Pending, record
-from resolver.ingress.rows_sql import LATEST_JOBS, run
 from resolver.store.db import get_engine, session_scope
-from resolver.store.jobs import NewJob, create_job
+from resolver.store.jobs import NewJob, create_job, latest_jobs
 from resolver.store.models import Base, Callback, Delivery, Job, Notice
 from resolver.store.notices import NewNotice, record_notice
 from tests.integrations.conftest import Store, reset_caches
@@ -185,8 +184,11 @@ def _shape(value: Any) -> Any:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
-def test_more_rows_than_one_statement_takes_go_in_parts(store: Store) -> None:
-    keys = [(f"github:o/r#{n}",) for n in range(2500)]  # more than two parts
+def test_a_batch_larger_than_one_statement_takes_is_written_whole(store: Store) -> None:
+    store.link("github", CODERTOCAT, f"user{CODERTOCAT}")
+    keys = [f"github:o/r#{n}" for n in range(2500)]
     with get_engine().begin() as conn:
-        latest = run(conn, LATEST_JOBS, keys)
-    assert sorted(latest) == sorted((key, None) for (key,) in keys)
+        assert latest_jobs(conn, keys) == {}
+        answers = record(conn, [mention(n) for n in range(1, 1201)])  # more than one page
+    assert [answer.kind for answer in answers] == ["created"] * 1200
+    assert len({answer.job_id for answer in answers}) == 1200

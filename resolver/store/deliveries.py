@@ -1,0 +1,89 @@
+"""Deliveries, and the statements the ingress writes a batch of triggers with.
+
+Each statement covers a whole batch with SQLAlchemy Core: a multi-row `INSERT … RETURNING`
+(`insertmanyvalues`), the dialect's `ON CONFLICT DO NOTHING` where a copy may have been first,
+and set-based reads. The model's column defaults fill what a row leaves out, so the rows are
+the ones the ORM would write: there is one writer of each table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import bindparam, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from resolver.store.models import Delivery
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+    from sqlalchemy.sql.dml import Insert
+
+DeliveryId = tuple[str, str]
+"""(provider, delivery key): what the unique constraint on deliveries is about."""
+
+
+def insert_once(conn: Connection, table: Any) -> Insert:
+    """`INSERT … ON CONFLICT DO NOTHING` on the connection's database (SQLite or PostgreSQL)."""
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    return sqlite.insert(table).on_conflict_do_nothing()
+
+
+def lock_conversations(conn: Connection, conversation_keys: Iterable[str]) -> None:
+    """Before the batch reads anything, wait for every other writer of its conversations, so that
+    it sees the jobs they commit (a follow-up finds the job it follows, across server processes).
+    SQLite takes its write lock now rather than at the first insert; PostgreSQL takes an
+    advisory lock per conversation until the transaction ends, in one order for every writer."""
+    if conn.dialect.name == "sqlite":
+        driver = conn.connection.dbapi_connection
+        if driver is not None and not driver.in_transaction:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        return
+    for key in sorted({_lock_key(key) for key in conversation_keys}):
+        conn.execute(select(func.pg_advisory_xact_lock(key)))
+
+
+def _lock_key(conversation_key: str) -> int:
+    """A conversation's advisory lock: 64 bits of a stable hash (Python's own is salted)."""
+    digest = hashlib.blake2b(conversation_key.encode(), digest_size=8, person=b"resolver").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def claim(conn: Connection, rows: Sequence[dict[str, Any]]) -> dict[DeliveryId, int]:
+    """Insert each delivery (`provider`, `delivery_key`, `event`, `outcome`) unless a copy got
+    there first; the claimed ones' row ids. Rows go in one order for every writer, so that
+    concurrent batches (PostgreSQL) cannot deadlock."""
+    if not rows:
+        return {}
+    ordered = sorted(rows, key=lambda row: (row["provider"], row["delivery_key"]))
+    statement = insert_once(conn, Delivery).returning(
+        Delivery.id, Delivery.provider, Delivery.delivery_key
+    )
+    return {(p, key): delivery_id for delivery_id, p, key in conn.execute(statement, ordered)}
+
+
+def first_jobs(conn: Connection, deliveries: Sequence[DeliveryId]) -> dict[DeliveryId, int | None]:
+    """The job each already-claimed delivery made (None: it made none)."""
+    found: dict[DeliveryId, int | None] = {}
+    for provider in {provider for provider, _ in deliveries}:
+        keys = [key for p, key in deliveries if p == provider]
+        query = select(Delivery.delivery_key, Delivery.job_id).where(
+            Delivery.provider == provider, Delivery.delivery_key.in_(keys)
+        )
+        found.update({(provider, key): job_id for key, job_id in conn.execute(query)})
+    return found
+
+
+def link(conn: Connection, job_of_delivery: dict[int, int]) -> None:
+    """Note on each delivery row the job it made."""
+    if job_of_delivery:
+        statement = (
+            update(Delivery)
+            .where(Delivery.id == bindparam("delivery"))
+            .values(job_id=bindparam("job"))
+        )
+        rows = [{"delivery": d, "job": j} for d, j in job_of_delivery.items()]
+        conn.execute(statement, rows)
