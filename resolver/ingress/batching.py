@@ -45,7 +45,7 @@ class _Waiter(Generic[R]):
     future: asyncio.Future[R]
 
 
-Outcome: TypeAlias = "R | BaseException"
+Settled: TypeAlias = "R | BaseException"
 _Entry: TypeAlias = "tuple[T, Future[R] | _Waiter[R]]"
 
 
@@ -110,7 +110,7 @@ class GroupWriter(Generic[T, R]):
     def _write_batch(self, batch: list[_Entry[T, R]]) -> None:
         if not batch:
             return
-        outcomes: Sequence[Outcome[R]]
+        outcomes: Sequence[Settled[R]]
         try:
             outcomes = self._write([item for item, _ in batch])
         except BaseException as error:  # as concurrent.futures does: every request hears why
@@ -125,9 +125,9 @@ def _claim(waiter: Future[R] | _Waiter[R]) -> bool:
     return not waiter.future.cancelled()
 
 
-def _settle(waiters: Sequence[Future[R] | _Waiter[R]], outcomes: Sequence[Outcome[R]]) -> None:
+def _settle(waiters: Sequence[Future[R] | _Waiter[R]], outcomes: Sequence[Settled[R]]) -> None:
     """Hand each waiter its outcome: Futures directly, coroutines one call per event loop."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[R], Outcome[R]]]] = {}
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[R], Settled[R]]]] = {}
     for waiter, outcome in zip(waiters, outcomes, strict=True):
         if isinstance(waiter, _Waiter):
             by_loop.setdefault(waiter.loop, []).append((waiter.future, outcome))
@@ -142,7 +142,7 @@ def _settle(waiters: Sequence[Future[R] | _Waiter[R]], outcomes: Sequence[Outcom
             continue
 
 
-def _resolve(settled: list[tuple[asyncio.Future[R], Outcome[R]]]) -> None:
+def _resolve(settled: list[tuple[asyncio.Future[R], Settled[R]]]) -> None:
     for future, outcome in settled:
         if future.done():  # cancelled after its batch began
             continue

@@ -1,16 +1,15 @@
-"""The worker's runner for requests from every provider.
+"""The worker's runner for a person's request (from any installed provider), once it is work
+rather than a command (`resolver.tasks.run_request` answers those from `COMMANDS`).
 
-1. Commands (`@bot stop`, `@bot status`, `@bot run <schedule>`) are answered at once
-   (command_jobs.py).
-2. Plan: the forge and repository (the trigger's own, `repo=`, or a configured route:
-   repo_access.py), and the branch (a new `resolver/…` branch, or the branch of the bot's open
-   pull request).
-3. Permission: the requester must be able to push to the repository; else a polite refusal.
-4. Acknowledge: 👀 and the status message, sent by callbacks.
-5. Clone privately on the host with the forge's token, run setup and the agent in the
-   sandbox, take its change out as data, commit it as the bot and push (pushing.py). The pull
-   request and the final status are sent by callbacks when the worker records the job
-   (tasks.py → record.record_finish).
+1. Plan: the forge and repository (the trigger's own, `repo=`, or a configured route:
+   `worker/plan.py`), and the branch (a new `resolver/…` branch, or the branch of the bot's
+   open pull request).
+2. Permission: the requester must be able to push to the repository; else a polite refusal.
+3. Acknowledge: 👀 and the status message, sent by callbacks.
+4. Clone privately on the host with the forge's token, run setup and the agent in the
+   sandbox, take its change out as data, commit it as the bot and push (`worker/push.py`). The
+   pull request and the final status are sent by callbacks when the worker records the job
+   (`worker/execute.py` → `callbacks.record.record_finish`).
 """
 
 from __future__ import annotations

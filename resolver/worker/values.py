@@ -1,4 +1,4 @@
-"""The values the request pipeline's steps share (pipeline.py, and the scheduled runs' runner):
+"""The values a request's steps share (worker/request.py, and the scheduled runs' runner):
 the job as read once, the plan for its repository and branch, Stop, and how a run that could
 not go on ends."""
 

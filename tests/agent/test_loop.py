@@ -15,7 +15,6 @@ from resolver.agent.events import Event
 from resolver.core.job import JobContext
 from resolver.core.states import JobState, Outcome
 from tests.agent.conftest import LLM_KEY, AgentEnv, git, make_repo
-from tests.foundation.procs import wait_until
 from tests.support.llm_server import (
     Call,
     Reply,
@@ -27,6 +26,7 @@ from tests.support.llm_server import (
     tool,
     tool_calls,
 )
+from tests.support.procs import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
 GREET_TEST = "from greet import greet\nassert greet('Ada') == 'Hi, Ada!'\nprint('passed')\n"

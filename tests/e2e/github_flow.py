@@ -9,8 +9,8 @@ import pytest
 
 from resolver.store.models import Job
 from tests.e2e.stack import REPO_FILES, Stack, ingress
-from tests.github_edge.conftest import APP_ID, INSTALLATION_ID, REPO
 from tests.integrations.deliveries import SECRETS, github, load, post
+from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO
 from tests.support.git_http import GitHttpServer, create_bare_repo
 from tests.support.github_api import GitHubAPI, Repo
 

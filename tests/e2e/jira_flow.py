@@ -17,8 +17,8 @@ from resolver.store.db import session_scope
 from resolver.store.repo_defaults import set_route
 from resolver.store.vault import Vault, store_credential
 from tests.e2e.github_flow import ALICE_ID
-from tests.github_edge.conftest import REPO
 from tests.integrations.deliveries import SECRETS, load
+from tests.integrations.github.conftest import REPO
 from tests.support.github_api import GitHubAPI
 from tests.support.jira_api import API, Comment, Issue, JiraAPI, User
 

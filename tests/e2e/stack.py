@@ -23,8 +23,8 @@ from resolver.store.db import session_scope
 from resolver.store.models import Callback, CallbackAttempt, Job, User
 from sandbox import SandboxInfo, list_sandboxes, remove_all
 from tests.conftest import ResolverEnv
-from tests.foundation.procs import kill, start, stop, wait_until
 from tests.support.llm_server import Reply, ScriptedLLMServer, finish, tool
+from tests.support.procs import kill, start, stop, wait_until
 
 FIXED = "def add(a, b):\n    return a + b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"

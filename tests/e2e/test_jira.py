@@ -26,8 +26,8 @@ from tests.e2e.jira_flow import (
     store_installation_token,
 )
 from tests.e2e.stack import SUMMARY, fix_script, ingress, running_stack
-from tests.github_edge.conftest import REPO
 from tests.integrations.deliveries import jira, post
+from tests.integrations.github.conftest import REPO
 from tests.support.git_http import GitHttpServer, run_git
 from tests.support.github_api import GitHubAPI
 from tests.support.jira_api import API, JiraAPI

@@ -28,8 +28,8 @@ from tests.e2e.linear_flow import (
     workspace,
 )
 from tests.e2e.stack import SUMMARY, fix_script, ingress, running_stack
-from tests.github_edge.conftest import REPO
 from tests.integrations.deliveries import linear, post
+from tests.integrations.github.conftest import REPO
 from tests.support.git_http import GitHttpServer, run_git
 from tests.support.github_api import GitHubAPI
 from tests.support.linear_api import LinearAPI

@@ -24,13 +24,13 @@ from resolver.store.models import Job, Schedule, ScheduleRepo
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress, running_stack
-from tests.foundation.procs import start
-from tests.github_edge.conftest import INSTALLATION_ID, REPO
 from tests.integrations.deliveries import github, post
+from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 from tests.schedules.helpers import make_schedule, runs_of
 from tests.support.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
+from tests.support.procs import start
 
 pytestmark = pytest.mark.timeout(600)
 

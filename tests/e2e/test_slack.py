@@ -22,8 +22,8 @@ from tests.e2e.slack_flow import (
     slack_settings,
 )
 from tests.e2e.stack import SUMMARY, Stack, fix_script, ingress, running_stack
-from tests.github_edge.conftest import REPO
 from tests.integrations.deliveries import post, slack
+from tests.integrations.github.conftest import REPO
 from tests.support.git_http import GitHttpServer, run_git
 from tests.support.github_api import GitHubAPI
 from tests.support.slack_api import Message, SlackAPI

@@ -11,8 +11,8 @@ from sandbox import PeriodicReaper, SandboxPolicy, WarmPool, open_sandbox, reap
 from sandbox.engine import client
 from sandbox.naming import LABEL_CREATED, LABEL_DEPLOYMENT, LABEL_JOB
 from sandbox.workspace import ORPHAN_GRACE, PREFIX
-from tests.foundation.procs import wait_until
 from tests.sandbox.conftest import DEPLOYMENT, docker_inspect, volume_exists
+from tests.support.procs import wait_until
 
 pytestmark = pytest.mark.docker
 

@@ -15,7 +15,7 @@ from resolver.schedules.sync import claim_stale, read_file, sync_repo
 from resolver.store.db import session_scope
 from tests.conftest import ResolverEnv, reset_caches
 from tests.e2e.github_flow import github_settings
-from tests.github_edge.conftest import INSTALLATION_ID, REPO
+from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
 from tests.support.github_api import GitHubAPI
 

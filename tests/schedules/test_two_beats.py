@@ -13,8 +13,8 @@ from sqlalchemy import update
 from resolver.store.db import session_scope
 from resolver.store.models import ScheduleRepo
 from tests.conftest import ResolverEnv
-from tests.foundation.procs import ROOT
 from tests.schedules.helpers import make_schedule, runs_of, schedule_jobs
+from tests.support.procs import ROOT
 
 START = datetime(2024, 6, 3, 9, 0, tzinfo=UTC)
 MINUTES = 6

@@ -12,7 +12,7 @@ import pytest
 
 from tests.agent.conftest import agent_env, job_id, llm_server, sandbox_image, source_repo
 from tests.e2e.slack_flow import slack_api
-from tests.github_edge.conftest import app_key, git_server, github_api, key_file
+from tests.integrations.github.conftest import app_key, git_server, github_api, key_file
 from tests.security.vectors import Targets
 
 __all__ = [

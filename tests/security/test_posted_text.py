@@ -17,8 +17,8 @@ from tests.e2e.slack_flow import (
     slack_settings,
 )
 from tests.e2e.stack import ingress, running_stack
-from tests.github_edge.conftest import REPO
 from tests.integrations.deliveries import post, slack
+from tests.integrations.github.conftest import REPO
 from tests.support.git_http import GitHttpServer
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool

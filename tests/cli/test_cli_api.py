@@ -1,0 +1,90 @@
+"""The CLI and JSON API contracts other tools rely on."""
+
+import json
+import subprocess
+import sys
+
+from starlette.testclient import TestClient
+
+from tests.store.test_storage import PUBLIC_FIELDS, new_job
+
+
+def cli(env, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "resolver.cli", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_users_and_tokens_from_stdin(resolver_env) -> None:
+    env = resolver_env.child_env()
+    assert cli(env, "users", "add", "ada").returncode == 0
+    linked = cli(env, "users", "link", "ada", "--provider", "slack", "--external-id", "T1:U1")
+    assert linked.returncode == 0, linked.stdout
+    listed = cli(env, "users", "list")
+    assert "slack:T1:U1" in listed.stdout
+    stored = cli(
+        env, "tokens", "set", "--provider", "github", "--user", "ada", stdin="tok-xyz-987\n"
+    )
+    assert stored.returncode == 0, stored.stdout
+    empty = cli(env, "tokens", "set", "--provider", "github", "--user", "ada")
+    assert empty.returncode == 1 and "standard input" in empty.stdout
+    unknown = cli(env, "users", "link", "nobody", "--provider", "github", "--external-id", "1")
+    assert unknown.returncode == 1 and "resolver users add nobody" in unknown.stdout
+    db = (resolver_env.tmp / "resolver.db").read_bytes()
+    assert b"tok-xyz-987" not in db
+
+
+def test_jobs_list_json_carries_the_contract_fields(resolver_env) -> None:
+    job_id = new_job()
+    done = cli(resolver_env.child_env(), "jobs", "list", "--json")
+    rows = json.loads(done.stdout)
+    assert rows[0]["id"] == job_id
+    assert set(rows[0]) >= PUBLIC_FIELDS
+    shown = json.loads(cli(resolver_env.child_env(), "jobs", "show", str(job_id), "--json").stdout)
+    assert shown["trajectory"] == []
+    cancelled = cli(resolver_env.child_env(), "jobs", "cancel", str(job_id))
+    assert "cancelled" in cancelled.stdout
+    missing = cli(resolver_env.child_env(), "jobs", "show", "424242")
+    assert missing.returncode == 1 and "no job 424242" in missing.stdout
+
+
+def test_api_needs_the_admin_token(resolver_env) -> None:
+    from resolver.app import create_app
+
+    job_id = new_job()
+    client = TestClient(create_app())
+    token = resolver_env.vars["RESOLVER_ADMIN_TOKEN"]
+    assert client.get("/api/jobs").status_code == 401
+    assert client.get("/api/jobs", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    auth = {"Authorization": f"Bearer {token}"}
+    listed = client.get("/api/jobs", headers=auth)
+    assert listed.status_code == 200 and listed.json()[0]["id"] == job_id
+    shown = client.get(f"/api/jobs/{job_id}", headers=auth)
+    assert shown.status_code == 200 and shown.json()["trajectory"] == []
+    assert client.get("/api/jobs/nope", headers=auth).status_code == 404
+    assert client.get("/api/jobs?limit=x", headers=auth).status_code == 400
+    assert client.get("/healthz").text == "ok"
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json() == {"database": "ok", "redis": "ok"}
+
+
+def test_readyz_reports_a_dead_redis(resolver_env, monkeypatch) -> None:
+    from resolver.app import create_app
+    from tests.conftest import reset_caches
+
+    monkeypatch.setenv("RESOLVER_REDIS_URL", "redis://127.0.0.1:1/0")
+    reset_caches()
+    ready = TestClient(create_app()).get("/readyz")
+    assert ready.status_code == 503 and ready.json()["redis"].startswith("error")
+
+
+def test_doctor_names_what_is_wrong_and_how_to_fix_it(resolver_env) -> None:
+    env = resolver_env.child_env(RESOLVER_REDIS_URL="redis://127.0.0.1:1/0")
+    done = cli(env, "doctor")
+    assert done.returncode == 1
+    assert "redis" in done.stdout and "fail" in done.stdout and "redis-server" in done.stdout

@@ -1,0 +1,146 @@
+"""Real Redis, real Celery worker and beat processes: nothing is lost, nothing runs twice."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from resolver.broker.outbox import publish_job, waiting_message_ids
+from resolver.core.states import JobState
+from resolver.store import jobs
+from resolver.store.accounts import add_user
+from resolver.store.db import session_scope
+from resolver.store.vault import Vault, store_credential
+from tests.conftest import TEST_REDIS
+from tests.support import procs
+
+
+@pytest.fixture
+def spawn(resolver_env) -> Iterator:
+    started = []
+
+    def _spawn(kind: str, name: str = "w1", concurrency: int = 1, **extra_env: str):
+        log = resolver_env.tmp / f"{kind}-{name}.log"
+        env = resolver_env.child_env(PWD_FOR_TEST=str(resolver_env.tmp), **extra_env)
+        if kind == "worker":
+            proc = procs.start_worker(env, log, name, concurrency)
+        else:
+            proc = procs.start_beat(env, log, resolver_env.tmp / "beat-schedule")
+        started.append(proc)
+        return proc
+
+    yield _spawn
+    for proc in started:
+        procs.kill(proc)
+
+
+def queue_job(source: str, requester_id: int | None = None, **trigger) -> int:
+    with session_scope() as session:
+        job = jobs.create_job(
+            session,
+            jobs.NewJob(source=source, task="t", trigger=trigger, requester_id=requester_id),
+        )
+    with session_scope() as session:
+        publish_job(session, job.id)
+    return job.id
+
+
+def job_state(job_id: int) -> jobs.Job:
+    with session_scope() as session:
+        return jobs.get_job(session, job_id)
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_a_sigkilled_worker_job_runs_again_within_15s_and_finishes_once(
+    resolver_env, spawn
+) -> None:
+    marker = resolver_env.tmp / "marker.txt"
+    spawn("beat")
+    first = spawn("worker", "first")
+    gate = resolver_env.tmp / "gate"
+    job_id = queue_job("test-sleep", seconds=120, marker=str(marker), gate=str(gate))
+    procs.wait_until(
+        lambda: lines(marker.with_suffix(".started")), 60, "the first worker to start the job"
+    )
+    # A second worker is up and idle, as in any deployment with more than one.
+    spawn("worker", "standby")
+    standby_log = resolver_env.tmp / "worker-standby.log"
+    procs.wait_until(lambda: "ready." in standby_log.read_text(), 60, "the standby worker")
+    procs.kill(first)
+    killed_at = time.monotonic()
+    procs.wait_until(
+        lambda: len(lines(marker.with_suffix(".started"))) == 2, 30, "the job to run again"
+    )
+    assert time.monotonic() - killed_at < 15
+    gate.touch()
+    procs.wait_until(lambda: job_state(job_id).state == JobState.SUCCEEDED, 30, "the job to end")
+    assert lines(marker) == [f"done {job_id}"]
+    assert job_state(job_id).attempts == 2
+
+
+def test_jobs_lost_by_a_redis_flush_come_back_and_run_once(resolver_env, spawn) -> None:
+    marker = resolver_env.tmp / "marker.txt"
+    job_ids = [queue_job("test-sleep", seconds=0, marker=str(marker)) for _ in range(3)]
+    client = redis.Redis.from_url(TEST_REDIS)
+    assert len(waiting_message_ids(client)) == 3
+    client.flushdb()
+    assert waiting_message_ids(client) == set()
+    spawn("beat")
+    spawn("worker")
+    for job_id in job_ids:
+        procs.wait_until(
+            lambda j=job_id: job_state(j).state == JobState.SUCCEEDED, 45, f"job {job_id}"
+        )
+    assert sorted(lines(marker)) == sorted(f"done {j}" for j in job_ids)
+    assert all(job_state(j).attempts == 1 for j in job_ids)
+
+
+def test_a_planted_token_never_reaches_logs_or_the_database(resolver_env, spawn) -> None:
+    planted = "ghp_PlantedToken_" + "Zq9" * 10
+    with session_scope() as session:
+        user = add_user(session, "ada")
+        store_credential(
+            session,
+            Vault(resolver_env.vars["RESOLVER_SECRET_KEYS"].split(",")),
+            provider="github",
+            kind="pat",
+            secret=planted,
+            user_id=user.id,
+        )
+        job = jobs.create_job(
+            session, jobs.NewJob(source="test-careless", task="t", requester_id=user.id)
+        )
+    with session_scope() as session:
+        publish_job(session, job.id)
+    spawn("worker")
+    procs.wait_until(lambda: job_state(job.id).state == JobState.FAILED, 60, "the job to fail")
+    log_text = (resolver_env.tmp / "worker-w1.log").read_text()
+    assert "test.careless" in log_text and "formatted ******" in log_text
+    assert "failed while using ******" in log_text
+    assert job_state(job.id).error == "internal error: RuntimeError"
+    stored = b"".join(p.read_bytes() for p in resolver_env.tmp.glob("resolver.db*"))
+    for haystack in (log_text.encode(), stored):
+        assert planted.encode() not in haystack
+        assert planted[4:20].encode() not in haystack
+
+
+def test_a_job_over_the_per_user_cap_waits_queued_then_runs(resolver_env, spawn) -> None:
+    marker = resolver_env.tmp / "marker.txt"
+    with session_scope() as session:
+        user_id = add_user(session, "ada").id
+    first = queue_job("test-sleep", requester_id=user_id, seconds=3, marker=str(marker))
+    spawn("worker", concurrency=2, RESOLVER_MAX_JOBS_PER_USER="1")
+    procs.wait_until(lambda: job_state(first).state == JobState.RUNNING, 30, "the first job")
+    second = queue_job("test-sleep", requester_id=user_id, seconds=0, marker=str(marker))
+    time.sleep(1.5)
+    assert job_state(second).state == JobState.QUEUED
+    procs.wait_until(lambda: job_state(second).state == JobState.SUCCEEDED, 30, "the second job")
+    assert job_state(second).started_at >= job_state(first).finished_at
+    assert lines(marker) == [f"done {first}", f"done {second}"]
