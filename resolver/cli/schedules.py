@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from datetime import datetime
 from typing import NoReturn
@@ -214,11 +213,8 @@ def sync(
     installation_id: int | None = typer.Option(None, help="GitHub App installation id."),
 ) -> None:
     """Follow the repository's .resolver/schedules.yml: read it now, and again every 15 min."""
-    from resolver.broker.celery_app import PROVIDER_MODULES
     from resolver.schedules.sync import sync_repo
 
-    for module in PROVIDER_MODULES:
-        importlib.import_module(module)
     try:
         with session_scope() as session:
             user_id = accounts.get_user(session, user).id if user else None
