@@ -53,7 +53,7 @@ def users_list() -> None:
 @users_app.command("link")
 def users_link(
     name: str,
-    provider: str = typer.Option(..., help="github, gitlab, slack, jira or linear."),
+    provider: str = typer.Option(..., help="An installed provider (resolver doctor lists them)."),
     external_id: str = typer.Option(..., help="The provider's id (Slack: TEAM:USER)."),
     login: str | None = typer.Option(None, help="The provider login or handle."),
 ) -> None:
@@ -70,7 +70,7 @@ def users_link(
 
 @tokens_app.command("set")
 def tokens_set(
-    provider: str = typer.Option(..., help="github, gitlab, slack, jira or linear."),
+    provider: str = typer.Option(..., help="An installed provider (resolver doctor lists them)."),
     user: str | None = typer.Option(None, help="Owner: a user name."),
     installation: str | None = typer.Option(None, help="Owner: an installation's external id."),
     kind: str = typer.Option("pat", help="pat, oauth or bot."),

@@ -103,7 +103,7 @@ def _admin(settings: Settings) -> Check:
 def _providers(settings: Settings) -> Iterator[Check]:
     for item in registry.installed():
         provider, fields = item.name, item.secrets
-        if any(getattr(settings, f, None) for f in fields):
+        if item.integration.enabled(settings):
             yield Check(f"provider {provider}", "ok", "webhook secret set: route on")
         else:
             names = " or ".join(f"RESOLVER_{f.upper()}" for f in fields)
