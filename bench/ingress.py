@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import shutil
@@ -40,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))  # bench/_load, and uvicorn's import of this file
 
-from _load import Figures, Signed, fixed_rate, max_throughput
+from _load import Figures, Signed, fixed_rate, free_port, max_throughput, sign
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"
@@ -146,16 +144,8 @@ def prepare(env: dict[str, str], senders: int) -> list[Signed]:
             payload["sender"].update(login=f"dev{n}", id=1000 + n)
             payload["repository"]["full_name"] = f"bench/repo-{n}"
             payload["comment"]["body"] = "@resolver please fix the flaky export test"
-            body = json.dumps(payload).encode()
-            digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-            signed.append(Signed(body, f"sha256={digest}"))
+            signed.append(sign(json.dumps(payload).encode(), SECRET))
     return signed
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(port: int, timeout: float = 20.0) -> None:
