@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import hmac
 import os
 import re
+import secrets
 import shutil
+import socket
 import statistics
 import subprocess
 from collections.abc import Callable
@@ -22,6 +26,14 @@ Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 class Signed:
     body: bytes
     signature: str
+    event: str = "issue_comment"
+    """The `X-GitHub-Event` header."""
+
+
+def sign(body: bytes, secret: str, event: str = "issue_comment") -> Signed:
+    """A GitHub delivery of `body`, signed with `secret` as GitHub signs it."""
+    digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return Signed(body, f"sha256={digest}", event)
 
 
 @dataclass(frozen=True)
@@ -36,21 +48,28 @@ class Figures:
 
 
 def lua_script(path: str, signed: list[Signed], run: str) -> str:
-    """A wrk script that cycles through the signed bodies with delivery ids unique to `run`."""
-    bodies = ",\n".join(f"[==[{s.body.decode()}]==]" for s in signed)
-    signatures = ",\n".join(f'"{s.signature}"' for s in signed)
+    """A wrk script that cycles through the signed deliveries in order, with delivery ids unique
+    to `run`. Each distinct delivery is written out once (a mix repeats its ignored events)."""
+    distinct = list(dict.fromkeys(signed))
+    number = {s: n for n, s in enumerate(distinct, 1)}
+    bodies = ",\n".join(f"[==[{s.body.decode()}]==]" for s in distinct)
+    signatures = ",\n".join(f'"{s.signature}"' for s in distinct)
+    events = ",".join(f'"{s.event}"' for s in distinct)
+    order = ",".join(str(number[s]) for s in signed)
     return f"""
 local bodies = {{ {bodies} }}
 local signatures = {{ {signatures} }}
-local n, counter = #bodies, 0
+local events = {{ {events} }}
+local order = {{ {order} }}
+local n, counter = #order, 0
 local threads = 0
 function setup(thread) threads = threads + 1; thread:set("tag", tostring(threads)) end
 function request()
   counter = counter + 1
-  local i = (counter % n) + 1
+  local i = order[(counter % n) + 1]
   local headers = {{
     ["Content-Type"] = "application/json",
-    ["X-GitHub-Event"] = "issue_comment",
+    ["X-GitHub-Event"] = events[i],
     ["X-GitHub-Hook-ID"] = "1",
     ["X-GitHub-Delivery"] = "wrk-{run}-" .. tag .. "-" .. counter,
     ["X-Hub-Signature-256"] = signatures[i],
@@ -83,7 +102,7 @@ def run_wrk(port: int, path: str, script: Path, seconds: int, connections: int) 
 def request_bytes(path: str, signed: Signed, delivery: str) -> bytes:
     head = (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"X-GitHub-Event: issue_comment\r\nX-GitHub-Hook-ID: 1\r\n"
+        f"X-GitHub-Event: {signed.event}\r\nX-GitHub-Hook-ID: 1\r\n"
         f"X-GitHub-Delivery: {delivery}\r\nX-Hub-Signature-256: {signed.signature}\r\n"
         f"Content-Length: {len(signed.body)}\r\n\r\n"
     )
@@ -107,6 +126,7 @@ async def paced(port: int, path: str, signed: list[Signed], rate: float, seconds
     errors = 0
     total = int(rate * seconds)
     start = loop.time() + 0.2
+    run_id = secrets.token_hex(4)  # delivery ids new to the server, however often it is measured
 
     async def exchange(conn: Connection, request: bytes) -> int:
         conn[1].write(request)
@@ -116,7 +136,7 @@ async def paced(port: int, path: str, signed: list[Signed], rate: float, seconds
         nonlocal errors
         due = start + i / rate
         await asyncio.sleep(max(0.0, due - loop.time()))
-        request = request_bytes(path, signed[i % len(signed)], f"paced-{rate:g}-{path}-{i}")
+        request = request_bytes(path, signed[i % len(signed)], f"paced-{run_id}-{i}")
         conn = idle.pop() if idle else await asyncio.open_connection("127.0.0.1", port)
         try:
             status = await exchange(conn, request)
@@ -144,6 +164,7 @@ async def closed_loop(
     latencies: list[float] = []
     errors = 0
     deadline = loop.time() + seconds
+    run_id = secrets.token_hex(4)
 
     async def client(number: int) -> None:
         nonlocal errors
@@ -151,7 +172,7 @@ async def closed_loop(
         sent = 0
         while loop.time() < deadline:
             started = loop.time()
-            delivery = f"closed-{path}-{number}-{sent}"
+            delivery = f"closed-{run_id}-{number}-{sent}"
             writer.write(request_bytes(path, signed[sent % len(signed)], delivery))
             errors += await read_response(reader) >= 300
             latencies.append((loop.time() - started) * 1000)
@@ -164,6 +185,23 @@ async def closed_loop(
     return Figures(len(latencies) / (loop.time() - started), cuts[49], cuts[89], cuts[98], errors)
 
 
+def answers(port: int, path: str, signed: list[Signed]) -> dict[str, int]:
+    """The status code of one new delivery of each event in `signed`, sent one after another."""
+
+    async def ask() -> dict[str, int]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        codes: dict[str, int] = {}
+        run_id = secrets.token_hex(4)
+        for one in signed:
+            if one.event not in codes:
+                writer.write(request_bytes(path, one, f"answer-{run_id}-{one.event}"))
+                codes[one.event] = await read_response(reader)
+        writer.close()
+        return codes
+
+    return asyncio.run(ask())
+
+
 def max_throughput(
     pid: int, port: int, path: str, signed: list[Signed], script: Path, seconds: int, conns: int
 ) -> Figures:
@@ -171,10 +209,12 @@ def max_throughput(
     wrk = shutil.which("wrk") is not None
     if wrk:
         # Each wrk run counts from zero: a run of its own keeps the measured requests new
-        # deliveries, rather than copies of the warm-up's (which are cheaper to answer).
-        script.write_text(lua_script(path, signed, "warm-up"))
+        # deliveries, rather than copies of the warm-up's or an earlier measurement's (which are
+        # cheaper to answer).
+        run_id = secrets.token_hex(4)
+        script.write_text(lua_script(path, signed, f"warm-up-{run_id}"))
         run_wrk(port, path, script, 2, conns)
-        script.write_text(lua_script(path, signed, "measured"))
+        script.write_text(lua_script(path, signed, f"measured-{run_id}"))
 
     def run() -> Figures:
         if wrk:
@@ -191,6 +231,12 @@ def fixed_rate(
         return asyncio.run(paced(port, path, signed, rate, seconds))
 
     return measured(pid, run, lambda _: rate * seconds)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def cpu_seconds(pid: int) -> float:

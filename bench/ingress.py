@@ -1,6 +1,8 @@
-"""Webhook ingress under load: a signed GitHub mention, against two baselines in the same process.
+"""Webhook ingress under load: a signed GitHub mention, against two baselines in the same process
+and a Probot app as a peer.
 
     uv run python bench/ingress.py [--duration 10] [--rate 200] [--senders 50] [--workers 1]
+                                   [--no-peer]
 
 Starts one real server process (uvicorn) on loopback, with its own SQLite database and Redis
 db 7 (`--postgres`: a database of its own on the project's PostgreSQL), serving three endpoints:
@@ -18,14 +20,19 @@ For each endpoint:
 Prints throughput, p50/p90/p99 and the server's CPU time per request, and each endpoint's share
 of the bare endpoint's throughput. CPU time per request moves less than throughput when other
 work shares the machine. Figures only; nothing asserted.
+
+Then the peer (bench/_peer.py, skipped with `--no-peer`): a minimal Probot app (bench/probot,
+installed by `npm ci` into var/bench/probot) that verifies the same signature and records a
+mention in memory, started beside our server. Both receive the same deliveries, measured one
+after the other in this run, in two workloads: only mentions, and a mix where nine deliveries in
+ten are events both ignore (check runs, statuses, pushes: bench/_mix.py). Prints both servers'
+figures and our throughput as a ratio of Probot's.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import shutil
@@ -40,7 +47,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))  # bench/_load, and uvicorn's import of this file
 
-from _load import Figures, Signed, fixed_rate, max_throughput
+from _load import Figures, Signed, answers, fixed_rate, free_port, max_throughput, sign
+from _mix import mix
+from _peer import Peer, probot
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"
@@ -51,6 +60,9 @@ ENDPOINTS = {
     "verify + route, no write": "/routed",
     "bare 204": "/bare",
 }
+MIX = "mix (1 in 10 a mention)"
+Server = tuple[int, int, str]
+"""What a measurement sends to: the server's pid (for its CPU time), its port and the path."""
 
 
 def bench_env(database_url: str) -> dict[str, str]:
@@ -146,16 +158,8 @@ def prepare(env: dict[str, str], senders: int) -> list[Signed]:
             payload["sender"].update(login=f"dev{n}", id=1000 + n)
             payload["repository"]["full_name"] = f"bench/repo-{n}"
             payload["comment"]["body"] = "@resolver please fix the flaky export test"
-            body = json.dumps(payload).encode()
-            digest = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-            signed.append(Signed(body, f"sha256={digest}"))
+            signed.append(sign(json.dumps(payload).encode(), SECRET))
     return signed
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(port: int, timeout: float = 20.0) -> None:
@@ -186,6 +190,76 @@ def table(rows: dict[str, dict[str, Figures]]) -> None:
     print("latencies in ms; cpu ms: the server's CPU time per request")
 
 
+def measurements(
+    args: argparse.Namespace,
+    script: Path,
+    servers: dict[str, Server],
+    workloads: dict[str, list[Signed]],
+) -> dict[str, dict[str, dict[str, Figures]]]:
+    """Each workload against each server, one after the other: figures by measurement, then
+    workload, then server."""
+    tool = "wrk" if shutil.which("wrk") else "python"
+    rows = {
+        f"max throughput ({tool}, {args.connections} conns)": {
+            workload: {
+                name: max_throughput(
+                    pid, port, path, signed, script, args.duration, args.connections
+                )
+                for name, (pid, port, path) in servers.items()
+            }
+            for workload, signed in workloads.items()
+        }
+    }
+    for rate in (float(r) for r in args.rate.split(",")):
+        rows[f"fixed {rate:.0f} req/s (open loop)"] = {
+            workload: {
+                name: fixed_rate(pid, port, path, signed, rate, args.duration)
+                for name, (pid, port, path) in servers.items()
+            }
+            for workload, signed in workloads.items()
+        }
+    return rows
+
+
+def against_probot(
+    args: argparse.Namespace, tmp: Path, script: Path, ours: Server, mentions: list[Signed]
+) -> None:
+    """Start the Probot peer, send it and our ingress the same workloads, print the table."""
+    with probot(SECRET, tmp / "probot.log") as peer:
+        servers = {"Resolver": ours, "Probot": (peer.pid, peer.port, peer.path)}
+        workloads = {"mentions": mentions, MIX: mix(mentions, SECRET)}
+        codes = {
+            name: answers(port, path, workloads[MIX]) for name, (_, port, path) in servers.items()
+        }
+        peer_table(peer, codes, measurements(args, script, servers, workloads))
+
+
+def peer_table(
+    peer: Peer, codes: dict[str, dict[str, int]], rows: dict[str, dict[str, dict[str, Figures]]]
+) -> None:
+    """A line per workload: our figures, Probot's, and our throughput as a ratio of Probot's."""
+    print(f"\nagainst Probot {peer.version} (Node {peer.node}, `probot run`, LOG_LEVEL=warn)")
+    for name, by_event in codes.items():
+        print(f"  {name} answers " + ", ".join(f"{e} {c}" for e, c in by_event.items()))
+    columns = f"{'req/s':>7}{'p50':>7}{'p99':>7}{'cpu ms':>8}"
+    print(f"{'':30}{'Resolver':^29}{'Probot':^29}".rstrip())
+    print(f"{'':30}{columns}{columns}{'ours/Probot':>13}")
+    for label, workloads in rows.items():
+        print(label)
+        for workload, figures in workloads.items():
+            ours, theirs = figures["Resolver"], figures["Probot"]
+            ratio = ours.requests_per_second / theirs.requests_per_second
+            cells = "".join(
+                f"{f.requests_per_second:7.0f}{f.p50:7.1f}{f.p99:7.1f}{f.cpu_ms:8.2f}"
+                for f in (ours, theirs)
+            )
+            print(f"  {workload:28}{cells}{f'{ratio:13.2f}' if label.startswith('max') else ''}")
+            for name, f in figures.items():
+                if f.errors:
+                    print(f"  {'':28}{name} non-2xx: {f.errors}")
+    print("the same signed deliveries to both; mix: 9 in 10 are check runs, statuses and pushes")
+
+
 def python_speed() -> float:
     """A yardstick for comparing figures across machines (a typical core: about 20 ms)."""
     started = time.perf_counter()
@@ -206,6 +280,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--postgres", action="store_true", help="PostgreSQL (scripts/postgres) instead of SQLite"
+    )
+    parser.add_argument(
+        "--no-peer", action="store_true", help="skip the Probot peer (needs node and npm)"
     )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -234,22 +311,13 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> None:
     )  # fmt: skip
     try:
         wait_for(port)
-        rows: dict[str, dict[str, Figures]] = {}
-        tool = "wrk" if shutil.which("wrk") else "python"
-        rows[f"max throughput ({tool}, {args.connections} conns)"] = {
-            name: max_throughput(
-                server.pid, port, path, signed, script, args.duration, args.connections
-            )
-            for name, path in ENDPOINTS.items()
-        }
-        for rate in (float(r) for r in args.rate.split(",")):
-            rows[f"fixed {rate:.0f} req/s (open loop)"] = {
-                name: fixed_rate(server.pid, port, path, signed, rate, args.duration)
-                for name, path in ENDPOINTS.items()
-            }
+        endpoints = {name: (server.pid, port, path) for name, path in ENDPOINTS.items()}
+        rows = measurements(args, script, endpoints, {"mention": signed})
         processes = f"{args.workers} server process{'es' if args.workers > 1 else ''}"
         print(f"{processes}, {'PostgreSQL' if args.postgres else 'SQLite'}")
-        table(rows)
+        table({label: workloads["mention"] for label, workloads in rows.items()})
+        if not args.no_peer:
+            against_probot(args, tmp, script, endpoints["ingress"], signed)
         load = os.getloadavg()[0]
         print(f"this machine: sum(range(10**6)) in {python_speed():.0f} ms, load {load:.1f}")
     finally:
