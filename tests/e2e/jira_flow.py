@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from integrations import registry
 from resolver.core.settings import get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
@@ -103,7 +104,7 @@ def alice_on_github(github: GitHubAPI, tracker: str, external_id: str) -> None:
 def route_to_widgets(provider: str, scope: str) -> None:
     """What `resolver routes set <provider> <scope> octo/widgets` stores."""
     with session_scope() as session:
-        set_route(session, provider, scope, REPO)
+        set_route(session, provider, scope, *registry.check_route(provider, REPO))
 
 
 def _store(

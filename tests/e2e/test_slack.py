@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from integrations import registry
 from resolver.store.db import session_scope
 from resolver.store.models import Job
 from resolver.store.repo_defaults import set_route
@@ -108,7 +109,7 @@ def test_a_mention_without_a_repository_works_on_the_channel_s_route(
     with running_stack(resolver_env, tmp_path, **slack_settings(slack_api, github_api)) as stack:
         link_alice(stack, github_api)
         with session_scope() as session:
-            set_route(session, "slack", CHANNEL, REPO)
+            set_route(session, "slack", CHANNEL, *registry.check_route("slack", REPO))
         stack.llm.push(*fix_script())
         job, ts = run_mention(stack, monkeypatch, slack_api, "please fix add()")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from integrations import registry
-from integrations.gitlab.provider import GitLabForge, conversation_for, forge_for
+from integrations.gitlab.provider import GitLabForge
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -33,9 +33,12 @@ from tests.support.git_http import IDENTITY, GitHttpServer, run_git
 from tests.support.gitlab_api import GitLabAPI, Project
 
 
-def test_the_provider_is_registered_at_import() -> None:
-    registered = registry.get("gitlab")
-    assert (registered.conversation, registered.forge) == (conversation_for, forge_for)
+def test_gitlab_is_installed_as_a_forge_whose_factories_build_its_own_objects() -> None:
+    installed = registry.get("gitlab")
+    assert installed.is_forge and installed.pull_word == "merge request"
+    assert installed.conversation.__module__ == "integrations.gitlab"  # imported on first use
+    assert "conversation_for" in installed.conversation.__code__.co_names
+    assert "forge_for" in installed.forge.__code__.co_names  # type: ignore[union-attr]
 
 
 def test_a_diff_note_is_answered_in_its_thread(

@@ -13,7 +13,7 @@ from integrations.registry import conversation
 from integrations.registry import get as provider
 from integrations.slack.client import BotIdentity
 from integrations.slack.events import parse_event
-from integrations.slack.provider import HISTORY_LIMIT, build_history, conversation_for
+from integrations.slack.provider import HISTORY_LIMIT, build_history
 from integrations.slack.routes import ROUTES
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.inbound import Policy, Trigger, route_event
@@ -56,10 +56,10 @@ def workspace(resolver_db: Settings, slack_api: SlackAPI) -> SlackAPI:
     return slack_api
 
 
-def test_slack_is_registered_as_a_conversation_without_a_forge() -> None:
+def test_slack_is_installed_as_a_conversation_without_a_forge() -> None:
     found = provider("slack")
-    assert found.conversation is conversation_for
-    assert found.forge is None
+    assert "conversation_for" in found.conversation.__code__.co_names
+    assert found.forge is None and not found.is_forge and found.route_scope is not None
 
 
 @pytest.mark.parametrize(
