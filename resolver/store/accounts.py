@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -100,6 +100,12 @@ def all_users(session: Session) -> list[User]:
     return list(session.scalars(select(User).order_by(User.name)))
 
 
+_USERS_BY_SENDER = select(Identity.external_id, Identity.user_id).where(
+    Identity.provider == bindparam("provider"),
+    Identity.external_id.in_(bindparam("ids", expanding=True)),
+)
+
+
 def users_by_sender(
     conn: Connection, senders: Iterable[tuple[str, str]]
 ) -> dict[tuple[str, str], int]:
@@ -108,10 +114,8 @@ def users_by_sender(
     pairs = set(senders)
     for provider in {provider for provider, _ in pairs}:
         ids = [external_id for p, external_id in pairs if p == provider]
-        query = select(Identity.external_id, Identity.user_id).where(
-            Identity.provider == provider, Identity.external_id.in_(ids)
-        )
-        found.update({(provider, ext): user_id for ext, user_id in conn.execute(query)})
+        rows = conn.execute(_USERS_BY_SENDER, {"provider": provider, "ids": ids})
+        found.update({(provider, ext): user_id for ext, user_id in rows})
     return found
 
 

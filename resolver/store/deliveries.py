@@ -32,6 +32,23 @@ def insert_once(conn: Connection, table: Any) -> Insert:
     return sqlite.insert(table).on_conflict_do_nothing()
 
 
+def _claim_statements() -> dict[str, Insert]:
+    returning = (Delivery.id, Delivery.provider, Delivery.delivery_key)
+    return {
+        "postgresql": postgresql.insert(Delivery).on_conflict_do_nothing().returning(*returning),
+        "sqlite": sqlite.insert(Delivery).on_conflict_do_nothing().returning(*returning),
+    }
+
+
+# Built once: building a statement costs more than running it (its compiled form is cached).
+_CLAIM = _claim_statements()
+_FIRST_JOBS = select(Delivery.delivery_key, Delivery.job_id).where(
+    Delivery.provider == bindparam("provider"),
+    Delivery.delivery_key.in_(bindparam("keys", expanding=True)),
+)
+_LINK = update(Delivery).where(Delivery.id == bindparam("delivery")).values(job_id=bindparam("job"))
+
+
 def lock_conversations(conn: Connection, conversation_keys: Iterable[str]) -> None:
     """Before the batch reads anything, wait for every other writer of its conversations, so that
     it sees the jobs they commit (a follow-up finds the job it follows, across server processes).
@@ -59,9 +76,7 @@ def claim(conn: Connection, rows: Sequence[dict[str, Any]]) -> dict[DeliveryId, 
     if not rows:
         return {}
     ordered = sorted(rows, key=lambda row: (row["provider"], row["delivery_key"]))
-    statement = insert_once(conn, Delivery).returning(
-        Delivery.id, Delivery.provider, Delivery.delivery_key
-    )
+    statement = _CLAIM["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
     return {(p, key): delivery_id for delivery_id, p, key in conn.execute(statement, ordered)}
 
 
@@ -70,20 +85,13 @@ def first_jobs(conn: Connection, deliveries: Sequence[DeliveryId]) -> dict[Deliv
     found: dict[DeliveryId, int | None] = {}
     for provider in {provider for provider, _ in deliveries}:
         keys = [key for p, key in deliveries if p == provider]
-        query = select(Delivery.delivery_key, Delivery.job_id).where(
-            Delivery.provider == provider, Delivery.delivery_key.in_(keys)
-        )
-        found.update({(provider, key): job_id for key, job_id in conn.execute(query)})
+        rows = conn.execute(_FIRST_JOBS, {"provider": provider, "keys": keys})
+        found.update({(provider, key): job_id for key, job_id in rows})
     return found
 
 
 def link(conn: Connection, job_of_delivery: dict[int, int]) -> None:
     """Note on each delivery row the job it made."""
     if job_of_delivery:
-        statement = (
-            update(Delivery)
-            .where(Delivery.id == bindparam("delivery"))
-            .values(job_id=bindparam("job"))
-        )
         rows = [{"delivery": d, "job": j} for d, j in job_of_delivery.items()]
-        conn.execute(statement, rows)
+        conn.execute(_LINK, rows)

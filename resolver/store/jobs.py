@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, or_, select, update
+from sqlalchemy import Connection, Select, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from resolver.core.redact import Redactor
@@ -49,13 +49,15 @@ def job_values(new: NewJob) -> dict[str, Any]:
     }
 
 
+_INSERT_JOBS = insert(Job).returning(Job.id, Job.message_id, sort_by_parameter_order=True)
+
+
 def insert_jobs(conn: Connection, news: Sequence[NewJob]) -> list[tuple[int, str]]:
     """Insert queued jobs in one batched statement: each one's (id, message id), in order. The
     caller commits before publishing their messages (the outbox)."""
     if not news:
         return []
-    statement = insert(Job).returning(Job.id, Job.message_id, sort_by_parameter_order=True)
-    rows = conn.execute(statement, [job_values(new) for new in news])
+    rows = conn.execute(_INSERT_JOBS, [job_values(new) for new in news])
     return [(job_id, str(message_id)) for job_id, message_id in rows]
 
 
@@ -369,17 +371,40 @@ def queued_before(session: Session, cutoff: datetime) -> list[Job]:
     )
 
 
+# Built once: building a statement costs more than running it (its compiled form is cached).
+_LATEST_JOB = select(func.max(Job.id)).where(Job.conversation_key == bindparam("key"))
+_ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
+
+
+def _jobs_ahead_statement() -> Select[Any]:
+    job = aliased(Job)
+    by_owner = []
+    for column in ("requester_id", "repo"):
+        earlier = aliased(Job)
+        by_owner.append(
+            select(func.count())
+            .where(
+                getattr(earlier, column) == getattr(job, column),
+                earlier.state.in_(_ACTIVE),
+                earlier.id < job.id,
+            )
+            .scalar_subquery()
+        )
+    return select(job.id, *by_owner).where(job.id.in_(bindparam("ids", expanding=True)))
+
+
+_JOBS_AHEAD = _jobs_ahead_statement()
+
+
 def latest_jobs(conn: Connection, conversation_keys: Iterable[str]) -> dict[str, int]:
-    """Per conversation that has jobs: its latest job's id."""
-    keys = list(conversation_keys)
-    if not keys:
-        return {}
-    query = (
-        select(Job.conversation_key, func.max(Job.id))
-        .where(Job.conversation_key.in_(keys))
-        .group_by(Job.conversation_key)
-    )
-    return {str(key): int(job_id) for key, job_id in conn.execute(query)}
+    """Per conversation that has jobs: its latest job's id. A max per key rather than grouped:
+    a max over an index range is one probe, a grouped max reads the range."""
+    found: dict[str, int] = {}
+    for key in dict.fromkeys(conversation_keys):
+        job_id = conn.execute(_LATEST_JOB, {"key": key}).scalar()
+        if job_id is not None:
+            found[key] = int(job_id)
+    return found
 
 
 def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
@@ -387,19 +412,5 @@ def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int,
     repository (one count per owner, so each can use its own index)."""
     if not job_ids:
         return {}
-    job, earlier = aliased(Job), aliased(Job)
-    active = earlier.state.in_([JobState.QUEUED.value, JobState.RUNNING.value])
-    by_user = (
-        select(func.count())
-        .where(earlier.requester_id == job.requester_id, active, earlier.id < job.id)
-        .scalar_subquery()
-    )
-    earlier = aliased(Job)
-    active = earlier.state.in_([JobState.QUEUED.value, JobState.RUNNING.value])
-    by_repo = (
-        select(func.count())
-        .where(earlier.repo == job.repo, active, earlier.id < job.id)
-        .scalar_subquery()
-    )
-    query = select(job.id, by_user, by_repo).where(job.id.in_(list(job_ids)))
-    return {job_id: (int(user), int(repo)) for job_id, user, repo in conn.execute(query)}
+    rows = conn.execute(_JOBS_AHEAD, {"ids": list(job_ids)})
+    return {job_id: (int(user), int(repo)) for job_id, user, repo in rows}

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, insert
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from resolver.store.deliveries import insert_once
 from resolver.store.models import Callback, Notice
 
 NOTICE_ACTION = "notice"
@@ -30,6 +30,15 @@ class NewNotice:
     body: str
     context: dict[str, Any]
     job_id: int | None = None
+
+
+# Built once: building a statement costs more than running it (its compiled form is cached).
+_RETURNING = (Notice.id, Notice.provider, Notice.dedup_key)
+_INSERT_ONCE = {
+    "postgresql": postgresql.insert(Notice).on_conflict_do_nothing().returning(*_RETURNING),
+    "sqlite": sqlite.insert(Notice).on_conflict_do_nothing().returning(*_RETURNING),
+}
+_INSERT_CALLBACKS = insert(Callback).returning(Callback.id, sort_by_parameter_order=True)
 
 
 def record_notice(session: Session, notice: NewNotice) -> int | None:
@@ -58,7 +67,7 @@ def insert_notices(conn: Connection, notices: Sequence[NewNotice]) -> list[int |
         }
         for notice in notices
     ]
-    statement = insert_once(conn, Notice).returning(Notice.id, Notice.provider, Notice.dedup_key)
+    statement = _INSERT_ONCE["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
     inserted = {(p, key): notice_id for notice_id, p, key in conn.execute(statement, rows)}
     new: list[tuple[int, int]] = []
     for n, row in enumerate(rows):
@@ -68,7 +77,7 @@ def insert_notices(conn: Connection, notices: Sequence[NewNotice]) -> list[int |
     ids: list[int | None] = [None] * len(notices)
     if not new:
         return ids
-    sending = insert(Callback).returning(Callback.id, sort_by_parameter_order=True)
+    sending = _INSERT_CALLBACKS
     callbacks = [
         {
             "provider": notices[n].provider,

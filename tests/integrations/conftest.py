@@ -141,6 +141,16 @@ class Store:
 
 
 @pytest.fixture
+def webhook_client(webhook_env: dict[str, str]) -> Iterator[TestClient]:
+    """`client` under a name that provider folders, whose own `client` is their API client,
+    do not shadow."""
+    from resolver.app import create_app
+
+    with TestClient(create_app()) as test_client:
+        yield test_client
+
+
+@pytest.fixture
 def store(webhook_env: dict[str, str]) -> Store:
     return Store()
 

@@ -48,8 +48,8 @@ def test_standard_webhooks_known_answer_vector() -> None:
         check_standard_signature(headers, b'{"test": 2432232314}', secret, now=1614265330 + 360)
 
 
-def test_note_on_an_issue(client: Any, linked: Any) -> None:
-    response = post(client, gitlab("Note Hook", note("@resolver please fix the export")))
+def test_note_on_an_issue(webhook_client: Any, linked: Any) -> None:
+    response = post(webhook_client, gitlab("Note Hook", note("@resolver please fix the export")))
     assert response.status_code == 202
     [job] = linked.jobs()
     assert (job.source, job.repo, job.task) == (
@@ -64,51 +64,53 @@ def test_note_on_an_issue(client: Any, linked: Any) -> None:
     assert trigger["noteable_type"] == "issue" and trigger["default_branch"] == "master"
 
 
-def test_note_on_a_merge_request(client: Any, linked: Any) -> None:
+def test_note_on_a_merge_request(webhook_client: Any, linked: Any) -> None:
     payload = note("@resolver rebase onto master", "Note_Hook__on_merge_request")
-    assert post(client, gitlab("Note Hook", payload)).status_code == 202
+    assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
     [job] = linked.jobs()
     assert job.conversation_key == "gitlab:gitlab-org/gitlab-test!1"
     assert job.trigger["source_branch"] == "master" and job.trigger["target_branch"] == "markdown"
 
 
-def test_diff_note_carries_its_position(client: Any, linked: Any) -> None:
+def test_diff_note_carries_its_position(webhook_client: Any, linked: Any) -> None:
     payload = note("@resolver simplify this", "Note_Hook__diff_note_on_merge_request")
-    assert post(client, gitlab("Note Hook", payload)).status_code == 202
+    assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
     [job] = linked.jobs()
     assert job.trigger["note_type"] == "DiffNote"
     assert job.trigger["position"]["new_line"] == 14 and job.trigger["discussion_id"]
 
 
-def test_confidential_notes_are_routed_too(client: Any, linked: Any) -> None:
+def test_confidential_notes_are_routed_too(webhook_client: Any, linked: Any) -> None:
     payload = note("@resolver fix", "Confidential_Note_Hook__on_issue")
-    assert post(client, gitlab("Confidential Note Hook", payload)).status_code == 202
+    assert post(webhook_client, gitlab("Confidential Note Hook", payload)).status_code == 202
 
 
 @pytest.mark.parametrize("fixture", ["Note_Hook__on_commit", "Note_Hook__on_snippet"])
-def test_notes_elsewhere_are_ignored(client: Any, linked: Any, fixture: str) -> None:
-    assert post(client, gitlab("Note Hook", note("@resolver fix", fixture))).status_code == 204
+def test_notes_elsewhere_are_ignored(webhook_client: Any, linked: Any, fixture: str) -> None:
+    assert (
+        post(webhook_client, gitlab("Note Hook", note("@resolver fix", fixture))).status_code == 204
+    )
     assert linked.jobs() == []
 
 
 @pytest.mark.parametrize("change", [{"action": "update"}, {"system": True}])
-def test_edited_and_system_notes_are_ignored(client: Any, linked: Any, change: Any) -> None:
+def test_edited_and_system_notes_are_ignored(webhook_client: Any, linked: Any, change: Any) -> None:
     payload = note("@resolver fix")
     payload["object_attributes"].update(change)
-    assert post(client, gitlab("Note Hook", payload)).status_code == 204
+    assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 204
 
 
-def test_trigger_label_newly_added_to_an_issue(client: Any, linked: Any) -> None:
+def test_trigger_label_newly_added_to_an_issue(webhook_client: Any, linked: Any) -> None:
     payload = labels("Issue_Hook__labels_changed", ["API"], ["API", "resolver"])
-    assert post(client, gitlab("Issue Hook", payload)).status_code == 202
+    assert post(webhook_client, gitlab("Issue Hook", payload)).status_code == 202
     [job] = linked.jobs()
     assert job.task.startswith("New API: create/update/delete file")
     assert job.conversation_key == "gitlab:gitlabhq/gitlab-test#23"
 
 
-def test_trigger_label_newly_added_to_a_merge_request(client: Any, linked: Any) -> None:
+def test_trigger_label_newly_added_to_a_merge_request(webhook_client: Any, linked: Any) -> None:
     payload = labels("Merge_Request_Hook__opened", [], ["resolver"])
-    assert post(client, gitlab("Merge Request Hook", payload)).status_code == 202
+    assert post(webhook_client, gitlab("Merge Request Hook", payload)).status_code == 202
     assert linked.jobs()[0].conversation_key == "gitlab:gitlabhq/gitlab-test!1"
 
 
@@ -116,39 +118,41 @@ def test_trigger_label_newly_added_to_a_merge_request(client: Any, linked: Any) 
     ("previous", "current"), [(["resolver"], ["resolver", "API"]), (["API"], ["Platform"])]
 )
 def test_label_changes_without_a_newly_added_trigger_label(
-    client: Any, linked: Any, previous: list[str], current: list[str]
+    webhook_client: Any, linked: Any, previous: list[str], current: list[str]
 ) -> None:
     payload = labels("Issue_Hook__labels_changed", previous, current)
-    assert post(client, gitlab("Issue Hook", payload)).status_code == 204
+    assert post(webhook_client, gitlab("Issue Hook", payload)).status_code == 204
 
 
-def test_issue_update_without_label_changes(client: Any, linked: Any) -> None:
+def test_issue_update_without_label_changes(webhook_client: Any, linked: Any) -> None:
     payload = load("gitlab", "Issue_Hook__labels_changed")
     del payload["changes"]["labels"]
     payload["labels"] = [{"title": "resolver"}]
-    assert post(client, gitlab("Issue Hook", payload)).status_code == 204
+    assert post(webhook_client, gitlab("Issue Hook", payload)).status_code == 204
 
 
-def test_signed_delivery_within_the_window(client: Any, linked: Any) -> None:
+def test_signed_delivery_within_the_window(webhook_client: Any, linked: Any) -> None:
     payload = note("@resolver fix")
-    assert post(client, gitlab("Note Hook", payload, signed=True)).status_code == 202
+    assert post(webhook_client, gitlab("Note Hook", payload, signed=True)).status_code == 202
     delivery = gitlab("Note Hook", payload, signed=True, timestamp=time.time() - 290)
-    assert post(client, delivery).status_code == 202
+    assert post(webhook_client, delivery).status_code == 202
 
 
 # The header is in whole seconds: truncating a future time takes up to 1 s off it, so 302.
 @pytest.mark.parametrize("offset", [-301, 302, -3600])
-def test_signed_delivery_outside_the_window_is_401(client: Any, linked: Any, offset: int) -> None:
+def test_signed_delivery_outside_the_window_is_401(
+    webhook_client: Any, linked: Any, offset: int
+) -> None:
     delivery = gitlab(
         "Note Hook", note("@resolver fix"), signed=True, timestamp=time.time() + offset
     )
-    assert post(client, delivery).status_code == 401
+    assert post(webhook_client, delivery).status_code == 401
     assert linked.jobs() == []
 
 
 @pytest.mark.parametrize("fault", ["stale", "wrong"])
 def test_a_bad_signature_is_refused_even_with_a_matching_token(
-    client: Any, linked: Any, fault: str
+    webhook_client: Any, linked: Any, fault: str
 ) -> None:
     # Both are configured: a present signature is verified, and the token cannot vouch for it.
     when = time.time() - 3600 if fault == "stale" else None
@@ -156,25 +160,38 @@ def test_a_bad_signature_is_refused_even_with_a_matching_token(
     headers = {**delivery.headers, "X-Gitlab-Token": SECRETS["gitlab"]}
     if fault == "wrong":
         headers["webhook-signature"] = "v1," + "A" * 44
-    assert post(client, replace(delivery, headers=headers)).status_code == 401
+    assert post(webhook_client, replace(delivery, headers=headers)).status_code == 401
     assert linked.jobs() == []
 
 
-def test_signing_only_refuses_a_bare_token(client: Any, linked: Any, configure: Any) -> None:
+def test_signing_only_refuses_a_bare_token(
+    webhook_client: Any, linked: Any, configure: Any
+) -> None:
     configure(RESOLVER_GITLAB_WEBHOOK_TOKEN="")
-    assert post(client, gitlab("Note Hook", note("@resolver fix"))).status_code == 401
-    assert post(client, gitlab("Note Hook", note("@resolver fix"), signed=True)).status_code == 202
+    assert post(webhook_client, gitlab("Note Hook", note("@resolver fix"))).status_code == 401
+    assert (
+        post(webhook_client, gitlab("Note Hook", note("@resolver fix"), signed=True)).status_code
+        == 202
+    )
 
 
-def test_token_only_refuses_a_bare_signature(client: Any, linked: Any, configure: Any) -> None:
+def test_token_only_refuses_a_bare_signature(
+    webhook_client: Any, linked: Any, configure: Any
+) -> None:
     configure(RESOLVER_GITLAB_SIGNING_TOKEN="")
-    assert post(client, gitlab("Note Hook", note("@resolver fix"), signed=True)).status_code == 401
-    assert post(client, gitlab("Note Hook", note("@resolver fix"))).status_code == 202
+    assert (
+        post(webhook_client, gitlab("Note Hook", note("@resolver fix"), signed=True)).status_code
+        == 401
+    )
+    assert post(webhook_client, gitlab("Note Hook", note("@resolver fix"))).status_code == 202
 
 
 @pytest.mark.parametrize("token", ["wrong", "gl-test-token ", ""])
-def test_wrong_token_is_401(client: Any, linked: Any, token: str) -> None:
-    assert post(client, gitlab("Note Hook", note("@resolver x"), token=token)).status_code == 401
+def test_wrong_token_is_401(webhook_client: Any, linked: Any, token: str) -> None:
+    assert (
+        post(webhook_client, gitlab("Note Hook", note("@resolver x"), token=token)).status_code
+        == 401
+    )
 
 
 @pytest.mark.parametrize(
@@ -188,20 +205,22 @@ def test_wrong_token_is_401(client: Any, linked: Any, token: str) -> None:
         {"webhook-id": ""},
     ],
 )
-def test_odd_standard_webhooks_headers_are_401(client: Any, linked: Any, headers: Any) -> None:
+def test_odd_standard_webhooks_headers_are_401(
+    webhook_client: Any, linked: Any, headers: Any
+) -> None:
     delivery = gitlab("Note Hook", note("@resolver x"), signed=True)
     delivery.headers.update(headers)
-    assert post(client, delivery).status_code == 401
+    assert post(webhook_client, delivery).status_code == 401
 
 
-def test_idempotency_key_deduplicates(client: Any, linked: Any) -> None:
-    first = post(client, gitlab("Note Hook", note("@resolver x"), idempotency_key="k-1"))
-    again = post(client, gitlab("Note Hook", note("@resolver x"), idempotency_key="k-1"))
+def test_idempotency_key_deduplicates(webhook_client: Any, linked: Any) -> None:
+    first = post(webhook_client, gitlab("Note Hook", note("@resolver x"), idempotency_key="k-1"))
+    again = post(webhook_client, gitlab("Note Hook", note("@resolver x"), idempotency_key="k-1"))
     assert (first.status_code, again.status_code) == (202, 200)
     assert again.json()["job_id"] == first.json()["job_id"]
 
 
-def test_webhook_id_deduplicates_without_idempotency_key(client: Any, linked: Any) -> None:
+def test_webhook_id_deduplicates_without_idempotency_key(webhook_client: Any, linked: Any) -> None:
     payload = note("@resolver x")
     sent = []
     for _ in range(2):
@@ -209,20 +228,20 @@ def test_webhook_id_deduplicates_without_idempotency_key(client: Any, linked: An
         delivery.headers.pop("Idempotency-Key")
         body = delivery.body
         delivery.headers.update(standard_webhook_headers("msg_same", int(time.time()), body))
-        sent.append(post(client, delivery).status_code)
+        sent.append(post(webhook_client, delivery).status_code)
     assert sent == [202, 200]
 
 
 @pytest.mark.parametrize("username", ["project_5_bot_3f2a", "group_9_bot", "resolver"])
-def test_bot_users_are_ignored(client: Any, store: Any, username: str) -> None:
+def test_bot_users_are_ignored(webhook_client: Any, store: Any, username: str) -> None:
     store.link("gitlab", "77", username)
     payload = note("@resolver fix")
     payload["user"].update(id=77, username=username)
-    assert post(client, gitlab("Note Hook", payload)).status_code == 204
+    assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 204
 
 
-def test_unlinked_user_gets_a_notice(client: Any, store: Any) -> None:
-    response = post(client, gitlab("Note Hook", note("@resolver fix")))
+def test_unlinked_user_gets_a_notice(webhook_client: Any, store: Any) -> None:
+    response = post(webhook_client, gitlab("Note Hook", note("@resolver fix")))
     assert response.json() == {"notice": "unlinked"}
     [notice] = store.notices()
     assert "--provider gitlab --external-id 1 --login root" in notice.body

@@ -54,31 +54,31 @@ def test_known_answer_vector() -> None:
         verify_request(headers, body, "8f742231b10e8888abcd99yyyzzz85a5", now=1531420618 + 301)
 
 
-def test_url_verification_answers_the_challenge(client: Any, store: Any) -> None:
+def test_url_verification_answers_the_challenge(webhook_client: Any, store: Any) -> None:
     payload = load("slack", "url_verification__handshake")
-    response = post(client, slack(payload))
+    response = post(webhook_client, slack(payload))
     assert response.status_code == 200
     assert response.json() == {"challenge": payload["challenge"]}
 
 
-def test_unsigned_url_verification_is_401(client: Any, store: Any) -> None:
+def test_unsigned_url_verification_is_401(webhook_client: Any, store: Any) -> None:
     delivery = slack(load("slack", "url_verification__handshake"))
     delivery.headers.pop("X-Slack-Signature")
-    assert post(client, delivery).status_code == 401
+    assert post(webhook_client, delivery).status_code == 401
 
 
 @pytest.mark.parametrize("body", [b'{"type": "event_callback", "x": "\xff\xfe"}', b"\xc3\x28"])
 def test_a_correctly_signed_body_that_is_not_utf8_is_400(
-    client: Any, linked: Any, body: bytes
+    webhook_client: Any, linked: Any, body: bytes
 ) -> None:
     # The signature is over the raw bytes, so it checks out; the body is what is wrong.
-    assert post(client, slack(body)).status_code == 400
+    assert post(webhook_client, slack(body)).status_code == 400
     assert linked.jobs() == []
 
 
-def test_app_mention_in_a_channel(client: Any, linked: Any) -> None:
+def test_app_mention_in_a_channel(webhook_client: Any, linked: Any) -> None:
     text = f"<@{BOT_USER}> fix the login bug repo=acme/web branch=fix-login"
-    response = post(client, slack(mention(text)))
+    response = post(webhook_client, slack(mention(text)))
     assert response.status_code == 202
     [job] = linked.jobs()
     assert (job.source, job.task, job.repo) == ("slack", "fix the login bug", "acme/web")
@@ -90,22 +90,24 @@ def test_app_mention_in_a_channel(client: Any, linked: Any) -> None:
     assert trigger["thread_ts"] == "1515449483.000108" and trigger["team_id"] == "T061EG9R6"
 
 
-def test_documented_mention_text(client: Any, linked: Any) -> None:
-    assert post(client, slack(load("slack", "app_mention__in_channel"))).status_code == 202
+def test_documented_mention_text(webhook_client: Any, linked: Any) -> None:
+    assert post(webhook_client, slack(load("slack", "app_mention__in_channel"))).status_code == 202
     assert linked.jobs()[0].task == "for an honorable mention."
 
 
-def test_invalid_options_stay_in_the_request(client: Any, linked: Any) -> None:
-    post(client, slack(mention(f"<@{BOT_USER}> try repo=not-a-repo branch=../../etc")))
+def test_invalid_options_stay_in_the_request(webhook_client: Any, linked: Any) -> None:
+    post(webhook_client, slack(mention(f"<@{BOT_USER}> try repo=not-a-repo branch=../../etc")))
     [job] = linked.jobs()
     assert job.repo is None and job.trigger["options"] == {}
     assert job.task == "try repo=not-a-repo branch=../../etc"
 
 
-def test_app_mention_in_a_thread_then_a_plain_reply_is_a_followup(client: Any, linked: Any) -> None:
-    first = post(client, slack(load("slack", "app_mention__in_thread")))
+def test_app_mention_in_a_thread_then_a_plain_reply_is_a_followup(
+    webhook_client: Any, linked: Any
+) -> None:
+    first = post(webhook_client, slack(load("slack", "app_mention__in_thread")))
     assert first.status_code == 202
-    followup = post(client, slack(reply("also handle the empty case")))
+    followup = post(webhook_client, slack(reply("also handle the empty case")))
     assert followup.status_code == 202
     first_job, second_job = linked.jobs()
     assert second_job.conversation_key == first_job.conversation_key
@@ -114,34 +116,38 @@ def test_app_mention_in_a_thread_then_a_plain_reply_is_a_followup(client: Any, l
     assert second_job.trigger["previous_job_id"] == first_job.id
 
 
-def test_thread_reply_without_a_job_in_the_thread_is_ignored(client: Any, linked: Any) -> None:
-    assert post(client, slack(reply("just chatting"))).status_code == 204
+def test_thread_reply_without_a_job_in_the_thread_is_ignored(
+    webhook_client: Any, linked: Any
+) -> None:
+    assert post(webhook_client, slack(reply("just chatting"))).status_code == 204
     assert linked.jobs() == [] and linked.deliveries() == []
 
 
-def test_top_level_message_is_ignored(client: Any, linked: Any) -> None:
-    assert post(client, slack(load("slack", "message__top_level"))).status_code == 204
+def test_top_level_message_is_ignored(webhook_client: Any, linked: Any) -> None:
+    assert post(webhook_client, slack(load("slack", "message__top_level"))).status_code == 204
 
 
-def test_thread_reply_mentioning_the_bot_is_left_to_app_mention(client: Any, linked: Any) -> None:
-    post(client, slack(load("slack", "app_mention__in_thread")))
-    assert post(client, slack(reply(f"<@{BOT_USER}> and this"))).status_code == 204
+def test_thread_reply_mentioning_the_bot_is_left_to_app_mention(
+    webhook_client: Any, linked: Any
+) -> None:
+    post(webhook_client, slack(load("slack", "app_mention__in_thread")))
+    assert post(webhook_client, slack(reply(f"<@{BOT_USER}> and this"))).status_code == 204
     assert len(linked.jobs()) == 1
 
 
-def test_the_bots_own_thread_messages_are_ignored(client: Any, linked: Any) -> None:
-    post(client, slack(load("slack", "app_mention__in_thread")))
+def test_the_bots_own_thread_messages_are_ignored(webhook_client: Any, linked: Any) -> None:
+    post(webhook_client, slack(load("slack", "app_mention__in_thread")))
     payload = reply("I'm on it!")
     payload["event"].update(user=BOT_USER, bot_id="B0BOT")
-    assert post(client, slack(payload)).status_code == 204
+    assert post(webhook_client, slack(payload)).status_code == 204
     assert len(linked.jobs()) == 1
 
 
-def test_other_bots_in_the_thread_are_ignored(client: Any, linked: Any) -> None:
-    post(client, slack(load("slack", "app_mention__in_thread")))
+def test_other_bots_in_the_thread_are_ignored(webhook_client: Any, linked: Any) -> None:
+    post(webhook_client, slack(load("slack", "app_mention__in_thread")))
     payload = reply("Build passed")
     payload["event"].update(user="U0OTHERBOT", bot_id="B0CI")
-    assert post(client, slack(payload)).status_code == 204
+    assert post(webhook_client, slack(payload)).status_code == 204
 
 
 @pytest.mark.parametrize(
@@ -153,11 +159,11 @@ def test_other_bots_in_the_thread_are_ignored(client: Any, linked: Any) -> None:
         "reaction_added__emoji",
     ],
 )
-def test_ignored_events(client: Any, linked: Any, fixture: str) -> None:
+def test_ignored_events(webhook_client: Any, linked: Any, fixture: str) -> None:
     payload = load("slack", fixture)
     if "message" in payload["event"]:
         payload["event"]["message"]["text"] = f"<@{BOT_USER}> fix it"
-    assert post(client, slack(payload)).status_code == 204
+    assert post(webhook_client, slack(payload)).status_code == 204
     assert linked.jobs() == []
 
 
@@ -165,28 +171,28 @@ def test_ignored_events(client: Any, linked: Any, fixture: str) -> None:
     "text",
     [f"`<@{BOT_USER}> fix`", f"```\n<@{BOT_USER}> fix\n```", f"&gt; <@{BOT_USER}> fix\nok"],
 )
-def test_mentions_in_code_or_quotes_do_nothing(client: Any, linked: Any, text: str) -> None:
-    assert post(client, slack(mention(text))).status_code == 204
+def test_mentions_in_code_or_quotes_do_nothing(webhook_client: Any, linked: Any, text: str) -> None:
+    assert post(webhook_client, slack(mention(text))).status_code == 204
 
 
-def test_escaped_text_never_becomes_a_mention(client: Any, linked: Any) -> None:
+def test_escaped_text_never_becomes_a_mention(webhook_client: Any, linked: Any) -> None:
     payload = reply(f"&lt;@{BOT_USER}&gt; is how you write it")
-    post(client, slack(load("slack", "app_mention__in_thread")))
-    response = post(client, slack(payload))
+    post(webhook_client, slack(load("slack", "app_mention__in_thread")))
+    response = post(webhook_client, slack(payload))
     assert response.status_code == 202  # a follow-up, not a new mention
     assert linked.jobs()[1].task == f"<@{BOT_USER}> is how you write it"
 
 
 # The header is in whole seconds: truncating a future time takes up to 1 s off it, so 302.
 @pytest.mark.parametrize("offset", [-301, 302, -86400])
-def test_stale_or_future_timestamps_are_401(client: Any, linked: Any, offset: int) -> None:
+def test_stale_or_future_timestamps_are_401(webhook_client: Any, linked: Any, offset: int) -> None:
     delivery = slack(mention(f"<@{BOT_USER}> x"), timestamp=time.time() + offset)
-    assert post(client, delivery).status_code == 401
+    assert post(webhook_client, delivery).status_code == 401
 
 
-def test_timestamps_inside_the_window_are_accepted(client: Any, linked: Any) -> None:
+def test_timestamps_inside_the_window_are_accepted(webhook_client: Any, linked: Any) -> None:
     delivery = slack(mention(f"<@{BOT_USER}> x"), timestamp=time.time() - 295)
-    assert post(client, delivery).status_code == 202
+    assert post(webhook_client, delivery).status_code == 202
 
 
 @pytest.mark.parametrize(
@@ -198,27 +204,27 @@ def test_timestamps_inside_the_window_are_accepted(client: Any, linked: Any) -> 
         {"X-Slack-Signature": "v0=\xff\xfe".encode("latin-1")},
     ],
 )
-def test_odd_signature_headers_are_401(client: Any, linked: Any, headers: Any) -> None:
+def test_odd_signature_headers_are_401(webhook_client: Any, linked: Any, headers: Any) -> None:
     delivery = slack(mention(f"<@{BOT_USER}> x"))
     delivery.headers.update(headers)
-    assert post(client, delivery).status_code == 401
+    assert post(webhook_client, delivery).status_code == 401
 
 
-def test_form_encoded_body_is_400(client: Any, linked: Any) -> None:
-    assert post(client, slack(f"payload={quote('{}')}".encode())).status_code == 400
+def test_form_encoded_body_is_400(webhook_client: Any, linked: Any) -> None:
+    assert post(webhook_client, slack(f"payload={quote('{}')}".encode())).status_code == 400
 
 
-def test_retries_with_the_same_event_id_are_duplicates(client: Any, linked: Any) -> None:
-    first = post(client, slack(mention(f"<@{BOT_USER}> x")))
+def test_retries_with_the_same_event_id_are_duplicates(webhook_client: Any, linked: Any) -> None:
+    first = post(webhook_client, slack(mention(f"<@{BOT_USER}> x")))
     retry = slack(mention(f"<@{BOT_USER}> x"))
     retry.headers.update({"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
-    again = post(client, retry)
+    again = post(webhook_client, retry)
     assert (first.status_code, again.status_code) == (202, 200)
     assert again.json()["job_id"] == first.json()["job_id"]
 
 
-def test_unlinked_user_gets_a_notice(client: Any, store: Any) -> None:
-    assert post(client, slack(mention(f"<@{BOT_USER}> x"))).json() == {"notice": "unlinked"}
+def test_unlinked_user_gets_a_notice(webhook_client: Any, store: Any) -> None:
+    assert post(webhook_client, slack(mention(f"<@{BOT_USER}> x"))).json() == {"notice": "unlinked"}
     [notice] = store.notices()
     assert f"--external-id {ALICE}" in notice.body
     assert notice.context["thread_ts"] == "1515449483.000108"
