@@ -15,18 +15,10 @@ from typing import TYPE_CHECKING, Any, Final
 from integrations import registry
 from resolver.broker import locks
 from resolver.callbacks import status
-from resolver.callbacks.record import (
-    OPEN_PULL,
-    REACT,
-    REPLY,
-    STATUS,
-    forge_of,
-    publish_all,
-    record_status,
-    view_of,
-)
+from resolver.callbacks.record import forge_of, publish_all, record_status, view_of
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
+from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS
 from resolver.core.logs import log
 from resolver.store import callbacks, jobs
 from resolver.store.callbacks import mark_posting

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from integrations import registry
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import status
+from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS
+from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.sanitize import sanitize
 from resolver.core.settings import get_settings
@@ -28,11 +30,6 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
-
-STATUS: Final = "status"
-REACT: Final = "react"
-REPLY: Final = "reply"
-OPEN_PULL: Final = "open_pull"
 
 
 def job_url(job_id: int) -> str:
@@ -76,7 +73,16 @@ def view_of(session: Session, job: Job) -> status.JobView:
         pull_word=pull_word(forge.get("provider")),
         pull_error=str(result.get("pull_error") or "") or None,
         notes=tuple(str(note) for note in result.get("notes") or ()),
+        place=_place(session, job),
     )
+
+
+def _place(session: Session, job: Job) -> QueuePlace | None:
+    """A queued job's place in line (the caps count the active jobs ahead of it)."""
+    if job.state != JobState.QUEUED:
+        return None
+    ahead = jobs.jobs_ahead(session.connection(), [job.id]).get(job.id)
+    return place_in_queue(*ahead, get_settings()) if ahead else None
 
 
 def pull_word(forge_name: object) -> str:
@@ -104,14 +110,6 @@ def record_status(session: Session, job: Job) -> list[int]:
     # Its own id lets a sent update retire the older ones still pending.
     callback.payload = {"job_id": job.id, "callback_id": callback.id}
     return [callback.id]
-
-
-def record_acknowledgement(session: Session, job: Job) -> list[int]:
-    """👀 on the triggering message and the first status message."""
-    if not has_conversation(job):
-        return []
-    react = record_callback(session, job.source, REACT, {"job_id": job.id}, job.id)
-    return [react.id, *record_status(session, job)]
 
 
 def record_reply(session: Session, job: Job, text: str) -> list[int]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from resolver.core.job import QueuePlace
 from resolver.core.states import JobState, Outcome
 
 MAX_SUMMARY: Final = 3000
@@ -41,6 +42,8 @@ class JobView:
     pull_error: str | None = None
     notes: tuple[str, ...] = ()
     """What the host did with the agent's work that the requester should know."""
+    place: QueuePlace | None = None
+    """A queued job's place: the jobs that must finish first, under which cap."""
 
 
 def elapsed(view: JobView) -> str:
@@ -81,6 +84,14 @@ def _where(view: JobView) -> str:
 def _headline(view: JobView) -> str:
     state = view.state
     if state == JobState.QUEUED:
+        place = view.place
+        if place is not None and place.behind > 0:
+            jobs = "job" if place.behind == 1 else "jobs"
+            return (
+                f"⏳ **Queued**{_where(view)} behind {place.behind} {jobs}: at most "
+                f"{place.limit} run at once per {place.limit_name}. It starts by itself; "
+                "nothing is dropped."
+            )
         return f"⏳ **Queued**{_where(view)}: I will start as soon as a worker is free."
     if state == JobState.RUNNING:
         if view.steps == 0:

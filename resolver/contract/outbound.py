@@ -135,6 +135,13 @@ class Forge(Protocol):
         ...
 
 
+# The callback actions every provider shares (a callback row's `action`).
+STATUS: Final = "status"
+REACT: Final = "react"
+REPLY: Final = "reply"
+OPEN_PULL: Final = "open_pull"
+NOTICE: Final = "notice"
+
 # What `Conversation.post` tags a message with: what it is and whose (`status-12`: job 12's
 # status message, `notice-3`, `reply-40`: the callback that posts a reply).
 TAG: Final = re.compile(r"[a-z]+-[0-9]+")

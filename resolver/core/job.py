@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 
 
@@ -43,3 +44,24 @@ class JobContext:
 
 Runner = Callable[[JobContext], RunResult]
 """What a job does once a worker holds it (`resolver.tasks.RUNNERS`)."""
+
+
+@dataclass(frozen=True)
+class QueuePlace:
+    """How many jobs must finish before a job may start, and the cap that holds it back."""
+
+    behind: int
+    limit_name: str = ""
+    limit: int = 0
+
+
+def place_in_queue(user_ahead: int, repo_ahead: int, settings: Settings) -> QueuePlace:
+    """How many jobs must finish before a job may start, under the tighter of the two caps."""
+    place = QueuePlace(0)
+    for name, count, limit in (
+        ("user", user_ahead, settings.max_jobs_per_user),
+        ("repository", repo_ahead, settings.max_jobs_per_repo),
+    ):
+        if count - limit + 1 > place.behind:
+            place = QueuePlace(count - limit + 1, name, limit)
+    return place

@@ -14,13 +14,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from resolver.contract.commands import parse_command
 from resolver.contract.inbound import Trigger, WebhookEvent
+from resolver.contract.outbound import REACT, STATUS
+from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.settings import Settings
-from resolver.ingress.notices import render_queued, render_unlinked
-from resolver.store import accounts, deliveries, jobs
+from resolver.ingress.notices import render_unlinked
+from resolver.store import accounts, callbacks, deliveries, jobs
 from resolver.store.deliveries import DeliveryId
-from resolver.store.notices import QUEUED, UNLINKED, NewNotice, insert_notices
+from resolver.store.notices import UNLINKED, NewNotice, insert_notices
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -40,13 +43,6 @@ class Accepted:
     message_id: str | None = None
     callbacks: tuple[int, ...] = ()
     """Notices recorded with the trigger, sent once the rows are committed."""
-
-
-@dataclass(frozen=True)
-class QueuePlace:
-    behind: int
-    limit_name: str = ""
-    limit: int = 0
 
 
 @dataclass(frozen=True)
@@ -172,39 +168,52 @@ def _first_job_ids(conn: Connection, copies: list[DeliveryId]) -> dict[DeliveryI
 def _create(
     conn: Connection, new: dict[int, _Draft], claimed: dict[DeliveryId, int]
 ) -> dict[int, Accepted]:
-    """Insert the jobs of linked senders and the notices; answer each claimed delivery."""
+    """Insert the jobs of linked senders, each with its 👀 and its first status message (which
+    says its place in the queue), and the notices of unlinked senders; answer each claimed
+    delivery. Everything is in the caller's transaction, so nothing is acknowledged that was
+    not recorded."""
     linked = {n: draft for n, draft in new.items() if draft.user_id is not None}
     created = _insert_jobs(conn, linked)
     deliveries.link(
         conn, {claimed[linked[n].pending.delivery]: job.id for n, job in created.items()}
     )
     places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in created.items()})
-    notices = _notices(new, created, places)
-    positions = list(notices)
-    sending = insert_notices(conn, [notices[n] for n in positions])
-    callbacks = dict(zip(positions, sending, strict=True))
+    acknowledged = _acknowledge(conn, {n: (job.id, linked[n]) for n, job in created.items()})
+    unlinked = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in created}
+    positions = list(unlinked)
+    sending = insert_notices(conn, [unlinked[n] for n in positions])
+    notices = dict(zip(positions, sending, strict=True))
     answers: dict[int, Accepted] = {}
     for n, draft in new.items():
-        sent = _ids(callbacks.get(n))
         if n in created:
             job = created[n]
+            sent = acknowledged[n]
             answers[n] = Accepted("created", job.id, places[n].behind, job.message_id, sent)
         else:
             provider, sender = draft.pending.provider, draft.pending.trigger.sender.external_id
             log(logger, logging.INFO, f"webhook.{provider}.unlinked_sender", sender=sender)
-            answers[n] = Accepted("unlinked", callbacks=sent)
+            answers[n] = Accepted("unlinked", callbacks=_ids(notices.get(n)))
     return answers
 
 
-def _notices(
-    new: dict[int, _Draft], created: dict[int, _NewJob], places: dict[int, QueuePlace]
-) -> dict[int, NewNotice]:
-    """An unlinked sender is told how to link an account; a job that waits, its place."""
-    notices = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in created}
-    for n, place in places.items():
-        if place.behind > 0:
-            notices[n] = _queued_notice(new[n], created[n].id, place)
-    return notices
+def _acknowledge(
+    conn: Connection, created: dict[int, tuple[int, _Draft]]
+) -> dict[int, tuple[int, ...]]:
+    """Per new job, the callbacks that acknowledge it at once: 👀 on the triggering message
+    (a no-op where the provider has none) and, unless it is a command answered by a reply,
+    the status message."""
+    actions = {
+        n: (REACT,) if parse_command(draft.pending.trigger.task) else (REACT, STATUS)
+        for n, (_, draft) in created.items()
+    }
+    rows = [
+        {"provider": draft.pending.provider, "action": action, "payload": {"job_id": job_id}}
+        | {"job_id": job_id}
+        for n, (job_id, draft) in created.items()
+        for action in actions[n]
+    ]
+    ids = iter(callbacks.insert_callbacks(conn, rows))
+    return {n: tuple(next(ids) for _ in actions[n]) for n in created}
 
 
 def _ids(callback_id: int | None) -> tuple[int, ...]:
@@ -240,18 +249,6 @@ def _queue_places(conn: Connection, queued: dict[int, tuple[int, _Draft]]) -> di
     }
 
 
-def place_in_queue(user_ahead: int, repo_ahead: int, settings: Settings) -> QueuePlace:
-    """How many jobs must finish before a job may start, under the tighter of the two caps."""
-    place = QueuePlace(0)
-    for name, count, limit in (
-        ("user", user_ahead, settings.max_jobs_per_user),
-        ("repository", repo_ahead, settings.max_jobs_per_repo),
-    ):
-        if count - limit + 1 > place.behind:
-            place = QueuePlace(count - limit + 1, name, limit)
-    return place
-
-
 def _job_context(pending: Pending, previous: int | None) -> dict[str, Any]:
     trigger = pending.trigger
     return {
@@ -275,16 +272,4 @@ def _unlinked_notice(draft: _Draft) -> NewNotice:
         conversation_key=pending.trigger.conversation_key,
         body=render_unlinked(pending.provider, sender.external_id, sender.login),
         context=draft.context,
-    )
-
-
-def _queued_notice(draft: _Draft, job_id: int, place: QueuePlace) -> NewNotice:
-    return NewNotice(
-        provider=draft.pending.provider,
-        kind=QUEUED,
-        dedup_key=f"{QUEUED}:{job_id}",
-        conversation_key=draft.pending.trigger.conversation_key,
-        body=render_queued(place.behind, place.limit_name, place.limit),
-        context=draft.context,
-        job_id=job_id,
     )

@@ -1,4 +1,4 @@
-"""The texts of the notices the ingress records (an unlinked sender, a queued job)."""
+"""The text of the notice the ingress records for a sender whose account is not linked."""
 
 from __future__ import annotations
 
@@ -17,13 +17,4 @@ def render_unlinked(provider: str, external_id: str, login: str | None) -> str:
         f"    resolver users link <your-user> --provider {provider} "
         f"--external-id {external_id}{login_option}\n\n"
         f"then mention me again."
-    )
-
-
-def render_queued(behind: int, limit_name: str, limit: int) -> str:
-    """Tell a requester that their job waits, and its place in line."""
-    jobs = "job" if behind == 1 else "jobs"
-    return (
-        f"Your request is queued behind {behind} {jobs}: at most {limit} jobs run at once "
-        f"per {limit_name}. It starts automatically; nothing is dropped."
     )

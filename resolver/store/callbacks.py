@@ -3,10 +3,11 @@ and how it ended."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from resolver.contract.errors import CallbackError
@@ -128,3 +129,14 @@ def supersede(session: Session, job_id: int, action: str, newest: int) -> None:
         .values(state="superseded", finished_at=utcnow())
         .execution_options(synchronize_session=False)
     )
+
+
+_INSERT = insert(Callback).returning(Callback.id, sort_by_parameter_order=True)
+
+
+def insert_callbacks(conn: Connection, rows: Sequence[dict[str, Any]]) -> list[int]:
+    """Insert pending callbacks (`provider`, `action`, `payload`, `job_id`) in one batched
+    statement; their ids, in order. Commit, then publish them (the outbox order)."""
+    if not rows:
+        return []
+    return [callback_id for (callback_id,) in conn.execute(_INSERT, list(rows))]

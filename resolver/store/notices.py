@@ -14,9 +14,10 @@ from sqlalchemy import Connection, insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from resolver.contract.outbound import NOTICE
 from resolver.store.models import Callback, Notice
 
-NOTICE_ACTION = "notice"
+NOTICE_ACTION = NOTICE
 UNLINKED = "unlinked"
 QUEUED = "queued"
 

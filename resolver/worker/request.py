@@ -153,7 +153,8 @@ def _plan(
 
 
 def record_plan(job_id: int, plan: Plan) -> None:
-    """Keep the plan on the job (the callbacks read it), then acknowledge."""
+    """Keep the plan on the job (the callbacks read it), and bring its status up to date (the
+    intake sent the 👀 and the first status)."""
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         forge_info = {
@@ -170,7 +171,7 @@ def record_plan(job_id: int, plan: Plan) -> None:
             job.branch = plan.branch
             result["updated_pull"] = True
         job.result = {**job.result, **result}
-        callbacks = record.record_acknowledgement(session, job)
+        callbacks = record.record_status(session, job)
     record.publish_all(callbacks)
 
 

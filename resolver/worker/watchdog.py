@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from resolver.callbacks import record
+from resolver.contract.outbound import OPEN_PULL, STATUS
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome, is_terminal
@@ -85,7 +86,7 @@ def _recently_failed(session: Session, action: str) -> list[tuple[Job, Callback]
 def _unstick_pulls(session: Session) -> list[int]:
     """Jobs waiting for a pull request whose opening failed for good."""
     ids: list[int] = []
-    for job, callback in _recently_failed(session, record.OPEN_PULL):
+    for job, callback in _recently_failed(session, OPEN_PULL):
         if not job.result.get("pull_pending"):
             continue
         job.result = {**job.result, "pull_pending": False, "pull_error": callback.error or ""}
@@ -98,7 +99,7 @@ def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
     """Finished jobs whose newest status callback failed: try again, a bounded number of times,
     further apart each time (RESOLVER_STATUS_REPOST_SECONDS)."""
     ids: list[int] = []
-    for job, callback in _recently_failed(session, record.STATUS):
+    for job, callback in _recently_failed(session, STATUS):
         if not is_terminal(JobState(job.state)) or callback.id != _newest_status(session, job):
             continue
         rounds = int(job.result.get("status_rounds") or 0)
@@ -112,4 +113,4 @@ def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
 
 
 def _newest_status(session: Session, job: Job) -> int | None:
-    return callbacks.newest_callback(session, job.id, record.STATUS)
+    return callbacks.newest_callback(session, job.id, STATUS)

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from starlette.testclient import TestClient
 
 from resolver.store import accounts
-from resolver.store.models import Delivery, Job, Notice, User
+from resolver.store.models import Callback, Delivery, Job, Notice, User
 from tests.conftest import redis_db_url
 from tests.integrations.deliveries import BOT, SECRETS
 
@@ -128,6 +128,21 @@ class Store:
 
         with session_scope() as session:
             return list(session.scalars(select(Notice).order_by(Notice.id)))
+
+    def callbacks(self) -> list[Callback]:
+        from resolver.store.db import session_scope
+
+        with session_scope() as session:
+            return list(session.scalars(select(Callback).order_by(Callback.id)))
+
+    def status_text(self, job_id: int) -> str:
+        """The job's status message as it would be posted now."""
+        from resolver.callbacks import record, status
+        from resolver.store.db import session_scope
+        from resolver.store.jobs import get_job
+
+        with session_scope() as session:
+            return status.render(record.view_of(session, get_job(session, job_id)))
 
     def link(
         self, provider: str, external_id: str, login: str | None = None, user: str = "alice"

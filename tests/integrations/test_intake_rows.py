@@ -70,11 +70,11 @@ def test_batch_rows_read_back_as_the_orm_writes_them(store: Store) -> None:
         assert_twins(Job, batch_job.job_id, twin_job(batch_job))
     for delivery_id in delivery_ids():
         assert_twins(Delivery, delivery_id, twin_delivery(delivery_id))
-    for answer in (queued, unlinked):
-        [callback_id] = answer.callbacks
-        twin_callback_id = twin_notice(notice_of(callback_id))
-        assert_twins(Notice, notice_of(callback_id), notice_of(twin_callback_id))
-        assert_twins(Callback, callback_id, twin_callback_id)
+    assert [c.action for c in store.callbacks()][:4] == ["react", "status", "react", "status"]
+    [callback_id] = unlinked.callbacks
+    twin_callback_id = twin_notice(notice_of(callback_id))
+    assert_twins(Notice, notice_of(callback_id), notice_of(twin_callback_id))
+    assert_twins(Callback, callback_id, twin_callback_id)
 
 
 def twin_job(answer: Accepted) -> int:

@@ -82,13 +82,15 @@ def test_jobs_over_the_user_cap_wait_with_their_place(
     answers = [post(client, mention(number=n)).json() for n in (1, 2, 3)]
     assert [a.get("queued_behind", 0) for a in answers] == [0, 1, 2]
     assert [job.state for job in store.jobs()] == ["queued"] * 3  # nothing dropped
-    notices = store.notices()
-    assert [(n.kind, n.job_id) for n in notices] == [
-        ("queued", answers[1]["job_id"]),
-        ("queued", answers[2]["job_id"]),
+    # Each is acknowledged at once (👀 and its status), and its status says its place.
+    assert store.notices() == []
+    acknowledged = [(c.job_id, c.action) for c in store.callbacks()]
+    assert acknowledged == [
+        (a["job_id"], action) for a in answers for action in ("react", "status")
     ]
-    assert "queued behind 2 jobs" in notices[1].body and "per user" in notices[1].body
-    assert notices[1].conversation_key == "github:Codertocat/Hello-World#3"
+    assert "Queued" in store.status_text(answers[0]["job_id"])
+    third = store.status_text(answers[2]["job_id"])
+    assert "behind 2 jobs" in third and "per user" in third
 
 
 def test_jobs_over_the_repository_cap_wait(client: Any, store: Any, configure: Any) -> None:
@@ -99,7 +101,7 @@ def test_jobs_over_the_repository_cap_wait(client: Any, store: Any, configure: A
     second = post(client, mention(number=2)).json()
     assert "queued_behind" not in first and "queued_behind" not in other_repo
     assert second["queued_behind"] == 1
-    assert "per repository" in store.notices()[0].body
+    assert "per repository" in store.status_text(second["job_id"])
 
 
 def test_finished_jobs_do_not_hold_a_place(client: Any, store: Any, configure: Any) -> None:

@@ -7,8 +7,9 @@ from datetime import timedelta
 from sqlalchemy import select
 
 import integrations.github.provider  # noqa: F401  (registers the provider the jobs come from)
-from resolver.callbacks.record import OPEN_PULL, STATUS, view_of
+from resolver.callbacks.record import view_of
 from resolver.callbacks.status import render
+from resolver.contract.outbound import OPEN_PULL, STATUS
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState
 from resolver.store import jobs
