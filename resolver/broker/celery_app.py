@@ -54,28 +54,31 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # The run_job hard limit is the one the visibility timeout is measured against.
         "task_annotations": {
             RUN_JOB: {
-                "time_limit": settings.job_time_limit,
-                "soft_time_limit": settings.job_time_limit - 30,
+                # A backstop for the prefork pool; the job's heartbeat stops it first.
+                "time_limit": settings.job_time_limit + 60,
+                "soft_time_limit": settings.job_time_limit + 30,
             }
         },
         "worker_hijack_root_logger": False,
         "worker_send_task_events": False,
+        # Periodic duties never expire unrun: the callbacks worker serves their queue, which
+        # no long job can occupy, and each duty is safe to run twice.
         "beat_schedule": {
             "reconcile": {
                 "task": RECONCILE,
                 "schedule": settings.reconcile_interval,
-                "options": {"queue": DEFAULT_QUEUE, "expires": settings.reconcile_interval * 2},
+                "options": {"queue": DEFAULT_QUEUE},
             },
             "reap-sandboxes": {
                 "task": REAP_SANDBOXES,
                 "schedule": float(settings.sandbox_reap_interval),
-                "options": {"queue": DEFAULT_QUEUE, "expires": settings.sandbox_reap_interval * 2},
+                "options": {"queue": DEFAULT_QUEUE},
             },
             # Due schedules are recorded once per slot whichever beat ticks (the run's key).
             "schedules-tick": {
                 "task": SCHEDULES_TICK,
                 "schedule": settings.reconcile_interval,
-                "options": {"queue": DEFAULT_QUEUE, "expires": settings.reconcile_interval * 2},
+                "options": {"queue": DEFAULT_QUEUE},
             },
         },
         "timezone": "UTC",

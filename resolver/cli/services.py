@@ -35,10 +35,16 @@ def serve(
 def worker(
     queues: str = typer.Option(",".join(QUEUES), help="Comma-separated queues to consume."),
     concurrency: int = typer.Option(2, help="Parallel tasks."),
+    pool: str = typer.Option(
+        "threads",
+        help="threads: many I/O-bound jobs share one process (and its imports); prefork: a "
+        "process per task.",
+    ),
     hostname: str = typer.Option("", help="Celery node name."),
 ) -> None:
     """Run a Celery worker."""
-    args = ["worker", "-Q", queues, "-c", str(concurrency), "--without-mingle", "--without-gossip"]
+    args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool]
+    args += ["--without-mingle", "--without-gossip"]
     if hostname:
         args += ["-n", hostname]
     get_celery().worker_main(args)

@@ -59,7 +59,10 @@ class Settings(BaseSettings):
 
     # --- jobs and Celery
     job_time_limit: int = Field(
-        default=3600, ge=60, description="Hard time limit of one agent job, in seconds."
+        default=3600,
+        ge=10,
+        description="Time limit of one agent job, in seconds; the job's own heartbeat enforces "
+        "it, in any worker pool.",
     )
     lease_seconds: int = Field(
         default=10, ge=3, description="A running job's lease; a dead worker's job returns after it."

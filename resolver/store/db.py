@@ -31,10 +31,13 @@ def make_engine(url: str) -> Engine:
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"timeout": 15})
+        # One connection per thread of a threads-pool worker, and its heartbeats.
+        engine = create_engine(
+            url, connect_args={"timeout": 15}, pool_size=20, max_overflow=60, pool_timeout=60
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=50, pool_timeout=60)
 
 
 @lru_cache(maxsize=4)

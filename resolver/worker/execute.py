@@ -29,13 +29,18 @@ logger = logging.getLogger(__name__)
 
 
 class _Heartbeat(threading.Thread):
-    """Renews the job's lease, and passes a cancel request on to the runner."""
+    """Renews the job's lease, passes a cancel request on to the runner, and stops the job at
+    its time limit. The limit is kept here, not by Celery: a threads pool has none."""
 
-    def __init__(self, ctx: JobContext, owner: str, seconds: float, status_every: float) -> None:
+    def __init__(
+        self, ctx: JobContext, owner: str, seconds: float, status_every: float, limit: float
+    ) -> None:
         super().__init__(daemon=True, name=f"lease-{ctx.job_id}")
         self.ctx, self.owner, self.seconds = ctx, owner, seconds
         self.stopped = threading.Event()
         self.lost = False
+        self.deadline = time.monotonic() + limit
+        self.timed_out = False
         self.status_every = status_every
         self.status_at = time.monotonic()
         self.steps = 0
@@ -53,6 +58,10 @@ class _Heartbeat(threading.Thread):
                     job=self.ctx.job_id,
                     error=type(error).__name__,
                 )
+            if not self.timed_out and time.monotonic() > self.deadline:
+                self.timed_out = True
+                log(logger, logging.WARNING, "job.time_limit", job=self.ctx.job_id)
+                self.ctx.cancel()
             # Stop before the lease can run out: better to stop than to run twice.
             if self.lost or time.monotonic() - renewed_at > self.seconds * 0.8:
                 self.lost = True
@@ -133,7 +142,9 @@ def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
             return
         source = job.source
     ctx = JobContext(job_id, owner)
-    heartbeat = _Heartbeat(ctx, owner, settings.lease_seconds, settings.status_interval)
+    heartbeat = _Heartbeat(
+        ctx, owner, settings.lease_seconds, settings.status_interval, settings.job_time_limit
+    )
     heartbeat.start()
     log(logger, logging.INFO, "job.started", job=job_id, source=source)
     try:
@@ -149,6 +160,12 @@ def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
         # Another attempt owns (or will own) the job once our lease runs out; record nothing.
         log(logger, logging.WARNING, "job.lease_lost", job=job_id)
         return
-    if ctx.cancelled.is_set():
+    if heartbeat.timed_out:
+        reason = (
+            f"The job ran longer than its time limit ({settings.job_time_limit} s), so I "
+            "stopped it. Nothing unfinished was pushed."
+        )
+        outcome = RunResult(JobState.FAILED, Outcome.ERROR, error=reason, result=outcome.result)
+    elif ctx.cancelled.is_set():
         outcome = RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=outcome.result)
     _record(job_id, owner, outcome)

@@ -28,7 +28,12 @@ def start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]
 
 
 def start_worker(
-    env: dict[str, str], log: Path, name: str, concurrency: int = 1
+    env: dict[str, str],
+    log: Path,
+    name: str,
+    concurrency: int = 1,
+    pool: str = "prefork",
+    queues: str = "jobs,callbacks,default",
 ) -> subprocess.Popen[bytes]:
     return start(
         env,
@@ -39,9 +44,11 @@ def start_worker(
         "tests.support.worker_app",
         "worker",
         "-Q",
-        "jobs,callbacks,default",
+        queues,
         "-c",
         str(concurrency),
+        "-P",
+        pool,
         "-n",
         f"{name}@%h",
         "--without-mingle",

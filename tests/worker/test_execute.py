@@ -23,11 +23,18 @@ from tests.support import procs
 def spawn(resolver_env) -> Iterator:
     started = []
 
-    def _spawn(kind: str, name: str = "w1", concurrency: int = 1, **extra_env: str):
+    def _spawn(
+        kind: str,
+        name: str = "w1",
+        concurrency: int = 1,
+        pool: str = "prefork",
+        queues: str = "jobs,callbacks,default",
+        **extra_env: str,
+    ):
         log = resolver_env.tmp / f"{kind}-{name}.log"
         env = resolver_env.child_env(PWD_FOR_TEST=str(resolver_env.tmp), **extra_env)
         if kind == "worker":
-            proc = procs.start_worker(env, log, name, concurrency)
+            proc = procs.start_worker(env, log, name, concurrency, pool, queues)
         else:
             proc = procs.start_beat(env, log, resolver_env.tmp / "beat-schedule")
         started.append(proc)
@@ -144,3 +151,19 @@ def test_a_job_over_the_per_user_cap_waits_queued_then_runs(resolver_env, spawn)
     procs.wait_until(lambda: job_state(second).state == JobState.SUCCEEDED, 30, "the second job")
     assert job_state(second).started_at >= job_state(first).finished_at
     assert lines(marker) == [f"done {first}", f"done {second}"]
+
+
+def test_the_job_time_limit_stops_a_job_on_the_threads_pool(resolver_env, spawn) -> None:
+    """Celery's threads pool has no time limit of its own: the job's heartbeat keeps it."""
+    marker = resolver_env.tmp / "marker.txt"
+    slow = queue_job("test-sleep", seconds=600, marker=str(marker))
+    quick = queue_job("test-sleep", seconds=0, marker=str(marker))
+    spawn("worker", concurrency=4, pool="threads", RESOLVER_JOB_TIME_LIMIT="10")
+    procs.wait_until(lambda: job_state(quick).state == JobState.SUCCEEDED, 30, "the quick job")
+    procs.wait_until(lambda: job_state(slow).state == JobState.RUNNING, 30, "the slow job")
+    procs.wait_until(lambda: job_state(slow).state == JobState.FAILED, 40, "the time limit")
+    stopped = job_state(slow)
+    assert "time limit (10 s)" in (stopped.error or "")
+    assert stopped.finished_at is not None and stopped.started_at is not None
+    assert (stopped.finished_at - stopped.started_at).total_seconds() < 25
+    assert lines(marker) == [f"done {quick}", f"done {slow}"]  # stopped, not killed
