@@ -130,8 +130,19 @@ def over_capacity(session: Session, job: Job, per_user: int, per_repo: int) -> b
     return False
 
 
+PARKED = "parked"
+"""A queued job's `message_id` while no message of it is on the queue: a worker took its
+message and found it had to wait (for a slot, or for the job before it in its conversation).
+It is published again when what held it ends (`next_waiting`), or by the reconciler
+(`parked_ready`); never while a message of it still waits, so it is never published twice."""
+
+
+def park(session: Session, job: Job) -> None:
+    job.message_id = PARKED
+
+
 def next_waiting(session: Session, job: Job) -> list[int]:
-    """The oldest queued jobs that were waiting on `job`: one for its requester or repository
+    """The oldest parked jobs that were waiting on `job`: one for its requester or repository
     (capacity), and one in its conversation (follow-ups run one after another)."""
     waiting: list[int] = []
     related = []
@@ -139,7 +150,12 @@ def next_waiting(session: Session, job: Job) -> list[int]:
         related.append(Job.requester_id == job.requester_id)
     if job.repo is not None:
         related.append(Job.repo == job.repo)
-    queued = select(Job.id).where(Job.state == JobState.QUEUED).order_by(Job.id).limit(1)
+    queued = (
+        select(Job.id)
+        .where(Job.state == JobState.QUEUED, Job.message_id == PARKED)
+        .order_by(Job.id)
+        .limit(1)
+    )
     if related:
         found = session.scalar(queued.where(or_(*related)))
         if found is not None:
@@ -329,7 +345,7 @@ def stranded_jobs(session: Session, waiting: set[str], grace: float) -> list[int
             ),
         )
     )
-    lost = [job.id for job in queued if job.message_id not in waiting]
+    lost = [job.id for job in queued if job.message_id not in waiting and job.message_id != PARKED]
     expired = session.scalars(
         select(Job.id).where(Job.state == JobState.RUNNING, Job.lease_expires_at < now)
     )
@@ -414,3 +430,20 @@ def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int,
         return {}
     rows = conn.execute(_JOBS_AHEAD, {"ids": list(job_ids)})
     return {job_id: (int(user), int(repo)) for job_id, user, repo in rows}
+
+
+def parked_ready(session: Session, per_user: int, per_repo: int, grace: float) -> list[int]:
+    """Parked jobs (for longer than `grace`) that nothing holds back any more: what should have
+    published them ended without doing so (a watchdog's ending, a lost race)."""
+    cutoff = utcnow() - timedelta(seconds=grace)
+    parked = session.scalars(
+        select(Job)
+        .where(Job.state == JobState.QUEUED, Job.message_id == PARKED, Job.updated_at < cutoff)
+        .order_by(Job.id)
+    )
+    return [
+        job.id
+        for job in parked
+        if not conversation_busy(session, job)
+        and not over_capacity(session, job, per_user, per_repo)
+    ]

@@ -128,6 +128,7 @@ def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
         waits = job.state == JobState.QUEUED and parse_command(job.task) not in ("stop", "status")
         if waits and jobs.conversation_busy(session, job):
             # A follow-up runs after the earlier job of its conversation, which publishes it.
+            jobs.park(session, job)
             log(logger, logging.INFO, "job.waiting_for_conversation", job=job_id)
             return
         if waits and jobs.over_capacity(
@@ -135,6 +136,7 @@ def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
         ):
             # It stays queued; it is published again when a running job of the same
             # requester or repository ends (or by the reconciler).
+            jobs.park(session, job)
             log(logger, logging.INFO, "job.waiting_for_capacity", job=job_id)
             return
         if not jobs.take_lease(session, job_id, owner, settings.lease_seconds):

@@ -11,6 +11,7 @@ from resolver.broker.publish import publish_callback
 from resolver.callbacks import record
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
+from resolver.store import jobs
 from resolver.store.callbacks import stalled_callbacks
 from resolver.store.jobs import stranded_jobs
 from resolver.worker import watchdog
@@ -30,6 +31,12 @@ def reconcile(session: Session) -> list[int]:
     session.commit()
     record.publish_all(ended)
     job_ids = stranded_jobs(session, waiting, settings.queued_grace_seconds)
+    job_ids += jobs.parked_ready(
+        session,
+        settings.max_jobs_per_user,
+        settings.max_jobs_per_repo,
+        settings.queued_grace_seconds,
+    )
     for job_id in job_ids:
         log(logger, logging.WARNING, "job.republished", job=job_id)
         publish_job(session, job_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,3 +168,24 @@ def test_the_job_time_limit_stops_a_job_on_the_threads_pool(resolver_env, spawn)
     assert stopped.finished_at is not None and stopped.started_at is not None
     assert (stopped.finished_at - stopped.started_at).total_seconds() < 25
     assert lines(marker) == [f"done {quick}", f"done {slow}"]  # stopped, not killed
+
+
+def test_a_job_waiting_for_a_slot_is_never_published_twice(resolver_env, spawn) -> None:
+    """With one slot, later jobs wait in the queue; a job that ends publishes only a job a
+    worker parked (took and set aside), never one whose message still waits."""
+    marker = resolver_env.tmp / "marker.txt"
+    with session_scope() as session:
+        user_id = add_user(session, "ada").id
+    ids = [
+        queue_job("test-sleep", requester_id=user_id, seconds=1, marker=str(marker))
+        for _ in range(4)
+    ]
+    spawn("worker", concurrency=1, RESOLVER_MAX_JOBS_PER_USER="1")
+    done = lambda: all(job_state(i).state == JobState.SUCCEEDED for i in ids)  # noqa: E731
+    procs.wait_until(done, 60, "every job")
+    log = (resolver_env.tmp / "worker-w1.log").read_text()
+    received = len(re.findall(r"Task resolver\.run_job\[[^\]]+\] received", log))
+    parked = len(re.findall(r"job\.waiting_for_(capacity|conversation)\b", log))
+    assert received == len(ids) + parked  # one message per job, and one per time it waited
+    assert "job.skipped" not in log  # no message found its job taken or done
+    assert lines(marker) == [f"done {i}" for i in ids]
