@@ -6,18 +6,24 @@ import hmac
 import logging
 from typing import Any
 
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from integrations import registry
 from resolver.broker import locks
+from resolver.broker.outbox import queue_lengths
+from resolver.core import metrics
+from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.ingress.endpoint import endpoint
-from resolver.store import db
+from resolver.store import db, jobs
 from resolver.store.db import session_scope
 from resolver.store.jobs import JobNotFoundError, get_job, job_to_dict, recent_jobs
+from resolver.store.models import utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +36,24 @@ def webhook_routes() -> list[BaseRoute]:
         )
         for item in registry.installed()
     ]
+
+
+async def metrics_page(_request: Request) -> Response:
+    """Prometheus metrics of this process, with the queues measured now."""
+    await run_in_threadpool(_measure_queues)
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def _measure_queues() -> None:
+    try:
+        for queue, length in queue_lengths().items():
+            metrics.QUEUE_MESSAGES.labels(queue).set(length)
+    except locks.BrokerError as error:
+        log(logger, logging.WARNING, "metrics.redis_failed", error=type(error).__name__)
+    now = utcnow()
+    with session_scope() as session:
+        for queue, oldest in jobs.oldest_waiting(session).items():
+            metrics.QUEUE_OLDEST_SECONDS.labels(queue).set(metrics.since(oldest, now) or 0.0)
 
 
 async def healthz(_request: Request) -> Response:
@@ -92,6 +116,7 @@ def create_app(**kwargs: Any) -> Starlette:
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
+        Route("/metrics", metrics_page),
         Route("/api/jobs", list_jobs),
         Route("/api/jobs/{job_id}", show_job),
         *webhook_routes(),

@@ -24,6 +24,7 @@ from resolver.broker.celery_app import (
 )
 from resolver.callbacks.send import send
 from resolver.contract.commands import Command, parse_command
+from resolver.core import metrics
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
@@ -103,7 +104,9 @@ def reconcile_task() -> list[int]:
 @shared_task(name=REAP_SANDBOXES, max_retries=0, time_limit=300)
 def reap_sandboxes() -> list[str]:
     settings = get_settings()
-    return list(reap(jobs.sandbox_is_stale, settings.sandbox_max_age, settings.deployment))
+    removed = list(reap(jobs.sandbox_is_stale, settings.sandbox_max_age, settings.deployment))
+    metrics.REAPER_REMOVALS.inc(len(removed))
+    return removed
 
 
 @shared_task(name=SCHEDULES_TICK, max_retries=0, time_limit=60, soft_time_limit=50)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from resolver.broker.celery_app import JOBS_QUEUE
+from resolver.broker.celery_app import JOBS_QUEUE, QUEUES
 from resolver.broker.publish import job_message, send_messages
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
@@ -65,5 +65,22 @@ def waiting_job_messages() -> set[str]:
     client = redis.Redis.from_url(get_settings().redis_url)
     try:
         return waiting_message_ids(client)
+    finally:
+        client.close()
+
+
+def queue_lengths() -> dict[str, int]:
+    """Messages waiting in each queue (every priority level of it)."""
+    client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=2)
+    try:
+        lengths = {}
+        for queue in QUEUES:
+            keys = [
+                k
+                for k in client.scan_iter(match=f"{queue}*")
+                if client.type(k) in (b"list", "list")
+            ]
+            lengths[queue] = sum(int(client.llen(key)) for key in keys)
+        return lengths
     finally:
         client.close()

@@ -16,10 +16,12 @@ from typing import Any, Final
 
 from resolver.callbacks import actions
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.contract.outbound import REACT
+from resolver.core import metrics
 from resolver.core.logs import log
-from resolver.store import callbacks
+from resolver.store import callbacks, jobs
 from resolver.store.db import session_scope
-from resolver.store.models import Callback
+from resolver.store.models import Callback, utcnow
 from resolver.store.notices import NOTICE_ACTION
 
 logger = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ def send(callback_id: int) -> float | None:
             return None
         provider, action = callback.provider, callback.action
         payload = {**callback.payload, "callback_id": callback_id}
+        received = jobs.received_at(session, callback.job_id)
     handler = ACTIONS.get(action)
     if handler is None:
         callbacks.finish(callback_id, "failed", error=f"no callback action {action!r}")
@@ -64,6 +67,7 @@ def send(callback_id: int) -> float | None:
         result = handler(provider, payload)
     except TransientCallbackError as error:
         tries = callbacks.record_attempt(callback_id, "transient", error)
+        metrics.CALLBACK_ATTEMPTS.labels(action, "transient").inc()
         log(logger, logging.WARNING, "callback.transient", callback=callback_id, tries=tries)
         if tries >= MAX_TRIES:
             callbacks.finish(callback_id, "failed", error=f"gave up after {tries} tries: {error}")
@@ -73,6 +77,7 @@ def send(callback_id: int) -> float | None:
         return wait
     except PermanentCallbackError as error:
         callbacks.record_attempt(callback_id, "permanent", error)
+        metrics.CALLBACK_ATTEMPTS.labels(action, "permanent").inc()
         log(logger, logging.WARNING, "callback.failed", callback=callback_id, status=error.status)
         callbacks.finish(callback_id, "failed", error=str(error))
         return None
@@ -80,9 +85,14 @@ def send(callback_id: int) -> float | None:
         logger.exception("callback.crashed", extra={"fields": {"callback": callback_id}})
         failure = PermanentCallbackError(f"internal error: {type(error).__name__}")
         callbacks.record_attempt(callback_id, "permanent", failure)
+        metrics.CALLBACK_ATTEMPTS.labels(action, "permanent").inc()
         callbacks.finish(callback_id, "failed", error=str(failure))
         return None
     callbacks.record_attempt(callback_id, "ok", None)
     callbacks.finish(callback_id, "sent", result=result)
+    metrics.CALLBACK_ATTEMPTS.labels(action, "ok").inc()
+    seen = metrics.since(received, utcnow())
+    if action == REACT and seen is not None:
+        metrics.ACKNOWLEDGE_SECONDS.observe(seen)
     log(logger, logging.INFO, "callback.sent", callback=callback_id, action=action)
     return None

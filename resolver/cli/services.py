@@ -41,13 +41,30 @@ def worker(
         "process per task.",
     ),
     hostname: str = typer.Option("", help="Celery node name."),
+    metrics_port: int = typer.Option(
+        0, help="Serve this worker's Prometheus metrics on this port (0: off)."
+    ),
 ) -> None:
     """Run a Celery worker."""
+    if metrics_port:
+        _serve_worker_metrics(metrics_port)
     args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool]
     args += ["--without-mingle", "--without-gossip"]
     if hostname:
         args += ["-n", hostname]
     get_celery().worker_main(args)
+
+
+def _serve_worker_metrics(port: int) -> None:
+    """`/metrics` of this worker process, with its engine's sandboxes counted at each scrape."""
+    from prometheus_client import start_http_server
+
+    from resolver.core import metrics
+    from sandbox import list_sandboxes
+
+    deployment = get_settings().deployment
+    metrics.SANDBOXES_RUNNING.set_function(lambda: len(list_sandboxes(deployment)))
+    start_http_server(port, addr="0.0.0.0")  # noqa: S104 - scraped from outside the host
 
 
 def beat() -> None:

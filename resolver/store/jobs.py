@@ -447,3 +447,22 @@ def parked_ready(session: Session, per_user: int, per_repo: int, grace: float) -
         if not conversation_busy(session, job)
         and not over_capacity(session, job, per_user, per_repo)
     ]
+
+
+def received_at(session: Session, job_id: int | None) -> datetime | None:
+    """When the job was recorded (its webhook's arrival), if there is such a job."""
+    return (
+        None if job_id is None else session.scalar(select(Job.created_at).where(Job.id == job_id))
+    )
+
+
+def oldest_waiting(session: Session) -> dict[str, datetime | None]:
+    """When the oldest work waiting on each queue was recorded: a queued job (jobs), a
+    pending callback (callbacks)."""
+    from resolver.store.models import Callback
+
+    job = session.scalar(select(func.min(Job.created_at)).where(Job.state == JobState.QUEUED))
+    callback = session.scalar(
+        select(func.min(Callback.created_at)).where(Callback.state == "pending")
+    )
+    return {"jobs": job, "callbacks": callback}

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.commands import parse_command
+from resolver.core import metrics
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log, redact
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import StoreError, session_scope
-from resolver.store.models import Job
+from resolver.store.models import Job, utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -106,12 +107,22 @@ def _record(job_id: int, owner: str, outcome: RunResult) -> None:
         )
         callbacks = record.record_finish(session, job)
         waiting = jobs.next_waiting(session, job)
+        _observe_finish(job)
     log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
     record.publish_all(callbacks)
     if waiting:
         for waiting_id in waiting:
             with session_scope() as session:
                 publish_job(session, waiting_id)
+
+
+def _observe_finish(job: Job) -> None:
+    ran = metrics.since(job.started_at, job.finished_at or utcnow())
+    if ran is not None:
+        metrics.JOB_DURATION_SECONDS.labels(str(job.outcome)).observe(ran)
+    metrics.LLM_TOKENS.labels("prompt").inc(job.prompt_tokens or 0)
+    metrics.LLM_TOKENS.labels("completion").inc(job.completion_tokens or 0)
+    metrics.LLM_COST.inc(job.cost_usd or 0.0)
 
 
 def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
@@ -143,6 +154,9 @@ def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
             log(logger, logging.INFO, "job.skipped", job=job_id)
             return
         source = job.source
+        waited = metrics.since(job.created_at, utcnow())
+    if waited is not None:
+        metrics.JOB_START_SECONDS.observe(waited)
     ctx = JobContext(job_id, owner)
     heartbeat = _Heartbeat(
         ctx, owner, settings.lease_seconds, settings.status_interval, settings.job_time_limit

@@ -101,6 +101,17 @@ class Stack:
         self.procs.append(proc)
         return proc
 
+    def start_resolver_worker(
+        self, name: str, queues: str, concurrency: int, metrics_port: int = 0
+    ) -> subprocess.Popen[bytes]:
+        """`resolver worker` as the Procfile runs it: the threads pool, its metrics port."""
+        args = ["--queues", queues, "--concurrency", str(concurrency), "--pool", "threads"]
+        args += ["--hostname", f"{name}@%h", "--metrics-port", str(metrics_port)]
+        log = self.tmp / f"worker-{name}.log"
+        proc = start(self.child_env(), log, "-m", "resolver.cli", "worker", *args)
+        self.procs.append(proc)
+        return proc
+
     def start_beat(self) -> subprocess.Popen[bytes]:
         proc = start(
             self.child_env(),

@@ -1,0 +1,60 @@
+"""The service's Prometheus series: defined once here, observed where things happen, exposed
+by the web process at `/metrics` and by each worker on its own port (`resolver worker
+--metrics-port`). Names follow Prometheus conventions: base units (seconds), `_total` for
+counters. README "Metrics" lists them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Final
+
+from prometheus_client import Counter, Gauge, Histogram
+
+# Seconds from a webhook to what its sender sees: 👀 within 2 s is the goal.
+_LATENCY: Final = (0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
+_DURATION: Final = (5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200)
+
+ACKNOWLEDGE_SECONDS: Final = Histogram(
+    "resolver_acknowledge_seconds",
+    "From the webhook's arrival to the 👀 on the triggering message (sent).",
+    buckets=_LATENCY,
+)
+JOB_START_SECONDS: Final = Histogram(
+    "resolver_job_start_seconds",
+    "From the webhook's arrival to its job starting on a worker.",
+    buckets=_LATENCY,
+)
+JOB_DURATION_SECONDS: Final = Histogram(
+    "resolver_job_duration_seconds",
+    "How long a job ran, from its start to its end, by outcome.",
+    ["outcome"],
+    buckets=_DURATION,
+)
+LLM_TOKENS: Final = Counter(
+    "resolver_llm_tokens_total", "LLM tokens of finished jobs, by kind.", ["kind"]
+)
+LLM_COST: Final = Counter("resolver_llm_cost_usd_total", "LLM cost of finished jobs, in USD.")
+CALLBACK_ATTEMPTS: Final = Counter(
+    "resolver_callback_attempts_total",
+    "Tries of outbound callbacks, by action and outcome (ok, transient, permanent).",
+    ["action", "outcome"],
+)
+REAPER_REMOVALS: Final = Counter(
+    "resolver_reaper_removals_total", "Sandboxes the reaper removed (dead, stale or too old)."
+)
+QUEUE_MESSAGES: Final = Gauge(
+    "resolver_queue_messages", "Messages waiting in each broker queue.", ["queue"]
+)
+QUEUE_OLDEST_SECONDS: Final = Gauge(
+    "resolver_queue_oldest_age_seconds",
+    "Age of the oldest work waiting on each queue (a queued job, a pending callback).",
+    ["queue"],
+)
+SANDBOXES_RUNNING: Final = Gauge(
+    "resolver_sandboxes_running", "This deployment's sandbox containers on the worker's engine."
+)
+
+
+def since(start: datetime | None, now: datetime) -> float | None:
+    """Seconds from `start` to `now`, or None without a start."""
+    return None if start is None else max(0.0, (now - start).total_seconds())
