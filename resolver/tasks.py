@@ -8,12 +8,14 @@ provider (`integrations.registry`). A request that is a command (`@bot stop`) is
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Final
 
 from celery import Task, shared_task
 
 from integrations import registry
+from resolver.broker import locks
 from resolver.broker.celery_app import (
     DELIVER,
     REAP_SANDBOXES,
@@ -26,6 +28,7 @@ from resolver.callbacks.send import send
 from resolver.contract.commands import Command, parse_command
 from resolver.core import metrics
 from resolver.core.job import JobContext, Runner, RunResult
+from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.schedules import beat
@@ -39,6 +42,8 @@ from resolver.worker.execute import execute
 from resolver.worker.reconcile import reconcile
 from resolver.worker.values import Snapshot
 from sandbox import reap
+
+logger = logging.getLogger(__name__)
 
 COMMANDS: Final[dict[Command, Callable[[Snapshot], RunResult]]] = {
     "stop": commands.answer_stop,
@@ -95,14 +100,26 @@ def deliver(self: Task, callback_id: int) -> None:
         raise self.retry(countdown=wait)
 
 
+def _first_in_slot(duty: str, every: float) -> bool:
+    """Beat runs on every host: a periodic duty runs once per slot, whoever sent it."""
+    if locks.claim_slot(duty, every):
+        return True
+    log(logger, logging.INFO, "duty.skipped", duty=duty)
+    return False
+
+
 @shared_task(name=RECONCILE, max_retries=0, time_limit=60, soft_time_limit=50)
 def reconcile_task() -> list[int]:
+    if not _first_in_slot("reconcile", get_settings().reconcile_interval):
+        return []
+    log(logger, logging.INFO, "duty.ran", duty="reconcile")
     with session_scope() as session:
         return reconcile(session)
 
 
 @shared_task(name=REAP_SANDBOXES, max_retries=0, time_limit=300)
 def reap_sandboxes() -> list[str]:
+    """This worker's engine (each worker also sweeps its own: `resolver worker`)."""
     settings = get_settings()
     removed = list(reap(jobs.sandbox_is_stale, settings.sandbox_max_age, settings.deployment))
     metrics.REAPER_REMOVALS.inc(len(removed))
@@ -111,6 +128,8 @@ def reap_sandboxes() -> list[str]:
 
 @shared_task(name=SCHEDULES_TICK, max_retries=0, time_limit=60, soft_time_limit=50)
 def schedules_tick() -> list[int]:
+    if not _first_in_slot("schedules-tick", get_settings().reconcile_interval):
+        return []
     return beat.tick()
 
 

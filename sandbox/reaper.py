@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 
@@ -66,8 +67,16 @@ def remove_all(deployment: str) -> list[str]:
 class PeriodicReaper:
     """Runs `reap` every `interval` seconds on a daemon thread, until `stop`."""
 
-    def __init__(self, is_stale: IsStale, max_age: float, interval: float, deployment: str):
+    def __init__(
+        self,
+        is_stale: IsStale,
+        max_age: float,
+        interval: float,
+        deployment: str,
+        on_swept: Callable[[list[str]], None] | None = None,
+    ):
         self._reap = partial(reap, is_stale, max_age, deployment)
+        self._on_swept = on_swept
         self._interval = interval
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="sandbox-reaper", daemon=True)
@@ -80,7 +89,9 @@ class PeriodicReaper:
     def _loop(self) -> None:
         while not self._stopped.wait(self._interval):
             try:
-                self._reap()
+                removed = self._reap()
+                if self._on_swept is not None:
+                    self._on_swept(removed)
             except Exception:
                 # A background sweep must outlive a bad moment (engine restarting, database
                 # away); the next sweep retries, and the failure is logged, not swallowed.

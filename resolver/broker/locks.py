@@ -8,6 +8,7 @@ its job's lease does; nobody runs a renew thread of their own.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -70,5 +71,18 @@ def server_version(url: str | None = None, timeout: float = 2.0) -> str:
     client = redis.Redis.from_url(url or get_settings().redis_url, socket_timeout=timeout)
     try:
         return str(client.info("server").get("redis_version", "?"))
+    finally:
+        client.close()
+
+
+def claim_slot(duty: str, every: float) -> bool:
+    """Whether this caller is the first to run `duty` in the current slot of `every` seconds:
+    with two beats (two hosts), each periodic duty still runs once per slot. Raises
+    BrokerError when Redis cannot be reached."""
+    slot = int(time.time() // every)
+    client = redis.Redis.from_url(get_settings().redis_url)
+    try:
+        key = f"resolver:duty:{duty}:{slot}"
+        return bool(client.set(key, "1", nx=True, ex=max(1, int(every * 2))))
     finally:
         client.close()

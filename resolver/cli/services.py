@@ -48,6 +48,8 @@ def worker(
     """Run a Celery worker."""
     if metrics_port:
         _serve_worker_metrics(metrics_port)
+    if "jobs" in queues.split(","):
+        _reap_own_engine()
     args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool]
     args += ["--without-mingle", "--without-gossip"]
     if hostname:
@@ -65,6 +67,23 @@ def _serve_worker_metrics(port: int) -> None:
     deployment = get_settings().deployment
     metrics.SANDBOXES_RUNNING.set_function(lambda: len(list_sandboxes(deployment)))
     start_http_server(port, addr="0.0.0.0")  # noqa: S104 - scraped from outside the host
+
+
+def _reap_own_engine() -> None:
+    """A worker that runs jobs sweeps the engine its sandboxes run on: with one engine per host,
+    each host's orphans go, whichever worker beat's own sweep reaches."""
+    from resolver.core import metrics
+    from resolver.store.jobs import sandbox_is_stale
+    from sandbox import PeriodicReaper
+
+    settings = get_settings()
+    PeriodicReaper(
+        sandbox_is_stale,
+        settings.sandbox_max_age,
+        settings.sandbox_reap_interval,
+        settings.deployment,
+        on_swept=lambda removed: metrics.REAPER_REMOVALS.inc(len(removed)),
+    )
 
 
 def beat() -> None:
