@@ -102,13 +102,13 @@ class Stack:
         return proc
 
     def start_resolver_worker(
-        self, name: str, queues: str, concurrency: int, metrics_port: int = 0
+        self, name: str, queues: str, concurrency: int, metrics_port: int = 0, **env: str
     ) -> subprocess.Popen[bytes]:
         """`resolver worker` as the Procfile runs it: the threads pool, its metrics port."""
         args = ["--queues", queues, "--concurrency", str(concurrency), "--pool", "threads"]
         args += ["--hostname", f"{name}@%h", "--metrics-port", str(metrics_port)]
         log = self.tmp / f"worker-{name}.log"
-        proc = start(self.child_env(), log, "-m", "resolver.cli", "worker", *args)
+        proc = start({**self.child_env(), **env}, log, "-m", "resolver.cli", "worker", *args)
         self.procs.append(proc)
         return proc
 
