@@ -4,6 +4,11 @@ While a batch is being written the next one queues up, so under load batches gro
 cost of a transaction (a connection, a commit, a Redis round trip) is shared; a lone trigger is
 written at once. Each batch is one transaction (`ingress.intake.record`); its messages go out
 only after the commit.
+
+Kept because bench/ingress shows the plain path (each request writes its own transaction from
+the thread pool) has no headroom: measured in one run on SQLite, it met the 200 requests/s
+target (p99 21 ms) but saturated at about 300 requests/s with a p99 of a second, where this
+writer took about 900 requests/s with a p99 near 50 ms.
 """
 
 from __future__ import annotations
