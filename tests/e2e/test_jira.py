@@ -89,9 +89,11 @@ def test_a_mention_on_a_ticket_ends_in_one_draft_pull_request_on_the_routed_repo
     # Tagged where people do not see it, so a post whose answer is lost is found, not repeated.
     assert status.properties == {"resolver.message": {"tag": f"status-{job.id}"}}
     assert "<!--" not in status.body
-    [posted] = jira_api.calls(f"POST {API}/issue/{{issueIdOrKey}}/comment")
-    assert f"{{{{{REPO}}}}}" in posted.body["body"]  # the acknowledgement names the repository
+    # Posted once, at intake (before the routed repository is known), then edited: the first
+    # edit after planning names the repository.
+    [_posted] = jira_api.calls(f"POST {API}/issue/{{issueIdOrKey}}/comment")
     edits = jira_api.calls(f"PUT {API}/issue/{{issueIdOrKey}}/comment/{{id}}")
+    assert any(f"{{{{{REPO}}}}}" in edit.body["body"] for edit in edits)
     assert edits and edits[-1].body == {"body": status.body}
     # Neither token reached a log line.
     basic = base64.b64encode(f"{JIRA_EMAIL}:{JIRA_TOKEN}".encode()).decode()
