@@ -25,13 +25,6 @@ DeliveryId = tuple[str, str]
 """(provider, delivery key): what the unique constraint on deliveries is about."""
 
 
-def insert_once(conn: Connection, table: Any) -> Insert:
-    """`INSERT … ON CONFLICT DO NOTHING` on the connection's database (SQLite or PostgreSQL)."""
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing()
-    return sqlite.insert(table).on_conflict_do_nothing()
-
-
 def _claim_statements() -> dict[str, Insert]:
     returning = (Delivery.id, Delivery.provider, Delivery.delivery_key)
     return {

@@ -19,7 +19,6 @@ from resolver.store.models import Callback, Notice
 
 NOTICE_ACTION = NOTICE
 UNLINKED = "unlinked"
-QUEUED = "queued"
 
 
 @dataclass(frozen=True)
