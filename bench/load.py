@@ -58,12 +58,14 @@ class Figures:
     peak: int
     at_peak: dict[str, tuple[int, int]]  # worker -> (RSS, PSS) at the peak of running jobs
     idle: dict[str, tuple[int, int]]
+    most: tuple[int, int]  # the workers' largest RSS and PSS in any sample
     finished: int
     pulls: int
     failures: list[str]
     wall: float
 
-    def total(self, memory: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    @staticmethod
+    def total(memory: dict[str, tuple[int, int]]) -> tuple[int, int]:
         return sum(r for r, _ in memory.values()), sum(p for _, p in memory.values())
 
 
@@ -172,8 +174,10 @@ def figures(
     )
     quiet = idle[-1]
     finished = sum(1 for job in jobs.values() if job.finished_at is not None)
+    totals = [Figures.total(s.memory) for s in samples] or [Figures.total(quiet.memory)]
+    most = (max(r for r, _ in totals), max(p for _, p in totals))
     return Figures(
-        layout, eyes, start, pull, peak, top.memory, quiet.memory, finished, len(pull),
+        layout, eyes, start, pull, peak, top.memory, quiet.memory, most, finished, len(pull),
         failures, wall,
     )  # fmt: skip
 
@@ -210,6 +214,7 @@ def rows(f: Figures, n: int) -> dict[str, str]:
         f"{mib((pss - idle_pss) / per)} PSS",
         "workers' RSS / PSS at the peak MiB": f"{mib(rss)} / {mib(pss)}",
         "workers' RSS / PSS idle MiB": f"{mib(idle_rss)} / {mib(idle_pss)}",
+        "workers' RSS / PSS most in the run MiB": f"{mib(f.most[0])} / {mib(f.most[1])}",
         "jobs finished, draft PRs": f"{f.finished}/{n}, {f.pulls}/{n}",
         "first POST to last PR s": f"{f.wall:.0f}",
     }
@@ -276,8 +281,10 @@ def main() -> None:
         parser.error("--calls must be at least 2: the fix, then finish")
     if args.timeout is None:
         args.timeout = 300 + args.mentions * (args.calls * args.delay + 20)
-    # A SIGTERM unwinds like Ctrl-C, so every run's processes, sandboxes and files go.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # SIGTERM (and SIGINT, even where a shell started us ignoring it) unwinds like Ctrl-C, so
+    # every run's processes, sandboxes and files go.
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.default_int_handler)
     layouts = [procfile(), *([two_slots()] if args.baseline else [])]
     table(args, [measure(layout, args) for layout in layouts])
 
