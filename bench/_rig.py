@@ -6,7 +6,9 @@ and the scripted model. A `Rig` owns one run and removes everything it made on t
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -129,19 +131,43 @@ def app_key(path: Path) -> str:
     return public.decode()
 
 
+@dataclass(frozen=True)
+class Memory:
+    """A worker's memory: its session (the leader and every child it forked: prefork slots,
+    git) in all, the leader alone, and the children by command name."""
+
+    rss: int
+    pss: int
+    leader: tuple[int, int]
+    children: dict[str, tuple[int, int, int]]  # command -> (processes, RSS, PSS)
+
+
 @dataclass
 class Sample:
     at: float
     running: int
-    memory: dict[str, tuple[int, int]]  # worker name -> (RSS, PSS) in bytes, children included
+    memory: dict[str, Memory]  # by worker name
 
 
-def _session_of(pid: str) -> int | None:
+def _parent_and_session(pid: str) -> tuple[int, int] | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat.rsplit(")", 1)[1].split()[3])
+    fields = stat.rsplit(")", 1)[1].split()
+    return int(fields[1]), int(fields[3])
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_KCMP = {"x86_64": 312, "aarch64": 272}.get(platform.machine())  # kcmp(2), KCMP_VM below
+_KCMP_VM = 1
+
+
+def _shares_memory(one: int, other: int) -> bool:
+    """Whether two processes have one address space: a child vforked (as subprocess does) and
+    not yet exec'd, whose smaps would count its parent's memory a second time. Once it has
+    exec'd it never shares again, so checking before reading its smaps is enough."""
+    return _KCMP is not None and _LIBC.syscall(_KCMP, one, other, _KCMP_VM, 0, 0) == 0
 
 
 def _rss_pss(pid: int) -> tuple[int, int]:
@@ -153,18 +179,36 @@ def _rss_pss(pid: int) -> tuple[int, int]:
     return int(found.get("Rss", 0)) * 1024, int(found.get("Pss", 0)) * 1024
 
 
-def session_memory(leaders: dict[str, int]) -> dict[str, tuple[int, int]]:
-    """RSS and PSS of each process session (a worker started in its own session, with every
-    child it forked: prefork slots, git)."""
-    members: dict[int, list[int]] = {pid: [] for pid in leaders.values()}
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "?"
+
+
+def session_memory(leaders: dict[str, int]) -> dict[str, Memory]:
+    """RSS and PSS (/proc/<pid>/smaps_rollup) of each worker's process session: every worker
+    starts in a session of its own, and its children stay in it. A vforked child that has not
+    exec'd yet is its parent's memory, counted once."""
+    members: dict[int, list[tuple[int, int]]] = {pid: [] for pid in leaders.values()}
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and (session := _session_of(entry)) in members:
-            members[session].append(int(entry))
-    totals = {}
+        ids = _parent_and_session(entry) if entry.isdigit() else None
+        if ids is not None and ids[1] in members:
+            members[ids[1]].append((int(entry), ids[0]))
+    by_worker = {}
     for name, leader in leaders.items():
-        pairs = [_rss_pss(pid) for pid in members[leader]]
-        totals[name] = (sum(r for r, _ in pairs), sum(p for _, p in pairs))
-    return totals
+        own, children = _rss_pss(leader), {}
+        for pid, parent in members[leader]:
+            if pid == leader or _shares_memory(parent, pid):
+                continue
+            command = _command(pid)
+            rss, pss = _rss_pss(pid)
+            count, total_rss, total_pss = children.get(command, (0, 0, 0))
+            children[command] = (count + 1, total_rss + rss, total_pss + pss)
+        rss = own[0] + sum(c[1] for c in children.values())
+        pss = own[1] + sum(c[2] for c in children.values())
+        by_worker[name] = Memory(rss, pss, own, children)
+    return by_worker
 
 
 class Rig:

@@ -22,6 +22,7 @@ of running jobs divided by the jobs running then; the idle figure is before the 
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import shutil
 import signal
@@ -34,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/_rig, bench/_load, bench/ingress
 
-from _rig import Layout, MiB, Rig, Sample, procfile, sampling, two_slots
+from _rig import Layout, Memory, MiB, Rig, Sample, procfile, sampling, two_slots
 
 EYES_GOAL = 2.0
 RUNNING_GOAL = 24  # or every mention, when there are fewer
@@ -56,8 +57,8 @@ class Figures:
     start: list[float]
     pull: list[float]
     peak: int
-    at_peak: dict[str, tuple[int, int]]  # worker -> (RSS, PSS) at the peak of running jobs
-    idle: dict[str, tuple[int, int]]
+    at_peak: dict[str, Memory]  # by worker, at the peak of running jobs
+    idle: dict[str, Memory]
     most: tuple[int, int]  # the workers' largest RSS and PSS in any sample
     finished: int
     pulls: int
@@ -65,8 +66,8 @@ class Figures:
     wall: float
 
     @staticmethod
-    def total(memory: dict[str, tuple[int, int]]) -> tuple[int, int]:
-        return sum(r for r, _ in memory.values()), sum(p for _, p in memory.values())
+    def total(memory: dict[str, Memory]) -> tuple[int, int]:
+        return sum(m.rss for m in memory.values()), sum(m.pss for m in memory.values())
 
 
 def post_all(made: Rig) -> list[Posted]:
@@ -135,12 +136,27 @@ def measure(layout: Layout, args: argparse.Namespace) -> Figures:
                     break
                 time.sleep(0.5)
             wall = time.time() - started
-        if args.logs:
-            keep = args.logs / layout.name
-            keep.mkdir(parents=True, exist_ok=True)
-            for log in made.tmp.glob("*.log"):
-                shutil.copy(log, keep / log.name)
+        if args.keep:
+            keep(args.keep / layout.name, made, [*idle, *samples], started)
         return figures(made, layout, posted, idle, list(samples), wall)
+
+
+def keep(where: Path, made: Rig, samples: list[Sample], started: float) -> None:
+    """Each process's log, and every sample as a CSV row (seconds from the first POST)."""
+    where.mkdir(parents=True, exist_ok=True)
+    for log in made.tmp.glob("*.log"):
+        shutil.copy(log, where / log.name)
+    with (where / "samples.csv").open("w", newline="") as out:
+        rows = csv.writer(out)
+        columns = ["rss", "pss", "worker_rss", "worker_pss", "children", "children_rss"]
+        rows.writerow(["t", "running", *(f"{w}_{c}" for w in made.layout.workers for c in columns)])
+        for sample in samples:
+            cells: list[object] = [f"{sample.at - started:.2f}", sample.running]
+            for worker in made.layout.workers:
+                m = sample.memory[worker]
+                kids = m.children.values()
+                cells += [m.rss, m.pss, *m.leader, sum(c[0] for c in kids), sum(c[1] for c in kids)]
+            rows.writerow(cells)
 
 
 def figures(
@@ -169,7 +185,7 @@ def figures(
     peak = max((s.running for s in samples), default=0)
     top = max(
         (s for s in samples if s.running == peak),
-        key=lambda s: sum(r for r, _ in s.memory.values()),
+        key=lambda s: Figures.total(s.memory)[0],
         default=idle[-1],
     )
     quiet = idle[-1]
@@ -254,10 +270,16 @@ def table(args: argparse.Namespace, results: list[Figures]) -> None:
         print(f"{label:{width}}{cells}   {goal:18}{verdict}".rstrip())
     for f in results:
         for name in f.layout.workers:
-            (rss, pss), (idle_rss, idle_pss) = f.at_peak[name], f.idle[name]
+            peak, idle = f.at_peak[name], f.idle[name]
+            children = ", ".join(
+                f"{count} {command} {mib(rss)}/{mib(pss)}"
+                for command, (count, rss, pss) in sorted(peak.children.items())
+            )
             print(
-                f"{f.layout.name} {name}: RSS {mib(idle_rss)} → {mib(rss)} MiB, "
-                f"PSS {mib(idle_pss)} → {mib(pss)} MiB (idle → peak)"
+                f"{f.layout.name} {name}: RSS/PSS MiB idle {mib(idle.rss)}/{mib(idle.pss)}, "
+                f"at the peak {mib(peak.rss)}/{mib(peak.pss)}: the worker "
+                f"{mib(peak.leader[0])}/{mib(peak.leader[1])}"
+                + (f", children {children}" if children else "")
             )
         for failure in f.failures[:10]:
             print(f"{f.layout.name}: {failure}")
@@ -275,7 +297,9 @@ def main() -> None:
     parser.add_argument("--baseline", action="store_true", help="also run the two-slot layout")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
     parser.add_argument("--timeout", type=float, help="seconds to wait for every job and PR")
-    parser.add_argument("--logs", type=Path, help="keep each process's log under this directory")
+    parser.add_argument(
+        "--keep", type=Path, help="keep each process's log and the samples (CSV) in DIR/<layout>"
+    )
     args = parser.parse_args()
     if args.calls < 2:
         parser.error("--calls must be at least 2: the fix, then finish")
