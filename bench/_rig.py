@@ -179,11 +179,11 @@ def _rss_pss(pid: int) -> tuple[int, int]:
     return int(found.get("Rss", 0)) * 1024, int(found.get("Pss", 0)) * 1024
 
 
-def _command(pid: int) -> str:
+def _command(pid: int) -> str | None:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
-        return "?"
+        return None  # it has exited
 
 
 def session_memory(leaders: dict[str, int]) -> dict[str, Memory]:
@@ -197,11 +197,13 @@ def session_memory(leaders: dict[str, int]) -> dict[str, Memory]:
             members[ids[1]].append((int(entry), ids[0]))
     by_worker = {}
     for name, leader in leaders.items():
-        own, children = _rss_pss(leader), {}
+        own, children = _rss_pss(leader), dict[str, tuple[int, int, int]]()
         for pid, parent in members[leader]:
             if pid == leader or _shares_memory(parent, pid):
                 continue
             command = _command(pid)
+            if command is None:
+                continue
             rss, pss = _rss_pss(pid)
             count, total_rss, total_pss = children.get(command, (0, 0, 0))
             children[command] = (count + 1, total_rss + rss, total_pss + pss)

@@ -2,21 +2,25 @@
 process layout and, with `--baseline`, today's two-slot layout, in the same run.
 
     uv run --frozen python bench/load.py [--mentions 24] [--delay 8] [--calls 3] [--baseline]
-                                         [--postgres]
+                                         [--postgres] [--keep DIR]
 
-Each layout gets a fresh service (bench/_rig.py): the real `resolver serve`, workers and beat as
-child processes, on a SQLite file (`--postgres`: a database of its own on the project's
-PostgreSQL) and Redis db 13, with the GitHub stand-in, the git server and the scripted model in
-this process. The model takes `--delay` seconds per completion and answers `--calls`
-completions per job (the fix, test runs, finish), so every job ends in changed code and a draft
-pull request. N linked senders, each a writer on the repository, mention the bot at once, each
-on an issue of its own, in signed `issue_comment.created` deliveries POSTed to the web process.
+Each layout gets a fresh service (bench/_rig.py): the Procfile's commands as child processes
+(`python -m resolver.cli …`, the web process on a loopback port), on a SQLite file
+(`--postgres`: a database of its own on the project's PostgreSQL) and Redis db 13, with the
+GitHub stand-in, the git server and the scripted model in this process. The model takes
+`--delay` seconds per completion and answers `--calls` completions per job (the fix, test runs,
+finish), so every job ends in changed code and a draft pull request. N linked senders, each a
+writer on the repository, mention the bot at once, each on an issue of its own, in signed
+`issue_comment.created` deliveries POSTed to the web process. Every mention is on one
+repository, so RESOLVER_MAX_JOBS_PER_REPO (default 5) is raised to N.
 
 Per mention, from just before its POST: to the bot's 👀 on the comment (as the stand-in received
 it), to the job's start (jobs.started_at) and to its draft pull request (as the stand-in
 received it). Every 0.2 s: the jobs running, and the RSS and PSS (/proc/<pid>/smaps_rollup) of
-each worker process with its children. Memory per running job is the workers' memory at the peak
-of running jobs divided by the jobs running then; the idle figure is before the first mention.
+each worker process with its children (a vforked child not yet exec'd is its parent's memory,
+counted once). Memory per running job is the workers' memory at the peak of running jobs
+divided by the jobs running then; the idle figure is before the first mention. `--keep DIR`
+keeps each process's log and every sample (CSV).
 """
 
 from __future__ import annotations
