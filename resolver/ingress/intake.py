@@ -207,8 +207,12 @@ def _acknowledge(
         for n, (_, draft) in created.items()
     }
     rows = [
-        {"provider": draft.pending.provider, "action": action, "payload": {"job_id": job_id}}
-        | {"job_id": job_id}
+        {
+            "provider": draft.pending.provider,
+            "action": action,
+            "payload": {"job_id": job_id},
+            "job_id": job_id,
+        }
         for n, (job_id, draft) in created.items()
         for action in actions[n]
     ]
