@@ -13,8 +13,8 @@ from sqlalchemy.exc import OperationalError
 from resolver.ingress.intake import record
 from resolver.store.db import get_engine, make_engine
 from tests.conftest import ResolverEnv
+from tests.ingress.test_intake_rows import CODERTOCAT, mention
 from tests.integrations.conftest import Store
-from tests.integrations.test_intake_rows import CODERTOCAT, mention
 
 
 @pytest.fixture

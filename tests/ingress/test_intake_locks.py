@@ -15,8 +15,8 @@ from resolver.ingress.intake import Accepted, Pending, record
 from resolver.store.db import get_engine
 from resolver.store.deliveries import lock_conversations
 from tests.conftest import ResolverEnv
+from tests.ingress.test_intake_rows import CODERTOCAT, mention
 from tests.integrations.conftest import Store
-from tests.integrations.test_intake_rows import CODERTOCAT, mention
 
 
 @pytest.fixture
