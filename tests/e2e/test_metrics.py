@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import httpx
@@ -15,15 +14,9 @@ from tests.e2e.stack import fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.support.git_http import GitHttpServer
 from tests.support.github_api import GitHubAPI
-from tests.support.procs import wait_until
+from tests.support.procs import free_port, wait_until
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

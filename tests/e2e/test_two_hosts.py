@@ -24,7 +24,7 @@ from tests.e2e.stack import Stack, by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.support.git_http import GitHttpServer
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
-from tests.support.procs import start, wait_until
+from tests.support.procs import free_port, start, wait_until
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.parametrize("backend", ["postgresql"])]
 BRIDGE = "rsv-test-br2"
@@ -175,7 +175,7 @@ def test_two_web_processes_on_one_port_record_each_delivery_once(
     settings = github_settings(github_api, key_file)
     with running_stack(resolver_env, tmp_path, **settings) as stack:
         stack.link("alice", "github", "5001", "alice")
-        port = _free_port()
+        port = free_port()
         web = start(
             stack.child_env(), tmp_path / "web.log", "-m", "resolver.cli", "serve",
             "--port", str(port), "--workers", "2",
@@ -235,14 +235,6 @@ def stack_jobs(stack: Stack) -> list[int]:
 
     with session_scope() as session:
         return list(session.scalars(select(Job.id)))
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _ok(url: str) -> bool:
