@@ -21,7 +21,8 @@ lint:
 	$(UV) run --frozen lint-imports
 
 test: bootstrap lint
-	url="$$(bash scripts/postgres)" && RESOLVER_TEST_POSTGRES_URL="$$url" $(UV) run --frozen pytest
+	url="$$(bash scripts/postgres)" && chromium="$$(bash scripts/browser)" && \
+		RESOLVER_TEST_POSTGRES_URL="$$url" RESOLVER_TEST_CHROMIUM="$$chromium" $(UV) run --frozen pytest
 
 # The end-to-end and security suites, RUNS times in a row, with every core kept busy.
 RUNS ?= 5
