@@ -17,6 +17,7 @@ from integrations.slack import PROVIDER as SLACK
 from resolver.contract.errors import PermanentCallbackError, RouteError
 from resolver.contract.outbound import Conversation, Forge, TriggerContext
 from resolver.contract.provider import Provider
+from resolver.core.settings import Settings
 
 INSTALLED: Final[tuple[Provider, ...]] = (GITHUB, GITLAB, SLACK, JIRA, LINEAR)
 
@@ -81,3 +82,10 @@ def check_route(provider: str, repo: str) -> tuple[str, str]:
     if provider not in routed:
         raise RouteError(f"routes are for {', '.join(routed)}, not {provider!r}")
     return parse_repo_spec(repo)
+
+
+def sign_ins(settings: Settings) -> tuple[Provider, ...]:
+    """The forges people may sign in to the web app with (their sign-in is configured)."""
+    return tuple(
+        item for item in installed() if item.sign_in is not None and item.sign_in.client(settings)
+    )

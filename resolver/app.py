@@ -1,8 +1,7 @@
-"""The HTTP edge: health, readiness, the admin JSON API and the webhook routes."""
+"""The HTTP edge: health, readiness, metrics, the webhook routes and the web app."""
 
 from __future__ import annotations
 
-import hmac
 import logging
 from typing import Any
 
@@ -11,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from integrations import registry
 from resolver.broker import locks
@@ -22,8 +21,8 @@ from resolver.core.settings import get_settings
 from resolver.ingress.endpoint import endpoint
 from resolver.store import db, jobs
 from resolver.store.db import session_scope
-from resolver.store.jobs import JobNotFoundError, get_job, job_to_dict, recent_jobs
 from resolver.store.models import utcnow
+from resolver.web.routes import web_app
 
 logger = logging.getLogger(__name__)
 
@@ -77,48 +76,13 @@ async def readyz(_request: Request) -> Response:
     return JSONResponse(checks, status_code=200 if ready else 503)
 
 
-def _authorized(request: Request) -> bool:
-    token = get_settings().admin_token
-    header = request.headers.get("authorization", "")
-    if token is None or not header.startswith("Bearer "):
-        return False
-    return hmac.compare_digest(header[7:].encode(), token.get_secret_value().encode())
-
-
-def _unauthorized() -> Response:
-    return JSONResponse({"error": "unauthorized"}, status_code=401)
-
-
-async def list_jobs(request: Request) -> Response:
-    if not _authorized(request):
-        return _unauthorized()
-    try:
-        limit = min(max(int(request.query_params.get("limit", "100")), 1), 1000)
-    except ValueError:
-        return JSONResponse({"error": "limit must be an integer"}, status_code=400)
-    with session_scope() as session:
-        rows = recent_jobs(session, limit)
-        return JSONResponse([job_to_dict(job) for job in rows])
-
-
-async def show_job(request: Request) -> Response:
-    if not _authorized(request):
-        return _unauthorized()
-    try:
-        job_id = int(request.path_params["job_id"])
-        with session_scope() as session:
-            return JSONResponse(job_to_dict(get_job(session, job_id), with_events=True))
-    except (ValueError, JobNotFoundError):
-        return JSONResponse({"error": "no such job"}, status_code=404)
-
-
 def create_app(**kwargs: Any) -> Starlette:
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics_page),
-        Route("/api/jobs", list_jobs),
-        Route("/api/jobs/{job_id}", show_job),
         *webhook_routes(),
+        # Last: everything else is the web app (pages, sign-in, the JSON API).
+        Mount("", app=web_app(get_settings())),
     ]
     return Starlette(routes=routes, **kwargs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
+from integrations.github.signin import SIGN_IN
 from integrations.github.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
@@ -61,4 +62,5 @@ PROVIDER = Provider(
     kind="issue",
     pull_word="pull request",
     co_author=_co_author,
+    sign_in=SIGN_IN,
 )

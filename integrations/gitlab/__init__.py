@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
+from integrations.gitlab.signin import SIGN_IN
 from integrations.gitlab.verify import verify_delivery
 from resolver.contract.inbound import Headers, Integration, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
@@ -61,4 +62,5 @@ PROVIDER = Provider(
     kind="issue",
     pull_word="merge request",
     co_author=_co_author,
+    sign_in=SIGN_IN,
 )

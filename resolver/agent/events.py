@@ -23,6 +23,7 @@ class Kind(StrEnum):
     CONDENSATION = "condensation"  # up_to_seq, steps, summary, reason, [usage]
     FINISH = "finish"  # outcome, summary
     STOP = "stop"  # reason, message
+    DIFF = "diff"  # the change as the host took it: diff, truncated (after the sandbox ended)
 
 
 # Shown after an assistant turn without a tool call, so the model knows how to go on.

@@ -62,6 +62,10 @@ class SessionRequest:
     """Lower limits for this request (a schedule's); they never raise the configured ones."""
 
 
+# The change kept in the trajectory for people to read; the branch has all of it.
+DIFF_SHOWN_CHARS: Final = 200_000
+
+
 @dataclass(frozen=True)
 class Work:
     """The agent's change, written onto the job's private clone."""
@@ -130,7 +134,11 @@ def _in_sandbox(
     if after is not None:
         after(Work(clone, base, tree), agent)
     notes = change_notes(change) + ((unread,) if unread else ())
-    return SessionResult(agent, git_repo.diff(clone, base, tree), notes)
+    diff = git_repo.diff(clone, base, tree)
+    if diff.strip():
+        shown = {"diff": diff[:DIFF_SHOWN_CHARS], "truncated": len(diff) > DIFF_SHOWN_CHARS}
+        _record(task, settings, config, Kind.DIFF, shown)
+    return SessionResult(agent, diff, notes)
 
 
 def load_repository(

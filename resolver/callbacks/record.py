@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 
 def job_url(job_id: int) -> str:
-    return f"{get_settings().public_url.rstrip('/')}/api/jobs/{job_id}"
+    return f"{get_settings().public_url.rstrip('/')}/jobs/{job_id}"
 
 
 def forge_of(job: Job) -> dict[str, Any]:
@@ -74,7 +74,14 @@ def view_of(session: Session, job: Job) -> status.JobView:
         pull_error=str(result.get("pull_error") or "") or None,
         notes=tuple(str(note) for note in result.get("notes") or ()),
         place=_place(session, job),
+        stopped_by=_stopped_by(job),
     )
+
+
+def _stopped_by(job: Job) -> str | None:
+    by = (job.result or {}).get("stopped_by")
+    asked = job.cancel_requested or job.state == JobState.CANCELLED
+    return str(by) if by and asked else None
 
 
 def _place(session: Session, job: Job) -> QueuePlace | None:

@@ -44,6 +44,8 @@ class JobView:
     """What the host did with the agent's work that the requester should know."""
     place: QueuePlace | None = None
     """A queued job's place: the jobs that must finish first, under which cap."""
+    stopped_by: str | None = None
+    """Who asked the job to stop (a running job stops at its next step)."""
 
 
 def elapsed(view: JobView) -> str:
@@ -94,12 +96,15 @@ def _headline(view: JobView) -> str:
             )
         return f"⏳ **Queued**{_where(view)}: I will start as soon as a worker is free."
     if state == JobState.RUNNING:
+        if view.stopped_by:
+            return f"⏹️ **Stopping**{_where(view)}: {view.stopped_by} asked me to stop."
         if view.steps == 0:
             return f"👀 **Setting up**{_where(view)}: cloning and preparing the repository."
         limit = f" of at most {view.max_steps}" if view.max_steps else ""
         return f"🛠️ **Working**{_where(view)}: step {view.steps}{limit}."
     if state == JobState.CANCELLED:
-        return "🛑 **Cancelled.** Nothing more will be pushed for this request."
+        by = f" by {view.stopped_by}" if view.stopped_by else ""
+        return f"🛑 **Cancelled**{by}. Nothing more will be pushed for this request."
     if state == JobState.SUCCEEDED:
         return _succeeded(view)
     return _failed(view)
@@ -150,8 +155,8 @@ def _main_body(view: JobView) -> str:
     if view.state == JobState.FAILED and view.outcome != Outcome.REFUSED:
         reason = (view.error or "no reason was recorded").strip()[:MAX_SUMMARY]
         advice = (
-            "You can mention me again with more detail, or ask an admin to retry with "
-            f"`resolver jobs retry {view.id}`."
+            "You can mention me again with more detail, or press **Run again** on "
+            f"[the job's page]({view.job_url})."
         )
         pushed = f"\n\nThe work so far is on `{view.branch}`." if view.branch else ""
         return f"{reason}{pushed}\n\n{advice}"

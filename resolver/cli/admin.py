@@ -26,14 +26,16 @@ def fail(message: str) -> None:
 
 
 @users_app.command("add")
-def users_add(name: str) -> None:
+def users_add(
+    name: str, admin: bool = typer.Option(False, "--admin", help="May administer the web app.")
+) -> None:
     """Add a user."""
     try:
         with session_scope() as session:
-            accounts.add_user(session, name)
+            accounts.add_user(session, name, admin=admin)
     except accounts.AccountError as error:
         fail(str(error))
-    console.print(f"added user {name}")
+    console.print(f"added {'admin' if admin else 'user'} {name}")
 
 
 @users_app.command("list")
@@ -46,7 +48,7 @@ def users_list() -> None:
                 f"{i.provider}:{i.external_id}" + (f" ({i.login})" if i.login else "")
                 for i in user.identities
             )
-            table.add_row(user.name, links or "-")
+            table.add_row(user.name + (" (admin)" if user.is_admin else ""), links or "-")
     console.print(table)
 
 

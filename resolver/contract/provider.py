@@ -10,6 +10,7 @@ from typing import Literal
 
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
+from resolver.contract.signin import SignIn
 
 ConversationKind = Literal["issue", "thread", "ticket"]
 
@@ -36,6 +37,8 @@ class Provider:
     pull_word: str = "pull request"
     co_author: Callable[[ForgeUser], tuple[str, str]] | None = None
     """How the forge credits a commit to a person: name and no-reply address."""
+    sign_in: SignIn | None = None
+    """How people sign in to the web app with it (forges only)."""
 
     @property
     def is_forge(self) -> bool:

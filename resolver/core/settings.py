@@ -54,6 +54,21 @@ class Settings(BaseSettings):
     public_url: str = Field(
         default="http://127.0.0.1:8000", description="Base URL used in links to jobs."
     )
+    admins: str = Field(
+        default="",
+        description=(
+            "Web app admins, comma-separated: Resolver user names or forge logins "
+            "(`github:ada`, `gitlab:grace`)."
+        ),
+    )
+    session_hours: float = Field(
+        default=12.0, gt=0, description="How long a web sign-in lasts, hours."
+    )
+    access_cache_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="How long the web app trusts a forge's answer on who may read a repository.",
+    )
     log_level: str = Field(default="INFO", description="Python log level.")
     log_format: Literal["text", "json"] = Field(default="text", description="Log line format.")
 
@@ -126,6 +141,21 @@ class Settings(BaseSettings):
     jira_url: str | None = Field(default=None, description="Jira site URL.")
     linear_api_url: str = Field(
         default="https://api.linear.app/graphql", description="Linear GraphQL endpoint."
+    )
+    github_web_url: str = Field(
+        default="https://github.com", description="GitHub's web address (sign-in pages)."
+    )
+    github_client_id: str | None = Field(
+        default=None, description="The GitHub App's client id, for signing in to the web app."
+    )
+    github_client_secret: SecretStr | None = Field(
+        default=None, description="The GitHub App's client secret."
+    )
+    gitlab_client_id: str | None = Field(
+        default=None, description="A GitLab OAuth application's id, for signing in."
+    )
+    gitlab_client_secret: SecretStr | None = Field(
+        default=None, description="That GitLab application's secret."
     )
     github_app_id: str | None = Field(default=None, description="GitHub App id.")
     github_app_private_key_path: Path | None = Field(
@@ -294,6 +324,11 @@ class Settings(BaseSettings):
     def fernet_keys(self) -> list[str]:
         """The vault's keys, newest first."""
         return [k.strip() for k in self.secret_keys.get_secret_value().split(",") if k.strip()]
+
+    @property
+    def admin_names(self) -> frozenset[str]:
+        """RESOLVER_ADMINS, lower-cased."""
+        return frozenset(a.strip().lower() for a in self.admins.split(",") if a.strip())
 
     @property
     def allowed_bot_logins(self) -> frozenset[str]:

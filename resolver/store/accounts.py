@@ -15,10 +15,10 @@ class AccountError(Exception):
     """A user or identity request that cannot be met (unknown user, taken identity…)."""
 
 
-def add_user(session: Session, name: str) -> User:
+def add_user(session: Session, name: str, *, admin: bool = False) -> User:
     if session.scalar(select(User).where(User.name == name)):
         raise AccountError(f"user {name!r} already exists")
-    user = User(name=name)
+    user = User(name=name, is_admin=admin)
     session.add(user)
     session.flush()
     return user

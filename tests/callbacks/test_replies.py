@@ -27,7 +27,7 @@ def view(**changes: object) -> JobView:
         "started_at": NOW - timedelta(seconds=83),
         "finished_at": None,
         "now": NOW,
-        "job_url": "https://resolver.example/api/jobs/12",
+        "job_url": "https://resolver.example/jobs/12",
     }
     values.update(changes)
     return JobView(**values)  # type: ignore[arg-type]
@@ -92,7 +92,7 @@ def test_a_hidden_tag_names_exactly_one_message() -> None:
 def test_failures_say_what_to_do_and_questions_back_do_not_offer_a_retry() -> None:
     failed = render(view(state="failed", outcome="error", error="git push failed: denied"))
     assert "❌ **Failed.**" in failed and "git push failed" in failed
-    assert "resolver jobs retry 12" in failed
+    assert "**Run again** on [the job's page](https://resolver.example/jobs/12)" in failed
     asked = render(view(state="failed", outcome="could_not", error="Which repository?"))
     assert "Which repository?" in asked and "retry" not in asked
     refused = render(view(state="failed", outcome="refused", error="Sorry @dave, no."))
@@ -103,7 +103,7 @@ def test_failures_say_what_to_do_and_questions_back_do_not_offer_a_retry() -> No
 def test_the_pull_request_body_links_the_issue_the_job_and_the_cost() -> None:
     body = pull_body(view(summary="Fixed add().", cost_usd=0.5), "Fix add", 7)
     assert body.splitlines()[0] == "Fixed add()."
-    assert "Fixes #7" in body and "(https://resolver.example/api/jobs/12)" in body
+    assert "Fixes #7" in body and "(https://resolver.example/jobs/12)" in body
     assert "$0.50" in body
     assert "Fixes" not in pull_body(view(cost_usd=None), "Fix add", None)
 

@@ -73,7 +73,7 @@ def test_a_clone_that_fails(
     github_api.add_repo(REPO, git_server.url_for("octo/nowhere"), collaborators={"alice": "write"})
     with running_stack(resolver_env, tmp_path, **settings) as stack:
         status = run(stack, monkeypatch, github_api, git_server, failed("git clone failed"))
-    assert "resolver jobs retry" in status
+    assert "**Run again**" in status
 
 
 def test_a_setup_that_fails(

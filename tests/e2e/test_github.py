@@ -56,7 +56,7 @@ def test_a_mention_on_an_issue_ends_in_one_draft_pull_request(
     [pull] = github_api.pulls
     assert (pull.head, pull.base, pull.draft) == (job.branch, "main", True)
     assert "Fixes #7" in pull.body and SUMMARY in pull.body
-    assert f"http://resolver.test/api/jobs/{job_id}" in pull.body
+    assert f"http://resolver.test/jobs/{job_id}" in pull.body
     assert job.pr_url == f"{github_api.web_url}/{REPO}/pull/{pull.number}"
     assert job.cost_usd is not None and job.cost_usd > 0
 

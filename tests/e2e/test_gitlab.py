@@ -93,7 +93,7 @@ def test_a_note_on_an_issue_ends_in_one_draft_merge_request(
     [merge_request] = gitlab_api.merge_requests
     assert_draft_of(merge_request, job.branch)
     assert SUMMARY in merge_request.description
-    assert f"http://resolver.test/api/jobs/{job_id}" in merge_request.description
+    assert f"http://resolver.test/jobs/{job_id}" in merge_request.description
     assert job.pr_url == f"{gitlab_api.url}/{PROJECT}/-/merge_requests/{merge_request.iid}"
 
     # One status note, edited in place as the job went on; 👀 on the request.

@@ -1,0 +1,57 @@
+"""How people sign in to the web app with a forge, and what the forge says they may do. Each
+forge that offers it describes it once (`Provider.sign_in`); `resolver.web` drives the OAuth
+2.0 web flow with Authlib and asks these functions the rest. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from resolver.core.settings import Settings
+
+
+class SignInError(Exception):
+    """The forge refused the viewer's token (revoked or expired): sign in again."""
+
+
+class ForgeUnreachableError(Exception):
+    """The forge did not answer a viewer's question; nothing may be concluded from it."""
+
+
+@dataclass(frozen=True)
+class OAuthClient:
+    """An OAuth 2.0 client of the forge, as Authlib registers it."""
+
+    client_id: str
+    client_secret: str
+    authorize_url: str
+    access_token_url: str
+    scope: str
+
+
+@dataclass(frozen=True)
+class Person:
+    """Who signed in, as the forge knows them."""
+
+    provider: str
+    external_id: str
+    login: str
+
+
+@dataclass(frozen=True)
+class RepoAccess:
+    read: bool
+    push: bool
+
+
+NO_ACCESS = RepoAccess(read=False, push=False)
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """A forge's sign-in: its OAuth client (None when not configured), who a token belongs to,
+    and what that token may do on a repository (`owner/name`)."""
+
+    client: Callable[[Settings], OAuthClient | None]
+    person: Callable[[Settings, str], Person]
+    access: Callable[[Settings, str, str], RepoAccess]

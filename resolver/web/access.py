@@ -1,0 +1,141 @@
+"""Who is looking, and what they may see and do. A job is seen by admins, its requester, and
+anyone whose own forge token can read its repository; it is stopped or run again by admins,
+its requester, and anyone who may push there. Everyone else is told it does not exist."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from integrations import registry
+from resolver.contract.errors import RouteError
+from resolver.contract.signin import NO_ACCESS, Person, RepoAccess
+from resolver.core.settings import Settings
+from resolver.store import accounts
+from resolver.store.browse import Visible, repo_pairs
+from resolver.store.models import Job
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+MAX_CACHED = 50_000
+
+
+@dataclass(frozen=True)
+class Viewer:
+    person: Person
+    token: str
+    user_id: int | None
+    name: str | None
+    """Their Resolver user, when their forge account is linked to one."""
+    admin: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.person.login} ({self.person.provider})"
+
+
+def viewer_of(session: Session, person: Person, token: str, settings: Settings) -> Viewer:
+    identity = accounts.find_identity(session, person.provider, external_id=person.external_id)
+    user = identity.user if identity is not None else None
+    names = settings.admin_names
+    admin = f"{person.provider}:{person.login}".lower() in names or (
+        user is not None and (user.is_admin or user.name.lower() in names)
+    )
+    return Viewer(
+        person, token, user.id if user else None, user.name if user else None, bool(admin)
+    )
+
+
+class AccessCache:
+    """The forge's answers on a viewer's access, kept `access_cache_seconds`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answers: dict[tuple[str, str, str], tuple[float, RepoAccess]] = {}
+
+    def access(self, viewer: Viewer, forge: str, repo: str, settings: Settings) -> RepoAccess:
+        if forge != viewer.person.provider:
+            return NO_ACCESS  # their token speaks for them on their own forge only
+        key = (forge, viewer.person.external_id, repo.lower())
+        now = time.monotonic()
+        with self._lock:
+            found = self._answers.get(key)
+        if found is not None and found[0] > now:
+            return found[1]
+        sign_in = registry.get(forge).sign_in
+        answer = NO_ACCESS if sign_in is None else sign_in.access(settings, viewer.token, repo)
+        with self._lock:
+            if len(self._answers) >= MAX_CACHED:
+                self._answers.clear()
+            self._answers[key] = (now + settings.access_cache_seconds, answer)
+        return answer
+
+    def forget(self, viewer: Viewer) -> None:
+        with self._lock:
+            for key in [k for k in self._answers if k[1] == viewer.person.external_id]:
+                del self._answers[key]
+
+
+def job_repository(job: Job) -> tuple[str, str] | None:
+    """The forge and repository a job works on, as far as it is known."""
+    trigger: Mapping[str, object] = job.trigger or {}
+    planned = trigger.get("forge")
+    if isinstance(planned, Mapping) and planned.get("provider") and planned.get("repo"):
+        return str(planned["provider"]), str(planned["repo"])
+    return pair_repository(job.source, job.repo, trigger)
+
+
+def pair_repository(
+    source: str, repo: str | None, trigger: Mapping[str, object] | None = None
+) -> tuple[str, str] | None:
+    trigger = trigger or {}
+    if source in registry.forge_names() and repo:
+        return source, str(trigger.get("repo") or repo)
+    if isinstance(trigger.get("forge_name"), str) and repo:
+        return str(trigger["forge_name"]), repo
+    if not repo:
+        return None
+    try:
+        return registry.parse_repo_spec(repo)
+    except RouteError:
+        return None
+
+
+def can_see(viewer: Viewer, job: Job, cache: AccessCache, settings: Settings) -> bool:
+    if viewer.admin or (viewer.user_id is not None and job.requester_id == viewer.user_id):
+        return True
+    where = job_repository(job)
+    return where is not None and cache.access(viewer, *where, settings).read
+
+
+def can_act(viewer: Viewer, job: Job, cache: AccessCache, settings: Settings) -> bool:
+    """Stop or run again: admins, the requester, and whoever may push to the repository."""
+    if viewer.admin or (viewer.user_id is not None and job.requester_id == viewer.user_id):
+        return True
+    where = job_repository(job)
+    return where is not None and cache.access(viewer, *where, settings).push
+
+
+def visible_to(
+    session: Session, viewer: Viewer, cache: AccessCache, settings: Settings
+) -> Visible | None:
+    """The list's filter for `viewer` (None: everything, for an admin)."""
+    if viewer.admin:
+        return None
+    readable = _readable(repo_pairs(session), viewer, cache, settings)
+    return Visible(viewer.user_id, frozenset(readable))
+
+
+def _readable(
+    pairs: Iterable[tuple[str, str]], viewer: Viewer, cache: AccessCache, settings: Settings
+) -> list[tuple[str, str]]:
+    found = []
+    for source, repo in pairs:
+        where = pair_repository(source, repo)
+        if where is not None and cache.access(viewer, *where, settings).read:
+            found.append((source, repo))
+    return found

@@ -1,0 +1,152 @@
+"""The buttons: stop a job, run it again, run a schedule now. Each is a POST that carries the
+session's CSRF token, checks who may, records what it did, and says so in the page (and, for
+jobs, in the job's status message)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from resolver.broker.outbox import publish_job
+from resolver.callbacks import record
+from resolver.contract.signin import ForgeUnreachableError, SignInError
+from resolver.core.logs import log
+from resolver.core.states import JobState, is_terminal
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Job
+from resolver.web.access import Viewer, can_act
+from resolver.web.context import current_viewer, not_found, signed_out, to_signin, web_of
+from resolver.web.pages import load_visible_job
+from resolver.web.session import csrf_ok
+from resolver.worker.commands import stop_job
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Done:
+    """Where to go after a button, what to tell the viewer there, and what to publish."""
+
+    path: str
+    message: str
+    callbacks: list[int] = field(default_factory=list)
+
+
+async def checked_viewer(request: Request) -> Viewer | Response:
+    """The viewer behind a valid form post, or the answer to give instead."""
+    viewer = await current_viewer(request)
+    if viewer is None:
+        return to_signin(request)
+    form = await request.form()
+    if not csrf_ok(request, form.get("csrf")):
+        log(logger, logging.WARNING, "web.csrf_refused", path=request.url.path)
+        return Response("This form has expired; reload the page and try again.", status_code=403)
+    return viewer
+
+
+NOT_YOURS = (
+    "Only the person who asked for this job, or someone who can push to its repository, may {verb}."
+)
+
+
+def _back(request: Request, path: str, message: str) -> Response:
+    request.session["flash"] = message
+    return RedirectResponse(path, status_code=303)
+
+
+async def stop(request: Request) -> Response:
+    checked = await checked_viewer(request)
+    if isinstance(checked, Response):
+        return checked
+    viewer, web = checked, web_of(request)
+
+    def act() -> Done | None:
+        with session_scope() as session:
+            job = load_visible_job(session, request, viewer)
+            if job is None:
+                return None
+            here = f"/jobs/{job.id}"
+            if not can_act(viewer, job, web.cache, web.settings):
+                return Done(here, NOT_YOURS.format(verb="stop it"))
+            if job.state not in (JobState.QUEUED, JobState.RUNNING):
+                return Done(here, f"Job {job.id} has already ended ({job.state}).")
+            callbacks = stop_job(session, job, viewer.person.login)
+            ended = job.state == JobState.CANCELLED
+        text = "Stopped." if ended else "Stopping: the job stops at its next step."
+        return Done(here, text, callbacks)
+
+    return await _finish(request, viewer, act)
+
+
+async def rerun(request: Request) -> Response:
+    checked = await checked_viewer(request)
+    if isinstance(checked, Response):
+        return checked
+    viewer, web = checked, web_of(request)
+
+    def act() -> Done | None:
+        with session_scope() as session:
+            job = load_visible_job(session, request, viewer)
+            if job is None:
+                return None
+            here = f"/jobs/{job.id}"
+            if not can_act(viewer, job, web.cache, web.settings):
+                return Done(here, NOT_YOURS.format(verb="run it again"))
+            if not is_terminal(JobState(job.state)) or job.source == "schedule":
+                return Done(here, "This job cannot be run again from here.")
+            new = jobs.create_job(session, again(job, viewer))
+            callbacks = record.record_status(session, new)
+            session.commit()
+            _publish(session, new.id)
+            log(logger, logging.INFO, "web.rerun", job=job.id, new_job=new.id, by=viewer.label)
+            return Done(f"/jobs/{new.id}", f"Running job {job.id}'s request again.", callbacks)
+
+    return await _finish(request, viewer, act)
+
+
+def _publish(session: Session, job_id: int) -> None:
+    try:
+        publish_job(session, job_id)
+    except Exception as error:  # the row is committed: the reconciler publishes it later
+        log(logger, logging.WARNING, "web.publish_failed", job=job_id, error=repr(error))
+
+
+def again(job: Job, viewer: Viewer) -> jobs.NewJob:
+    """The same request as `job`, asked again by `viewer` (or by the requester, when the
+    viewer has no Resolver user of their own)."""
+    trigger = {k: v for k, v in (job.trigger or {}).items() if k != "forge"}
+    trigger["rerun_of"] = job.id
+    mine = viewer.user_id is not None
+    return jobs.NewJob(
+        source=job.source,
+        task=job.task,
+        repo=job.repo,
+        requester=viewer.name if mine else job.requester,
+        requester_id=viewer.user_id if mine else job.requester_id,
+        trigger=trigger,
+        conversation_key=job.conversation_key,
+    )
+
+
+async def _finish(request: Request, viewer: Viewer, act: Callable[[], Done | None]) -> Response:
+    try:
+        done = await run_in_threadpool(act)
+    except SignInError:
+        return signed_out(request)
+    except ForgeUnreachableError as error:
+        return _back(request, request.url.path.rsplit("/", 1)[0], f"{error}; nothing changed.")
+    if done is None:
+        return not_found(request, viewer)
+    record.publish_all(done.callbacks)
+    log(logger, logging.INFO, "web.action", path=request.url.path, by=viewer.label)
+    return _back(request, done.path, done.message)

@@ -1,0 +1,93 @@
+"""The JSON API (`/api/jobs`): the same jobs as the pages, for a signed-in session, and every
+job for the admin's bearer token (scripts)."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from resolver.contract.signin import ForgeUnreachableError, SignInError
+from resolver.store.browse import JobFilter
+from resolver.store.db import session_scope
+from resolver.store.jobs import job_to_dict, recent_jobs
+from resolver.store.models import Job
+from resolver.web.access import Viewer
+from resolver.web.context import current_viewer, web_of
+from resolver.web.pages import list_rows, load_visible_job
+
+
+def bearer_ok(request: Request) -> bool:
+    token = web_of(request).settings.admin_token
+    header = request.headers.get("authorization", "")
+    if token is None or not header.startswith("Bearer "):
+        return False
+    return hmac.compare_digest(header[7:].encode(), token.get_secret_value().encode())
+
+
+async def _who(request: Request) -> Viewer | Response | None:
+    """None for the admin's token, the viewer of a session, or the 401 to answer."""
+    if bearer_ok(request):
+        return None
+    viewer = await current_viewer(request)
+    if viewer is None:
+        return JSONResponse({"error": "unauthorized"}, status_code=401)
+    return viewer
+
+
+def _limit(request: Request) -> int | None:
+    raw = request.query_params.get("limit", "100")
+    return min(max(int(raw), 1), 1000) if raw.isdigit() else None
+
+
+async def list_jobs(request: Request) -> Response:
+    who = await _who(request)
+    if isinstance(who, Response):
+        return who
+    limit = _limit(request)
+    if limit is None:
+        return JSONResponse({"error": "limit must be an integer"}, status_code=400)
+    web = web_of(request)
+
+    def load() -> list[dict[str, Any]]:
+        with session_scope() as session:
+            if who is None:
+                rows: list[Job] = list(recent_jobs(session, limit))
+            else:
+                rows, _ = list_rows(session, who, web.cache, web.settings, JobFilter(), None)
+                rows = rows[:limit]
+            return [job_to_dict(job) for job in rows]
+
+    return await _answer(load)
+
+
+async def show_job(request: Request) -> Response:
+    who = await _who(request)
+    if isinstance(who, Response):
+        return who
+    raw = str(request.path_params["job_id"])
+
+    def load() -> dict[str, Any] | None:
+        with session_scope() as session:
+            if who is None:
+                job = session.get(Job, int(raw)) if raw.isdigit() else None
+            else:
+                job = load_visible_job(session, request, who)
+            return None if job is None else job_to_dict(job, with_events=True)
+
+    return await _answer(load)
+
+
+async def _answer(load: Any) -> Response:
+    try:
+        found = await run_in_threadpool(load)
+    except SignInError:
+        return JSONResponse({"error": "sign in again"}, status_code=401)
+    except ForgeUnreachableError as error:
+        return JSONResponse({"error": str(error)}, status_code=503)
+    if found is None:
+        return JSONResponse({"error": "no such job"}, status_code=404)
+    return JSONResponse(found)

@@ -1,0 +1,100 @@
+"""What every page handler shares: settings, templates, the access cache, and the viewer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.templating import Jinja2Templates
+
+from resolver.core.logs import redact
+from resolver.core.settings import Settings
+from resolver.store.db import session_scope
+from resolver.web import steps
+from resolver.web.access import AccessCache, Viewer, viewer_of
+from resolver.web.session import csrf_token, signed_in
+
+HERE = Path(__file__).parent
+
+
+def _finalize(value: object) -> object:
+    # Every value a template prints passes here: the stored record is redacted already, and
+    # this masks any secret this process knows, or shaped like a token, once more.
+    return redact(value) if isinstance(value, str) else value
+
+
+def build_templates() -> Jinja2Templates:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["money"] = steps.money
+    return Jinja2Templates(env=env)
+
+
+@dataclass
+class Web:
+    settings: Settings
+    templates: Jinja2Templates = field(default_factory=build_templates)
+    cache: AccessCache = field(default_factory=AccessCache)
+
+
+def web_of(request: Request) -> Web:
+    found: Web = request.app.state.web
+    return found
+
+
+async def current_viewer(request: Request) -> Viewer | None:
+    """Who signed in, with their Resolver user and admin flag; None when nobody did."""
+    web = web_of(request)
+    found = signed_in(request, web.settings)
+    if found is None:
+        return None
+
+    def load() -> Viewer:
+        with session_scope() as session:
+            return viewer_of(session, found.person, found.token, web.settings)
+
+    return await run_in_threadpool(load)
+
+
+def to_signin(request: Request) -> Response:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
+
+
+def page(
+    request: Request, name: str, viewer: Viewer | None, status_code: int = 200, **context: Any
+) -> Response:
+    flash = request.session.pop("flash", None)
+    values = {"viewer": viewer, "csrf": csrf_token(request), "flash": flash, **context}
+    return web_of(request).templates.TemplateResponse(
+        request, name, values, status_code=status_code
+    )
+
+
+def not_found(request: Request, viewer: Viewer | None) -> Response:
+    return page(
+        request,
+        "error.html",
+        viewer,
+        status_code=404,
+        heading="Not found",
+        message="There is nothing here, or nothing you may see.",
+    )
+
+
+def signed_out(request: Request) -> Response:
+    """The forge no longer accepts the viewer's token: start over at sign-in."""
+    request.session.clear()
+    request.session["flash"] = "Your sign-in has expired; please sign in again."
+    return to_signin(request)

@@ -1,0 +1,92 @@
+"""A running job's page, kept current: server-sent events carry each new trajectory entry and
+the job's header as HTML the page inserts. Each event's id is the entry's `seq`, so a browser
+that reconnects (EventSource sends `Last-Event-ID`) resumes where it left off."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from resolver.core.states import JobState, is_terminal
+from resolver.store import browse
+from resolver.store.db import session_scope
+from resolver.web import steps
+from resolver.web.context import Web, current_viewer, web_of
+from resolver.web.pages import job_values, load_visible_job
+from resolver.web.session import csrf_token
+
+POLL_SECONDS = 0.5
+# A stream ends after this long; the browser reconnects and resumes from its last event.
+STREAM_SECONDS = 300.0
+
+
+def _after(request: Request) -> int:
+    raw = request.headers.get("last-event-id") or request.query_params.get("after", "0")
+    return int(raw) if raw.isdigit() else 0
+
+
+def _event(name: str, html: str, event_id: int | None = None) -> str:
+    lines = [f"event: {name}"]
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    lines += [f"data: {line}" for line in html.splitlines() or [""]]
+    return "\n".join(lines) + "\n\n"
+
+
+async def job_events(request: Request) -> Response:
+    found = await current_viewer(request)
+    if found is None:
+        return Response("not found", status_code=404, media_type="text/plain")
+    viewer, web = found, web_of(request)
+
+    def visible() -> bool:
+        with session_scope() as session:
+            return load_visible_job(session, request, viewer) is not None
+
+    if not await run_in_threadpool(visible):
+        return Response("not found", status_code=404, media_type="text/plain")
+    job_id = int(request.path_params["job_id"])
+    csrf = csrf_token(request)
+
+    def poll(after: int) -> tuple[list[str], int, bool]:
+        """The events after `after` as SSE text, the last seq, and whether the job has ended."""
+        with session_scope() as session:
+            job = load_visible_job(session, request, viewer)
+            if job is None:
+                return [], after, True
+            out, last = [], after
+            for event in browse.events_after(session, job_id, after):
+                block = steps.block_of(event.seq, event.kind, event.payload, event.created_at)
+                if block is not None:
+                    out.append(_event("block", _render(web, "_block.html", block=block), event.seq))
+                last = event.seq
+            ended = is_terminal(JobState(job.state))
+            if out or ended:
+                values = job_values(session, job, viewer, web)
+                out.append(_event("head", _render(web, "_head.html", csrf=csrf, **values)))
+            return out, last, ended
+
+    async def stream() -> AsyncIterator[str]:
+        after, deadline = _after(request), time.monotonic() + STREAM_SECONDS
+        yield "retry: 2000\n\n"
+        while time.monotonic() < deadline and not await request.is_disconnected():
+            chunks, after, ended = await run_in_threadpool(poll, after)
+            for chunk in chunks:
+                yield chunk
+            if ended:
+                yield _event("end", "")
+                return
+            await asyncio.sleep(POLL_SECONDS)
+
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+
+def _render(web: Web, name: str, **values: Any) -> str:
+    return web.templates.get_template(name).render(**values)

@@ -1,0 +1,248 @@
+"""The pages people read: the jobs they may see, one job as it runs, and the admin's view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from integrations import registry
+from resolver.broker import locks
+from resolver.broker.outbox import queue_lengths
+from resolver.callbacks.record import pull_word
+from resolver.contract.signin import ForgeUnreachableError, SignInError
+from resolver.core.settings import Settings
+from resolver.core.states import JobState, is_terminal
+from resolver.store import browse, jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Job, utcnow
+from resolver.web import steps
+from resolver.web.access import AccessCache, Viewer, can_act, can_see, visible_to
+from resolver.web.context import current_viewer, not_found, page, signed_out, to_signin, web_of
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+PAGE_SIZE = 50
+FILTERS = ("state", "source", "repo", "requester", "schedule")
+
+
+@dataclass(frozen=True)
+class Row:
+    job: Job
+    took: str
+    cost: str
+    pull_word: str
+    answer: str | None
+
+
+def _filters(request: Request) -> browse.JobFilter:
+    values = {name: request.query_params.get(name, "").strip()[:300] for name in FILTERS}
+    return browse.JobFilter(**values)
+
+
+def _before(request: Request) -> int | None:
+    raw = request.query_params.get("before", "")
+    return int(raw) if raw.isdigit() else None
+
+
+def list_rows(
+    session: Session,
+    viewer: Viewer,
+    cache: AccessCache,
+    settings: Settings,
+    wanted: browse.JobFilter,
+    before: int | None,
+) -> tuple[list[Job], bool]:
+    """A page of the jobs `viewer` may see, and whether there are older ones."""
+    visible = visible_to(session, viewer, cache, settings)
+    found = browse.page_of_jobs(session, wanted, visible, before=before, size=PAGE_SIZE)
+    more = len(found) > PAGE_SIZE
+    shown = found[:PAGE_SIZE]
+    if visible is not None:  # the query's repository test is coarse; each job's is exact
+        shown = [job for job in shown if can_see(viewer, job, cache, settings)]
+    return shown, more
+
+
+def _row(job: Job, now: Any) -> Row:
+    forge = job.trigger.get("forge") if isinstance(job.trigger, dict) else None
+    provider = forge.get("provider") if isinstance(forge, dict) else job.source
+    answer = job.trigger.get("url") if job.outcome == "answered" else None
+    return Row(
+        job=job,
+        took=steps.duration(job.started_at, job.finished_at, now),
+        cost=steps.money(job.cost_usd),
+        pull_word=pull_word(provider),
+        answer=str(answer) if answer else None,
+    )
+
+
+async def jobs_page(request: Request) -> Response:
+    viewer = await current_viewer(request)
+    if viewer is None:
+        return to_signin(request)
+    web = web_of(request)
+    wanted, before = _filters(request), _before(request)
+
+    def load() -> dict[str, Any]:
+        with session_scope() as session:
+            shown, more = list_rows(session, viewer, web.cache, web.settings, wanted, before)
+            now = utcnow()
+            rows = [_row(job, now) for job in shown]
+            session.expunge_all()
+        query = {k: v for k, v in vars(wanted).items() if v}
+        older = f"/jobs?{urlencode({**query, 'before': shown[-1].id})}" if more and shown else ""
+        newer = f"/jobs?{urlencode(query)}" if before is not None else ""
+        return {"rows": rows, "older": older, "newer": newer}
+
+    try:
+        values = await run_in_threadpool(load)
+    except SignInError:
+        return signed_out(request)
+    except ForgeUnreachableError as error:
+        return _unreachable(request, viewer, error)
+    return page(
+        request,
+        "jobs.html",
+        viewer,
+        filters=wanted,
+        filtering=any(vars(wanted).values()),
+        states=[state.value for state in JobState],
+        sources=[*registry.names(), "schedule", "cli"],
+        **values,
+    )
+
+
+def _unreachable(request: Request, viewer: Viewer, error: Exception) -> Response:
+    return page(
+        request,
+        "error.html",
+        viewer,
+        status_code=503,
+        heading="Try again shortly",
+        message=f"{error}. Who may see what is decided by the forge, so nothing is shown.",
+    )
+
+
+def job_history(job: Job) -> list[tuple[str, str]]:
+    """The job's life as the row records it."""
+
+    def at(value: Any) -> str:
+        return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else ""
+
+    history = [(at(job.created_at), "asked for")]
+    if job.started_at:
+        history.append((at(job.started_at), "started"))
+    stopper = job.result.get("stopped_by") if isinstance(job.result, dict) else None
+    if stopper:
+        history.append(("", f"{stopper} asked it to stop"))
+    if job.finished_at:
+        history.append((at(job.finished_at), f"{job.state} ({job.outcome or 'no outcome'})"))
+    if job.attempts > 1:
+        history.append(("", f"{job.attempts} attempts"))
+    return history
+
+
+def job_values(session: Session, job: Job, viewer: Viewer, web: Any) -> dict[str, Any]:
+    """Everything the job page and its live header show."""
+    result = job.result if isinstance(job.result, dict) else {}
+    forge = job.trigger.get("forge") if isinstance(job.trigger, dict) else None
+    provider = forge.get("provider") if isinstance(forge, dict) else job.source
+    return {
+        "job": job,
+        "steps": jobs.count_steps(session, job.id),
+        "took": steps.duration(job.started_at, job.finished_at, utcnow()),
+        "cost": steps.money(job.cost_usd),
+        "summary": str(result.get("summary") or ""),
+        "plain_error": steps.plain_error(job.state, job.outcome),
+        "pull_word": pull_word(provider),
+        "may_act": can_act(viewer, job, web.cache, web.settings),
+        "rerunnable": is_terminal(JobState(job.state)) and job.source != "schedule",
+    }
+
+
+def load_visible_job(session: Session, request: Request, viewer: Viewer) -> Job | None:
+    web = web_of(request)
+    raw = str(request.path_params["job_id"])
+    if not raw.isdigit():
+        return None
+    job = session.get(Job, int(raw))
+    if job is None or not can_see(viewer, job, web.cache, web.settings):
+        return None
+    return job
+
+
+async def job_page(request: Request) -> Response:
+    viewer = await current_viewer(request)
+    if viewer is None:
+        return to_signin(request)
+    web = web_of(request)
+
+    def load() -> dict[str, Any] | None:
+        with session_scope() as session:
+            job = load_visible_job(session, request, viewer)
+            if job is None:
+                return None
+            events = browse.events_after(session, job.id, 0, limit=100_000)
+            blocks = [steps.block_of(e.seq, e.kind, e.payload, e.created_at) for e in events]
+            values = job_values(session, job, viewer, web)
+            trigger = job.trigger if isinstance(job.trigger, dict) else {}
+            found = registry.find(job.source)
+            values.update(
+                blocks=[block for block in blocks if block is not None],
+                last_seq=events[-1].seq if events else 0,
+                history=job_history(job),
+                live=not is_terminal(JobState(job.state)),
+                source_url=trigger.get("url"),
+                source_name=found.display_name if found else job.source,
+                rerun_of=trigger.get("rerun_of"),
+            )
+            session.expunge_all()
+            return values
+
+    try:
+        values = await run_in_threadpool(load)
+    except SignInError:
+        return signed_out(request)
+    except ForgeUnreachableError as error:
+        return _unreachable(request, viewer, error)
+    if values is None:
+        return not_found(request, viewer)
+    return page(request, "job.html", viewer, **values)
+
+
+async def admin_page(request: Request) -> Response:
+    viewer = await current_viewer(request)
+    if viewer is None:
+        return to_signin(request)
+    if not viewer.admin:
+        return not_found(request, viewer)
+
+    def load() -> dict[str, Any]:
+        try:
+            queues: dict[str, int] | None = queue_lengths()
+        except locks.BrokerError:
+            queues = None
+        with session_scope() as session:
+            now = utcnow()
+            oldest = {
+                name: steps.duration(when, now, now) + " ago"
+                for name, when in jobs.oldest_waiting(session).items()
+            }
+            values = {
+                "queues": queues,
+                "oldest": oldest,
+                "users": browse.users(session),
+                "tokens": browse.tokens(session),
+                "routes": browse.routes(session),
+                "running": browse.count_in_state(session, JobState.RUNNING),
+                "queued": browse.count_in_state(session, JobState.QUEUED),
+            }
+            session.expunge_all()
+            return values
+
+    return page(request, "admin.html", viewer, **await run_in_threadpool(load))

@@ -1,0 +1,127 @@
+"""`/schedules`: each schedule the viewer may see, its next run and its last runs, and "Run
+now" for those who may push to its repository."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from resolver.contract.signin import NO_ACCESS, ForgeUnreachableError, RepoAccess, SignInError
+from resolver.schedules import cron, queue
+from resolver.schedules.history import RunRow, history
+from resolver.schedules.spec import ScheduleError
+from resolver.schedules.store import all_schedules
+from resolver.store.db import session_scope
+from resolver.store.models import Schedule, utcnow
+from resolver.web.access import Viewer, pair_repository
+from resolver.web.actions import checked_viewer
+from resolver.web.context import Web, current_viewer, page, signed_out, to_signin, web_of
+
+RUNS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Item:
+    schedule: Schedule
+    next_run: str
+    runs: list[RunRow]
+    may_run: bool
+
+
+def _access(viewer: Viewer, schedule: Schedule, web: Web) -> RepoAccess:
+    if viewer.admin:
+        return RepoAccess(read=True, push=True)
+    where = pair_repository("schedule", schedule.repository.repo)
+    return NO_ACCESS if where is None else web.cache.access(viewer, *where, web.settings)
+
+
+def _next_run(schedule: Schedule) -> str:
+    if not schedule.enabled:
+        return ""
+    due = cron.next_due(schedule.cron, schedule.timezone, utcnow())
+    return due.strftime("%Y-%m-%d %H:%M UTC")
+
+
+async def schedules_page(request: Request) -> Response:
+    viewer = await current_viewer(request)
+    if viewer is None:
+        return to_signin(request)
+    web = web_of(request)
+
+    def load() -> list[Item]:
+        with session_scope() as session:
+            items = []
+            for schedule in all_schedules(session):
+                access = _access(viewer, schedule, web)
+                if access.read:
+                    runs = history(session, schedule, RUNS_SHOWN)
+                    items.append(Item(schedule, _next_run(schedule), runs, access.push))
+            for item in items:
+                _ = item.schedule.repository.repo  # loaded before the session closes
+            session.expunge_all()
+            return items
+
+    try:
+        items = await run_in_threadpool(load)
+    except SignInError:
+        return signed_out(request)
+    except ForgeUnreachableError as error:
+        return page(
+            request,
+            "error.html",
+            viewer,
+            status_code=503,
+            heading="Try again shortly",
+            message=str(error),
+        )
+    return page(request, "schedules.html", viewer, items=items)
+
+
+async def run_now(request: Request) -> Response:
+    checked = await checked_viewer(request)
+    if isinstance(checked, Response):
+        return checked
+    viewer, web = checked, web_of(request)
+    raw = str(request.path_params["schedule_id"])
+
+    def act() -> str | None:
+        with session_scope() as session:
+            schedule = session.get(Schedule, int(raw)) if raw.isdigit() else None
+            if schedule is None:
+                return None
+            access = _access(viewer, schedule, web)
+            name, repo = schedule.name, schedule.repository.repo
+        if not access.read:
+            return None
+        if not access.push:
+            return f"Only someone who can push to {repo} may run {name} now."
+        try:
+            requested = queue.run_now(name, repo, queue.MANUAL, viewer.person.login)
+        except ScheduleError as error:
+            return str(error)
+        if requested.job_id is None:
+            waits = requested.waiting_for or "a free slot"
+            return f"Run {requested.run_id} of {name} waits for {waits}."
+        return f"Run {requested.run_id} of {name} started as job {requested.job_id}."
+
+    try:
+        message: Any = await run_in_threadpool(act)
+    except SignInError:
+        return signed_out(request)
+    except ForgeUnreachableError as error:
+        message = f"{error}; nothing changed."
+    if message is None:
+        return page(
+            request,
+            "error.html",
+            viewer,
+            status_code=404,
+            heading="Not found",
+            message="There is nothing here, or nothing you may see.",
+        )
+    request.session["flash"] = message
+    return RedirectResponse("/schedules", status_code=303)

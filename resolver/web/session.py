@@ -1,0 +1,87 @@
+"""The signed session cookie: who signed in (their forge token sealed by the vault), and the
+CSRF token every form carries back."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+
+from resolver.contract.signin import Person
+from resolver.core.settings import Settings
+from resolver.store.vault import Vault, VaultError
+
+COOKIE = "resolver_session"
+
+
+def middleware_options(settings: Settings) -> dict[str, Any]:
+    """Starlette's SessionMiddleware: signed (never readable as a token), HttpOnly, SameSite=Lax
+    (the OAuth redirect back is a top-level GET), Secure whenever the public URL is https."""
+    return {
+        "secret_key": session_secret(settings),
+        "session_cookie": COOKIE,
+        "max_age": int(settings.session_hours * 3600),
+        "same_site": "lax",
+        "https_only": urlsplit(settings.public_url).scheme == "https",
+    }
+
+
+def session_secret(settings: Settings) -> str:
+    """Derived from the vault's newest key, so there is no second secret to keep; rotating the
+    key signs everyone out."""
+    key = settings.fernet_keys[0].encode()
+    return hmac.new(key, b"resolver web session", hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    person: Person
+    token: str
+
+
+def sign_in(request: Request, person: Person, token: str, settings: Settings) -> None:
+    """A fresh session for `person`: the old one (and its CSRF token) is dropped."""
+    request.session.clear()
+    request.session["who"] = {"p": person.provider, "id": person.external_id, "l": person.login}
+    request.session["tok"] = Vault(settings.fernet_keys).encrypt(token)
+    request.session["csrf"] = secrets.token_urlsafe(32)
+
+
+def signed_in(request: Request, settings: Settings) -> SignedIn | None:
+    """Who the cookie says signed in; None when nobody did or the sealed token does not open."""
+    who, sealed = request.session.get("who"), request.session.get("tok")
+    if not isinstance(who, dict) or not isinstance(sealed, str):
+        return None
+    try:
+        token = Vault(settings.fernet_keys).decrypt(sealed).reveal()
+        person = Person(str(who["p"]), str(who["id"]), str(who["l"]))
+    except (VaultError, KeyError):
+        return None
+    return SignedIn(person, token)
+
+
+def csrf_token(request: Request) -> str:
+    token = request.session.get("csrf")
+    if not isinstance(token, str):
+        token = secrets.token_urlsafe(32)
+        request.session["csrf"] = token
+    return token
+
+
+def csrf_ok(request: Request, submitted: object) -> bool:
+    expected = request.session.get("csrf")
+    if not isinstance(expected, str) or not isinstance(submitted, str):
+        return False
+    return hmac.compare_digest(expected.encode(), submitted.encode())
+
+
+def safe_next(target: object) -> str:
+    """Where to go after signing in: a path on this site only."""
+    if not isinstance(target, str) or not target.startswith("/") or target.startswith("//"):
+        return "/jobs"
+    return "/jobs" if "\\" in target else target
