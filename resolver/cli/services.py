@@ -16,7 +16,7 @@ def serve(
     port: int = typer.Option(8000, help="Port to listen on."),
     workers: int = typer.Option(1, help="Worker processes."),
 ) -> None:
-    """Run the HTTP server (webhooks, health, JSON API)."""
+    """Run the HTTP server (webhooks, health, metrics, the web app and its JSON API)."""
     import uvicorn
 
     settings = get_settings()

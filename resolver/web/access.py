@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 MAX_CACHED = 50_000
+ACCESS_CHECKS_AT_ONCE = 8
 
 
 @dataclass(frozen=True)
@@ -133,9 +135,14 @@ def visible_to(
 def _readable(
     pairs: Iterable[tuple[str, str]], viewer: Viewer, cache: AccessCache, settings: Settings
 ) -> list[tuple[str, str]]:
-    found = []
-    for source, repo in pairs:
-        where = pair_repository(source, repo)
-        if where is not None and cache.access(viewer, *where, settings).read:
-            found.append((source, repo))
-    return found
+    """The pairs whose repository the viewer can read; the forge is asked about several at
+    once, since a first visit may need an answer for each repository."""
+    located = [(pair, pair_repository(*pair)) for pair in pairs]
+    wanted = [(pair, where) for pair, where in located if where is not None]
+
+    def readable(where: tuple[str, str]) -> bool:
+        return cache.access(viewer, *where, settings).read
+
+    with ThreadPoolExecutor(max_workers=ACCESS_CHECKS_AT_ONCE) as pool:
+        answers = list(pool.map(readable, [where for _, where in wanted]))
+    return [pair for (pair, _), ok in zip(wanted, answers, strict=True) if ok]

@@ -1,0 +1,132 @@
+"""Stop and Run again: each a POST with the session's CSRF token, allowed to the requester,
+admins and whoever may push; the result shows in the page and in the job's status message."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from sqlalchemy import select
+
+from resolver.core.states import JobState, Outcome
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.store.models import Callback, Job
+from tests.store.test_storage import new_job
+from tests.web.conftest import SECRET_REPO, browser, csrf_of, sign_in
+
+
+def _job(**overrides) -> int:
+    return new_job(repo=SECRET_REPO, task="update the docs", **overrides)
+
+
+def _state(job_id: int) -> tuple[str, dict]:
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        return job.state, dict(job.result)
+
+
+def _status_callbacks(job_id: int) -> list[Callback]:
+    with session_scope() as session:
+        query = select(Callback).where(Callback.job_id == job_id, Callback.action == "status")
+        found = list(session.scalars(query))
+        session.expunge_all()
+        return found
+
+
+def test_a_pusher_stops_a_queued_job_and_its_status_says_who(app, forge) -> None:
+    job_id = _job()
+    client = browser(app)
+    sign_in(client, forge, "wendy")
+    token = csrf_of(client, f"/jobs/{job_id}")
+    stopped = client.post(f"/jobs/{job_id}/stop", data={"csrf": token})
+    assert stopped.status_code == 303 and stopped.headers["location"] == f"/jobs/{job_id}"
+    state, result = _state(job_id)
+    assert state == "cancelled" and result["stopped_by"] == "wendy"
+    page = client.get(f"/jobs/{job_id}").text
+    assert "Stopped." in page and "wendy asked it to stop" in page
+    assert _status_callbacks(job_id), "the status message is brought up to date"
+
+
+def test_a_running_job_is_asked_to_stop_and_says_so(app, forge) -> None:
+    job_id = _job()
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        jobs.transition(job, JobState.RUNNING)
+    client = browser(app)
+    sign_in(client, forge, "root")
+    client.post(f"/jobs/{job_id}/stop", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        assert job.state == "running" and job.cancel_requested
+        from resolver.callbacks import record, status
+
+        assert "**Stopping**" in status.render(record.view_of(session, job))
+        assert "root asked me to stop" in status.render(record.view_of(session, job))
+
+
+def test_a_reader_may_look_but_not_stop(app, forge) -> None:
+    job_id = _job()
+    client = browser(app)
+    sign_in(client, forge, "rita")
+    page = client.get(f"/jobs/{job_id}")
+    assert page.status_code == 200 and ">Stop<" not in page.text
+    token = csrf_of(client, "/jobs")
+    refused = client.post(f"/jobs/{job_id}/stop", data={"csrf": token})
+    assert refused.status_code == 303
+    assert "may stop it" in client.get(refused.headers["location"]).text
+    assert _state(job_id)[0] == "queued"
+
+
+def test_every_post_needs_the_sessions_csrf_token(app, forge) -> None:
+    job_id = _job()
+    client = browser(app)
+    sign_in(client, forge, "root")
+    for path in (f"/jobs/{job_id}/stop", f"/jobs/{job_id}/rerun", "/signout", "/schedules/1/run"):
+        assert client.post(path).status_code == 403, path
+        assert client.post(path, data={"csrf": "guessed"}).status_code == 403, path
+    other = browser(app)
+    sign_in(other, forge, "wendy")
+    foreign = csrf_of(other, "/jobs")  # a token from another session is no good either
+    assert client.post(f"/jobs/{job_id}/stop", data={"csrf": foreign}).status_code == 403
+    assert _state(job_id)[0] == "queued"
+    assert client.get("/jobs").status_code == 200, "still signed in"
+
+
+def test_a_tampered_session_is_no_session(app, forge) -> None:
+    job_id = _job()
+    client = browser(app)
+    sign_in(client, forge, "nick")
+    cookie = client.cookies["resolver_session"]
+    payload, _, signature = cookie.partition(".")
+    data = json.loads(base64.b64decode(payload))
+    data["who"]["l"] = "root"  # claim to be the admin
+    forged = base64.b64encode(json.dumps(data).encode()).decode() + "." + signature
+    client.cookies.set("resolver_session", forged)
+    page = client.get(f"/jobs/{job_id}")
+    assert page.status_code == 303 and page.headers["location"].startswith("/signin")
+    client.cookies.set("resolver_session", "garbage")
+    assert client.get(f"/jobs/{job_id}").status_code == 303
+
+
+def test_run_again_makes_a_new_job_with_the_same_request(app, forge) -> None:
+    job_id = _job(requester="ada", conversation_key="github:octo/secret#5")
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        jobs.finish_job(session, job, JobState.FAILED, Outcome.ERROR, error="boom")
+    client = browser(app)
+    sign_in(client, forge, "wendy")
+    again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
+    assert again.status_code == 303
+    new_id = int(again.headers["location"].rsplit("/", 1)[1])
+    with session_scope() as session:
+        new = session.get(Job, new_id)
+        assert new is not None and new.state == "queued" and new.task == "update the docs"
+        assert new.trigger["rerun_of"] == job_id
+        assert new.conversation_key == "github:octo/secret#5"
+        assert new.requester == "ada", "wendy has no Resolver user: the request stays ada's"
+        assert new.message_id and new.published_at is not None
+    page = client.get(again.headers["location"]).text
+    assert f"Running job {job_id}" in page and f'href="/jobs/{job_id}"' in page
+    running = client.post(f"/jobs/{new_id}/rerun", data={"csrf": csrf_of(client, "/jobs")})
+    assert "cannot be run again" in client.get(running.headers["location"]).text
