@@ -67,11 +67,11 @@ def serve(stack: Stack, port: int) -> None:
         import httpx
 
         try:
-            return httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+            return httpx.get(f"http://127.0.0.1:{port}/healthz", trust_env=False).status_code == 200
         except httpx.HTTPError:
             return False
 
-    stack.wait(up, 30, "the web server")
+    stack.wait(up, 120, "the web server")
 
 
 def sign_in_with_github(page: Page, api: GitHubAPI, login: str, user_id: int, url: str) -> None:
@@ -126,6 +126,11 @@ def test_watch_a_job_and_stop_it(
             return any("**Cancelled** by alice" in body for body in bodies)
 
         stack.wait(cancelled_comment, 60, "the status comment to say who stopped the job")
+
+        page.set_viewport_size({"width": 390, "height": 800})  # a phone
+        for url in (job_url, f"{web}/jobs"):
+            page.goto(url)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390, url
 
         stranger = browser.new_page()
         sign_in_with_github(stranger, github_api, "mallory", 6006, job_url)

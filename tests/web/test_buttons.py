@@ -102,9 +102,11 @@ def test_a_tampered_session_is_no_session(app, forge) -> None:
     data = json.loads(base64.b64decode(payload))
     data["who"]["l"] = "root"  # claim to be the admin
     forged = base64.b64encode(json.dumps(data).encode()).decode() + "." + signature
+    client.cookies.clear()
     client.cookies.set("resolver_session", forged)
     page = client.get(f"/jobs/{job_id}")
     assert page.status_code == 303 and page.headers["location"].startswith("/signin")
+    client.cookies.clear()
     client.cookies.set("resolver_session", "garbage")
     assert client.get(f"/jobs/{job_id}").status_code == 303
 
