@@ -12,8 +12,12 @@ ahead); every other endpoint needs a token it minted or was given with `add_toke
 written as GitHub's path templates; `conformance_problems` checks recorded requests against the
 published OpenAPI description (tests/support/github_openapi_paths.json).
 
+A person signs in with GitHub's OAuth web flow on `web_url` (outside `requests`, which are the
+REST API's): `add_oauth_app`, `sign_in_as`, then the app's redirects. A user's token sees a
+private repository only as a collaborator, as GitHub hides it from everyone else.
+
 The records are in `github_state`; the handlers are in `github_repos` and `github_comments`;
-the OpenAPI checks are in `github_conformance`.
+the OAuth web flow is in `github_oauth`; the OpenAPI checks are in `github_conformance`.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from tests.support.github_conformance import (
     openapi_operation,
     openapi_operations,
 )
+from tests.support.github_oauth import OAUTH_ROUTES, Authorization, OAuthWeb
 from tests.support.github_repos import (
     LEGACY_PERMISSION,
     create_access_token,
@@ -65,6 +70,7 @@ from tests.support.github_state import (
     Repo,
     Request,
     error_body,
+    user_json,
 )
 from tests.support.standin import Recorded, Reply, RestStandIn, Routed
 
@@ -77,6 +83,7 @@ __all__ = [
     "ROUTES",
     "ROUTE_KEYS",
     "Answer",
+    "Authorization",
     "Comment",
     "GitHubAPI",
     "Handler",
@@ -104,6 +111,7 @@ class GitHubAPI(RestStandIn):
 
     METHODS = frozenset({"GET", "POST", "PATCH", "PUT", "DELETE"})
     NOT_FOUND = error_body(404, "Not Found")
+    WEB_ROUTES = OAUTH_ROUTES  # the OAuth web flow, on the origin as on github.com
 
     def __init__(
         self,
@@ -128,6 +136,8 @@ class GitHubAPI(RestStandIn):
         self.comments: dict[int, Comment] = {}
         self.review_comments: dict[int, Comment] = {}
         self.pulls: list[Pull] = []
+        self.oauth = OAuthWeb()
+        self.user_ids: dict[str, int] = {}  # login -> its numeric id
         self._ids = iter(range(1_000_001, 10**9))
         super().__init__(ROUTES, prefix.rstrip("/"))
 
@@ -146,6 +156,17 @@ class GitHubAPI(RestStandIn):
     def add_token(self, token: str, login: str) -> None:
         """A user token (PAT or OAuth) the API accepts, acting as `login`."""
         self.tokens[token] = login
+
+    def add_oauth_app(self, client_id: str, client_secret: str) -> None:
+        """An OAuth app (or a GitHub App's client) that may send people to sign in."""
+        self.oauth.apps[client_id] = client_secret
+
+    def sign_in_as(self, login: str, user_id: int | None = None) -> None:
+        """Who the browser is signed in to GitHub as: the person who approves apps.
+        `user_id` fixes the login's numeric id."""
+        if user_id is not None:
+            self.user_ids[login] = user_id
+        self.oauth.signed_in = login
 
     def add_repo(self, full_name: str, clone_url: str, **options: Any) -> Repo:
         repo = Repo(full_name, clone_url, **options)
@@ -256,11 +277,25 @@ class GitHubAPI(RestStandIn):
     def new_id(self) -> int:
         return next(self._ids)
 
+    def user_id(self, login: str) -> int:
+        """The login's numeric id: the same one each time it is asked for."""
+        if login not in self.user_ids:
+            self.user_ids[login] = self.new_id()
+        return self.user_ids[login]
+
+    def user_json(self, login: str) -> dict[str, Any]:
+        """GitHub's simple user, with the login's id."""
+        return user_json(login, self.user_id(login), self.web_url)
+
     def may_reach(self, token: str, full_name: str) -> bool:
-        """Whether a token may act on `owner/name`: any repository, unless it was minted for
-        some repositories only."""
+        """Whether a token may act on `owner/name`. An installation token: any repository,
+        unless it was minted for some only. A user's: public ones and those they collaborate on."""
         scope = self.token_scopes.get(token)
-        return scope is None or full_name.split("/")[-1] in scope
+        if scope is not None:
+            return full_name.split("/")[-1] in scope
+        login, repo = self.tokens.get(token, ""), self.repos.get(full_name)
+        hidden = repo is not None and repo.private and login not in repo.collaborators
+        return login.endswith("[bot]") or not hidden
 
     def may_reach_path(self, token: str, path: str) -> bool:
         """`may_reach` for a git smart-HTTP path (`/owner/name.git/info/refs`)."""

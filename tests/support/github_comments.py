@@ -19,7 +19,6 @@ from tests.support.github_state import (
     missing,
     now,
     timestamp,
-    user_json,
 )
 
 if TYPE_CHECKING:
@@ -53,7 +52,7 @@ def _react(api: GitHubAPI, request: Request, comment: Comment) -> Answer:
     if content not in REACTIONS:
         errors = [{"resource": "Reaction", "field": "content", "code": "invalid"}]
         return 422, error_body(422, "Validation Failed", errors)
-    reaction = {"id": api.new_id(), "content": content, "user": user_json(request.login)}
+    reaction = {"id": api.new_id(), "content": content, "user": api.user_json(request.login)}
     if (request.login, content) in comment.reactions:
         return 200, {**reaction, "created_at": now()}
     comment.reactions.append((request.login, content))
@@ -69,7 +68,7 @@ def _comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
         "html_url": html,
         "issue_url": f"{api.base_url}/repos/{comment.repo}/issues/{comment.number}",
         "body": comment.body,
-        "user": user_json(comment.login),
+        "user": api.user_json(comment.login),
         "created_at": timestamp(comment.created_at),
         "updated_at": timestamp(comment.updated_at),
         "author_association": "NONE",
@@ -143,7 +142,7 @@ def _review_comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
         "body": comment.body,
         "path": comment.path,
         "line": comment.line,
-        "user": user_json(comment.login),
+        "user": api.user_json(comment.login),
         "html_url": f"{api.web_url}/{comment.repo}/pull/{comment.number}#discussion_r{comment.id}",
         "pull_request_url": f"{api.base_url}/repos/{comment.repo}/pulls/{comment.number}",
         "created_at": timestamp(comment.created_at),
@@ -185,7 +184,7 @@ def create_reply(api: GitHubAPI, request: Request) -> Answer:
         "id": reply.id,
         "in_reply_to_id": parent.id,
         "body": body,
-        "user": user_json(request.login),
+        "user": api.user_json(request.login),
         "html_url": f"{api.web_url}/{repo.full_name}/pull/{number}#discussion_r{reply.id}",
         "pull_request_url": f"{api.base_url}/repos/{repo.full_name}/pulls/{number}",
     }

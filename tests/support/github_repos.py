@@ -1,7 +1,8 @@
 """The GitHub stand-in's App, user and repository routes, in GitHub's shapes: installation
-tokens, the authenticated user, the repository, a user's permission on it, and its pull requests.
+tokens, the authenticated user, the repository (with a user's `permissions` on it), a user's
+permission on it, and its pull requests.
 https://docs.github.com/rest/apps/apps https://docs.github.com/rest/users/users
-https://docs.github.com/rest/pulls/pulls
+https://docs.github.com/rest/repos/repos https://docs.github.com/rest/pulls/pulls
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from tests.support.github_state import (
     Request,
     error_body,
     missing,
-    user_json,
 )
 
 if TYPE_CHECKING:
@@ -31,13 +31,17 @@ LEGACY_PERMISSION = {
     "triage": "read",
     "read": "read",
 }
+# The `permissions` a repository shows a user's token, weakest first: a role grants its own
+# and every one before it (read: pull; write: pull, triage, push; admin: all five).
+PERMISSIONS = ("pull", "triage", "push", "maintain", "admin")
+ROLE_RANK = {"read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 
 
 def get_authenticated_user(api: GitHubAPI, request: Request) -> Answer:
     """`GET /user`: whom a user token acts as. GitHub refuses it to an installation token."""
     if request.login.endswith("[bot]"):
         return 403, error_body(403, "Resource not accessible by integration")
-    return 200, {**user_json(request.login), "name": request.login, "site_admin": False}
+    return 200, {**api.user_json(request.login), "name": request.login, "site_admin": False}
 
 
 def create_access_token(api: GitHubAPI, request: Request) -> Answer:
@@ -72,13 +76,13 @@ def get_repo(api: GitHubAPI, request: Request) -> Answer:
         return 404, error_body(404, "Not Found")
     owner, name = repo.full_name.split("/")
     html = f"{api.web_url}/{repo.full_name}"
-    return 200, {
+    answer = {
         "id": repo.id,
         "node_id": f"R_{repo.id}",
         "name": name,
         "full_name": repo.full_name,
         "private": repo.private,
-        "owner": user_json(owner),
+        "owner": api.user_json(owner),
         "html_url": html,
         "url": f"{api.base_url}/repos/{repo.full_name}",
         "clone_url": repo.clone_url,
@@ -89,6 +93,16 @@ def get_repo(api: GitHubAPI, request: Request) -> Answer:
         "archived": False,
         "disabled": False,
     }
+    if not request.login.endswith("[bot]"):  # GitHub shows a person what they may do
+        answer["permissions"] = _permissions(repo, request.login)
+    return 200, answer
+
+
+def _permissions(repo: Repo, login: str) -> dict[str, bool]:
+    """What `login` may do: a collaborator by role, anyone else pull on a public repository."""
+    role = repo.collaborators.get(login)
+    rank = ROLE_RANK.get(role, 0) if role else int(not repo.private)
+    return {name: rank > i for i, name in enumerate(PERMISSIONS)}
 
 
 def get_permission(api: GitHubAPI, request: Request) -> Answer:
@@ -98,7 +112,7 @@ def get_permission(api: GitHubAPI, request: Request) -> Answer:
     login = request.params["username"]
     role = repo.collaborators.get(login, "none" if repo.private else "read")
     permission = LEGACY_PERMISSION.get(role, "none")
-    return 200, {"permission": permission, "role_name": role, "user": user_json(login)}
+    return 200, {"permission": permission, "role_name": role, "user": api.user_json(login)}
 
 
 def _pull_json(api: GitHubAPI, pull: Pull) -> dict[str, Any]:
@@ -114,7 +128,7 @@ def _pull_json(api: GitHubAPI, pull: Pull) -> dict[str, Any]:
         "url": f"{api.base_url}/repos/{pull.repo}/pulls/{pull.number}",
         "head": {"label": f"{owner}:{pull.head}", "ref": pull.head},
         "base": {"label": f"{owner}:{pull.base}", "ref": pull.base},
-        "user": user_json(pull.author),
+        "user": api.user_json(pull.author),
     }
 
 

@@ -102,7 +102,14 @@ def timestamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def user_json(login: str) -> dict[str, Any]:
+def user_json(login: str, user_id: int, web_url: str) -> dict[str, Any]:
     """GitHub's simple user: a login ending in `[bot]` is a Bot."""
     kind = "Bot" if login.endswith("[bot]") else "User"
-    return {"login": login, "id": abs(hash(login)) % 10**7, "type": kind}
+    return {
+        "login": login,
+        "id": user_id,
+        "node_id": f"U_{user_id}",
+        "type": kind,
+        "html_url": f"{web_url}/{login}",
+        "avatar_url": f"{web_url}/{login}.png",
+    }

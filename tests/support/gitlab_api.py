@@ -14,7 +14,14 @@ Every endpoint needs a token it was given, as `PRIVATE-TOKEN` or `Authorization:
 Projects are addressed by numeric id or URL-encoded path (`group%2Fwidgets`). Routes are written
 as GitLab's path templates below `/api/v4`. https://docs.gitlab.com/api/rest/
 
-The records are in `gitlab_state`; the handlers are in `gitlab_projects` and `gitlab_notes`.
+A person signs in with GitLab's OAuth flow on the instance URL (outside `requests`, which are
+the API's): `add_oauth_app`, `sign_in_as`, then the application's redirects. A private project
+is hidden from the user of such a token unless they are a member, as GitLab hides it; tokens
+given with `add_token` (the bot's, PATs) see every project, as the bot is no member of those
+it works on.
+
+The records are in `gitlab_state`; the handlers are in `gitlab_projects` and `gitlab_notes`;
+the OAuth flow is in `gitlab_oauth`.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from tests.support.gitlab_notes import (
     list_notes,
     update_note,
 )
+from tests.support.gitlab_oauth import EXPIRED, OAUTH_ROUTES, Authorization, OAuthWeb
 from tests.support.gitlab_projects import (
     create_merge_request,
     get_current_user,
@@ -60,6 +68,7 @@ __all__ = [
     "KINDS",
     "ROUTES",
     "Answer",
+    "Authorization",
     "GitLabAPI",
     "Handler",
     "MergeRequest",
@@ -93,6 +102,7 @@ class GitLabAPI(RestStandIn):
 
     METHODS = frozenset({"GET", "POST", "PUT", "DELETE"})
     NOT_FOUND = {"error": "404 Not Found"}
+    WEB_ROUTES = OAUTH_ROUTES  # the OAuth flow and the sign-in page, outside /api/v4
     JSON_TYPE = "application/json"
     TEXT_BODIES = (bytes,)  # a fault's bytes: Rack::Attack's 429 is plain text ("Retry later")
 
@@ -102,6 +112,7 @@ class GitLabAPI(RestStandIn):
         self.projects: dict[int, Project] = {}
         self.notes: dict[int, Note] = {}
         self.merge_requests: list[MergeRequest] = []
+        self.oauth = OAuthWeb()
         self._ids = iter(range(100_001, 10**9))  # clear of ids from recorded payloads
         super().__init__(ROUTES, API_PREFIX, prefix_required=True)
 
@@ -125,6 +136,19 @@ class GitLabAPI(RestStandIn):
         user_id = self.add_user(username)
         self.tokens[token] = user_id
         return user_id
+
+    def add_oauth_app(self, client_id: str, client_secret: str) -> None:
+        """An OAuth application that may send people to sign in."""
+        self.oauth.apps[client_id] = client_secret
+
+    def sign_in_as(self, username: str, user_id: int | None = None) -> int:
+        """Who the browser is signed in to GitLab as: the person who approves applications.
+        `user_id` fixes the id of a user not known yet; returns the user's id."""
+        known = self.add_user(username, user_id)
+        if user_id is not None and known != user_id:
+            raise ValueError(f"{username} already has the id {known}")
+        self.oauth.signed_in = username
+        return known
 
     def add_project(self, path: str, clone_url: str, **options: Any) -> Project:
         """A project; `id` may be given (to match a recorded payload), else one is assigned."""
@@ -181,7 +205,11 @@ class GitLabAPI(RestStandIn):
         )
 
     def project(self, request: Request) -> Project | None:
-        key = unquote(request.params["id"])
+        return self.project_by_key(request.params["id"])
+
+    def project_by_key(self, key: str) -> Project | None:
+        """The project of a path's `:id`: a number or the URL-encoded path."""
+        key = unquote(key)
         if key.isdigit():
             return self.projects.get(int(key))
         return next((p for p in self.projects.values() if p.path_with_namespace == key), None)
@@ -199,20 +227,35 @@ class GitLabAPI(RestStandIn):
 
     def serve(self, call: Routed) -> Reply:
         """Every route needs a known token; a list answer carries its pagination headers."""
-        user = self._authenticate(call.headers)
+        token = self._token(call.headers)
+        if self.oauth.expired(token):
+            return 401, EXPIRED, {}
+        user = self.tokens.get(token)
         if user is None:
             return 401, message(401, "Unauthorized"), {}
+        if "id" in call.params and self._hides(token, user, call.params["id"]):
+            return 404, message(404, "Project Not Found"), {}
         request = Request(**vars(call), user=user)
         status, answer = ROUTES[call.route](self, request)
         if isinstance(answer, Paged):
             return status, answer.items, answer.headers
         return status, answer, {}
 
-    def _authenticate(self, headers: dict[str, str]) -> int | None:
+    def _token(self, headers: dict[str, str]) -> str:
         token = headers.get("private-token")
         if token is None and headers.get("authorization", "").startswith("Bearer "):
             token = headers["authorization"][7:]
-        return self.tokens.get(token or "")
+        return token or ""
+
+    def _hides(self, token: str, user: int, key: str) -> bool:
+        """Whether project `key` is hidden from an OAuth token's user: private, no member."""
+        project = self.project_by_key(key)
+        return (
+            token in self.oauth.access_tokens
+            and project is not None
+            and project.visibility == "private"
+            and user not in project.members
+        )
 
 
 ROUTES: dict[str, Handler] = {

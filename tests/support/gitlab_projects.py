@@ -58,12 +58,20 @@ def get_project(api: GitLabAPI, request: Request) -> Answer:
         "name_with_namespace": project.path_with_namespace.replace("/", " / "),
         "namespace": {"full_path": namespace, "kind": "group"},
         "default_branch": project.default_branch,
-        "visibility": "private",
+        "visibility": project.visibility,
         "http_url_to_repo": project.clone_url,
         "ssh_url_to_repo": f"git@gitlab.example.invalid:{project.path_with_namespace}.git",
         "web_url": f"{api.url}/{project.path_with_namespace}",
         "archived": False,
+        "permissions": _permissions(project, request.user),
     }
+
+
+def _permissions(project: Project, user_id: int) -> dict[str, Any]:
+    """The requester's own access to the project; the stand-in has no group memberships."""
+    level = project.members.get(user_id)
+    access = None if level is None else {"access_level": level, "notification_level": 3}
+    return {"project_access": access, "group_access": None}
 
 
 def get_member(api: GitLabAPI, request: Request) -> Answer:

@@ -25,6 +25,7 @@ class Project:
     clone_url: str
     default_branch: str = "main"
     bare: Path | None = None
+    visibility: str = "private"  # or "internal", "public"
     members: dict[int, int] = field(default_factory=dict)  # user id -> access level
     issues: dict[int, str] = field(default_factory=dict)  # iid -> title
 

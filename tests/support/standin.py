@@ -12,27 +12,32 @@ as path templates, JSON answers and queued faults.
 `Loopback` is the bare server (git_http's smart-HTTP server builds on it), `StandIn` adds
 recorded requests, JSON answers and faults (Slack, Linear), `RestStandIn` adds routes (GitHub,
 GitLab, Jira). Each stand-in keeps only its provider's own parts: paths, auth, payload shapes,
-error documents and headers.
+error documents and headers. The web pieces at the end serve what a browser and an OAuth
+client see outside a forge's REST API (its WEB_ROUTES).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from html import escape
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Generic, Self, TypeVar
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
 
 OwnerT = TypeVar("OwnerT", bound="Loopback", covariant=True)
 RecordT = TypeVar("RecordT")
 # Status, JSON answer (or text, as the stand-in's TEXT_BODIES allow) and extra headers.
 Reply = tuple[int, Any, dict[str, str]]
+# A page outside a REST API: the stand-in, the request's parameters and headers.
+WebHandler = Callable[[Any, dict[str, str], dict[str, str]], Reply]
 
 
 class LoopbackServer(ThreadingHTTPServer, Generic[OwnerT]):
@@ -172,6 +177,8 @@ class StandIn(Loopback, ABC, Generic[RecordT]):
 
     def encode(self, answer: Any) -> tuple[bytes, str]:
         """The answer's bytes and content type."""
+        if isinstance(answer, Text):
+            return answer.body.encode(), answer.content_type
         if isinstance(answer, self.TEXT_BODIES):
             return (answer.encode() if isinstance(answer, str) else answer), self.TEXT_TYPE
         return (b"" if answer is None else json.dumps(answer).encode()), self.JSON_TYPE
@@ -261,9 +268,11 @@ class Routed:
 
 class RestStandIn(StandIn[Recorded]):
     """A REST API below `prefix`; a request outside it is matched as it is unless
-    `prefix_required`. Faults are queued by route key."""
+    `prefix_required`. Faults are queued by route key. WEB_ROUTES answer pages outside the
+    API ("METHOD /path", as a forge's sign-in flow), unrecorded."""
 
     NOT_FOUND: ClassVar[Any]  # the answer to a request no route matches
+    WEB_ROUTES: ClassVar[Mapping[str, WebHandler]] = {}
 
     def __init__(
         self, routes: Iterable[str], prefix: str = "", *, prefix_required: bool = False
@@ -309,6 +318,10 @@ class RestStandIn(StandIn[Recorded]):
     def handle(self, method: str, raw_path: str, headers: dict[str, str], raw: bytes) -> Reply:
         """Record the request and answer it: status, JSON body and extra headers."""
         url = urlsplit(raw_path)
+        web_route = self.WEB_ROUTES.get(f"{method} {url.path}")
+        if web_route is not None:
+            with self.lock:
+                return web_route(self, web_params(raw_path, headers, raw), headers)
         path = url.path.removeprefix(self.prefix)
         query = parse_qs(url.query)
         body = self.parse_body(raw)
@@ -330,3 +343,58 @@ class RestStandIn(StandIn[Recorded]):
         if fault.applied:
             self.serve(call)
         return fault.status, fault.body, fault.headers
+
+
+# --- Web pages and forms: a forge's sign-in flow, outside its REST API ------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    """An answer in a content type of its own: an HTML page, a form-encoded token."""
+
+    body: str
+    content_type: str
+
+
+def html_page(status: int, title: str, text: str) -> Reply:
+    """A minimal HTML page, the way a browser is shown one."""
+    head, title = "<!DOCTYPE html><html><head><title>", escape(title)
+    body = f"{head}{title}</title></head><body><h1>{title}</h1><p>{escape(text)}</p></body></html>"
+    return status, Text(body, "text/html; charset=utf-8"), {}
+
+
+def redirect(location: str) -> Reply:
+    """A 302 to `location`, with the link Rails writes in its body."""
+    body = f'<html><body>You are being <a href="{escape(location)}">redirected</a>.</body></html>'
+    return 302, Text(body, "text/html; charset=utf-8"), {"Location": location}
+
+
+def with_query(url: str, params: dict[str, str]) -> str:
+    """`url` with `params` added after the query it already has."""
+    parts = urlsplit(url)
+    query = "&".join(q for q in (parts.query, urlencode(params)) if q)
+    return urlunsplit(parts._replace(query=query))
+
+
+def web_params(raw_path: str, headers: dict[str, str], raw: bytes) -> dict[str, str]:
+    """A request's parameters: its query, then its form-encoded or JSON body over it."""
+    params = dict(parse_qsl(urlsplit(raw_path).query))
+    if "json" in headers.get("content-type", ""):
+        body = json.loads(raw or b"{}")
+        fields = body.items() if isinstance(body, dict) else []
+        return params | {k: v for k, v in fields if isinstance(v, str)}
+    return params | dict(parse_qsl(raw.decode()))
+
+
+def basic_credentials(headers: dict[str, str]) -> tuple[str, str] | None:
+    """The client id and secret of HTTP Basic auth, each form-encoded first as RFC 6749 2.3.1
+    says; None without Basic auth. https://www.rfc-editor.org/rfc/rfc6749#section-2.3.1"""
+    scheme, _, encoded = headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(encoded, validate=True).decode()
+    except ValueError:  # not base64, or not UTF-8: credentials that match no client
+        return "", ""
+    client_id, _, secret = decoded.partition(":")
+    return unquote_plus(client_id), unquote_plus(secret)
