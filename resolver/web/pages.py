@@ -22,7 +22,7 @@ from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
 from resolver.web import steps
 from resolver.web.access import AccessCache, Viewer, can_act, can_see, visible_to
-from resolver.web.context import current_viewer, not_found, page, signed_out, to_signin, web_of
+from resolver.web.context import Web, current_viewer, not_found, page, signed_out, to_signin, web_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -147,7 +147,7 @@ def job_history(job: Job) -> list[tuple[str, str]]:
     return history
 
 
-def job_values(session: Session, job: Job, viewer: Viewer, web: Any) -> dict[str, Any]:
+def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str, Any]:
     """Everything the job page and its live header show."""
     result = job.result if isinstance(job.result, dict) else {}
     forge = job.trigger.get("forge") if isinstance(job.trigger, dict) else None

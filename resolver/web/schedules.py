@@ -27,6 +27,7 @@ RUNS_SHOWN = 5
 @dataclass(frozen=True)
 class Item:
     schedule: Schedule
+    repo: str
     next_run: str
     runs: list[RunRow]
     may_run: bool
@@ -59,9 +60,8 @@ async def schedules_page(request: Request) -> Response:
                 access = _access(viewer, schedule, web)
                 if access.read:
                     runs = history(session, schedule, RUNS_SHOWN)
-                    items.append(Item(schedule, _next_run(schedule), runs, access.push))
-            for item in items:
-                _ = item.schedule.repository.repo  # loaded before the session closes
+                    repo = schedule.repository.repo
+                    items.append(Item(schedule, repo, _next_run(schedule), runs, access.push))
             session.expunge_all()
             return items
 
