@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Route
 
 from integrations import registry
 from resolver.broker import locks
@@ -22,7 +22,7 @@ from resolver.ingress.endpoint import endpoint
 from resolver.store import db, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import utcnow
-from resolver.web.routes import web_app
+from resolver.web.routes import install, web_routes
 
 logger = logging.getLogger(__name__)
 
@@ -77,12 +77,14 @@ async def readyz(_request: Request) -> Response:
 
 
 def create_app(**kwargs: Any) -> Starlette:
+    settings = get_settings()
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/metrics", metrics_page),
         *webhook_routes(),
-        # Last: everything else is the web app (pages, sign-in, the JSON API).
-        Mount("", app=web_app(get_settings())),
+        *web_routes(settings),
     ]
-    return Starlette(routes=routes, **kwargs)
+    app = Starlette(routes=routes, **kwargs)
+    install(app, settings)
+    return app

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
@@ -11,42 +13,48 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from resolver.core.settings import Settings
-from resolver.web import actions, api, live, pages, schedules, signin
+from resolver.web import actions, api, live, schedules, signin
+from resolver.web import pages as pages_
 from resolver.web.context import HERE, Web
 from resolver.web.session import middleware_options
+
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 async def home(_request: Request) -> Response:
     return RedirectResponse("/jobs", status_code=303)
 
 
-def web_routes() -> list[BaseRoute]:
-    return [
-        Route("/", home),
-        Route("/signin", signin.signin_page),
-        Route("/signin/{forge}", signin.start),
-        Route("/signin/{forge}/done", signin.done),
-        Route("/signout", signin.signout, methods=["POST"]),
-        Route("/jobs", pages.jobs_page),
-        Route("/jobs/{job_id}", pages.job_page),
-        Route("/jobs/{job_id}/events", live.job_events),
-        Route("/jobs/{job_id}/stop", actions.stop, methods=["POST"]),
-        Route("/jobs/{job_id}/rerun", actions.rerun, methods=["POST"]),
-        Route("/schedules", schedules.schedules_page),
-        Route("/schedules/{schedule_id}/run", schedules.run_now, methods=["POST"]),
-        Route("/admin", pages.admin_page),
-        Route("/api/jobs", api.list_jobs),
-        Route("/api/jobs/{job_id}", api.show_job),
-        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+def web_routes(settings: Settings) -> list[BaseRoute]:
+    """The pages and the JSON API, each behind the session cookie (the webhook routes are
+    not: a route's own middleware keeps the cookie off them, and their 405s stay 405s)."""
+    session = [Middleware(SessionMiddleware, **middleware_options(settings))]
+    pages: list[tuple[str, Endpoint, list[str]]] = [
+        ("/", home, ["GET"]),
+        ("/signin", signin.signin_page, ["GET"]),
+        ("/signin/{forge}", signin.start, ["GET"]),
+        ("/signin/{forge}/done", signin.done, ["GET"]),
+        ("/signout", signin.signout, ["POST"]),
+        ("/jobs", pages_.jobs_page, ["GET"]),
+        ("/jobs/{job_id}", pages_.job_page, ["GET"]),
+        ("/jobs/{job_id}/events", live.job_events, ["GET"]),
+        ("/jobs/{job_id}/stop", actions.stop, ["POST"]),
+        ("/jobs/{job_id}/rerun", actions.rerun, ["POST"]),
+        ("/schedules", schedules.schedules_page, ["GET"]),
+        ("/schedules/{schedule_id}/run", schedules.run_now, ["POST"]),
+        ("/admin", pages_.admin_page, ["GET"]),
+        ("/api/jobs", api.list_jobs, ["GET"]),
+        ("/api/jobs/{job_id}", api.show_job, ["GET"]),
     ]
+    routes: list[BaseRoute] = [
+        Route(path, endpoint, methods=methods, middleware=session)
+        for path, endpoint, methods in pages
+    ]
+    routes.append(Mount("/static", StaticFiles(directory=HERE / "static"), name="static"))
+    return routes
 
 
-def web_app(settings: Settings) -> Starlette:
-    """The pages and the JSON API, behind the session cookie (the webhook routes are not)."""
-    app = Starlette(
-        routes=web_routes(),
-        middleware=[Middleware(SessionMiddleware, **middleware_options(settings))],
-    )
+def install(app: Starlette, settings: Settings) -> None:
+    """What the web app's handlers find on `request.app`."""
     app.state.web = Web(settings)
     app.state.oauth = signin.build_oauth(settings)
-    return app
