@@ -9,7 +9,7 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> int:
     failed = 0
-    for script in sorted(HERE.glob("*.py")):
+    for script in sorted([*HERE.glob("*.py"), *(m.parent for m in HERE.glob("*/__main__.py"))]):
         if script.name == Path(__file__).name or script.name.startswith("_"):
             continue
         print(f"\n=== {script.stem} ===", flush=True)

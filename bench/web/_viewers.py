@@ -1,0 +1,51 @@
+"""Who looks at the pages: session cookies made as the web app's own sign-in would leave them,
+and a local GitHub for the viewer who is not an admin, whose access the web app asks it."""
+
+from __future__ import annotations
+
+import json
+from base64 import b64encode
+from dataclasses import dataclass
+
+from itsdangerous import TimestampSigner
+
+from resolver.core.settings import Settings
+from resolver.store.vault import Vault
+from resolver.web.session import COOKIE, session_secret
+from tests.support.github_api import GitHubAPI
+
+
+@dataclass(frozen=True)
+class Viewer:
+    label: str
+    login: str
+    external_id: str
+    token: str
+
+
+ADMIN = Viewer("admin", "bench", "1", "gho_benchtoken")
+READER = Viewer("reader", "reader", "2", "gho_benchreader")
+ADMINS = f"github:{ADMIN.login}"
+
+
+def session_cookie(settings: Settings, viewer: Viewer) -> str:
+    """The `Cookie` header of a browser `viewer` signed in with: the session `sign_in` writes,
+    encoded and signed as Starlette's SessionMiddleware encodes and signs it."""
+    session = {
+        "who": {"p": "github", "id": viewer.external_id, "l": viewer.login},
+        "tok": Vault(settings.fernet_keys).encrypt(viewer.token),
+        "csrf": "x",
+    }
+    data = b64encode(json.dumps(session).encode())
+    signed = TimestampSigner(session_secret(settings)).sign(data)
+    return f"{COOKIE}={signed.decode()}"
+
+
+def reader_forge(readable: list[str]) -> GitHubAPI:
+    """GitHub as the reader's token sees it: `readable` repositories answer (read, no push),
+    every other one is hidden. Only the reader's own token is ever sent, never an App JWT."""
+    api = GitHubAPI(app_id="0", public_key="")
+    api.add_token(READER.token, READER.login)
+    for repo in readable:
+        api.add_repo(repo, clone_url=f"{api.web_url}/{repo}.git")
+    return api
