@@ -119,6 +119,14 @@ def record_status(session: Session, job: Job) -> list[int]:
     return [callback.id]
 
 
+def stop_job(session: Session, job: Job, by: str) -> list[int]:
+    """Stop `job` on behalf of `by`: a queued job ends now, a running one at its next step. Its
+    status message says who asked (the callbacks to publish after the commit)."""
+    jobs.request_cancel(session, job)
+    job.result = {**job.result, "stopped_by": by}
+    return record_status(session, job)
+
+
 def record_reply(session: Session, job: Job, text: str) -> list[int]:
     """A plain reply in the job's conversation (answers to `@bot status` and `@bot stop`)."""
     if not has_conversation(job):

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 MAX_CACHED = 50_000
 ACCESS_CHECKS_AT_ONCE = 8
+# A repository's first job shows in a reader's list within this many seconds (their own at once).
+PAIRS_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class AccessCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._answers: dict[tuple[str, str, str], tuple[float, RepoAccess]] = {}
+        self._pairs: tuple[float, list[tuple[str, str]]] | None = None
 
     def access(self, viewer: Viewer, forge: str, repo: str, settings: Settings) -> RepoAccess:
         if forge != viewer.person.provider:
@@ -76,10 +79,18 @@ class AccessCache:
             self._answers[key] = (now + settings.access_cache_seconds, answer)
         return answer
 
-    def forget(self, viewer: Viewer) -> None:
+    def pairs(self, session: Session) -> list[tuple[str, str]]:
+        """Every (source, repository) jobs name, read again after `PAIRS_SECONDS`: the query
+        reads every job, and a list page for a reader needs it each time."""
+        now = time.monotonic()
         with self._lock:
-            for key in [k for k in self._answers if k[1] == viewer.person.external_id]:
-                del self._answers[key]
+            found = self._pairs
+        if found is not None and found[0] > now:
+            return found[1]
+        pairs = repo_pairs(session)
+        with self._lock:
+            self._pairs = (now + PAIRS_SECONDS, pairs)
+        return pairs
 
 
 def job_repository(job: Job) -> tuple[str, str] | None:
@@ -128,7 +139,7 @@ def visible_to(
     """The list's filter for `viewer` (None: everything, for an admin)."""
     if viewer.admin:
         return None
-    readable = _readable(repo_pairs(session), viewer, cache, settings)
+    readable = _readable(cache.pairs(session), viewer, cache, settings)
     return Visible(viewer.user_id, frozenset(readable))
 
 

@@ -25,7 +25,6 @@ from resolver.web.access import Viewer, can_act
 from resolver.web.context import current_viewer, not_found, signed_out, to_signin, web_of
 from resolver.web.pages import load_visible_job
 from resolver.web.session import csrf_ok
-from resolver.worker.commands import stop_job
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -80,7 +79,7 @@ async def stop(request: Request) -> Response:
                 return Done(here, NOT_YOURS.format(verb="stop it"))
             if job.state not in (JobState.QUEUED, JobState.RUNNING):
                 return Done(here, f"Job {job.id} has already ended ({job.state}).")
-            callbacks = stop_job(session, job, viewer.person.login)
+            callbacks = record.stop_job(session, job, viewer.person.login)
             ended = job.state == JobState.CANCELLED
         text = "Stopped." if ended else "Stopping: the job stops at its next step."
         return Done(here, text, callbacks)

@@ -36,6 +36,8 @@ def build_templates() -> Jinja2Templates:
         finalize=_finalize,
         trim_blocks=True,
         lstrip_blocks=True,
+        # The templates ship with the code: no stat() of each one per include.
+        auto_reload=False,
     )
     env.globals["money"] = steps.money
     return Jinja2Templates(env=env)

@@ -46,19 +46,11 @@ def _answer(snapshot: Snapshot, command: Command) -> RunResult:
         elif (refusal := _stop_refusal(snapshot, target.id, target.requester_id)) is not None:
             text = refusal
         else:
-            callbacks += stop_job(session, target, snapshot.requester or "its requester")
+            callbacks += record.stop_job(session, target, snapshot.requester or "its requester")
             text = f"Stopping job {target.id}. Its status message will say when it has stopped."
         callbacks += record.record_reply(session, me, text)
     record.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
-
-
-def stop_job(session: Session, job: Job, by: str) -> list[int]:
-    """Stop `job` on behalf of `by`: a queued job ends now, a running one at its next step. Its
-    status message says who asked (the callbacks to publish after the commit)."""
-    jobs.request_cancel(session, job)
-    job.result = {**job.result, "stopped_by": by}
-    return record.record_status(session, job)
 
 
 def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
