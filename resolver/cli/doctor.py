@@ -96,8 +96,21 @@ def _llm(settings: Settings) -> Check:
 
 def _admin(settings: Settings) -> Check:
     if settings.admin_token is None:
-        return Check("admin api", "off", "set RESOLVER_ADMIN_TOKEN to open /api/jobs")
+        return Check("admin api", "off", "set RESOLVER_ADMIN_TOKEN to open /api/jobs to scripts")
     return Check("admin api", "ok", "bearer token set")
+
+
+def _sign_in(settings: Settings) -> Check:
+    forges = [item.display_name for item in registry.sign_ins(settings)]
+    if not forges:
+        return Check(
+            "web sign-in",
+            "off",
+            "set RESOLVER_GITHUB_CLIENT_ID and RESOLVER_GITHUB_CLIENT_SECRET (or the GitLab pair) "
+            "so people can open the job links",
+        )
+    admins = "admins set" if settings.admin_names else "no RESOLVER_ADMINS (see users add --admin)"
+    return Check("web sign-in", "ok", f"with {', '.join(forges)}; {admins}")
 
 
 def _providers(settings: Settings) -> Iterator[Check]:
@@ -121,6 +134,7 @@ CHECKS: tuple[Callable[[Settings], Check], ...] = (
     _sandbox_image,
     _llm,
     _admin,
+    _sign_in,
 )
 
 

@@ -112,3 +112,10 @@ def test_only_admins_see_the_admin_page(app, forge, secret_job) -> None:
     assert page.status_code == 200
     assert "ada" in page.text and "github:ada" in page.text
     assert "pat" in page.text and "stored_value" not in page.text
+
+
+def test_the_session_cookie_is_httponly_and_samesite(app, forge) -> None:
+    started = browser(app).get("/signin/github")
+    cookie = started.headers["set-cookie"].lower()
+    assert cookie.startswith("resolver_session=") and "httponly" in cookie
+    assert "samesite=lax" in cookie and "secure" not in cookie  # the test's URL is http

@@ -1,0 +1,40 @@
+"""The session cookie's flags, and `resolver doctor` on sign-in."""
+
+from __future__ import annotations
+
+from cryptography.fernet import Fernet
+
+from resolver.core.settings import Settings
+from resolver.web.session import middleware_options, safe_next
+
+
+def _settings(**values: object) -> Settings:
+    return Settings(_env_file=None, secret_keys=Fernet.generate_key().decode(), **values)  # type: ignore[call-arg]
+
+
+def test_the_cookie_is_secure_when_the_public_url_is_https() -> None:
+    assert middleware_options(_settings(public_url="https://resolver.example"))["https_only"]
+    plain = middleware_options(_settings(public_url="http://127.0.0.1:8000"))
+    assert not plain["https_only"] and plain["same_site"] == "lax"
+    assert plain["max_age"] == 12 * 3600
+
+
+def test_the_session_secret_follows_the_vault_key() -> None:
+    one, two = _settings(), _settings()
+    assert middleware_options(one)["secret_key"] != middleware_options(two)["secret_key"]
+    assert Fernet.generate_key().decode() not in middleware_options(one)["secret_key"]
+
+
+def test_only_local_paths_are_followed_after_sign_in() -> None:
+    assert safe_next("/jobs/4?x=1") == "/jobs/4?x=1"
+    for bad in ("//evil.example", "https://evil.example", "/\\evil.example", None, "jobs"):
+        assert safe_next(bad) == "/jobs"
+
+
+def test_doctor_says_how_to_turn_sign_in_on() -> None:
+    from resolver.cli.doctor import _sign_in
+
+    off = _sign_in(_settings())
+    assert off.status == "off" and "RESOLVER_GITHUB_CLIENT_ID" in off.detail
+    on = _sign_in(_settings(github_client_id="Iv1.x", github_client_secret="s", admins="github:a"))
+    assert on.status == "ok" and "GitHub" in on.detail
