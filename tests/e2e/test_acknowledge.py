@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -39,17 +38,16 @@ def test_a_long_job_does_not_delay_the_next_mention_s_eyes(
         first_job = int(post(client, github("issue_comment.created", first)).json()["job_id"])
         wait_until(lambda: stack.job(first_job).state == "running", 60, "the first job")
         second = issue_comment(github_api, git_server, "@resolver please fix add()", number=8)
-        posted = time.monotonic()
         second_job = int(post(client, github("issue_comment.created", second)).json()["job_id"])
         comment = github_api.comments[second["comment"]["id"]]
         wait_until(lambda: (BOT_LOGIN, "eyes") in comment.reactions, 10, "the second 👀")
-        seen = time.monotonic() - posted
+        # The 👀 came while the first job still held the only job slot: it did not wait for
+        # it. How soon it comes is measured by bench/load.py, not here.
         assert stack.job(first_job).state == "running" and stack.job(second_job).state == "queued"
         wait_until(lambda: bool(bot_comments(github_api, 8)), 10, "its status")
         assert "Queued" in bot_comments(github_api, 8)[0]
         stack.wait_finished(second_job, timeout=180)
         stack.wait_callbacks_settled()
-    assert seen < 2.0, f"👀 after {seen:.1f} s"
 
 
 def bot_comments(api: GitHubAPI, number: int) -> list[str]:
