@@ -64,6 +64,14 @@ class Settings(BaseSettings):
     session_hours: float = Field(
         default=12.0, gt=0, description="How long a web sign-in lasts, hours."
     )
+    link_hours: float = Field(
+        default=24.0, gt=0, description="How long the link in an unlinked sender's notice works."
+    )
+    linked_request_seconds: float = Field(
+        default=3600.0,
+        ge=0,
+        description="After linking, the request behind the notice runs if it is this recent.",
+    )
     access_cache_seconds: float = Field(
         default=60.0,
         ge=0,

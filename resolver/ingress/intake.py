@@ -268,12 +268,14 @@ def _job_context(pending: Pending, previous: int | None) -> dict[str, Any]:
 
 
 def _unlinked_notice(draft: _Draft) -> NewNotice:
-    pending, sender = draft.pending, draft.pending.trigger.sender
+    pending, trigger = draft.pending, draft.pending.trigger
+    sender = trigger.sender
     return NewNotice(
         provider=pending.provider,
         kind=UNLINKED,
         dedup_key=f"{UNLINKED}:{sender.external_id}:{pending.trigger.conversation_key}",
         conversation_key=pending.trigger.conversation_key,
-        body=render_unlinked(pending.provider, sender.external_id, sender.login),
-        context=draft.context,
+        body=render_unlinked(pending.provider, sender.external_id, sender.login, pending.settings),
+        # The request itself, to run once the sender has linked their account.
+        context={**draft.context, "request": {"task": trigger.task, "repo": trigger.repo}},
     )

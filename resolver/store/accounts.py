@@ -125,3 +125,33 @@ def user_by_login(conn: Connection, provider: str, login: str) -> int | None:
     with Session(bind=conn) as session:
         identity = find_identity(session, provider, login=login)
         return identity.user_id if identity else None
+
+
+def self_link(session: Session, provider: str, external_id: str, login: str) -> User:
+    """The user of a person who proved they hold this account: the one it is linked to, else a
+    new user named after the login (made unique), linked to it."""
+    identity = find_identity(session, provider, external_id=external_id)
+    if identity is not None:
+        return identity.user
+    name, n = login, 1
+    while session.scalar(select(User.id).where(User.name == name)) is not None:
+        n += 1
+        name = f"{login}-{n}"
+    user = add_user(session, name)
+    link_identity(session, name, provider, external_id, login)
+    return user
+
+
+def identities(session: Session, user_id: int) -> list[Identity]:
+    query = select(Identity).where(Identity.user_id == user_id).order_by(Identity.provider)
+    return list(session.scalars(query))
+
+
+def unlink(session: Session, user_id: int, identity_id: int) -> Identity | None:
+    """Remove one of the user's own linked identities; None when it is not theirs."""
+    identity = session.get(Identity, identity_id)
+    if identity is None or identity.user_id != user_id:
+        return None
+    session.delete(identity)
+    session.flush()
+    return identity

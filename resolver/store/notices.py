@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, insert
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -90,3 +91,35 @@ def insert_notices(conn: Connection, notices: Sequence[NewNotice]) -> list[int |
     for (n, _), (callback_id,) in zip(new, conn.execute(sending, callbacks), strict=True):
         ids[n] = callback_id
     return ids
+
+
+def waiting_request(
+    session: Session, provider: str, external_id: str, since: datetime
+) -> Notice | None:
+    """The newest unlinked-sender notice of this sender since `since` whose request has not
+    run yet."""
+    query = (
+        select(Notice)
+        .where(
+            Notice.provider == provider,
+            Notice.kind == UNLINKED,
+            Notice.dedup_key.like(f"{UNLINKED}:{_like(external_id)}:%", escape="\\"),
+            Notice.job_id.is_(None),
+            Notice.created_at >= since,
+        )
+        .order_by(Notice.id.desc())
+        .limit(1)
+    )
+    return session.scalar(query)
+
+
+def claim_request(session: Session, notice_id: int, job_id: int) -> bool:
+    """Tie the notice to the job that runs its request; False if another got there first."""
+    done = session.execute(
+        update(Notice).where(Notice.id == notice_id, Notice.job_id.is_(None)).values(job_id=job_id)
+    )
+    return bool(getattr(done, "rowcount", 0))
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -13,7 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from resolver.core.settings import Settings
-from resolver.web import actions, api, live, schedules, signin
+from resolver.web import actions, api, linking, live, schedules, signin
 from resolver.web import pages as pages_
 from resolver.web.context import HERE, Web
 from resolver.web.session import middleware_options
@@ -43,6 +43,10 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/schedules", schedules.schedules_page, ["GET"]),
         ("/schedules/{schedule_id}/run", schedules.run_now, ["POST"]),
         ("/admin", pages_.admin_page, ["GET"]),
+        ("/link/{token}", linking.link_page, ["GET"]),
+        ("/link/{token}", linking.link, ["POST"]),
+        ("/me", linking.me_page, ["GET"]),
+        ("/me/unlink/{identity_id}", linking.unlink, ["POST"]),
         ("/api/jobs", api.list_jobs, ["GET"]),
         ("/api/jobs/{job_id}", api.show_job, ["GET"]),
     ]

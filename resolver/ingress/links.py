@@ -1,0 +1,45 @@
+"""Signed, expiring links with which an unlinked sender links their own account. A link names
+only the identity it was made for (provider, external id, login); opening it proves nothing by
+itself: the web app asks the person to sign in as that identity first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+
+from resolver.core.settings import Settings
+
+SALT: Final = "resolver account link"
+
+
+class LinkError(Exception):
+    """The link is not one of ours, or it has expired."""
+
+
+@dataclass(frozen=True)
+class LinkClaim:
+    provider: str
+    external_id: str
+    login: str | None
+
+
+def _serializer(settings: Settings) -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(settings.fernet_keys[0], salt=SALT)
+
+
+def link_url(settings: Settings, provider: str, external_id: str, login: str | None) -> str:
+    token = _serializer(settings).dumps({"p": provider, "id": external_id, "l": login})
+    return f"{settings.public_url.rstrip('/')}/link/{token}"
+
+
+def read_link(settings: Settings, token: str) -> LinkClaim:
+    try:
+        data = _serializer(settings).loads(token, max_age=int(settings.link_hours * 3600))
+    except SignatureExpired:
+        raise LinkError("This link has expired; mention me again for a new one.") from None
+    except BadSignature:
+        raise LinkError("This is not a link Resolver made.") from None
+    login = data.get("l")
+    return LinkClaim(str(data["p"]), str(data["id"]), str(login) if login else None)
