@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import Select, and_, false, func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
+from resolver.store.db import like_escaped
 from resolver.store.models import Credential, Job, JobEvent, RepoRoute, User
 
 
@@ -59,12 +60,8 @@ def _filtered(query: Select[Any], wanted: JobFilter) -> Select[Any]:
         query = query.where(Job.requester == wanted.requester)
     if wanted.schedule:
         query = query.where(Job.conversation_key.like("schedule:%"))
-        query = query.where(Job.task.like(f"{_like(wanted.schedule)}: %", escape="\\"))
+        query = query.where(Job.task.like(f"{like_escaped(wanted.schedule)}: %", escape="\\"))
     return query
-
-
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def page_of_jobs(

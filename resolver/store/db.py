@@ -68,6 +68,11 @@ def session_scope() -> Iterator[Session]:
         session.close()
 
 
+def like_escaped(text: str) -> str:
+    """`text` for a LIKE pattern with `escape="\\"`: its own %, _ and \\ match themselves."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 StoreError = SQLAlchemyError
 """Any failure of the database or of a statement."""
 StoreUnavailable = OperationalError

@@ -16,6 +16,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from resolver.contract.outbound import NOTICE
+from resolver.store.db import like_escaped
 from resolver.store.models import Callback, Notice
 
 NOTICE_ACTION = NOTICE
@@ -103,7 +104,7 @@ def waiting_request(
         .where(
             Notice.provider == provider,
             Notice.kind == UNLINKED,
-            Notice.dedup_key.like(f"{UNLINKED}:{_like(external_id)}:%", escape="\\"),
+            Notice.dedup_key.like(f"{UNLINKED}:{like_escaped(external_id)}:%", escape="\\"),
             Notice.job_id.is_(None),
             Notice.created_at >= since,
         )
@@ -119,7 +120,3 @@ def claim_request(session: Session, notice_id: int, job_id: int) -> bool:
         update(Notice).where(Notice.id == notice_id, Notice.job_id.is_(None)).values(job_id=job_id)
     )
     return bool(getattr(done, "rowcount", 0))
-
-
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

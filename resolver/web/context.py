@@ -95,6 +95,18 @@ def not_found(request: Request, viewer: Viewer | None) -> Response:
     )
 
 
+def unreachable(request: Request, viewer: Viewer, error: Exception) -> Response:
+    """The forge did not answer who may see what, so nothing is shown."""
+    return page(
+        request,
+        "error.html",
+        viewer,
+        status_code=503,
+        heading="Try again shortly",
+        message=f"{error}. Who may see what is decided by the forge, so nothing is shown.",
+    )
+
+
 def signed_out(request: Request) -> Response:
     """The forge no longer accepts the viewer's token: start over at sign-in."""
     request.session.clear()

@@ -22,7 +22,16 @@ from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
 from resolver.web import steps
 from resolver.web.access import AccessCache, Viewer, can_act, can_see, visible_to
-from resolver.web.context import Web, current_viewer, not_found, page, signed_out, to_signin, web_of
+from resolver.web.context import (
+    Web,
+    current_viewer,
+    not_found,
+    page,
+    signed_out,
+    to_signin,
+    unreachable,
+    web_of,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -104,7 +113,7 @@ async def jobs_page(request: Request) -> Response:
     except SignInError:
         return signed_out(request)
     except ForgeUnreachableError as error:
-        return _unreachable(request, viewer, error)
+        return unreachable(request, viewer, error)
     return page(
         request,
         "jobs.html",
@@ -114,17 +123,6 @@ async def jobs_page(request: Request) -> Response:
         states=[state.value for state in JobState],
         sources=[*registry.names(), "schedule", "cli"],
         **values,
-    )
-
-
-def _unreachable(request: Request, viewer: Viewer, error: Exception) -> Response:
-    return page(
-        request,
-        "error.html",
-        viewer,
-        status_code=503,
-        heading="Try again shortly",
-        message=f"{error}. Who may see what is decided by the forge, so nothing is shown.",
     )
 
 
@@ -209,7 +207,7 @@ async def job_page(request: Request) -> Response:
     except SignInError:
         return signed_out(request)
     except ForgeUnreachableError as error:
-        return _unreachable(request, viewer, error)
+        return unreachable(request, viewer, error)
     if values is None:
         return not_found(request, viewer)
     return page(request, "job.html", viewer, **values)

@@ -19,7 +19,16 @@ from resolver.store.db import session_scope
 from resolver.store.models import Schedule, utcnow
 from resolver.web.access import Viewer, pair_repository
 from resolver.web.actions import checked_viewer
-from resolver.web.context import Web, current_viewer, page, signed_out, to_signin, web_of
+from resolver.web.context import (
+    Web,
+    current_viewer,
+    not_found,
+    page,
+    signed_out,
+    to_signin,
+    unreachable,
+    web_of,
+)
 
 RUNS_SHOWN = 5
 
@@ -70,14 +79,7 @@ async def schedules_page(request: Request) -> Response:
     except SignInError:
         return signed_out(request)
     except ForgeUnreachableError as error:
-        return page(
-            request,
-            "error.html",
-            viewer,
-            status_code=503,
-            heading="Try again shortly",
-            message=str(error),
-        )
+        return unreachable(request, viewer, error)
     return page(request, "schedules.html", viewer, items=items)
 
 
@@ -115,13 +117,6 @@ async def run_now(request: Request) -> Response:
     except ForgeUnreachableError as error:
         message = f"{error}; nothing changed."
     if message is None:
-        return page(
-            request,
-            "error.html",
-            viewer,
-            status_code=404,
-            heading="Not found",
-            message="There is nothing here, or nothing you may see.",
-        )
+        return not_found(request, viewer)
     request.session["flash"] = message
     return RedirectResponse("/schedules", status_code=303)
