@@ -19,7 +19,7 @@ from resolver.core import metrics
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.ingress.endpoint import endpoint
-from resolver.store import db, jobs
+from resolver.store import configured, db, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import utcnow
 from resolver.web.routes import install, web_routes
@@ -77,6 +77,7 @@ async def readyz(_request: Request) -> Response:
 
 
 def create_app(**kwargs: Any) -> Starlette:
+    configured.install()
     settings = get_settings()
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),

@@ -35,7 +35,7 @@ from resolver.schedules import beat
 from resolver.schedules import commands as schedule_commands
 from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
 from resolver.schedules.runner import run_scheduled
-from resolver.store import jobs
+from resolver.store import configured, jobs
 from resolver.store.db import session_scope
 from resolver.worker import commands, request
 from resolver.worker.execute import execute
@@ -44,6 +44,8 @@ from resolver.worker.values import Snapshot
 from sandbox import reap
 
 logger = logging.getLogger(__name__)
+
+configured.install()  # app credentials and webhook secrets stored by /setup
 
 COMMANDS: Final[dict[Command, Callable[[Snapshot], RunResult]]] = {
     "stop": commands.answer_stop,

@@ -60,22 +60,35 @@ def build_app_jwt(app_id: str, private_key: str, now: float) -> str:
 
 
 def app_configured(settings: Settings) -> bool:
-    return bool(settings.github_app_id) and settings.github_app_private_key_path is not None
+    has_key = settings.github_app_private_key is not None or (
+        settings.github_app_private_key_path is not None
+    )
+    return bool(settings.github_app_id) and has_key
 
 
-def _app_jwt(settings: Settings) -> str:
+def _private_key(settings: Settings) -> str:
+    """The App's key: the PEM itself (from the vault, `/setup`), else the file it names."""
+    if settings.github_app_private_key is not None:
+        return settings.github_app_private_key.get_secret_value()
     path = settings.github_app_private_key_path
-    if not settings.github_app_id or path is None:
-        raise GitHubAuthError(
-            "the GitHub App is not configured: set RESOLVER_GITHUB_APP_ID and "
-            "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH"
-        )
+    if path is None:
+        raise GitHubAuthError("the GitHub App has no private key")
     try:
-        private_key = Path(path).read_text()
+        return Path(path).read_text()
     except OSError as error:
         raise GitHubAuthError(
             f"cannot read the GitHub App private key at {path}: {error.strerror}"
         ) from None
+
+
+def _app_jwt(settings: Settings) -> str:
+    if not app_configured(settings):
+        raise GitHubAuthError(
+            "the GitHub App is not configured: create it at /setup (or `resolver setup github`), "
+            "or set RESOLVER_GITHUB_APP_ID and RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH"
+        )
+    assert settings.github_app_id is not None
+    private_key = _private_key(settings)
     token = build_app_jwt(settings.github_app_id, private_key, time.time())
     register_secret(token)
     return token

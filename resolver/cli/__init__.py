@@ -9,6 +9,7 @@ import typer
 from resolver.cli import admin, jobs, routes, run, schedules, services
 from resolver.cli import sandbox as sandbox_cli
 from resolver.core.settings import ConfigError
+from resolver.store import configured
 
 app = typer.Typer(
     help="Resolver: @mention a bot, get a pull request.",
@@ -26,6 +27,7 @@ app.add_typer(schedules.app, name="schedules")
 
 def main() -> None:
     """Entry point: a bad setting ends the command with one clear line."""
+    configured.install()
     try:
         app()
     except ConfigError as error:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from functools import lru_cache
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -166,6 +168,10 @@ class Settings(BaseSettings):
         default=None, description="That GitLab application's secret."
     )
     github_app_id: str | None = Field(default=None, description="GitHub App id.")
+    github_app_private_key: SecretStr | None = Field(
+        default=None,
+        description="GitHub App private key (PEM) itself; `/setup` stores it in the vault.",
+    )
     github_app_private_key_path: Path | None = Field(
         default=None, description="PEM file of the GitHub App's private key."
     )
@@ -365,7 +371,46 @@ def load_settings() -> Settings:
         raise ConfigError(_describe(error)) from None
 
 
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    """The process-wide settings, read once."""
-    return load_settings()
+Overlay = Callable[[Settings], Settings]
+
+OVERLAY_SECONDS: Final = 30.0
+"""How long a process trusts the settings it read from the vault before reading them again."""
+
+
+class _SettingsCache:
+    """The process-wide settings: read once from the environment, and, once a composition root
+    has installed an overlay (the vault's stored settings, `store.configured`), with the overlay
+    applied and re-applied every OVERLAY_SECONDS. `cache_clear()` forgets both."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._overlay: Overlay | None = None
+        self._base: Settings | None = None
+        self._settings: Settings | None = None
+        self._read_at = 0.0
+
+    def __call__(self) -> Settings:
+        found, overlay = self._settings, self._overlay
+        if found is not None and (
+            overlay is None or time.monotonic() - self._read_at < OVERLAY_SECONDS
+        ):
+            return found
+        with self._lock:
+            if self._base is None:
+                self._base = load_settings()
+            base = self._base
+            settings = base if self._overlay is None else self._overlay(base)
+            self._settings, self._read_at = settings, time.monotonic()
+            return settings
+
+    def install(self, overlay: Overlay) -> None:
+        with self._lock:
+            self._overlay, self._settings = overlay, None
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._base = self._settings = None
+
+
+get_settings: Final = _SettingsCache()
+"""The process-wide settings: `get_settings()`."""

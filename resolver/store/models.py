@@ -120,6 +120,17 @@ class Credential(Base):
         return f"Credential(id={self.id}, provider={self.provider!r}, kind={self.kind!r})"
 
 
+class StoredSetting(Base):
+    """A setting kept in the vault (`/setup`, `resolver setup`): a `Settings` field name and its
+    value, encrypted like every credential. The environment wins over it when set."""
+
+    __tablename__ = "stored_settings"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ciphertext: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
 class Delivery(Base):
     """One webhook delivery. The unique key is what deduplication relies on."""
 

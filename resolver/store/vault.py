@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from resolver.core.logs import register_secret
-from resolver.store.models import Credential
+from resolver.store.models import Credential, StoredSetting
 
 
 class VaultError(Exception):
@@ -117,6 +117,9 @@ def rotate_all(session: Session, vault: Vault) -> int:
         cred.ciphertext = vault.rotate(cred.ciphertext)
         if cred.refresh_ciphertext:
             cred.refresh_ciphertext = vault.rotate(cred.refresh_ciphertext)
+        count += 1
+    for stored in session.scalars(select(StoredSetting)):
+        stored.ciphertext = vault.rotate(stored.ciphertext)
         count += 1
     session.flush()
     return count
