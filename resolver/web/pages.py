@@ -66,15 +66,17 @@ def list_rows(
     settings: Settings,
     wanted: browse.JobFilter,
     before: int | None,
-) -> tuple[list[Job], bool]:
-    """A page of the jobs `viewer` may see, and whether there are older ones."""
+) -> tuple[list[Job], int | None]:
+    """A page of the jobs `viewer` may see, and where the next (older) page starts: the last
+    row read, not the last shown, so a page whose rows were all hidden still leads on."""
     visible = visible_to(session, viewer, cache, settings)
     found = browse.page_of_jobs(session, wanted, visible, before=before, size=PAGE_SIZE)
-    more = len(found) > PAGE_SIZE
-    shown = found[:PAGE_SIZE]
+    read = found[:PAGE_SIZE]
+    older = read[-1].id if len(found) > PAGE_SIZE else None
+    shown = read
     if visible is not None:  # the query's repository test is coarse; each job's is exact
-        shown = [job for job in shown if can_see(viewer, job, cache, settings)]
-    return shown, more
+        shown = [job for job in read if can_see(viewer, job, cache, settings)]
+    return shown, older
 
 
 def _row(job: Job, now: Any) -> Row:
@@ -99,12 +101,12 @@ async def jobs_page(request: Request) -> Response:
 
     def load() -> dict[str, Any]:
         with session_scope() as session:
-            shown, more = list_rows(session, viewer, web.cache, web.settings, wanted, before)
+            shown, cursor = list_rows(session, viewer, web.cache, web.settings, wanted, before)
             now = utcnow()
             rows = [_row(job, now) for job in shown]
             session.expunge_all()
         query = {k: v for k, v in vars(wanted).items() if v}
-        older = f"/jobs?{urlencode({**query, 'before': shown[-1].id})}" if more and shown else ""
+        older = f"/jobs?{urlencode({**query, 'before': cursor})}" if cursor is not None else ""
         newer = f"/jobs?{urlencode(query)}" if before is not None else ""
         return {"rows": rows, "older": older, "newer": newer}
 
