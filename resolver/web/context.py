@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from resolver.core.logs import redact
-from resolver.core.settings import Settings
+from resolver.core.settings import Settings, get_settings
 from resolver.store.db import session_scope
 from resolver.web import steps
 from resolver.web.access import AccessCache, Viewer, viewer_of
@@ -45,9 +45,14 @@ def build_templates() -> Jinja2Templates:
 
 @dataclass
 class Web:
-    settings: Settings
     templates: Jinja2Templates = field(default_factory=build_templates)
     cache: AccessCache = field(default_factory=AccessCache)
+
+    @property
+    def settings(self) -> Settings:
+        """Read afresh: `/setup` stores app credentials and secrets in the vault while the
+        app runs, and the next request must see them."""
+        return get_settings()
 
 
 def web_of(request: Request) -> Web:

@@ -13,7 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from resolver.core.settings import Settings
-from resolver.web import actions, api, linking, live, schedules, signin
+from resolver.web import actions, api, linking, live, operator, schedules, signin
 from resolver.web import pages as pages_
 from resolver.web.context import HERE, Web
 from resolver.web.session import middleware_options
@@ -43,6 +43,7 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/schedules", schedules.schedules_page, ["GET"]),
         ("/schedules/{schedule_id}/run", schedules.run_now, ["POST"]),
         ("/admin", pages_.admin_page, ["GET"]),
+        ("/setup/start/{token}", operator.start, ["GET"]),
         ("/link/{token}", linking.link_page, ["GET"]),
         ("/link/{token}", linking.link, ["POST"]),
         ("/me", linking.me_page, ["GET"]),
@@ -60,5 +61,5 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
 
 def install(app: Starlette, settings: Settings) -> None:
     """What the web app's handlers find on `request.app`."""
-    app.state.web = Web(settings)
-    app.state.oauth = signin.build_oauth(settings)
+    app.state.web = Web()
+    app.state.oauth = signin.OAuthClients(settings)

@@ -4,6 +4,8 @@ out. The session then holds who signed in and their token, sealed by the vault."
 from __future__ import annotations
 
 import logging
+import threading
+from typing import Any
 
 from authlib.integrations.starlette_client import OAuth, OAuthError
 from starlette.concurrency import run_in_threadpool
@@ -11,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from integrations import registry
-from resolver.contract.signin import ForgeUnreachableError, SignInError
+from resolver.contract.signin import ForgeUnreachableError, OAuthClient, SignInError
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.web.context import page, web_of
@@ -20,15 +22,39 @@ from resolver.web.session import csrf_ok, safe_next, sign_in
 logger = logging.getLogger(__name__)
 
 
-def build_oauth(settings: Settings) -> OAuth:
-    """One Authlib client per forge whose sign-in is configured."""
-    oauth = OAuth()
+def _clients(settings: Settings) -> list[tuple[str, OAuthClient]]:
+    found = []
     for forge in registry.sign_ins(settings):
         assert forge.sign_in is not None
         client = forge.sign_in.client(settings)
         assert client is not None
+        found.append((forge.name, client))
+    return found
+
+
+class OAuthClients:
+    """Authlib's registry of the forges' OAuth clients, built again when their settings change
+    (`/setup` creates the GitHub App, and with it its client, while the app runs)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._lock = threading.Lock()
+        self._built = _clients(settings)
+        self._oauth = build_oauth(self._built)
+
+    def create_client(self, name: str, settings: Settings) -> Any:
+        wanted = _clients(settings)
+        with self._lock:
+            if wanted != self._built:
+                self._built, self._oauth = wanted, build_oauth(wanted)
+            return self._oauth.create_client(name)
+
+
+def build_oauth(clients: list[tuple[str, OAuthClient]]) -> OAuth:
+    """One Authlib client per forge whose sign-in is configured."""
+    oauth = OAuth()
+    for name, client in clients:
         oauth.register(
-            forge.name,
+            name,
             client_id=client.client_id,
             client_secret=client.client_secret,
             authorize_url=client.authorize_url,
@@ -52,7 +78,7 @@ def _callback_url(settings: Settings, name: str) -> str:
 async def start(request: Request) -> Response:
     web = web_of(request)
     name = request.path_params["forge"]
-    client = request.app.state.oauth.create_client(name)
+    client = request.app.state.oauth.create_client(name, web.settings)
     if client is None:
         return await signin_page(request)
     request.session["next"] = safe_next(request.query_params.get("next"))
@@ -64,7 +90,7 @@ async def done(request: Request) -> Response:
     """The forge sends the person back with a code; exchange it and learn who they are."""
     web = web_of(request)
     name = request.path_params["forge"]
-    client = request.app.state.oauth.create_client(name)
+    client = request.app.state.oauth.create_client(name, web.settings)
     forge = registry.find(name)
     if client is None or forge is None or forge.sign_in is None:
         return await signin_page(request)
