@@ -13,7 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from resolver.core.settings import Settings
-from resolver.web import actions, api, linking, live, schedules, signin
+from resolver.web import actions, api, linking, live, proofs, schedules, signin
 from resolver.web import pages as pages_
 from resolver.web.context import HERE, Web
 from resolver.web.session import middleware_options
@@ -45,6 +45,8 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/admin", pages_.admin_page, ["GET"]),
         ("/link/{token}", linking.link_page, ["GET"]),
         ("/link/{token}", linking.link, ["POST"]),
+        ("/link/{token}/prove", proofs.start, ["GET"]),
+        ("/prove/{provider}/done", proofs.done, ["GET"]),
         ("/me", linking.me_page, ["GET"]),
         ("/me/unlink/{identity_id}", linking.unlink, ["POST"]),
         ("/api/jobs", api.list_jobs, ["GET"]),
@@ -62,3 +64,4 @@ def install(app: Starlette, settings: Settings) -> None:
     """What the web app's handlers find on `request.app`."""
     app.state.web = Web(settings)
     app.state.oauth = signin.build_oauth(settings)
+    app.state.proofs = proofs.build_proofs(settings)

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from integrations import registry
-from resolver.contract.signin import ForgeUnreachableError, SignInError
+from resolver.contract.signin import ForgeUnreachableError, OAuthClient, SignInError
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.web.context import page, web_of
@@ -27,15 +27,27 @@ def build_oauth(settings: Settings) -> OAuth:
         assert forge.sign_in is not None
         client = forge.sign_in.client(settings)
         assert client is not None
-        oauth.register(
-            forge.name,
-            client_id=client.client_id,
-            client_secret=client.client_secret,
-            authorize_url=client.authorize_url,
-            access_token_url=client.access_token_url,
-            client_kwargs={"scope": client.scope} if client.scope else {},
-        )
+        register(oauth, forge.name, client)
     return oauth
+
+
+def register(oauth: OAuth, name: str, client: OAuthClient) -> None:
+    """`client` as an Authlib client named `name`; with an issuer, ID tokens are checked
+    against its keys (OpenID Connect)."""
+    kwargs: dict[str, str] = {"scope": client.scope} if client.scope else {}
+    if client.secret_in_body:
+        kwargs["token_endpoint_auth_method"] = "client_secret_post"
+    metadata = {"issuer": client.issuer, "jwks_uri": client.jwks_url} if client.jwks_url else {}
+    oauth.register(
+        name,
+        client_id=client.client_id,
+        client_secret=client.client_secret,
+        authorize_url=client.authorize_url,
+        access_token_url=client.access_token_url,
+        authorize_params=dict(client.authorize_params) or None,
+        client_kwargs=kwargs,
+        **metadata,
+    )
 
 
 async def signin_page(request: Request) -> Response:
