@@ -29,8 +29,8 @@ class LinkClaim:
 
     @property
     def account(self) -> str:
-        """The account as people are told of it: `@login`, else `account <id>`."""
-        return f"@{self.login}" if self.login else f"account {self.external_id}"
+        """The account as people are told of it: `@login`, else its id."""
+        return f"@{self.login}" if self.login else self.external_id
 
 
 def _serializer(settings: Settings) -> URLSafeTimedSerializer:
