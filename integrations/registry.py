@@ -89,3 +89,10 @@ def sign_ins(settings: Settings) -> tuple[Provider, ...]:
     return tuple(
         item for item in installed() if item.sign_in is not None and item.sign_in.client(settings)
     )
+
+
+def proofs(settings: Settings) -> tuple[Provider, ...]:
+    """The chats and trackers whose accounts people may prove (their OAuth client is set)."""
+    return tuple(
+        item for item in installed() if item.proof is not None and item.proof.client(settings)
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from integrations.jira.events import parse_event
 from integrations.jira.routes import IGNORED, ROUTES
+from integrations.jira.signin import PROOF
 from integrations.jira.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
@@ -53,4 +54,5 @@ PROVIDER = Provider(
     secrets=("jira_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,
+    proof=PROOF,
 )

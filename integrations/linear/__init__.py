@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from integrations.linear.events import parse_event
 from integrations.linear.routes import IGNORED, ROUTES
+from integrations.linear.signin import PROOF
 from integrations.linear.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
@@ -60,4 +61,5 @@ PROVIDER = Provider(
     secrets=("linear_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,
+    proof=PROOF,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from integrations.slack.events import parse_event
 from integrations.slack.routes import IGNORED, ROUTES
+from integrations.slack.signin import PROOF
 from integrations.slack.verify import verify_request
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
@@ -44,6 +45,12 @@ def _route_scope(trigger: TriggerContext) -> str | None:
     return channel if isinstance(channel, str) and channel else None
 
 
+def _post_private(context: TriggerContext, external_id: str, text: str) -> None:
+    from integrations.slack.provider import post_private
+
+    post_private(context, external_id, text)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="slack",
@@ -53,5 +60,7 @@ PROVIDER = Provider(
     secrets=("slack_signing_secret",),
     kind="thread",
     route_scope=_route_scope,
+    proof=PROOF,
+    post_private=_post_private,
     greets_by_login=False,
 )

@@ -155,6 +155,18 @@ class SlackClient:
             )
         return str(answer["ts"])
 
+    def post_ephemeral(self, channel: str, user: str, thread_ts: str | None, text: str) -> None:
+        """Post `text` that only `user` sees, in the channel (in the thread when `thread_ts` is
+        set). Slack keeps no copy: it cannot be found, edited or read back later.
+        https://api.slack.com/methods/chat.postEphemeral"""
+        with translate_errors("chat.postEphemeral"):
+            self._api.chat_postEphemeral(
+                channel=channel,
+                user=user,
+                thread_ts=thread_ts,
+                text=_sendable(text, "chat.postEphemeral"),
+            )
+
     def update(self, channel: str, ts: str, text: str) -> None:
         """Replace the text of a message the bot posted; its metadata stays as it was.
         https://docs.slack.dev/reference/methods/chat.update"""

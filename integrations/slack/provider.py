@@ -150,3 +150,11 @@ def conversation_for(context: TriggerContext, requester_id: int | None) -> Slack
     """The thread a trigger came from, acting with its workspace's bot token."""
     thread = parse_thread(context)
     return SlackConversation(SlackClient(get_settings(), bot_token(thread.team_id)), thread)
+
+
+def post_private(context: TriggerContext, external_id: str, text: str) -> None:
+    """An ephemeral message in the trigger's thread, which only the sender (`TEAM:USER`) sees."""
+    thread = parse_thread(context)
+    user = external_id.rpartition(":")[2]
+    client = SlackClient(get_settings(), bot_token(thread.team_id))
+    client.post_ephemeral(thread.channel, user, thread.thread_ts, to_mrkdwn(text))

@@ -24,6 +24,7 @@ from resolver.store import callbacks, jobs
 from resolver.store.callbacks import mark_posting
 from resolver.store.db import session_scope
 from resolver.store.models import Job, Notice, utcnow
+from resolver.store.notices import PRIVATE
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -147,6 +148,7 @@ def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         if notice is None or notice.sent_at is not None:
             return {"skipped": True}
         context, body = dict(notice.context), notice.body
+    _send_private(provider, notice_id, context)
     conversation = registry.conversation(provider, context, None)
     message = _post_once(conversation, f"notice-{notice_id}", body, int(payload["callback_id"]))
     with session_scope() as session:
@@ -154,6 +156,20 @@ def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         if found is not None:
             found.sent_at = utcnow()
     return {"message": message}
+
+
+def _send_private(provider: str, notice_id: int, context: Mapping[str, Any]) -> None:
+    """The notice's private part (its link), where only its recipient sees it; then dropped
+    from the row, so a retry does not send it again and the link is kept nowhere."""
+    private = context.get(PRIVATE)
+    post = registry.get(provider).post_private
+    if not isinstance(private, dict) or post is None:
+        return
+    post(context, str(private["to"]), str(private["text"]))
+    with session_scope() as session:
+        found = session.get(Notice, notice_id)
+        if found is not None:
+            found.context = {k: v for k, v in found.context.items() if k != PRIVATE}
 
 
 def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:

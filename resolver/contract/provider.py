@@ -10,9 +10,11 @@ from typing import Literal
 
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
-from resolver.contract.signin import SignIn
+from resolver.contract.signin import IdentityProof, SignIn
 
 ConversationKind = Literal["issue", "thread", "ticket"]
+# The trigger context, the recipient's external id and the text.
+PrivatePost = Callable[[TriggerContext, str, str], None]
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,10 @@ class Provider:
     """How the forge credits a commit to a person: name and no-reply address."""
     sign_in: SignIn | None = None
     """How people sign in to the web app with it (forges only)."""
+    proof: IdentityProof | None = None
+    """How people prove they hold an account on it (chats and trackers), to link it."""
+    post_private: PrivatePost | None = None
+    """Posts text in a trigger's conversation that only the sender (by external id) sees."""
 
     @property
     def is_forge(self) -> bool:

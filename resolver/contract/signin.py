@@ -1,11 +1,12 @@
-"""How people sign in to the web app with a forge, and what the forge says they may do. Each
-forge that offers it describes it once (`Provider.sign_in`); `resolver.web` drives the OAuth
-2.0 web flow with Authlib and asks these functions the rest. Pure."""
+"""How people sign in to the web app with a forge, and what the forge says they may do; and how
+they prove an account on a chat or tracker. Each provider that offers one describes it once
+(`Provider.sign_in`, `Provider.proof`); `resolver.web` drives the OAuth 2.0 web flow with
+Authlib and asks these functions the rest. Pure."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from resolver.core.settings import Settings
 
@@ -27,6 +28,13 @@ class OAuthClient:
     authorize_url: str
     access_token_url: str
     scope: str
+    authorize_params: dict[str, str] = field(default_factory=dict)
+    """Sent with the authorize request besides the standard ones (Atlassian's `audience`)."""
+    secret_in_body: bool = False
+    """The token request carries the secret as a form field, not as HTTP Basic."""
+    issuer: str = ""
+    """For OpenID Connect: the ID token's issuer, whose keys are at `jwks_url`."""
+    jwks_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,3 +63,13 @@ class SignIn:
     client: Callable[[Settings], OAuthClient | None]
     person: Callable[[Settings, str], Person]
     access: Callable[[Settings, str, str], RepoAccess]
+
+
+@dataclass(frozen=True)
+class IdentityProof:
+    """How a person proves they hold an account on a chat or tracker: its OAuth client (None
+    when not configured), and the account a token belongs to, named by the external id the
+    provider's notices use."""
+
+    client: Callable[[Settings], OAuthClient | None]
+    whoami: Callable[[Settings, str], Person]

@@ -167,6 +167,37 @@ class Settings(BaseSettings):
     gitlab_client_secret: SecretStr | None = Field(
         default=None, description="That GitLab application's secret."
     )
+    slack_web_url: str = Field(
+        default="https://slack.com", description="Slack's web address (Sign in with Slack)."
+    )
+    slack_client_id: str | None = Field(
+        default=None, description="The Slack app's client id, for proving a Slack account."
+    )
+    slack_client_secret: SecretStr | None = Field(
+        default=None, description="The Slack app's client secret."
+    )
+    atlassian_auth_url: str = Field(
+        default="https://auth.atlassian.com", description="Atlassian's OAuth 2.0 (3LO) server."
+    )
+    atlassian_api_url: str = Field(
+        default="https://api.atlassian.com", description="Atlassian's API (`/me`)."
+    )
+    atlassian_client_id: str | None = Field(
+        default=None,
+        description="An Atlassian OAuth 2.0 app's client id, for proving a Jira account.",
+    )
+    atlassian_client_secret: SecretStr | None = Field(
+        default=None, description="That Atlassian app's secret."
+    )
+    linear_web_url: str = Field(
+        default="https://linear.app", description="Linear's web address (OAuth consent)."
+    )
+    linear_client_id: str | None = Field(
+        default=None, description="A Linear OAuth app's client id, for proving a Linear account."
+    )
+    linear_client_secret: SecretStr | None = Field(
+        default=None, description="That Linear app's secret."
+    )
     github_app_id: str | None = Field(default=None, description="GitHub App id.")
     github_app_private_key: SecretStr | None = Field(
         default=None,

@@ -23,7 +23,7 @@ from resolver.core.settings import Settings
 from resolver.ingress.notices import render_unlinked
 from resolver.store import accounts, callbacks, deliveries, jobs
 from resolver.store.deliveries import DeliveryId
-from resolver.store.notices import UNLINKED, NewNotice, insert_notices
+from resolver.store.notices import PRIVATE, UNLINKED, NewNotice, insert_notices
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -270,12 +270,16 @@ def _job_context(pending: Pending, previous: int | None) -> dict[str, Any]:
 def _unlinked_notice(draft: _Draft) -> NewNotice:
     pending, trigger = draft.pending, draft.pending.trigger
     sender = trigger.sender
+    notice = render_unlinked(pending.provider, sender.external_id, sender.login, pending.settings)
+    # The request itself, to run once the sender has linked their account.
+    context = {**draft.context, "request": {"task": trigger.task, "repo": trigger.repo}}
+    if notice.private is not None:
+        context[PRIVATE] = {"to": sender.external_id, "text": notice.private}
     return NewNotice(
         provider=pending.provider,
         kind=UNLINKED,
         dedup_key=f"{UNLINKED}:{sender.external_id}:{pending.trigger.conversation_key}",
         conversation_key=pending.trigger.conversation_key,
-        body=render_unlinked(pending.provider, sender.external_id, sender.login, pending.settings),
-        # The request itself, to run once the sender has linked their account.
-        context={**draft.context, "request": {"task": trigger.task, "repo": trigger.repo}},
+        body=notice.body,
+        context=context,
     )

@@ -1,6 +1,7 @@
 """Signed, expiring links with which an unlinked sender links their own account. A link names
-only the identity it was made for (provider, external id, login); opening it proves nothing by
-itself: the web app asks the person to sign in as that identity first."""
+only the identity it was made for (provider, external id, login) and whether it was delivered
+privately (a Slack ephemeral message, which only that person sees); opening it proves nothing
+by itself: the web app asks the person to prove that identity first, unless it came privately."""
 
 from __future__ import annotations
 
@@ -23,14 +24,31 @@ class LinkClaim:
     provider: str
     external_id: str
     login: str | None
+    private: bool = False
+    """Delivered where only that person could read it: holding it is the proof."""
+
+    @property
+    def account(self) -> str:
+        """The account as people are told of it: `@login`, else its id."""
+        return f"@{self.login}" if self.login else self.external_id
 
 
 def _serializer(settings: Settings) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(settings.fernet_keys[0], salt=SALT)
 
 
-def link_url(settings: Settings, provider: str, external_id: str, login: str | None) -> str:
-    token = _serializer(settings).dumps({"p": provider, "id": external_id, "l": login})
+def link_url(
+    settings: Settings,
+    provider: str,
+    external_id: str,
+    login: str | None,
+    *,
+    private: bool = False,
+) -> str:
+    data: dict[str, object] = {"p": provider, "id": external_id, "l": login}
+    if private:
+        data["v"] = 1
+    token = _serializer(settings).dumps(data)
     return f"{settings.public_url.rstrip('/')}/link/{token}"
 
 
@@ -42,4 +60,5 @@ def read_link(settings: Settings, token: str) -> LinkClaim:
     except BadSignature:
         raise LinkError("This is not a link Resolver made.") from None
     login = data.get("l")
-    return LinkClaim(str(data["p"]), str(data["id"]), str(login) if login else None)
+    private = data.get("v") == 1
+    return LinkClaim(str(data["p"]), str(data["id"]), str(login) if login else None, private)

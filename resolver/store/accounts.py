@@ -142,6 +142,24 @@ def self_link(session: Session, provider: str, external_id: str, login: str) -> 
     return user
 
 
+def link_to_forge_user(
+    session: Session,
+    forge: tuple[str, str, str],
+    provider: str,
+    external_id: str,
+    login: str | None,
+) -> User:
+    """Link a chat or tracker account to the user of the forge account (provider, external
+    id, login) its holder signed in with: that account's user, else a new one as `self_link`
+    makes. Refused when the account is linked to another user."""
+    user = self_link(session, *forge)
+    found = find_identity(session, provider, external_id=external_id)
+    if found is not None and found.user_id != user.id:
+        raise AccountError(f"{provider} account {external_id} is linked to another user")
+    link_identity(session, user.name, provider, external_id, login)
+    return user
+
+
 def identities(session: Session, user_id: int) -> list[Identity]:
     query = select(Identity).where(Identity.user_id == user_id).order_by(Identity.provider)
     return list(session.scalars(query))

@@ -21,6 +21,8 @@ from resolver.store.models import Callback, Notice
 
 NOTICE_ACTION = NOTICE
 UNLINKED = "unlinked"
+# A notice's context key for the part only its recipient sees: {"to": external id, "text": …}.
+PRIVATE = "private"
 
 
 @dataclass(frozen=True)

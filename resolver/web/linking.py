@@ -1,10 +1,13 @@
 """People link their own accounts: the link in an unlinked sender's notice, opened by that
-same person signed in with that same forge account, links it and runs the request that
-prompted the notice (once, if it is recent). `/me` lists their identities and unlinks one."""
+person signed in with a forge, links it and runs the request that prompted the notice (once,
+if it is recent). A forge's account is proven by signing in with it; a chat's or tracker's by
+its own sign-in (`proofs`), unless the link was delivered privately. `/me` lists their
+identities and unlinks one."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +24,8 @@ from resolver.ingress.links import LinkClaim, LinkError, read_link
 from resolver.store import accounts, jobs, notices
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
-from resolver.store.models import Notice, utcnow
+from resolver.store.models import Notice, User, utcnow
+from resolver.web import proofs
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
 from resolver.web.context import current_viewer, page, to_signin, web_of
@@ -38,14 +42,14 @@ def _display(provider: str) -> str:
 
 
 def _mismatch(claim: LinkClaim, viewer: Viewer) -> str | None:
-    """Why this viewer may not use the link: it names another account than theirs."""
+    """Why this viewer may not use a forge's link: it names another account than theirs."""
     same = (viewer.person.provider, viewer.person.external_id) == (
         claim.provider,
         claim.external_id,
     )
     if same:
         return None
-    expected = f"@{claim.login}" if claim.login else f"account {claim.external_id}"
+    expected = claim.account
     return (
         f"This link is for the {_display(claim.provider)} account {expected}, and you are "
         f"signed in as @{viewer.person.login} on {_display(viewer.person.provider)}. Sign out, "
@@ -53,41 +57,87 @@ def _mismatch(claim: LinkClaim, viewer: Viewer) -> str | None:
     )
 
 
-def _claim(request: Request) -> LinkClaim | str:
+@dataclass(frozen=True)
+class Blocked:
+    """Why the link cannot be used yet: refused (403), or waiting for a proof (200)."""
+
+    problem: str
+    status_code: int = 403
+    prove: bool = False
+    """The viewer may prove the account through the provider's sign-in, from this page."""
+
+
+def _blocked(request: Request, token: str, claim: LinkClaim, viewer: Viewer) -> Blocked | None:
+    """What stands between this viewer and linking the claim's account; None: nothing. A
+    forge's account is proven by signing in with it; a chat's or tracker's by its own sign-in
+    (`proofs`), unless the link came privately."""
+    found = registry.find(claim.provider)
+    if found is None:
+        return Blocked(f"Resolver has no {claim.provider} integration installed.")
+    if found.is_forge:
+        problem = _mismatch(claim, viewer)
+        return None if problem is None else Blocked(problem)
+    if claim.private or proofs.proven(request, token, claim) is not None:
+        return None
+    name, who = found.display_name, claim.account
+    if found.proof is not None and found.proof.client(web_of(request).settings) is not None:
+        problem = f"First prove that the {name} account {who} is yours, by signing in with {name}."
+        return Blocked(problem, status_code=200, prove=True)
+    login = f" --login {claim.login}" if claim.login else ""
+    return Blocked(
+        f"Resolver cannot check here that the {name} account {who} is yours: signing in with "
+        f"{name} is not set up. Ask a Resolver admin to link it for you with `resolver users "
+        f"link <your-user> --provider {claim.provider} --external-id {claim.external_id}{login}`.",
+        status_code=200,
+    )
+
+
+def _usable(request: Request, viewer: Viewer, *, posting: bool = False) -> LinkClaim | Response:
+    """The link's claim when this viewer may link it now; else the page to show instead (a
+    form posted while a proof is still owed is refused)."""
+    token = str(request.path_params["token"])
     try:
-        return read_link(web_of(request).settings, str(request.path_params["token"]))
+        claim = read_link(web_of(request).settings, token)
     except LinkError as error:
-        return str(error)
+        return page(request, "link.html", viewer, status_code=403, problem=str(error))
+    blocked = _blocked(request, token, claim, viewer)
+    if blocked is None:
+        return claim
+    return page(
+        request,
+        "link.html",
+        viewer,
+        status_code=403 if posting else blocked.status_code,
+        problem=blocked.problem,
+        prove=f"/link/{token}/prove" if blocked.prove else None,
+        claim=claim,
+        display=_display(claim.provider),
+    )
 
 
 async def link_page(request: Request) -> Response:
     viewer = await current_viewer(request)
     if viewer is None:
         return to_signin(request)
-    claim = _claim(request)
-    if isinstance(claim, str):
-        return page(request, "link.html", viewer, status_code=403, problem=claim)
-    problem = _mismatch(claim, viewer)
-    if problem is not None:
-        return page(request, "link.html", viewer, status_code=403, problem=problem)
+    claim = _usable(request, viewer)
+    if isinstance(claim, Response):
+        return claim
     return page(request, "link.html", viewer, claim=claim, display=_display(claim.provider))
 
 
 async def link(request: Request) -> Response:
-    checked = await checked_viewer(request)
-    if isinstance(checked, Response):
-        return checked
-    viewer, claim = checked, _claim(request)
-    problem = claim if isinstance(claim, str) else _mismatch(claim, viewer)
-    if problem is not None or isinstance(claim, str):
-        return page(request, "link.html", viewer, status_code=403, problem=problem)
+    viewer = await checked_viewer(request)
+    if isinstance(viewer, Response):
+        return viewer
+    claim = _usable(request, viewer, posting=True)
+    if isinstance(claim, Response):
+        return claim
     settings = web_of(request).settings
+    proven = proofs.proven(request, str(request.path_params["token"]), claim)
 
     def act() -> tuple[int | None, list[int]]:
         with session_scope() as session:
-            user = accounts.self_link(
-                session, claim.provider, claim.external_id, viewer.person.login
-            )
+            user = _link_user(session, claim, viewer, proven)
             since = utcnow() - timedelta(seconds=settings.linked_request_seconds)
             waiting = notices.waiting_request(session, claim.provider, claim.external_id, since)
             job_id, callbacks = (None, []) if waiting is None else _run(session, waiting, user)
@@ -96,7 +146,11 @@ async def link(request: Request) -> Response:
                 publish_job(session, job_id)
             return job_id, callbacks
 
-    job_id, callbacks = await run_in_threadpool(act)
+    try:
+        job_id, callbacks = await run_in_threadpool(act)
+    except accounts.AccountError as error:
+        return page(request, "link.html", viewer, status_code=409, problem=str(error))
+    proofs.forget(request)
     record.publish_all(callbacks)
     log(logger, logging.INFO, "web.self_linked", provider=claim.provider, job=job_id)
     message = "Your account is linked."
@@ -106,6 +160,17 @@ async def link(request: Request) -> Response:
         return RedirectResponse(f"/jobs/{job_id}", status_code=303)
     request.session["flash"] = message
     return RedirectResponse("/me", status_code=303)
+
+
+def _link_user(session: Session, claim: LinkClaim, viewer: Viewer, proven: str | None) -> User:
+    """Link the claim's account: a forge's to its own user (the viewer is signed in with it:
+    `_blocked`), a chat's or tracker's to the viewer's."""
+    if claim.provider == viewer.person.provider:
+        return accounts.self_link(session, claim.provider, claim.external_id, viewer.person.login)
+    person = viewer.person
+    forge = (person.provider, person.external_id, person.login)
+    login = claim.login or proven
+    return accounts.link_to_forge_user(session, forge, claim.provider, claim.external_id, login)
 
 
 def _run(session: Session, notice: Notice, user: Any) -> tuple[int | None, list[int]]:

@@ -13,7 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from resolver.core.settings import Settings
-from resolver.web import actions, api, linking, live, operator, schedules, signin
+from resolver.web import actions, api, linking, live, operator, proofs, schedules, signin
 from resolver.web import pages as pages_
 from resolver.web.context import HERE, Web
 from resolver.web.session import middleware_options
@@ -46,6 +46,8 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/setup/start/{token}", operator.start, ["GET"]),
         ("/link/{token}", linking.link_page, ["GET"]),
         ("/link/{token}", linking.link, ["POST"]),
+        ("/link/{token}/prove", proofs.start, ["GET"]),
+        ("/prove/{provider}/done", proofs.done, ["GET"]),
         ("/me", linking.me_page, ["GET"]),
         ("/me/unlink/{identity_id}", linking.unlink, ["POST"]),
         ("/api/jobs", api.list_jobs, ["GET"]),
@@ -62,4 +64,5 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
 def install(app: Starlette, settings: Settings) -> None:
     """What the web app's handlers find on `request.app`."""
     app.state.web = Web()
-    app.state.oauth = signin.OAuthClients(settings)
+    app.state.oauth = signin.OAuthClients(signin.sign_in_clients, settings)
+    app.state.proofs = signin.OAuthClients(proofs.proof_clients, settings)

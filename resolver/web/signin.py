@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from authlib.integrations.starlette_client import OAuth, OAuthError
@@ -22,7 +23,11 @@ from resolver.web.session import csrf_ok, safe_next, sign_in
 logger = logging.getLogger(__name__)
 
 
-def _clients(settings: Settings) -> list[tuple[str, OAuthClient]]:
+Clients = Callable[[Settings], list[tuple[str, OAuthClient]]]
+
+
+def sign_in_clients(settings: Settings) -> list[tuple[str, OAuthClient]]:
+    """The OAuth client of each forge whose sign-in is configured."""
     found = []
     for forge in registry.sign_ins(settings):
         assert forge.sign_in is not None
@@ -33,16 +38,17 @@ def _clients(settings: Settings) -> list[tuple[str, OAuthClient]]:
 
 
 class OAuthClients:
-    """Authlib's registry of the forges' OAuth clients, built again when their settings change
+    """Authlib's registry of some OAuth clients, built again when their settings change
     (`/setup` creates the GitHub App, and with it its client, while the app runs)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, clients: Clients, settings: Settings) -> None:
+        self._clients = clients
         self._lock = threading.Lock()
-        self._built = _clients(settings)
+        self._built = clients(settings)
         self._oauth = build_oauth(self._built)
 
     def create_client(self, name: str, settings: Settings) -> Any:
-        wanted = _clients(settings)
+        wanted = self._clients(settings)
         with self._lock:
             if wanted != self._built:
                 self._built, self._oauth = wanted, build_oauth(wanted)
@@ -50,18 +56,29 @@ class OAuthClients:
 
 
 def build_oauth(clients: list[tuple[str, OAuthClient]]) -> OAuth:
-    """One Authlib client per forge whose sign-in is configured."""
     oauth = OAuth()
     for name, client in clients:
-        oauth.register(
-            name,
-            client_id=client.client_id,
-            client_secret=client.client_secret,
-            authorize_url=client.authorize_url,
-            access_token_url=client.access_token_url,
-            client_kwargs={"scope": client.scope} if client.scope else {},
-        )
+        register(oauth, name, client)
     return oauth
+
+
+def register(oauth: OAuth, name: str, client: OAuthClient) -> None:
+    """`client` as an Authlib client named `name`; with an issuer, ID tokens are checked
+    against its keys (OpenID Connect)."""
+    kwargs: dict[str, str] = {"scope": client.scope} if client.scope else {}
+    if client.secret_in_body:
+        kwargs["token_endpoint_auth_method"] = "client_secret_post"
+    metadata = {"issuer": client.issuer, "jwks_uri": client.jwks_url} if client.jwks_url else {}
+    oauth.register(
+        name,
+        client_id=client.client_id,
+        client_secret=client.client_secret,
+        authorize_url=client.authorize_url,
+        access_token_url=client.access_token_url,
+        authorize_params=dict(client.authorize_params) or None,
+        client_kwargs=kwargs,
+        **metadata,
+    )
 
 
 async def signin_page(request: Request) -> Response:

@@ -43,10 +43,12 @@ def workspace(slack_api: SlackAPI) -> None:
     slack_api.add_channel(CHANNEL)
 
 
-def link_alice(stack: Stack, github_api: GitHubAPI) -> None:
-    """alice as Slack knows her (`TEAM:USER`, as the route names senders) and as GitHub does,
-    with her GitHub token stored; the workspace's bot token stored for the team."""
-    stack.link("alice", "slack", f"{TEAM_ID}:{ALICE}", ALICE)
+def link_alice(stack: Stack, github_api: GitHubAPI, *, on_slack: bool = True) -> None:
+    """alice as Slack knows her (`TEAM:USER`, as the route names senders; unless not
+    `on_slack`) and as GitHub does, with her GitHub token stored; the workspace's bot token
+    stored for the team."""
+    if on_slack:
+        stack.link("alice", "slack", f"{TEAM_ID}:{ALICE}", ALICE)
     stack.link("alice", "github", str(ALICE_ID), "alice")
     github_api.add_token(ALICE_GITHUB_TOKEN, "alice")
     vault = Vault(get_settings().fernet_keys)

@@ -25,6 +25,7 @@ import json
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from tests.support.linear_graphql import (
     NO_ARGUMENTS,
@@ -40,6 +41,7 @@ from tests.support.linear_graphql import (
     substitute,
     validate,
 )
+from tests.support.linear_oauth import OAUTH_ROUTES, LinearOAuth
 from tests.support.linear_resolvers import (
     RESOLVERS,
     UUID_V4,
@@ -57,7 +59,7 @@ from tests.support.linear_workspace import (
     LinearWorkspace,
     comment_filter,
 )
-from tests.support.standin import Fault, StandIn
+from tests.support.standin import Fault, StandIn, web_params
 
 __all__ = [
     "NO_ARGUMENTS",
@@ -127,6 +129,7 @@ class LinearAPI(LinearWorkspace, StandIn[Recorded]):
 
     def __init__(self) -> None:
         LinearWorkspace.__init__(self)  # the state first: the server serves it once started
+        self.oauth = LinearOAuth()
         StandIn.__init__(self)
 
     # --- set-up and inspection from tests (the workspace's own are in LinearWorkspace)
@@ -163,10 +166,22 @@ class LinearAPI(LinearWorkspace, StandIn[Recorded]):
         with self.lock:
             return [r for r in self.requests if root_field in r.root_fields]
 
+    def add_oauth_app(self, client_id: str, secret: str) -> None:
+        """An app people may authorize with Linear's OAuth flow (linear_oauth)."""
+        self.oauth.apps[client_id] = secret
+
+    def sign_in_as(self, actor: Actor) -> None:
+        """Who the browser is signed in to Linear as; they approve every app."""
+        self.oauth.signed_in = actor
+
     # --- request handling (called by the server thread)
     def handle(
         self, method: str, path: str, headers: dict[str, str], raw: bytes
     ) -> tuple[int, Any, dict[str, str]]:
+        web = OAUTH_ROUTES.get(f"{method} {urlsplit(path).path}")
+        if web is not None:  # the OAuth flow, authenticated by the client
+            with self.lock:
+                return web(self, web_params(path, headers, raw), headers)
         with self.lock:
             try:
                 body = json.loads(raw) if raw else None

@@ -28,8 +28,19 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.support.slack_methods import METHODS, TEXT_LIMIT, Method
-from tests.support.slack_state import TEAM_ID, Answer, Call, Channel, Identity, Message, error, ok
-from tests.support.standin import Fault, StandIn
+from tests.support.slack_oidc import OIDC_ROUTES, SlackOIDC
+from tests.support.slack_state import (
+    TEAM_ID,
+    Answer,
+    Call,
+    Channel,
+    Ephemeral,
+    Identity,
+    Message,
+    error,
+    ok,
+)
+from tests.support.standin import Fault, StandIn, web_params
 
 # Tests import the stand-in's names from here, wherever they are defined.
 __all__ = [
@@ -39,6 +50,7 @@ __all__ = [
     "Answer",
     "Call",
     "Channel",
+    "Ephemeral",
     "Identity",
     "Message",
     "Method",
@@ -78,6 +90,7 @@ class SlackAPI(StandIn[Recorded]):
         self.parent_on_every_page = parent_on_every_page
         self.tokens: dict[str, Identity] = {}
         self.channels: dict[str, Channel] = {}
+        self.oidc = SlackOIDC()  # Sign in with Slack: slack_oidc
         self._drops: dict[str, int] = {}
         self._last_ts = 0
         super().__init__()
@@ -121,6 +134,18 @@ class SlackAPI(StandIn[Recorded]):
             message = Message(ts, text, user, bot_id=bot_id, thread_ts=thread_ts, metadata=metadata)
             self.channels[channel_id].messages[message.ts] = message
             return message.ts
+
+    def add_oauth_app(self, client_id: str, secret: str) -> None:
+        """An app people may Sign in with Slack to (its client id and secret)."""
+        self.oidc.apps[client_id] = secret
+
+    def sign_in_as(self, user_id: str, *, name: str | None = None, team_id: str = TEAM_ID) -> None:
+        """Who the browser is signed in to Slack as; they approve every app."""
+        self.oidc.signed_in = Identity(user_id, name or user_id.lower(), team_id)
+
+    def ephemeral(self, channel_id: str, user: str) -> list[Message]:
+        """The messages only `user` was shown in the channel, oldest first."""
+        return [e.message for e in self.channels[channel_id].ephemeral if e.user == user]
 
     def fail(
         self,
@@ -171,6 +196,10 @@ class SlackAPI(StandIn[Recorded]):
         """Record the request and answer it: status, JSON body (or raw text), extra headers;
         None when the connection is to be dropped (recorded with status 0)."""
         url = urlsplit(raw_path)
+        oidc = OIDC_ROUTES.get(f"{http_method} {url.path}")
+        if oidc is not None:  # Sign in with Slack: authenticated by the client, not a token
+            with self.lock:
+                return oidc(self, web_params(raw_path, headers, raw), headers)
         method = url.path.removeprefix("/api/")
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         params: dict[str, Any] = {k: v[-1] for k, v in parse_qs(url.query).items()}

@@ -10,7 +10,16 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from tests.support.slack_state import TEAM_ID, Answer, Call, Channel, Message, error, ok
+from tests.support.slack_state import (
+    TEAM_ID,
+    Answer,
+    Call,
+    Channel,
+    Ephemeral,
+    Message,
+    error,
+    ok,
+)
 
 if TYPE_CHECKING:
     from tests.support.slack_api import SlackAPI
@@ -130,6 +139,31 @@ def post_message(api: SlackAPI, call: Call) -> Answer:
     return ok(channel=channel.id, ts=message.ts, message=_message_json(channel, message))
 
 
+def post_ephemeral(api: SlackAPI, call: Call) -> Answer:
+    """Shown to `user` alone, in the channel or a thread of it; nothing else ever reads it.
+    https://api.slack.com/methods/chat.postEphemeral"""
+    channel = api.channel(call)
+    if not isinstance(channel, Channel):
+        return channel
+    if channel.archived:
+        return error("is_archived")
+    user = str(call.params.get("user") or "")
+    if not user:
+        return error("user_not_found")
+    if channel.members is not None and user not in channel.members:
+        return error("user_not_in_channel")
+    text = _text(call)
+    if not isinstance(text, str):
+        return text
+    thread_ts = call.params.get("thread_ts")
+    if thread_ts is not None and not _TS.match(str(thread_ts)):
+        return error("invalid_thread_ts")
+    me = call.caller
+    message = Message(api.new_ts(), text, me.user_id, bot_id=me.bot_id, thread_ts=thread_ts)
+    channel.ephemeral.append(Ephemeral(user, message))
+    return ok(message_ts=message.ts)
+
+
 def update_message(api: SlackAPI, call: Call) -> Answer:
     channel = api.channel(call)
     if not isinstance(channel, Channel):
@@ -232,6 +266,7 @@ def _cursor_start(cursor: object, thread: list[Message]) -> int | None:
 METHODS: dict[str, Method] = {
     "auth.test": auth_test,
     "chat.postMessage": post_message,
+    "chat.postEphemeral": post_ephemeral,
     "chat.update": update_message,
     "reactions.add": add_reaction,
     "conversations.replies": replies,

@@ -31,12 +31,22 @@ class Message:
     metadata: dict[str, Any] | None = None  # {"event_type": …, "event_payload": {…}}
 
 
+@dataclass(frozen=True)
+class Ephemeral:
+    """A message only `user` saw: Slack keeps no copy, and no method reads it back."""
+
+    user: str
+    message: Message
+
+
 @dataclass
 class Channel:
     id: str
     member: bool = True
     archived: bool = False
     messages: dict[str, Message] = field(default_factory=dict)
+    members: set[str] | None = None  # None: everyone is a member
+    ephemeral: list[Ephemeral] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

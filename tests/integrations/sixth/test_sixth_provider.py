@@ -167,8 +167,8 @@ def test_one_registry_entry_is_all_resolver_needs_to_know(sixth: Path) -> None:
     assert checks["provider sixth"].status == "ok"
     assert "sixth" in registry.routed_names()
     assert registry.check_route("sixth", "octo/widgets") == ("github", "octo/widgets")
-    assert "Sixth account" in render_unlinked("sixth", SENDER, "ada", get_settings())
-    assert "--provider sixth" in render_unlinked("sixth", SENDER, "ada", get_settings())
+    assert "Sixth account" in render_unlinked("sixth", SENDER, "ada", get_settings()).body
+    assert "--provider sixth" in render_unlinked("sixth", SENDER, "ada", get_settings()).body
 
 
 def test_a_signed_delivery_becomes_a_job_and_a_bad_signature_nothing(

@@ -1,0 +1,61 @@
+"""Proving a Linear account: Linear's OAuth 2.0 authorization code flow, then the GraphQL
+`viewer`, whose `id` is the user id Linear's webhooks name actors by.
+https://linear.app/developers/oauth-2-0-authentication
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import httpx
+
+from resolver.contract.inbound import secret_value
+from resolver.contract.signin import (
+    ForgeUnreachableError,
+    IdentityProof,
+    OAuthClient,
+    Person,
+    SignInError,
+)
+from resolver.core.settings import Settings
+
+TIMEOUT = 10.0
+VIEWER = "query { viewer { id name } }"
+
+
+def client(settings: Settings) -> OAuthClient | None:
+    secret = secret_value(settings.linear_client_secret)
+    if not settings.linear_client_id or secret is None:
+        return None
+    api = urlsplit(settings.linear_api_url)
+    return OAuthClient(
+        client_id=settings.linear_client_id,
+        client_secret=secret,
+        authorize_url=settings.linear_web_url.rstrip("/") + "/oauth/authorize",
+        # The token endpoint sits beside the GraphQL endpoint, on the API's origin.
+        access_token_url=f"{api.scheme}://{api.netloc}/oauth/token",
+        scope="read",
+        secret_in_body=True,
+    )
+
+
+def whoami(settings: Settings, token: str) -> Person:
+    """`{ viewer { id name } }`: the Linear user the token acts for."""
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    try:
+        response = httpx.post(
+            settings.linear_api_url, json={"query": VIEWER}, headers=headers, timeout=TIMEOUT
+        )
+    except httpx.HTTPError as error:
+        raise ForgeUnreachableError(f"Linear did not answer: {type(error).__name__}") from None
+    if response.status_code >= 500 or response.status_code == 429:
+        raise ForgeUnreachableError(f"Linear answered {response.status_code}")
+    data = response.json() if response.status_code == 200 else {}
+    viewer = (data.get("data") or {}).get("viewer") or {}
+    user = viewer.get("id")
+    if not isinstance(user, str) or not user:
+        raise SignInError(f"Linear answered {response.status_code} for your account")
+    return Person("linear", user, str(viewer.get("name") or user))
+
+
+PROOF = IdentityProof(client=client, whoami=whoami)

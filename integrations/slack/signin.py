@@ -1,0 +1,61 @@
+"""Proving a Slack account: Sign in with Slack (OpenID Connect). Authlib checks the ID token
+against Slack's keys; `whoami` asks `openid.connect.userInfo` whom the token belongs to, named
+as Slack senders are (`TEAM:USER`).
+https://api.slack.com/authentication/sign-in-with-slack
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from resolver.contract.inbound import secret_value
+from resolver.contract.signin import (
+    ForgeUnreachableError,
+    IdentityProof,
+    OAuthClient,
+    Person,
+    SignInError,
+)
+from resolver.core.settings import Settings
+
+TIMEOUT = 10.0
+USER_CLAIM = "https://slack.com/user_id"
+TEAM_CLAIM = "https://slack.com/team_id"
+
+
+def client(settings: Settings) -> OAuthClient | None:
+    secret = secret_value(settings.slack_client_secret)
+    if not settings.slack_client_id or secret is None:
+        return None
+    web = settings.slack_web_url.rstrip("/")
+    return OAuthClient(
+        client_id=settings.slack_client_id,
+        client_secret=secret,
+        authorize_url=f"{web}/openid/connect/authorize",
+        access_token_url=settings.slack_api_url.rstrip("/") + "/openid.connect.token",
+        scope="openid profile",
+        # Slack reads the client's credentials from the form, as its other methods' arguments.
+        secret_in_body=True,
+        issuer=web,
+        jwks_url=f"{web}/openid/connect/keys",
+    )
+
+
+def whoami(settings: Settings, token: str) -> Person:
+    """`openid.connect.userInfo`: the person and workspace the token was issued for. Slack
+    answers HTTP 200 with `ok: false` when it refuses the token."""
+    url = settings.slack_api_url.rstrip("/") + "/openid.connect.userInfo"
+    try:
+        response = httpx.post(url, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+    except httpx.HTTPError as error:
+        raise ForgeUnreachableError(f"Slack did not answer: {type(error).__name__}") from None
+    if response.status_code >= 500 or response.status_code == 429:
+        raise ForgeUnreachableError(f"Slack answered {response.status_code}")
+    data = response.json() if response.status_code == 200 else {}
+    user, team = data.get(USER_CLAIM), data.get(TEAM_CLAIM)
+    if not data.get("ok") or not isinstance(user, str) or not isinstance(team, str):
+        raise SignInError(f"Slack did not say who you are ({data.get('error') or 'no user'})")
+    return Person("slack", f"{team}:{user}", str(data.get("name") or user))
+
+
+PROOF = IdentityProof(client=client, whoami=whoami)
