@@ -21,11 +21,13 @@ from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 
 import jwt
 
+from integrations.github import signin
 from integrations.github.client import GitHubClient, github_session, translate_errors
-from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
+from resolver.contract.signin import ForgeUnreachableError, IssuedToken, sign_in_again
 from resolver.core.logs import log, redact, register_secret
 from resolver.core.settings import Settings, get_settings
-from resolver.store.secrets import stored_token
+from resolver.store.secrets import Clock, TokenRevokedError, refuse_token, stored_token
 
 logger = logging.getLogger(__name__)
 
@@ -174,9 +176,62 @@ def installation_token(
     return installation_tokens.get(settings or get_settings(), installation_id, repository)
 
 
-def user_token(requester_id: int, settings: Settings | None = None) -> str | None:
-    """The newest unexpired GitHub token stored for the user (`resolver tokens set`), if any."""
-    return stored_token("github", user_id=requester_id, settings=settings)
+def user_token(
+    requester_id: int, settings: Settings | None = None, clock: Clock | None = None
+) -> str | None:
+    """The user's newest GitHub token (from signing in, or `resolver tokens set`), renewed first
+    when it expires within minutes. A token GitHub refused is a GitHubAuthError that tells them
+    to sign in again."""
+    settings = settings or get_settings()
+
+    def renew(refresh_token: str) -> IssuedToken:
+        return signin.refresh(settings, refresh_token)
+
+    try:
+        return stored_token(
+            "github", user_id=requester_id, settings=settings, refresh=renew, clock=clock
+        )
+    except TokenRevokedError:
+        raise GitHubAuthError(sign_in_again("GitHub", settings)) from None
+    except ForgeUnreachableError as error:
+        raise TransientCallbackError(str(error)) from None
+
+
+class JobToken:
+    """The token a job acts with (see `token_for_job`), and what GitHub's 401 to it means: for
+    the requester's own token, that it was revoked, which is recorded and told."""
+
+    def __init__(
+        self, trigger: Mapping[str, Any], requester_id: int | None, settings: Settings
+    ) -> None:
+        self._trigger, self._requester_id, self._settings = trigger, requester_id, settings
+        self._user_token: str | None = None
+
+    def __call__(self) -> str:
+        installation_id = self._trigger.get("installation_id")
+        if installation_id is not None and app_configured(self._settings):
+            self._user_token = None
+            repository = job_repository(self._trigger)
+            return installation_token(int(installation_id), self._settings, repository)
+        found = (
+            None if self._requester_id is None else user_token(self._requester_id, self._settings)
+        )
+        if found is None:
+            raise GitHubAuthError(
+                "no GitHub credential for this job: install the GitHub App "
+                "(RESOLVER_GITHUB_APP_ID, RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH), or the requester "
+                "signs in to Resolver with GitHub, or store their token with "
+                "`resolver tokens set --provider github --user NAME`"
+            )
+        self._user_token = found
+        return found
+
+    def refused(self) -> CallbackError | None:
+        if self._user_token is None or self._requester_id is None:
+            return None
+        refuse_token("github", self._requester_id, self._user_token, self._settings)
+        log(logger, logging.WARNING, "github.user_token_refused", user=self._requester_id)
+        return GitHubAuthError(sign_in_again("GitHub", self._settings))
 
 
 def token_for_job(
@@ -185,18 +240,7 @@ def token_for_job(
     """The token a job acts with: the App's installation token when the event came through the
     App (minted for the job's repository alone), else the requester's own stored token. Raises
     GitHubAuthError when there is neither."""
-    settings = settings or get_settings()
-    installation_id = trigger.get("installation_id")
-    if installation_id is not None and app_configured(settings):
-        return installation_token(int(installation_id), settings, job_repository(trigger))
-    token = user_token(requester_id, settings) if requester_id is not None else None
-    if token is None:
-        raise GitHubAuthError(
-            "no GitHub credential for this job: install the GitHub App (RESOLVER_GITHUB_APP_ID, "
-            "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH) or store the requester's token with "
-            "`resolver tokens set --provider github --user NAME`"
-        )
-    return token
+    return JobToken(trigger, requester_id, settings or get_settings())()
 
 
 def job_repository(trigger: Mapping[str, Any]) -> str | None:
@@ -213,7 +257,8 @@ def client_for_job(
 ) -> GitHubClient:
     """A client that acts with the job's token (looked up again before every call)."""
     settings = settings or get_settings()
-    return GitHubClient(settings, lambda: token_for_job(trigger, requester_id, settings))
+    token = JobToken(trigger, requester_id, settings)
+    return GitHubClient(settings, token, refused=token.refused)
 
 
 def authenticated_clone_url(clone_url: str, token: str) -> str:

@@ -34,6 +34,8 @@ from resolver.core.logs import redact
 from resolver.core.settings import Settings
 
 TokenProvider = Callable[[], str]
+# What a 401 to the token means, as the error to raise instead (None: nothing more to say).
+Refused = Callable[[], CallbackError | None]
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
 
 WRITE_ROLES: Final = frozenset({"admin", "maintain", "write"})
@@ -149,11 +151,26 @@ class GitHubClient:
 
     `token` is called before every request, so an installation token that expired in between is
     replaced; it may raise a callback error of its own (no credential, token mint failed).
+    `refused` is asked what a 401 means (a person's stored token: they revoked it).
     """
 
-    def __init__(self, settings: Settings, token: TokenProvider) -> None:
+    def __init__(
+        self, settings: Settings, token: TokenProvider, refused: Refused | None = None
+    ) -> None:
         self._settings = settings
         self._token = token
+        self._refused = refused
+
+    @contextmanager
+    def _translated(self, action: str) -> Iterator[None]:
+        try:
+            with translate_errors(action):
+                yield
+        except PermanentCallbackError as error:
+            instead = self._refused() if error.status == 401 and self._refused else None
+            if instead is None:
+                raise
+            raise instead from None
 
     def __repr__(self) -> str:
         return f"GitHubClient({self._settings.github_api_url!r})"
@@ -166,7 +183,7 @@ class GitHubClient:
     def can_write(self, repo: str, login: str) -> bool:
         """Whether `login` may push to `repo`: admin, maintain or write (custom roles by base)."""
         owner, name = split_repo(repo)
-        with translate_errors("GET /repos/{owner}/{repo}/collaborators/{username}/permission"):
+        with self._translated("GET /repos/{owner}/{repo}/collaborators/{username}/permission"):
             github = self._api()
             data = github.rest.repos.get_collaborator_permission_level(owner, name, login).json()
         return data.get("role_name") in WRITE_ROLES or data.get("permission") in WRITE_PERMISSIONS
@@ -175,7 +192,7 @@ class GitHubClient:
         """The login a user token acts as; None for an installation token, which GitHub refuses
         `GET /user` (403)."""
         try:
-            with translate_errors("GET /user"):
+            with self._translated("GET /user"):
                 github = self._api()
                 data = github.rest.users.get_authenticated().json()
         except PermanentCallbackError as error:
@@ -187,14 +204,14 @@ class GitHubClient:
     def react(self, repo: str, comment_id: int, content: Reaction = "eyes") -> None:
         """Put a reaction on an issue or pull-request conversation comment."""
         owner, name = split_repo(repo)
-        with translate_errors("POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"):
+        with self._translated("POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"):
             github = self._api()
             github.rest.reactions.create_for_issue_comment(owner, name, comment_id, content=content)
 
     def post_comment(self, repo: str, issue_number: int, body: str) -> int:
         """Comment on an issue or pull request; returns the new comment's id."""
         owner, name = split_repo(repo)
-        with translate_errors("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"):
+        with self._translated("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"):
             github = self._api()
             data = github.rest.issues.create_comment(owner, name, issue_number, body=body)
         return int(data.json()["id"])
@@ -202,14 +219,14 @@ class GitHubClient:
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
         """Replace the body of an issue or pull-request comment (the status comment)."""
         owner, name = split_repo(repo)
-        with translate_errors("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"):
+        with self._translated("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}"):
             github = self._api()
             github.rest.issues.update_comment(owner, name, comment_id, body=body)
 
     def find_open_pull(self, repo: str, head_branch: str) -> PullInfo | None:
         """The open pull request from `head_branch` of `repo`, if there is one."""
         owner, name = split_repo(repo)
-        with translate_errors("GET /repos/{owner}/{repo}/pulls"):
+        with self._translated("GET /repos/{owner}/{repo}/pulls"):
             github = self._api()
             pulls = github.rest.pulls.list(owner, name, state="open", head=f"{owner}:{head_branch}")
             found = pulls.json()
@@ -217,7 +234,7 @@ class GitHubClient:
 
     def get_pull(self, repo: str, number: int) -> PullInfo:
         owner, name = split_repo(repo)
-        with translate_errors("GET /repos/{owner}/{repo}/pulls/{pull_number}"):
+        with self._translated("GET /repos/{owner}/{repo}/pulls/{pull_number}"):
             github = self._api()
             data = github.rest.pulls.get(owner, name, number).json()
         return _pull_info(data)
@@ -245,7 +262,7 @@ class GitHubClient:
         self, repo: str, head: str, base: str, title: str, body: str, *, draft: bool
     ) -> PullInfo:
         owner, name = split_repo(repo)
-        with translate_errors("POST /repos/{owner}/{repo}/pulls"):
+        with self._translated("POST /repos/{owner}/{repo}/pulls"):
             github = self._api()
             created = github.rest.pulls.create(
                 owner, name, head=head, base=base, title=title, body=body, draft=draft
@@ -258,7 +275,7 @@ class GitHubClient:
         """Answer in the thread of a comment on a pull request's diff; returns the reply's id."""
         owner, name = split_repo(repo)
         action = "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"
-        with translate_errors(action):
+        with self._translated(action):
             github = self._api()
             reply = github.rest.pulls.create_reply_for_review_comment(
                 owner, name, pull_number, comment_id, body=body
@@ -268,7 +285,7 @@ class GitHubClient:
     def edit_review_comment(self, repo: str, comment_id: int, body: str) -> None:
         """Replace the body of a comment on a pull request's diff (a status reply in a thread)."""
         owner, name = split_repo(repo)
-        with translate_errors("PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}"):
+        with self._translated("PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}"):
             github = self._api()
             github.rest.pulls.update_review_comment(owner, name, comment_id, body=body)
 
@@ -277,7 +294,7 @@ class GitHubClient:
     ) -> None:
         owner, name = split_repo(repo)
         action = "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
-        with translate_errors(action):
+        with self._translated(action):
             github = self._api()
             github.rest.reactions.create_for_pull_request_review_comment(
                 owner, name, comment_id, content=content
@@ -289,7 +306,7 @@ class GitHubClient:
         """The `limit` newest conversation comments of an issue or pull request (of those
         updated at or after `since`, when given), oldest first."""
         owner, name = split_repo(repo)
-        with translate_errors("GET /repos/{owner}/{repo}/issues/{issue_number}/comments"):
+        with self._translated("GET /repos/{owner}/{repo}/issues/{issue_number}/comments"):
             github = self._api()
             return _newest(
                 lambda page: github.rest.issues.list_comments(
@@ -304,7 +321,7 @@ class GitHubClient:
         """The `limit` newest comments on a pull request's diff (every review thread; of those
         updated at or after `since`, when given), oldest first."""
         owner, name = split_repo(repo)
-        with translate_errors("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"):
+        with self._translated("GET /repos/{owner}/{repo}/pulls/{pull_number}/comments"):
             github = self._api()
             return _newest(
                 lambda page: github.rest.pulls.list_review_comments(
@@ -316,7 +333,7 @@ class GitHubClient:
     def repository(self, repo: str) -> tuple[str, str]:
         """The repository's clone URL (as GitHub states it) and its default branch."""
         owner, name = split_repo(repo)
-        with translate_errors("GET /repos/{owner}/{repo}"):
+        with self._translated("GET /repos/{owner}/{repo}"):
             github = self._api()
             data = github.rest.repos.get(owner, name).json()
         return str(data["clone_url"]), str(data["default_branch"])

@@ -1,6 +1,7 @@
-"""Signing in to the web app with GitHub: the GitHub App's user-to-server OAuth web flow, and
-what the viewer's own token may do on a repository.
+"""Signing in to the web app with GitHub: the GitHub App's user-to-server OAuth web flow, what
+the viewer's own token may do on a repository, and renewing that token before it expires.
 https://docs.github.com/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-user-access-token-for-a-github-app
+https://docs.github.com/apps/creating-github-apps/authenticating-with-a-github-app/refreshing-user-access-tokens
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
     ForgeUnreachableError,
+    IssuedToken,
     OAuthClient,
     Person,
+    RefreshRefusedError,
     RepoAccess,
     SignIn,
     SignInError,
+    issued_token,
 )
 from resolver.core.settings import Settings
 
@@ -79,4 +83,45 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     return RepoAccess(read=True, push=push)
 
 
-SIGN_IN = SignIn(client=client, person=person, access=access)
+def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
+    """`POST /login/oauth/access_token` with `grant_type=refresh_token`: a new user token and a
+    new refresh token (the old one is then spent). GitHub answers a refusal with 200 and an
+    error document; `bad_refresh_token` means it was revoked, used or expired."""
+    found = client(settings)
+    if found is None:
+        raise ForgeUnreachableError("GitHub sign-in is not configured; no token can be renewed")
+    form = {
+        "client_id": found.client_id,
+        "client_secret": found.client_secret,
+        "grant_type": "refresh_token",
+        "refresh_token": refresh_token,
+    }
+    try:
+        response = httpx.post(
+            found.access_token_url,
+            data=form,
+            headers={"Accept": "application/json"},
+            timeout=TIMEOUT,
+        )
+    except httpx.HTTPError as error:
+        raise ForgeUnreachableError(f"GitHub did not answer: {type(error).__name__}") from None
+    answer = _json(response)
+    refusal = answer.get("error")
+    if refusal == "bad_refresh_token":
+        raise RefreshRefusedError("GitHub refused the refresh token")
+    if response.status_code != 200 or refusal or "access_token" not in answer:
+        raise ForgeUnreachableError(
+            f"GitHub did not renew the token ({response.status_code} {refusal or 'no token'})"
+        )
+    return issued_token(answer)
+
+
+def _json(response: httpx.Response) -> dict[str, object]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+SIGN_IN = SignIn(client=client, person=person, access=access, refresh=refresh)

@@ -33,6 +33,8 @@ from resolver.core.logs import redact, register_secret
 from resolver.core.settings import Settings
 
 TokenProvider = Callable[[], str]
+# What a 401 to the token means, as the error to raise instead (None: nothing more to say).
+Refused = Callable[[], CallbackError | None]
 NoteableKind = Literal["issue", "merge_request"]
 ProjectRef = int | str
 """A project's numeric id or its `group/project` path."""
@@ -189,9 +191,12 @@ class GitLabClient:
     raise a callback error of its own (no credential stored).
     """
 
-    def __init__(self, settings: Settings, token: TokenProvider) -> None:
+    def __init__(
+        self, settings: Settings, token: TokenProvider, refused: Refused | None = None
+    ) -> None:
         self._settings = settings
         self._token = token
+        self._refused = refused
 
     def __repr__(self) -> str:
         return f"GitLabClient({self._settings.gitlab_url!r})"
@@ -204,6 +209,11 @@ class GitLabClient:
         try:
             with translate_errors(action, lambda: connection.last_headers):
                 yield connection.api
+        except PermanentCallbackError as error:
+            instead = self._refused() if error.status == 401 and self._refused else None
+            if instead is None:
+                raise
+            raise instead from None
         finally:
             connection.api.session.close()
 

@@ -22,6 +22,7 @@ from integrations.gitlab.client import (
     TokenProvider,
     git_auth_env,
 )
+from integrations.gitlab.tokens import JobToken
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -35,37 +36,18 @@ from resolver.contract.outbound import (
     tag_of,
     with_hidden_tag,
 )
-from resolver.core.logs import register_secret
 from resolver.core.settings import Settings, get_settings
-from resolver.store.secrets import stored_token
 
 KINDS: Final[dict[str, NoteableKind]] = {"issue": "issue", "merge_request": "merge_request"}
 # Notes in a thread: on a diff line, or a discussion started as such. Others stand alone.
 THREADED_NOTE_TYPES: Final = frozenset({"DiffNote", "DiscussionNote"})
 
 
-def token_for_job(requester_id: int | None, settings: Settings) -> str:
-    """The bot's token for this GitLab instance, else the requester's own; none is permanent."""
-    token = stored_token("gitlab", installation=settings.gitlab_url)
-    if token is None and requester_id is not None:
-        token = stored_token("gitlab", user_id=requester_id)
-    if token is None:
-        raise PermanentCallbackError(
-            f"no GitLab token for {settings.gitlab_url}: an admin can store the bot's with "
-            f'`printf %s "$TOKEN" | resolver tokens set --provider gitlab '
-            f"--installation {settings.gitlab_url}`"
-        )
-    register_secret(token)
-    return token
-
-
 def _client(requester_id: int | None) -> tuple[GitLabClient, TokenProvider, Settings]:
     settings = get_settings()
 
-    def token() -> str:
-        return token_for_job(requester_id, settings)
-
-    return GitLabClient(settings, token), token, settings
+    token = JobToken(requester_id, settings)
+    return GitLabClient(settings, token, refused=token.refused), token, settings
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Signing in to the web app with GitLab: an OAuth application's web flow, and what the
-viewer's own token may do on a project.
+"""Signing in to the web app with GitLab: an OAuth application's web flow, what the viewer's
+own token may do on a project, and renewing that token (every refresh rotates the refresh token).
 https://docs.gitlab.com/api/oauth2/ https://docs.gitlab.com/api/projects/#get-a-single-project
 """
 
@@ -14,11 +14,14 @@ from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
     ForgeUnreachableError,
+    IssuedToken,
     OAuthClient,
     Person,
+    RefreshRefusedError,
     RepoAccess,
     SignIn,
     SignInError,
+    issued_token,
 )
 from resolver.core.settings import Settings
 
@@ -80,4 +83,36 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     return RepoAccess(read=True, push=level >= DEVELOPER)
 
 
-SIGN_IN = SignIn(client=client, person=person, access=access)
+def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
+    """`POST /oauth/token` with `grant_type=refresh_token`: new tokens, the old ones revoked.
+    A revoked, used or unknown refresh token is a 400 `invalid_grant` (RFC 6749 section 5.2)."""
+    found = client(settings)
+    if found is None:
+        raise ForgeUnreachableError("GitLab sign-in is not configured; no token can be renewed")
+    form = {
+        "client_id": found.client_id,
+        "client_secret": found.client_secret,
+        "grant_type": "refresh_token",
+        "refresh_token": refresh_token,
+        "redirect_uri": f"{settings.public_url.rstrip('/')}/signin/gitlab/done",
+    }
+    try:
+        response = httpx.post(found.access_token_url, data=form, timeout=TIMEOUT)
+    except httpx.HTTPError as error:
+        raise ForgeUnreachableError(f"GitLab did not answer: {type(error).__name__}") from None
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = {}
+    answer = answer if isinstance(answer, dict) else {}
+    if response.status_code == 400 and answer.get("error") == "invalid_grant":
+        raise RefreshRefusedError("GitLab refused the refresh token")
+    if response.status_code != 200 or "access_token" not in answer:
+        problem = answer.get("error") or "no token"
+        raise ForgeUnreachableError(
+            f"GitLab did not renew the token ({response.status_code} {problem})"
+        )
+    return issued_token(answer)
+
+
+SIGN_IN = SignIn(client=client, person=person, access=access, refresh=refresh)

@@ -70,6 +70,21 @@ def users_link(
     console.print(f"linked {provider}:{external_id} to {name}")
 
 
+@users_app.command("revoke")
+def users_revoke(
+    provider: str = typer.Option(..., help="The provider of the linked account."),
+    external_id: str = typer.Option(..., help="The provider's id (Slack: TEAM:USER)."),
+) -> None:
+    """Unlink a provider account from its user and delete that user's stored token there."""
+    with session_scope() as session:
+        identity = accounts.find_identity(session, provider, external_id=external_id)
+        gone = None if identity is None else accounts.revoke_link(session, identity.id)
+        owner = gone.user.name if gone is not None else None
+    if owner is None:
+        fail(f"no {provider} account {external_id} is linked; `resolver users list` shows links")
+    console.print(f"revoked {provider}:{external_id} of {owner}")
+
+
 @tokens_app.command("set")
 def tokens_set(
     provider: str = typer.Option(..., help="An installed provider (resolver doctor lists them)."),

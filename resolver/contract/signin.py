@@ -5,7 +5,7 @@ Authlib and asks these functions the rest. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from resolver.core.settings import Settings
@@ -17,6 +17,42 @@ class SignInError(Exception):
 
 class ForgeUnreachableError(Exception):
     """The forge did not answer a viewer's question; nothing may be concluded from it."""
+
+
+class RefreshRefusedError(Exception):
+    """The forge refused a refresh token (the person revoked the app, or it was used or
+    expired): only signing in again gives a new one."""
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """What a forge's token endpoint issued: the access token, and, when it expires, how long
+    it lasts and the refresh token that renews it (seconds; None: no end)."""
+
+    access_token: str
+    expires_in: int | None = None
+    refresh_token: str | None = None
+    refresh_expires_in: int | None = None
+
+    def __repr__(self) -> str:
+        return f"IssuedToken(<hidden>, expires_in={self.expires_in})"
+
+
+def issued_token(answer: Mapping[str, object]) -> IssuedToken:
+    """An OAuth 2.0 token answer (RFC 6749 section 5.1, plus GitHub's
+    `refresh_token_expires_in`) as an IssuedToken; KeyError without an access token."""
+
+    def seconds(name: str) -> int | None:
+        value = answer.get(name)
+        return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
+
+    refresh = answer.get("refresh_token")
+    return IssuedToken(
+        access_token=str(answer["access_token"]),
+        expires_in=seconds("expires_in"),
+        refresh_token=str(refresh) if refresh else None,
+        refresh_expires_in=seconds("refresh_token_expires_in"),
+    )
 
 
 @dataclass(frozen=True)
@@ -58,11 +94,13 @@ NO_ACCESS = RepoAccess(read=False, push=False)
 @dataclass(frozen=True)
 class SignIn:
     """A forge's sign-in: its OAuth client (None when not configured), who a token belongs to,
-    and what that token may do on a repository (`owner/name`)."""
+    what that token may do on a repository (`owner/name`), and a refresh token traded for new
+    tokens (RefreshRefusedError when the forge refuses it)."""
 
     client: Callable[[Settings], OAuthClient | None]
     person: Callable[[Settings, str], Person]
     access: Callable[[Settings, str, str], RepoAccess]
+    refresh: Callable[[Settings, str], IssuedToken]
 
 
 @dataclass(frozen=True)
@@ -73,3 +111,12 @@ class IdentityProof:
 
     client: Callable[[Settings], OAuthClient | None]
     whoami: Callable[[Settings, str], Person]
+
+
+def sign_in_again(display_name: str, settings: Settings) -> str:
+    """What a person is told when the forge refused their stored token."""
+    url = f"{settings.public_url.rstrip('/')}/signin?next=/me"
+    return (
+        f"your {display_name} authorization was revoked or has expired; sign in again at "
+        f"{url} to renew it"
+    )

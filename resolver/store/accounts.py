@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Final
 
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
-from resolver.store.models import Identity, Installation, User
+from resolver.store.models import Credential, Identity, Installation, Job, User, utcnow
+from resolver.store.secrets import forget_tokens, token_state
+
+# A link nobody signed in with and no job came from for this long is worth a look.
+STALE_AFTER: Final = timedelta(days=90)
 
 
 class AccountError(Exception):
@@ -166,10 +173,107 @@ def identities(session: Session, user_id: int) -> list[Identity]:
 
 
 def unlink(session: Session, user_id: int, identity_id: int) -> Identity | None:
-    """Remove one of the user's own linked identities; None when it is not theirs."""
+    """Remove one of the user's own linked identities, and their stored tokens of its provider;
+    None when it is not theirs."""
     identity = session.get(Identity, identity_id)
     if identity is None or identity.user_id != user_id:
         return None
+    forget_tokens(session, identity.provider, user_id)
+    session.delete(identity)
+    session.flush()
+    return identity
+
+
+def signed_in(session: Session, provider: str, external_id: str) -> Identity | None:
+    """Note that the person behind this identity signed in now; their identity, if linked."""
+    identity = find_identity(session, provider, external_id=external_id)
+    if identity is not None:
+        identity.signed_in_at = utcnow()
+    return identity
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """A linked identity as the admin sees it: whose it is, when it was last used, how its
+    owner's forge token stands, and whether it looks stale."""
+
+    identity_id: int
+    user: str
+    provider: str
+    account: str
+    linked_at: datetime
+    signed_in_at: datetime | None
+    last_job_at: datetime | None
+    token: str
+    stale: bool
+
+
+def links(session: Session, now: datetime | None = None) -> list[LinkRow]:
+    """Every linked identity, by user and provider."""
+    now = now or utcnow()
+    last_jobs: dict[int | None, datetime] = {
+        requester: when
+        for requester, when in session.execute(
+            select(Job.requester_id, func.max(Job.created_at))
+            .where(Job.requester_id.is_not(None))
+            .group_by(Job.requester_id)
+        )
+    }
+    found = session.execute(
+        select(Identity, User.name)
+        .join(User, User.id == Identity.user_id)
+        .order_by(User.name, Identity.provider, Identity.id)
+    )
+    tokens = newest_user_tokens(session)
+    return [_link_row(i, name, last_jobs.get(i.user_id), tokens, now) for i, name in found]
+
+
+def _link_row(
+    identity: Identity,
+    user: str,
+    last_job: datetime | None,
+    tokens: dict[tuple[int, str], Credential],
+    now: datetime,
+) -> LinkRow:
+    token = token_state(tokens.get((identity.user_id, identity.provider)), now)
+    used = max(t for t in (identity.created_at, identity.signed_in_at, last_job) if t is not None)
+    return LinkRow(
+        identity_id=identity.id,
+        user=user,
+        provider=identity.provider,
+        account=f"@{identity.login} ({identity.external_id})"
+        if identity.login
+        else identity.external_id,
+        linked_at=identity.created_at,
+        signed_in_at=identity.signed_in_at,
+        last_job_at=last_job,
+        token=token,
+        stale=token == "revoked" or now - used > STALE_AFTER,
+    )
+
+
+def newest_user_tokens(
+    session: Session, user_id: int | None = None
+) -> dict[tuple[int, str], Credential]:
+    """Each user's newest stored token per provider (of one user, when given)."""
+    query = select(Credential).where(Credential.user_id.is_not(None))
+    if user_id is not None:
+        query = query.where(Credential.user_id == user_id)
+    newest: dict[tuple[int, str], Credential] = {}
+    for credential in session.scalars(query.order_by(Credential.updated_at, Credential.id)):
+        assert credential.user_id is not None
+        newest[(credential.user_id, credential.provider)] = credential
+    return newest
+
+
+def revoke_link(session: Session, identity_id: int) -> Identity | None:
+    """Remove any linked identity and its user's stored tokens of that provider (an admin's
+    act); None when there is no such identity."""
+    # Its user is loaded with it: the caller may name whose link was removed.
+    identity = session.get(Identity, identity_id, options=[joinedload(Identity.user)])
+    if identity is None:
+        return None
+    forget_tokens(session, identity.provider, identity.user_id)
     session.delete(identity)
     session.flush()
     return identity

@@ -73,6 +73,8 @@ class Identity(Base):
     external_id: Mapped[str] = mapped_column(String(200))
     login: Mapped[str | None] = mapped_column(String(200), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # When its owner last signed in to the web app with it (None: never since linking).
+    signed_in_at: Mapped[datetime | None]
 
     user: Mapped[User] = relationship(back_populates="identities")
 
@@ -107,6 +109,8 @@ class Credential(Base):
     ciphertext: Mapped[str] = mapped_column(Text)
     refresh_ciphertext: Mapped[str | None] = mapped_column(Text)
     expires_at: Mapped[datetime | None]
+    # When the forge refused it (a 401, or its refresh token refused): sign in again.
+    revoked_at: Mapped[datetime | None]
     user_id: Mapped[int | None] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), index=True
     )

@@ -87,7 +87,8 @@ def store_credential(
     expires_at: datetime | None = None,
     refresh: str | None = None,
 ) -> Credential:
-    """Insert or replace the owner's credential of this provider and kind."""
+    """Insert or replace the owner's credential of this provider and kind (a new one is not
+    revoked, whatever the one it replaces was)."""
     existing = session.scalars(
         select(Credential).where(
             Credential.provider == provider,
@@ -105,6 +106,7 @@ def store_credential(
     cred.refresh_ciphertext = vault.encrypt(refresh) if refresh else None
     cred.scope = scope
     cred.expires_at = expires_at
+    cred.revoked_at = None
     session.add(cred)
     session.flush()
     return cred

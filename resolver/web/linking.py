@@ -25,10 +25,13 @@ from resolver.store import accounts, jobs, notices
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
 from resolver.store.models import Notice, User, utcnow
+from resolver.store.secrets import save_oauth_token, token_state
+from resolver.store.vault import Vault
 from resolver.web import proofs
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
 from resolver.web.context import current_viewer, page, to_signin, web_of
+from resolver.web.session import take_grant
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -134,10 +137,16 @@ async def link(request: Request) -> Response:
         return claim
     settings = web_of(request).settings
     proven = proofs.proven(request, str(request.path_params["token"]), claim)
+    grant = take_grant(request, settings)
+    forge = viewer.person
 
     def act() -> tuple[int | None, list[int]]:
         with session_scope() as session:
             user = _link_user(session, claim, viewer, proven)
+            accounts.signed_in(session, forge.provider, forge.external_id)
+            if grant is not None:  # the forge token they signed in with, now theirs
+                vault = Vault(settings.fernet_keys)
+                save_oauth_token(session, vault, forge.provider, user.id, *grant)
             since = utcnow() - timedelta(seconds=settings.linked_request_seconds)
             waiting = notices.waiting_request(session, claim.provider, claim.external_id, since)
             job_id, callbacks = (None, []) if waiting is None else _run(session, waiting, user)
@@ -207,16 +216,23 @@ async def me_page(request: Request) -> Response:
     if viewer is None:
         return to_signin(request)
 
-    def load() -> list[Any]:
+    def load() -> tuple[list[Any], dict[str, str]]:
         if viewer.user_id is None:
-            return []
+            return [], {}
         with session_scope() as session:
             found = accounts.identities(session, viewer.user_id)
+            now = utcnow()
+            tokens = {
+                provider: token_state(credential, now)
+                for (_, provider), credential in accounts.newest_user_tokens(
+                    session, viewer.user_id
+                ).items()
+            }
             session.expunge_all()
-            return found
+            return found, tokens
 
-    linked = await run_in_threadpool(load)
-    return page(request, "me.html", viewer, identities=linked, display=_display)
+    linked, tokens = await run_in_threadpool(load)
+    return page(request, "me.html", viewer, identities=linked, tokens=tokens, display=_display)
 
 
 async def unlink(request: Request) -> Response:

@@ -17,7 +17,7 @@ from resolver.callbacks.record import pull_word
 from resolver.contract.signin import ForgeUnreachableError, SignInError
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, is_terminal
-from resolver.store import browse, jobs
+from resolver.store import accounts, browse, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
 from resolver.web import steps
@@ -237,6 +237,7 @@ async def admin_page(request: Request) -> Response:
                 "queues": queues,
                 "oldest": oldest,
                 "users": browse.users(session),
+                "links": accounts.links(session, now),
                 "tokens": browse.tokens(session),
                 "routes": browse.routes(session),
                 "running": browse.count_in_state(session, JobState.RUNNING),

@@ -13,7 +13,17 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from resolver.core.settings import Settings
-from resolver.web import actions, api, linking, live, operator, proofs, schedules, signin
+from resolver.web import (
+    actions,
+    api,
+    linking,
+    links,
+    live,
+    operator,
+    proofs,
+    schedules,
+    signin,
+)
 from resolver.web import pages as pages_
 from resolver.web.context import HERE, Web
 from resolver.web.session import middleware_options
@@ -44,6 +54,7 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/schedules/{schedule_id}/run", schedules.run_now, ["POST"]),
         ("/admin", pages_.admin_page, ["GET"]),
         ("/setup/start/{token}", operator.start, ["GET"]),
+        ("/admin/links/{identity_id}/revoke", links.revoke, ["POST"]),
         ("/link/{token}", linking.link_page, ["GET"]),
         ("/link/{token}", linking.link, ["POST"]),
         ("/link/{token}/prove", proofs.start, ["GET"]),

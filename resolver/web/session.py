@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from resolver.contract.signin import Person
+from resolver.contract.signin import IssuedToken, Person
 from resolver.core.settings import Settings
 from resolver.store.vault import Vault, VaultError
 
@@ -63,6 +65,25 @@ def signed_in(request: Request, settings: Settings) -> SignedIn | None:
     except (VaultError, KeyError):
         return None
     return SignedIn(person, token)
+
+
+def keep_grant(request: Request, issued: IssuedToken, settings: Settings) -> None:
+    """The tokens of someone not linked yet, sealed, until they link (`take_grant`)."""
+    grant = {**asdict(issued), "at": datetime.now(UTC).isoformat()}
+    request.session["grant"] = Vault(settings.fernet_keys).encrypt(json.dumps(grant))
+
+
+def take_grant(request: Request, settings: Settings) -> tuple[IssuedToken, datetime] | None:
+    """The tokens `keep_grant` kept, and when they were issued; once."""
+    sealed = request.session.pop("grant", None)
+    if not isinstance(sealed, str):
+        return None
+    try:
+        grant = json.loads(Vault(settings.fernet_keys).decrypt(sealed).reveal())
+        at = datetime.fromisoformat(grant.pop("at"))
+        return IssuedToken(**grant), at
+    except (VaultError, ValueError, TypeError, KeyError):
+        return None
 
 
 def csrf_token(request: Request) -> str:

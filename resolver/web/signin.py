@@ -14,11 +14,22 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from integrations import registry
-from resolver.contract.signin import ForgeUnreachableError, OAuthClient, SignInError
-from resolver.core.logs import log
+from resolver.contract.signin import (
+    ForgeUnreachableError,
+    IssuedToken,
+    OAuthClient,
+    Person,
+    SignInError,
+    issued_token,
+)
+from resolver.core.logs import log, register_secret
 from resolver.core.settings import Settings
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.store.secrets import save_oauth_token
+from resolver.store.vault import Vault
 from resolver.web.context import page, web_of
-from resolver.web.session import csrf_ok, safe_next, sign_in
+from resolver.web.session import csrf_ok, keep_grant, safe_next, sign_in
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +124,9 @@ async def done(request: Request) -> Response:
         return await signin_page(request)
     try:
         token = await client.authorize_access_token(request)
-        access_token = str(token["access_token"])
+        issued = issued_token(token)
+        access_token = issued.access_token
+        register_secret(access_token)
         person = await run_in_threadpool(forge.sign_in.person, web.settings, access_token)
     except (OAuthError, KeyError, SignInError, ForgeUnreachableError) as error:
         log(logger, logging.WARNING, "web.signin_failed", forge=name, error=type(error).__name__)
@@ -128,9 +141,24 @@ async def done(request: Request) -> Response:
             next="/jobs",
         )
     target = safe_next(request.session.get("next"))
+    linked = await run_in_threadpool(remember, web.settings, person, issued)
     sign_in(request, person, access_token, web.settings)
-    log(logger, logging.INFO, "web.signed_in", forge=name, login=person.login)
+    if not linked:
+        keep_grant(request, issued, web.settings)  # stored if they link in this session
+    log(logger, logging.INFO, "web.signed_in", forge=name, login=person.login, linked=linked)
     return RedirectResponse(target, status_code=303)
+
+
+def remember(settings: Settings, person: Person, issued: IssuedToken) -> bool:
+    """Keep a linked person's fresh token as their stored one (replacing a refused one), and
+    when they signed in; False when the account is not linked to anyone."""
+    with session_scope() as session:
+        identity = accounts.signed_in(session, person.provider, person.external_id)
+        if identity is None:
+            return False
+        vault = Vault(settings.fernet_keys)
+        save_oauth_token(session, vault, person.provider, identity.user_id, issued)
+        return True
 
 
 async def signout(request: Request) -> Response:

@@ -49,7 +49,12 @@ from tests.support.github_conformance import (
     openapi_operation,
     openapi_operations,
 )
-from tests.support.github_oauth import OAUTH_ROUTES, Authorization, OAuthWeb
+from tests.support.github_oauth import (
+    OAUTH_ROUTES,
+    Authorization,
+    OAuthWeb,
+    revoke_authorization,
+)
 from tests.support.github_repos import (
     LEGACY_PERMISSION,
     create_access_token,
@@ -161,6 +166,10 @@ class GitHubAPI(RestStandIn):
         """An OAuth app (or a GitHub App's client) that may send people to sign in."""
         self.oauth.apps[client_id] = client_secret
 
+    def revoke_authorization(self, login: str) -> None:
+        """`login` revokes the OAuth app in their GitHub settings."""
+        revoke_authorization(self, login)
+
     def sign_in_as(self, login: str, user_id: int | None = None) -> None:
         """Who the browser is signed in to GitHub as: the person who approves apps.
         `user_id` fixes the login's numeric id."""
@@ -213,7 +222,8 @@ class GitHubAPI(RestStandIn):
             problem = self._check_jwt(authorization)
             login = f"app/{self.app_id}"
         else:
-            login = self.tokens.get(authorization.partition(" ")[2], "")
+            sent = authorization.partition(" ")[2]
+            login = "" if self.oauth.expired(sent) else self.tokens.get(sent, "")
             problem = (
                 None
                 if login and authorization.startswith(("token ", "Bearer "))

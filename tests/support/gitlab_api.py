@@ -39,7 +39,13 @@ from tests.support.gitlab_notes import (
     list_notes,
     update_note,
 )
-from tests.support.gitlab_oauth import EXPIRED, OAUTH_ROUTES, Authorization, OAuthWeb
+from tests.support.gitlab_oauth import (
+    EXPIRED,
+    OAUTH_ROUTES,
+    Authorization,
+    OAuthWeb,
+    revoke_authorization,
+)
 from tests.support.gitlab_projects import (
     create_merge_request,
     get_current_user,
@@ -140,6 +146,10 @@ class GitLabAPI(RestStandIn):
     def add_oauth_app(self, client_id: str, client_secret: str) -> None:
         """An OAuth application that may send people to sign in."""
         self.oauth.apps[client_id] = client_secret
+
+    def revoke_authorization(self, username: str) -> None:
+        """`username` revokes the OAuth application in their GitLab settings."""
+        revoke_authorization(self, self.add_user(username))
 
     def sign_in_as(self, username: str, user_id: int | None = None) -> int:
         """Who the browser is signed in to GitLab as: the person who approves applications.

@@ -186,6 +186,19 @@ def _issue(api: GitLabAPI, grant: Grant) -> Reply:
     )
 
 
+def revoke_authorization(api: GitLabAPI, user_id: int) -> None:
+    """The person revokes the application in their GitLab settings: its tokens stop working."""
+    oauth = api.oauth
+    with api.lock:
+        gone = {token for token, grant in oauth.access_tokens.items() if grant.user_id == user_id}
+        for refresh, access in list(oauth.refresh_tokens.items()):
+            if access in gone:
+                del oauth.refresh_tokens[refresh]
+        for access in gone:
+            del oauth.access_tokens[access]
+            api.tokens.pop(access, None)
+
+
 def _error(status: int, error: str) -> Reply:
     return status, {"error": error, "error_description": DESCRIPTIONS[error]}, {}
 

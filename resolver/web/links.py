@@ -1,0 +1,50 @@
+"""The admin's view of every linked identity, and their revoking of any one of them."""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from integrations import registry
+from resolver.core.logs import log
+from resolver.store import accounts
+from resolver.store.db import session_scope
+from resolver.web.actions import checked_viewer
+from resolver.web.context import not_found
+
+logger = logging.getLogger(__name__)
+
+
+async def revoke(request: Request) -> Response:
+    """`POST /admin/links/{identity_id}/revoke`: the identity is unlinked and its user's
+    stored token of that provider deleted. Anyone but an admin is told there is nothing here."""
+    checked = await checked_viewer(request)
+    if isinstance(checked, Response):
+        return checked
+    if not checked.admin:
+        return not_found(request, checked)
+    raw = str(request.path_params["identity_id"])
+
+    def act() -> str | None:
+        if not raw.isdigit():
+            return None
+        with session_scope() as session:
+            gone = accounts.revoke_link(session, int(raw))
+            if gone is None:
+                return None
+            found = registry.find(gone.provider)
+            name = found.display_name if found else gone.provider
+            return f"{name} {gone.login or gone.external_id} of {gone.user.name}"
+
+    gone = await run_in_threadpool(act)
+    if gone is not None:
+        log(logger, logging.INFO, "web.link_revoked", identity=raw, by=checked.person.login)
+    request.session["flash"] = (
+        f"Revoked the link of {gone}, and deleted their stored token there."
+        if gone
+        else "Nothing was revoked: that link no longer exists."
+    )
+    return RedirectResponse("/admin", status_code=303)
