@@ -92,10 +92,11 @@ async def link(request: Request) -> Response:
             user = accounts.self_link(
                 session, claim.provider, claim.external_id, viewer.person.login
             )
-            accounts.signed_in(session, claim.provider, claim.external_id)
-            if grant is not None:  # the token they signed in with, now theirs
+            signed = viewer.person
+            accounts.signed_in(session, signed.provider, signed.external_id)
+            if grant is not None:  # the forge token they signed in with (whatever the link names)
                 vault = Vault(settings.fernet_keys)
-                save_oauth_token(session, vault, claim.provider, user.id, *grant)
+                save_oauth_token(session, vault, signed.provider, user.id, *grant)
             since = utcnow() - timedelta(seconds=settings.linked_request_seconds)
             waiting = notices.waiting_request(session, claim.provider, claim.external_id, since)
             job_id, callbacks = (None, []) if waiting is None else _run(session, waiting, user)
