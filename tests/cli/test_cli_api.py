@@ -39,6 +39,32 @@ def test_users_and_tokens_from_stdin(resolver_env) -> None:
     assert b"tok-xyz-987" not in db
 
 
+def test_users_revoke_removes_the_link_and_the_users_token_there(resolver_env) -> None:
+    from sqlalchemy import select
+
+    from resolver.store import accounts
+    from resolver.store.db import session_scope
+    from resolver.store.models import Credential, Identity
+    from resolver.store.vault import Vault, store_credential
+
+    with session_scope() as session:
+        ada = accounts.add_user(session, "ada")
+        accounts.link_identity(session, "ada", "github", "583231", "ada")
+        accounts.link_identity(session, "ada", "slack", "T1:U1")
+        vault = Vault([resolver_env.vars["RESOLVER_SECRET_KEYS"]])
+        store_credential(
+            session, vault, provider="github", kind="oauth", secret="tok-1", user_id=ada.id
+        )
+    env = resolver_env.child_env()
+    revoked = cli(env, "users", "revoke", "--provider", "github", "--external-id", "583231")
+    assert revoked.returncode == 0 and "revoked github:583231 of ada" in revoked.stdout
+    with session_scope() as session:
+        assert [i.provider for i in session.scalars(select(Identity))] == ["slack"]
+        assert session.scalars(select(Credential)).all() == [], "its github token went too"
+    again = cli(env, "users", "revoke", "--provider", "github", "--external-id", "583231")
+    assert again.returncode == 1 and "no github account 583231 is linked" in again.stdout
+
+
 def test_jobs_list_json_carries_the_contract_fields(resolver_env) -> None:
     job_id = new_job()
     done = cli(resolver_env.child_env(), "jobs", "list", "--json")
