@@ -13,7 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from resolver.core.settings import Settings
-from resolver.web import actions, api, linking, live, operator, proofs, schedules, signin
+from resolver.web import actions, api, linking, live, operator, proofs, schedules, setup, signin
 from resolver.web import pages as pages_
 from resolver.web.context import HERE, Web
 from resolver.web.session import middleware_options
@@ -44,6 +44,10 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/schedules/{schedule_id}/run", schedules.run_now, ["POST"]),
         ("/admin", pages_.admin_page, ["GET"]),
         ("/setup/start/{token}", operator.start, ["GET"]),
+        ("/setup", setup.setup_page, ["GET"]),
+        ("/setup/github/manifest", setup.github_manifest, ["POST"]),
+        ("/setup/github/done", setup.github_done, ["GET"]),
+        ("/setup/github/rotate", setup.github_rotate, ["POST"]),
         ("/link/{token}", linking.link_page, ["GET"]),
         ("/link/{token}", linking.link, ["POST"]),
         ("/link/{token}/prove", proofs.start, ["GET"]),
