@@ -86,8 +86,14 @@ def state_ok(kept: object, returned: object, now: float) -> bool:
     expected, at = kept.get("state"), kept.get("at")
     if not isinstance(expected, str) or not expected or not isinstance(at, (int, float)):
         return False
-    fresh = 0 <= now - at < STATE_SECONDS
-    return fresh and hmac.compare_digest(expected.encode(), returned.encode())
+    return 0 <= now - at < STATE_SECONDS and state_matches(expected, returned)
+
+
+def state_matches(expected: str, returned: object) -> bool:
+    """Compared in constant time; an empty state matches nothing."""
+    if not expected or not isinstance(returned, str):
+        return False
+    return hmac.compare_digest(expected.encode(), returned.encode())
 
 
 @dataclass(frozen=True)
