@@ -65,9 +65,14 @@ class Manifests:
     clock: Any = time.time
 
 
-def new_app_page(api: GitHubAPI, method: str, raw_path: str, headers: dict[str, str], raw: bytes):
+def new_app_page(
+    api: GitHubAPI, method: str, raw_path: str, headers: dict[str, str], raw: bytes
+) -> Reply | None:
     """The "Register new GitHub App" page, or None when the path is another one."""
-    found = NEW_APP.match(urlsplit(raw_path).path)
+    path = urlsplit(raw_path).path
+    if path == "/favicon.ico":  # what a browser on that page asks for too; not the REST API
+        return html_page(404, "Page not found", "No icon here.")
+    found = NEW_APP.match(path)
     if found is None:
         return None
     if method != "POST":
