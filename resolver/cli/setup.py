@@ -138,11 +138,12 @@ def _code_from_browser(org: str | None, name: str | None, port: int, wait: float
         typer.echo(f"Open {listener.url}/ in a browser on this machine, signed in to GitHub,")
         typer.echo("and press Create. From elsewhere, forward the port (`ssh -L`) first, or copy")
         typer.echo("the code from the address GitHub ends on: `resolver setup github --code CODE`.")
-        thread = threading.Thread(target=listener.serve_forever, args=(0.1,), daemon=True)
-        thread.start()
-        if not listener.done.wait(wait):
-            raise SetupError(f"GitHub did not send the browser back within {wait:.0f} s")
+        threading.Thread(target=listener.serve_forever, args=(0.1,), daemon=True).start()
+        try:
+            if not listener.done.wait(wait):
+                raise SetupError(f"GitHub did not send the browser back within {wait:.0f} s")
+        finally:
+            listener.shutdown()
     finally:
-        listener.shutdown()
         listener.server_close()
     return listener.code or ""

@@ -169,3 +169,10 @@ def test_cli_claims_a_pasted_code_once_and_rotates_the_secret(ghes: GitHubAPI) -
     reset_caches()
     secret = get_settings().github_webhook_secret
     assert secret is not None and secret.get_secret_value() == created.webhook_secret
+
+
+def test_cli_refuses_a_bad_organisation_before_listening(ghes: GitHubAPI) -> None:
+    done = CliRunner().invoke(cli, ["setup", "github", "--org", "-octo"])
+    assert done.exit_code == 1
+    assert "is not a GitHub account or organisation name" in " ".join(done.output.split())
+    assert not ghes.manifests.posted
