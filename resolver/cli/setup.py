@@ -20,16 +20,27 @@ from rich.console import Console
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
 from resolver.onboarding import github
+from resolver.onboarding.operator import OPERATOR_LINK_SECONDS, operator_url
 from resolver.store import configured
 from resolver.store.db import session_scope
 
 console = Console()
-app = typer.Typer(help="Set up providers: the GitHub App from a manifest.", no_args_is_help=True)
+app = typer.Typer(
+    help="Set up providers: the operator's link to /setup, the GitHub App from a manifest.",
+    no_args_is_help=True,
+)
 
 
 def fail(message: str) -> NoReturn:
     console.print(f"[red]error:[/red] {message}")
     raise typer.Exit(1)
+
+
+@app.command("url")
+def setup_url() -> None:
+    """Print a link that opens /setup as an admin, before anyone can sign in."""
+    typer.echo(operator_url(get_settings()))
+    typer.echo(f"(it works for {OPERATOR_LINK_SECONDS // 60} minutes)", err=True)
 
 
 @app.command("github")

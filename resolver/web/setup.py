@@ -29,7 +29,6 @@ from resolver.store.db import session_scope
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
 from resolver.web.context import current_viewer, not_found, page, to_signin
-from resolver.web.signin import build_oauth
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +157,6 @@ async def github_done(request: Request) -> Response:
         finished = await run_in_threadpool(_finish, request.query_params.get("code", ""))
     except SetupError as error:
         return _back(request, f"{error} Nothing was stored.")
-    request.app.state.oauth = build_oauth(get_settings())  # sign-in with the new App's client
     app = finished.app
     request.session[CREATED] = {
         "slug": app.slug,

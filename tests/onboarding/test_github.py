@@ -176,3 +176,9 @@ def test_cli_refuses_a_bad_organisation_before_listening(ghes: GitHubAPI) -> Non
     assert done.exit_code == 1
     assert "is not a GitHub account or organisation name" in " ".join(done.output.split())
     assert not ghes.manifests.posted
+
+
+def test_cli_prints_the_operators_link_to_setup(ghes: GitHubAPI) -> None:
+    done = CliRunner().invoke(cli, ["setup", "url"])
+    assert done.exit_code == 0
+    assert done.stdout.startswith(f"{PUBLIC_URL}/setup/start/")
