@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from integrations.github.app_setup import APP_FROM_MANIFEST
 from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
 from integrations.github.signin import SIGN_IN
@@ -63,4 +64,5 @@ PROVIDER = Provider(
     pull_word="pull request",
     co_author=_co_author,
     sign_in=SIGN_IN,
+    app_from_manifest=APP_FROM_MANIFEST,
 )

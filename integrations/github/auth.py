@@ -83,7 +83,8 @@ def _private_key(settings: Settings) -> str:
         ) from None
 
 
-def _app_jwt(settings: Settings) -> str:
+def app_jwt(settings: Settings) -> str:
+    """A fresh JWT of the App (`build_app_jwt`), from its configured id and key."""
     if not app_configured(settings):
         raise GitHubAuthError(
             "the GitHub App is not configured: create it at /setup (or `resolver setup github`), "
@@ -131,7 +132,7 @@ class InstallationTokens:
             self._tokens.clear()
 
     def _mint(self, settings: Settings, installation_id: int, repository: str | None) -> _Cached:
-        bearer = {"Authorization": f"Bearer {_app_jwt(settings)}"}
+        bearer = {"Authorization": f"Bearer {app_jwt(settings)}"}
         scope: dict[str, Any] = {}
         if repository:
             scope = {

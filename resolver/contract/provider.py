@@ -10,6 +10,7 @@ from typing import Literal
 
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
+from resolver.contract.setup import AppFromManifest
 from resolver.contract.signin import IdentityProof, SignIn
 
 ConversationKind = Literal["issue", "thread", "ticket"]
@@ -45,6 +46,8 @@ class Provider:
     """How people prove they hold an account on it (chats and trackers), to link it."""
     post_private: PrivatePost | None = None
     """Posts text in a trigger's conversation that only the sender (by external id) sees."""
+    app_from_manifest: AppFromManifest | None = None
+    """How `/setup` creates its app from a manifest (GitHub)."""
 
     @property
     def is_forge(self) -> bool:

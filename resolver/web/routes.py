@@ -22,6 +22,7 @@ from resolver.web import (
     operator,
     proofs,
     schedules,
+    setup,
     signin,
 )
 from resolver.web import pages as pages_
@@ -55,6 +56,10 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/admin", pages_.admin_page, ["GET"]),
         ("/setup/start/{token}", operator.start, ["GET"]),
         ("/admin/links/{identity_id}/revoke", links.revoke, ["POST"]),
+        ("/setup", setup.setup_page, ["GET"]),
+        ("/setup/github/manifest", setup.github_manifest, ["POST"]),
+        ("/setup/github/done", setup.github_done, ["GET"]),
+        ("/setup/github/rotate", setup.github_rotate, ["POST"]),
         ("/link/{token}", linking.link_page, ["GET"]),
         ("/link/{token}", linking.link, ["POST"]),
         ("/link/{token}/prove", proofs.start, ["GET"]),

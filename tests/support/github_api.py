@@ -49,6 +49,7 @@ from tests.support.github_conformance import (
     openapi_operation,
     openapi_operations,
 )
+from tests.support.github_manifest import MANIFEST_ROUTES, Manifests, new_app_page, public_key_of
 from tests.support.github_oauth import (
     OAUTH_ROUTES,
     Authorization,
@@ -142,6 +143,7 @@ class GitHubAPI(RestStandIn):
         self.review_comments: dict[int, Comment] = {}
         self.pulls: list[Pull] = []
         self.oauth = OAuthWeb()
+        self.manifests = Manifests()  # Apps created from a manifest (github_manifest)
         self.user_ids: dict[str, int] = {}  # login -> its numeric id
         self._ids = iter(range(1_000_001, 10**9))
         super().__init__(ROUTES, prefix.rstrip("/"))
@@ -215,12 +217,21 @@ class GitHubAPI(RestStandIn):
     def reply_headers(self) -> dict[str, str]:
         return {"X-GitHub-Request-Id": secrets.token_hex(8).upper()}
 
+    def handle(
+        self, method: str, raw_path: str, headers: dict[str, str], raw: bytes
+    ) -> Reply | None:
+        page = new_app_page(self, method, raw_path, headers, raw)
+        return page if page is not None else super().handle(method, raw_path, headers, raw)
+
     def serve(self, call: Routed) -> Reply:
-        """App routes take the App's JWT; every other route a token it minted or was given."""
+        """App routes take an App's JWT; a manifest's code needs nothing else; every other
+        route a token the stand-in minted or was given."""
         authorization = call.headers.get("authorization", "")
-        if call.route.startswith("POST /app/"):
-            problem = self._check_jwt(authorization)
-            login = f"app/{self.app_id}"
+        path = call.route.split(" ", 1)[1]
+        if path.startswith("/app-manifests/"):
+            problem, login = None, ""
+        elif path == "/app" or path.startswith("/app/"):
+            problem, login = self._check_jwt(authorization)
         else:
             sent = authorization.partition(" ")[2]
             login = "" if self.oauth.expired(sent) else self.tokens.get(sent, "")
@@ -262,24 +273,31 @@ class GitHubAPI(RestStandIn):
         headers = {"Link": ", ".join(f'<{url(n)}>; rel="{rel}"' for rel, n in links)}
         return items[(page - 1) * per_page : page * per_page], headers if links else {}
 
-    def _check_jwt(self, authorization: str) -> str | None:
+    def _check_jwt(self, authorization: str) -> tuple[str | None, str]:
+        """A problem with an App's JWT (None: fine), and the login it acts as (`app/ID`)."""
+        undecodable = "A JSON web token could not be decoded", ""
         if not authorization.startswith("Bearer "):
-            return "A JSON web token could not be decoded"
+            return undecodable
+        try:
+            issuer = str(jwt.decode(authorization[7:], options={"verify_signature": False})["iss"])
+        except (jwt.PyJWTError, KeyError):
+            return undecodable
+        public_key = public_key_of(self, issuer)
+        if public_key is None:
+            return "Integration not found", ""
         try:
             claims = jwt.decode(
                 authorization[7:],
-                self.public_key,
+                public_key,
                 algorithms=["RS256"],
                 options={"require": ["iat", "exp", "iss"]},
             )
         except jwt.PyJWTError:
-            return "A JSON web token could not be decoded"
+            return undecodable
         self.jwt_claims.append(claims)
-        if str(claims["iss"]) != self.app_id:
-            return "Integration not found"
         if claims["exp"] > time.time() + 600:
-            return "'Expiration time' claim ('exp') is too far in the future"
-        return None
+            return "'Expiration time' claim ('exp') is too far in the future", ""
+        return None, f"app/{issuer}"
 
     def repo(self, request: Request) -> Repo | None:
         return self.repos.get(f"{request.params['owner']}/{request.params['repo']}")
@@ -344,5 +362,6 @@ ROUTES: dict[str, Handler] = {
     "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments": list_review_comments,
     "PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}": update_review_comment,
     "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions": create_review_reaction,
+    **MANIFEST_ROUTES,
 }
 ROUTE_KEYS = frozenset(ROUTES)
