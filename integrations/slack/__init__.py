@@ -8,6 +8,7 @@ from integrations.slack.verify import verify_request
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 
@@ -44,6 +45,12 @@ def _route_scope(trigger: TriggerContext) -> str | None:
     return channel if isinstance(channel, str) and channel else None
 
 
+def _setup() -> ProviderSetup:
+    from integrations.slack.app_setup import SETUP
+
+    return SETUP
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="slack",
@@ -54,4 +61,5 @@ PROVIDER = Provider(
     kind="thread",
     route_scope=_route_scope,
     greets_by_login=False,
+    setup=_setup,
 )

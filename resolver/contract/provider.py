@@ -10,6 +10,7 @@ from typing import Literal
 
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
+from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import SignIn
 
 ConversationKind = Literal["issue", "thread", "ticket"]
@@ -39,6 +40,9 @@ class Provider:
     """How the forge credits a commit to a person: name and no-reply address."""
     sign_in: SignIn | None = None
     """How people sign in to the web app with it (forges only)."""
+    setup: Callable[[], ProviderSetup] | None = None
+    """How `/setup` registers its webhook or creates its app (`contract.setup`), loaded on
+    first use: no process imports the set-up clients until it sets something up."""
 
     @property
     def is_forge(self) -> bool:

@@ -189,6 +189,20 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(
         default=None, description="Slack signing secret; unset turns /webhooks/slack off."
     )
+    # The Slack app `resolver setup slack` creates (the identity-proof helper names the same
+    # client id, secret and web URL for Sign in with Slack).
+    slack_web_url: str = Field(
+        default="https://slack.com", description="Slack's web address (Sign in with Slack)."
+    )
+    slack_app_id: str | None = Field(
+        default=None, description="The Slack app's id, as `resolver setup slack` created it."
+    )
+    slack_client_id: str | None = Field(
+        default=None, description="The Slack app's client id, for proving a Slack account."
+    )
+    slack_client_secret: SecretStr | None = Field(
+        default=None, description="The Slack app's client secret."
+    )
     jira_webhook_secret: SecretStr | None = Field(
         default=None, description="Jira admin webhook secret (X-Hub-Signature)."
     )
