@@ -194,5 +194,10 @@ def install(
 
 
 SETUP: Final = ProviderSetup(
-    app=AppSetup(create=create_app, authorize_url=authorize_url, install=install)
+    app=AppSetup(
+        create=create_app,
+        authorize_url=authorize_url,
+        install=install,
+        redirect_path=INSTALLED_PATH,
+    )
 )

@@ -100,6 +100,8 @@ class AppSetup:
     """(settings, client id, redirect URI, state) → where the admin approves the install."""
     install: Callable[[Settings, str, str, str, str], Installation]
     """(settings, client id, client secret, code, redirect URI) → the bot token."""
+    redirect_path: str
+    """Where the provider sends the admin back after the install (below the public URL)."""
 
 
 @dataclass(frozen=True)
