@@ -13,6 +13,7 @@ regenerates it on the app's Basic Information page only.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
@@ -74,8 +75,20 @@ def build_manifest(public_url: str, bot_name: str) -> dict[str, Any]:
     }
 
 
+# slack_sdk logs whole answers at DEBUG, and these hold the app's secrets before the redactor
+# knows them: its lines for these calls stop at WARNING.
+SDK_LOGGER: Final = logging.getLogger(f"{__name__}.sdk")
+SDK_LOGGER.setLevel(logging.WARNING)
+
+
 def _web(settings: Settings, token: str | None = None) -> WebClient:
-    return WebClient(token=token, base_url=settings.slack_api_url, timeout=TIMEOUT_SECONDS)
+    return WebClient(
+        token=token,
+        base_url=settings.slack_api_url.rstrip("/") + "/",
+        timeout=TIMEOUT_SECONDS,
+        logger=SDK_LOGGER,
+        retry_handlers=[],
+    )
 
 
 @contextmanager

@@ -83,7 +83,7 @@ def create_app(config_token: str, refresh_token: str | None = None) -> CreatedSl
         },
     )
     log(logger, logging.INFO, "setup.slack_app_created", app=created.app_id)
-    url = install_url(get_settings())
+    url = _install_url(settings, created.client_id)
     return CreatedSlackApp(created.app_id, url, created.config_token is not None)
 
 
@@ -104,9 +104,12 @@ def _states(settings: Settings) -> URLSafeTimedSerializer:
 
 def install_url(settings: Settings) -> str:
     """Where an admin approves installing the app in their workspace."""
-    client_id = settings.slack_client_id
-    if not client_id:
+    if not settings.slack_client_id:
         raise SetupError("there is no Slack app yet: create it first (`resolver setup slack`)")
+    return _install_url(settings, settings.slack_client_id)
+
+
+def _install_url(settings: Settings, client_id: str) -> str:
     state = _states(settings).dumps({"app": client_id, "n": secrets.token_urlsafe(8)})
     return _app_setup().authorize_url(settings, client_id, redirect_uri(settings), state)
 

@@ -16,6 +16,7 @@ from resolver.store import configured
 from resolver.store.db import session_scope
 from resolver.store.models import StoredSetting
 from tests.conftest import ResolverEnv, reset_caches
+from tests.web.conftest import forge, public_pem  # noqa: F401  (the GitHub sign-in, for /setup)
 
 
 @dataclass
