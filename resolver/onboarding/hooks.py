@@ -91,7 +91,8 @@ def register_hook(
     webhook = _setup_of(name)
     if webhook is None:
         raise SetupError(f"Resolver cannot register a webhook on {name!r}")
-    if not credential.strip():
+    credential = credential.strip()
+    if not credential:
         raise SetupError(f"give an admin's {name} token")
     register_secret(credential)
     names = (
@@ -104,7 +105,7 @@ def register_hook(
     request = HookRequest(
         url=webhook_url(settings, name),
         secret=generate_secret(),
-        credential=credential.strip(),
+        credential=credential,
         scope=scope.strip() if scope and scope.strip() else None,
         signing_secret=signing,
     )

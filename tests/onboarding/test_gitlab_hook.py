@@ -148,3 +148,12 @@ def test_the_cli_reads_the_token_from_stdin_and_prints_no_secret(
     )
     assert refused.exit_code == 1 and "Maintainer" in refused.output
     assert DEVELOPER_TOKEN not in refused.output
+
+
+def test_a_secret_the_environment_sets_is_left_alone(
+    gitlab: GitLabHooksAPI, live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live.set(monkeypatch, gitlab_webhook_token="from-the-environment-0123456789")
+    with pytest.raises(SetupError, match="RESOLVER_GITLAB_WEBHOOK_TOKEN is set in the environment"):
+        hooks.register_hook("gitlab", OWNER_TOKEN, "project:group/widgets")
+    assert gitlab.hooks == {} and stored() == {}
