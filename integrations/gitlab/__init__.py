@@ -9,6 +9,7 @@ from integrations.gitlab.verify import verify_delivery
 from resolver.contract.inbound import Headers, Integration, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
 from resolver.contract.provider import Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 
@@ -51,6 +52,12 @@ def _co_author(user: ForgeUser) -> tuple[str, str]:
     return co_author(user)
 
 
+def _setup() -> ProviderSetup:
+    from integrations.gitlab.hooks import SETUP
+
+    return SETUP
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="gitlab",
@@ -63,4 +70,5 @@ PROVIDER = Provider(
     pull_word="merge request",
     co_author=_co_author,
     sign_in=SIGN_IN,
+    setup=_setup,
 )

@@ -9,6 +9,7 @@ from integrations.jira.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 
@@ -45,6 +46,12 @@ def _route_scope(trigger: TriggerContext) -> str | None:
     return key if isinstance(key, str) and key else None
 
 
+def _setup() -> ProviderSetup:
+    from integrations.jira.hooks import SETUP
+
+    return SETUP
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="jira",
@@ -55,4 +62,5 @@ PROVIDER = Provider(
     kind="ticket",
     route_scope=_route_scope,
     proof=PROOF,
+    setup=_setup,
 )

@@ -11,6 +11,7 @@ from integrations.linear.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 
@@ -52,6 +53,12 @@ def _route_scope(trigger: TriggerContext) -> str | None:
     return None
 
 
+def _setup() -> ProviderSetup:
+    from integrations.linear.hooks import SETUP
+
+    return SETUP
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="linear",
@@ -62,4 +69,5 @@ PROVIDER = Provider(
     kind="ticket",
     route_scope=_route_scope,
     proof=PROOF,
+    setup=_setup,
 )

@@ -9,6 +9,7 @@ from integrations.slack.verify import verify_request
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 
@@ -51,6 +52,12 @@ def _post_private(context: TriggerContext, external_id: str, text: str) -> None:
     post_private(context, external_id, text)
 
 
+def _setup() -> ProviderSetup:
+    from integrations.slack.app_setup import SETUP
+
+    return SETUP
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="slack",
@@ -63,4 +70,5 @@ PROVIDER = Provider(
     proof=PROOF,
     post_private=_post_private,
     greets_by_login=False,
+    setup=_setup,
 )

@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import typer
 from rich.console import Console
 
+from resolver.cli import setup_hooks
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
 from resolver.onboarding import github
@@ -26,7 +27,10 @@ from resolver.store.db import session_scope
 
 console = Console()
 app = typer.Typer(
-    help="Set up providers: the operator's link to /setup, the GitHub App from a manifest.",
+    help=(
+        "Set up providers: the operator's link to /setup, the GitHub App and the Slack app "
+        "from manifests, the GitLab, Jira and Linear webhooks."
+    ),
     no_args_is_help=True,
 )
 
@@ -158,3 +162,7 @@ def _code_from_browser(org: str | None, name: str | None, port: int, wait: float
     finally:
         listener.server_close()
     return listener.code or ""
+
+
+# Slack's app and the GitLab, Jira and Linear webhooks: `resolver setup slack|gitlab|jira|linear`.
+app.registered_commands += setup_hooks.app.registered_commands

@@ -10,7 +10,7 @@ from typing import Literal
 
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
-from resolver.contract.setup import AppFromManifest
+from resolver.contract.setup import AppFromManifest, ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
 
 ConversationKind = Literal["issue", "thread", "ticket"]
@@ -48,6 +48,9 @@ class Provider:
     """Posts text in a trigger's conversation that only the sender (by external id) sees."""
     app_from_manifest: AppFromManifest | None = None
     """How `/setup` creates its app from a manifest (GitHub)."""
+    setup: Callable[[], ProviderSetup] | None = None
+    """How `/setup` registers its webhook or creates its app (`contract.setup`), loaded on
+    first use: no process imports the set-up clients until it sets something up."""
 
     @property
     def is_forge(self) -> bool:

@@ -220,6 +220,9 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(
         default=None, description="Slack signing secret; unset turns /webhooks/slack off."
     )
+    slack_app_id: str | None = Field(
+        default=None, description="The Slack app's id, as `resolver setup slack` created it."
+    )
     jira_webhook_secret: SecretStr | None = Field(
         default=None, description="Jira admin webhook secret (X-Hub-Signature)."
     )

@@ -23,6 +23,7 @@ from resolver.web import (
     proofs,
     schedules,
     setup,
+    setup_providers,
     signin,
 )
 from resolver.web import pages as pages_
@@ -60,6 +61,7 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/setup/github/manifest", setup.github_manifest, ["POST"]),
         ("/setup/github/done", setup.github_done, ["GET"]),
         ("/setup/github/rotate", setup.github_rotate, ["POST"]),
+        *setup_providers.PAGES,
         ("/link/{token}", linking.link_page, ["GET"]),
         ("/link/{token}", linking.link, ["POST"]),
         ("/link/{token}/prove", proofs.start, ["GET"]),

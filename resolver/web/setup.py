@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -55,8 +56,28 @@ def _github_section() -> Section:
     )
 
 
-SECTIONS: Final = {"github": _github_section}
-"""Provider name -> its section; other helpers add theirs here (Slack, GitLab, Jira, Linear)."""
+def _slack_section() -> Section:
+    fields = ("slack_signing_secret", "slack_app_id", "slack_client_id", "slack_client_secret")
+    return Section("setup/_slack.html", fields, ("slack_signing_secret",))
+
+
+def _hook_section(name: str) -> Callable[[], Section]:
+    def make() -> Section:
+        provider = registry.find(name)
+        assert provider is not None
+        return Section("setup/_hook.html", provider.secrets, provider.secrets[:1])
+
+    return make
+
+
+SECTIONS: Final = {
+    "github": _github_section,
+    "slack": _slack_section,
+    "gitlab": _hook_section("gitlab"),
+    "jira": _hook_section("jira"),
+    "linear": _hook_section("linear"),
+}
+"""Provider name -> its section."""
 
 
 def _plain_section(provider: Provider) -> Section:
@@ -68,6 +89,12 @@ class ProviderStatus:
     provider: Provider
     section: Section
     settings: list[SettingOrigin]
+
+    @property
+    def scope_help(self) -> str:
+        """Where a webhook may be registered on this provider, in its words."""
+        setup = self.provider.setup() if self.provider.setup is not None else None
+        return setup.webhook.scope_help if setup is not None and setup.webhook else ""
 
     @property
     def configured(self) -> bool:

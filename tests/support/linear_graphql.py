@@ -15,11 +15,17 @@ from typing import Any
 NO_ARGUMENTS: frozenset[str] = frozenset()
 # type -> field -> (its type, the arguments it takes). `[T]` is a list, `TConnection` a connection.
 SCHEMA: dict[str, dict[str, tuple[str, frozenset[str]]]] = {
-    "Query": {"issue": ("Issue", frozenset({"id"})), "viewer": ("User", NO_ARGUMENTS)},
+    "Query": {
+        "issue": ("Issue", frozenset({"id"})),
+        "viewer": ("User", NO_ARGUMENTS),
+        "webhooks": ("WebhookConnection", frozenset({"first", "after"})),
+    },
     "Mutation": {
         "commentCreate": ("CommentPayload", frozenset({"input"})),
         "commentUpdate": ("CommentPayload", frozenset({"id", "input"})),
         "reactionCreate": ("ReactionPayload", frozenset({"input"})),
+        "webhookCreate": ("WebhookPayload", frozenset({"input"})),
+        "webhookUpdate": ("WebhookPayload", frozenset({"id", "input"})),
     },
     "Issue": {
         name: ("String", NO_ARGUMENTS)
@@ -55,6 +61,21 @@ SCHEMA: dict[str, dict[str, tuple[str, frozenset[str]]]] = {
         "reaction": ("Reaction", NO_ARGUMENTS),
     },
     "Reaction": {"id": ("String", NO_ARGUMENTS), "emoji": ("String", NO_ARGUMENTS)},
+    # Webhooks (linear_webhooks): https://linear.app/developers/webhooks
+    "WebhookConnection": {"nodes": ("[Webhook]", NO_ARGUMENTS)},
+    "Webhook": {
+        name: ("String", NO_ARGUMENTS) for name in ("id", "url", "label", "secret", "createdAt")
+    }
+    | {
+        "enabled": ("Boolean", NO_ARGUMENTS),
+        "allPublicTeams": ("Boolean", NO_ARGUMENTS),
+        "resourceTypes": ("[String]", NO_ARGUMENTS),
+    },
+    "WebhookPayload": {
+        "success": ("Boolean", NO_ARGUMENTS),
+        "lastSyncId": ("Float", NO_ARGUMENTS),
+        "webhook": ("Webhook", NO_ARGUMENTS),
+    },
 }
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.support.linear_graphql import GraphQLError
+from tests.support.linear_webhooks import WEBHOOK_RESOLVERS
 from tests.support.linear_workspace import Actor, LinearComment, LinearWorkspace
 
 UUID_V4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
@@ -100,4 +101,5 @@ RESOLVERS: dict[str, Callable[[LinearWorkspace, Actor, dict[str, Any]], Any]] = 
     "commentCreate": comment_create,
     "commentUpdate": comment_update,
     "reactionCreate": reaction_create,
+    **WEBHOOK_RESOLVERS,
 }

@@ -53,6 +53,8 @@ class LinearWorkspace:
         self.oauth_tokens: dict[str, Actor] = {}
         self.issues: dict[str, LinearIssue] = {}
         self.comments: dict[str, LinearComment] = {}
+        self.webhooks: dict[str, Any] = {}  # id -> linear_webhooks.Webhook
+        self.admins: set[str] = set()  # actor ids that may manage webhooks
         self._clock = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
         self._sync_ids = itertools.count(1000)
 

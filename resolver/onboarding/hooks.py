@@ -1,0 +1,137 @@
+"""Registering Resolver's webhook on GitLab, Jira or Linear, and rotating its secret: generate
+the secrets, have the provider take them (`Provider.setup`), then keep them in the vault, where
+every process's `verify` reads them.
+
+The provider is changed first and the vault second: a refusal leaves both as they were. After a
+rotation, other processes verify with the old secret until they re-read the vault (within
+`core.settings.OVERLAY_SECONDS`); the provider's retries cover that gap.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from integrations import registry
+from resolver.contract.setup import HookRequest, SetupError, WebhookSetup
+from resolver.core.logs import log, register_secret
+from resolver.core.settings import Settings, get_settings, load_settings
+from resolver.store import configured
+from resolver.store.db import session_scope
+
+logger = logging.getLogger(__name__)
+
+SECRET_BYTES = 32
+
+
+@dataclass(frozen=True)
+class HookResult:
+    """What was registered: never a secret."""
+
+    provider: str
+    hook_id: str
+    url: str
+    events: tuple[str, ...]
+    created: bool
+    stored: tuple[str, ...]
+    """The settings now in the vault."""
+    tested: bool
+
+
+def generate_secret() -> str:
+    """A webhook secret: 32 random bytes, URL-safe."""
+    return secrets.token_urlsafe(SECRET_BYTES)
+
+
+def generate_signing_secret() -> str:
+    """A Standard Webhooks key: `whsec_` and 32 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def webhook_setups() -> tuple[str, ...]:
+    """The providers whose webhook Resolver can register."""
+    return tuple(item.name for item in registry.installed() if _setup_of(item.name) is not None)
+
+
+def _setup_of(name: str) -> WebhookSetup | None:
+    provider = registry.find(name)
+    if provider is None or provider.setup is None:
+        return None
+    return provider.setup().webhook
+
+
+def webhook_url(settings: Settings, name: str) -> str:
+    return f"{settings.public_url.rstrip('/')}/webhooks/{name}"
+
+
+def check_not_in_environment(names: tuple[str, ...]) -> None:
+    """A setting the environment (or .env) sets wins over the vault: storing it would change
+    nothing, so nothing is done."""
+    from_env = sorted(n for n in names if n in load_settings().model_fields_set)
+    if from_env:
+        variables = ", ".join(f"RESOLVER_{n.upper()}" for n in from_env)
+        raise SetupError(f"{variables} is set in the environment and wins over the vault: unset it")
+
+
+def store(settings: Settings, values: Mapping[str, str]) -> None:
+    """Keep `values` in the vault, encrypted; this process reads them at once."""
+    with session_scope() as session:
+        configured.save(session, settings, values)
+    configured.changed()
+
+
+def register_hook(
+    name: str, credential: str, scope: str | None = None, *, rotate: bool = False
+) -> HookResult:
+    """Register (or, with `rotate`, re-key) the provider's webhook and store its secrets;
+    SetupError with what to fix, and nothing changed, when it cannot."""
+    webhook = _setup_of(name)
+    if webhook is None:
+        raise SetupError(f"Resolver cannot register a webhook on {name!r}")
+    credential = credential.strip()
+    if not credential:
+        raise SetupError(f"give an admin's {name} token")
+    register_secret(credential)
+    names = (
+        webhook.secret_setting,
+        *([webhook.signing_setting] if webhook.signing_setting else []),
+    )
+    check_not_in_environment(names)
+    settings = get_settings()
+    signing = generate_signing_secret() if webhook.signing_setting else None
+    request = HookRequest(
+        url=webhook_url(settings, name),
+        secret=generate_secret(),
+        credential=credential,
+        scope=scope.strip() if scope and scope.strip() else None,
+        signing_secret=signing,
+    )
+    register_secret(request.secret)
+    registered = (webhook.rotate if rotate else webhook.register)(settings, request)
+    values = {webhook.secret_setting: registered.secret}
+    if webhook.signing_setting and signing:
+        values[webhook.signing_setting] = signing
+    store(settings, values)
+    tested = _test(webhook, request, registered.hook_id)
+    event = "setup.webhook_rotated" if rotate else "setup.webhook_registered"
+    log(logger, logging.INFO, event, provider=name, hook=registered.hook_id)
+    return HookResult(
+        name,
+        registered.hook_id,
+        request.url,
+        registered.events,
+        registered.created,
+        tuple(values),
+        tested,
+    )
+
+
+def _test(webhook: WebhookSetup, request: HookRequest, hook_id: str) -> bool:
+    """Ask for a test delivery where the provider offers one; it arrives at the new secret."""
+    if webhook.test is None:
+        return False
+    webhook.test(get_settings(), request, hook_id)
+    return True
