@@ -214,7 +214,7 @@ def _run_setup(
         return None
     ctx.on_cancel.append(sandbox.interrupt)
     try:
-        done = run_setup(sandbox, setup.script, setup.network, settings.sandbox_setup_timeout)
+        done = run_setup(sandbox, setup.script, settings.sandbox_setup_timeout)
     finally:
         ctx.on_cancel.remove(sandbox.interrupt)
     payload = {

@@ -83,9 +83,7 @@ def run_tests(
         ctx.on_cancel.append(sandbox.interrupt)
         try:
             if setup is not None:
-                done = run_setup(
-                    sandbox, setup.script, setup.network, settings.sandbox_setup_timeout
-                )
+                done = run_setup(sandbox, setup.script, settings.sandbox_setup_timeout)
                 failure = setup_failure(done)
                 if failure is not None:
                     return done, failure
