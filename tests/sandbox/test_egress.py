@@ -12,7 +12,10 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from cryptography.fernet import Fernet
 
+from resolver.cli.doctor import _egress as doctor_egress
+from resolver.core.settings import Settings
 from sandbox import (
     NOTHING,
     Allowance,
@@ -212,3 +215,29 @@ def test_the_reaper_removes_a_proxy_and_network_whose_sandbox_is_gone(
         assert not _exists("container", proxy) and not _exists("network", network)
     finally:
         box.__exit__(None, None, None)
+
+
+def _settings(image: str, **values: str) -> Settings:
+    key = Fernet.generate_key().decode()
+    return Settings(
+        _env_file=None, secret_keys=key, sandbox_image=image, deployment_id=DEPLOYMENT, **values
+    )
+
+
+def test_doctor_shows_an_allowed_host_reached_and_a_denied_one_refused(
+    image: str, stand_ins: Outside, proxy_image: str
+) -> None:
+    settings = _settings(
+        image,
+        sandbox_egress="allowlist",
+        sandbox_egress_allow=ALLOWED,
+        sandbox_egress_uplink=stand_ins.network,
+    )
+    check = doctor_egress(settings)
+    assert check.status == "ok", check.detail
+    assert check.detail == (f"allowlist: {ALLOWED} reachable; denied.invalid refused by the proxy")
+
+
+def test_doctor_under_none_shows_loopback_alone(image: str) -> None:
+    check = doctor_egress(_settings(image))
+    assert (check.status, check.detail) == ("ok", "none: interfaces ['lo']")
