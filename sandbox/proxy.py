@@ -89,9 +89,13 @@ class EgressProxy:
         return squid.parse_log(complete.decode(errors="replace"))
 
     def close(self) -> None:
-        """Remove the proxy, then its network (the sandbox must be gone first)."""
+        """Remove the proxy, then its network (the sandbox must be gone first). A network the
+        engine still holds is left to the reaper rather than failing the job."""
         remove_container(self.container_id)
-        remove_network(self.network)
+        try:
+            remove_network(self.network)
+        except SandboxError:
+            log.warning("sandbox.egress_network_kept", exc_info=True, extra={"net": self.network})
 
 
 def open_proxy(

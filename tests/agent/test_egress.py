@@ -9,6 +9,8 @@ import pytest
 from cryptography.fernet import Fernet
 
 from resolver.agent.egress import blocked_notes, egress_level, job_egress, shown_command
+from resolver.agent.events import Event, Kind
+from resolver.agent.render import render_event
 from resolver.agent.tools import bash_observation
 from resolver.core.settings import Settings
 from sandbox import NOTHING, Allowance, EgressConfigError, ExecResult, HostRecord
@@ -96,3 +98,16 @@ def test_the_model_is_told_a_block_is_policy_not_a_flaky_network() -> None:
     )
     assert seen.details["blocked"] == ["files.example.org"]
     assert "egress" not in bash_observation(result, 30).content
+
+
+def test_the_egress_event_reads_per_host_in_the_trajectory() -> None:
+    payload = {
+        "setup": "example.org",
+        "agent": "no host",
+        "hosts": {"example.org": {"allowed": 2, "blocked": 1, "commands": ["pip install foo"]}},
+        "refused": [],
+    }
+    assert render_event(Event(7, Kind.EGRESS, payload)) == [
+        "#7 egress: setup example.org; agent no host",
+        "  example.org: 2 allowed, 1 blocked (pip install foo)",
+    ]
