@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Final
@@ -14,6 +15,9 @@ from sandbox.policy import HOME, TMP, WORKDIR, SandboxPolicy
 
 BRIDGE: Final = "bridge"
 HOSTNAME: Final = "sandbox"
+# The engine's resolver forwards a name it does not know to these servers, from inside the
+# container: nothing listens on the sandbox's own loopback, so every outside lookup fails.
+NO_DNS: Final = "127.0.0.1"
 
 
 def host_config_args(policy: SandboxPolicy, volume: str, network_mode: str) -> dict[str, Any]:
@@ -43,12 +47,23 @@ def host_config_args(policy: SandboxPolicy, volume: str, network_mode: str) -> d
 
 
 def start_container(
-    policy: SandboxPolicy, name: str, volume: str, job_id: str | None, owner: str | None = None
+    policy: SandboxPolicy,
+    name: str,
+    volume: str,
+    job_id: str | None,
+    owner: str | None = None,
+    network: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> str:
     """Create and start a container on the workspace `volume`, labelled with its job and the
-    attempt (`owner`) that started it; return its id. Nothing is left behind if a step fails."""
+    attempt (`owner`) that started it; return its id. Nothing is left behind if a step fails.
+    With `network` (a job's internal egress network) it is on that network alone."""
     api = client().api
-    mode = _network_mode(policy)
+    mode = network or _network_mode(policy)
+    host_config = host_config_args(policy, volume, mode)
+    if network:
+        # Names are the proxy's business: the sandbox's resolver forwards to nothing.
+        host_config["dns"] = [NO_DNS]
     with engine_errors("create sandbox"):
         container_id: str = api.create_container(
             policy.image,
@@ -56,8 +71,9 @@ def start_container(
             user=f"{policy.user}:{policy.user}",
             working_dir=WORKDIR,
             hostname=HOSTNAME,
+            environment=dict(env or {}),
             labels=build_labels(job_id, volume, datetime.now(UTC), policy.deployment, owner),
-            host_config=api.create_host_config(**host_config_args(policy, volume, mode)),
+            host_config=api.create_host_config(**host_config),
         )["Id"]
     try:
         with engine_errors("start sandbox"):
@@ -83,18 +99,6 @@ def remove_container(container_id: str) -> bool:
 def rename_container(container_id: str, name: str) -> None:
     with engine_errors("rename sandbox"):
         client().api.rename(container_id, name)
-
-
-def connect_bridge(container_id: str) -> None:
-    if not bridge_available():
-        raise SandboxError("the engine has no bridge network, so setup cannot have network")
-    with engine_errors("connect network"):
-        client().api.connect_container_to_network(container_id, BRIDGE)
-
-
-def disconnect_bridge(container_id: str) -> None:
-    with engine_errors("disconnect network"):
-        client().api.disconnect_container_from_network(container_id, BRIDGE)
 
 
 @lru_cache(maxsize=1)

@@ -30,12 +30,16 @@ Frames = Iterator[tuple[int, bytes]]
 
 
 def execute(
-    container_id: str, argv: list[str], user: int, on_output: Callable[[bytes], None]
+    container_id: str,
+    argv: list[str],
+    user: int,
+    on_output: Callable[[bytes], None],
+    workdir: str = WORKDIR,
 ) -> int:
     """Run `argv`, feed its combined stdout and stderr to `on_output`, return its exit code."""
     api = client().api
     with engine_errors("exec"):
-        exec_id = api.exec_create(container_id, argv, user=f"{user}:{user}", workdir=WORKDIR)["Id"]
+        exec_id = api.exec_create(container_id, argv, user=f"{user}:{user}", workdir=workdir)["Id"]
         sock = api.exec_start(exec_id, socket=True)
         try:
             for _stream, chunk in frames_iter(sock, tty=False):
@@ -45,10 +49,12 @@ def execute(
         return wait_exit_code(api, exec_id)
 
 
-def capture(container_id: str, argv: list[str], user: int) -> tuple[int, bytes]:
+def capture(
+    container_id: str, argv: list[str], user: int, workdir: str = WORKDIR
+) -> tuple[int, bytes]:
     """Run a short helper command and return its exit code and output."""
     chunks: list[bytes] = []
-    code = execute(container_id, argv, user, chunks.append)
+    code = execute(container_id, argv, user, chunks.append, workdir)
     return code, b"".join(chunks)
 
 

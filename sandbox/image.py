@@ -1,4 +1,5 @@
-"""Build the sandbox image, from a registry base or, offline, from a debootstrapped one.
+"""Build the sandbox image and the egress proxy's, from a registry base or, offline, from a
+debootstrapped one.
 
 The tag is a hash of the build's inputs, so `ensure_image` is a no-op until one changes.
 """
@@ -22,6 +23,8 @@ from sandbox.mirror import find_mirror, render_sources
 REPOSITORY: Final = "resolver-sandbox"
 BASE_REPOSITORY: Final = "resolver-sandbox-base"
 DOCKERFILE: Final = Path(__file__).with_name("Dockerfile")
+PROXY_REPOSITORY: Final = "resolver-egress-proxy"
+PROXY_DOCKERFILE: Final = Path(__file__).with_name("Dockerfile.proxy")
 SUITE: Final = "bookworm"
 VARIANT: Final = "minbase"
 # The debootstrapped rootfs is kept between builds (and between clones of the project).
@@ -35,6 +38,11 @@ def image_tag() -> str:
     return f"{REPOSITORY}:{_digest(DOCKERFILE.read_bytes(), _base_inputs())}"
 
 
+def proxy_image_tag() -> str:
+    """The egress proxy's hash-of-inputs tag, e.g. `resolver-egress-proxy:0123456789ab`."""
+    return f"{PROXY_REPOSITORY}:{_digest(PROXY_DOCKERFILE.read_bytes(), _base_inputs())}"
+
+
 def base_tag() -> str:
     """The tag of the image imported from debootstrap; it changes only with the suite or variant."""
     return f"{BASE_REPOSITORY}:{_digest(_base_inputs())}"
@@ -42,12 +50,20 @@ def base_tag() -> str:
 
 def ensure_image(offline: bool, progress: Progress | None = None) -> str:
     """Build the sandbox image unless its tag exists; return the tag."""
-    tag = image_tag()
+    return _ensure(image_tag(), DOCKERFILE, offline, progress)
+
+
+def ensure_proxy_image(offline: bool, progress: Progress | None = None) -> str:
+    """Build the egress proxy's image (Squid) unless its tag exists; return the tag."""
+    return _ensure(proxy_image_tag(), PROXY_DOCKERFILE, offline, progress)
+
+
+def _ensure(tag: str, dockerfile: Path, offline: bool, progress: Progress | None) -> str:
     if _image_exists(tag):
         return tag
     say = progress or (lambda _line: None)
     build_args = {"BASE": ensure_base(say)} if offline else {}
-    _build(tag, build_args, say)
+    _build(tag, dockerfile, build_args, say)
     return tag
 
 
@@ -103,12 +119,12 @@ def _check_call(argv: list[str], progress: Progress) -> None:
         raise SandboxError(f"{argv[0]} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
 
 
-def _build(tag: str, build_args: dict[str, str], progress: Progress) -> None:
+def _build(tag: str, dockerfile: Path, build_args: dict[str, str], progress: Progress) -> None:
     # Host networking because the engine may run without a bridge; the build is the only step
     # that reaches a package mirror.
-    with engine_errors("build sandbox image"):
+    with engine_errors(f"build {tag}"):
         stream = client().api.build(
-            fileobj=_context(),
+            fileobj=_context(dockerfile),
             custom_context=True,
             tag=tag,
             buildargs=build_args,
@@ -128,11 +144,11 @@ def _follow(stream: Iterable[dict[str, Any]], progress: Progress) -> None:
             progress(line)
 
 
-def _context() -> io.BytesIO:
+def _context(dockerfile: Path) -> io.BytesIO:
     # The context holds the Dockerfile alone, so the hash covers everything the build sees.
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        tar.add(DOCKERFILE, arcname="Dockerfile")
+        tar.add(dockerfile, arcname="Dockerfile")
     buffer.seek(0)
     return buffer
 

@@ -68,3 +68,22 @@ def _deb822_fields(stanza: str) -> dict[str, str]:
 
 def _first_http(uris: Iterable[str]) -> str | None:
     return next((u for u in uris if u.startswith(("http://", "https://"))), None)
+
+
+def apt_uris(apt_dir: Path = APT_DIR) -> list[str]:
+    """Every http(s) URI of an enabled `deb` source: what apt on this host fetches from."""
+    uris: list[str] = []
+    for path in sorted((apt_dir / "sources.list.d").glob("*.sources")):
+        for stanza in path.read_text().split("\n\n"):
+            fields = _deb822_fields(stanza)
+            if (
+                fields.get("enabled", "yes").lower() != "no"
+                and "deb" in fields.get("types", "").split()
+            ):
+                uris += [u for u in fields.get("uris", "").split() if _first_http([u])]
+    lists = [apt_dir / "sources.list", *sorted((apt_dir / "sources.list.d").glob("*.list"))]
+    for path in lists:
+        if path.is_file():
+            matches = (_ONE_LINE.match(line) for line in path.read_text().splitlines())
+            uris += [m["uri"] for m in matches if m and _first_http([m["uri"]])]
+    return list(dict.fromkeys(uris))

@@ -19,9 +19,13 @@ LABEL_WORKSPACE: Final = "resolver.workspace"
 LABEL_POOL: Final = "resolver.pool"
 LABEL_OWNER: Final = "resolver.owner"
 LABEL_DEPLOYMENT: Final = "resolver.deployment"
+LABEL_ROLE: Final = "resolver.role"
+"""Set on a job's egress proxy and network; a sandbox has none."""
 
 _JOB_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _JOB_NAME: Final = re.compile(r"resolver-job-[0-9a-f]{8}-(?P<job>.+)")
+# A job's sandbox, proxy and network share the token of their names.
+_TOKEN: Final = re.compile(r"resolver-(?:job|egress)-(?P<token>[0-9a-f]{8})-.+")
 DEAD_STATES: Final = frozenset({"exited", "dead"})
 
 
@@ -69,6 +73,12 @@ def pool_name(token: str) -> str:
 def job_of(name: str) -> str | None:
     match = _JOB_NAME.fullmatch(name.lstrip("/"))
     return match["job"] if match else None
+
+
+def token_of(name: str) -> str | None:
+    """The token of a job's sandbox, egress proxy or network name."""
+    match = _TOKEN.fullmatch(name.lstrip("/"))
+    return match["token"] if match else None
 
 
 def build_labels(

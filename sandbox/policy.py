@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from sandbox.hosts import Allowance
+
 Network = Literal["none", "bridge"]
 
 AGENT_UID: Final = 1000
@@ -33,6 +35,19 @@ class SandboxPolicy:
     read_only: bool = True
     deployment: str = ""
     """Labels every container and volume, so a reaper touches only its own deployment's."""
+    proxy_image: str = ""
+    """The egress proxy's image; default: the tag built from Dockerfile.proxy."""
+    egress_uplink: str = "bridge"
+    """The network through which a job's egress proxy reaches out."""
+
+
+@dataclass(frozen=True)
+class EgressPlan:
+    """A job's way out, through a proxy of its own: what it allows when the sandbox starts
+    (`sandbox.allow` changes it between phases), and settings for the sandbox's tools."""
+
+    first: Allowance
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,8 @@ class ExecResult:
     timed_out: bool
     oom_killed: bool = False
     cancelled: bool = False
+    blocked: tuple[str, ...] = ()
+    """Hosts the egress proxy refused while the command ran."""
 
     @property
     def ok(self) -> bool:

@@ -1,5 +1,5 @@
-"""Remove what crashed workers left: finished jobs' containers, old ones, and workspace volumes
-that no container uses any more."""
+"""Remove what crashed workers left: finished jobs' containers, old ones, workspace volumes
+that no container uses any more, and egress proxies and networks whose sandbox is gone."""
 
 from __future__ import annotations
 
@@ -8,20 +8,27 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any, Final
 
 from sandbox.container import remove_container
 from sandbox.engine import SandboxError, client, engine_errors
 from sandbox.naming import (
     LABEL_CREATED,
     LABEL_DEPLOYMENT,
+    LABEL_ROLE,
     IsStale,
     SandboxInfo,
     parse_info,
     should_reap,
+    token_of,
 )
+from sandbox.proxy import ROLE_NETWORK, ROLE_PROXY, list_egress, remove_network
 from sandbox.workspace import ORPHAN_GRACE, list_volumes, remove_volume, volume_age
 
 log = logging.getLogger(__name__)
+
+# A job's proxy and network are made just before its sandbox; younger ones are never orphans.
+EGRESS_GRACE: Final = 120.0
 
 
 def list_sandboxes(deployment: str | None = None) -> list[SandboxInfo]:
@@ -30,7 +37,8 @@ def list_sandboxes(deployment: str | None = None) -> list[SandboxInfo]:
     label = LABEL_CREATED if deployment is None else f"{LABEL_DEPLOYMENT}={deployment}"
     with engine_errors("list sandboxes"):
         summaries = client().api.containers(all=True, filters={"label": label})
-    return sorted((parse_info(summary) for summary in summaries), key=lambda info: info.created)
+    boxes = [s for s in summaries if not (s.get("Labels") or {}).get(LABEL_ROLE)]
+    return sorted((parse_info(summary) for summary in boxes), key=lambda info: info.created)
 
 
 def reap(is_stale: IsStale, max_age: float, deployment: str) -> list[str]:
@@ -48,6 +56,7 @@ def reap(is_stale: IsStale, max_age: float, deployment: str) -> list[str]:
             removed.append(info.container_id)
             log.info("sandbox.reaped", extra={"container": info.container_id, "job": info.job_id})
     _remove_orphan_volumes(deployment, kept, now)
+    remove_orphan_egress(deployment, now)
     return removed
 
 
@@ -61,7 +70,40 @@ def remove_all(deployment: str) -> list[str]:
     ]
     for volume in list_volumes(deployment):
         remove_volume(str(volume["Name"]))
+    remove_orphan_egress(deployment, None)
     return removed
+
+
+def remove_orphan_egress(deployment: str, now: datetime | None) -> list[str]:
+    """Remove the deployment's egress proxies and networks whose sandbox is gone and that are
+    past the grace (every one, with `now` None); return their names."""
+    live = {token_of(info.name) for info in list_sandboxes(deployment)}
+
+    def orphan(entry: dict[str, Any], name: str) -> bool:
+        young = now is not None and volume_age(entry, now) < EGRESS_GRACE
+        return now is None or (token_of(name) not in live and not young)
+
+    removed = []
+    for proxy in list_egress(deployment, ROLE_PROXY):
+        name = str((proxy.get("Names") or ["/"])[0]).lstrip("/")
+        if orphan(proxy, name) and remove_container(str(proxy["Id"])):
+            removed.append(name)
+    for network in list_egress(deployment, ROLE_NETWORK):
+        name = str(network["Name"])
+        if orphan(network, name) and _remove_unused_network(name):
+            removed.append(name)
+    for name in removed:
+        log.info("sandbox.egress_reaped", extra={"egress": name})
+    return removed
+
+
+def _remove_unused_network(name: str) -> bool:
+    try:
+        return remove_network(name)
+    except SandboxError:
+        # A container the engine has not listed to us still uses it: not an orphan yet.
+        log.debug("sandbox.egress_network_in_use", extra={"network": name})
+        return False
 
 
 class PeriodicReaper:

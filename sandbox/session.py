@@ -12,13 +12,16 @@ from typing import IO, Final
 
 from sandbox import files
 from sandbox.change import Change, ExportLimits
-from sandbox.container import connect_bridge, disconnect_bridge, remove_container
+from sandbox.container import remove_container
+from sandbox.egress import HostRecord, Window, command_at, record
 from sandbox.engine import SandboxError
 from sandbox.execution import Shell, ShellDiedError, capture
 from sandbox.export import export_change, is_running, stray_processes
+from sandbox.hosts import Allowance
 from sandbox.naming import new_token
 from sandbox.output import OutputBuffer
 from sandbox.policy import ExecResult, SandboxPolicy
+from sandbox.proxy import EgressProxy
 from sandbox.shell import OOM_COUNTER, command_argv, killer_argv, parse_oom_kills
 from sandbox.workspace import remove_volume
 
@@ -52,12 +55,17 @@ class Sandbox:
         volume: str,
         policy: SandboxPolicy,
         owner: str | None = None,
+        egress: EgressProxy | None = None,
     ):
         self.container_id = container_id
         self.job_id = job_id
         self.volume = volume
         self.policy = policy
         self.owner = owner
+        self.egress = egress
+        self.egress_hosts: dict[str, HostRecord] = {}
+        """Every host the proxy saw, with counts and the commands that met a block."""
+        self._windows: list[Window] = []
         self._lock = threading.Lock()
         self._current: _Run | None = None
         self._shell: Shell | None = None
@@ -70,8 +78,10 @@ class Sandbox:
         timeout: float | None = None,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
+        label: str | None = None,
     ) -> ExecResult:
         """Run `command` in the session's shell; `env` is exported and, like cwd, persists.
+        The egress report names the command by `label` (default: the command itself).
 
         Background jobs outlive the command; what they print while no command runs is dropped.
         """
@@ -80,6 +90,7 @@ class Sandbox:
         argv = command_argv(run.token, command, limit, cwd, env or {})
         with self._lock:
             output = OutputBuffer(self.policy.output_limit)
+            window_start = time.time()
             started = time.monotonic()
             exit_code, counters = self._execute(run, argv, limit, output)
             duration = time.monotonic() - started
@@ -88,6 +99,8 @@ class Sandbox:
                 # once its first process dies), so the rest goes too.
                 self._kill(run, tries=1)
             oom_killed = exit_code != 0 and self._new_oom_kill(counters)
+            window = Window(window_start, time.time(), label or command)
+            blocked = self._read_egress(window)
         timed_out = run.overdue or (exit_code == KILLED and duration >= limit and not run.cancelled)
         return ExecResult(
             exit_code=exit_code,
@@ -96,7 +109,15 @@ class Sandbox:
             timed_out=timed_out,
             oom_killed=oom_killed,
             cancelled=run.cancelled,
+            blocked=blocked,
         )
+
+    def allow(self, allowance: Allowance) -> None:
+        """Change what the sandbox may reach from now on (between setup and the agent)."""
+        if self.egress is not None:
+            self.egress.allow(allowance)
+        elif not allowance.nothing:
+            raise SandboxError("this sandbox was started without egress, so it cannot reach hosts")
 
     def interrupt(self) -> None:
         """Kill the running command's process group; its `run` returns with cancelled=True."""
@@ -134,22 +155,36 @@ class Sandbox:
 
         return export_change(self, stop_agent, listing, limits)
 
-    def connect_network(self) -> None:
-        """Attach the bridge network (a no-op when the policy already has it)."""
-        if self.policy.network == "none":
-            connect_bridge(self.container_id)
-
-    def disconnect_network(self) -> None:
-        if self.policy.network == "none":
-            disconnect_bridge(self.container_id)
+    def _read_egress(self, window: Window | None) -> tuple[str, ...]:
+        """Count the proxy's new log entries; return the hosts blocked during `window`."""
+        if self.egress is None:
+            return ()
+        if window is not None:
+            self._windows.append(window)
+        entries = self.egress.read_log()
+        record(self.egress_hosts, entries, self._windows)
+        if window is None:
+            return ()
+        hosts = (e.host for e in entries if e.blocked and command_at([window], e.time))
+        return tuple(dict.fromkeys(hosts))
 
     def close(self) -> None:
         """Kill and remove the container (the engine waits for it); idempotent. The workspace
         volume stays until __exit__."""
         self._drop_shell()
         if not self._closed:
+            self._final_egress_read()
             remove_container(self.container_id)
             self._closed = True
+            if self.egress is not None:
+                self.egress.close()
+
+    def _final_egress_read(self) -> None:
+        # What background processes did after the last command still counts.
+        try:
+            self._read_egress(None)
+        except SandboxError:
+            log.warning("sandbox.egress_log_unread", exc_info=True, extra={"id": self.job_id})
 
     def __enter__(self) -> Sandbox:
         return self

@@ -1,9 +1,10 @@
 """A repository's own setup step: `.resolver/setup.sh`, run in the sandbox before the agent.
 
-Network is on for this step only, and only when `.resolver/config.yml` asks for it:
+What it may reach is the job's egress for setup (`sandbox.allow`, set by the caller before
+this step). The older switch in `.resolver/config.yml` is still read:
 
     setup:
-      network: true
+      network: true    # setup gets all the egress the operator allows; false: none
 """
 
 from __future__ import annotations
@@ -33,35 +34,34 @@ class RepoSetup:
     """The setup step a repository asks for, read from its default branch."""
 
     script: str
-    network: bool
+    network: bool | None = None
+    """`setup.network` of the config: None when it does not say."""
 
 
-def parse_repo_config(text: str) -> bool:
-    """Whether the config asks for network during setup."""
+def parse_repo_config(text: str) -> bool | None:
+    """What the config's `setup.network` says (None: nothing)."""
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as error:
         raise RepoSetupError(f"{CONFIG_PATH} is not valid YAML: {error}") from None
-    setup = data.get("setup", {}) if isinstance(data, dict) else None
-    network = setup.get("network", False) if isinstance(setup, dict) else None
+    if not isinstance(data, dict):
+        raise RepoSetupError(f"{CONFIG_PATH} must be a mapping")
+    setup = data.get("setup")
+    if not isinstance(setup, dict) or setup.get("network") is None:
+        return None
+    network = setup["network"]
     if not isinstance(network, bool):
         raise RepoSetupError(f"{CONFIG_PATH}: `setup.network` must be true or false")
     return network
 
 
-def run_setup(sandbox: Sandbox, script: str, network: bool, timeout: float) -> ExecResult:
-    """Run the script in /workspace; with `network`, the bridge is attached for this step only."""
+def run_setup(sandbox: Sandbox, script: str, timeout: float) -> ExecResult:
+    """Run the script in /workspace, under whatever egress the sandbox allows now."""
     if len(script.encode()) > MAX_SCRIPT_BYTES:
         message = f"{SCRIPT_PATH} is larger than {MAX_SCRIPT_BYTES} bytes"
         return ExecResult(exit_code=1, output=message, duration=0.0, timed_out=False)
     command = f"bash -c {shlex.quote(script)} {SCRIPT_PATH}"
-    if network:
-        sandbox.connect_network()
-    try:
-        return sandbox.run(command, timeout=timeout, cwd=WORKDIR)
-    finally:
-        if network:
-            sandbox.disconnect_network()
+    return sandbox.run(command, timeout=timeout, cwd=WORKDIR, label=SCRIPT_PATH)
 
 
 def setup_failure(result: ExecResult) -> str | None:

@@ -24,6 +24,7 @@ class Kind(StrEnum):
     FINISH = "finish"  # outcome, summary
     STOP = "stop"  # reason, message
     DIFF = "diff"  # the change as the host took it: diff, truncated (after the sandbox ended)
+    EGRESS = "egress"  # the proxy's record: setup, agent (what each allowed), hosts, refused
 
 
 # Shown after an assistant turn without a tool call, so the model knows how to go on.

@@ -61,6 +61,16 @@ def _setup(p: Mapping[str, Any]) -> list[str]:
     return [head, *indent(tail)]
 
 
+def _egress(p: Mapping[str, Any]) -> list[str]:
+    head = f"egress: setup {p['setup']}; agent {p['agent']}"
+    hosts = [
+        f"  {host}: {c['allowed']} allowed, {c['blocked']} blocked"
+        + (f" ({_short(c['commands'][0])})" if c["commands"] else "")
+        for host, c in p["hosts"].items()
+    ]
+    return [head, *hosts, *(f"  {line}" for line in p.get("refused", []))]
+
+
 def _stop(p: Mapping[str, Any]) -> list[str]:
     return [f"stopped ({p['reason']}): {p['message']}"]
 
@@ -75,6 +85,7 @@ _RENDERERS: Final[dict[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     Kind.CONDENSATION: _condensation,
     Kind.FINISH: _finish,
     Kind.STOP: _stop,
+    Kind.EGRESS: _egress,
 }
 
 

@@ -11,7 +11,9 @@ def policy_from_settings(settings: Settings) -> SandboxPolicy:
     """The policy of `settings`; the image defaults to the tag built from sandbox/."""
     return SandboxPolicy(
         image=settings.sandbox_image or image_tag(),
-        network=settings.sandbox_network,
+        # A job's sandbox reaches out only through its proxy (agent/egress.py): the deprecated
+        # RESOLVER_SANDBOX_NETWORK=bridge means egress `open` there, never a direct bridge.
+        network="none",
         memory=settings.sandbox_memory,
         workspace_size=settings.sandbox_workspace_size,
         deployment=settings.deployment,
@@ -19,4 +21,5 @@ def policy_from_settings(settings: Settings) -> SandboxPolicy:
         cpus=settings.sandbox_cpus,
         output_limit=settings.sandbox_output_limit,
         command_timeout=float(settings.sandbox_command_timeout),
+        egress_uplink=settings.sandbox_egress_uplink,
     )

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from resolver.agent import git as git_repo
 from resolver.agent.controller import job_secrets, run_agent
+from resolver.agent.egress import JobEgress, blocked_notes, egress_record, job_egress
 from resolver.agent.events import Kind
 from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.sandboxes import policy_from_settings
@@ -30,6 +31,7 @@ from resolver.store.db import session_scope
 from sandbox import (
     Change,
     ChangeRejectedError,
+    EgressPlan,
     ExportLimits,
     RepoSetup,
     Sandbox,
@@ -82,6 +84,8 @@ class SessionResult:
     diff: str
     notes: tuple[str, ...] = ()
     """What the host did with the agent's work that its requester should know."""
+    egress: dict[str, Any] | None = None
+    """Each host the sandbox's proxy saw, with counts; None when the job had no network."""
 
 
 # Called with the work and the agent's result while the clone still exists: the worker
@@ -122,23 +126,51 @@ def _in_sandbox(
     task = build_task(request, settings, clone, ref)
     setup = git_repo.read_setup(clone, ref)
     policy = policy_from_settings(settings)
-    with open_sandbox(str(request.job_id), policy, ctx.owner) as sandbox:
+    network = setup.network if setup else None
+    egress = job_egress(settings, git_repo.repo_config(clone, ref), network)
+    plan = egress_plan(egress, setup is not None)
+    with open_sandbox(str(request.job_id), policy, ctx.owner, plan) as sandbox:
         load_repository(sandbox, clone, policy)
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
+        if plan is not None and setup is not None and egress.agent != egress.setup:
+            sandbox.allow(egress.agent)
         if failure and not ctx.cancelled.is_set():
             agent = _setup_failed(task, settings, config, failure)
         else:
             agent = run_agent(task, sandbox, ctx, config)  # a cancelled job stops at once
         change, unread = _take_change(sandbox, clone, base, agent, settings, ctx)
+    record = _record_egress(task, settings, config, egress, sandbox) if plan else None
     tree = git_repo.apply_change(clone, base, change)
     if after is not None:
         after(Work(clone, base, tree), agent)
-    notes = change_notes(change) + ((unread,) if unread else ())
+    notes = egress.refused + change_notes(change) + ((unread,) if unread else ())
+    notes += blocked_notes(sandbox.egress_hosts)
     diff = git_repo.diff(clone, base, tree)
     if diff.strip():
         shown = {"diff": diff[:DIFF_SHOWN_CHARS], "truncated": len(diff) > DIFF_SHOWN_CHARS}
         _record(task, settings, config, Kind.DIFF, shown)
-    return SessionResult(agent, diff, notes)
+    return SessionResult(agent, diff, notes, record)
+
+
+def egress_plan(egress: JobEgress, has_setup: bool) -> EgressPlan | None:
+    """The sandbox's proxy, starting with the first phase's list; None: no network at all."""
+    if not egress.needed:
+        return None
+    return EgressPlan(egress.setup if has_setup else egress.agent, egress.env)
+
+
+def _record_egress(
+    task: AgentTask, settings: Settings, config: LLMConfig, egress: JobEgress, sandbox: Sandbox
+) -> dict[str, Any]:
+    hosts = egress_record(sandbox.egress_hosts)
+    payload = {
+        "setup": egress.setup.describe(),
+        "agent": egress.agent.describe(),
+        "hosts": hosts,
+        "refused": list(egress.refused),
+    }
+    _record(task, settings, config, Kind.EGRESS, payload)
+    return hosts
 
 
 def load_repository(
@@ -214,7 +246,7 @@ def _run_setup(
         return None
     ctx.on_cancel.append(sandbox.interrupt)
     try:
-        done = run_setup(sandbox, setup.script, setup.network, settings.sandbox_setup_timeout)
+        done = run_setup(sandbox, setup.script, settings.sandbox_setup_timeout)
     finally:
         ctx.on_cancel.remove(sandbox.interrupt)
     payload = {
@@ -269,7 +301,12 @@ def _record(
         jobs.append_event(session, task.job_id, kind, payload, redactor)
 
 
-def run_result(agent: AgentResult, diff: str, notes: tuple[str, ...] = ()) -> RunResult:
+def run_result(
+    agent: AgentResult,
+    diff: str,
+    notes: tuple[str, ...] = (),
+    egress: dict[str, Any] | None = None,
+) -> RunResult:
     """How the worker records the job: state, outcome and the result JSON."""
     details: dict[str, Any] = {
         "summary": agent.summary,
@@ -280,6 +317,8 @@ def run_result(agent: AgentResult, diff: str, notes: tuple[str, ...] = ()) -> Ru
     }
     if notes:
         details["notes"] = list(notes)
+    if egress is not None:
+        details["egress"] = egress
     if agent.outcome == "changed_code":
         outcome = Outcome.CHANGED_CODE if diff.strip() else Outcome.NO_CHANGES
         return RunResult(JobState.SUCCEEDED, outcome, result=details)

@@ -187,13 +187,20 @@ def bash_observation(result: ExecResult, timeout: float) -> Observation:
         notes.append("[the command was killed: out of memory]")
     if result.cancelled:
         notes = ["[the command was interrupted: the job was cancelled]"]
+    if result.blocked:
+        hosts = ", ".join(result.blocked)
+        notes.append(
+            f"(the sandbox's egress policy blocked {hosts}; it is not allowed, not a network fault)"
+        )
     content = (result.output.rstrip("\n") + "\n" + " ".join(notes)).lstrip("\n")
     failed = result.exit_code != 0 or result.timed_out or result.oom_killed
-    details = {
+    details: dict[str, Any] = {
         "exit_code": result.exit_code,
         "duration": round(result.duration, 3),
         "timed_out": result.timed_out,
         "oom_killed": result.oom_killed,
         "cancelled": result.cancelled,
     }
+    if result.blocked:
+        details["blocked"] = list(result.blocked)
     return Observation(content, error=failed, details=details)

@@ -170,5 +170,7 @@ def pull_body(view: JobView, title: str, fixes: int | None) -> str:
     lines = [view.summary.strip()[:MAX_SUMMARY] or title, ""]
     if fixes is not None:
         lines += [f"Fixes #{fixes}", ""]
+    if view.notes:  # what the host did with the work, and the hosts the sandbox was refused
+        lines += [*(f"- {note}" for note in view.notes), ""]
     lines.append(f"Opened by Resolver for [job {view.id}]({view.job_url}) · {money(view.cost_usd)}")
     return "\n".join(lines)

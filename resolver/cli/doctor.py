@@ -82,6 +82,59 @@ def _sandbox_image(settings: Settings) -> Check:
     return Check("sandbox image", "ok", tag)
 
 
+# Reserved by RFC 2606: never a real host, so it can only be refused.
+_DENIED_EXAMPLE = "denied.invalid"
+_PROBE = "curl -k -sS -m 20 -o /dev/null -w '%{{http_code}}' {url}"
+
+
+def _egress(settings: Settings) -> Check:
+    """Start a real sandbox under the configured egress: an allowed host answers, a denied one
+    is refused by the proxy; under `none`, the sandbox has loopback alone."""
+    from resolver.agent.egress import egress_level, operator_maximum
+    from resolver.agent.sandboxes import policy_from_settings
+    from sandbox import EgressConfigError, EgressPlan, SandboxError, open_sandbox, proxy_image_tag
+
+    level = egress_level(settings)
+    try:
+        maximum, env = operator_maximum(settings)
+        policy = policy_from_settings(settings)
+        plan = None if maximum.nothing else EgressPlan(maximum, env)
+        if plan is not None and not _image_present(proxy_image_tag()):
+            return Check("egress", "fail", "proxy image missing: run `resolver sandbox build`")
+        with open_sandbox("doctor-egress", policy, egress=plan) as box:
+            if plan is None:
+                interfaces = box.run("tail -n +3 /proc/net/dev | cut -d: -f1").output.split()
+                ok = interfaces == ["lo"]
+                return Check("egress", "ok" if ok else "fail", f"none: interfaces {interfaces}")
+            allowed = _allowed_example(maximum.domains)
+            reached = box.run(_PROBE.format(url=f"https://{allowed}/"))
+            denied = _DENIED_EXAMPLE if maximum.domains else "127.0.0.1"
+            refused = box.run(_PROBE.format(url=f"http://{denied}/"))
+    except (EgressConfigError, SandboxError) as error:
+        return Check("egress", "fail", f"{level}: {error}")
+    went = reached.ok and not reached.blocked
+    stopped = refused.output.strip() == "403" and bool(refused.blocked)
+    detail = (
+        f"{level}: {allowed} {'reachable' if went else 'NOT reachable: ' + reached.output[-200:]}"
+        f"; {denied} {'refused by the proxy' if stopped else 'NOT refused'}"
+    )
+    return Check("egress", "ok" if went and stopped else "fail", detail)
+
+
+def _allowed_example(domains: tuple[str, ...]) -> str:
+    # Under `open` there is no list: a registry of this host's is a public host to try.
+    from resolver.agent.egress import host_registries
+
+    return next(iter(domains or host_registries().hosts), _DENIED_EXAMPLE)
+
+
+def _image_present(tag: str) -> bool:
+    done = subprocess.run(
+        ["docker", "image", "inspect", tag], capture_output=True, timeout=20, check=False
+    )
+    return done.returncode == 0
+
+
 def _llm(settings: Settings) -> Check:
     if not settings.llm_model:
         return Check(
@@ -132,6 +185,7 @@ CHECKS: tuple[Callable[[Settings], Check], ...] = (
     _redis,
     _docker,
     _sandbox_image,
+    _egress,
     _llm,
     _admin,
     _sign_in,

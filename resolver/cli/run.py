@@ -65,7 +65,7 @@ def _run(
     from resolver.core.job import JobContext, RunResult
     from resolver.core.logs import redact
     from resolver.core.states import JobState, Outcome
-    from sandbox import ChangeRejectedError, RepoSetupError, SandboxError
+    from sandbox import ChangeRejectedError, EgressConfigError, RepoSetupError, SandboxError
 
     ctx = JobContext(job_id, "cli")
     request = SessionRequest(job_id=job_id, repo=repo, instruction=task, branch=branch)
@@ -75,13 +75,14 @@ def _run(
     except (
         RepoError,
         RepoSetupError,
+        EgressConfigError,
         InvalidLimitError,
         LLMError,
         SandboxError,
         ChangeRejectedError,
     ) as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=redact(str(error))), None
-    return run_result(session.agent, session.diff, session.notes), session
+    return run_result(session.agent, session.diff, session.notes, session.egress), session
 
 
 @contextmanager

@@ -32,10 +32,11 @@ def build(
         bool, typer.Option("--offline", help="Base the image on debootstrap, not on a registry.")
     ] = False,
 ) -> None:
-    """Build the sandbox image unless its hash-of-inputs tag exists already."""
+    """Build the sandbox image and the egress proxy's unless their hash-of-inputs tags exist."""
     started = time.monotonic()
     tag = _or_exit(lambda: sandbox.ensure_image(offline=offline, progress=console.print))
-    console.print(f"{tag} ready in {time.monotonic() - started:.0f}s")
+    proxy = _or_exit(lambda: sandbox.ensure_proxy_image(offline=offline, progress=console.print))
+    console.print(f"{tag} and {proxy} ready in {time.monotonic() - started:.0f}s")
 
 
 class NetworkChoice(StrEnum):

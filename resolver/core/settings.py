@@ -249,7 +249,23 @@ class Settings(BaseSettings):
         default=None, description="Sandbox image; default is the tag built from sandbox/."
     )
     sandbox_network: Literal["none", "bridge"] = Field(
-        default="none", description="Network of a sandbox while the agent works."
+        default="none",
+        description="Deprecated: `bridge` means RESOLVER_SANDBOX_EGRESS=open when that is unset "
+        "(through the job's proxy, no longer a direct bridge).",
+    )
+    sandbox_egress: Literal["none", "registries", "allowlist", "open"] | None = Field(
+        default=None,
+        description="The most a job's sandbox may reach, through a proxy of its own: none, the "
+        "package registries this host uses (pip, npm, apt), the allowlist, or any public host. "
+        "Default: none.",
+    )
+    sandbox_egress_allow: str = Field(
+        default="",
+        description="Domains for `allowlist` (comma- or space-separated; each covers its "
+        "subdomains).",
+    )
+    sandbox_egress_uplink: str = Field(
+        default="bridge", description="Docker network through which a job's proxy reaches out."
     )
     sandbox_memory: str = Field(default="2g", description="Memory limit of a sandbox.")
     sandbox_pids: int = Field(default=512, ge=16, description="Process limit of a sandbox.")

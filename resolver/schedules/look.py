@@ -9,9 +9,10 @@ from contextlib import contextmanager
 from typing import Final
 
 from resolver.agent import git as git_repo
+from resolver.agent.egress import job_egress
 from resolver.agent.git import Clone
 from resolver.agent.sandboxes import policy_from_settings
-from resolver.agent.session import load_repository
+from resolver.agent.session import egress_plan, load_repository
 from resolver.core.job import JobContext
 from resolver.core.settings import get_settings
 from resolver.schedules.prompts import Manifests, parse_manifests
@@ -78,17 +79,20 @@ def run_tests(
     settings = get_settings()
     setup = git_repo.read_setup(clone, ref)
     policy = policy_from_settings(settings)
-    with open_sandbox(str(job_id), policy, ctx.owner) as sandbox:
+    network = setup.network if setup else None
+    egress = job_egress(settings, git_repo.repo_config(clone, ref), network)
+    plan = egress_plan(egress, setup is not None)
+    with open_sandbox(str(job_id), policy, ctx.owner, plan) as sandbox:
         load_repository(sandbox, clone, policy, checkout)
         ctx.on_cancel.append(sandbox.interrupt)
         try:
             if setup is not None:
-                done = run_setup(
-                    sandbox, setup.script, setup.network, settings.sandbox_setup_timeout
-                )
+                done = run_setup(sandbox, setup.script, settings.sandbox_setup_timeout)
                 failure = setup_failure(done)
                 if failure is not None:
                     return done, failure
+                if plan is not None and egress.agent != egress.setup:
+                    sandbox.allow(egress.agent)
             timeout = float(settings.sandbox_command_timeout)
             return sandbox.run(command, timeout=timeout, cwd=WORKDIR), None
         finally:

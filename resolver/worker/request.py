@@ -72,7 +72,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
         return ended_by(error)
-    return run_result(done.agent, done.diff, done.notes)
+    return run_result(done.agent, done.diff, done.notes, done.egress)
 
 
 # --- reading the job

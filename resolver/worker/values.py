@@ -13,7 +13,7 @@ from resolver.contract import outbound as providers
 from resolver.contract.outbound import Comment
 from resolver.core.job import RunResult
 from resolver.core.states import JobState, Outcome
-from sandbox import ChangeRejectedError, RepoSetupError, SandboxError
+from sandbox import ChangeRejectedError, EgressConfigError, RepoSetupError, SandboxError
 
 
 class Stop(Exception):
@@ -26,7 +26,14 @@ class Stop(Exception):
 
 
 # What stops a run before its agent is done: caught by each runner, ended by `ended_by`.
-ENDING_ERRORS = (Stop, SandboxError, RepoError, RepoSetupError, ChangeRejectedError)
+ENDING_ERRORS = (
+    Stop,
+    SandboxError,
+    RepoError,
+    RepoSetupError,
+    EgressConfigError,
+    ChangeRejectedError,
+)
 
 
 def ended_by(error: Exception) -> RunResult:

@@ -139,7 +139,7 @@ def test_policy_from_settings() -> None:
     )
     policy = policy_from_settings(settings)
     assert policy.image == image_tag()
-    assert (policy.memory, policy.pids, policy.network) == ("1g", 99, "bridge")
+    assert (policy.memory, policy.pids, policy.network) == ("1g", 99, "none")
     assert (
         policy_from_settings(Settings(secret_keys="0" * 43 + "=", sandbox_image="x:1")).image
         == "x:1"

@@ -1,0 +1,243 @@
+"""A job's egress: a Docker network of its own, created `--internal` (no gateway, no route out),
+and a Squid proxy on it that is also on the uplink network, so the proxy is the sandbox's only
+way out. Names are resolved by the proxy; the sandbox needs no DNS.
+
+The proxy, the network and the sandbox share a token in their names, which is how the reaper
+finds a proxy or network whose sandbox is gone.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from sandbox import squid
+from sandbox.container import remove_container
+from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
+from sandbox.execution import capture
+from sandbox.hosts import Allowance
+from sandbox.naming import LABEL_CREATED, LABEL_DEPLOYMENT, LABEL_JOB, LABEL_OWNER, LABEL_ROLE
+from sandbox.policy import TMP
+
+log = logging.getLogger(__name__)
+
+# Debian's base-passwd gives `proxy` this fixed uid; Squid runs as it, without capabilities.
+PROXY_UID: Final = 13
+ROLE_PROXY: Final = "egress-proxy"
+ROLE_NETWORK: Final = "egress-network"
+READY_TIMEOUT: Final = 30.0
+# `--internal` alone still gives the host an address on the network, and the containers a
+# default route to it, so a sandbox could reach any service the host binds to all interfaces
+# (measured: HTTP 200 from the host through the gateway). Without that address nothing answers.
+INTERNAL_OPTIONS: Final = {"com.docker.network.bridge.inhibit_ipv4": "true"}
+_POLL: Final = 0.02
+# Written to the tmpfs at start: squid.conf, then the domain list, then Squid in the foreground.
+_START: Final = (
+    f'printf %s "$1" > {squid.CONFIG} && printf %s "$2" > {squid.ALLOW} '
+    f"&& exec squid -N -f {squid.CONFIG}"
+)
+_WRITE: Final = (
+    f'printf %s "$1" > {squid.CONFIG}.new && printf %s "$2" > {squid.ALLOW} '
+    f"&& mv {squid.CONFIG}.new {squid.CONFIG}"
+)
+
+
+def egress_name(token: str, job_id: str) -> str:
+    """The name of a job's proxy container and of its network."""
+    return f"resolver-egress-{token}-{job_id}"
+
+
+@dataclass
+class EgressProxy:
+    """A running proxy on the job's internal network at `address`."""
+
+    container_id: str
+    network: str
+    address: str
+    _log_offset: int = 0
+    _reloads: int = 1
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}:{squid.PORT}"
+
+    def allow(self, allowance: Allowance) -> None:
+        """Make the proxy enforce `allowance` from now on (Squid reconfigures in place)."""
+        config, domains = squid.render_config(allowance), squid.render_allow(allowance)
+        code, output = capture(
+            self.container_id, ["sh", "-c", _WRITE, "sh", config, domains], PROXY_UID, squid.DIR
+        )
+        if code != 0:
+            raise SandboxError(f"egress proxy: cannot write its configuration: {output!r}")
+        with engine_errors("reconfigure egress proxy"):
+            client().api.kill(self.container_id, signal="HUP")
+        self._reloads += 1
+        _wait_listening(self.container_id, self._reloads)
+
+    def read_log(self) -> list[squid.LogEntry]:
+        """The requests logged since the last read (complete lines only)."""
+        argv = ["tail", "-c", f"+{self._log_offset + 1}", squid.ACCESS_LOG]
+        code, data = capture(self.container_id, argv, PROXY_UID, squid.DIR)
+        if code != 0:
+            return []
+        complete = data[: data.rfind(b"\n") + 1]
+        self._log_offset += len(complete)
+        return squid.parse_log(complete.decode(errors="replace"))
+
+    def close(self) -> None:
+        """Remove the proxy, then its network (the sandbox must be gone first). A network the
+        engine still holds is left to the reaper rather than failing the job."""
+        remove_container(self.container_id)
+        try:
+            remove_network(self.network)
+        except SandboxError:
+            log.warning("sandbox.egress_network_kept", exc_info=True, extra={"net": self.network})
+
+
+def open_proxy(
+    image: str,
+    uplink: str,
+    name: str,
+    labels: Mapping[str, str],
+    allowance: Allowance,
+) -> EgressProxy:
+    """Create the internal network `name` and start the proxy on it and on `uplink`; nothing
+    is left behind if a step fails."""
+    api = client().api
+    with engine_errors("create egress network"):
+        api.create_network(
+            name,
+            driver="bridge",
+            internal=True,
+            options=dict(INTERNAL_OPTIONS),
+            labels=_labels(labels, ROLE_NETWORK),
+        )
+    container_id = ""
+    try:
+        container_id = _create_proxy(image, uplink, name, labels, allowance)
+        with engine_errors("start egress proxy"):
+            api.connect_container_to_network(container_id, name)
+            api.start(container_id)
+        _wait_listening(container_id, 1)
+        address = _address(container_id, name)
+    except BaseException:
+        if container_id:
+            remove_container(container_id)
+        remove_network(name)
+        raise
+    return EgressProxy(container_id, name, address)
+
+
+def _create_proxy(
+    image: str, uplink: str, name: str, labels: Mapping[str, str], allowance: Allowance
+) -> str:
+    api = client().api
+    host_config = api.create_host_config(
+        network_mode=uplink,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges:true"],
+        read_only=True,
+        tmpfs={squid.DIR: "rw,nosuid,nodev,size=64m,mode=1777", TMP: "rw,nosuid,size=16m"},
+        mem_limit="256m",
+        memswap_limit="256m",
+        pids_limit=128,
+        nano_cpus=int(1e9),
+    )
+    command = [
+        "sh",
+        "-c",
+        _START,
+        "sh",
+        squid.render_config(allowance),
+        squid.render_allow(allowance),
+    ]
+    with engine_errors("create egress proxy"):
+        created: str = api.create_container(
+            image,
+            command=command,
+            name=name,
+            user=f"{PROXY_UID}:{PROXY_UID}",
+            labels=_labels(labels, ROLE_PROXY),
+            host_config=host_config,
+        )["Id"]
+    return created
+
+
+def _labels(labels: Mapping[str, str], role: str) -> dict[str, str]:
+    return {**labels, LABEL_ROLE: role}
+
+
+def _address(container_id: str, network: str) -> str:
+    with engine_errors("inspect egress proxy"):
+        networks = client().api.inspect_container(container_id)["NetworkSettings"]["Networks"]
+    address = str((networks.get(network) or {}).get("IPAddress") or "")
+    if not address:
+        raise SandboxError(f"egress proxy: no address on {network}")
+    return address
+
+
+def _wait_listening(container_id: str, times: int) -> None:
+    """Wait until Squid has opened its port `times` times (once at start, once per reload)."""
+    argv = ["grep", "-c", squid.LISTENING, squid.CACHE_LOG]
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        _code, output = capture(container_id, argv, PROXY_UID, squid.DIR)
+        if output.strip().isdigit() and int(output) >= times:
+            return
+        time.sleep(_POLL)
+    _code, tail = capture(container_id, ["tail", "-n", "5", squid.CACHE_LOG], PROXY_UID, squid.DIR)
+    raise SandboxError(f"egress proxy did not start listening: {tail.decode(errors='replace')}")
+
+
+def remove_network(name: str) -> bool:
+    """Remove a network; False when it was already gone."""
+    try:
+        with engine_errors("remove egress network"):
+            client().api.remove_network(name)
+    except SandboxNotFoundError:
+        return False
+    return True
+
+
+def list_egress(deployment: str | None, role: str) -> list[dict[str, Any]]:
+    """The engine's records of egress proxies (containers) or networks, of one deployment."""
+    filters = [f"{LABEL_ROLE}={role}"]
+    if deployment is not None:
+        filters.append(f"{LABEL_DEPLOYMENT}={deployment}")
+    api = client().api
+    with engine_errors("list egress"):
+        if role == ROLE_PROXY:
+            return list(api.containers(all=True, filters={"label": filters}))
+        return list(api.networks(filters={"label": filters}))
+
+
+def egress_labels(job_id: str | None, deployment: str, owner: str | None) -> dict[str, str]:
+    return {
+        LABEL_JOB: job_id or "",
+        LABEL_CREATED: datetime.now(UTC).isoformat(timespec="seconds"),
+        LABEL_DEPLOYMENT: deployment,
+        LABEL_OWNER: owner or "",
+    }
+
+
+def proxy_env(url: str, extra: Mapping[str, str]) -> dict[str, str]:
+    """The sandbox's environment for the proxy at `url`: the conventional variables (both
+    cases: tools disagree), pip's, npm's and git's own, plus `extra` (the host's registries)."""
+    local = "localhost,127.0.0.1,::1"
+    env = {
+        "HTTP_PROXY": url,
+        "HTTPS_PROXY": url,
+        "NO_PROXY": local,
+        "PIP_PROXY": url,
+        "npm_config_proxy": url,
+        "npm_config_https_proxy": url,
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "http.proxy",
+        "GIT_CONFIG_VALUE_0": url,
+    }
+    env.update({name.lower(): env[name] for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")})
+    return {**env, **extra}

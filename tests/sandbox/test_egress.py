@@ -1,0 +1,243 @@
+"""Egress through a job's own Squid proxy: real Docker, real proxy, and stand-in outside hosts
+in a container of the test's own (tests/sandbox/standins.py)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from cryptography.fernet import Fernet
+
+from resolver.cli.doctor import _egress as doctor_egress
+from resolver.core.settings import Settings
+from sandbox import (
+    NOTHING,
+    Allowance,
+    EgressPlan,
+    Sandbox,
+    SandboxPolicy,
+    ensure_proxy_image,
+    open_sandbox,
+    run_setup,
+)
+from sandbox.container import remove_container
+from sandbox.naming import LABEL_DEPLOYMENT
+from sandbox.reaper import remove_orphan_egress
+from tests.sandbox.conftest import DEPLOYMENT, RUN_PREFIX
+from tests.sandbox.standins import ALLOWED, DENIED, Outside, outside
+
+pytestmark = pytest.mark.docker
+
+ONLY_ALLOWED = Allowance((ALLOWED,))
+PIP = "pip download --no-deps --disable-pip-version-check -q -d /tmp/dl --trusted-host {h} "
+PIP += "--index-url http://{h}/simple tiny"
+
+
+@pytest.fixture(scope="module")
+def stand_ins(image: str) -> Iterator[Outside]:
+    with outside(
+        image, f"resolver-egress-test-{RUN_PREFIX}", {LABEL_DEPLOYMENT: DEPLOYMENT}
+    ) as out:
+        yield out
+
+
+@pytest.fixture(scope="module")
+def proxy_image() -> str:
+    return ensure_proxy_image(offline=True)
+
+
+@pytest.fixture
+def egress_policy(policy: SandboxPolicy, stand_ins: Outside, proxy_image: str) -> SandboxPolicy:
+    return replace(policy, proxy_image=proxy_image, egress_uplink=stand_ins.network)
+
+
+@pytest.fixture
+def open_egress(job_id: str) -> Iterator[Callable[[SandboxPolicy, Allowance], Sandbox]]:
+    opened: list[Sandbox] = []
+
+    def opener(policy: SandboxPolicy, first: Allowance) -> Sandbox:
+        box = open_sandbox(job_id, policy, egress=EgressPlan(first))
+        opened.append(box)
+        return box
+
+    yield opener
+    for box in opened:
+        box.__exit__(None, None, None)
+        assert not _exists("container", box.egress.container_id if box.egress else "")
+        assert not _exists("network", box.egress.network if box.egress else "")
+
+
+def _exists(kind: str, name: str) -> bool:
+    done = subprocess.run(["docker", kind, "inspect", name], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _curl(url: str) -> str:
+    return f"curl -sS -k -m 20 -o /dev/null -w '%{{http_code}}' {url}"
+
+
+def test_allowed_host_is_reached_through_the_proxy_and_others_are_refused(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    for url in (f"http://{ALLOWED}/hello", f"https://{ALLOWED}/hello"):
+        reached = box.run(_curl(url))
+        assert reached.ok and reached.output == "200", reached.output
+        assert reached.blocked == ()
+    refused = box.run(_curl(f"https://{DENIED}/hello"))
+    assert refused.exit_code != 0
+    assert "403" in refused.output
+    assert refused.blocked == (DENIED,)
+    plain = box.run(_curl(f"http://{DENIED}/hello"))
+    assert plain.output == "403" and plain.blocked == (DENIED,)
+    assert box.egress_hosts[ALLOWED].allowed == 2
+    assert box.egress_hosts[DENIED].blocked == 2
+    assert box.egress_hosts[DENIED].commands == [
+        _curl(f"https://{DENIED}/hello"),
+        _curl(f"http://{DENIED}/hello"),
+    ]
+
+
+def test_pip_and_git_go_through_the_proxy_and_are_refused_alike(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    pip = box.run(PIP.format(h=ALLOWED) + " && ls /tmp/dl")
+    assert pip.ok, pip.output
+    assert "tiny-1.0-py3-none-any.whl" in pip.output
+    clone = box.run(f"git clone -q http://{ALLOWED}/repo.git /tmp/repo && cat /tmp/repo/README")
+    assert clone.ok and clone.output.strip() == "readme", clone.output
+    refused_pip = box.run(PIP.format(h=DENIED).replace("-q ", "") + " --retries 0 --timeout 5")
+    assert refused_pip.exit_code != 0 and refused_pip.blocked == (DENIED,)
+    refused_git = box.run(f"git clone -q http://{DENIED}/repo.git /tmp/other")
+    assert refused_git.exit_code != 0 and refused_git.blocked == (DENIED,)
+    assert "403" in refused_git.output
+    commands = box.egress_hosts[DENIED].commands
+    assert [c.split()[0] for c in commands] == ["pip", "git"]
+
+
+@pytest.fixture
+def host_listeners() -> Iterator[tuple[int, socket.socket]]:
+    """A TCP server and a UDP socket on every interface of the host, as a service the engine's
+    host runs would be."""
+    server = ThreadingHTTPServer(("0.0.0.0", 0), BaseHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("0.0.0.0", 0))
+    yield server.server_address[1], udp
+    udp.close()
+    server.shutdown()
+    server.server_close()
+
+
+# The default route's gateway: the host's address on the network, if it had one.
+GATEWAY = (
+    "python3 -c 'import socket,struct; "
+    'r=[l.split() for l in open("/proc/net/route")][1:]; '
+    'print(next(socket.inet_ntoa(struct.pack("<L", int(g, 16)))'
+    ' for _, d, g, *_ in r if d == "00000000"))'
+    "'"
+)
+SEND_UDP = (
+    "python3 -c 'import socket, sys; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+    '[s.sendto(b"x", (a, int(sys.argv[1]))) for a in sys.argv[2:]]\' '
+)
+
+
+def test_nothing_gets_around_the_proxy(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox],
+    egress_policy: SandboxPolicy,
+    stand_ins: Outside,
+    host_listeners: tuple[int, socket.socket],
+) -> None:
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    ip, (tcp_port, udp) = stand_ins.address, host_listeners
+    gateway = box.run(GATEWAY).output.strip()
+    for url in (f"http://{ip}/hello", f"http://{gateway}:{tcp_port}/"):
+        direct = box.run(f"curl -sS -m 5 --noproxy '*' -o /dev/null -w '%{{http_code}}' {url}")
+        assert direct.exit_code != 0 and direct.output.endswith("000"), direct.output
+    ssh = box.run(f"timeout 5 bash -c 'echo > /dev/tcp/{ip}/22'")
+    assert ssh.exit_code != 0
+    port = udp.getsockname()[1]
+    box.run(f"{SEND_UDP} {port} {gateway} {ip} 2>&1; true")
+    udp.settimeout(2)
+    with pytest.raises(TimeoutError):
+        udp.recvfrom(16)
+    dns = box.run(f"getent hosts {ALLOWED} || echo unresolved")
+    assert dns.output.strip() == "unresolved"
+    interfaces = box.run("tail -n +3 /proc/net/dev | cut -d: -f1").output.split()
+    assert sorted(interfaces) == ["eth0", "lo"]
+
+
+def test_phases_switch_lists_in_place(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    setup = run_setup(box, f"{_curl(f'http://{ALLOWED}/hello')} > fetched", timeout=60)
+    assert setup.ok, setup.output
+    assert box.read_file("fetched") == b"200"
+    box.allow(NOTHING)
+    after = box.run(_curl(f"http://{ALLOWED}/hello"))
+    assert after.output == "403" and after.blocked == (ALLOWED,)
+    box.allow(Allowance((DENIED,)))
+    assert box.run(_curl(f"http://{DENIED}/hello")).output == "200"
+    assert box.egress_hosts[ALLOWED].commands == [_curl(f"http://{ALLOWED}/hello")]
+
+
+def test_open_reaches_public_hosts_only(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    # The stand-ins are on a private network, like the engine's host and its neighbours.
+    box = open_egress(egress_policy, Allowance(anywhere=True))
+    refused = box.run(_curl(f"http://{ALLOWED}/hello"))
+    assert refused.output == "403" and refused.blocked == (ALLOWED,)
+
+
+def test_the_reaper_removes_a_proxy_and_network_whose_sandbox_is_gone(
+    egress_policy: SandboxPolicy, job_id: str
+) -> None:
+    box = open_sandbox(job_id, egress_policy, egress=EgressPlan(ONLY_ALLOWED))
+    assert box.egress is not None
+    proxy, network = box.egress.container_id, box.egress.network
+    try:
+        remove_container(box.container_id)  # a worker that died without cleaning up
+        assert remove_orphan_egress(DEPLOYMENT, datetime.now(UTC)) == []  # young: left alone
+        later = datetime.now(UTC) + timedelta(hours=1)
+        removed = remove_orphan_egress(DEPLOYMENT, later)
+        assert sorted(removed) == sorted([network, network])  # the proxy and network share a name
+        assert not _exists("container", proxy) and not _exists("network", network)
+    finally:
+        box.__exit__(None, None, None)
+
+
+def _settings(image: str, **values: str) -> Settings:
+    key = Fernet.generate_key().decode()
+    return Settings(
+        _env_file=None, secret_keys=key, sandbox_image=image, deployment_id=DEPLOYMENT, **values
+    )
+
+
+def test_doctor_shows_an_allowed_host_reached_and_a_denied_one_refused(
+    image: str, stand_ins: Outside, proxy_image: str
+) -> None:
+    settings = _settings(
+        image,
+        sandbox_egress="allowlist",
+        sandbox_egress_allow=ALLOWED,
+        sandbox_egress_uplink=stand_ins.network,
+    )
+    check = doctor_egress(settings)
+    assert check.status == "ok", check.detail
+    assert check.detail == (f"allowlist: {ALLOWED} reachable; denied.invalid refused by the proxy")
+
+
+def test_doctor_under_none_shows_loopback_alone(image: str) -> None:
+    check = doctor_egress(_settings(image))
+    assert (check.status, check.detail) == ("ok", "none: interfaces ['lo']")

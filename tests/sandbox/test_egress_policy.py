@@ -1,0 +1,114 @@
+"""The egress policy as data: domains, narrowing, Squid's log, attribution, and the registries
+found in a host's own configuration. No engine needed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sandbox import ANYWHERE, Allowance, EgressConfigError, narrow, parse_domains, split_list
+from sandbox.egress import HostRecord, Window, command_at, record
+from sandbox.registries import find_registries, host_of, parse_pip_config
+from sandbox.squid import parse_log, render_allow, render_config
+
+
+def test_domains_are_checked_and_cover_their_subdomains() -> None:
+    assert parse_domains(["Example.org", "*.files.example.net", ".example.org."]) == (
+        "example.org",
+        "files.example.net",
+    )
+    assert split_list("a.example, b.example c.example") == ("a.example", "b.example", "c.example")
+    allowed = Allowance(("example.org",))
+    assert allowed.allows("example.org") and allowed.allows("files.example.org")
+    assert not allowed.allows("badexample.org") and not allowed.allows("example.org.evil.test")
+
+
+@pytest.mark.parametrize(
+    "entry", ["", "10.0.0.1", "https://example.org/", "example.org:443", "ex*ample.org", "-a.org"]
+)
+def test_what_is_not_a_domain_is_refused_by_name(entry: str) -> None:
+    with pytest.raises(EgressConfigError, match="domain"):
+        parse_domains([entry])
+
+
+def test_a_repository_gets_only_what_is_within_the_operators_maximum() -> None:
+    maximum = Allowance(("example.org", "example.net"))
+    granted, refused = narrow(maximum, ["files.example.org", "example.com", "example.net"])
+    assert granted == Allowance(("files.example.org", "example.net"))
+    assert refused == ("example.com",)
+    assert narrow(ANYWHERE, ["example.com"]) == (Allowance(("example.com",)), ())
+    assert narrow(Allowance(), ["example.com"]) == (Allowance(), ("example.com",))
+
+
+def test_squid_config_lists_domains_and_open_refuses_private_addresses() -> None:
+    listed = Allowance(("example.org",))
+    assert render_allow(listed) == ".example.org\n"
+    assert "http_access allow listed" in render_config(listed)
+    anywhere = render_config(ANYWHERE)
+    assert "http_access deny private" in anywhere and "http_access allow all" in anywhere
+
+
+# Lines as the job's Squid wrote them (logformat egress, sandbox/squid.py).
+LOG = """\
+1795657451.340 TCP_TUNNEL/200 CONNECT allowed.test allowed.test:443 2138
+1795657453.132 TCP_DENIED/403 CONNECT denied.test denied.test:443 3450
+1795657453.351 TCP_DENIED/403 GET denied.test http://denied.test/small 3456
+1795657460.000 TCP_MISS/200 GET allowed.test http://allowed.test/hello 300
+not a line of ours
+"""
+
+
+def test_the_access_log_becomes_counts_per_host_with_the_blocked_commands() -> None:
+    entries = parse_log(LOG)
+    assert [(e.host, e.status, e.blocked) for e in entries] == [
+        ("allowed.test", 200, False),
+        ("denied.test", 403, True),
+        ("denied.test", 403, True),
+        ("allowed.test", 200, False),
+    ]
+    windows = [Window(1795657450.0, 1795657453.2, "pip install foo")]
+    windows.append(Window(1795657453.3, 1795657454.0, "curl http://denied.test/small"))
+    hosts: dict[str, HostRecord] = {}
+    record(hosts, entries, windows)
+    assert hosts["allowed.test"].as_dict() == {"allowed": 2, "blocked": 0, "commands": []}
+    assert hosts["denied.test"].commands == ["pip install foo", "curl http://denied.test/small"]
+    assert command_at(windows, 1795657470.0) is None  # between commands: a background process
+
+
+def test_pip_config_lines_give_the_index_and_extras() -> None:
+    text = (
+        "global.index-url='https://pypi.example.org/simple'\n"
+        ":env:.extra-index-url='https://extra.example.org/simple file:///opt/wheels'\n"
+    )
+    assert parse_pip_config(text) == (
+        "https://pypi.example.org/simple",
+        ["https://extra.example.org/simple", "file:///opt/wheels"],
+    )
+    assert host_of("file:///opt/wheels") is None
+    assert host_of("https://10.0.0.1/simple") is None
+    assert host_of("https://User@Mirror.Example.org:8443/debian") == "mirror.example.org"
+
+
+def test_registries_come_from_the_hosts_own_pip_npm_and_apt_configuration(tmp_path: Path) -> None:
+    (tmp_path / "pip.conf").write_text("[global]\nindex-url = https://pypi.example.org/simple\n")
+    (tmp_path / "npmrc").write_text("registry=https://npm.example.org/\n")
+    apt = tmp_path / "apt"
+    (apt / "sources.list.d").mkdir(parents=True)
+    (apt / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://deb.example.org/debian\nSuites: bookworm\n\n"
+        "Types: deb\nURIs: http://off.example.org/debian\nSuites: bookworm\nEnabled: no\n"
+    )
+    (apt / "sources.list").write_text("deb [arch=amd64] https://security.example.org/ bookworm\n")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "NPM_", "npm_"))},
+        "PIP_CONFIG_FILE": str(tmp_path / "pip.conf"),
+        "NPM_CONFIG_USERCONFIG": str(tmp_path / "npmrc"),
+    }
+    found = find_registries(env, apt)
+    assert {"pypi.example.org", "deb.example.org", "security.example.org"} <= set(found.hosts)
+    assert "off.example.org" not in found.hosts
+    assert found.env["PIP_INDEX_URL"] == "https://pypi.example.org/simple"
+    if "npm.example.org" in found.hosts:  # npm is optional on a worker's host
+        assert found.env["npm_config_registry"] == "https://npm.example.org/"
