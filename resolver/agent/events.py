@@ -24,6 +24,8 @@ class Kind(StrEnum):
     FINISH = "finish"  # outcome, summary
     STOP = "stop"  # reason, message
     DIFF = "diff"  # the change as the host took it: diff, truncated (after the sandbox ended)
+    INSTRUCTIONS = "instructions"  # the repository's instruction files used: files [{path, …}]
+    VERIFICATION = "verification"  # the checks the trajectory shows: checks, not_run
 
 
 # Shown after an assistant turn without a tool call, so the model knows how to go on.
