@@ -16,18 +16,19 @@ from typing import Any, Final
 
 from resolver.agent import git as git_repo
 from resolver.agent.controller import job_secrets, run_agent
-from resolver.agent.events import Event, Kind
+from resolver.agent.events import Kind
 from resolver.agent.instructions import paths_named, read_instructions
 from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
+from resolver.agent.trajectory import latest_attempt
 from resolver.agent.verify import Verification, build_verification, configured_commands
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import register_secret
 from resolver.core.redact import Redactor
 from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import browse, jobs
+from resolver.store import jobs
 from resolver.store.db import session_scope
 from sandbox import (
     Change,
@@ -134,18 +135,18 @@ def _in_sandbox(
     base, ref = git_repo.head(clone), git_repo.default_ref(clone)
     repo_config = git_repo.repo_config(clone, ref)
     task = build_task(request, settings, clone, ref, repo_config)
-    _record_instructions(task, settings, config)
     setup = git_repo.read_setup(clone, ref)
     policy = policy_from_settings(settings)
     with open_sandbox(str(request.job_id), policy, ctx.owner) as sandbox:
         load_repository(sandbox, clone, policy)
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
+        _record_instructions(task, settings, config)
         if failure and not ctx.cancelled.is_set():
             agent = _setup_failed(task, settings, config, failure)
         else:
             agent = run_agent(task, sandbox, ctx, config)  # a cancelled job stops at once
         change, unread = _take_change(sandbox, clone, base, agent, settings, ctx)
-    verification = build_verification(_events(task.job_id), configured_commands(repo_config))
+    verification = build_verification(latest_attempt(task.job_id), configured_commands(repo_config))
     _record(task, settings, config, Kind.VERIFICATION, verification.as_dict())
     tree = git_repo.apply_change(clone, base, change)
     if after is not None:
@@ -167,17 +168,6 @@ def branch_files(
     target = f"origin/{pull_base}" if pull_base else git_repo.default_ref(clone)
     since = git_repo.merge_base(clone, target, base) or base
     return tuple(git_repo.diff_stat(clone, since, tree or base))
-
-
-def _events(job_id: int) -> list[Event]:
-    """The job's stored trajectory (redacted), oldest first."""
-    events: list[Event] = []
-    with session_scope() as session:
-        while True:
-            rows = browse.events_after(session, job_id, events[-1].seq if events else 0)
-            events += [Event(row.seq, row.kind, row.payload) for row in rows]
-            if not rows:
-                return events
 
 
 def _record_instructions(task: AgentTask, settings: Settings, config: LLMConfig) -> None:

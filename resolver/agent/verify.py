@@ -142,8 +142,9 @@ def configured_commands(repo_config: Mapping[str, Any]) -> dict[CheckKind, tuple
     """`commands: {test: [...], lint: [...], build: [...]}` from `.resolver/config.yml`, as
     data: strings only (a single string is a list of one); anything else is ignored."""
     section = repo_config.get("commands")
-    if not isinstance(section, Mapping):
-        return {}
+    section = dict(section) if isinstance(section, Mapping) else {}
+    if "test" not in section and isinstance(repo_config.get("test_command"), str):
+        section["test"] = repo_config["test_command"]  # the schedules' older key
     found: dict[CheckKind, tuple[str, ...]] = {}
     for kind in KINDS:
         value = section.get(kind)

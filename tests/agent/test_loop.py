@@ -383,6 +383,6 @@ def test_setup_runs_before_the_agent_and_is_recorded(
     result = session(job_id, repo)
     assert result.agent.outcome == "answered"
     events, _ = stored(job_id)
-    assert [e.kind for e in events][:2] == ["setup", "task"]
+    assert [e.kind for e in events][:3] == ["setup", "instructions", "task"]
     assert of_kind(events, "setup")[0]["exit_code"] == 0
     assert of_kind(events, "observation")[0]["content"] == "ready\n[exit code: 0]"

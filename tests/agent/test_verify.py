@@ -77,6 +77,7 @@ def test_a_configured_command_counts_even_when_unrecognised() -> None:
     check = classify("./ci/run-tests.sh --fast", configured)
     assert check is not None and check.kind == "test"
     assert configured_commands({"commands": "make test"}) == {}
+    assert configured_commands({"test_command": "make ci"}) == {"test": ("make ci",)}
 
 
 def trajectory(*runs: tuple[str, int]) -> list[Event]:
