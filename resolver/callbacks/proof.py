@@ -82,7 +82,8 @@ def render_verified_short(verification: Verification) -> str:
         parts.append(missing[0].lower() + missing[1:-1])
     if not parts:
         return ""
-    head = "Verified" if verification.checks else "Not verified"
+    results = {c.result for c in verification.checks}
+    head = "Verified" if results == {"passed"} else "Checked" if results else "Not verified"
     return f"{head}: " + "; ".join(parts) + "."
 
 

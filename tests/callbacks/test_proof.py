@@ -33,6 +33,11 @@ def test_no_tests_ran_is_said() -> None:
 def test_the_short_form() -> None:
     short = render_verified_short(Verification((PASSED,), ("lint",)))
     assert short == "Verified: `python -m pytest -q` passed (3 runs); no lint ran."
+    mixed = render_verified_short(Verification((PASSED, FAILED_LAST, PIPED)))
+    assert mixed == (
+        "Checked: `python -m pytest -q` passed (3 runs); `ruff check .` failed (2 runs); "
+        "`pytest 2>&1 | tail -n 3` ran (exit code unknown) (1 run)."
+    )
 
 
 def test_a_command_cannot_break_out_of_its_code_span() -> None:
