@@ -239,6 +239,13 @@ class GitHubClient:
             data = github.rest.pulls.get(owner, name, number).json()
         return _pull_info(data)
 
+    def edit_pull_body(self, repo: str, number: int, body: str) -> None:
+        """Replace a pull request's description."""
+        owner, name = split_repo(repo)
+        with translate_errors("PATCH /repos/{owner}/{repo}/pulls/{pull_number}"):
+            github = self._api()
+            github.rest.pulls.update(owner, name, number, body=body)
+
     def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> PullInfo:
         """Open a draft pull request from `head` into `base`.
 

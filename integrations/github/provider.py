@@ -201,6 +201,9 @@ class GitHubForge:
     ) -> PullInfo:
         return self._client.open_draft_pull(full_name, head, base, title, body)
 
+    def edit_pull_body(self, full_name: str, number: int, body: str) -> None:
+        self._client.edit_pull_body(full_name, number, body)
+
 
 def conversation(context: TriggerContext, requester_id: int | None) -> GitHubConversation:
     return GitHubConversation(client_for_job(context, requester_id), context)

@@ -329,6 +329,14 @@ class GitLabClient:
             found = api.projects.get(project, lazy=True).mergerequests.get(iid)
         return _pull(found.attributes)
 
+    def edit_merge_request_description(
+        self, project: ProjectRef, iid: int, description: str
+    ) -> None:
+        with self._api("PUT /projects/:id/merge_requests/:iid") as api:
+            merge_request = api.projects.get(project, lazy=True).mergerequests.get(iid, lazy=True)
+            merge_request.description = description
+            merge_request.save()
+
     def open_draft_merge_request(
         self, project: ProjectRef, source: str, target: str, title: str, description: str
     ) -> PullInfo:

@@ -185,6 +185,9 @@ class GitLabForge:
     ) -> PullInfo:
         return self.client.open_draft_merge_request(full_name, head, base, title, body)
 
+    def edit_pull_body(self, full_name: str, number: int, body: str) -> None:
+        self.client.edit_merge_request_description(full_name, number, body)
+
 
 def _kind(value: object) -> NoteableKind:
     kind = KINDS.get(str(value))

@@ -25,6 +25,8 @@ class Kind(StrEnum):
     STOP = "stop"  # reason, message
     DIFF = "diff"  # the change as the host took it: diff, truncated (after the sandbox ended)
     EGRESS = "egress"  # the proxy's record: setup, agent (what each allowed), hosts, refused
+    INSTRUCTIONS = "instructions"  # the repository's instruction files used: files [{path, …}]
+    VERIFICATION = "verification"  # the checks the trajectory shows: checks, not_run
 
 
 # Shown after an assistant turn without a tool call, so the model knows how to go on.

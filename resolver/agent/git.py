@@ -16,7 +16,7 @@ import secrets
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,13 +30,15 @@ from sandbox import Change, RepoSetup, parse_repo_config
 
 __all__ = ["RepoError"]  # the error of every step here
 
-INSTRUCTIONS_PATH: Final = ".resolver/instructions.md"
 CONFIG_PATH: Final = ".resolver/config.yml"
 SETUP_PATH: Final = ".resolver/setup.sh"
 # A file read from the default branch (instructions, config, setup) is small or ignored.
 MAX_SHOWN_BYTES: Final = 1_000_000
 MAX_DIFF_BYTES: Final = 200_000
 ZERO_SHA: Final = "0" * 40
+# A tree entry's mode: regular and executable files are read; a symlink (120000) never is.
+REGULAR_MODES: Final = frozenset({"100644", "100755"})
+_ENTRY: Final = "%(objectmode) %(objectname)%x09%(path)"
 
 
 @dataclass(frozen=True)
@@ -137,19 +139,67 @@ def default_ref(clone: Clone) -> str:
         return "HEAD"
 
 
-def show(clone: Clone, ref: str, path: str) -> str | None:
-    """The file's text at `ref`; None when the tree has no such file (or it is too large)."""
-    listed = git(clone, "ls-tree", "--format=%(objecttype) %(objectname)", ref, "--", path)
-    kind, _, blob = listed.strip().partition(" ")
-    if kind != "blob":
-        return None
-    if int(git(clone, "cat-file", "-s", blob).strip()) > MAX_SHOWN_BYTES:
+def regular_files(clone: Clone, ref: str, paths: Iterable[str]) -> dict[str, str]:
+    """The blob ids of those `paths` that are regular files at `ref` (a symlink, mode 120000,
+    is never followed, and a submodule or folder is not a file)."""
+    wanted = list(dict.fromkeys(paths))
+    if not wanted:
+        return {}
+    listed = _raw(clone, "ls-tree", "-z", f"--format={_ENTRY}", ref, "--", *wanted)
+    found = {}
+    for entry in listed.decode(errors="replace").split("\0"):
+        info, _, path = entry.partition("\t")
+        mode, _, blob = info.partition(" ")
+        if mode in REGULAR_MODES and path in wanted:
+            found[path] = blob
+    return found
+
+
+def read_blob(clone: Clone, blob: str, limit: int = MAX_SHOWN_BYTES) -> str | None:
+    """A blob's text; None when it is larger than `limit`."""
+    if int(git(clone, "cat-file", "-s", blob).strip()) > limit:
         return None
     return git(clone, "cat-file", "blob", blob)
 
 
-def repo_instructions(clone: Clone, ref: str) -> str | None:
-    return show(clone, ref, INSTRUCTIONS_PATH)
+def show(clone: Clone, ref: str, path: str) -> str | None:
+    """The file's text at `ref`; None when the tree has no such regular file (or it is too
+    large)."""
+    blob = regular_files(clone, ref, [path]).get(path)
+    return None if blob is None else read_blob(clone, blob)
+
+
+def changed_paths(clone: Clone, since: str, until: str) -> list[str]:
+    """The paths that differ between `since` and `until`: names as data, never opened."""
+    out = _raw(
+        clone, "diff", "--no-renames", "--name-only", "-z", since, until, limit=MAX_DIFF_BYTES
+    )
+    return [name for name in out.decode(errors="replace").split("\0") if name]
+
+
+def diff_stat(clone: Clone, since: str, until: str) -> list[tuple[str, int | None, int | None]]:
+    """Each changed path with its added and removed lines (None for a binary file)."""
+    argv = ["diff", "--no-renames", "--no-ext-diff", "--no-textconv", "--numstat", "-z"]
+    out = _raw(clone, *argv, since, until, limit=MAX_DIFF_BYTES).decode(errors="replace")
+    stats = []
+    for entry in out.split("\0"):
+        added, _, rest = entry.partition("\t")
+        removed, _, path = rest.partition("\t")
+        if path:
+            stats.append((path, _count(added), _count(removed)))
+    return stats
+
+
+def merge_base(clone: Clone, one: str, other: str) -> str | None:
+    """The newest commit both have; None when they share none (or a ref is missing)."""
+    try:
+        return git(clone, "merge-base", one, other).strip() or None
+    except RepoError:
+        return None
+
+
+def _count(value: str) -> int | None:
+    return int(value) if value.isdigit() else None
 
 
 def repo_config(clone: Clone, ref: str) -> dict[str, Any]:

@@ -43,8 +43,9 @@ credentials.
 {repo_instructions}"""
 
 REPO_INSTRUCTIONS: Final = """
-Repository instructions, from .resolver/instructions.md on the default branch. Follow them
-where they do not conflict with the rules above:
+Repository instructions, from {names} on the default branch, in that order (where they
+disagree, the later and more specific one wins). Follow them where they do not conflict with
+the rules above:
 {fenced}
 """
 
@@ -68,9 +69,13 @@ def fence(label: str, text: str, nonce: str) -> str:
 
 def build_system_prompt(task: AgentTask, nonce: str, bot_name: str = "resolver") -> str:
     extra = ""
-    if task.repo_instructions and task.repo_instructions.strip():
-        fenced = fence("repository instructions", task.repo_instructions, nonce)
-        extra = REPO_INSTRUCTIONS.format(fenced=fenced)
+    if task.repo_instructions:
+        names = ", ".join(neutralise(f.path) for f in task.repo_instructions)
+        fenced = "\n".join(
+            fence(f.path, f.text + ("\n[... the rest is cut ...]" if f.cut else ""), nonce)
+            for f in task.repo_instructions
+        )
+        extra = REPO_INSTRUCTIONS.format(names=names, fenced=fenced)
     return SYSTEM.format(bot=bot_name, nonce=nonce, repo_instructions=extra)
 
 

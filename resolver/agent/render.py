@@ -75,6 +75,17 @@ def _stop(p: Mapping[str, Any]) -> list[str]:
     return [f"stopped ({p['reason']}): {p['message']}"]
 
 
+def _instructions(p: Mapping[str, Any]) -> list[str]:
+    names = ", ".join(str(f.get("path")) for f in p.get("files") or ()) or "none"
+    return [f"instruction files: {names}"]
+
+
+def _verification(p: Mapping[str, Any]) -> list[str]:
+    lines = [f"  {c.get('command')} · exit {c.get('exit_code')}" for c in p.get("checks") or ()]
+    missing = ", ".join(str(kind) for kind in p.get("not_run") or ())
+    return ["verification" + (f" (not run: {missing})" if missing else ""), *lines]
+
+
 _RENDERERS: Final[dict[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     Kind.TASK: _task,
     Kind.SETUP: _setup,
@@ -86,6 +97,8 @@ _RENDERERS: Final[dict[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     Kind.FINISH: _finish,
     Kind.STOP: _stop,
     Kind.EGRESS: _egress,
+    Kind.INSTRUCTIONS: _instructions,
+    Kind.VERIFICATION: _verification,
 }
 
 

@@ -18,9 +18,12 @@ from resolver.agent import git as git_repo
 from resolver.agent.controller import job_secrets, run_agent
 from resolver.agent.egress import JobEgress, blocked_notes, egress_record, job_egress
 from resolver.agent.events import Kind
+from resolver.agent.instructions import paths_named, read_instructions
 from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
+from resolver.agent.trajectory import latest_attempt
+from resolver.agent.verify import Verification, build_verification, configured_commands
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import register_secret
 from resolver.core.redact import Redactor
@@ -62,8 +65,15 @@ class SessionRequest:
     max_iterations: int | None = None
     max_cost_usd: float | None = None
     """Lower limits for this request (a schedule's); they never raise the configured ones."""
+    pull_base: str | None = None
+    """The branch the work is proposed into: the pull request's files are counted from where
+    the work leaves it (default: the default branch)."""
 
 
+# Paths whose nearest nested AGENTS.md is looked for (a branch may change many more).
+MAX_INSTRUCTION_PATHS: Final = 50
+# The files a pull request's description lists (the forge shows them all).
+MAX_FILES_LISTED: Final = 50
 # The change kept in the trajectory for people to read; the branch has all of it.
 DIFF_SHOWN_CHARS: Final = 200_000
 
@@ -86,6 +96,10 @@ class SessionResult:
     """What the host did with the agent's work that its requester should know."""
     egress: dict[str, Any] | None = None
     """Each host the sandbox's proxy saw, with counts; None when the job had no network."""
+    verification: Verification | None = None
+    """The checks the trajectory shows (None when the agent never ran)."""
+    files: tuple[tuple[str, int | None, int | None], ...] = ()
+    """The whole branch's change against its base: path, lines added, lines removed."""
 
 
 # Called with the work and the agent's result while the clone still exists: the worker
@@ -123,23 +137,27 @@ def _in_sandbox(
     after: AfterAgent | None,
 ) -> SessionResult:
     base, ref = git_repo.head(clone), git_repo.default_ref(clone)
-    task = build_task(request, settings, clone, ref)
+    repo_config = git_repo.repo_config(clone, ref)
+    task = build_task(request, settings, clone, ref, repo_config)
     setup = git_repo.read_setup(clone, ref)
     policy = policy_from_settings(settings)
     network = setup.network if setup else None
-    egress = job_egress(settings, git_repo.repo_config(clone, ref), network)
+    egress = job_egress(settings, repo_config, network)
     plan = egress_plan(egress, setup is not None)
     with open_sandbox(str(request.job_id), policy, ctx.owner, plan) as sandbox:
         load_repository(sandbox, clone, policy)
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
         if plan is not None and setup is not None and egress.agent != egress.setup:
             sandbox.allow(egress.agent)
+        _record_instructions(task, settings, config)
         if failure and not ctx.cancelled.is_set():
             agent = _setup_failed(task, settings, config, failure)
         else:
             agent = run_agent(task, sandbox, ctx, config)  # a cancelled job stops at once
         change, unread = _take_change(sandbox, clone, base, agent, settings, ctx)
     record = _record_egress(task, settings, config, egress, sandbox) if plan else None
+    verification = build_verification(latest_attempt(task.job_id), configured_commands(repo_config))
+    _record(task, settings, config, Kind.VERIFICATION, verification.as_dict())
     tree = git_repo.apply_change(clone, base, change)
     if after is not None:
         after(Work(clone, base, tree), agent)
@@ -149,7 +167,8 @@ def _in_sandbox(
     if diff.strip():
         shown = {"diff": diff[:DIFF_SHOWN_CHARS], "truncated": len(diff) > DIFF_SHOWN_CHARS}
         _record(task, settings, config, Kind.DIFF, shown)
-    return SessionResult(agent, diff, notes, record)
+    files = branch_files(clone, request.pull_base, base, tree)
+    return SessionResult(agent, diff, notes, record, verification, files)
 
 
 def egress_plan(egress: JobEgress, has_setup: bool) -> EgressPlan | None:
@@ -171,6 +190,22 @@ def _record_egress(
     }
     _record(task, settings, config, Kind.EGRESS, payload)
     return hosts
+
+
+def branch_files(
+    clone: git_repo.Clone, pull_base: str | None, base: str, tree: str | None
+) -> tuple[tuple[str, int | None, int | None], ...]:
+    """The whole branch's change (its earlier commits and this job's tree) against where it
+    leaves `pull_base`, as the pull request will show it."""
+    target = f"origin/{pull_base}" if pull_base else git_repo.default_ref(clone)
+    since = git_repo.merge_base(clone, target, base) or base
+    return tuple(git_repo.diff_stat(clone, since, tree or base))
+
+
+def _record_instructions(task: AgentTask, settings: Settings, config: LLMConfig) -> None:
+    """Say in the trajectory (and so on the job's page) which instruction files were used."""
+    files = [{"path": f.path, "chars": len(f.text), "cut": f.cut} for f in task.repo_instructions]
+    _record(task, settings, config, Kind.INSTRUCTIONS, {"files": files})
 
 
 def load_repository(
@@ -260,18 +295,34 @@ def _run_setup(
 
 
 def build_task(
-    request: SessionRequest, settings: Settings, clone: git_repo.Clone, ref: str
+    request: SessionRequest,
+    settings: Settings,
+    clone: git_repo.Clone,
+    ref: str,
+    repo_config: dict[str, Any] | None = None,
 ) -> AgentTask:
     """The agent's task, with instructions and limits read from the default branch."""
+    if repo_config is None:
+        repo_config = git_repo.repo_config(clone, ref)
     return AgentTask(
         job_id=request.job_id,
         instruction=request.instruction,
         context=request.context,
-        repo_instructions=git_repo.repo_instructions(clone, ref),
-        limits=_lowered(limits_from(settings, git_repo.repo_config(clone, ref)), request),
+        repo_instructions=read_instructions(clone, ref, instruction_paths(request, clone, ref)),
+        limits=_lowered(limits_from(settings, repo_config), request),
         secrets=request.secrets,
         requester=request.requester,
     )
+
+
+def instruction_paths(request: SessionRequest, clone: git_repo.Clone, ref: str) -> list[str]:
+    """Where nested `AGENTS.md` files are looked for: the paths the request names, and the
+    paths a follow-up's branch has changed."""
+    context = request.context
+    named = paths_named([request.instruction, *((context.title, context.body) if context else ())])
+    since = git_repo.merge_base(clone, ref, "HEAD") if request.branch else None
+    changed = git_repo.changed_paths(clone, since, "HEAD") if since else []
+    return list(dict.fromkeys([*named, *changed]))[:MAX_INSTRUCTION_PATHS]
 
 
 def _lowered(limits: AgentLimits, request: SessionRequest) -> AgentLimits:
@@ -306,6 +357,8 @@ def run_result(
     diff: str,
     notes: tuple[str, ...] = (),
     egress: dict[str, Any] | None = None,
+    verification: Verification | None = None,
+    files: tuple[tuple[str, int | None, int | None], ...] = (),
 ) -> RunResult:
     """How the worker records the job: state, outcome and the result JSON."""
     details: dict[str, Any] = {
@@ -319,6 +372,11 @@ def run_result(
         details["notes"] = list(notes)
     if egress is not None:
         details["egress"] = egress
+    if verification is not None and agent.steps:
+        details["verification"] = verification.as_dict()
+    if files:
+        details["files"] = [list(entry) for entry in files[:MAX_FILES_LISTED]]
+        details["files_total"] = len(files)
     if agent.outcome == "changed_code":
         outcome = Outcome.CHANGED_CODE if diff.strip() else Outcome.NO_CHANGES
         return RunResult(JobState.SUCCEEDED, outcome, result=details)

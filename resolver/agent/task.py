@@ -28,6 +28,16 @@ class TaskContext:
 
 
 @dataclass(frozen=True)
+class InstructionFile:
+    """One of the repository's instruction files (`AGENTS.md`, …), from the default branch."""
+
+    path: str
+    text: str
+    cut: bool = False
+    """Longer than its share of the caps: the rest was left out."""
+
+
+@dataclass(frozen=True)
 class AgentLimits:
     """When the loop stops on its own. Cost applies when known, tokens when it is not."""
 
@@ -44,7 +54,7 @@ class AgentTask:
     job_id: int
     instruction: str
     context: TaskContext | None
-    repo_instructions: str | None
+    repo_instructions: tuple[InstructionFile, ...]
     limits: AgentLimits
     secrets: tuple[str, ...] = ()
     requester: str | None = None

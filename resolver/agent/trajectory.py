@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from resolver.agent.events import Event, totals
+from resolver.agent.events import Event, Kind, totals
 from resolver.core.redact import Redactor
-from resolver.store import jobs
+from resolver.store import browse, jobs
 from resolver.store.db import session_scope
 
 if TYPE_CHECKING:
@@ -42,3 +42,17 @@ class Trajectory:
         job.cost_usd = spent.cost_usd
         job.prompt_tokens = spent.prompt_tokens
         job.completion_tokens = spent.completion_tokens
+
+
+def latest_attempt(job_id: int) -> list[Event]:
+    """This attempt's stored trajectory (redacted), oldest first: an earlier attempt's runs
+    were in another sandbox, so the events start at the newest `task`."""
+    events: list[Event] = []
+    with session_scope() as session:
+        while True:
+            rows = browse.events_after(session, job_id, events[-1].seq if events else 0)
+            events += [Event(row.seq, row.kind, row.payload) for row in rows]
+            if not rows:
+                break
+    starts = [index for index, event in enumerate(events) if event.kind == Kind.TASK]
+    return events[starts[-1] :] if starts else events

@@ -18,7 +18,7 @@ from resolver.callbacks import status
 from resolver.callbacks.record import forge_of, publish_all, record_status, view_of
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
-from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS
+from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_PULL
 from resolver.core.logs import log
 from resolver.store import callbacks, jobs
 from resolver.store.callbacks import mark_posting
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["OPEN_PULL", "REACT", "REPLY", "STATUS"]
+__all__ = ["OPEN_PULL", "REACT", "REPLY", "STATUS", "UPDATE_PULL"]
 
 # Longer than one edit can take (the clients time out after 30 s); short enough that a worker
 # killed while holding it delays the next edit by less than a minute.
@@ -194,6 +194,26 @@ def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         ids = record_status(session, job)
     publish_all(ids)
     log(logger, logging.INFO, "job.pull_opened", job=job_id, url=pull.url)
+    return {"url": pull.url, "number": pull.number}
+
+
+def send_update_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Write a follow-up's description (its files and Verification block) onto the pull
+    request it pushed to; nothing when that pull request is no longer open."""
+    job_id = int(payload["job_id"])
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        view = view_of(session, job)
+        trigger, requester_id = dict(job.trigger), job.requester_id
+        forge_info, branch, task = forge_of(job), str(job.branch), job.task
+    forge = registry.forge(provider, trigger, requester_id)
+    repo = str(forge_info["repo"])
+    pull = forge.find_open_pull(repo, branch)
+    if pull is None:
+        return {"skipped": True}
+    title = pull_title(trigger, task)
+    forge.edit_pull_body(repo, pull.number, status.pull_body(view, title, forge_info.get("fixes")))
+    log(logger, logging.INFO, "job.pull_updated", job=job_id, url=pull.url)
     return {"url": pull.url, "number": pull.number}
 
 

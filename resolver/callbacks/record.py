@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from integrations import registry
+from resolver.agent.verify import verification_of
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import status
-from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS
+from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.sanitize import sanitize
@@ -75,6 +76,9 @@ def view_of(session: Session, job: Job) -> status.JobView:
         notes=tuple(str(note) for note in result.get("notes") or ()),
         place=_place(session, job),
         stopped_by=_stopped_by(job),
+        verification=verification_of(result.get("verification")),
+        files=tuple(tuple(entry) for entry in result.get("files") or () if isinstance(entry, list)),
+        files_total=int(result.get("files_total") or 0),
     )
 
 
@@ -152,7 +156,22 @@ def record_finish(session: Session, job: Job) -> list[int]:
             session, forge["provider"], OPEN_PULL, {"job_id": job.id}, job.id
         )
         ids.append(callback.id)
+    elif _updated_pull(job) and forge.get("provider"):
+        callback = record_callback(
+            session, forge["provider"], UPDATE_PULL, {"job_id": job.id}, job.id
+        )
+        ids.append(callback.id)
     return ids + record_status(session, job)
+
+
+def _updated_pull(job: Job) -> bool:
+    """A follow-up that pushed to its pull request's branch: the description is rewritten."""
+    return (
+        job.state == JobState.SUCCEEDED
+        and job.outcome == Outcome.CHANGED_CODE
+        and bool(job.branch and job.pr_url)
+        and bool(job.result.get("updated_pull"))
+    )
 
 
 def publish_all(callback_ids: list[int]) -> None:

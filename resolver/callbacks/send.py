@@ -37,6 +37,7 @@ ACTIONS: Final[dict[str, Action]] = {
     actions.REPLY: actions.send_reply,
     NOTICE_ACTION: actions.send_notice,
     actions.OPEN_PULL: actions.send_open_pull,
+    actions.UPDATE_PULL: actions.send_update_pull,
 }
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from resolver.agent.verify import Verification
+from resolver.callbacks.proof import render_files, render_verification, render_verified_short
 from resolver.core.job import QueuePlace
 from resolver.core.states import JobState, Outcome
 
@@ -46,6 +48,11 @@ class JobView:
     """A queued job's place: the jobs that must finish first, under which cap."""
     stopped_by: str | None = None
     """Who asked the job to stop (a running job stops at its next step)."""
+    verification: Verification | None = None
+    """The checks the agent's trajectory shows (None before the agent has run)."""
+    files: tuple[tuple[object, ...], ...] = ()
+    """The branch's changed files (path, added, removed), at most MAX_FILES_LISTED of them."""
+    files_total: int = 0
 
 
 def elapsed(view: JobView) -> str:
@@ -145,8 +152,18 @@ def _failed(view: JobView) -> str:
 
 def _body(view: JobView) -> str:
     notes = "\n".join(f"- {note}" for note in view.notes)
-    main = _main_body(view)
-    return f"{main}\n\n{notes}".strip() if notes else main
+    parts = [_main_body(view), _verified(view), notes]
+    return "\n\n".join(part for part in parts if part).strip()
+
+
+def _verified(view: JobView) -> str:
+    """The short Verification line, on a finished job that changed code or ran any check."""
+    verification = view.verification
+    if verification is None or view.state not in (JobState.SUCCEEDED, JobState.FAILED):
+        return ""
+    if view.outcome == Outcome.CHANGED_CODE or verification.checks:
+        return render_verified_short(verification)
+    return ""
 
 
 def _main_body(view: JobView) -> str:
@@ -166,11 +183,18 @@ def _main_body(view: JobView) -> str:
 
 
 def pull_body(view: JobView, title: str, fixes: int | None) -> str:
-    """The pull request's description: the summary, `Fixes #N`, the job and its cost."""
+    """The pull request's description: the summary, `Fixes #N`, the branch's files, the
+    Verification block, the job and its cost. A follow-up on the branch writes it afresh."""
     lines = [view.summary.strip()[:MAX_SUMMARY] or title, ""]
     if fixes is not None:
         lines += [f"Fixes #{fixes}", ""]
     if view.notes:  # what the host did with the work, and the hosts the sandbox was refused
         lines += [*(f"- {note}" for note in view.notes), ""]
-    lines.append(f"Opened by Resolver for [job {view.id}]({view.job_url}) · {money(view.cost_usd)}")
+    files = render_files(view.files, view.files_total)
+    if files:
+        lines += [files, ""]
+    if view.verification is not None:
+        lines += [render_verification(view.verification), ""]
+    verb = "Updated" if view.updated_pull else "Opened"
+    lines.append(f"{verb} by Resolver for [job {view.id}]({view.job_url}) · {money(view.cost_usd)}")
     return "\n".join(lines)

@@ -134,12 +134,17 @@ class Forge(Protocol):
         """Open a draft PR/MR; if one from `head` is already open, return that one."""
         ...
 
+    def edit_pull_body(self, full_name: str, number: int, body: str) -> None:
+        """Replace the description of a PR/MR (a follow-up's new Verification block)."""
+        ...
+
 
 # The callback actions every provider shares (a callback row's `action`).
 STATUS: Final = "status"
 REACT: Final = "react"
 REPLY: Final = "reply"
 OPEN_PULL: Final = "open_pull"
+UPDATE_PULL: Final = "update_pull"
 NOTICE: Final = "notice"
 
 # What `Conversation.post` tags a message with: what it is and whose (`status-12`: job 12's

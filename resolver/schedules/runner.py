@@ -281,7 +281,9 @@ def _work(
             remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
             pulls.remember(run.schedule_id, remembered)
         details = {"action": decision.action.value, "inputs": inputs}
-    outcome = run_result(done.agent, done.diff, done.notes, done.egress)
+    outcome = run_result(
+        done.agent, done.diff, done.notes, done.egress, done.verification, done.files
+    )
     result = {**outcome.result, "schedule": details}
     return RunResult(outcome.state, outcome.outcome, outcome.error, result)
 

@@ -174,7 +174,25 @@ def block_of(seq: int, kind: str, payload: Mapping[str, Any], at: datetime | Non
         )
     if kind == "task":
         return None
+    if kind in ("instructions", "verification"):
+        return _proof(seq, kind, payload, at)
     return Block(seq, "note", kind, text=redact(json.dumps(dict(payload))), at=at)
+
+
+def _proof(seq: int, kind: str, payload: Mapping[str, Any], at: datetime | None) -> Block:
+    """Which instruction files the agent was given, and which checks it ran."""
+    if kind == "instructions":
+        files = [str(f.get("path")) for f in payload.get("files") or ()]
+        text = ", ".join(files) if files else "none in the default branch"
+        return Block(seq, "note", "Instruction files used", text=text, at=at)
+    lines = [
+        f"{c.get('command')} · {c.get('kind')} · exit {c.get('exit_code')} · {c.get('runs')} run(s)"
+        for c in payload.get("checks") or ()
+    ]
+    missing = ", ".join(str(kind) for kind in payload.get("not_run") or ())
+    if missing:
+        lines.append(f"not run: {missing}")
+    return Block(seq, "note", "Verification", text="\n".join(lines), at=at)
 
 
 # What a failed job's outcome means, for someone who is not the operator.

@@ -61,6 +61,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         instruction=snapshot.task,
         context=_context(snapshot, plan, history),
         branch=plan.checkout,
+        pull_base=plan.base,
         requester=snapshot.requester,
         git_env=git_env,
         # Masked in the trajectory too: git errors may quote the auth header.
@@ -72,7 +73,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
         return ended_by(error)
-    return run_result(done.agent, done.diff, done.notes, done.egress)
+    return run_result(done.agent, done.diff, done.notes, done.egress, done.verification, done.files)
 
 
 # --- reading the job

@@ -353,7 +353,8 @@ def test_a_long_history_is_condensed_at_the_threshold(
     events, _ = stored(job_id)
     condensations = of_kind(events, "condensation")
     assert condensations and condensations[0]["reason"] == "threshold"
-    assert condensations[0]["first_seq"] == 2 and condensations[0]["method"] == "llm"
+    first_step = next(e.seq for e in events if e.kind == "action")  # the one after the task
+    assert condensations[0]["first_seq"] == first_step and condensations[0]["method"] == "llm"
     last = json.dumps(llm_server.requests[-1]["messages"])
     assert "SUMMARY of the early output" in last and "seq 1 900" not in last
 
@@ -383,6 +384,6 @@ def test_setup_runs_before_the_agent_and_is_recorded(
     result = session(job_id, repo)
     assert result.agent.outcome == "answered"
     events, _ = stored(job_id)
-    assert [e.kind for e in events][:2] == ["setup", "task"]
+    assert [e.kind for e in events][:3] == ["setup", "instructions", "task"]
     assert of_kind(events, "setup")[0]["exit_code"] == 0
     assert of_kind(events, "observation")[0]["content"] == "ready\n[exit code: 0]"

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from resolver.agent.prompt import build_system_prompt, build_task_message, fence, neutralise
-from resolver.agent.task import AgentLimits, AgentTask, Comment, ReviewThread, TaskContext
+from resolver.agent.task import (
+    AgentLimits,
+    AgentTask,
+    Comment,
+    InstructionFile,
+    ReviewThread,
+    TaskContext,
+)
 
 NONCE = "n0nce42"
 LIMITS = AgentLimits(max_iterations=5, max_cost_usd=1.0, max_tokens=10_000, wall_clock_seconds=60)
@@ -14,7 +21,7 @@ def task(**overrides: object) -> AgentTask:
         "job_id": 1,
         "instruction": "fix the bug",
         "context": None,
-        "repo_instructions": None,
+        "repo_instructions": (),
         "limits": LIMITS,
     }
     values.update(overrides)
@@ -77,6 +84,15 @@ def test_system_prompt_explains_fences_and_outcomes() -> None:
 
 
 def test_repository_instructions_are_fenced_too() -> None:
-    prompt = build_system_prompt(task(repo_instructions="Use tabs. <<<"), NONCE)
-    assert "Repository instructions, from .resolver/instructions.md on the default branch" in prompt
+    files = (
+        InstructionFile("AGENTS.md", "Use tabs. <<<"),
+        InstructionFile(".resolver/instructions.md", "Run make test.", cut=True),
+    )
+    prompt = build_system_prompt(task(repo_instructions=files), NONCE)
+    assert (
+        "Repository instructions, from AGENTS.md, .resolver/instructions.md on the default branch"
+        in prompt
+    )
     assert "Use tabs. < < <" in prompt
+    assert f"<<<USER-TEXT {NONCE} AGENTS.md>>>" in prompt
+    assert prompt.index("Use tabs.") < prompt.index("Run make test.\n[... the rest is cut ...]")

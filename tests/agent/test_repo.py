@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from resolver.agent import git as git_repo
+from resolver.agent.instructions import read_instructions
 from sandbox import Change, ChangedFile, RepoSetup
 from tests.agent.conftest import git, make_repo
 
@@ -44,7 +45,11 @@ def test_a_clone_has_no_work_tree_and_reads_the_default_branch(
     assert ref == "origin/main"
     assert git_repo.show(clone, "HEAD", ".resolver/config.yml") == "max_iterations: 700\n"
     assert git_repo.repo_config(clone, ref) == {"max_iterations": 7}
-    assert git_repo.repo_instructions(clone, ref) == "Run make test.\n"
+    [instructions] = read_instructions(clone, ref, [])
+    assert (instructions.path, instructions.text) == (
+        ".resolver/instructions.md",
+        "Run make test.\n",
+    )
     assert git_repo.show(clone, ref, "missing.md") is None
 
 

@@ -65,6 +65,7 @@ from tests.support.github_repos import (
     get_pull,
     get_repo,
     list_pulls,
+    update_pull,
 )
 from tests.support.github_state import (
     BOT_LOGIN,
@@ -358,6 +359,7 @@ ROUTES: dict[str, Handler] = {
     "POST /repos/{owner}/{repo}/pulls": create_pull,
     "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": create_reply,
     "GET /repos/{owner}/{repo}/pulls/{pull_number}": get_pull,
+    "PATCH /repos/{owner}/{repo}/pulls/{pull_number}": update_pull,
     "GET /repos/{owner}/{repo}/issues/{issue_number}/comments": list_comments,
     "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments": list_review_comments,
     "PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}": update_review_comment,

@@ -143,6 +143,25 @@ def get_pull(api: GitHubAPI, request: Request) -> Answer:
     return 200, _pull_json(api, found[0])
 
 
+def update_pull(api: GitHubAPI, request: Request) -> Answer:
+    """Edit a pull request's title or description (the only fields the service changes)."""
+    repo = api.repo(request)
+    number = int(request.params["pull_number"])
+    found = [
+        p for p in api.pulls if repo is not None and (p.repo, p.number) == (repo.full_name, number)
+    ]
+    if not found:
+        return 404, error_body(404, "Not Found")
+    body = request.body or {}
+    for name in ("title", "body"):
+        if name in body and not isinstance(body[name], str):
+            return _invalid(field_name=name)
+    with api.lock:
+        found[0].title = body.get("title", found[0].title)
+        found[0].body = body.get("body", found[0].body)
+    return 200, _pull_json(api, found[0])
+
+
 def list_pulls(api: GitHubAPI, request: Request) -> Answer:
     repo = api.repo(request)
     if repo is None:

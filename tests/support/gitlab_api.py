@@ -53,6 +53,7 @@ from tests.support.gitlab_projects import (
     get_merge_request,
     get_project,
     list_merge_requests,
+    update_merge_request,
 )
 from tests.support.gitlab_state import (
     DRAFT_PREFIX,
@@ -275,6 +276,7 @@ ROUTES: dict[str, Handler] = {
     "GET /projects/{id}/merge_requests": list_merge_requests,
     "POST /projects/{id}/merge_requests": create_merge_request,
     "GET /projects/{id}/merge_requests/{iid}": get_merge_request,
+    "PUT /projects/{id}/merge_requests/{iid}": update_merge_request,
 }
 for _kind in KINDS:
     _base = f"/projects/{{id}}/{_kind}/{{iid}}"

@@ -142,6 +142,20 @@ def get_merge_request(api: GitLabAPI, request: Request) -> Answer:
     return 200, _merge_request_json(api, project, found)
 
 
+def update_merge_request(api: GitLabAPI, request: Request) -> Answer:
+    """Edit a merge request's title or description."""
+    project = api.project(request)
+    found = (
+        None if project is None else find_merge_request(api, project, int(request.params["iid"]))
+    )
+    if project is None or found is None:
+        return 404, message(404, "Not found")
+    body = request.body or {}
+    found.title = str(body.get("title", found.title))
+    found.description = str(body.get("description", found.description))
+    return 200, _merge_request_json(api, project, found)
+
+
 def _branch_exists(project: Project, branch: str) -> bool:
     return project.bare is None or branch_head(project.bare, branch) is not None
 

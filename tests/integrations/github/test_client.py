@@ -86,6 +86,19 @@ def test_draft_pull_is_opened_once(
     assert url == f"{github_api.web_url}/{REPO}/pull/{pull.number}"
 
 
+def test_a_pull_requests_description_is_rewritten(
+    client: GitHubClient, github_api: GitHubAPI, git_server: GitHttpServer, tmp_path: Path
+) -> None:
+    branch = "resolver/7-describe"
+    push_branch(git_server, installation_token(INSTALLATION_ID, client._settings), branch, tmp_path)
+    number = client.open_draft_pull(REPO, branch, "main", "Describe", "first").number
+    client.edit_pull_body(REPO, number, "### Verification\n- ✅ `pytest`")
+    [pull] = github_api.pulls
+    assert (pull.title, pull.body) == ("Describe", "### Verification\n- ✅ `pytest`")
+    [call] = github_api.calls("PATCH /repos/{owner}/{repo}/pulls/{pull_number}")
+    assert call.status == 200
+
+
 def test_a_pull_opened_by_a_racing_worker_is_reused(
     client: GitHubClient, github_api: GitHubAPI, git_server: GitHttpServer, tmp_path: Path
 ) -> None:

@@ -263,6 +263,19 @@ def test_a_title_marked_draft_is_not_marked_twice(
     assert gitlab_api.merge_requests[0].title == "Draft: fix it"
 
 
+def test_a_merge_requests_description_is_rewritten(
+    client: GitLabClient, gitlab_api: GitLabAPI, project: Project, tmp_path: Path
+) -> None:
+    push_branch(project, BRANCH, tmp_path)
+    opened = client.open_draft_merge_request(PROJECT, BRANCH, "main", "Fix the widget", "first")
+    client.edit_merge_request_description(PROJECT, opened.number, "### Verification")
+    [merge_request] = gitlab_api.merge_requests
+    assert (merge_request.title, merge_request.description) == (
+        "Draft: Fix the widget",
+        "### Verification",
+    )
+
+
 def test_a_merge_request_from_a_missing_branch_is_permanent(
     client: GitLabClient, gitlab_api: GitLabAPI, project: Project
 ) -> None:
