@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from resolver.contract.checks import Preflight
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
 from resolver.contract.signin import SignIn
@@ -39,6 +40,8 @@ class Provider:
     """How the forge credits a commit to a person: name and no-reply address."""
     sign_in: SignIn | None = None
     """How people sign in to the web app with it (forges only)."""
+    preflight: Preflight | None = None
+    """Its credentials, permissions and webhook, checked (`resolver doctor`, `/setup`)."""
 
     @property
     def is_forge(self) -> bool:

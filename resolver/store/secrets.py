@@ -46,3 +46,17 @@ def stored_token(
     token = Vault((settings or get_settings()).fernet_keys).decrypt(ciphertext).reveal()
     register_secret(token)  # masked in every log line of this process from now on
     return token
+
+
+def token_installations(provider: str) -> list[str]:
+    """The external ids of `provider`'s installations that hold a token (Slack teams, Jira
+    sites, Linear workspaces), for the preflight to check each one."""
+    query = (
+        select(Installation.external_id)
+        .join(Credential, Credential.installation_id == Installation.id)
+        .where(Installation.provider == provider, Credential.provider == provider)
+        .distinct()
+        .order_by(Installation.external_id)
+    )
+    with session_scope() as session:
+        return list(session.scalars(query))

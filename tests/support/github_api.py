@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 
 import jwt
 
+from tests.support.github_app_hooks import APP_ROUTES, App
 from tests.support.github_comments import (
     REACTIONS,
     create_comment,
@@ -139,6 +140,7 @@ class GitHubAPI(RestStandIn):
         self.oauth = OAuthWeb()
         self.user_ids: dict[str, int] = {}  # login -> its numeric id
         self._ids = iter(range(1_000_001, 10**9))
+        self.app = App(int(app_id))  # GET /app, its webhook and deliveries (github_app_hooks)
         super().__init__(ROUTES, prefix.rstrip("/"))
 
     # --- set-up and inspection from tests
@@ -209,7 +211,8 @@ class GitHubAPI(RestStandIn):
     def serve(self, call: Routed) -> Reply:
         """App routes take the App's JWT; every other route a token it minted or was given."""
         authorization = call.headers.get("authorization", "")
-        if call.route.startswith("POST /app/"):
+        path = call.route.split(" ", 1)[1]
+        if path == "/app" or path.startswith("/app/"):
             problem = self._check_jwt(authorization)
             login = f"app/{self.app_id}"
         else:
@@ -334,5 +337,6 @@ ROUTES: dict[str, Handler] = {
     "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments": list_review_comments,
     "PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}": update_review_comment,
     "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions": create_review_reaction,
+    **APP_ROUTES,
 }
 ROUTE_KEYS = frozenset(ROUTES)
