@@ -6,6 +6,7 @@ from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
 from integrations.gitlab.signin import SIGN_IN
 from integrations.gitlab.verify import verify_delivery
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
 from resolver.contract.provider import Provider
@@ -51,6 +52,12 @@ def _co_author(user: ForgeUser) -> tuple[str, str]:
     return co_author(user)
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.gitlab.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="gitlab",
@@ -63,4 +70,5 @@ PROVIDER = Provider(
     pull_word="merge request",
     co_author=_co_author,
     sign_in=SIGN_IN,
+    preflight=_preflight,
 )

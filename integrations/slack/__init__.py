@@ -5,6 +5,7 @@ from __future__ import annotations
 from integrations.slack.events import parse_event
 from integrations.slack.routes import IGNORED, ROUTES
 from integrations.slack.verify import verify_request
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
@@ -44,6 +45,12 @@ def _route_scope(trigger: TriggerContext) -> str | None:
     return channel if isinstance(channel, str) and channel else None
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.slack.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="slack",
@@ -54,4 +61,5 @@ PROVIDER = Provider(
     kind="thread",
     route_scope=_route_scope,
     greets_by_login=False,
+    preflight=_preflight,
 )

@@ -54,6 +54,9 @@ def _verdict(error: openai.OpenAIError) -> Verdict:
         return "unknown_model"
     if isinstance(error, openai.APITimeoutError | openai.APIConnectionError):
         return "unreachable"
+    # litellm reports a refused connection to an OpenAI-compatible server as a 500.
+    if isinstance(error, openai.InternalServerError) and "connection error" in str(error).lower():
+        return "unreachable"
     return "failed"
 
 

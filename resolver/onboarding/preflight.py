@@ -15,6 +15,7 @@ it never raises, prints nothing, and no detail holds a secret (each is redacted 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -46,6 +47,8 @@ def provider_checks(settings: Settings, *, offline: bool = False) -> list[Check]
     strength = [check for name in _secret_fields() if (check := secret_check(settings, name))]
     if offline:
         return strength
+    if settings.llm_model:
+        import resolver.agent.probe  # noqa: F401  litellm takes seconds to import: not on the clock
     online = _run_parallel([*_provider_runs(settings), ("llm", lambda: [llm_check(settings)])])
     return [_redacted(check) for check in [*online[:-1], *strength, *online[-1:]]]
 
@@ -71,7 +74,7 @@ def llm_check(settings: Settings) -> Check:
     """A one-token completion with the configured model, key and base URL."""
     if not settings.llm_model:
         return Check("llm answers", "off", "set RESOLVER_LLM_MODEL to check the model answers")
-    from resolver.agent.llm import llm_config_from  # litellm takes seconds to import
+    from resolver.agent.llm import llm_config_from
     from resolver.agent.probe import probe
 
     result = probe(llm_config_from(settings))
@@ -125,12 +128,13 @@ def _known_repositories() -> dict[str, tuple[str, ...]]:
 def _run_parallel(runs: list[Run]) -> list[Check]:
     """Each run in its own thread; their checks in the order given. A run that raises or
     outlives the deadline is one failing check, not an exception."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
     with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="preflight") as pool:
         futures = [(name, pool.submit(run)) for name, run in runs]
         results: list[Check] = []
         for name, future in futures:
             try:
-                results += future.result(timeout=DEADLINE_SECONDS)
+                results += future.result(timeout=max(deadline - time.monotonic(), 0.0))
             except FutureTimeout:
                 results.append(Check(name, "fail", f"no answer within {DEADLINE_SECONDS:.0f} s"))
             except Exception as error:  # a bug in a check must not hide the other checks

@@ -17,9 +17,10 @@ MIN_BITS: Final = 45.0
 MIN_BITS_PER_CHAR: Final = 2.4
 COMMON_WORDS: Final = frozenset(
     {
-        "admin", "changeme", "default", "dev", "example", "gitlab", "github", "hook", "jira",
-        "key", "letmein", "linear", "local", "my", "pass", "password", "prod", "qwerty",
-        "resolver", "secret", "signing", "slack", "staging", "test", "token", "webhook", "welcome",
+        "admin", "changeme", "default", "dev", "development", "example", "gitlab", "github",
+        "hook", "jira", "key", "letmein", "linear", "local", "my", "our", "pass", "password",
+        "prod", "production", "qwerty", "resolver", "s", "secret", "signing", "slack", "staging",
+        "test", "token", "the", "webhook", "welcome",
     }
 )  # fmt: skip
 _WORDS: Final = re.compile(r"[a-z]+")
