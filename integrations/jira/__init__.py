@@ -5,6 +5,7 @@ from __future__ import annotations
 from integrations.jira.events import parse_event
 from integrations.jira.routes import IGNORED, ROUTES
 from integrations.jira.verify import verify_signature
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
@@ -44,6 +45,12 @@ def _route_scope(trigger: TriggerContext) -> str | None:
     return key if isinstance(key, str) and key else None
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.jira.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="jira",
@@ -53,4 +60,5 @@ PROVIDER = Provider(
     secrets=("jira_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,
+    preflight=_preflight,
 )

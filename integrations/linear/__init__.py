@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from integrations.linear.events import parse_event
 from integrations.linear.routes import IGNORED, ROUTES
 from integrations.linear.verify import verify_signature
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
@@ -51,6 +52,12 @@ def _route_scope(trigger: TriggerContext) -> str | None:
     return None
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.linear.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="linear",
@@ -60,4 +67,5 @@ PROVIDER = Provider(
     secrets=("linear_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,
+    preflight=_preflight,
 )

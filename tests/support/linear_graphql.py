@@ -15,7 +15,18 @@ from typing import Any
 NO_ARGUMENTS: frozenset[str] = frozenset()
 # type -> field -> (its type, the arguments it takes). `[T]` is a list, `TConnection` a connection.
 SCHEMA: dict[str, dict[str, tuple[str, frozenset[str]]]] = {
-    "Query": {"issue": ("Issue", frozenset({"id"})), "viewer": ("User", NO_ARGUMENTS)},
+    "Query": {
+        "issue": ("Issue", frozenset({"id"})),
+        "viewer": ("User", NO_ARGUMENTS),
+        "webhooks": ("WebhookConnection", frozenset({"first", "after", "includeArchived"})),
+    },
+    "WebhookConnection": {"nodes": ("[Webhook]", NO_ARGUMENTS)},
+    "Webhook": {name: ("String", NO_ARGUMENTS) for name in ("id", "url", "label")}
+    | {
+        "enabled": ("Boolean", NO_ARGUMENTS),
+        "allPublicTeams": ("Boolean", NO_ARGUMENTS),
+        "resourceTypes": ("[String]", NO_ARGUMENTS),
+    },
     "Mutation": {
         "commentCreate": ("CommentPayload", frozenset({"input"})),
         "commentUpdate": ("CommentPayload", frozenset({"id", "input"})),

@@ -47,6 +47,10 @@ def resolve_viewer(api: LinearWorkspace, actor: Actor, arguments: dict[str, Any]
     return {"id": actor.id, "name": actor.name, "displayName": actor.display_name}
 
 
+def resolve_webhooks(api: LinearWorkspace, actor: Actor, arguments: dict[str, Any]) -> Any:
+    return {"nodes": [dict(hook) for hook in api.webhooks]}
+
+
 def _payload(comment: LinearComment, api: LinearWorkspace) -> dict[str, Any]:
     return {
         "success": True,
@@ -97,6 +101,7 @@ def reaction_create(api: LinearWorkspace, actor: Actor, arguments: dict[str, Any
 RESOLVERS: dict[str, Callable[[LinearWorkspace, Actor, dict[str, Any]], Any]] = {
     "issue": resolve_issue,
     "viewer": resolve_viewer,
+    "webhooks": resolve_webhooks,
     "commentCreate": comment_create,
     "commentUpdate": comment_update,
     "reactionCreate": reaction_create,

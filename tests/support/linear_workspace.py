@@ -53,6 +53,7 @@ class LinearWorkspace:
         self.oauth_tokens: dict[str, Actor] = {}
         self.issues: dict[str, LinearIssue] = {}
         self.comments: dict[str, LinearComment] = {}
+        self.webhooks: list[dict[str, Any]] = []  # as the `webhooks` query shows them
         self._clock = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
         self._sync_ids = itertools.count(1000)
 
@@ -62,6 +63,11 @@ class LinearWorkspace:
 
     def add_app(self, name: str) -> Actor:
         return Actor(str(uuid.uuid4()), name, name.lower(), app=True)
+
+    def add_webhook(self, url: str, resource_types: list[str], enabled: bool = True) -> None:
+        """A webhook of the workspace, for all public teams."""
+        hook = {"id": str(uuid.uuid4()), "url": url, "label": "Resolver", "enabled": enabled}
+        self.webhooks.append(hook | {"allPublicTeams": True, "resourceTypes": resource_types})
 
     def add_api_key(self, key: str, user: Actor) -> None:
         """A personal API key, sent bare in `Authorization`."""
