@@ -7,9 +7,14 @@ and shown by `/setup`.
 
 Per configured provider, through its `Provider.preflight` (`integrations/<p>/preflight.py`):
 its credentials work, the app has the permissions and events it needs, its webhook points
-here and a test delivery comes back. Then every webhook secret is checked for strength, and
-the LLM key and model for a one-token answer. A pure function of the settings and the store:
-it never raises, prints nothing, and no detail holds a secret (each is redacted again here).
+here and a test delivery comes back. The LLM key and model must answer a one-token completion,
+and every webhook secret must be strong. It reads only the settings and the store, returns
+data (never raises, prints nothing), and no detail holds a secret (each is redacted again here).
+
+It blocks for up to DEADLINE_SECONDS: a web page calls it off the event loop
+(`starlette.concurrency.run_in_threadpool`). It has effects at the providers: GitHub redelivers
+the App's latest delivery (same GUID, so the ingress drops it as a duplicate) and GitLab sends
+a test note event.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import Final
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -39,7 +45,8 @@ DEADLINE_SECONDS: Final = 25.0
 
 
 def provider_checks(settings: Settings, *, offline: bool = False) -> list[Check]:
-    """Every provider's preflight, the webhook secrets' strength and the LLM, in that order."""
+    """Every provider's preflight and the LLM (in parallel), then the webhook secrets'
+    strength; `offline`, only the strength."""
     for name in _secret_fields():
         value = secret_value(getattr(settings, name))
         if value:
@@ -49,8 +56,8 @@ def provider_checks(settings: Settings, *, offline: bool = False) -> list[Check]
         return strength
     if settings.llm_model:
         import resolver.agent.probe  # noqa: F401  litellm takes seconds to import: not on the clock
-    online = _run_parallel([*_provider_runs(settings), ("llm", lambda: [llm_check(settings)])])
-    return [_redacted(check) for check in [*online[:-1], *strength, *online[-1:]]]
+    online = _run_parallel([*_provider_runs(settings), ("llm", partial(_llm_checks, settings))])
+    return [_redacted(check) for check in [*online, *strength]]
 
 
 def secret_check(settings: Settings, name: str) -> Check | None:
@@ -92,6 +99,10 @@ def llm_check(settings: Settings) -> Check:
     return Check("llm answers", "ok" if result.verdict == "ok" else "fail", fixes[result.verdict])
 
 
+def _llm_checks(settings: Settings) -> list[Check]:
+    return [llm_check(settings)]
+
+
 def _secret_fields() -> tuple[str, ...]:
     return tuple(field for item in registry.installed() for field in item.secrets)
 
@@ -110,7 +121,7 @@ def _provider_runs(settings: Settings) -> list[Run]:
         preflight = item.preflight
         if preflight is not None:
             scope = PreflightScope(settings, repositories.get(item.name, ()))
-            runs.append((item.name, lambda p=preflight, s=scope: p(s)))  # type: ignore[misc]
+            runs.append((item.name, partial(preflight, scope)))
     return runs
 
 
