@@ -72,8 +72,8 @@ def secret_check(settings: Settings, name: str) -> Check | None:
     return Check(
         f"{provider} secret {variable}",
         "fail",
-        f"{variable} is weak ({reason}): rotate it with `resolver setup {provider} --rotate` "
-        "or set a random value of 32+ characters",
+        f"{variable} is weak ({reason}): rotate it with `resolver setup {provider} "
+        "--rotate-secret` or set a random value of 32+ characters",
     )
 
 
