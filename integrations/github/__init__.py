@@ -7,6 +7,7 @@ from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
 from integrations.github.signin import SIGN_IN
 from integrations.github.verify import verify_signature
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
 from resolver.contract.provider import Provider
@@ -52,6 +53,12 @@ def _co_author(user: ForgeUser) -> tuple[str, str]:
     return co_author(user)
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.github.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="github",
@@ -65,4 +72,5 @@ PROVIDER = Provider(
     co_author=_co_author,
     sign_in=SIGN_IN,
     app_from_manifest=APP_FROM_MANIFEST,
+    preflight=_preflight,
 )

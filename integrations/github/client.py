@@ -49,14 +49,16 @@ SECONDARY_LIMIT_WAIT: Final = 60.0
 MESSAGE_LIMIT: Final = 300
 
 
-def github_session(settings: Settings, token: str | None = None) -> GitHub[Any]:
+def github_session(
+    settings: Settings, token: str | None = None, timeout: float = TIMEOUT_SECONDS
+) -> GitHub[Any]:
     """githubkit pointed at `settings.github_api_url` (GitHub Enterprise, a test server)."""
     auth = TokenAuthStrategy(token) if token is not None else UnauthAuthStrategy()
     return GitHub(
         auth,
         base_url=settings.github_api_url,
         user_agent=f"Resolver ({settings.bot_name})",
-        timeout=TIMEOUT_SECONDS,
+        timeout=timeout,
         auto_retry=False,
         http_cache=False,
         ssl_verify=_tls_context(),

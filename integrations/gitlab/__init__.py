@@ -6,6 +6,7 @@ from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
 from integrations.gitlab.signin import SIGN_IN
 from integrations.gitlab.verify import verify_delivery
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
 from resolver.contract.provider import Provider
@@ -58,6 +59,12 @@ def _setup() -> ProviderSetup:
     return SETUP
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.gitlab.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="gitlab",
@@ -71,4 +78,5 @@ PROVIDER = Provider(
     co_author=_co_author,
     sign_in=SIGN_IN,
     setup=_setup,
+    preflight=_preflight,
 )

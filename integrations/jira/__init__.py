@@ -6,6 +6,7 @@ from integrations.jira.events import parse_event
 from integrations.jira.routes import IGNORED, ROUTES
 from integrations.jira.signin import PROOF
 from integrations.jira.verify import verify_signature
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
@@ -52,6 +53,12 @@ def _setup() -> ProviderSetup:
     return SETUP
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.jira.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="jira",
@@ -63,4 +70,5 @@ PROVIDER = Provider(
     route_scope=_route_scope,
     proof=PROOF,
     setup=_setup,
+    preflight=_preflight,
 )

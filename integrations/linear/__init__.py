@@ -8,6 +8,7 @@ from integrations.linear.events import parse_event
 from integrations.linear.routes import IGNORED, ROUTES
 from integrations.linear.signin import PROOF
 from integrations.linear.verify import verify_signature
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
@@ -59,6 +60,12 @@ def _setup() -> ProviderSetup:
     return SETUP
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.linear.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="linear",
@@ -70,4 +77,5 @@ PROVIDER = Provider(
     route_scope=_route_scope,
     proof=PROOF,
     setup=_setup,
+    preflight=_preflight,
 )

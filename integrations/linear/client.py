@@ -163,11 +163,21 @@ class LinearClient:
         issue = _issue(self._run("IssueComment", ISSUE_COMMENT, variables), issue_id)
         return next((_comment(node) for node in _nodes(issue)), None)
 
-    def _run(self, name: str, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+    def query(self, name: str, query: str, timeout: float = TIMEOUT_SECONDS) -> dict[str, Any]:
+        """A read without variables (the preflight's), with its own timeout; its `data`."""
+        return self._run(name, query, {}, timeout)
+
+    def _run(
+        self,
+        name: str,
+        query: str,
+        variables: Mapping[str, Any],
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> dict[str, Any]:
         payload = {"query": query, "variables": variables, "operationName": name}
         headers = {"Authorization": self._authorization, "User-Agent": "Resolver"}
         try:
-            with httpx.Client(timeout=TIMEOUT_SECONDS, verify=_tls_context()) as http:
+            with httpx.Client(timeout=timeout, verify=_tls_context()) as http:
                 response = http.post(self.api_url, json=payload, headers=headers)
         except httpx.TimeoutException:
             raise TransientCallbackError(f"Linear did not answer {name} in time") from None

@@ -6,6 +6,7 @@ from integrations.slack.events import parse_event
 from integrations.slack.routes import IGNORED, ROUTES
 from integrations.slack.signin import PROOF
 from integrations.slack.verify import verify_request
+from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
@@ -58,6 +59,12 @@ def _setup() -> ProviderSetup:
     return SETUP
 
 
+def _preflight(scope: PreflightScope) -> list[Check]:
+    from integrations.slack.preflight import checks
+
+    return checks(scope)
+
+
 # The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="slack",
@@ -71,4 +78,5 @@ PROVIDER = Provider(
     post_private=_post_private,
     greets_by_login=False,
     setup=_setup,
+    preflight=_preflight,
 )

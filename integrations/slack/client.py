@@ -55,12 +55,12 @@ class BotIdentity:
     bot_id: str | None
 
 
-def slack_session(settings: Settings, token: str) -> WebClient:
+def slack_session(settings: Settings, token: str, timeout: int = TIMEOUT_SECONDS) -> WebClient:
     """slack_sdk pointed at `settings.slack_api_url` (GovSlack, a test server), no retries."""
     return WebClient(
         token=token,
         base_url=settings.slack_api_url.rstrip("/") + "/",
-        timeout=TIMEOUT_SECONDS,
+        timeout=timeout,
         retry_handlers=[],
     )
 

@@ -140,13 +140,18 @@ def keys_generate() -> None:
     typer.echo(generate_key())
 
 
-def doctor() -> None:
-    """Check every dependency and setting; say how to fix what is wrong."""
+def doctor(
+    offline: bool = typer.Option(
+        False, "--offline", help="Skip the checks that call providers and the LLM."
+    ),
+) -> None:
+    """Check every dependency and setting, and each provider's app, webhook and secrets; say
+    how to fix what is wrong."""
     from resolver.cli.doctor import run_checks
 
     table = Table("check", "status", "detail / fix")
     failed = 0
-    for check in run_checks():
+    for check in run_checks(offline=offline):
         colour = {"ok": "green", "off": "green"}.get(check.status, "red")
         table.add_row(check.name, f"[{colour}]{check.status}[/{colour}]", check.detail)
         failed += check.status == "fail"

@@ -1,23 +1,20 @@
-"""`resolver doctor`: each dependency and setting, checked, with how to fix what fails."""
+"""`resolver doctor`: each dependency and setting, checked, with how to fix what fails; then
+each provider's preflight (`onboarding.preflight`), unless `--offline`."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from integrations import registry
 from resolver.broker import locks
-from resolver.core.settings import ConfigError, Settings, load_settings
+from resolver.contract.checks import Check
+from resolver.core.settings import ConfigError, Settings, get_settings
+from resolver.onboarding.preflight import provider_checks
 from sandbox import image_tag
 
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: str  # "ok" | "off" (optional, not configured) | "fail"
-    detail: str
+__all__ = ["CHECKS", "Check", "run_checks"]
 
 
 def _database(settings: Settings) -> Check:
@@ -192,13 +189,15 @@ CHECKS: tuple[Callable[[Settings], Check], ...] = (
 )
 
 
-def run_checks() -> list[Check]:
-    """Every check, in order; a settings error is itself the first failing check."""
+def run_checks(*, offline: bool = False) -> list[Check]:
+    """Every check, in order; a settings error is itself the first failing check. The settings
+    include those stored in the vault (`store.configured`, installed by the CLI)."""
     try:
-        settings = load_settings()
+        settings = get_settings()
     except ConfigError as error:
         return [Check("settings", "fail", str(error))]
     results = [Check("settings", "ok", "loaded")]
     results += [check(settings) for check in CHECKS]
     results += list(_providers(settings))
+    results += provider_checks(settings, offline=offline)
     return results

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from resolver.contract.checks import Preflight
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
 from resolver.contract.setup import AppFromManifest, ProviderSetup
@@ -51,6 +52,8 @@ class Provider:
     setup: Callable[[], ProviderSetup] | None = None
     """How `/setup` registers its webhook or creates its app (`contract.setup`), loaded on
     first use: no process imports the set-up clients until it sets something up."""
+    preflight: Preflight | None = None
+    """Its credentials, permissions and webhook, checked (`resolver doctor`, `/setup`)."""
 
     @property
     def is_forge(self) -> bool:

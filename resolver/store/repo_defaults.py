@@ -3,10 +3,10 @@ project, a Linear team. `resolver routes set slack C0123 owner/name`."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from resolver.store.models import RepoRoute
+from resolver.store.models import Job, RepoRoute
 
 
 def set_route(session: Session, provider: str, scope: str, forge: str, name: str) -> RepoRoute:
@@ -38,3 +38,21 @@ def routed_repo(session: Session, provider: str, scope: str) -> str | None:
 
 def all_routes(session: Session) -> list[RepoRoute]:
     return list(session.scalars(select(RepoRoute).order_by(RepoRoute.provider, RepoRoute.scope)))
+
+
+def known_repositories(session: Session, forge: str, limit: int = 20) -> list[str]:
+    """The forge's repositories Resolver knows, routed to or worked on by jobs that came from
+    it (newest first), for the preflight to check their webhooks."""
+    routed = session.scalars(
+        select(RepoRoute.repo).where(RepoRoute.repo.startswith(f"{forge}:", autoescape=True))
+    )
+    names = [repo.partition(":")[2] for repo in routed]
+    worked = session.execute(
+        select(Job.repo)
+        .where(Job.source == forge, Job.repo.is_not(None))
+        .group_by(Job.repo)
+        .order_by(func.max(Job.created_at).desc())
+        .limit(limit)
+    ).scalars()
+    names += [repo for repo in worked if repo]
+    return list(dict.fromkeys(names))[:limit]

@@ -220,3 +220,17 @@ def token_state(credential: Credential | None, now: datetime) -> str:
     if credential.refresh_ciphertext is not None or credential.expires_at is None:
         return "present"
     return "expired" if credential.expires_at <= now else "expiring"
+
+
+def token_installations(provider: str) -> list[str]:
+    """The external ids of `provider`'s installations that hold a token (Slack teams, Jira
+    sites, Linear workspaces), for the preflight to check each one."""
+    query = (
+        select(Installation.external_id)
+        .join(Credential, Credential.installation_id == Installation.id)
+        .where(Installation.provider == provider, Credential.provider == provider)
+        .distinct()
+        .order_by(Installation.external_id)
+    )
+    with session_scope() as session:
+        return list(session.scalars(query))

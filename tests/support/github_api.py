@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 
 import jwt
 
+from tests.support.github_app_hooks import APP_ROUTES, App
 from tests.support.github_comments import (
     REACTIONS,
     create_comment,
@@ -147,6 +148,7 @@ class GitHubAPI(RestStandIn):
         self.manifests = Manifests()  # Apps created from a manifest (github_manifest)
         self.user_ids: dict[str, int] = {}  # login -> its numeric id
         self._ids = iter(range(1_000_001, 10**9))
+        self.app = App(int(app_id))  # GET /app, its webhook and deliveries (github_app_hooks)
         super().__init__(ROUTES, prefix.rstrip("/"))
 
     # --- set-up and inspection from tests
@@ -364,6 +366,7 @@ ROUTES: dict[str, Handler] = {
     "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments": list_review_comments,
     "PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}": update_review_comment,
     "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions": create_review_reaction,
-    **MANIFEST_ROUTES,
+    **APP_ROUTES,
+    **MANIFEST_ROUTES,  # GET /app and its hook config: a created App, else the one above
 }
 ROUTE_KEYS = frozenset(ROUTES)

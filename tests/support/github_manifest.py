@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from tests.support import github_app_hooks
 from tests.support.github_state import Answer, Request, error_body, now
 from tests.support.standin import Reply, Text, html_page, redirect, web_params, with_query
 
@@ -193,8 +194,8 @@ def convert(api: GitHubAPI, request: Request) -> Answer:
 def get_app(api: GitHubAPI, request: Request) -> Answer:
     """`GET /app`: the App whose JWT called."""
     app = api.manifests.apps.get(request.login.removeprefix("app/"))
-    if app is None:
-        return 200, {"id": int(api.app_id), "slug": "resolver", "permissions": {}, "events": []}
+    if app is None:  # the stand-in's own App
+        return github_app_hooks.get_app(api, request)
     return 200, app_json(api, app)
 
 
@@ -206,7 +207,9 @@ def _hook_config(app: CreatedApp) -> dict[str, Any]:
 
 def get_hook_config(api: GitHubAPI, request: Request) -> Answer:
     app = api.manifests.apps.get(request.login.removeprefix("app/"))
-    return (404, error_body(404, "Not Found")) if app is None else (200, _hook_config(app))
+    if app is None:  # the stand-in's own App
+        return github_app_hooks.get_hook_config(api, request)
+    return 200, _hook_config(app)
 
 
 def update_hook_config(api: GitHubAPI, request: Request) -> Answer:

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+from tests.support.gitlab_hook_list import HOOK_ROUTES, Hook
 from tests.support.gitlab_notes import (
     award_emoji,
     create_discussion_note,
@@ -119,6 +120,7 @@ class GitLabAPI(RestStandIn):
         self.projects: dict[int, Project] = {}
         self.notes: dict[int, Note] = {}
         self.merge_requests: list[MergeRequest] = []
+        self.hooks: dict[int, Hook] = {}  # project webhooks (gitlab_hook_list)
         self.oauth = OAuthWeb()
         self._ids = iter(range(100_001, 10**9))  # clear of ids from recorded payloads
         super().__init__(ROUTES, API_PREFIX, prefix_required=True)
@@ -166,6 +168,12 @@ class GitLabAPI(RestStandIn):
         project = Project(options.pop("id", None) or self.new_id(), path, clone_url, **options)
         self.projects[project.id] = project
         return project
+
+    def add_hook(self, project: Project, url: str, token: str = "", **events: bool) -> Hook:
+        """A project webhook to `url`, on the events given (push events unless told)."""
+        hook = Hook(self.new_id(), project.id, url, token, dict(events))
+        self.hooks[hook.id] = hook
+        return hook
 
     def add_member(self, project: Project, user_id: int, access_level: int) -> None:
         project.members[user_id] = access_level
@@ -270,6 +278,7 @@ class GitLabAPI(RestStandIn):
 
 
 ROUTES: dict[str, Handler] = {
+    **HOOK_ROUTES,
     "GET /user": get_current_user,
     "GET /projects/{id}": get_project,
     "GET /projects/{id}/members/all/{user_id}": get_member,

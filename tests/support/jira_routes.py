@@ -184,7 +184,13 @@ def update_comment(api: JiraAPI, request: Request) -> Answer:
     return 200, api.comment_json(issue, comment)
 
 
+def list_webhooks(api: JiraAPI, request: Request) -> Answer:
+    """The site's admin webhooks (https://developer.atlassian.com/server/jira/platform/webhooks/)."""
+    return 200, [dict(hook) for hook in api.webhooks]
+
+
 ROUTES: dict[str, Handler] = {
+    "GET /rest/webhooks/1.0/webhook": list_webhooks,
     f"GET {API}/serverInfo": server_info,
     f"GET {API}/myself": myself,
     f"GET {API}/issue/{{issueIdOrKey}}": get_issue,

@@ -18,7 +18,7 @@ SCHEMA: dict[str, dict[str, tuple[str, frozenset[str]]]] = {
     "Query": {
         "issue": ("Issue", frozenset({"id"})),
         "viewer": ("User", NO_ARGUMENTS),
-        "webhooks": ("WebhookConnection", frozenset({"first", "after"})),
+        "webhooks": ("WebhookConnection", frozenset({"first", "after", "includeArchived"})),
     },
     "Mutation": {
         "commentCreate": ("CommentPayload", frozenset({"input"})),

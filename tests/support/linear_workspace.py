@@ -65,6 +65,15 @@ class LinearWorkspace:
     def add_app(self, name: str) -> Actor:
         return Actor(str(uuid.uuid4()), name, name.lower(), app=True)
 
+    def add_webhook(self, url: str, resource_types: list[str], enabled: bool = True) -> None:
+        """A webhook of the workspace, for all public teams."""
+        from tests.support.linear_webhooks import Webhook
+
+        hook_id = str(uuid.uuid4())
+        self.webhooks[hook_id] = Webhook(
+            hook_id, url, "Resolver", "", resource_types, None, True, enabled=enabled
+        )
+
     def add_api_key(self, key: str, user: Actor) -> None:
         """A personal API key, sent bare in `Authorization`."""
         self.api_keys[key] = user

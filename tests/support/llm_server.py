@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible chat server on loopback, reached through litellm.
 
 Use model `openai/scripted-model` with `base_url=server.base_url`. Each request is answered by
-the script: a queue of `Reply` values, or a function of the request that returns one.
+the script: a queue of `Reply` values, or a function of the request that returns one. With
+`api_key`, a request without that bearer key gets OpenAI's 401 instead, as from the real API.
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ Script = Callable[[dict[str, Any]], Reply]
 class ScriptedLLMServer:
     """The server; `requests` holds every request body received, in order."""
 
-    def __init__(self, script: Iterable[Reply] | Script) -> None:
+    def __init__(self, script: Iterable[Reply] | Script, api_key: str | None = None) -> None:
+        self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
         self.server_seconds = 0.0
         self._lock = threading.Lock()
@@ -167,6 +169,9 @@ class ScriptedLLMServer:
             self.requests.append(request)
             return self._script(request)
 
+    def key_accepted(self, authorization: str) -> bool:
+        return self.api_key is None or authorization == f"Bearer {self.api_key}"
+
     def start(self) -> ScriptedLLMServer:
         self._thread.start()
         return self
@@ -175,6 +180,16 @@ class ScriptedLLMServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+
+
+def _wrong_key(authorization: str) -> Reply:
+    """OpenAI's answer to a wrong key: 401, the key shown masked but for its ends."""
+    key = authorization.removeprefix("Bearer ")
+    shown = f"{key[:3]}{'*' * max(len(key) - 7, 0)}{key[-4:]}" if len(key) > 8 else "***"
+    message = f"Incorrect API key provided: {shown}. You can find your API key in your account."
+    body = {"error": {"message": message, "type": "invalid_request_error", "param": None}}
+    body["error"]["code"] = "invalid_api_key"
+    return Reply(body, status=401)
 
 
 def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
@@ -193,6 +208,9 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length)
             if self.path.split("?")[0] not in CHAT_PATHS:
                 self._send(Reply({"error": {"message": "not found"}}, status=404))
+                return
+            if not server.key_accepted(self.headers.get("Authorization", "")):
+                self._send(_wrong_key(self.headers.get("Authorization", "")))
                 return
             reply = server.answer(json.loads(raw or b"{}"))
             if reply.delay:
@@ -217,9 +235,11 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def scripted_llm(script: Iterable[Reply] | Script = ()) -> Iterator[ScriptedLLMServer]:
+def scripted_llm(
+    script: Iterable[Reply] | Script = (), api_key: str | None = None
+) -> Iterator[ScriptedLLMServer]:
     """Start a server for the duration of a `with` block."""
-    server = ScriptedLLMServer(script).start()
+    server = ScriptedLLMServer(script, api_key).start()
     try:
         yield server
     finally:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from integrations.slack.app_manifest import BOT_SCOPES
 from tests.support.slack_methods import METHODS, TEXT_LIMIT, Method
 from tests.support.slack_oidc import OIDC_ROUTES, SlackOIDC
 from tests.support.slack_state import (
@@ -89,6 +90,7 @@ class SlackAPI(StandIn[Recorded]):
     def __init__(self, *, parent_on_every_page: bool = True) -> None:
         self.parent_on_every_page = parent_on_every_page
         self.tokens: dict[str, Identity] = {}
+        self.scopes: dict[str, tuple[str, ...]] = {}  # token -> the scopes it was granted
         self.channels: dict[str, Channel] = {}
         self.oidc = SlackOIDC()  # Sign in with Slack: slack_oidc
         self._drops: dict[str, int] = {}
@@ -107,11 +109,13 @@ class SlackAPI(StandIn[Recorded]):
         user_id: str = "U0BOT",
         bot_id: str | None = "B0BOT",
         name: str = "resolver",
+        scopes: tuple[str, ...] = BOT_SCOPES,
     ) -> Identity:
         """A token the API accepts, acting as the app's bot user (`xoxb-…`); without a bot id,
-        as a person (`xoxp-…`)."""
+        as a person (`xoxp-…`). `scopes` are those the install granted (the manifest's)."""
         identity = Identity(user_id, name, bot_id=bot_id)
         self.tokens[token] = identity
+        self.scopes[token] = scopes
         return identity
 
     def add_channel(self, channel_id: str, *, member: bool = True, archived: bool = False) -> None:
@@ -241,7 +245,9 @@ class SlackAPI(StandIn[Recorded]):
         caller = self.tokens.get(token)
         if caller is None:
             return (*error("invalid_auth"), {})
-        return (*handler(self, Call(params, caller)), {})
+        # Slack names a token's scopes on every answer. https://api.slack.com/scopes
+        granted = {"X-OAuth-Scopes": ",".join(self.scopes.get(token, ()))}
+        return (*handler(self, Call(params, caller)), granted)
 
     def channel(self, call: Call) -> Channel | Answer:
         """The call's channel, or the error Slack gives when it cannot be used."""

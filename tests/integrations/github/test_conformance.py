@@ -19,6 +19,7 @@ from tests.support.github_api import (
     openapi_operation,
     openapi_operations,
 )
+from tests.support.github_app_hooks import APP_ROUTES
 from tests.support.github_manifest import MANIFEST_ROUTES
 
 
@@ -69,8 +70,9 @@ def test_every_request_of_every_client_method_conforms(
     github_api.add_token("bob-token", "bob")
     assert GitHubClient(settings, lambda: "bob-token").authenticated_login() == "bob"
 
-    # The manifest flow's routes are the onboarding's, checked in tests/onboarding and tests/web.
-    assert {r.route for r in github_api.requests} == ROUTE_KEYS - MANIFEST_ROUTES.keys()
+    # The App's own routes are the onboarding's (setup and preflight), checked in tests/onboarding.
+    app_routes = MANIFEST_ROUTES.keys() | APP_ROUTES.keys()
+    assert {r.route for r in github_api.requests} == ROUTE_KEYS - app_routes
     assert all(r.status < 300 for r in github_api.requests)
     assert conformance_problems(github_api.requests) == []
 

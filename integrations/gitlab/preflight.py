@@ -1,0 +1,134 @@
+"""GitLab's preflight: the bot's stored token works (`GET /user`), and each project Resolver
+knows has a webhook to `/webhooks/gitlab` on the events `routes.ROUTES` acts on, whose test
+delivery (`POST /projects/:id/hooks/:hook_id/test/note_events`) our endpoint accepts.
+https://docs.gitlab.com/api/project_webhooks/
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import gitlab
+import requests
+from gitlab.exceptions import GitlabError, GitlabHookTestError
+
+from integrations.gitlab.client import error_detail
+from integrations.gitlab.routes import ROUTES
+from resolver.contract.checks import Check, PreflightScope
+from resolver.contract.inbound import secret_value
+from resolver.core.logs import register_secret
+from resolver.core.settings import Settings
+from resolver.store.secrets import stored_token
+
+TIMEOUT_SECONDS: Final = 10.0
+TEST_TRIGGER: Final = "note_events"
+# The hook setting that sends each event key of ROUTES (GitLab's X-Gitlab-Event).
+HOOK_FIELDS: Final = {
+    "Note Hook": "note_events",
+    "Confidential Note Hook": "confidential_note_events",
+    "Issue Hook": "issues_events",
+    "Confidential Issue Hook": "confidential_issues_events",
+    "Merge Request Hook": "merge_requests_events",
+}
+TOKEN, HOOK = "gitlab token", "gitlab webhook"
+NETWORK_ERRORS: Final = (requests.ConnectionError, requests.Timeout)
+
+
+def checks(scope: PreflightScope) -> list[Check]:
+    settings = scope.settings
+    enabled = secret_value(settings.gitlab_webhook_token) or secret_value(
+        settings.gitlab_signing_token
+    )
+    token = stored_token("gitlab", installation=settings.gitlab_url, settings=settings)
+    if token is None:
+        return [] if not enabled else [_no_token(settings)]
+    register_secret(token)
+    api = gitlab.Gitlab(
+        settings.gitlab_url,
+        private_token=token,
+        timeout=TIMEOUT_SECONDS,
+        retry_transient_errors=False,
+        user_agent=f"Resolver ({settings.bot_name})",
+    )
+    try:
+        return _checks(scope, api)
+    finally:
+        api.session.close()
+
+
+def _checks(scope: PreflightScope, api: gitlab.Gitlab) -> list[Check]:
+    settings = scope.settings
+    try:
+        api.auth()
+    except GitlabError as error:
+        detail = error_detail(error.error_message)
+        fix = "store a working bot token (`resolver tokens set --provider gitlab`)"
+        return [Check(TOKEN, "fail", f"GitLab answered {error.response_code} to GET /user: "
+                      f"{detail}; {fix}")]  # fmt: skip
+    except NETWORK_ERRORS as error:
+        return [
+            Check(
+                TOKEN, "fail", f"{settings.gitlab_url} cannot be reached ({type(error).__name__})"
+            )
+        ]
+    user = api.user.username if api.user is not None else "?"
+    found = [Check(TOKEN, "ok", f"acts as @{user} on {settings.gitlab_url}")]
+    if not scope.repositories:
+        return [*found, Check(HOOK, "off", "no GitLab project known yet: its hook is checked once "
+                              "a route or a job names one")]  # fmt: skip
+    url = hook_url(settings.public_url)
+    return found + [project_check(api, project, url) for project in scope.repositories]
+
+
+def _no_token(settings: Settings) -> Check:
+    return Check(
+        TOKEN,
+        "fail",
+        f"no GitLab token is stored for {settings.gitlab_url}, so replies cannot be posted: "
+        f'store the bot\'s with `printf %s "$TOKEN" | resolver tokens set --provider gitlab '
+        f"--installation {settings.gitlab_url}`",
+    )
+
+
+def hook_url(public_url: str) -> str:
+    return f"{public_url.rstrip('/')}/webhooks/gitlab"
+
+
+def needed_events() -> list[str]:
+    return list(dict.fromkeys(HOOK_FIELDS[key] for key in ROUTES))
+
+
+def project_check(api: gitlab.Gitlab, project: str, url: str) -> Check:
+    """The project's hook to `url`: there, on the needed events, and its test accepted."""
+    name = f"{HOOK} {project}"
+    try:
+        hooks = api.projects.get(project, lazy=True).hooks.list(get_all=True)
+    except GitlabError as error:
+        fix = "the token needs the Maintainer role there" if error.response_code == 403 else ""
+        return Check(name, "fail", f"cannot list its hooks ({error.response_code}) {fix}".strip())
+    except NETWORK_ERRORS as error:
+        return Check(name, "fail", f"GitLab cannot be reached ({type(error).__name__})")
+    hook = next((h for h in hooks if h.url == url), None)
+    if hook is None:
+        return Check(name, "fail", f"no webhook to {url}: add one under Settings > Webhooks, "
+                     "or run `resolver setup gitlab`")  # fmt: skip
+    missing = [field for field in needed_events() if not getattr(hook, field, False)]
+    if missing:
+        return Check(name, "fail", f"turn on {', '.join(missing)} on its webhook to {url}")
+    return _test(hook, name, url)
+
+
+def _test(hook: object, name: str, url: str) -> Check:
+    try:
+        hook.test(TEST_TRIGGER)  # type: ignore[attr-defined]
+    except GitlabHookTestError as error:
+        return Check(
+            name,
+            "fail",
+            f"GitLab's test delivery to {url} failed ({error_detail(error.error_message)}): the "
+            "hook's secret token must equal RESOLVER_GITLAB_WEBHOOK_TOKEN, and the URL be "
+            "reachable from GitLab",
+        )
+    except NETWORK_ERRORS as error:
+        return Check(name, "fail", f"GitLab cannot be reached ({type(error).__name__})")
+    return Check(name, "ok", f"a test {TEST_TRIGGER} delivery to {url} was accepted")
