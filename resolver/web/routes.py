@@ -61,6 +61,7 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/setup/github/manifest", setup.github_manifest, ["POST"]),
         ("/setup/github/done", setup.github_done, ["GET"]),
         ("/setup/github/rotate", setup.github_rotate, ["POST"]),
+        ("/setup/checks", setup.checks, ["POST"]),
         *setup_providers.PAGES,
         ("/link/{token}", linking.link_page, ["GET"]),
         ("/link/{token}", linking.link, ["POST"]),

@@ -19,11 +19,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from integrations import registry
+from resolver.contract.checks import Check
 from resolver.contract.provider import Provider
 from resolver.contract.setup import SetupError
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.onboarding import github
+from resolver.onboarding.preflight import provider_checks
 from resolver.onboarding.status import SettingOrigin, origins
 from resolver.store import configured
 from resolver.store.db import session_scope
@@ -233,3 +235,18 @@ async def github_rotate(request: Request) -> Response:
         "The GitHub webhook secret was changed at GitHub and in the vault; deliveries signed "
         "with the old one are refused from now on.",
     )
+
+
+async def checks(request: Request) -> Response:
+    """`POST /setup/checks`: the preflight, run now (it calls each provider, so it is a button
+    rather than part of every page load), shown as `resolver doctor` prints it."""
+    viewer = await _admin_post(request)
+    if isinstance(viewer, Response):
+        return viewer
+    found = await run_in_threadpool(provider_checks, get_settings())
+    log(logger, logging.INFO, "setup.preflight", by=viewer.label, failed=_failed(found))
+    return page(request, "setup/checks.html", viewer, checks=found, failed=_failed(found))
+
+
+def _failed(found: list[Check]) -> int:
+    return sum(1 for check in found if check.status == "fail")

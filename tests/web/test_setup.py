@@ -204,3 +204,20 @@ def test_only_admins_see_setup(app, forge: GitHubAPI) -> None:
     assert nick.post("/setup/github/rotate", data={"csrf": csrf}).status_code == 404
     assert nick.get("/setup/github/done", params={"code": "x", "state": "y"}).status_code == 404
     assert not stored()
+
+
+def test_the_checks_run_from_the_page_and_say_what_to_fix(
+    admin, app, forge: GitHubAPI, monkeypatch
+) -> None:
+    weak = "password1234"
+    monkeypatch.setenv("RESOLVER_GITHUB_WEBHOOK_SECRET", weak)
+    configured.changed()
+    page = admin.post("/setup/checks", data={"csrf": csrf_of(admin, "/setup")})
+    assert page.status_code == 200, page.text
+    assert "RESOLVER_GITHUB_WEBHOOK_SECRET is weak" in page.text and weak not in page.text
+    assert "resolver doctor" in page.text
+    stranger = browser(app)
+    sign_in(stranger, forge, "rita")
+    refused = stranger.post("/setup/checks", data={"csrf": csrf_of(stranger, "/jobs")})
+    assert refused.status_code == 404
+    assert admin.post("/setup/checks", data={"csrf": "forged"}).status_code == 403
