@@ -49,7 +49,7 @@ def link_in(text: str, web: str) -> str:
 
 
 @pytest.mark.docker
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(900)
 def test_a_slack_sender_links_through_github_and_their_request_opens_its_pr(
     resolver_env, tmp_path, monkeypatch, github_api, git_server, key_file, slack_api, browser
 ) -> None:
@@ -70,7 +70,7 @@ def test_a_slack_sender_links_through_github_and_their_request_opens_its_pr(
         answer = post(ingress(stack, monkeypatch), slack(payload))
         assert answer.json() == {"notice": "unlinked"}, answer.text
 
-        stack.wait(lambda: slack_api.ephemeral(CHANNEL, ALICE), 120, "the ephemeral link")
+        stack.wait(lambda: slack_api.ephemeral(CHANNEL, ALICE), 300, "the ephemeral link")
         [whisper] = slack_api.ephemeral(CHANNEL, ALICE)
         assert whisper.thread_ts == ts
         public = [m.text for m in slack_api.thread(CHANNEL, ts) if m.user != ALICE]
