@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import logging
 
+import httpx
 from authlib.integrations.starlette_client import OAuthError
 from joserfc.errors import JoseError
 from starlette.concurrency import run_in_threadpool
@@ -23,6 +24,8 @@ from resolver.web.context import current_viewer, page, to_signin, web_of
 
 logger = logging.getLogger(__name__)
 
+# What Authlib raises when the exchange or the ID token fails: the person is asked to retry.
+REFUSED = (OAuthError, JoseError, httpx.HTTPError, KeyError, ValueError)
 PROVING = "proving"  # the session's link whose proof is under way
 PROOF = "proof"  # the session's proven account: {"link": link_key, "id": …, "l": login}
 
@@ -103,7 +106,7 @@ async def done(request: Request) -> Response:
     try:
         answer = await client.authorize_access_token(request)
         person = await run_in_threadpool(found.proof.whoami, settings, str(answer["access_token"]))
-    except (OAuthError, JoseError, KeyError, ValueError, SignInError, ForgeUnreachableError) as e:
+    except (*REFUSED, SignInError, ForgeUnreachableError) as e:
         log(logger, logging.WARNING, "web.proof_failed", provider=name, error=type(e).__name__)
         message = f"{found.display_name} did not complete the sign-in; please try again."
         return _again(request, viewer, message, f"/link/{token}")

@@ -309,3 +309,14 @@ def test_a_public_slack_link_is_proven_with_sign_in_with_slack(app, forge, slack
     linked = client.post(link, data={"csrf": csrf_of(client, link)})
     assert linked.status_code == 303
     assert _linked() == {"ada": {("github", str(ADA_ID)), ("slack", SENDERS["slack"])}}
+
+
+def test_a_refused_or_unstarted_proof_links_nothing(app, forge, atlassian) -> None:
+    link = _jira_mention(app)
+    client = _as_ada(app, forge, link)
+    assert client.get("/prove/jira/done?code=x&state=y").status_code == 400, "none under way"
+    assert client.get(f"{link}/prove").status_code == 302
+    denied = client.get("/prove/jira/done?error=access_denied&state=y")
+    assert denied.status_code == 400 and "did not complete the sign-in" in denied.text
+    assert "Link my account" not in client.get(link).text
+    assert _rows(Identity) == []
