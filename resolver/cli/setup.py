@@ -53,7 +53,10 @@ def setup_github(
     name: str | None = typer.Option(None, help='The App\'s name (default "Resolver (host)").'),
     code: str | None = typer.Option(None, help="Claim the App with the code GitHub sent back."),
     rotate_secret: bool = typer.Option(
-        False, "--rotate-secret", help="Give the App a new webhook secret (at GitHub and here)."
+        False,
+        "--rotate",
+        "--rotate-secret",
+        help="Give the App a new webhook secret (at GitHub and here).",
     ),
     port: int = typer.Option(0, help="Port of the one-shot local page (0: any free port)."),
     wait: float = typer.Option(900.0, help="Seconds to wait for GitHub's redirect back."),

@@ -73,7 +73,7 @@ def secret_check(settings: Settings, name: str) -> Check | None:
         f"{provider} secret {variable}",
         "fail",
         f"{variable} is weak ({reason}): rotate it with `resolver setup {provider} "
-        "--rotate-secret` or set a random value of 32+ characters",
+        "--rotate` or set a random value of 32+ characters",
     )
 
 

@@ -85,7 +85,7 @@ def test_a_weak_secret_fails_with_its_fix_and_never_its_value(
         "jira secret RESOLVER_JIRA_WEBHOOK_SECRET",
         "fail",
         "RESOLVER_JIRA_WEBHOOK_SECRET is weak (9 characters): rotate it with "
-        "`resolver setup jira --rotate-secret` or set a random value of 32+ characters",
+        "`resolver setup jira --rotate` or set a random value of 32+ characters",
     )
     assert checks["linear secret RESOLVER_LINEAR_WEBHOOK_SECRET"].status == "ok"
     assert "jira-2024" not in repr(checks)
