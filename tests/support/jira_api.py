@@ -73,7 +73,7 @@ class JiraAPI(RestStandIn):
         self.basic: dict[tuple[str, str], User] = {}
         self.bearer: dict[str, User] = {}
         self.issues: dict[int, Issue] = {}
-        self.webhooks: list[dict[str, Any]] = []  # admin webhooks, as Jira lists them
+        self.listed_webhooks: list[dict[str, Any]] = []  # as Jira lists them (preflight)
         self._ids = itertools.count(10_000)
         self._request_ids = itertools.count(540)
         self._clock = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)

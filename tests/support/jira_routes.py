@@ -186,7 +186,7 @@ def update_comment(api: JiraAPI, request: Request) -> Answer:
 
 def list_webhooks(api: JiraAPI, request: Request) -> Answer:
     """The site's admin webhooks (https://developer.atlassian.com/server/jira/platform/webhooks/)."""
-    return 200, [dict(hook) for hook in api.webhooks]
+    return 200, [dict(hook) for hook in api.listed_webhooks]
 
 
 ROUTES: dict[str, Handler] = {

@@ -65,6 +65,7 @@ def test_every_request_of_every_client_method_conforms(
     client.edit_review_comment(REPO, reply, "Renamed, done")
     client.react_to_review_comment(REPO, review_comment)
     client.get_pull(REPO, 1)
+    client.edit_pull_body(REPO, 1, "Fixes #3, verified")
     client.issue_comments(REPO, 3, 10)
     client.review_comments(REPO, 4, 10)
     github_api.add_token("bob-token", "bob")
