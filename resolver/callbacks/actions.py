@@ -17,7 +17,7 @@ from resolver.broker import locks
 from resolver.callbacks import status
 from resolver.callbacks.record import forge_of, publish_all, record_status, view_of
 from resolver.contract import outbound as providers
-from resolver.contract.errors import TransientCallbackError
+from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_PULL
 from resolver.core.logs import log
 from resolver.store import callbacks, jobs
@@ -148,7 +148,7 @@ def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         if notice is None or notice.sent_at is not None:
             return {"skipped": True}
         context, body = dict(notice.context), notice.body
-    _send_private(provider, notice_id, context)
+    body = _send_private(provider, notice_id, context) or body
     conversation = registry.conversation(provider, context, None)
     message = _post_once(conversation, f"notice-{notice_id}", body, int(payload["callback_id"]))
     with session_scope() as session:
@@ -158,18 +158,33 @@ def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"message": message}
 
 
-def _send_private(provider: str, notice_id: int, context: Mapping[str, Any]) -> None:
+def _send_private(provider: str, notice_id: int, context: Mapping[str, Any]) -> str | None:
     """The notice's private part (its link), where only its recipient sees it; then dropped
-    from the row, so a retry does not send it again and the link is kept nowhere."""
+    from the row, so a retry does not send it again and the link is kept nowhere. When the
+    provider refuses it for good, the public text to post instead (a public link)."""
     private = context.get(PRIVATE)
     post = registry.get(provider).post_private
     if not isinstance(private, dict) or post is None:
-        return
-    post(context, str(private["to"]), str(private["text"]))
+        return None
+    instead = None
+    try:
+        post(context, str(private["to"]), str(private["text"]))
+    except PermanentCallbackError as error:
+        log(logger, logging.WARNING, "callback.private_refused", notice=notice_id, error=str(error))
+        fallback = private.get("fallback")
+        instead = str(fallback) if fallback else None
+    _drop_private(notice_id, instead)
+    return instead
+
+
+def _drop_private(notice_id: int, body: str | None) -> None:
+    """Forget the private part; with `body`, the public text becomes it (a retry posts it)."""
     with session_scope() as session:
         found = session.get(Notice, notice_id)
         if found is not None:
             found.context = {k: v for k, v in found.context.items() if k != PRIVATE}
+            if body is not None:
+                found.body = body
 
 
 def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -163,6 +163,27 @@ def _sign_in(settings: Settings) -> Check:
     return Check("web sign-in", "ok", f"with {', '.join(forges)}; {admins}")
 
 
+def _proofs(settings: Settings) -> Check:
+    """Who can link a chat or tracker account from a public link (Jira, Linear, a Slack link
+    that could not be sent privately): those whose provider's OAuth client is set."""
+    ready = {item.name for item in registry.proofs(settings)}
+    offered = [item for item in registry.installed() if item.proof is not None]
+    missing = [item for item in offered if item.name not in ready]
+    if not registry.sign_ins(settings) or not missing:
+        named = ", ".join(item.display_name for item in offered if item.name in ready)
+        return Check("account proofs", "ok" if named else "off", named or "no web sign-in")
+    hints = {"slack": "RESOLVER_SLACK_CLIENT_ID", "jira": "RESOLVER_ATLASSIAN_CLIENT_ID"}
+    names = ", ".join(
+        f"{item.display_name} ({hints.get(item.name, f'RESOLVER_{item.name.upper()}_CLIENT_ID')})"
+        for item in missing
+    )
+    return Check(
+        "account proofs",
+        "off",
+        f"{names} and the secret: without them those senders' links ask for an admin",
+    )
+
+
 def _providers(settings: Settings) -> Iterator[Check]:
     for item in registry.installed():
         provider, fields = item.name, item.secrets
@@ -186,6 +207,7 @@ CHECKS: tuple[Callable[[Settings], Check], ...] = (
     _llm,
     _admin,
     _sign_in,
+    _proofs,
 )
 
 

@@ -274,7 +274,11 @@ def _unlinked_notice(draft: _Draft) -> NewNotice:
     # The request itself, to run once the sender has linked their account.
     context = {**draft.context, "request": {"task": trigger.task, "repo": trigger.repo}}
     if notice.private is not None:
-        context[PRIVATE] = {"to": sender.external_id, "text": notice.private}
+        context[PRIVATE] = {
+            "to": sender.external_id,
+            "text": notice.private,
+            "fallback": notice.fallback,
+        }
     return NewNotice(
         provider=pending.provider,
         kind=UNLINKED,

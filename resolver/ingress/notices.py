@@ -16,6 +16,9 @@ class UnlinkedNotice:
     """What everyone in the conversation sees."""
     private: str | None = None
     """What only the sender sees (the link, where the provider can post privately)."""
+    fallback: str | None = None
+    """What everyone sees instead when the private message cannot be sent (the sender is not
+    in the channel, say): a public link, which asks them to prove the account is theirs."""
 
 
 def render_unlinked(
@@ -46,11 +49,15 @@ def render_unlinked(
             f"Once it is linked, I will run this request."
         )
     url = link_url(settings, provider, external_id, login, private=True)
+    public = link_url(settings, provider, external_id, login)
     return UnlinkedNotice(
         f"{intro} I have sent you a private message with a link to link yours; once it is "
         f"linked, I will run this request.",
         private=f"Link your {name} account to Resolver by {signing_in} here (only you can see "
         f"this link, and it works for {hours} hours): {url}",
+        fallback=f"{intro} I could not send you a private message, so link yours by "
+        f"{signing_in} and proving this {name} account is yours, here (the link works for "
+        f"{hours} hours): {public}\n\nOnce it is linked, I will run this request.",
     )
 
 

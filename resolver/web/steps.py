@@ -176,6 +176,8 @@ def block_of(seq: int, kind: str, payload: Mapping[str, Any], at: datetime | Non
         return None
     if kind in ("instructions", "verification"):
         return _proof(seq, kind, payload, at)
+    if kind == "egress":
+        return _egress(seq, payload, at)
     return Block(seq, "note", kind, text=redact(json.dumps(dict(payload))), at=at)
 
 
@@ -193,6 +195,37 @@ def _proof(seq: int, kind: str, payload: Mapping[str, Any], at: datetime | None)
     if missing:
         lines.append(f"not run: {missing}")
     return Block(seq, "note", "Verification", text="\n".join(lines), at=at)
+
+
+def _egress(seq: int, payload: Mapping[str, Any], at: datetime | None) -> Block:
+    """What the sandbox could reach: the policy of each phase, then each host the proxy saw,
+    blocked ones first, with the commands that met the block."""
+    lines = [
+        f"setup could reach: {payload.get('setup')}",
+        f"agent could reach: {payload.get('agent')}",
+    ]
+    lines += [f"refused for this repository: {why}" for why in payload.get("refused") or ()]
+    found = payload.get("hosts")
+    hosts = found if isinstance(found, Mapping) else {}
+    ordered = sorted(hosts.items(), key=lambda item: (-_count(item[1], "blocked"), item[0]))
+    blocked = 0
+    for host, counted in ordered:
+        refused, passed = _count(counted, "blocked"), _count(counted, "allowed")
+        blocked += refused
+        line = f"{host}: {passed} allowed, {refused} blocked"
+        commands = counted.get("commands") if isinstance(counted, Mapping) else None
+        if refused and commands:
+            line += " · during " + "; ".join(str(c) for c in commands[:3])
+        lines.append(line)
+    if not hosts:
+        lines.append("no request went out")
+    title = f"Network · {blocked} request(s) blocked" if blocked else "Network"
+    return Block(seq, "note", title, text="\n".join(lines), failed=bool(blocked), at=at)
+
+
+def _count(counted: object, key: str) -> int:
+    value = counted.get(key) if isinstance(counted, Mapping) else None
+    return value if isinstance(value, int) else 0
 
 
 # What a failed job's outcome means, for someone who is not the operator.

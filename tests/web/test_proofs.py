@@ -320,3 +320,23 @@ def test_a_refused_or_unstarted_proof_links_nothing(app, forge, atlassian) -> No
     assert denied.status_code == 400 and "did not complete the sign-in" in denied.text
     assert "Link my account" not in client.get(link).text
     assert _rows(Identity) == []
+
+
+def test_when_slack_refuses_the_private_message_the_thread_gets_a_public_link(
+    app, forge, slack_api
+) -> None:
+    """The sender is not in the channel, say: the thread is not left silent, and the link it
+    gets instead is a public one, which asks for Sign in with Slack."""
+    _store_bot_token()
+    slack_api.fail("chat.postEphemeral", "user_not_in_channel")
+    _slack_mention(app)
+    [callback] = _rows(Callback, Callback.action == "notice")
+    assert send(callback.id) is None
+    assert slack_api.ephemeral(CHANNEL, SLACK_USER) == []
+    [public] = [m for m in slack_api.thread(CHANNEL, "1515449483.000108") if m.user == BOT]
+    assert "could not send you a private message" in public.text
+    link = _link_in(public.text.replace("<", " ").replace(">", " ").replace("|", " "))
+    notice = _newest_notice()
+    assert "private" not in notice.context and "could not send you" in notice.body
+    page = _as_ada(app, forge, link).get(link)
+    assert page.status_code == 200 and "Prove" in page.text

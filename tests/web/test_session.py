@@ -38,3 +38,24 @@ def test_doctor_says_how_to_turn_sign_in_on() -> None:
     assert off.status == "off" and "RESOLVER_GITHUB_CLIENT_ID" in off.detail
     on = _sign_in(_settings(github_client_id="Iv1.x", github_client_secret="s", admins="github:a"))
     assert on.status == "ok" and "GitHub" in on.detail
+
+
+def test_doctor_names_the_account_proofs_that_are_missing() -> None:
+    from resolver.cli.doctor import _proofs
+
+    forge = {"github_client_id": "Iv1.x", "github_client_secret": "s"}
+    assert _proofs(_settings()).status == "off"
+    some = _proofs(_settings(**forge, atlassian_client_id="a", atlassian_client_secret="b"))
+    assert some.status == "off" and "Slack (RESOLVER_SLACK_CLIENT_ID)" in some.detail
+    assert "Jira" not in some.detail and "RESOLVER_LINEAR_CLIENT_ID" in some.detail
+    every = _settings(
+        **forge,
+        atlassian_client_id="a",
+        atlassian_client_secret="b",
+        slack_client_id="c",
+        slack_client_secret="d",
+        linear_client_id="e",
+        linear_client_secret="f",
+    )
+    done = _proofs(every)
+    assert done.status == "ok" and "Jira" in done.detail and "Slack" in done.detail
