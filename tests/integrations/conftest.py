@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-import uvicorn
 from cryptography.fernet import Fernet
 from sqlalchemy import select
 from starlette.testclient import TestClient
@@ -19,6 +17,7 @@ from resolver.store import accounts
 from resolver.store.models import Callback, Delivery, Job, Notice, User
 from tests.conftest import redis_db_url
 from tests.integrations.deliveries import BOT, SECRETS
+from tests.support.serving import served_app
 
 TEST_REDIS = redis_db_url(5)
 
@@ -187,17 +186,5 @@ def intake_store(
 @pytest.fixture
 def server(webhook_env: dict[str, str]) -> Iterator[str]:
     """The app on a real HTTP server (uvicorn) on a free loopback port; yields its URL."""
-    from resolver.app import create_app
-
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_config=None)
-    runner = uvicorn.Server(config)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    while not runner.started:
-        if not thread.is_alive():
-            pytest.fail("the server did not start")
-        threading.Event().wait(0.01)
-    port = runner.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    runner.should_exit = True
-    thread.join(timeout=10)
+    with served_app() as url:
+        yield url

@@ -5,13 +5,11 @@ helpers that read the vault back; and the preflight's GitHub stand-in, App key a
 from __future__ import annotations
 
 import secrets
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import uvicorn
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import select
@@ -23,6 +21,7 @@ from resolver.store.models import StoredSetting
 from tests.conftest import ResolverEnv, reset_caches
 from tests.integrations.conftest import template_database, webhook_env
 from tests.support.github_api import GitHubAPI, conformance_problems
+from tests.support.serving import served_app
 from tests.web.conftest import forge, public_pem  # noqa: F401  (the GitHub sign-in, for /setup)
 
 __all__ = ["template_database", "webhook_env"]  # fixtures used here, defined there
@@ -45,21 +44,10 @@ class Live:
 
 @pytest.fixture
 def live(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
-    from resolver.app import create_app
-
-    runner = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_config=None))
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    while not runner.started:
-        if not thread.is_alive():
-            pytest.fail("the server did not start")
-        threading.Event().wait(0.01)
-    port = runner.servers[0].sockets[0].getsockname()[1]
-    served = Live(f"http://127.0.0.1:{port}", resolver_env)
-    served.set(monkeypatch, public_url=served.url, log_level="INFO")
-    yield served
-    runner.should_exit = True
-    thread.join(timeout=10)
+    with served_app() as url:
+        served = Live(url, resolver_env)
+        served.set(monkeypatch, public_url=served.url, log_level="INFO")
+        yield served
     configured.changed()
 
 
@@ -104,20 +92,8 @@ def app_key() -> tuple[str, str]:
 @pytest.fixture
 def receiver(webhook_env: dict[str, str]) -> Iterator[str]:
     """Resolver's app (`resolver serve`) on a real loopback port; yields its URL."""
-    from resolver.app import create_app
-
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_config=None)
-    runner = uvicorn.Server(config)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    while not runner.started:
-        if not thread.is_alive():
-            pytest.fail("the server did not start")
-        threading.Event().wait(0.01)
-    port = runner.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    runner.should_exit = True
-    thread.join(timeout=10)
+    with served_app() as url:
+        yield url
 
 
 @pytest.fixture

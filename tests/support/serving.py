@@ -1,0 +1,32 @@
+"""Resolver's app (`resolver serve`) on a real HTTP server, uvicorn on a free loopback port,
+for stand-ins that deliver to it and clients that call it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import uvicorn
+
+
+@contextmanager
+def served_app() -> Iterator[str]:
+    """The app as the current settings make it; yields its URL, and stops it after."""
+    from resolver.app import create_app
+
+    config = uvicorn.Config(create_app(), host="127.0.0.1", port=0, log_config=None)
+    runner = uvicorn.Server(config)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    while not runner.started:
+        if not thread.is_alive():
+            pytest.fail("the server did not start")
+        threading.Event().wait(0.01)
+    port = runner.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        runner.should_exit = True
+        thread.join(timeout=10)
