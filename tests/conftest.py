@@ -16,9 +16,11 @@ from cryptography.fernet import Fernet
 
 def redis_db_url(db: int) -> str:
     """A Redis database of the test suite. RESOLVER_TEST_REDIS_SHIFT moves every one of them,
-    so two runs on one machine (a fresh-clone check beside a working tree) never share."""
+    and RESOLVER_TEST_REDIS_PORT names another server, so two runs on one machine (a
+    fresh-clone check beside a working tree) never share."""
     shift = int(os.environ.get("RESOLVER_TEST_REDIS_SHIFT", "0"))
-    return f"redis://127.0.0.1:6379/{(db + shift) % 16}"
+    port = int(os.environ.get("RESOLVER_TEST_REDIS_PORT", "6379"))
+    return f"redis://127.0.0.1:{port}/{(db + shift) % 16}"
 
 
 TEST_REDIS = redis_db_url(9)
