@@ -342,6 +342,26 @@ class Settings(BaseSettings):
         description="History size (estimated tokens) above which older steps are summarised.",
     )
 
+    # --- budgets shared by jobs (unset: no cap); a repository's config may only lower its own
+    budget_repo_daily_usd: float | None = Field(
+        default=None, gt=0, description="Spend cap per repository per UTC day, USD."
+    )
+    budget_requester_daily_usd: float | None = Field(
+        default=None, gt=0, description="Spend cap per requester per UTC day, USD."
+    )
+    budget_service_monthly_usd: float | None = Field(
+        default=None, gt=0, description="Spend cap of the whole service per UTC month, USD."
+    )
+    budget_repo_daily_tokens: int | None = Field(
+        default=None, ge=1, description="Token cap per repository per UTC day (unpriced models)."
+    )
+    budget_requester_daily_tokens: int | None = Field(
+        default=None, ge=1, description="Token cap per requester per UTC day (unpriced models)."
+    )
+    budget_service_monthly_tokens: int | None = Field(
+        default=None, ge=1, description="Token cap of the whole service per UTC month."
+    )
+
     @field_validator("secret_keys")
     @classmethod
     def _valid_fernet_keys(cls, value: SecretStr) -> SecretStr:
