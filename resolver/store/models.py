@@ -156,6 +156,10 @@ class Job(Base):
     __table_args__ = (
         Index("ix_jobs_requester_state", "requester_id", "state"),
         Index("ix_jobs_repo_state", "repo", "state"),
+        # What the budgets sum: a repository's or requester's jobs of a day, the service's month.
+        Index("ix_jobs_repo_started", "repo", "started_at"),
+        Index("ix_jobs_requester_started", "requester_id", "started_at"),
+        Index("ix_jobs_started", "started_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -175,6 +179,10 @@ class Job(Base):
     cost_usd: Mapped[float | None] = mapped_column(Float)
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # The most a running job may still spend (its per-job limits), held against the shared
+    # budgets from its start to its end; a finished job counts what it spent.
+    reserved_usd: Mapped[float | None] = mapped_column(Float)
+    reserved_tokens: Mapped[int | None] = mapped_column(Integer)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     cancel_requested: Mapped[bool] = mapped_column(default=False)
     lease_owner: Mapped[str | None] = mapped_column(String(64))
