@@ -68,11 +68,11 @@ def spent_by_scope(
         owner = _owner(scope, job)
         if owner is None:
             continue
-        start, _ = window(scope, now)
+        start, end = window(scope, now)
         query = select(
             func.coalesce(func.sum(_usd(reserved)), 0.0),
             func.coalesce(func.sum(_tokens(reserved)), 0),
-        ).where(owner, Job.started_at >= start)
+        ).where(owner, Job.started_at >= start, Job.started_at < end)
         if others_only:
             query = query.where(Job.id != job.id)
         usd, tokens = session.execute(query).one()
@@ -137,14 +137,15 @@ def overview(session: Session, caps: tuple[Cap, ...], now: datetime) -> list[Cap
     for cap in caps:
         start, resets = window(cap.scope, now)
         amount = func.sum(_usd(True) if cap.unit == "usd" else _tokens(True))
+        period = (Job.started_at >= start, Job.started_at < resets)
         if cap.scope == "service":
-            total = session.scalar(select(amount).where(Job.started_at >= start))
+            total = session.scalar(select(amount).where(*period))
             lines.append(CapSpend(cap, "service", float(total or 0), resets))
             continue
         who = Job.repo if cap.scope == "repository" else func.coalesce(Job.requester, "?")
         query = (
             select(who, amount)
-            .where(Job.started_at >= start, who.is_not(None))
+            .where(*period, who.is_not(None))
             .group_by(who)
             .order_by(amount.desc())
             .limit(TOP)
