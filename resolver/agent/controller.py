@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from resolver.agent import limits as stops
+from resolver.agent.budget import running_stop
 from resolver.agent.condense import (
     KEEP_RECENT_STEPS,
     CondensePlan,
@@ -100,6 +101,7 @@ class AgentLoop:
         self.task, self.ctx, self.config = task, ctx, config
         self.condense_tokens = settings.llm_condense_tokens
         self.bot_name = settings.bot_name
+        self.push_unfinished = settings.push_unfinished
         self.trajectory = Trajectory(task.job_id, redactor)
         self.tools = ToolRunner(
             sandbox, settings.sandbox_output_limit, float(settings.sandbox_command_timeout)
@@ -151,7 +153,8 @@ class AgentLoop:
     def _limit(self) -> str | None:
         spent = totals(self.trajectory.events)
         cancelled = self.ctx.cancelled.is_set()
-        return stops.limit_reached(spent, self.task.limits, self._elapsed(), cancelled)
+        reason = stops.limit_reached(spent, self.task.limits, self._elapsed(), cancelled)
+        return reason or running_stop(self.task.job_id, self.task.caps, self.push_unfinished)
 
     def _check_limits(self) -> None:
         reason = self._limit()

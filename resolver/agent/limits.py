@@ -6,6 +6,7 @@ from typing import Final
 
 from resolver.agent.events import Totals
 from resolver.agent.task import AgentLimits
+from resolver.core.budgets import BUDGET
 
 CANCELLED: Final = "cancelled"
 MAX_ITERATIONS: Final = "max_iterations"
@@ -52,6 +53,8 @@ def stop_message(reason: str, limits: AgentLimits, totals: Totals, detail: str =
         "even after condensing it.",
         SANDBOX_ERROR: f"Stopped: the sandbox failed ({detail}).",
     }
+    if reason.startswith(f"{BUDGET}: "):
+        return reason.removeprefix(f"{BUDGET}: ")
     if reason.startswith("stuck"):
         return f"Stopped: the agent was going in circles ({reason.removeprefix('stuck: ')})."
     return messages.get(reason, f"Stopped: {reason}.")

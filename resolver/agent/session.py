@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from resolver.agent import git as git_repo
+from resolver.agent.budget import reserve_start
 from resolver.agent.controller import job_secrets, run_agent
 from resolver.agent.egress import JobEgress, blocked_notes, egress_record, job_egress
 from resolver.agent.events import Kind
@@ -24,6 +25,7 @@ from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.agent.trajectory import latest_attempt
 from resolver.agent.verify import Verification, build_verification, configured_commands
+from resolver.core.budgets import BUDGET
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import register_secret
 from resolver.core.redact import Redactor
@@ -139,6 +141,9 @@ def _in_sandbox(
     base, ref = git_repo.head(clone), git_repo.default_ref(clone)
     repo_config = git_repo.repo_config(clone, ref)
     task = build_task(request, settings, clone, ref, repo_config)
+    task, refused = reserve_start(task, settings, repo_config)
+    if refused is not None:
+        return SessionResult(_not_started(task, settings, config, refused), "")
     setup = git_repo.read_setup(clone, ref)
     policy = policy_from_settings(settings)
     network = setup.network if setup else None
@@ -344,6 +349,14 @@ def _setup_failed(
     return AgentResult("stopped", redacted, SETUP_FAILED, 0, None, 0, 0)
 
 
+def _not_started(
+    task: AgentTask, settings: Settings, config: LLMConfig, refusal: str
+) -> AgentResult:
+    """A shared budget has no room for this job: the sandbox never opens, nothing is spent."""
+    _record(task, settings, config, Kind.STOP, {"reason": BUDGET, "message": refusal})
+    return AgentResult("stopped", refusal, BUDGET, 0, None, 0, 0)
+
+
 def _record(
     task: AgentTask, settings: Settings, config: LLMConfig, kind: str, payload: dict[str, Any]
 ) -> None:
@@ -386,4 +399,6 @@ def run_result(
         return RunResult(JobState.FAILED, Outcome.COULD_NOT, error=agent.summary, result=details)
     if agent.stop_reason == "cancelled":
         return RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=details)
+    if agent.stop_reason == BUDGET:
+        return RunResult(JobState.FAILED, Outcome.REFUSED, error=agent.summary, result=details)
     return RunResult(JobState.FAILED, Outcome.ERROR, error=agent.summary, result=details)

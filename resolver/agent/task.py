@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from resolver.contract.outbound import Comment, ReviewThread
+from resolver.core.budgets import Cap
 
 if TYPE_CHECKING:
     from resolver.core.settings import Settings
@@ -58,6 +59,8 @@ class AgentTask:
     limits: AgentLimits
     secrets: tuple[str, ...] = ()
     requester: str | None = None
+    caps: tuple[Cap, ...] = ()
+    """The shared budgets this job counts against; checked before every step."""
 
 
 @dataclass(frozen=True)
