@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from resolver.cli import admin, jobs, routes, run, schedules, services, setup
+from resolver.cli import admin, budgets, jobs, routes, run, schedules, services, setup
 from resolver.cli import sandbox as sandbox_cli
 from resolver.core.settings import ConfigError
 from resolver.store import configured
@@ -24,6 +24,7 @@ app.add_typer(sandbox_cli.app, name="sandbox")
 app.add_typer(routes.app, name="routes")
 app.add_typer(schedules.app, name="schedules")
 app.add_typer(setup.app, name="setup")
+app.command("budgets")(budgets.budgets)
 
 
 def main() -> None:

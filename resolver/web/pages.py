@@ -15,9 +15,11 @@ from resolver.broker import locks
 from resolver.broker.outbox import queue_lengths
 from resolver.callbacks.record import pull_word
 from resolver.contract.signin import ForgeUnreachableError, SignInError
-from resolver.core.settings import Settings
+from resolver.core import budgets as caps
+from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, is_terminal
 from resolver.store import accounts, browse, jobs
+from resolver.store import budgets as spend
 from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
 from resolver.web import steps
@@ -34,6 +36,8 @@ from resolver.web.context import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from sqlalchemy.orm import Session
 
 PAGE_SIZE = 50
@@ -242,8 +246,24 @@ async def admin_page(request: Request) -> Response:
                 "routes": browse.routes(session),
                 "running": browse.count_in_state(session, JobState.RUNNING),
                 "queued": browse.count_in_state(session, JobState.QUEUED),
+                "budgets": _budget_rows(session, now),
             }
             session.expunge_all()
             return values
 
     return page(request, "admin.html", viewer, **await run_in_threadpool(load))
+
+
+def _budget_rows(session: Session, now: datetime) -> list[dict[str, Any]]:
+    """The admin page's lines of `resolver budgets`."""
+    return [
+        {
+            "budget": caps.label(line.cap),
+            "who": line.who,
+            "spent": caps.money(line.cap.unit, line.spent),
+            "cap": caps.money(line.cap.unit, line.cap.limit),
+            "full": line.spent >= line.cap.limit,
+            "resets": line.resets_at.strftime("%Y-%m-%d %H:%M UTC"),
+        }
+        for line in spend.overview(session, caps.caps_from(get_settings()), now)
+    ]
