@@ -202,12 +202,27 @@ def _wait_listening(container_id: str, times: int) -> None:
     argv = ["grep", "-c", squid.LISTENING, squid.CACHE_LOG]
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
-        _code, output = capture(container_id, argv, PROXY_UID, squid.DIR)
+        try:
+            _code, output = capture(container_id, argv, PROXY_UID, squid.DIR)
+        except SandboxError as error:
+            raise SandboxError(
+                f"egress proxy stopped before it listened: {_last_words(container_id)}"
+            ) from error
         if output.strip().isdigit() and int(output) >= times:
             return
         time.sleep(_POLL)
     _code, tail = capture(container_id, ["tail", "-n", "5", squid.CACHE_LOG], PROXY_UID, squid.DIR)
     raise SandboxError(f"egress proxy did not start listening: {tail.decode(errors='replace')}")
+
+
+def _last_words(container_id: str) -> str:
+    """The end of what the proxy's container printed (it is Squid's, never the sandbox's)."""
+    try:
+        with engine_errors("read egress proxy's output"):
+            output: bytes = client().api.logs(container_id, tail=5)
+    except SandboxError as error:
+        return str(error)
+    return output.decode(errors="replace").strip()
 
 
 def remove_network(name: str) -> bool:
