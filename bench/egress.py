@@ -1,6 +1,8 @@
 """Egress figures, side by side in one run: a sandbox's cold start without network against one
-with its own proxy network, and a 50 MB download from a stand-in host through the proxy against
-the same download direct on the uplink. Run with `uv run python bench/egress.py`.
+with its own proxy network (until `open_sandbox` returns, and until its first command has run:
+the proxy starts alongside the sandbox and is waited for only then), and a 50 MB download
+(HTTP and HTTPS) from a stand-in host through the proxy against the same download direct on
+the uplink. Run with `uv run python bench/egress.py`.
 
 Goals (issue 21): the proxy adds under 300 ms to a start; its throughput is at least 0.8x of
 direct. The stand-in is a container of the bench's own; nothing leaves the machine.
@@ -33,22 +35,28 @@ from sandbox.naming import LABEL_DEPLOYMENT  # noqa: E402
 from tests.sandbox.standins import ALLOWED, outside  # noqa: E402
 
 BIG = "head -c 52428800 /dev/zero > /srv/www/big"
-FETCH = "curl -k -sS -o /dev/null -w '%{{speed_download}}' https://{host}/big"
+FETCH = "curl -k -sS -o /dev/null -w '%{{speed_download}}' {scheme}://{host}/big"
 
 
-def _start(policy: SandboxPolicy, plan: EgressPlan | None, count: int) -> list[float]:
-    samples = []
+def _start(
+    policy: SandboxPolicy, plan: EgressPlan | None, count: int
+) -> tuple[list[float], list[float]]:
+    """Per start: seconds until the sandbox is open, and until its first command has run."""
+    opened, ready = [], []
     for n in range(count):
         started = time.perf_counter()
         box = open_sandbox(f"bench-egress-{n}", policy, egress=plan)
-        samples.append(time.perf_counter() - started)
+        opened.append(time.perf_counter() - started)
+        box.run("true")
+        ready.append(time.perf_counter() - started)
         box.__exit__(None, None, None)
-    return samples
+    return opened, ready
 
 
-def _direct(image: str, network: str, deployment: str) -> float:
+def _direct(image: str, network: str, deployment: str, scheme: str) -> float:
     argv = ["docker", "run", "--rm", "--network", network, "--label"]
-    argv += [f"{LABEL_DEPLOYMENT}={deployment}", image, "sh", "-c", FETCH.format(host=ALLOWED)]
+    fetch = FETCH.format(scheme=scheme, host=ALLOWED)
+    argv += [f"{LABEL_DEPLOYMENT}={deployment}", image, "sh", "-c", fetch]
     return float(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
 
 
@@ -65,24 +73,38 @@ def main() -> None:
         )
         plan = EgressPlan(Allowance((ALLOWED,)))
         subprocess.run(["docker", "exec", out.network, "sh", "-c", BIG], check=True)
+        through: dict[str, list[float]] = {"http": [], "https": []}
+        direct: dict[str, list[float]] = {"http": [], "https": []}
         try:
-            none = _start(policy, None, args.starts)
-            proxied = _start(policy, plan, args.starts)
+            none, none_ready = _start(policy, None, args.starts)
+            proxied, proxied_ready = _start(policy, plan, args.starts)
             with open_sandbox("bench-egress-dl", policy, egress=plan) as box:
-                through = [
-                    float(box.run(FETCH.format(host=ALLOWED)).output) for _ in range(args.downloads)
-                ]
-            direct = [_direct(image, out.network, deployment) for _ in range(args.downloads)]
+                for _ in range(args.downloads):
+                    for scheme in through:
+                        fetch = FETCH.format(scheme=scheme, host=ALLOWED)
+                        through[scheme].append(float(box.run(fetch).output))
+            for _ in range(args.downloads):
+                for scheme in direct:
+                    direct[scheme].append(_direct(image, out.network, deployment, scheme))
         finally:
             remove_all(deployment)
-    extra = (statistics.median(proxied) - statistics.median(none)) * 1000
-    ratio = statistics.median(through) / statistics.median(direct)
-    print(f"start, no network      median {statistics.median(none) * 1000:8.0f} ms")
-    print(f"start, proxy network   median {statistics.median(proxied) * 1000:8.0f} ms")
-    print(f"extra start time              {extra:8.0f} ms   (goal < 300 ms)")
-    print(f"50 MB through the proxy median {statistics.median(through) / 1e6:7.1f} MB/s")
-    print(f"50 MB direct            median {statistics.median(direct) / 1e6:7.1f} MB/s")
-    print(f"ratio                          {ratio:7.2f}      (goal >= 0.8)")
+    median = statistics.median
+    for what, bare, behind in (
+        ("open", none, proxied),
+        ("first command", none_ready, proxied_ready),
+    ):
+        extra = (median(behind) - median(bare)) * 1000
+        print(
+            f"until {what + ':':15} no network {median(bare) * 1000:6.0f} ms, "
+            f"proxy network {median(behind) * 1000:6.0f} ms, extra {extra:6.0f} ms "
+            "(goal < 300 ms)"
+        )
+    for scheme in ("http", "https"):
+        ratio = median(through[scheme]) / median(direct[scheme])
+        print(
+            f"50 MB over {scheme:5}: through the proxy {median(through[scheme]) / 1e6:6.1f} MB/s, "
+            f"direct {median(direct[scheme]) / 1e6:6.1f} MB/s, ratio {ratio:4.2f} (goal >= 0.8)"
+        )
 
 
 if __name__ == "__main__":

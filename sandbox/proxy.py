@@ -2,6 +2,10 @@
 and a Squid proxy on it that is also on the uplink network, so the proxy is the sandbox's only
 way out. Names are resolved by the proxy; the sandbox needs no DNS.
 
+The proxy starts while the sandbox does: the sandbox finds it by a fixed alias on the job's
+network (the engine's resolver answers for the network's own members and nothing else), and
+waits for Squid to listen only before its first command (`EgressProxy.ready`).
+
 The proxy, the network and the sandbox share a token in their names, which is how the reaper
 finds a proxy or network whose sandbox is gone.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -30,6 +35,8 @@ PROXY_UID: Final = 13
 ROLE_PROXY: Final = "egress-proxy"
 ROLE_NETWORK: Final = "egress-network"
 READY_TIMEOUT: Final = 30.0
+# The proxy's name on the job's network, known before it starts, so the sandbox need not wait.
+PROXY_HOST: Final = "egress-proxy"
 # `--internal` alone still gives the host an address on the network, and the containers a
 # default route to it, so a sandbox could reach any service the host binds to all interfaces
 # (measured: HTTP 200 from the host through the gateway). Without that address nothing answers.
@@ -53,20 +60,28 @@ def egress_name(token: str, job_id: str) -> str:
 
 @dataclass
 class EgressProxy:
-    """A running proxy on the job's internal network at `address`."""
+    """A proxy on the job's internal network, reached there as `address`; it may still be
+    starting (see `ready`)."""
 
     container_id: str
     network: str
-    address: str
+    address: str = PROXY_HOST
     _log_offset: int = 0
     _reloads: int = 1
+    _starting: Future[None] | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.address}:{squid.PORT}"
 
+    def ready(self) -> None:
+        """Wait until Squid listens; SandboxError (each time) if it could not start."""
+        if self._starting is not None:
+            self._starting.result()
+
     def allow(self, allowance: Allowance) -> None:
         """Make the proxy enforce `allowance` from now on (Squid reconfigures in place)."""
+        self.ready()
         config, domains = squid.render_config(allowance), squid.render_allow(allowance)
         code, output = capture(
             self.container_id, ["sh", "-c", _WRITE, "sh", config, domains], PROXY_UID, squid.DIR
@@ -80,6 +95,7 @@ class EgressProxy:
 
     def read_log(self) -> list[squid.LogEntry]:
         """The requests logged since the last read (complete lines only)."""
+        self.ready()
         argv = ["tail", "-c", f"+{self._log_offset + 1}", squid.ACCESS_LOG]
         code, data = capture(self.container_id, argv, PROXY_UID, squid.DIR)
         if code != 0:
@@ -91,6 +107,8 @@ class EgressProxy:
     def close(self) -> None:
         """Remove the proxy, then its network (the sandbox must be gone first). A network the
         engine still holds is left to the reaper rather than failing the job."""
+        if self._starting is not None:
+            wait([self._starting])  # its failure, if any, was the caller's to see
         remove_container(self.container_id)
         try:
             remove_network(self.network)
@@ -105,8 +123,10 @@ def open_proxy(
     labels: Mapping[str, str],
     allowance: Allowance,
 ) -> EgressProxy:
-    """Create the internal network `name` and start the proxy on it and on `uplink`; nothing
-    is left behind if a step fails."""
+    """Create the internal network `name` and the proxy on it (as `PROXY_HOST`) and on
+    `uplink`, and start the proxy in the background: the network exists when this returns, so
+    the sandbox can be started on it at once. Nothing is left behind if a step fails; `close`
+    removes both whether or not the start has finished."""
     api = client().api
     with engine_errors("create egress network"):
         api.create_network(
@@ -119,17 +139,23 @@ def open_proxy(
     container_id = ""
     try:
         container_id = _create_proxy(image, uplink, name, labels, allowance)
-        with engine_errors("start egress proxy"):
-            api.connect_container_to_network(container_id, name)
-            api.start(container_id)
-        _wait_listening(container_id, 1)
-        address = _address(container_id, name)
+        with engine_errors("connect egress proxy"):
+            api.connect_container_to_network(container_id, name, aliases=[PROXY_HOST])
+        starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="egress-start")
+        starting = starter.submit(_start, container_id)
+        starter.shutdown(wait=False)
     except BaseException:
         if container_id:
             remove_container(container_id)
         remove_network(name)
         raise
-    return EgressProxy(container_id, name, address)
+    return EgressProxy(container_id, name, _starting=starting)
+
+
+def _start(container_id: str) -> None:
+    with engine_errors("start egress proxy"):
+        client().api.start(container_id)
+    _wait_listening(container_id, 1)
 
 
 def _create_proxy(
@@ -171,26 +197,32 @@ def _labels(labels: Mapping[str, str], role: str) -> dict[str, str]:
     return {**labels, LABEL_ROLE: role}
 
 
-def _address(container_id: str, network: str) -> str:
-    with engine_errors("inspect egress proxy"):
-        networks = client().api.inspect_container(container_id)["NetworkSettings"]["Networks"]
-    address = str((networks.get(network) or {}).get("IPAddress") or "")
-    if not address:
-        raise SandboxError(f"egress proxy: no address on {network}")
-    return address
-
-
 def _wait_listening(container_id: str, times: int) -> None:
     """Wait until Squid has opened its port `times` times (once at start, once per reload)."""
     argv = ["grep", "-c", squid.LISTENING, squid.CACHE_LOG]
     deadline = time.monotonic() + READY_TIMEOUT
     while time.monotonic() < deadline:
-        _code, output = capture(container_id, argv, PROXY_UID, squid.DIR)
+        try:
+            _code, output = capture(container_id, argv, PROXY_UID, squid.DIR)
+        except SandboxError as error:
+            raise SandboxError(
+                f"egress proxy stopped before it listened: {_last_words(container_id)}"
+            ) from error
         if output.strip().isdigit() and int(output) >= times:
             return
         time.sleep(_POLL)
     _code, tail = capture(container_id, ["tail", "-n", "5", squid.CACHE_LOG], PROXY_UID, squid.DIR)
     raise SandboxError(f"egress proxy did not start listening: {tail.decode(errors='replace')}")
+
+
+def _last_words(container_id: str) -> str:
+    """The end of what the proxy's container printed (it is Squid's, never the sandbox's)."""
+    try:
+        with engine_errors("read egress proxy's output"):
+            output: bytes = client().api.logs(container_id, tail=5)
+    except SandboxError as error:
+        return str(error)
+    return output.decode(errors="replace").strip()
 
 
 def remove_network(name: str) -> bool:

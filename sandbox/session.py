@@ -85,6 +85,8 @@ class Sandbox:
 
         Background jobs outlive the command; what they print while no command runs is dropped.
         """
+        if self.egress is not None:
+            self.egress.ready()  # the proxy started alongside the sandbox
         limit = self.policy.command_timeout if timeout is None else timeout
         run = _Run(token=new_token())
         argv = command_argv(run.token, command, limit, cwd, env or {})

@@ -27,7 +27,9 @@ from sandbox import (
     run_setup,
 )
 from sandbox.container import remove_container
+from sandbox.engine import SandboxError
 from sandbox.naming import LABEL_DEPLOYMENT
+from sandbox.proxy import PROXY_HOST
 from sandbox.reaper import remove_orphan_egress
 from tests.sandbox.conftest import DEPLOYMENT, RUN_PREFIX
 from tests.sandbox.standins import ALLOWED, DENIED, Outside, outside
@@ -198,6 +200,32 @@ def test_open_reaches_public_hosts_only(
     box = open_egress(egress_policy, Allowance(anywhere=True))
     refused = box.run(_curl(f"http://{ALLOWED}/hello"))
     assert refused.output == "403" and refused.blocked == (ALLOWED,)
+
+
+def test_a_proxy_that_cannot_start_fails_the_first_command_and_leaves_nothing(
+    egress_policy: SandboxPolicy, image: str, job_id: str
+) -> None:
+    # The proxy starts alongside the sandbox; its failure surfaces before the first command.
+    broken = replace(egress_policy, proxy_image=image)  # an image without Squid
+    box = open_sandbox(job_id, broken, egress=EgressPlan(ONLY_ALLOWED))
+    assert box.egress is not None
+    try:
+        with pytest.raises(SandboxError, match="egress proxy stopped before it listened"):
+            box.run("true")
+    finally:
+        box.__exit__(None, None, None)
+    assert not _exists("container", box.container_id)
+    assert not _exists("container", box.egress.container_id)
+    assert not _exists("network", box.egress.network)
+
+
+def test_the_sandbox_finds_its_proxy_by_a_fixed_name_and_nothing_else(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    assert box.run("printenv HTTPS_PROXY").output.strip() == f"http://{PROXY_HOST}:3128"
+    names = box.run(f"getent hosts {PROXY_HOST} >/dev/null && echo found; getent hosts {ALLOWED}")
+    assert names.output.strip() == "found"
 
 
 def test_the_reaper_removes_a_proxy_and_network_whose_sandbox_is_gone(
