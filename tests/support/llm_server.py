@@ -294,10 +294,10 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def scripted_llm(
-    script: Iterable[Reply] | Script = (), api_key: str | None = None
+    script: Iterable[Reply] | Script = (), api_key: str | None = None, measure_usage: bool = False
 ) -> Iterator[ScriptedLLMServer]:
     """Start a server for the duration of a `with` block."""
-    server = ScriptedLLMServer(script, api_key).start()
+    server = ScriptedLLMServer(script, api_key, measure_usage).start()
     try:
         yield server
     finally:
