@@ -41,12 +41,12 @@ def command(step: int) -> str:
     source = f"$L/{SOURCES[step % len(SOURCES)]}"
     start = 1 + (step * 37) % 400
     kinds = (
-        f"sed -n '{start},{start + 70}p' {source}",
-        f"grep -n 'def \\|class ' {source} | head -60",
-        f"cat -n {source} | sed -n '{start},{start + 60}p'",
-        f"ls -la $L | head -{50 + step % 20}",
-        f"grep -rn 'raise ' {source} | head -40",
-        f"sed -n '{start + 100},{start + 180}p' {source}",
+        f"sed -n '{start},{start + 90}p' {source}",
+        f"grep -n 'def \\|class ' {source} | head -80",
+        f"cat -n {source} | sed -n '{start},{start + 80}p'",
+        f"ls -la $L | head -{70 + step % 20}",
+        f"grep -rn 'raise ' {source} | head -60",
+        f"sed -n '{start + 100},{start + 200}p' {source}",
         f"python3 -m unittest test_step_{step} 2>&1; python3 -c 'import {source[3:-3]}' 2>&1",
     )
     if step == 0:

@@ -100,8 +100,8 @@ def _describe(event: Event, action_chars: int, observation_chars: int) -> str:
 # that cache prompt prefixes keep hitting.
 
 KEEP_FULL_OUTPUT_STEPS: Final = 3
-OLD_OUTPUT_HEAD_CHARS: Final = 300
-OLD_OUTPUT_TAIL_CHARS: Final = 500
+OLD_OUTPUT_HEAD_CHARS: Final = 200
+OLD_OUTPUT_TAIL_CHARS: Final = 300
 OLD_ERROR_CHARS: Final = 2000  # a failed command's output is kept longer: errors matter later
 
 
