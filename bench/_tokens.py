@@ -75,6 +75,7 @@ class Tokens:
     input: int
     cached: int
     requests: int
+    largest: int  # the input tokens of the largest request
 
     @property
     def cached_share(self) -> float:
@@ -145,6 +146,7 @@ def _spent(events: list[Any]) -> Tokens:
         input=sum(int(u["prompt_tokens"]) for u in usages),
         cached=sum(int(u.get("cached_tokens", 0)) for u in usages),
         requests=len(usages),
+        largest=max(int(u["prompt_tokens"]) for u in usages),
     )
 
 
@@ -169,6 +171,7 @@ def _replay_full_history(server: ScriptedLLMServer, events: list[Any]) -> Tokens
         input=sum(u.prompt_tokens for u in spent),
         cached=sum(u.cached_tokens for u in spent),
         requests=len(spent),
+        largest=max(u.prompt_tokens for u in spent),
     )
 
 
@@ -179,14 +182,14 @@ def print_tokens(figures: TokenFigures) -> None:
         f"tokens: {figures.steps} steps (+1 finish), command outputs {figures.output_kb:.1f} KB "
         f"on average ({figures.outputs_cut} cut by the sandbox's limit); LLM input tokens"
     )
-    print(f"{'':34}{'input':>10}{'cached':>10}{'cached share':>14}{'requests':>10}")
+    print(f"{'':34}{'input':>10}{'cached':>10}{'cached share':>14}{'requests':>10}{'largest':>9}")
     for name, spent in (
         ("Resolver (as configured)", resolver),
         ("full history, untruncated", full),
     ):
         print(
             f"{name:34}{spent.input:10d}{spent.cached:10d}"
-            f"{spent.cached_share:13.0%}{spent.requests:11d}"
+            f"{spent.cached_share:13.0%}{spent.requests:11d}{spent.largest:9d}"
         )
     print(f"ratio Resolver / full history     {ratio:10.2f}   (goal <= {GOAL})")
     print(f"condensations in the run          {figures.condensations:10d}")
