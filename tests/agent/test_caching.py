@@ -121,3 +121,20 @@ def test_a_lone_message_is_not_marked() -> None:
     marked, tools = cache_marked(summary, None)
     assert marked[1] == summary[1]
     assert tools is None
+
+
+def test_anthropic_gets_markers_on_the_wire_and_its_cache_reads_are_counted() -> None:
+    from tests.support.anthropic_server import MODEL as CLAUDE
+    from tests.support.anthropic_server import AnthropicServer
+
+    with AnthropicServer(input_tokens=300, cache_read=2000, cache_write=100) as server:
+        config = LLMConfig(model=CLAUDE, api_key="k-test", base_url=server.base_url, timeout=10)
+        usage = ask(config, conversation(2)).usage  # type: ignore[attr-defined]
+    [request] = server.requests
+    assert request["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert request["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    first_user = request["messages"][0]["content"]
+    assert any(block.get("cache_control") for block in first_user)
+    assert "cache_control" not in json.dumps(request["messages"][1:])
+    assert (usage.cached_tokens, usage.cache_write_tokens) == (2000, 100)
+    assert usage.prompt_tokens >= 2000 + 300
