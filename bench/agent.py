@@ -6,6 +6,11 @@ target is about), how it splits into litellm's client time, the sandbox exec and
 work, and as baselines the raw sandbox exec (through the session's shell), one bare engine exec
 (what every command cost before the session kept a shell), and a litellm round trip.
 
+Then the token figure (_tokens.py): the LLM input tokens of a scripted run whose commands
+print a few KB each, through the real loop (older outputs cut, condensation), beside the same
+run sending its full, untruncated history at every step; and the share of them a prefix cache
+served, as the scripted server reports it the way OpenAI's usage object does.
+
     uv run python bench/agent.py [--steps 40]
 """
 
@@ -24,6 +29,8 @@ from pathlib import Path
 from cryptography.fernet import Fernet
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _tokens import TokenFigures, bench_tokens, print_tokens
 
 from tests.support.llm_server import MODEL, ScriptedLLMServer, finish, tool
 
@@ -146,6 +153,7 @@ def main() -> None:
             llm = bench_llm(server, args.steps)
             exec_time, engine_exec = bench_exec(args.steps)
             loop = bench_loop(server, args.steps)
+            tokens: TokenFigures = bench_tokens(args.steps)
         finally:
             server.stop()
     ms = 1000
@@ -162,6 +170,8 @@ def main() -> None:
     print(f"baseline: raw sandbox exec       {exec_time * ms:7.1f}   (median of {args.steps})")
     print(f"baseline: one bare engine exec   {engine_exec * ms:7.1f}   (median of {args.steps})")
     print(f"baseline: litellm, one message   {llm * ms:7.1f}   (median of {args.steps})")
+    print()
+    print_tokens(tokens)
 
 
 if __name__ == "__main__":

@@ -92,3 +92,47 @@ def _describe(event: Event, action_chars: int, observation_chars: int) -> str:
         failed = " (error)" if payload.get("error") else ""
         return f"  result{failed}: {clip(str(payload['content']), observation_chars)}"
     return f"[step {payload['step']}] said: {clip(str(payload['content']), action_chars)}"
+
+
+# --- Older outputs: the latest steps' outputs stay whole; older ones keep a head and a tail.
+# The cut is decided once per output (by its age in steps), so the prefix of the conversation
+# stays byte-identical from one step to the next except where an output just aged: providers
+# that cache prompt prefixes keep hitting.
+
+KEEP_FULL_OUTPUT_STEPS: Final = 3
+OLD_OUTPUT_HEAD_CHARS: Final = 200
+OLD_OUTPUT_TAIL_CHARS: Final = 300
+OLD_ERROR_CHARS: Final = 2000  # a failed command's output is kept longer: errors matter later
+
+
+def mask_old_outputs(
+    events: Sequence[Event], keep_full_steps: int = KEEP_FULL_OUTPUT_STEPS
+) -> list[Event]:
+    """The events with the outputs of all but the last `keep_full_steps` steps cut short."""
+    steps = sorted({int(e.payload["step"]) for e in events if e.kind == Kind.OBSERVATION})
+    recent = set(steps[-keep_full_steps:]) if keep_full_steps > 0 else set()
+    return [
+        _masked(e) if e.kind == Kind.OBSERVATION and int(e.payload["step"]) not in recent else e
+        for e in events
+    ]
+
+
+def head_and_tail(text: str, head: int, tail: int) -> str:
+    """`text` itself when it fits, else its first `head` and last `tail` characters."""
+    if len(text) <= head + tail:
+        return text
+    cut = len(text) - head - tail
+    marker = f"\n[... {cut} characters of this older output cut; run it again to see them ...]\n"
+    return text[:head] + marker + text[len(text) - tail :]
+
+
+def _masked(event: Event) -> Event:
+    content = str(event.payload["content"])
+    if event.payload.get("error"):
+        tail = OLD_ERROR_CHARS - OLD_OUTPUT_HEAD_CHARS
+        short = head_and_tail(content, OLD_OUTPUT_HEAD_CHARS, tail)
+    else:
+        short = head_and_tail(content, OLD_OUTPUT_HEAD_CHARS, OLD_OUTPUT_TAIL_CHARS)
+    if short == content:
+        return event
+    return Event(event.seq, event.kind, {**event.payload, "content": short})

@@ -21,6 +21,7 @@ from resolver.agent.condense import (
     KEEP_RECENT_STEPS,
     CondensePlan,
     fallback_summary,
+    mask_old_outputs,
     plan_condensation,
     summary_request,
 )
@@ -167,11 +168,15 @@ class AgentLoop:
         overflows = 0
         while True:
             try:
-                return self._complete(build_messages(self.trajectory.events), tools=True)
+                return self._complete(self._messages(), tools=True)
             except ContextWindowExceededError:
                 overflows += 1
                 if overflows > 2 or not self._shrink():
                     raise _StoppedError(stops.CONTEXT_WINDOW) from None
+
+    def _messages(self) -> list[dict[str, Any]]:
+        """The conversation to send: the history with older steps' outputs cut short."""
+        return build_messages(mask_old_outputs(self.trajectory.events))
 
     def _shrink(self) -> bool:
         """After an overflow, condense all but the last step, or everything if that is all."""
@@ -206,7 +211,7 @@ class AgentLoop:
     # --- condensation
 
     def _condense_if_large(self) -> None:
-        size = estimate_tokens(build_messages(self.trajectory.events))
+        size = estimate_tokens(self._messages())
         if size > self.condense_tokens:
             self._condense("threshold", KEEP_RECENT_STEPS)
 

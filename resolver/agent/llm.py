@@ -25,6 +25,8 @@ import openai
 from litellm.llms.openai.common_utils import BaseOpenAILLM, get_openai_credentials
 from openai.resources.chat import Chat, Completions
 
+from resolver.agent.caching import Prices, cache_marked, cached_tokens_of
+
 if TYPE_CHECKING:
     from resolver.core.settings import Settings
 
@@ -88,6 +90,8 @@ class LLMConfig:
     max_retries: int = 5
     retry_min_seconds: float = 1.0
     retry_max_seconds: float = 60.0
+    # Price of an input token read from the provider's prompt cache; None: the input price.
+    cached_input_cost_per_token: float | None = None
 
     def __repr__(self) -> str:
         return f"LLMConfig(model={self.model!r}, base_url={self.base_url!r})"
@@ -108,6 +112,7 @@ def llm_config_from(settings: Settings) -> LLMConfig:
         output_cost_per_token=settings.llm_output_cost_per_token,
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,
+        cached_input_cost_per_token=settings.llm_cached_input_cost_per_token,
     )
 
 
@@ -120,15 +125,21 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Usage:
+    """One call's tokens. `prompt_tokens` includes the cached ones (read and written)."""
+
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
+    cached_tokens: int = 0  # input tokens read from the provider's prompt cache
+    cache_write_tokens: int = 0  # input tokens written to it (Anthropic's cache creation)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
+            "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
         }
 
 
@@ -187,6 +198,8 @@ def backoff_seconds(attempt: int, error: LLMError, config: LLMConfig) -> float:
 def _call_once(
     config: LLMConfig, messages: Messages, tools: Sequence[Mapping[str, Any]] | None, timeout: float
 ) -> Reply:
+    if accepts_cache_markers(config):
+        messages, tools = cache_marked(messages, tools)
     extra: dict[str, Any] = {"tools": list(tools), "tool_choice": "auto"} if tools else {}
     client = shared_client(config)
     if client is not None:
@@ -314,11 +327,40 @@ def usage_of(response: Any, config: LLMConfig) -> Usage:
     usage = getattr(response, "usage", None)
     prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    cached, written = cached_tokens_of(usage)
     cost = _litellm_cost(response)
-    if cost is None and config.priced:
-        cost = prompt * (config.input_cost_per_token or 0.0)
-        cost += completion * (config.output_cost_per_token or 0.0)
-    return Usage(prompt, completion, cost)
+    if cost is None:
+        cost = configured_cost(config, prompt, completion, cached)
+    return Usage(prompt, completion, cost, cached, written)
+
+
+def configured_cost(config: LLMConfig, prompt: int, completion: int, cached: int) -> float | None:
+    """The cost at the configured prices, cached input tokens at their own price; None unpriced."""
+    if not config.priced:
+        return None
+    prices = Prices(
+        input=config.input_cost_per_token or 0.0,
+        output=config.output_cost_per_token or 0.0,
+        cached_input=config.cached_input_cost_per_token,
+    )
+    return prices.cost(prompt, completion, cached)
+
+
+# Providers whose API takes Anthropic's `cache_control` markers (Claude on Bedrock and Vertex
+# too). OpenAI and OpenAI-compatible servers cache prefixes by themselves and may refuse
+# unknown fields, so they never get one.
+_MARKER_PROVIDERS: Final = frozenset({"anthropic"})
+_CLAUDE_HOSTS: Final = frozenset({"bedrock", "vertex_ai"})
+
+
+def accepts_cache_markers(config: LLMConfig) -> bool:
+    try:
+        provider = litellm.get_llm_provider(config.model, api_base=config.base_url)[1]
+    except openai.OpenAIError:
+        return False  # litellm.completion raises the same error, translated there
+    if provider in _MARKER_PROVIDERS:
+        return True
+    return provider in _CLAUDE_HOSTS and "claude" in config.model.lower()
 
 
 def _litellm_cost(response: Any) -> float | None:

@@ -341,6 +341,12 @@ class Settings(BaseSettings):
         ge=1000,
         description="History size (estimated tokens) above which older steps are summarised.",
     )
+    llm_cached_input_cost_per_token: float | None = Field(
+        default=None,
+        ge=0,
+        description="Price per input token read from the provider's prompt cache, for models "
+        "litellm cannot price; default: the input price.",
+    )
 
     # --- budgets shared by jobs (unset: no cap); a repository's config may only lower its own
     budget_repo_daily_usd: float | None = Field(

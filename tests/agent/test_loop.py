@@ -387,3 +387,30 @@ def test_setup_runs_before_the_agent_and_is_recorded(
     assert [e.kind for e in events][:3] == ["setup", "instructions", "task"]
     assert of_kind(events, "setup")[0]["exit_code"] == 0
     assert of_kind(events, "observation")[0]["content"] == "ready\n[exit code: 0]"
+
+
+def test_cached_tokens_are_recorded_per_step_and_priced(
+    job_id: int,
+    source_repo: Path,
+    llm_server: ScriptedLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from resolver.core.settings import get_settings
+
+    monkeypatch.setenv("RESOLVER_LLM_CACHED_INPUT_COST_PER_TOKEN", "0.0001")
+    get_settings.cache_clear()
+    llm_server.measure_usage = True  # usage as OpenAI reports it, cached prefix included
+    llm_server.push(bash("cat calc.py"), bash("ls -la"), finish("answered", "read it"))
+    # A task long enough (with the tools and system prompt) for a cache: over 1024 tokens.
+    result = session(job_id, source_repo, instruction="Read calc.py and explain it. " * 150)
+    assert result.agent.outcome == "answered"
+    events, _ = stored(job_id)
+    usages = [a["usage"] for a in of_kind(events, "action") if "usage" in a]
+    assert len(usages) == 3
+    assert usages[0]["cached_tokens"] == 0  # the first request has nothing cached before it
+    assert all(u["cached_tokens"] > 0 for u in usages[1:])  # tools, system prompt and task
+    for usage in usages:
+        cached, uncached = usage["cached_tokens"], usage["prompt_tokens"] - usage["cached_tokens"]
+        price = uncached * 0.001 + cached * 0.0001 + usage["completion_tokens"] * 0.002
+        assert usage["cost_usd"] == pytest.approx(price)
+    assert result.agent.cost_usd == pytest.approx(sum(u["cost_usd"] for u in usages))

@@ -3,6 +3,9 @@
 Use model `openai/scripted-model` with `base_url=server.base_url`. Each request is answered by
 the script: a queue of `Reply` values, or a function of the request that returns one. With
 `api_key`, a request without that bearer key gets OpenAI's 401 instead, as from the real API.
+With `measure_usage`, a reply's usage is measured from the request instead (`measured_usage`):
+its prompt tokens, and as `prompt_tokens_details.cached_tokens` the prefix it shares with the
+previous request, counted as OpenAI's automatic prompt caching counts it.
 """
 
 from __future__ import annotations
@@ -126,12 +129,61 @@ def context_overflow() -> Reply:
 
 Script = Callable[[dict[str, Any]], Reply]
 
+CHARS_PER_TOKEN = 4
+# OpenAI caches prompts of at least 1024 tokens, in steps of 128, on an exact prefix match.
+CACHE_MIN_TOKENS = 1024
+CACHE_STEP_TOKENS = 128
+
+
+def prompt_text(request: dict[str, Any]) -> str:
+    """The request's prompt in the order the provider caches it: tools, then the messages."""
+    return json.dumps([request.get("tools") or [], request.get("messages") or []])
+
+
+def count_tokens(text: str) -> int:
+    """A provider-independent count: about four characters per token."""
+    return len(text) // CHARS_PER_TOKEN
+
+
+def cached_prefix_tokens(prompt: str, previous: str) -> int:
+    """The tokens of `prompt` a prefix cache holds after `previous` was sent."""
+    shared, longest = 0, min(len(prompt), len(previous))
+    while shared < longest:  # a binary search for the longest common prefix
+        middle = (shared + longest + 1) // 2
+        if prompt[:middle] == previous[:middle]:
+            shared = middle
+        else:
+            longest = middle - 1
+    tokens = count_tokens(prompt[:shared])
+    if tokens < CACHE_MIN_TOKENS:
+        return 0
+    return tokens - tokens % CACHE_STEP_TOKENS
+
+
+def measured_usage(prompt: str, previous: str, scripted: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's usage object for `prompt`, with the cached tokens in `prompt_tokens_details`."""
+    prompt_tokens = count_tokens(prompt)
+    completion_tokens = int(scripted.get("completion_tokens", 0))
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": cached_prefix_tokens(prompt, previous)},
+    }
+
 
 class ScriptedLLMServer:
     """The server; `requests` holds every request body received, in order."""
 
-    def __init__(self, script: Iterable[Reply] | Script, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        script: Iterable[Reply] | Script,
+        api_key: str | None = None,
+        measure_usage: bool = False,
+    ) -> None:
         self.api_key = api_key
+        self.measure_usage = measure_usage
+        self._previous_prompt = ""
         self.requests: list[dict[str, Any]] = []
         self.server_seconds = 0.0
         self._lock = threading.Lock()
@@ -167,7 +219,13 @@ class ScriptedLLMServer:
     def answer(self, request: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(request)
-            return self._script(request)
+            reply = self._script(request)
+            if not self.measure_usage or "usage" not in reply.body:
+                return reply
+            prompt = prompt_text(request)
+            usage = measured_usage(prompt, self._previous_prompt, reply.body["usage"])
+            self._previous_prompt = prompt
+            return Reply({**reply.body, "usage": usage}, reply.status, reply.headers, reply.delay)
 
     def key_accepted(self, authorization: str) -> bool:
         return self.api_key is None or authorization == f"Bearer {self.api_key}"
@@ -236,10 +294,10 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
 
 @contextmanager
 def scripted_llm(
-    script: Iterable[Reply] | Script = (), api_key: str | None = None
+    script: Iterable[Reply] | Script = (), api_key: str | None = None, measure_usage: bool = False
 ) -> Iterator[ScriptedLLMServer]:
     """Start a server for the duration of a `with` block."""
-    server = ScriptedLLMServer(script, api_key).start()
+    server = ScriptedLLMServer(script, api_key, measure_usage).start()
     try:
         yield server
     finally:
