@@ -380,7 +380,7 @@ def with_markers(clone: Clone, tree: str, paths: Iterable[str]) -> list[str]:
         if int(git(clone, "cat-file", "-s", blob).strip()) > MAX_SHOWN_BYTES:
             left.append(path)
             continue
-        data = _raw(clone, "cat-file", "blob", blob)
+        data = _raw(clone, "cat-file", "blob", blob, limit=MAX_SHOWN_BYTES + 1)
         if any(line.startswith(CONFLICT_MARKERS) for line in data.splitlines()):
             left.append(path)
     return sorted(left)
