@@ -94,7 +94,7 @@ def _update(
             summary = f"`{plan.branch}` already has everything on `{plan.base}`."
             return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={"summary": summary})
         merge = git_repo.merge_trees(clone, ours, theirs)
-        title = f"Merge `{plan.base}` into `{plan.branch}`"
+        title = f"Merge branch '{plan.base}' into {plan.branch}"
         if not merge.conflicts:
             summary = f"Merged `{plan.base}` into `{plan.branch}`; git found no conflicts."
             message = build_commit_message(title, summary, *author)
