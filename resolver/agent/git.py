@@ -277,14 +277,18 @@ def diff(clone: Clone, base: str, tree: str | None) -> str:
 
 def commit(clone: Clone, tree: str, parent: str, message: str, identity: tuple[str, str]) -> str:
     """A commit of `tree` on `parent`, authored and committed by `identity` (name, email)."""
+    env = _identity_env(identity)
+    return git(clone, "commit-tree", tree, "-p", parent, env=env, stdin=message.encode()).strip()
+
+
+def _identity_env(identity: tuple[str, str]) -> dict[str, str]:
     name, email = identity
-    env = {
+    return {
         "GIT_AUTHOR_NAME": name,
         "GIT_AUTHOR_EMAIL": email,
         "GIT_COMMITTER_NAME": name,
         "GIT_COMMITTER_EMAIL": email,
     }
-    return git(clone, "commit-tree", tree, "-p", parent, env=env, stdin=message.encode()).strip()
 
 
 def push(
@@ -355,16 +359,9 @@ def commit_merge(
     clone: Clone, tree: str, parents: tuple[str, str], message: str, identity: tuple[str, str]
 ) -> str:
     """A merge commit of `tree` with both `parents` (the branch first), as `identity`."""
-    name, email = identity
-    env = {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-    }
     ours, theirs = parents
     argv = ["commit-tree", tree, "-p", ours, "-p", theirs]
-    return git(clone, *argv, env=env, stdin=message.encode()).strip()
+    return git(clone, *argv, env=_identity_env(identity), stdin=message.encode()).strip()
 
 
 def detach_head(clone: Clone, commit_sha: str) -> None:
