@@ -18,7 +18,15 @@ from typing import Final
 
 from integrations import registry
 from resolver.agent import git as git_repo
-from resolver.agent.session import SessionRequest, SessionResult, Work, run_in_clone, run_result
+from resolver.agent.session import (
+    MAX_FILES_LISTED,
+    SessionRequest,
+    SessionResult,
+    Work,
+    branch_files,
+    run_in_clone,
+    run_result,
+)
 from resolver.agent.task import AgentResult, TaskContext
 from resolver.contract import outbound as providers
 from resolver.contract.errors import CallbackError
@@ -96,15 +104,7 @@ def _update(
         merge = git_repo.merge_trees(clone, ours, theirs)
         title = f"Merge branch '{plan.base}' into {plan.branch}"
         if not merge.conflicts:
-            summary = f"Merged `{plan.base}` into `{plan.branch}`; git found no conflicts."
-            message = build_commit_message(title, summary, *author)
-            sha = git_repo.commit_merge(clone, merge.tree, (ours, theirs), message, _bot())
-            git_repo.push(clone, sha, plan.branch, force=False, auth=git_env)
-            return RunResult(
-                JobState.SUCCEEDED,
-                Outcome.CHANGED_CODE,
-                result={"summary": summary, "changed": True, "merged": plan.base},
-            )
+            return _push_clean(clone, plan, merge.tree, (ours, theirs), title, author, git_env)
         resolver = _Resolution(plan, git_env, author, (ours, theirs), merge.conflicts, title)
         # The conflicted merge is the agent's starting point (never pushed as it is).
         start = git_repo.commit_merge(clone, merge.tree, (ours, theirs), title, _bot())
@@ -112,6 +112,31 @@ def _update(
         request = _request(ctx, snapshot, plan, git_env, merge.conflicts)
         done = run_in_clone(request, ctx, clone, after=resolver.after)
     return resolver.result(done)
+
+
+def _push_clean(
+    clone: git_repo.Clone,
+    plan: Plan,
+    tree: str,
+    parents: tuple[str, str],
+    title: str,
+    author: tuple[str, str],
+    git_env: dict[str, str],
+) -> RunResult:
+    """Commit git's own clean merge as the bot and push it; the branch's files for the
+    pull request's description, as a follow-up's are."""
+    summary = f"Merged `{plan.base}` into `{plan.branch}`; git found no conflicts."
+    message = build_commit_message(title, summary, *author)
+    sha = git_repo.commit_merge(clone, tree, parents, message, _bot())
+    git_repo.push(clone, sha, plan.branch, force=False, auth=git_env)
+    files = branch_files(clone, plan.base, sha, None)
+    result = {
+        "summary": summary,
+        "changed": True,
+        "files": [list(entry) for entry in files[:MAX_FILES_LISTED]],
+        "files_total": len(files),
+    }
+    return RunResult(JobState.SUCCEEDED, Outcome.CHANGED_CODE, result=result)
 
 
 class _Resolution:

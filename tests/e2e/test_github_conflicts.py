@@ -102,10 +102,17 @@ def test_a_clean_update_is_merged_by_git_and_pushed_as_a_fast_forward(
             stack, monkeypatch, github_api, git_server, number, login="dave", user_id=6001
         )
         assert branch_head(bare, BRANCH) == old  # dave may not push: nothing happened
+        theirs = github_api.add_pull(REPO, "main", "main", "someone's", "alice").number
+        not_mine = ask(stack, monkeypatch, github_api, git_server, theirs)
         job_id = ask(stack, monkeypatch, github_api, git_server, number)
+        again = ask(stack, monkeypatch, github_api, git_server, number)
         job, refusal = stack.job(job_id), stack.job(refused)
+        not_mine_job, again_job = stack.job(not_mine), stack.job(again)
 
     assert refusal.outcome == "refused"
+    assert not_mine_job.outcome == "refused"
+    assert "pull requests I opened" in (not_mine_job.error or "")
+    assert (again_job.state, again_job.outcome) == ("succeeded", "no_changes")
     assert (job.state, job.outcome) == ("succeeded", "changed_code"), job.error
     new = branch_head(bare, BRANCH)
     assert new is not None and old is not None
@@ -114,8 +121,10 @@ def test_a_clean_update_is_merged_by_git_and_pushed_as_a_fast_forward(
     assert run_git("--git-dir", str(bare), "show", f"{new}:calc.py") == FIXED
     assert run_git("--git-dir", str(bare), "show", f"{new}:README.md") == "# widgets\n"
     assert not stack.llm.requests  # git did it all: no model, no sandbox
-    assert len(github_api.pulls) == 1
+    assert len(github_api.pulls) == 2  # the bot's and someone's; none opened
+    assert "calc.py" in github_api.pulls[0].body  # the description lists the branch's files
     assert any("git found no conflicts" in body for body in bot_comments(github_api, number))
+    assert branch_head(bare, BRANCH) == new  # the second ask found nothing to merge
 
 
 def test_a_conflict_is_resolved_by_the_model_and_pushed_without_force(
