@@ -37,7 +37,7 @@ from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
 from resolver.schedules.runner import run_scheduled
 from resolver.store import configured, jobs
 from resolver.store.db import session_scope
-from resolver.worker import commands, request
+from resolver.worker import commands, conflicts, request
 from resolver.worker.execute import execute
 from resolver.worker.reconcile import reconcile
 from resolver.worker.values import Snapshot
@@ -53,6 +53,11 @@ COMMANDS: Final[dict[Command, Callable[[Snapshot], RunResult]]] = {
     "run": schedule_commands.run,
 }
 
+WORK_COMMANDS: Final[dict[Command, Callable[[JobContext, Snapshot], RunResult]]] = {
+    "rebase": conflicts.update_branch
+}
+"""Commands that are work on a branch, run like a request (`@bot rebase`)."""
+
 
 def run_request(ctx: JobContext) -> RunResult:
     """A provider's request: a command answered at once, or work for the agent."""
@@ -60,6 +65,9 @@ def run_request(ctx: JobContext) -> RunResult:
     command = parse_command(snapshot.task)
     if command == "run" and not schedule_commands.names_a_schedule(snapshot):
         command = None  # "@bot run tests" asks for work when no schedule has that name
+    work = WORK_COMMANDS.get(command) if command is not None else None
+    if work is not None:
+        return work(ctx, snapshot)
     if command is not None:
         return COMMANDS[command](snapshot)
     return request.run_request(ctx, snapshot)

@@ -103,9 +103,10 @@ def run_git(
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
     limit: int | None = None,
+    success: frozenset[int] = frozenset({0}),
 ) -> bytes:
     """Run hardened git allowing `protocol` only; `limit` cuts stdout at that many bytes (the
-    rest is not read)."""
+    rest is not read); `success` are the exit codes that are answers, not failures."""
     argv = [*_argv(protocol), *args]
     environment = _environment({**(auth or {}), **(env or {})})
     with subprocess.Popen(
@@ -123,7 +124,7 @@ def run_git(
         except subprocess.TimeoutExpired:
             process.kill()
             raise RepoError(f"git {_verb(args)} took longer than {GIT_TIMEOUT}s") from None
-    if process.returncode != 0:
+    if process.returncode not in success:
         message = err.decode(errors="replace").strip() or out.decode(errors="replace").strip()
         raise RepoError(f"git {_verb(args)} failed: {message[:2000]}")
     return out

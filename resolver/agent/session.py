@@ -402,3 +402,18 @@ def run_result(
     if agent.stop_reason == BUDGET:
         return RunResult(JobState.FAILED, Outcome.REFUSED, error=agent.summary, result=details)
     return RunResult(JobState.FAILED, Outcome.ERROR, error=agent.summary, result=details)
+
+
+def run_in_clone(
+    request: SessionRequest,
+    ctx: JobContext,
+    clone: git_repo.Clone,
+    *,
+    after: AfterAgent | None = None,
+) -> SessionResult:
+    """`run_session` on a clone the caller made and prepared: the agent starts from its HEAD
+    (a merge with conflicts, for `@bot rebase`). The caller removes the clone."""
+    settings = get_settings()
+    for secret in request.secrets:
+        register_secret(secret)
+    return _in_sandbox(request, ctx, settings, llm_config_from(settings), clone, after)

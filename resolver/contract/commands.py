@@ -1,18 +1,19 @@
 """Requests that are commands to the bot rather than work: `@bot stop`, `@bot status`,
-`@bot run <schedule>`. Pure."""
+`@bot run <schedule>`, `@bot rebase`. Pure."""
 
 from __future__ import annotations
 
 import re
 from typing import Final, Literal
 
-Command = Literal["stop", "status", "run"]
+Command = Literal["stop", "status", "run", "rebase"]
 
 _COMMANDS: Final[dict[str, Command]] = {
     "stop": "stop",
     "cancel": "stop",
     "abort": "stop",
     "status": "status",
+    "rebase": "rebase",
 }
 _WORDS: Final = re.compile(r"[a-z]+")
 # One schedule name (`weekly-deps`), as schedules are named; "run the tests" is work, not this.
@@ -36,3 +37,13 @@ def schedule_to_run(task: str) -> str | None:
     """The schedule that `run <schedule>` names (`run weekly-deps`), or None."""
     found = _RUN.fullmatch(task.strip())
     return found.group(1).lower() if found else None
+
+
+# Commands that are work on a branch (`@bot rebase`): a job with a status, not a reply.
+WORK: Final[frozenset[Command]] = frozenset({"rebase"})
+
+
+def is_answered(task: str) -> bool:
+    """Whether the request is a command answered by a reply (no status message)."""
+    command = parse_command(task)
+    return command is not None and command not in WORK

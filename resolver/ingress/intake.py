@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from resolver.contract.commands import parse_command
+from resolver.contract.commands import is_answered
 from resolver.contract.inbound import Trigger, WebhookEvent
 from resolver.contract.outbound import REACT, STATUS
 from resolver.core.job import QueuePlace, place_in_queue
@@ -203,7 +203,7 @@ def _acknowledge(
     (a no-op where the provider has none) and, unless it is a command answered by a reply,
     the status message."""
     actions = {
-        n: (REACT,) if parse_command(draft.pending.trigger.task) else (REACT, STATUS)
+        n: (REACT,) if is_answered(draft.pending.trigger.task) else (REACT, STATUS)
         for n, (_, draft) in created.items()
     }
     rows = [
