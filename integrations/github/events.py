@@ -98,6 +98,7 @@ class PullRequest(VendorModel):
     html_url: str | None = None
     head: Branch | None = None
     base: Branch | None = None
+    user: User | None = None
 
 
 class Review(VendorModel):

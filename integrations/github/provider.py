@@ -149,14 +149,17 @@ def _tagged(item: Mapping[str, Any]) -> bool:
 def _threads(
     items: list[dict[str, Any]], ours: Callable[[Mapping[str, Any]], bool]
 ) -> tuple[ReviewThread, ...]:
-    """Review comments grouped by the comment that started each thread."""
+    """Review comments grouped by the comment that started each thread. GitHub's REST API says
+    nothing of resolved threads; one whose last comment is the bot's counts as answered."""
     roots: dict[int, dict[str, Any]] = {}
     replies: dict[int, list[Comment]] = {}
+    last_ours: dict[int, bool] = {}
     for item in items:
         root = _int(item.get("in_reply_to_id")) or _int(item.get("id"))
         if root is None:
             continue
         roots.setdefault(root, item)
+        last_ours[root] = ours(item)
         if not ours(item):
             replies.setdefault(root, []).append(Comment(_login(item), str(item.get("body") or "")))
     return tuple(
@@ -164,6 +167,14 @@ def _threads(
             path=first.get("path"),
             line=_int(first.get("line")),
             comments=tuple(replies.get(root, [])),
+            id=str(root),
+            diff_hunk=str(first.get("diff_hunk") or "") or None,
+            answered=last_ours[root],
+            where=(
+                ("comment_kind", REVIEW_COMMENT),
+                ("comment_id", root),
+                ("in_reply_to_id", root),
+            ),
         )
         for root, first in roots.items()
         if replies.get(root)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final
 
 from integrations.github.events import (
@@ -15,6 +16,10 @@ from integrations.github.events import (
 )
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+
+REVIEW_TASK: Final = "Address the review: every open review thread on this pull request."
+# A review that asks for something; an approval asks for nothing unless it mentions the bot.
+ASKING_REVIEWS: Final = frozenset({"commented", "changes_requested"})
 
 
 def on_comment_created(event: IssueCommentEvent, policy: Policy) -> Trigger | None:
@@ -54,22 +59,47 @@ def on_review_comment_created(event: ReviewCommentEvent, policy: Policy) -> Trig
         "commit_id": comment.commit_id,
         "url": comment.html_url,
     }
-    return _pull_trigger(event, event.pull_request, request, extra)
+    trigger = _pull_trigger(event, event.pull_request, request, extra)
+    return _as_review(trigger, event, comment.pull_request_review_id)
 
 
 def on_review_submitted(event: ReviewEvent, policy: Policy) -> Trigger | None:
-    """`@bot …` in the body of a submitted review."""
-    request = mentions(event.review.body, policy.bot_name)
+    """`@bot …` in the body of a submitted review, or any review that asks for changes on a
+    pull request the bot opened: one job for all of its open threads."""
+    review = event.review
+    request = mentions(review.body, policy.bot_name)
+    if request is None and _asks_the_bot(event, policy):
+        request = REVIEW_TASK
     if request is None:
         return None
-    review = event.review
     extra = {
         "comment_kind": "review",
         "review_id": review.id,
         "review_state": review.state,
         "url": review.html_url,
     }
-    return _pull_trigger(event, event.pull_request, request, extra)
+    return _as_review(_pull_trigger(event, event.pull_request, request, extra), event, review.id)
+
+
+def _asks_the_bot(event: ReviewEvent, policy: Policy) -> bool:
+    """A commenting or change-requesting review, by someone else, of the bot's own PR."""
+    author = event.pull_request.user
+    return (
+        (event.review.state or "").lower() in ASKING_REVIEWS
+        and author is not None
+        and policy.is_bot_login(author.login)
+        and not policy.is_bot_login(event.sender.login)
+    )
+
+
+def _as_review(trigger: Trigger, event: Envelope, review_id: int | None) -> Trigger:
+    """A trigger from a review: its job takes every open thread, and every delivery of the same
+    review (its body, each of its comments) is that one job."""
+    if review_id is None:
+        return trigger
+    once = f"review:{event.repository.full_name}:{review_id}"
+    context = {**trigger.context, "review_batch": True}
+    return replace(trigger, once_key=once, context=context)
 
 
 def on_issue_labeled(event: IssueLabelEvent, policy: Policy) -> Trigger | None:

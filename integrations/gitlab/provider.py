@@ -131,6 +131,9 @@ class GitLabConversation:
                 line=thread.line,
                 comments=tuple(Comment(n.author, n.body) for n in thread.notes if not ours(n)),
                 resolved=thread.resolved,
+                id=thread.id,
+                answered=bool(thread.notes) and ours(thread.notes[-1]),
+                where=(("discussion_id", thread.id), ("note_type", "DiffNote")),
             )
             for thread in diff_threads
         )

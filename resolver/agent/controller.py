@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from pydantic import SecretStr
@@ -310,7 +310,8 @@ class AgentLoop:
     def _finish(self, finish: Finish) -> AgentResult:
         self.trajectory.append(Kind.FINISH, {"outcome": finish.outcome, "summary": finish.summary})
         log(logger, logging.INFO, "agent.finished", job=self.task.job_id, outcome=finish.outcome)
-        return self._result(finish.outcome, finish.summary, None)
+        ended = self._result(finish.outcome, finish.summary, None)
+        return replace(ended, thread_replies=dict(finish.threads)) if finish.threads else ended
 
     def _stop(self, reason: str, detail: str = "") -> AgentResult:
         spent = totals(self.trajectory.events)

@@ -50,6 +50,12 @@ the rules above:
 """
 
 
+THREAD_REPLIES: Final = """\
+Each review thread above with an id gets a reply from you when you finish: pass `threads` to
+`finish`, an object from each thread's id to one or two sentences on what you did about it, or
+why you left it as it is."""
+
+
 def neutralise(text: str) -> str:
     """Break every run of three or more angle brackets, so no fence marker can be forged."""
     return _MARKER_RUN.sub(lambda m: " ".join(m.group(0)), text)
@@ -98,6 +104,8 @@ def render_context(context: TaskContext, nonce: str) -> str:
     parts.extend(_render_comments("comment", context.comments, nonce))
     for index, thread in enumerate(context.review_threads, start=1):
         parts.append(_render_thread(index, thread, nonce))
+    if any(thread.id for thread in context.review_threads):
+        parts.append(THREAD_REPLIES)
     return "\n\n".join(parts)
 
 
@@ -117,5 +125,7 @@ def _render_thread(index: int, thread: ReviewThread, nonce: str) -> str:
     if thread.path and thread.line is not None:
         place = f"{thread.path}, line {thread.line}"
     state = " (resolved)" if thread.resolved else ""
-    head = f"Review thread {index} on {neutralise(place)}{state}:"
-    return "\n".join([head, *_render_comments("review comment", thread.comments, nonce)])
+    named = f" (id {neutralise(thread.id)})" if thread.id else ""
+    head = f"Review thread {index}{named} on {neutralise(place)}{state}:"
+    hunk = [fence("diff hunk", thread.diff_hunk, nonce)] if thread.diff_hunk else []
+    return "\n".join([head, *hunk, *_render_comments("review comment", thread.comments, nonce)])

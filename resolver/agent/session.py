@@ -390,6 +390,8 @@ def run_result(
     if files:
         details["files"] = [list(entry) for entry in files[:MAX_FILES_LISTED]]
         details["files_total"] = len(files)
+    if agent.thread_replies:
+        details["thread_replies"] = dict(agent.thread_replies)
     if agent.outcome == "changed_code":
         outcome = Outcome.CHANGED_CODE if diff.strip() else Outcome.NO_CHANGES
         return RunResult(JobState.SUCCEEDED, outcome, result=details)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from resolver.contract.outbound import Comment, ReviewThread
@@ -74,6 +74,8 @@ class AgentResult:
     cost_usd: float | None
     prompt_tokens: int
     completion_tokens: int
+    thread_replies: Mapping[str, str] = field(default_factory=dict)
+    """What the model said it did about each review thread, by the thread's id."""
 
 
 class InvalidLimitError(ValueError):

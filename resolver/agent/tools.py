@@ -74,6 +74,11 @@ FINISH: Final = _function(
     {
         "outcome": {"type": "string", "enum": list(FINISH_OUTCOMES)},
         "summary": {"type": "string", "description": "What you did, your answer, or why not."},
+        "threads": {
+            "type": "object",
+            "description": "Only when the task lists review threads: for each thread's id, "
+            "what you did about it, or why not.",
+        },
     },
     ["outcome", "summary"],
 )
@@ -93,6 +98,8 @@ _JSON_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
 class Finish:
     outcome: str
     summary: str
+    threads: Mapping[str, str] = field(default_factory=dict)
+    """What the model says it did about each review thread, by the thread's id."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +183,19 @@ class ToolRunner:
         summary = str(args["summary"]).strip()
         if not summary:
             return Observation("finish needs a summary.", error=True)
-        return Observation("Finished.", finish=Finish(str(args["outcome"]), summary))
+        threads = thread_replies(args.get("threads"))
+        return Observation("Finished.", finish=Finish(str(args["outcome"]), summary, threads))
+
+
+def thread_replies(value: object) -> dict[str, str]:
+    """The `threads` argument of `finish`: non-empty texts by thread id, anything else dropped."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(key): text.strip()
+        for key, text in value.items()
+        if isinstance(text, str) and text.strip()
+    }
 
 
 def bash_observation(result: ExecResult, timeout: float) -> Observation:

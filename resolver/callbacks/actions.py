@@ -238,3 +238,17 @@ def pull_title(trigger: Mapping[str, Any], task: str) -> str:
         return title[:200]
     first = task.strip().splitlines()[0] if task.strip() else "Resolver change"
     return first[:200]
+
+
+def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A reply in one review thread of a review the job took as a batch: the job's conversation,
+    moved into the thread by the context entries the provider gave for it."""
+    with session_scope() as session:
+        job = jobs.get_job(session, int(payload["job_id"]))
+        source, trigger, requester_id = job.source, dict(job.trigger), job.requester_id
+    where = payload.get("where")
+    context = {**trigger, **(where if isinstance(where, Mapping) else {})}
+    conversation = registry.conversation(source, context, requester_id)
+    callback_id = int(payload["callback_id"])
+    text = str(payload["text"])
+    return {"message": _post_once(conversation, f"thread-{callback_id}", text, callback_id)}

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from resolver.callbacks import actions
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
-from resolver.contract.outbound import REACT
+from resolver.contract.outbound import REACT, THREAD_REPLY
 from resolver.core import metrics
 from resolver.core.logs import log
 from resolver.store import callbacks, jobs
@@ -38,6 +38,7 @@ ACTIONS: Final[dict[str, Action]] = {
     NOTICE_ACTION: actions.send_notice,
     actions.OPEN_PULL: actions.send_open_pull,
     actions.UPDATE_PULL: actions.send_update_pull,
+    THREAD_REPLY: actions.send_thread_reply,
 }
 
 

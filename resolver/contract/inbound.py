@@ -92,6 +92,9 @@ class Trigger:
     context: Mapping[str, Any] = field(default_factory=dict)
     followup_only: bool = False
     """Only act if the conversation already has a job (Slack thread replies)."""
+    once_key: str | None = None
+    """Deliveries that share it make one job (the comments and the body of one review): it
+    takes the place of the delivery id as the idempotency key."""
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,13 @@ class ReviewThread:
     line: int | None
     comments: tuple[Comment, ...]
     resolved: bool = False
+    id: str | None = None
+    """The provider's id of the thread (GitHub: its first comment; GitLab: the discussion)."""
+    diff_hunk: str | None = None
+    answered: bool = False
+    """The bot wrote the thread's last comment: nobody has spoken since it answered."""
+    where: tuple[tuple[str, Any], ...] = ()
+    """Trigger-context entries that make the job's conversation post into this thread."""
 
 
 TriggerContext = Mapping[str, Any]
@@ -146,6 +153,7 @@ REPLY: Final = "reply"
 OPEN_PULL: Final = "open_pull"
 UPDATE_PULL: Final = "update_pull"
 NOTICE: Final = "notice"
+THREAD_REPLY: Final = "thread_reply"
 
 # What `Conversation.post` tags a message with: what it is and whose (`status-12`: job 12's
 # status message, `notice-3`, `reply-40`: the callback that posts a reply).

@@ -60,7 +60,8 @@ class Pending:
 
     @property
     def delivery(self) -> DeliveryId:
-        return (self.provider, self.event.delivery_key[:300])
+        key = self.trigger.once_key or self.event.delivery_key
+        return (self.provider, key[:300])
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
 from resolver.worker.plan import check_permission, co_author, is_forge, repo_info, repository_of
 from resolver.worker.push import branch_lock, push
+from resolver.worker.reviews import note_pushed, take_review
 from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by, text_of
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         reason = f"I could not prepare this job: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
     record_plan(ctx.job_id, plan)
-    history = _history(snapshot)
+    history = take_review(snapshot, _history(snapshot))
     request = SessionRequest(
         job_id=ctx.job_id,
         repo=plan.repo.clone_url,
@@ -69,7 +70,8 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     )
     try:
         with branch_lock(plan, ctx):
-            after = push(snapshot, plan, request.git_env, co_author(forge_name, requester))
+            author = co_author(forge_name, requester)
+            after = push(snapshot, plan, request.git_env, author, note_pushed(ctx.job_id))
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
         return ended_by(error)

@@ -95,3 +95,67 @@ def mention_and_finish(
     stack.wait_finished(job_id)
     stack.wait_callbacks_settled(job_id)
     return stack.job(job_id)
+
+
+def _on_widgets(payload: dict[str, Any], git: GitHttpServer, login: str, user_id: int) -> None:
+    user = {"login": login, "id": user_id, "type": "User"}
+    payload["sender"] = user
+    payload["repository"].update(
+        full_name=REPO, name=REPO.split("/")[1], clone_url=git.url_for(REPO), default_branch="main"
+    )
+    payload["installation"] = {"id": INSTALLATION_ID}
+
+
+def _pull_json(payload: dict[str, Any], number: int, head: str, author: str) -> None:
+    payload["pull_request"].update(number=number, title="Fix add()", body="")
+    payload["pull_request"]["user"] = {"login": author, "id": 9001, "type": "Bot"}
+    payload["pull_request"]["head"].update(ref=head)
+    payload["pull_request"]["base"].update(ref="main")
+
+
+def review_submitted(
+    git: GitHttpServer,
+    *,
+    number: int,
+    head: str,
+    review_id: int,
+    body: str = "",
+    state: str = "changes_requested",
+    login: str = "alice",
+    user_id: int = ALICE_ID,
+    author: str = "resolver[bot]",
+) -> dict[str, Any]:
+    """A recorded pull_request_review.submitted payload: `login` reviewed pull `number`."""
+    payload = load("github", "pull_request_review.submitted__approved")
+    _on_widgets(payload, git, login, user_id)
+    _pull_json(payload, number, head, author)
+    payload["review"].update(id=review_id, body=body, state=state)
+    payload["review"]["user"] = payload["sender"]
+    return payload
+
+
+def review_comment_created(
+    api: GitHubAPI,
+    git: GitHttpServer,
+    comment_id: int,
+    *,
+    head: str,
+    login: str = "alice",
+    user_id: int = ALICE_ID,
+) -> dict[str, Any]:
+    """A recorded pull_request_review_comment.created payload for a comment on the stand-in."""
+    comment = api.review_comments[comment_id]
+    payload = load("github", "pull_request_review_comment.created__on_diff")
+    _on_widgets(payload, git, login, user_id)
+    _pull_json(payload, comment.number, head, "resolver[bot]")
+    payload["comment"].update(
+        id=comment.id,
+        body=comment.body,
+        path=comment.path,
+        line=comment.line,
+        diff_hunk=comment.diff_hunk,
+        pull_request_review_id=comment.review_id,
+        in_reply_to_id=None,
+        user=payload["sender"],
+    )
+    return payload

@@ -201,9 +201,12 @@ class GitHubAPI(RestStandIn):
         login: str,
         path: str | None = None,
         line: int | None = None,
+        diff_hunk: str | None = None,
+        review_id: int | None = None,
     ) -> int:
-        """An existing comment on a pull request's diff."""
+        """An existing comment on a pull request's diff (of the review `review_id`)."""
         comment = Comment(next(self._ids), repo, pull_number, body, login, path=path, line=line)
+        comment.diff_hunk, comment.review_id = diff_hunk, review_id
         self.review_comments[comment.id] = comment
         return comment.id
 

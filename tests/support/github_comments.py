@@ -142,6 +142,8 @@ def _review_comment_json(api: GitHubAPI, comment: Comment) -> dict[str, Any]:
         "body": comment.body,
         "path": comment.path,
         "line": comment.line,
+        "diff_hunk": comment.diff_hunk or "",
+        "pull_request_review_id": comment.review_id,
         "user": api.user_json(comment.login),
         "html_url": f"{api.web_url}/{comment.repo}/pull/{comment.number}#discussion_r{comment.id}",
         "pull_request_url": f"{api.base_url}/repos/{comment.repo}/pulls/{comment.number}",

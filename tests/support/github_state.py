@@ -42,6 +42,8 @@ class Comment:
     path: str | None = None
     line: int | None = None
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    diff_hunk: str | None = None
+    review_id: int | None = None
     updated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 

@@ -146,7 +146,16 @@ def test_history_leaves_out_system_and_bot_notes(
             Comment("alice", "Please *also* fix `b`"),
             Comment("alice", "@resolver fix these"),
         ),
-        review_threads=(ReviewThread("a.py", 3, (Comment("bob", "off by one"),)),),
+        review_threads=(
+            ReviewThread(
+                "a.py",
+                3,
+                (Comment("bob", "off by one"),),
+                id=diff.discussion_id,
+                answered=True,  # the bot spoke last
+                where=(("discussion_id", diff.discussion_id), ("note_type", "DiffNote")),
+            ),
+        ),
     )
 
 
@@ -172,7 +181,14 @@ def test_history_leaves_out_notes_posted_with_the_requesters_token(
     assert history == History(
         comments=(Comment("root", "Please *also* fix `b`"),),
         review_threads=(
-            ReviewThread("README.md", 14, (Comment("root", "@resolver simpler please"),)),
+            ReviewThread(
+                "README.md",
+                14,
+                (Comment("root", "@resolver simpler please"),),
+                id=THREAD,
+                answered=True,  # "On it", posted with root's token, is the bot's
+                where=(("discussion_id", THREAD), ("note_type", "DiffNote")),
+            ),
         ),
     )
 
