@@ -92,6 +92,9 @@ class Trigger:
     context: Mapping[str, Any] = field(default_factory=dict)
     followup_only: bool = False
     """Only act if the conversation already has a job (Slack thread replies)."""
+    ci_branch: str | None = None
+    """A red check on this bot branch: it follows up the job that pushed the branch, as that
+    job's requester (the sender is CI, not a person); nothing happens when no job did."""
 
 
 @dataclass(frozen=True)
