@@ -8,6 +8,7 @@ from integrations.github.routes import IGNORED, ROUTES
 from integrations.github.signin import SIGN_IN
 from integrations.github.verify import verify_signature
 from resolver.contract.checks import Check, PreflightScope
+from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
 from resolver.contract.provider import Provider
@@ -53,6 +54,12 @@ def _co_author(user: ForgeUser) -> tuple[str, str]:
     return co_author(user)
 
 
+def _ci_report(context: TriggerContext, requester_id: int | None, check: FailedCheck) -> CIReport:
+    from integrations.github.checks import ci_report
+
+    return ci_report(context, requester_id, check)
+
+
 def _preflight(scope: PreflightScope) -> list[Check]:
     from integrations.github.preflight import checks
 
@@ -73,4 +80,5 @@ PROVIDER = Provider(
     sign_in=SIGN_IN,
     app_from_manifest=APP_FROM_MANIFEST,
     preflight=_preflight,
+    ci_report=_ci_report,
 )

@@ -12,6 +12,8 @@ PERMISSIONS: Final[dict[str, str]] = {
     "pull_requests": "write",  # open and update its draft pull requests, reply on reviews
     "issues": "write",  # the 👀, the status comment, labels and assignment as triggers
     "metadata": "read",  # always granted; named so the manifest says everything
+    "checks": "read",  # a red check on its own pull request: the check run and annotations
+    "actions": "read",  # ... and the failed Actions job's log
 }
 
 EVENTS: Final[tuple[str, ...]] = (
@@ -19,5 +21,6 @@ EVENTS: Final[tuple[str, ...]] = (
     "issues",
     "pull_request_review",
     "pull_request_review_comment",
+    "check_run",
 )
 """The webhook events the App subscribes to: those `routes.ROUTES` acts on."""

@@ -40,6 +40,9 @@ JWT_LIFETIME_SECONDS: Final = 9 * 60
 # What a job's installation token may do, and only on the job's own repository: push its
 # branch, open its pull request, comment and react on the issue.
 JOB_PERMISSIONS: Final = {"contents": "write", "pull_requests": "write", "issues": "write"}
+# What reading a failing check needs (a fix job on red CI), minted apart so that an App
+# installed before these permissions were asked for still gets its job tokens.
+CI_READ_PERMISSIONS: Final = {"checks": "read", "actions": "read"}
 _USERINFO: Final = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 
 
@@ -115,15 +118,27 @@ class InstallationTokens:
     def __repr__(self) -> str:
         return f"InstallationTokens(<{len(self._tokens)} hidden>)"
 
-    def get(self, settings: Settings, installation_id: int, repository: str | None = None) -> str:
+    def get(
+        self,
+        settings: Settings,
+        installation_id: int,
+        repository: str | None = None,
+        permissions: Mapping[str, str] = JOB_PERMISSIONS,
+    ) -> str:
         """A token of the installation; with `repository` (`owner/name`), one minted for that
-        repository alone, with JOB_PERMISSIONS."""
-        key = (settings.github_api_url, str(settings.github_app_id), installation_id, repository)
+        repository alone, with `permissions`."""
+        scope = ",".join(f"{k}:{v}" for k, v in sorted(permissions.items()))
+        key = (
+            settings.github_api_url,
+            str(settings.github_app_id),
+            installation_id,
+            repository if permissions is JOB_PERMISSIONS else f"{repository}|{scope}",
+        )
         # One lock for all: a miss is rare (hourly) and must not mint twice.
         with self._lock:
             cached = self._tokens.get(key)
             if cached is None or self._clock() >= cached.refresh_at:
-                cached = self._mint(settings, installation_id, repository)
+                cached = self._mint(settings, installation_id, repository, permissions)
                 self._tokens[key] = cached
             return cached.token
 
@@ -131,13 +146,19 @@ class InstallationTokens:
         with self._lock:
             self._tokens.clear()
 
-    def _mint(self, settings: Settings, installation_id: int, repository: str | None) -> _Cached:
+    def _mint(
+        self,
+        settings: Settings,
+        installation_id: int,
+        repository: str | None,
+        permissions: Mapping[str, str] = JOB_PERMISSIONS,
+    ) -> _Cached:
         bearer = {"Authorization": f"Bearer {app_jwt(settings)}"}
         scope: dict[str, Any] = {}
         if repository:
             scope = {
                 "repositories": [repository.rpartition("/")[2]],
-                "permissions": JOB_PERMISSIONS,
+                "permissions": dict(permissions),
             }
         with translate_errors("POST /app/installations/{installation_id}/access_tokens"):
             github = github_session(settings)
@@ -251,6 +272,24 @@ def job_repository(trigger: Mapping[str, Any]) -> str | None:
     planned = forge.get("repo") if isinstance(forge, Mapping) else None
     repo = planned or trigger.get("repo")
     return repo if isinstance(repo, str) and "/" in repo else None
+
+
+def ci_client(
+    trigger: Mapping[str, Any], requester_id: int | None, settings: Settings | None = None
+) -> GitHubClient:
+    """A client that reads a job's check runs and Actions logs: an installation token with
+    CI_READ_PERMISSIONS on the job's repository alone, else the job's own token."""
+    settings = settings or get_settings()
+    installation_id = trigger.get("installation_id")
+    repository = job_repository(trigger)
+    if installation_id is None or repository is None or not app_configured(settings):
+        return client_for_job(trigger, requester_id, settings)
+
+    def token() -> str:
+        tokens = installation_tokens
+        return tokens.get(settings, int(installation_id), repository, CI_READ_PERMISSIONS)
+
+    return GitHubClient(settings, token)
 
 
 def client_for_job(

@@ -339,6 +339,21 @@ class GitHubClient:
                 limit,
             )
 
+    def check_annotations(self, repo: str, check_run_id: int, limit: int) -> list[dict[str, Any]]:
+        """The first `limit` annotations of a check run (file, line, level, message)."""
+        owner, name = split_repo(repo)
+        with self._translated("GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations"):
+            github = self._api()
+            found = github.rest.checks.list_annotations(
+                owner, name, check_run_id, per_page=min(limit, PAGE_SIZE)
+            ).json()
+        return [dict(item) for item in found[:limit]]
+
+    def job_log_location(self, repo: str, job_id: int) -> str:
+        """The short-lived download URL of an Actions job's log; it needs no token, and the
+        token is never sent there."""
+        return _log_location(self._settings, self._token(), repo, job_id)
+
     def repository(self, repo: str) -> tuple[str, str]:
         """The repository's clone URL (as GitHub states it) and its default branch."""
         owner, name = split_repo(repo)
@@ -346,6 +361,28 @@ class GitHubClient:
             github = self._api()
             data = github.rest.repos.get(owner, name).json()
         return str(data["clone_url"]), str(data["default_branch"])
+
+
+def _log_location(settings: Settings, token: str, repo: str, job_id: int) -> str:
+    """Where GitHub keeps an Actions job's log: the `Location` its logs endpoint redirects to.
+    https://docs.github.com/rest/actions/workflow-jobs#download-job-logs-for-a-workflow-run"""
+    action = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"
+    url = f"{settings.github_api_url.rstrip('/')}/repos/{repo}/actions/jobs/{job_id}/logs"
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/vnd.github+json",
+        "User-Agent": f"Resolver ({settings.bot_name})",
+    }
+    try:
+        with httpx.Client(verify=_tls_context(), timeout=TIMEOUT_SECONDS) as http:
+            response = http.get(url, headers=headers, follow_redirects=False)
+    except httpx.TransportError as error:
+        message = f"GitHub could not be reached for {action}: {type(error).__name__}"
+        raise TransientCallbackError(message) from None
+    location = response.headers.get("location")
+    if not response.is_redirect or not location:
+        raise _from_response(action, response)
+    return str(location)
 
 
 def _newest(fetch: Callable[[int], Response[Any, Any]], limit: int) -> list[dict[str, Any]]:

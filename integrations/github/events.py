@@ -137,3 +137,27 @@ class IssueLabelEvent(Envelope):
 class IssueAssignEvent(Envelope):
     issue: Issue
     assignee: User | None = None
+
+
+class CheckOutput(VendorModel):
+    title: str | None = None
+    summary: str | None = None
+
+
+class CheckApp(VendorModel):
+    slug: str | None = None
+
+
+class CheckRun(VendorModel):
+    id: int
+    name: str = ""
+    head_sha: str
+    conclusion: str | None = None
+    html_url: str | None = None
+    output: CheckOutput | None = None
+    app: CheckApp | None = None
+    pull_requests: list[PullRequest] = []
+
+
+class CheckRunEvent(Envelope):
+    check_run: CheckRun

@@ -6,6 +6,8 @@ from dataclasses import replace
 from typing import Any, Final
 
 from integrations.github.events import (
+    CheckOutput,
+    CheckRunEvent,
     Envelope,
     IssueAssignEvent,
     IssueCommentEvent,
@@ -13,6 +15,13 @@ from integrations.github.events import (
     PullRequest,
     ReviewCommentEvent,
     ReviewEvent,
+)
+from resolver.contract.ci import (
+    BOT_BRANCH_PREFIX,
+    CI_KEY,
+    FAILED_CONCLUSIONS,
+    FailedCheck,
+    build_fix_task,
 )
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
@@ -124,6 +133,44 @@ def on_issue_assigned(event: IssueAssignEvent, policy: Policy) -> Trigger | None
     )
 
 
+def on_check_run_completed(event: CheckRunEvent, policy: Policy) -> Trigger | None:
+    """A red check on the head of a pull request from one of the bot's branches. Whether the
+    repository opted in, and the bounds of the loop, are the worker's to check."""
+    run = event.check_run
+    if run.conclusion not in FAILED_CONCLUSIONS:
+        return None
+    pull = next((p for p in run.pull_requests if _is_bot_head(p, run.head_sha)), None)
+    if pull is None or pull.head is None:
+        return None
+    output = run.output or CheckOutput()
+    check = FailedCheck(
+        name=run.name,
+        head_sha=run.head_sha,
+        branch=pull.head.ref,
+        conclusion=run.conclusion or "failure",
+        url=run.html_url,
+        check_id=run.id,
+        title=output.title,
+        summary=output.summary,
+    )
+    title = f"Fix the failing check {run.name}"
+    extra = {
+        "head_ref": pull.head.ref,
+        "head_sha": run.head_sha,
+        "base_ref": pull.base.ref if pull.base else None,
+        "url": run.html_url,
+        "check_app": run.app.slug if run.app else None,
+        CI_KEY: check.as_context(),
+    }
+    trigger = _trigger(event, pull.number, True, title, None, build_fix_task(check), extra)
+    return replace(trigger, ci_branch=pull.head.ref)
+
+
+def _is_bot_head(pull: PullRequest, sha: str) -> bool:
+    head = pull.head
+    return head is not None and head.sha == sha and head.ref.startswith(BOT_BRANCH_PREFIX)
+
+
 def _pull_trigger(
     event: Envelope, pull: PullRequest, request: str, extra: dict[str, Any]
 ) -> Trigger:
@@ -172,6 +219,7 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "pull_request_review.submitted": Route(ReviewEvent, on_review_submitted),
     "issues.labeled": Route(IssueLabelEvent, on_issue_labeled),
     "issues.assigned": Route(IssueAssignEvent, on_issue_assigned),
+    "check_run.completed": Route(CheckRunEvent, on_check_run_completed),
 }
 
 IGNORED: Final = frozenset(
@@ -215,5 +263,18 @@ IGNORED: Final = frozenset(
         "installation.deleted",
         "installation_repositories.added",
         "installation_repositories.removed",
+        "check_run.created",
+        "check_run.rerequested",
+        "check_run.requested_action",
+        "check_suite.completed",
+        "check_suite.requested",
+        "check_suite.rerequested",
+        "workflow_run.requested",
+        "workflow_run.in_progress",
+        "workflow_run.completed",
+        "workflow_job.queued",
+        "workflow_job.in_progress",
+        "workflow_job.completed",
+        "workflow_job.waiting",
     }
 )

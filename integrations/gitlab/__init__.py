@@ -7,6 +7,7 @@ from integrations.gitlab.routes import IGNORED, ROUTES
 from integrations.gitlab.signin import SIGN_IN
 from integrations.gitlab.verify import verify_delivery
 from resolver.contract.checks import Check, PreflightScope
+from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
 from resolver.contract.provider import Provider
@@ -66,6 +67,12 @@ def _preflight(scope: PreflightScope) -> list[Check]:
 
 
 # The reply side is imported on first use: the web process never loads the clients.
+def _ci_report(context: TriggerContext, requester_id: int | None, check: FailedCheck) -> CIReport:
+    from integrations.gitlab.provider import ci_report
+
+    return ci_report(context, requester_id, check)
+
+
 PROVIDER = Provider(
     name="gitlab",
     display_name="GitLab",
@@ -79,4 +86,5 @@ PROVIDER = Provider(
     sign_in=SIGN_IN,
     setup=_setup,
     preflight=_preflight,
+    ci_report=_ci_report,
 )

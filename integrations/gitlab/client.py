@@ -364,6 +364,19 @@ class GitLabClient:
             return existing
         return _pull(created.attributes)
 
+    def job_trace_tail(self, project: ProjectRef, job_id: int, keep: int, budget: int) -> bytes:
+        """The last `keep` bytes of a job's log, read as a stream of at most `budget` bytes.
+        https://docs.gitlab.com/api/jobs/#get-a-log-file"""
+        kept, total = b"", 0
+        with self._api("GET /projects/:id/jobs/:job_id/trace") as api:
+            job = api.projects.get(project, lazy=True).jobs.get(job_id, lazy=True)
+            for chunk in job.trace(iterator=True, chunk_size=64 * 1024):
+                total += len(chunk)
+                kept = (kept + bytes(chunk))[-keep:]
+                if total >= budget:
+                    break
+        return kept
+
 
 def _plural(kind: NoteableKind) -> str:
     return "issues" if kind == "issue" else "merge_requests"

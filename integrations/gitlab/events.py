@@ -109,3 +109,31 @@ class WorkItemEvent(VendorModel):
     project: Project
     object_attributes: Noteable
     changes: Changes | None = None
+
+
+class PipelineAttributes(VendorModel):
+    id: int
+    sha: str
+    ref: str | None = None
+    status: str | None = None
+    url: str | None = None
+
+
+class PipelineJob(VendorModel):
+    """A job (`builds`) of a pipeline."""
+
+    id: int
+    name: str = ""
+    stage: str | None = None
+    status: str | None = None
+    allow_failure: bool = False
+
+
+class PipelineEvent(VendorModel):
+    """A `Pipeline Hook`; `merge_request` is set for a merge request's pipeline."""
+
+    user: User
+    project: Project
+    object_attributes: PipelineAttributes
+    merge_request: Noteable | None = None
+    builds: list[PipelineJob] = []

@@ -23,6 +23,7 @@ from integrations.gitlab.client import (
     git_auth_env,
 )
 from integrations.gitlab.tokens import JobToken
+from resolver.contract.ci import LOG_READ_BYTES, LOG_TAIL_CHARS, CIReport, FailedCheck, tail
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -233,3 +234,14 @@ def co_author(user: ForgeUser) -> tuple[str, str]:
     login = user.login or user.external_id
     host = urlsplit(get_settings().gitlab_url).hostname or "gitlab.com"
     return login, f"{user.external_id}-{login}@users.noreply.{host}"
+
+
+def ci_report(context: TriggerContext, requester_id: int | None, check: FailedCheck) -> CIReport:
+    """The end of the failed job's log (GitLab has no annotations)."""
+    project = context.get("project_id") or _required(context, "repo")
+    if check.check_id is None:
+        return CIReport()
+    client, _, _ = _client(requester_id)
+    kept = client.job_trace_tail(project, check.check_id, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
+    text, cut = tail(kept.decode("utf-8", errors="replace"))
+    return CIReport(log_tail=text, log_cut=cut or len(kept) >= LOG_TAIL_CHARS * 4)

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final
 
-from integrations.gitlab.events import Noteable, NoteEvent, Project, User, WorkItemEvent
+from integrations.gitlab.events import (
+    Noteable,
+    NoteEvent,
+    PipelineEvent,
+    Project,
+    User,
+    WorkItemEvent,
+)
+from resolver.contract.ci import BOT_BRANCH_PREFIX, CI_KEY, FailedCheck, build_fix_task
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 
@@ -56,6 +65,33 @@ def _on_labels(event: WorkItemEvent, policy: Policy, kind: str) -> Trigger | Non
     return _trigger(event.user, event.project, kind, item, None, extra)
 
 
+def on_pipeline(event: PipelineEvent, policy: Policy) -> Trigger | None:
+    """A failed pipeline of a merge request from one of the bot's branches: its first failed
+    job that may not fail. The opt-in and the bounds are the worker's to check."""
+    pipeline, request = event.object_attributes, event.merge_request
+    if pipeline.status != "failed" or request is None:
+        return None
+    branch = request.source_branch or ""
+    failed = next((j for j in event.builds if j.status == "failed" and not j.allow_failure), None)
+    if not branch.startswith(BOT_BRANCH_PREFIX) or failed is None:
+        return None
+    check = FailedCheck(
+        name=failed.name,
+        head_sha=pipeline.sha,
+        branch=branch,
+        conclusion="failed",
+        url=pipeline.url,
+        check_id=failed.id,
+        pipeline_id=pipeline.id,
+    )
+    item = request.model_copy(update={"title": f"Fix the failing job {failed.name}"})
+    extra = {"url": request.url, CI_KEY: check.as_context()}
+    trigger = _trigger(
+        event.user, event.project, "merge_request", item, build_fix_task(check), extra
+    )
+    return replace(trigger, ci_branch=branch)
+
+
 def _trigger(
     user: User,
     project: Project,
@@ -95,13 +131,13 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "Issue Hook": Route(WorkItemEvent, on_issue),
     "Confidential Issue Hook": Route(WorkItemEvent, on_issue),
     "Merge Request Hook": Route(WorkItemEvent, on_merge_request),
+    "Pipeline Hook": Route(PipelineEvent, on_pipeline),
 }
 
 IGNORED: Final = frozenset(
     {
         "Push Hook",
         "Tag Push Hook",
-        "Pipeline Hook",
         "Job Hook",
         "Deployment Hook",
         "Release Hook",

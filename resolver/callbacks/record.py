@@ -16,6 +16,7 @@ from integrations import registry
 from resolver.agent.verify import verification_of
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import reviews, status
+from resolver.contract.ci import QUIET
 from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
@@ -115,7 +116,7 @@ def has_conversation(job: Job) -> bool:
 
 def record_status(session: Session, job: Job) -> list[int]:
     """Ask for the job's status message to be brought up to date."""
-    if not has_conversation(job) or job.result.get("command"):
+    if not has_conversation(job) or job.result.get("command") or job.result.get(QUIET):
         return []
     callback = record_callback(session, job.source, STATUS, {"job_id": job.id}, job.id)
     # Its own id lets a sent update retire the older ones still pending.

@@ -95,6 +95,9 @@ class Trigger:
     once_key: str | None = None
     """Deliveries that share it make one job (the comments and the body of one review): it
     takes the place of the delivery id as the idempotency key."""
+    ci_branch: str | None = None
+    """A red check on this bot branch: it follows up the job that pushed the branch, as that
+    job's requester (the sender is CI, not a person); nothing happens when no job did."""
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from resolver.contract.checks import Preflight
+from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
 from resolver.contract.setup import AppFromManifest, ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
 
 ConversationKind = Literal["issue", "thread", "ticket"]
+# The trigger context, the requester's user id and the failing check: what the forge says of it.
+CIReader = Callable[[TriggerContext, int | None, FailedCheck], CIReport]
 # The trigger context, the recipient's external id and the text.
 PrivatePost = Callable[[TriggerContext, str, str], None]
 
@@ -54,6 +57,9 @@ class Provider:
     first use: no process imports the set-up clients until it sets something up."""
     preflight: Preflight | None = None
     """Its credentials, permissions and webhook, checked (`resolver doctor`, `/setup`)."""
+
+    ci_report: CIReader | None = None
+    """Reads a failing check's annotations and the tail of its log (forges with CI)."""
 
     @property
     def is_forge(self) -> bool:

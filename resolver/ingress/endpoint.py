@@ -110,7 +110,11 @@ def _why_ignored(
 ) -> str | None:
     if event.key not in integration.routes:
         return "ignored event" if event.key in integration.ignored else "unrouted event"
-    return "not a trigger" if outcome is None else ignored_sender(outcome.sender, policy)
+    if outcome is None:
+        return "not a trigger"
+    # A red check's sender is CI (or the bot, whose push started it); it acts for the branch's
+    # requester, as the intake finds them.
+    return None if outcome.ci_branch is not None else ignored_sender(outcome.sender, policy)
 
 
 async def read_body(request: Request, limit: int) -> bytes:

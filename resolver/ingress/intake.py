@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from resolver.contract.commands import is_answered
-from resolver.contract.inbound import Trigger, WebhookEvent
+from resolver.contract.inbound import Sender, Trigger, WebhookEvent
 from resolver.contract.outbound import REACT, STATUS
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.ingress.notices import render_unlinked
-from resolver.store import accounts, callbacks, deliveries, jobs
+from resolver.store import accounts, callbacks, ci_attempts, deliveries, jobs
 from resolver.store.deliveries import DeliveryId
 from resolver.store.notices import PRIVATE, UNLINKED, NewNotice, insert_notices
 
@@ -122,17 +122,39 @@ def _drafts(
     conn: Connection, round_: list[Pending]
 ) -> tuple[dict[int, Accepted], dict[int, _Draft]]:
     """Answer follow-ups that have nothing to follow; draft the rest."""
+    owned = _as_branch_owner(conn, round_)
+    orphans = {n for n, pending in enumerate(owned) if pending is None}
+    round_ = [round_[n] if pending is None else pending for n, pending in enumerate(owned)]
     previous = jobs.latest_jobs(conn, {pending.conversation_key for pending in round_})
     users = _linked_users(conn, round_)
     answers: dict[int, Accepted] = {}
     drafts: dict[int, _Draft] = {}
     for n, pending in enumerate(round_):
         before = previous.get(pending.conversation_key)
-        if pending.trigger.followup_only and before is None:
+        if n in orphans or (pending.trigger.followup_only and before is None):
             answers[n] = Accepted("not_followup")
         else:
             drafts[n] = _Draft(pending, users[n], _job_context(pending, before))
     return answers, drafts
+
+
+def _as_branch_owner(conn: Connection, round_: list[Pending]) -> list[Pending | None]:
+    """A red check on a bot branch comes from CI: it acts for the requester of the job that
+    pushed the branch (None: no job of ours did, so nothing happens)."""
+    owned: list[Pending | None] = []
+    for pending in round_:
+        branch, repo = pending.trigger.ci_branch, pending.trigger.repo
+        if branch is None:
+            owned.append(pending)
+            continue
+        found = ci_attempts.branch_owner(conn, pending.provider, repo or "", branch)
+        sender = found.get("sender") if found else None
+        if not isinstance(sender, dict) or not sender.get("id"):
+            owned.append(None)
+            continue
+        person = Sender(external_id=str(sender["id"]), login=sender.get("login"))
+        owned.append(replace(pending, trigger=replace(pending.trigger, sender=person)))
+    return owned
 
 
 def _linked_users(conn: Connection, round_: list[Pending]) -> list[int | None]:
@@ -203,10 +225,7 @@ def _acknowledge(
     """Per new job, the callbacks that acknowledge it at once: 👀 on the triggering message
     (a no-op where the provider has none) and, unless it is a command answered by a reply,
     the status message."""
-    actions = {
-        n: (REACT,) if is_answered(draft.pending.trigger.task) else (REACT, STATUS)
-        for n, (_, draft) in created.items()
-    }
+    actions = {n: _acknowledgements(draft.pending.trigger) for n, (_, draft) in created.items()}
     rows = [
         {
             "provider": draft.pending.provider,
@@ -219,6 +238,14 @@ def _acknowledge(
     ]
     ids = iter(callbacks.insert_callbacks(conn, rows))
     return {n: tuple(next(ids) for _ in actions[n]) for n in created}
+
+
+def _acknowledgements(trigger: Trigger) -> tuple[str, ...]:
+    """A command is answered by a reply; a red check is only spoken of once the worker has
+    read the repository's opt-in and the attempt bound (most of them end quietly)."""
+    if trigger.ci_branch is not None:
+        return ()
+    return (REACT,) if is_answered(trigger.task) else (REACT, STATUS)
 
 
 def _ids(callback_id: int | None) -> tuple[int, ...]:

@@ -392,3 +392,17 @@ class ScheduleRun(Base):
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None]
+
+
+class CIAttempt(Base):
+    """How many fix jobs a red check on one head commit of the bot's branch has had."""
+
+    __tablename__ = "ci_attempts"
+    __table_args__ = (UniqueConstraint("forge", "repo", "head_sha", name="ci_attempt_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    forge: Mapped[str] = mapped_column(String(20))
+    repo: Mapped[str] = mapped_column(String(300))
+    head_sha: Mapped[str] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

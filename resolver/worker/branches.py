@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-BRANCH_PREFIX: Final = "resolver/"
+from resolver.contract.ci import BOT_BRANCH_PREFIX
+
+BRANCH_PREFIX: Final = BOT_BRANCH_PREFIX
 MAX_SLUG = 40
 
 

@@ -22,6 +22,7 @@ from resolver.agent.session import SessionRequest, run_result, run_session
 from resolver.agent.task import TaskContext
 from resolver.callbacks import record
 from resolver.contract import outbound as providers
+from resolver.contract.ci import QUIET, ci_status_line, failed_check_of
 from resolver.contract.errors import CallbackError
 from resolver.contract.outbound import Comment
 from resolver.core.job import JobContext, RunResult
@@ -30,6 +31,7 @@ from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
+from resolver.worker.ci import QuietStop, check_fix
 from resolver.worker.plan import check_permission, co_author, is_forge, repo_info, repository_of
 from resolver.worker.push import branch_lock, push
 from resolver.worker.reviews import note_pushed, take_review
@@ -49,6 +51,10 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         requester = check_permission(snapshot, forge, forge_name, repo.full_name)
         plan = _plan(snapshot, forge, forge_name, repo)
         git_env = forge.git_env(plan.repo.clone_url)
+        check = failed_check_of(snapshot.trigger)
+        fixing = check_fix(snapshot, plan, check, git_env) if check is not None else None
+    except QuietStop as quiet:
+        return quiet_end(snapshot, str(quiet))
     except Stop as stop:
         return ended_by(stop)
     except CallbackError as error:
@@ -56,6 +62,8 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
     record_plan(ctx.job_id, plan)
     history = take_review(snapshot, _history(snapshot))
+    if fixing is not None:
+        history = providers.History(history.comments + fixing[2], history.review_threads)
     request = SessionRequest(
         job_id=ctx.job_id,
         repo=plan.repo.clone_url,
@@ -75,7 +83,16 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
         return ended_by(error)
-    return run_result(done.agent, done.diff, done.notes, done.egress, done.verification, done.files)
+    notes = done.notes
+    if check is not None and fixing is not None:
+        notes = (ci_status_line(check, fixing[0], fixing[1]), *notes)
+    return run_result(done.agent, done.diff, notes, done.egress, done.verification, done.files)
+
+
+def quiet_end(snapshot: Snapshot, why: str) -> RunResult:
+    """A red check left alone: the job ends without a message in the pull request."""
+    log(logger, logging.INFO, "job.ci_fix_skipped", job=snapshot.id, why=why)
+    return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={QUIET: True, "skipped": why})
 
 
 # --- reading the job

@@ -27,6 +27,7 @@ ROUTED_FLAGS = {
     "Issue Hook": "issues_events",
     "Confidential Issue Hook": "confidential_issues_events",
     "Merge Request Hook": "merge_requests_events",
+    "Pipeline Hook": "pipeline_events",
 }
 
 

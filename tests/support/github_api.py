@@ -33,6 +33,13 @@ from urllib.parse import urlencode
 import jwt
 
 from tests.support.github_app_hooks import APP_ROUTES, App
+from tests.support.github_checks import (
+    CHECK_ROUTES,
+    DOWNLOADS,
+    Checks,
+    Redirect,
+    serve_download,
+)
 from tests.support.github_comments import (
     REACTIONS,
     create_comment,
@@ -149,6 +156,7 @@ class GitHubAPI(RestStandIn):
         self.user_ids: dict[str, int] = {}  # login -> its numeric id
         self._ids = iter(range(1_000_001, 10**9))
         self.app = App(int(app_id))  # GET /app, its webhook and deliveries (github_app_hooks)
+        self.checks = Checks()  # check runs' annotations and Actions logs (github_checks)
         super().__init__(ROUTES, prefix.rstrip("/"))
 
     # --- set-up and inspection from tests
@@ -226,6 +234,9 @@ class GitHubAPI(RestStandIn):
     def handle(
         self, method: str, raw_path: str, headers: dict[str, str], raw: bytes
     ) -> Reply | None:
+        if method == "GET" and raw_path.startswith(DOWNLOADS):
+            with self.lock:
+                return serve_download(self, raw_path, headers)
         page = new_app_page(self, method, raw_path, headers, raw)
         return page if page is not None else super().handle(method, raw_path, headers, raw)
 
@@ -260,6 +271,8 @@ class GitHubAPI(RestStandIn):
         status, answer = ROUTES[call.route](self, request)
         if isinstance(answer, Page):
             return (status, *self._paged(call, answer.items))
+        if isinstance(answer, Redirect):
+            return status, None, {"Location": answer.location}
         return status, answer, {}
 
     def _paged(self, call: Routed, items: list[Any]) -> tuple[list[Any], dict[str, str]]:
@@ -369,6 +382,7 @@ ROUTES: dict[str, Handler] = {
     "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments": list_review_comments,
     "PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}": update_review_comment,
     "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions": create_review_reaction,
+    **CHECK_ROUTES,
     **APP_ROUTES,
     **MANIFEST_ROUTES,  # GET /app and its hook config: a created App, else the one above
 }

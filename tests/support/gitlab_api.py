@@ -121,6 +121,7 @@ class GitLabAPI(RestStandIn):
         self.notes: dict[int, Note] = {}
         self.merge_requests: list[MergeRequest] = []
         self.hooks: dict[int, Hook] = {}  # project webhooks (gitlab_hook_list)
+        self.job_traces: dict[int, bytes] = {}  # CI job id -> its log
         self.oauth = OAuthWeb()
         self._ids = iter(range(100_001, 10**9))  # clear of ids from recorded payloads
         super().__init__(ROUTES, API_PREFIX, prefix_required=True)
@@ -277,6 +278,14 @@ class GitLabAPI(RestStandIn):
         )
 
 
+def get_job_trace(api: GitLabAPI, request: Request) -> Answer:
+    """A job's log as plain text. https://docs.gitlab.com/api/jobs/#get-a-log-file"""
+    trace = api.job_traces.get(int(request.params["job_id"]))
+    if trace is None or api.project_by_key(request.params["id"]) is None:
+        return 404, message(404, "Not found")
+    return 200, trace
+
+
 ROUTES: dict[str, Handler] = {
     **HOOK_ROUTES,
     "GET /user": get_current_user,
@@ -286,6 +295,7 @@ ROUTES: dict[str, Handler] = {
     "POST /projects/{id}/merge_requests": create_merge_request,
     "GET /projects/{id}/merge_requests/{iid}": get_merge_request,
     "PUT /projects/{id}/merge_requests/{iid}": update_merge_request,
+    "GET /projects/{id}/jobs/{job_id}/trace": get_job_trace,
 }
 for _kind in KINDS:
     _base = f"/projects/{{id}}/{_kind}/{{iid}}"
