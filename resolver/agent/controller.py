@@ -39,7 +39,7 @@ from resolver.agent.llm import (
     complete,
     llm_config_from,
 )
-from resolver.agent.prompt import build_system_prompt, build_task_message
+from resolver.agent.prompt import build_steering_message, build_system_prompt, build_task_message
 from resolver.agent.stuck import detect_stuck, turns_of
 from resolver.agent.task import AgentResult, AgentTask
 from resolver.agent.tools import TOOLS, Finish, ToolRunner
@@ -108,6 +108,7 @@ class AgentLoop:
             sandbox, settings.sandbox_output_limit, float(settings.sandbox_command_timeout)
         )
         self.started = time.monotonic()
+        self.nonce = secrets.token_hex(6)
 
     def run(self) -> AgentResult:
         self._record_task()
@@ -123,6 +124,7 @@ class AgentLoop:
         while True:
             self._condense_if_large()
             self._check_limits()
+            self._take_steering()
             asked = time.monotonic()
             reply = self._ask()
             finish = self._act(reply, time.monotonic() - asked)
@@ -133,7 +135,7 @@ class AgentLoop:
                 raise _StoppedError(stuck)
 
     def _record_task(self) -> None:
-        nonce = secrets.token_hex(6)
+        nonce = self.nonce
         payload = {
             "system": build_system_prompt(self.task, nonce, self.bot_name),
             "message": build_task_message(self.task, nonce),
@@ -142,6 +144,17 @@ class AgentLoop:
             "limits": asdict(self.task.limits),
         }
         self.trajectory.append(Kind.TASK, payload)
+
+    def _take_steering(self) -> None:
+        """Messages sent to the running job join the conversation before the next step."""
+        if self.ctx.inbox is None:
+            return
+        step = totals(self.trajectory.events).steps + 1
+        for message in self.ctx.inbox(step):
+            content = build_steering_message(message.author, message.text, self.nonce)
+            payload = {"content": content, "author": message.author}
+            self.trajectory.append(Kind.STEER, payload)
+            log(logger, logging.INFO, "agent.steered", job=self.task.job_id, step=step)
 
     # --- limits
 

@@ -27,6 +27,7 @@ class Kind(StrEnum):
     EGRESS = "egress"  # the proxy's record: setup, agent (what each allowed), hosts, refused
     INSTRUCTIONS = "instructions"  # the repository's instruction files used: files [{path, …}]
     VERIFICATION = "verification"  # the checks the trajectory shows: checks, not_run
+    STEER = "steer"  # a message sent to the running job: content (fenced), author, from_job
 
 
 # Shown after an assistant turn without a tool call, so the model knows how to go on.
@@ -92,9 +93,15 @@ def build_messages(events: Sequence[Event]) -> list[dict[str, Any]]:
     if condensed is not None:
         cutoff = int(condensed.payload["up_to_seq"])
         messages.append({"role": "user", "content": summary_message(condensed.payload["summary"])})
-    recent = [e for e in events if e.seq > cutoff and e.kind in STEP_KINDS]
+    # Steering messages are never condensed away: the older ones follow the summary.
+    messages.extend(_steer_message(e) for e in events if e.seq <= cutoff and e.kind == Kind.STEER)
+    recent = [e for e in events if e.seq > cutoff and e.kind in STEP_KINDS | {Kind.STEER}]
     messages.extend(step_messages(recent))
     return messages
+
+
+def _steer_message(event: Event) -> dict[str, Any]:
+    return {"role": "user", "content": event.payload["content"]}
 
 
 STEP_KINDS: Final = frozenset({Kind.ACTION, Kind.OBSERVATION, Kind.MESSAGE})
@@ -107,8 +114,17 @@ def summary_message(summary: str) -> str:
 def step_messages(events: Sequence[Event]) -> list[dict[str, Any]]:
     """Group each step's tool calls into one assistant message, followed by their results."""
     messages: list[dict[str, Any]] = []
-    for step in _group_by_step(events):
-        messages.extend(_messages_of_step(step))
+    steps: list[Event] = []
+    for event in [*events, None]:
+        # A steering message arrives between steps: it follows the steps before it.
+        if event is None or event.kind == Kind.STEER:
+            for step in _group_by_step(steps):
+                messages.extend(_messages_of_step(step))
+            steps = []
+            if event is not None:
+                messages.append(_steer_message(event))
+        else:
+            steps.append(event)
     return messages
 
 

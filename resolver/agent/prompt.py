@@ -129,3 +129,13 @@ def _render_thread(index: int, thread: ReviewThread, nonce: str) -> str:
     head = f"Review thread {index}{named} on {neutralise(place)}{state}:"
     hunk = [fence("diff hunk", thread.diff_hunk, nonce)] if thread.diff_hunk else []
     return "\n".join([head, *hunk, *_render_comments("review comment", thread.comments, nonce)])
+
+
+def build_steering_message(author: str | None, text: str, nonce: str) -> str:
+    """A message sent while the agent works (steering), fenced like every user text."""
+    who = f" from {neutralise(author)}" if author else ""
+    head = (
+        f"A new message{who} arrived while you work. It adds to the request; where they "
+        "disagree, the newer message wins:"
+    )
+    return f"{head}\n\n{fence('steering message', text, nonce)}"

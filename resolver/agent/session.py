@@ -28,11 +28,13 @@ from resolver.agent.verify import Verification, build_verification, configured_c
 from resolver.core.budgets import BUDGET
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import register_secret
+from resolver.core.model_choice import allowed_models, choose_model
 from resolver.core.redact import Redactor
 from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
+from resolver.store.models import Job
 from sandbox import (
     Change,
     ChangeRejectedError,
@@ -70,6 +72,8 @@ class SessionRequest:
     pull_base: str | None = None
     """The branch the work is proposed into: the pull request's files are counted from where
     the work leaves it (default: the default branch)."""
+    model: str | None = None
+    """The model the request named (`model=NAME`); else the repository's, else the default."""
 
 
 # Paths whose nearest nested AGENTS.md is looked for (a branch may change many more).
@@ -140,6 +144,8 @@ def _in_sandbox(
 ) -> SessionResult:
     base, ref = git_repo.head(clone), git_repo.default_ref(clone)
     repo_config = git_repo.repo_config(clone, ref)
+    config = chosen_model(config, settings, request.model, repo_config)
+    _record_model(request.job_id, config.model)
     task = build_task(request, settings, clone, ref, repo_config)
     task, refused = reserve_start(task, settings, repo_config)
     if refused is not None:
@@ -174,6 +180,25 @@ def _in_sandbox(
         _record(task, settings, config, Kind.DIFF, shown)
     files = branch_files(clone, request.pull_base, base, tree)
     return SessionResult(agent, diff, notes, record, verification, files)
+
+
+def chosen_model(
+    config: LLMConfig, settings: Settings, requested: str | None, repo_config: dict[str, Any]
+) -> LLMConfig:
+    """`config` with the request's or the repository's model; ModelNotAllowedError when that
+    model is not on the operator's list. The configured prices are the default model's."""
+    allowed = allowed_models(config.model, settings.llm_models)
+    model = choose_model(requested, repo_config.get("model"), config.model, allowed)
+    if model == config.model:
+        return config
+    return replace(config, model=model, input_cost_per_token=None, output_cost_per_token=None)
+
+
+def _record_model(job_id: int, model: str) -> None:
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        if job is not None:
+            job.model = model
 
 
 def egress_plan(egress: JobEgress, has_setup: bool) -> EgressPlan | None:

@@ -80,7 +80,20 @@ def view_of(session: Session, job: Job) -> status.JobView:
         verification=verification_of(result.get("verification")),
         files=tuple(tuple(entry) for entry in result.get("files") or () if isinstance(entry, list)),
         files_total=int(result.get("files_total") or 0),
+        model=job.model,
+        steering=_steering(job),
+        steered=_int_or_none(result.get("steered")),
     )
+
+
+def _steering(job: Job) -> int | None:
+    """The running job a parked request waits in (published again, it runs on its own)."""
+    waiting = job.state == JobState.QUEUED and job.message_id == jobs.PARKED
+    return _int_or_none((job.result or {}).get("steering")) if waiting else None
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def _stopped_by(job: Job) -> str | None:

@@ -53,6 +53,12 @@ class JobView:
     files: tuple[tuple[object, ...], ...] = ()
     """The branch's changed files (path, added, removed), at most MAX_FILES_LISTED of them."""
     files_total: int = 0
+    model: str | None = None
+    """The LLM model the agent ran with."""
+    steering: int | None = None
+    """The running job this request was sent to, while it waits there (steering)."""
+    steered: int | None = None
+    """The running job that took this request as a steering message."""
 
 
 def elapsed(view: JobView) -> str:
@@ -72,7 +78,9 @@ def render(view: JobView) -> str:
     """The status message for the job as it is now."""
     headline, body = _headline(view), _body(view)
     facts = [
-        part for part in (elapsed(view), _cost(view), f"[job {view.id}]({view.job_url})") if part
+        part
+        for part in (elapsed(view), _cost(view), _model(view), f"[job {view.id}]({view.job_url})")
+        if part
     ]
     lines = [headline, "", " · ".join(facts)]
     if body:
@@ -86,12 +94,21 @@ def _cost(view: JobView) -> str:
     return money(view.cost_usd)
 
 
+def _model(view: JobView) -> str:
+    return f"model `{view.model}`" if view.model else ""
+
+
 def _where(view: JobView) -> str:
     return f" on `{view.repo}`" if view.repo else ""
 
 
 def _headline(view: JobView) -> str:
     state = view.state
+    if state == JobState.QUEUED and view.steering is not None:
+        return (
+            f"💬 **Added to the running job {view.steering}**: it reads this message at its "
+            "next step."
+        )
     if state == JobState.QUEUED:
         place = view.place
         if place is not None and place.behind > 0:
@@ -132,6 +149,8 @@ def _succeeded(view: JobView) -> str:
                 f"opened: {view.pull_error}"
             )
         return f"{done} Pushed `{view.branch}`."
+    if outcome == Outcome.ANSWERED and view.steered is not None:
+        return f"💬 **Added to the running job {view.steered}**, which has read it."
     if outcome == Outcome.ANSWERED:
         return f"✅ **Answered**{_where(view)}. No code change was needed."
     return f"{done} Nothing needed changing, so no branch was pushed."
@@ -197,4 +216,6 @@ def pull_body(view: JobView, title: str, fixes: int | None) -> str:
         lines += [render_verification(view.verification), ""]
     verb = "Updated" if view.updated_pull else "Opened"
     lines.append(f"{verb} by Resolver for [job {view.id}]({view.job_url}) · {money(view.cost_usd)}")
+    if view.model:
+        lines[-1] += f" · {_model(view)}"
     return "\n".join(lines)

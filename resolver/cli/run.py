@@ -64,6 +64,7 @@ def _run(
     from resolver.agent.task import InvalidLimitError
     from resolver.core.job import JobContext, RunResult
     from resolver.core.logs import redact
+    from resolver.core.model_choice import ModelNotAllowedError
     from resolver.core.states import JobState, Outcome
     from sandbox import ChangeRejectedError, EgressConfigError, RepoSetupError, SandboxError
 
@@ -80,6 +81,7 @@ def _run(
         LLMError,
         SandboxError,
         ChangeRejectedError,
+        ModelNotAllowedError,
     ) as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=redact(str(error))), None
     return run_result(session.agent, session.diff, session.notes, session.egress), session

@@ -21,6 +21,18 @@ class RunResult:
     result: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class InboxMessage:
+    """A message sent to a running job by a later request of its conversation (steering)."""
+
+    author: str | None
+    text: str
+
+
+Inbox = Callable[[int], list[InboxMessage]]
+"""Takes the messages waiting for a running job, at the agent's given step."""
+
+
 @dataclass
 class JobContext:
     """Handed to a runner: the job id, the lease owner running it, and a flag set when the job
@@ -35,6 +47,8 @@ class JobContext:
     on_beat: list[Callable[[], None]] = field(default_factory=list)
     """Called on each heartbeat once the lease is renewed: what lives as long as the lease
     (the job's branch lock) is renewed with it."""
+    inbox: Inbox | None = None
+    """Where the agent takes steering messages from at each step (None: nobody can steer)."""
 
     def cancel(self) -> None:
         self.cancelled.set()

@@ -316,6 +316,13 @@ class Settings(BaseSettings):
 
     # --- LLM and agent
     llm_model: str | None = Field(default=None, description="LiteLLM model string.")
+    llm_models: str | None = Field(
+        default=None,
+        description=(
+            "Other models a repository (`model:`) or a request (`model=NAME`) may pick, "
+            "comma-separated; the default model is always allowed."
+        ),
+    )
     llm_api_key: SecretStr | None = Field(default=None, description="LLM provider API key.")
     llm_base_url: str | None = Field(default=None, description="LLM API base URL.")
     llm_max_iterations: int = Field(default=50, ge=1, description="Agent steps per job.")

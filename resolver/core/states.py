@@ -37,7 +37,10 @@ class IllegalTransitionError(Exception):
 
 
 TRANSITIONS: Final[dict[JobState, frozenset[JobState]]] = {
-    JobState.QUEUED: frozenset({JobState.RUNNING, JobState.CANCELLED, JobState.FAILED}),
+    # queued -> succeeded: a parked request that a running job took as a steering message.
+    JobState.QUEUED: frozenset(
+        {JobState.RUNNING, JobState.CANCELLED, JobState.FAILED, JobState.SUCCEEDED}
+    ),
     # running -> queued: a worker gave the job back (capacity, or a lost lease).
     JobState.RUNNING: frozenset(
         {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.QUEUED}

@@ -317,6 +317,7 @@ def job_to_dict(job: Job, *, with_events: bool = False) -> dict[str, Any]:
         "pr_url": job.pr_url,
         "branch": job.branch,
         "cost_usd": job.cost_usd,
+        "model": job.model,
         "prompt_tokens": job.prompt_tokens,
         "completion_tokens": job.completion_tokens,
         "attempts": job.attempts,

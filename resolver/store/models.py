@@ -197,6 +197,8 @@ class Job(Base):
     conversation_key: Mapped[str | None] = mapped_column(String(300), index=True)
     # The one status message of the job, as its conversation referenced it, and what it said.
     status_ref: Mapped[dict[str, Any] | None]
+    # The LLM model the agent ran with (the operator's default, the repository's or the request's).
+    model: Mapped[str | None] = mapped_column(String(200))
 
     events: Mapped[list[JobEvent]] = relationship(
         back_populates="job", order_by="JobEvent.seq", cascade="all, delete-orphan"
@@ -406,3 +408,21 @@ class CIAttempt(Base):
     head_sha: Mapped[str] = mapped_column(String(64))
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class SteeringMessage(Base):
+    """A message sent to a running job (`job_id`) by a later request of its conversation
+    (`from_job_id`, parked meanwhile). The agent reads it at its next step and marks it taken;
+    one left untaken when the job ends runs as a follow-up (its parked job)."""
+
+    __tablename__ = "steering_messages"
+    __table_args__ = (UniqueConstraint("job_id", "from_job_id", name="steering_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    from_job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    author: Mapped[str | None] = mapped_column(String(200))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    taken_at: Mapped[datetime | None]
+    taken_at_step: Mapped[int | None] = mapped_column(Integer)

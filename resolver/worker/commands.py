@@ -12,8 +12,10 @@ from resolver.contract.errors import CallbackError
 from resolver.core.job import RunResult
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
+from resolver.store import steering as store_steering
 from resolver.store.db import session_scope
 from resolver.store.models import Job
+from resolver.worker import steering
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.values import Snapshot, Stop
 
@@ -47,6 +49,7 @@ def _answer(snapshot: Snapshot, command: Command) -> RunResult:
             text = refusal
         else:
             callbacks += record.stop_job(session, target, snapshot.requester or "its requester")
+            callbacks += steering.cancel_waiting(session, target)
             text = f"Stopping job {target.id}. Its status message will say when it has stopped."
         callbacks += record.record_reply(session, me, text)
     record.publish_all(callbacks)
@@ -56,7 +59,10 @@ def _answer(snapshot: Snapshot, command: Command) -> RunResult:
 def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
     """The job a command is about: the conversation's active job, else its latest one."""
     conversation_key = str(snapshot.trigger.get("conversation_key") or "")
-    target = jobs.active_in_conversation(session, conversation_key, exclude=snapshot.id)
+    # The running job first: a request waiting to steer it is part of it, not the target.
+    target = store_steering.running_target(session, jobs.get_job(session, snapshot.id))
+    if target is None:
+        target = jobs.active_in_conversation(session, conversation_key, exclude=snapshot.id)
     if target is None:
         target = jobs.previous_in_conversation(session, jobs.get_job(session, snapshot.id))
     return target

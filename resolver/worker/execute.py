@@ -22,6 +22,7 @@ from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import StoreError, session_scope
 from resolver.store.models import Job, utcnow
+from resolver.worker import steering
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -129,6 +130,8 @@ def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
     """Run one job if we can take its lease; a finished or held job is a no-op."""
     settings = get_settings()
     owner = uuid.uuid4().hex
+    if steering.steer(job_id):
+        return  # a request to its conversation's running job joins it (or is refused)
     with session_scope() as session:
         try:
             job = jobs.get_job(session, job_id)
@@ -157,7 +160,7 @@ def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
         waited = metrics.since(job.created_at, utcnow())
     if waited is not None:
         metrics.JOB_START_SECONDS.observe(waited)
-    ctx = JobContext(job_id, owner)
+    ctx = JobContext(job_id, owner, inbox=steering.inbox_for(job_id))
     heartbeat = _Heartbeat(
         ctx, owner, settings.lease_seconds, settings.status_interval, settings.job_time_limit
     )

@@ -27,6 +27,8 @@ from resolver.contract.errors import CallbackError
 from resolver.contract.outbound import Comment
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
+from resolver.core.model_choice import allowed_models, parse_model_option, refusal
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
@@ -45,6 +47,7 @@ HISTORY_NOTE: Final = "(an earlier request in this conversation)"
 def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Do the work a person asked for: plan the repository, run the agent, push its change."""
     try:
+        requested_model(snapshot.task)  # a model outside the list is refused before any work
         forge_name, full_name = repository_of(snapshot)
         forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
         repo = repo_info(snapshot, forge, forge_name, full_name)
@@ -64,10 +67,12 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     history = take_review(snapshot, _history(snapshot))
     if fixing is not None:
         history = providers.History(history.comments + fixing[2], history.review_threads)
+    instruction, model = requested_model(snapshot.task)
     request = SessionRequest(
         job_id=ctx.job_id,
         repo=plan.repo.clone_url,
-        instruction=snapshot.task,
+        instruction=instruction,
+        model=model,
         context=_context(snapshot, plan, history),
         branch=plan.checkout,
         pull_base=plan.base,
@@ -93,6 +98,17 @@ def quiet_end(snapshot: Snapshot, why: str) -> RunResult:
     """A red check left alone: the job ends without a message in the pull request."""
     log(logger, logging.INFO, "job.ci_fix_skipped", job=snapshot.id, why=why)
     return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={QUIET: True, "skipped": why})
+
+
+def requested_model(task: str) -> tuple[str, str | None]:
+    """The request without its `model=NAME`, and that name; Stop when the operator does not
+    allow it."""
+    instruction, model = parse_model_option(task)
+    settings = get_settings()
+    allowed = allowed_models(settings.llm_model, settings.llm_models)
+    if model is not None and model not in allowed:
+        raise Stop(Outcome.REFUSED, refusal(model, "request", allowed))
+    return instruction, model
 
 
 # --- reading the job

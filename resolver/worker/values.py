@@ -12,6 +12,7 @@ from resolver.agent.git import RepoError
 from resolver.contract import outbound as providers
 from resolver.contract.outbound import Comment
 from resolver.core.job import RunResult
+from resolver.core.model_choice import ModelNotAllowedError
 from resolver.core.states import JobState, Outcome
 from sandbox import ChangeRejectedError, EgressConfigError, RepoSetupError, SandboxError
 
@@ -28,6 +29,7 @@ class Stop(Exception):
 # What stops a run before its agent is done: caught by each runner, ended by `ended_by`.
 ENDING_ERRORS = (
     Stop,
+    ModelNotAllowedError,
     SandboxError,
     RepoError,
     RepoSetupError,
@@ -40,6 +42,8 @@ def ended_by(error: Exception) -> RunResult:
     """The result of a run that one of ENDING_ERRORS stopped."""
     if isinstance(error, Stop):
         return RunResult(error.state, error.outcome, error=str(error))
+    if isinstance(error, ModelNotAllowedError):
+        return RunResult(JobState.FAILED, Outcome.REFUSED, error=str(error))
     if isinstance(error, SandboxError):
         reason = f"the sandbox failed ({error}); an operator can run `resolver doctor`"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
