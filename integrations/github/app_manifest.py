@@ -22,5 +22,6 @@ EVENTS: Final[tuple[str, ...]] = (
     "pull_request_review",
     "pull_request_review_comment",
     "check_run",
+    "push",  # the default branch moved: `conflicts: fix` updates the bot's branches
 )
 """The webhook events the App subscribes to: those `routes.ROUTES` acts on."""

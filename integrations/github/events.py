@@ -161,3 +161,11 @@ class CheckRun(VendorModel):
 
 class CheckRunEvent(Envelope):
     check_run: CheckRun
+
+
+class PushEvent(Envelope):
+    """https://docs.github.com/webhooks/webhook-events-and-payloads#push"""
+
+    ref: str
+    after: str
+    deleted: bool = False

@@ -13,6 +13,7 @@ from integrations.github.events import (
     IssueCommentEvent,
     IssueLabelEvent,
     PullRequest,
+    PushEvent,
     ReviewCommentEvent,
     ReviewEvent,
 )
@@ -23,6 +24,7 @@ from resolver.contract.ci import (
     FailedCheck,
     build_fix_task,
 )
+from resolver.contract.conflicts import BASE_PUSH_KEY, BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 
@@ -166,6 +168,33 @@ def on_check_run_completed(event: CheckRunEvent, policy: Policy) -> Trigger | No
     return replace(trigger, ci_branch=pull.head.ref)
 
 
+def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
+    """A push to the repository's default branch: the bot's pull requests on it may no longer
+    merge cleanly. Whether the repository opted in (`conflicts: fix`) is the worker's to check;
+    any other push (a branch, a tag, a deletion) is nothing, before any call to GitHub."""
+    repo = event.repository
+    branch = repo.default_branch
+    if event.deleted or not branch or event.ref != f"refs/heads/{branch}":
+        return None
+    push = BasePush(branch=branch, sha=event.after)
+    context = {
+        "repo": repo.full_name,
+        "clone_url": repo.clone_url,
+        "default_branch": branch,
+        "installation_id": event.installation.id if event.installation else None,
+        "url": repo.html_url,
+        BASE_PUSH_KEY: push.as_context(),
+    }
+    return Trigger(
+        task=f"Update my pull requests on `{branch}` that no longer merge cleanly.",
+        sender=event.sender.as_sender(),
+        conversation_key=f"github:{repo.full_name}@{branch}",
+        repo=repo.full_name,
+        context=context,
+        bot_branches=True,
+    )
+
+
 def _is_bot_head(pull: PullRequest, sha: str) -> bool:
     head = pull.head
     return head is not None and head.sha == sha and head.ref.startswith(BOT_BRANCH_PREFIX)
@@ -220,12 +249,12 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "issues.labeled": Route(IssueLabelEvent, on_issue_labeled),
     "issues.assigned": Route(IssueAssignEvent, on_issue_assigned),
     "check_run.completed": Route(CheckRunEvent, on_check_run_completed),
+    "push": Route(PushEvent, on_push),
 }
 
 IGNORED: Final = frozenset(
     {
         "ping",
-        "push",
         "issue_comment.edited",
         "issue_comment.deleted",
         "pull_request_review_comment.edited",

@@ -98,6 +98,10 @@ class Trigger:
     ci_branch: str | None = None
     """A red check on this bot branch: it follows up the job that pushed the branch, as that
     job's requester (the sender is CI, not a person); nothing happens when no job did."""
+    bot_branches: bool = False
+    """A push to the default branch, for the bot's branches on it (`conflicts: fix`): it acts
+    for the requester of the newest job on one of them (the pusher may be anyone); nothing
+    happens when no job of ours has a branch there."""
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,9 @@ def _why_ignored(
         return "not a trigger"
     # A red check's sender is CI (or the bot, whose push started it); it acts for the branch's
     # requester, as the intake finds them.
-    return None if outcome.ci_branch is not None else ignored_sender(outcome.sender, policy)
+    # A push to the default branch acts for the bot's branches' requesters, whoever pushed.
+    from_ci = outcome.ci_branch is not None or outcome.bot_branches
+    return None if from_ci else ignored_sender(outcome.sender, policy)
 
 
 async def read_body(request: Request, limit: int) -> bytes:

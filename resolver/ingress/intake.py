@@ -140,14 +140,18 @@ def _drafts(
 
 def _as_branch_owner(conn: Connection, round_: list[Pending]) -> list[Pending | None]:
     """A red check on a bot branch comes from CI: it acts for the requester of the job that
-    pushed the branch (None: no job of ours did, so nothing happens)."""
+    pushed the branch (None: no job of ours did, so nothing happens). A push to the default
+    branch acts for the requester of the newest job on any of the bot's branches."""
     owned: list[Pending | None] = []
     for pending in round_:
         branch, repo = pending.trigger.ci_branch, pending.trigger.repo
-        if branch is None:
+        if branch is None and not pending.trigger.bot_branches:
             owned.append(pending)
             continue
-        found = ci_attempts.branch_owner(conn, pending.provider, repo or "", branch)
+        if branch is None:
+            found = ci_attempts.bot_branches_owner(conn, pending.provider, repo or "")
+        else:
+            found = ci_attempts.branch_owner(conn, pending.provider, repo or "", branch)
         sender = found.get("sender") if found else None
         if not isinstance(sender, dict) or not sender.get("id"):
             owned.append(None)
@@ -241,9 +245,10 @@ def _acknowledge(
 
 
 def _acknowledgements(trigger: Trigger) -> tuple[str, ...]:
-    """A command is answered by a reply; a red check is only spoken of once the worker has
-    read the repository's opt-in and the attempt bound (most of them end quietly)."""
-    if trigger.ci_branch is not None:
+    """A command is answered by a reply; a red check (or a push to the default branch) is only
+    spoken of once the worker has read the repository's opt-in and the bounds (most of them
+    end quietly)."""
+    if trigger.ci_branch is not None or trigger.bot_branches:
         return ()
     return (REACT,) if is_answered(trigger.task) else (REACT, STATUS)
 

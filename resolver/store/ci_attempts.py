@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from resolver.contract.ci import BOT_BRANCH_PREFIX
 from resolver.store.models import CIAttempt, Job, utcnow
 
 if TYPE_CHECKING:
@@ -50,6 +51,23 @@ def branch_owner(conn: Connection, source: str, repo: str, branch: str) -> dict[
             Job.source == source,
             Job.repo == repo,
             Job.branch == branch,
+            Job.requester_id.is_not(None),
+        )
+        .order_by(Job.id.desc())
+        .limit(1)
+    ).scalar()
+    return dict(found) if isinstance(found, dict) else None
+
+
+def bot_branches_owner(conn: Connection, source: str, repo: str) -> dict[str, Any] | None:
+    """The trigger of the newest job of a linked requester on any of the bot's branches of
+    `repo` (a push to the default branch acts for them); None when no job has one."""
+    found = conn.execute(
+        select(Job.trigger)
+        .where(
+            Job.source == source,
+            Job.repo == repo,
+            Job.branch.like(f"{BOT_BRANCH_PREFIX}%"),
             Job.requester_id.is_not(None),
         )
         .order_by(Job.id.desc())
