@@ -26,6 +26,7 @@ from resolver.broker.celery_app import (
 )
 from resolver.callbacks.send import send
 from resolver.contract.commands import Command, parse_command
+from resolver.contract.conflicts import base_push_of
 from resolver.core import metrics
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
@@ -60,8 +61,11 @@ WORK_COMMANDS: Final[dict[Command, Callable[[JobContext, Snapshot], RunResult]]]
 
 
 def run_request(ctx: JobContext) -> RunResult:
-    """A provider's request: a command answered at once, or work for the agent."""
+    """A provider's request: a push to the default branch (`conflicts: fix`), a command
+    answered at once, or work for the agent."""
     snapshot = request.load(ctx.job_id)
+    if base_push_of(snapshot.trigger) is not None:
+        return conflicts.update_on_base_push(ctx, snapshot)
     command = parse_command(snapshot.task)
     if command == "run" and not schedule_commands.names_a_schedule(snapshot):
         command = None  # "@bot run tests" asks for work when no schedule has that name

@@ -10,7 +10,7 @@ from integrations.github.verify import verify_signature
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo, TriggerContext
 from resolver.contract.provider import Provider
 from resolver.core.settings import Settings
 
@@ -60,6 +60,14 @@ def _ci_report(context: TriggerContext, requester_id: int | None, check: FailedC
     return ci_report(context, requester_id, check)
 
 
+def _open_pulls(
+    context: TriggerContext, requester_id: int | None, repo: str, base: str
+) -> tuple[PullInfo, ...]:
+    from integrations.github.auth import client_for_job
+
+    return client_for_job(context, requester_id).open_pulls(repo, base)
+
+
 def _preflight(scope: PreflightScope) -> list[Check]:
     from integrations.github.preflight import checks
 
@@ -81,4 +89,5 @@ PROVIDER = Provider(
     app_from_manifest=APP_FROM_MANIFEST,
     preflight=_preflight,
     ci_report=_ci_report,
+    open_pulls=_open_pulls,
 )

@@ -234,6 +234,24 @@ class GitHubClient:
             found = pulls.json()
         return _pull_info(found[0]) if found else None
 
+    def open_pulls(self, repo: str, base: str) -> tuple[PullInfo, ...]:
+        """The open pull requests into `base`: the first page of PAGE_SIZE, newest first
+        (bounded: the bot's branches are a few)."""
+        owner, name = split_repo(repo)
+        with self._translated("GET /repos/{owner}/{repo}/pulls"):
+            github = self._api()
+            pulls = github.rest.pulls.list(
+                owner,
+                name,
+                state="open",
+                base=base,
+                sort="created",
+                direction="desc",
+                per_page=PAGE_SIZE,
+            )
+            found = pulls.json()
+        return tuple(_pull_info(item) for item in found)
+
     def get_pull(self, repo: str, number: int) -> PullInfo:
         owner, name = split_repo(repo)
         with self._translated("GET /repos/{owner}/{repo}/pulls/{pull_number}"):

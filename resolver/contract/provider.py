@@ -11,13 +11,22 @@ from typing import Literal
 from resolver.contract.checks import Preflight
 from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Integration
-from resolver.contract.outbound import ConversationFactory, ForgeFactory, ForgeUser, TriggerContext
+from resolver.contract.outbound import (
+    ConversationFactory,
+    ForgeFactory,
+    ForgeUser,
+    PullInfo,
+    TriggerContext,
+)
 from resolver.contract.setup import AppFromManifest, ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
 
 ConversationKind = Literal["issue", "thread", "ticket"]
 # The trigger context, the requester's user id and the failing check: what the forge says of it.
 CIReader = Callable[[TriggerContext, int | None, FailedCheck], CIReport]
+# The trigger context, the requester's user id, the repository and a base branch: the open
+# pull requests into that base (`conflicts: fix`).
+PullLister = Callable[[TriggerContext, int | None, str, str], tuple[PullInfo, ...]]
 # The trigger context, the recipient's external id and the text.
 PrivatePost = Callable[[TriggerContext, str, str], None]
 
@@ -60,6 +69,9 @@ class Provider:
 
     ci_report: CIReader | None = None
     """Reads a failing check's annotations and the tail of its log (forges with CI)."""
+
+    open_pulls: PullLister | None = None
+    """Lists the open pull requests into a base branch (`conflicts: fix` on a push to it)."""
 
     @property
     def is_forge(self) -> bool:

@@ -10,11 +10,18 @@ head as its first parent, so the push is a fast-forward and nobody's commits are
    onto that tree, like any change; a tree with no markers left in the conflicted files
    becomes the merge commit that is pushed.
 3. Conflicts the agent leaves are reported with their files, and nothing is pushed.
+
+`conflicts: fix` (the default branch's `.resolver/config.yml`) does the same without anyone
+asking, when a push to the default branch leaves one of the bot's open pull requests on it
+conflicted (`update_on_base_push`): for the requester of the job that made the branch, once
+per base commit per pull request, and never over a human's push to the branch.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Final
 
 from integrations import registry
 from resolver.agent import git as git_repo
@@ -29,17 +36,31 @@ from resolver.agent.session import (
 )
 from resolver.agent.task import AgentResult, TaskContext
 from resolver.contract import outbound as providers
+from resolver.contract.ci import QUIET
+from resolver.contract.conflicts import (
+    ConflictsConfig,
+    ConflictsConfigError,
+    base_push_of,
+    once_key,
+    parse_conflicts_config,
+)
 from resolver.contract.errors import CallbackError
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
+from resolver.store import ci_attempts, jobs
+from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_commit_message
 from resolver.worker.plan import check_permission, co_author, repo_info, repository_of
 from resolver.worker.push import bot_identity, branch_lock
-from resolver.worker.request import record_plan
+from resolver.worker.request import quiet_end, record_plan
 from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, Stop, ended_by, text_of
 
 MAX_FILES_NAMED: Final = 20
+_HEAD_FORMAT: Final = "--format=%ae%x00%ce"
+
+# Whether to go on with a merge (None) or why not: the clone, the base commit, the conflicts.
+Gate = Callable[[git_repo.Clone, str, str, tuple[str, ...]], str | None]
 
 
 def update_branch(ctx: JobContext, snapshot: Snapshot) -> RunResult:
@@ -92,6 +113,7 @@ def _update(
     plan: Plan,
     git_env: dict[str, str],
     author: tuple[str, str],
+    gate: Gate | None = None,
 ) -> RunResult:
     root = get_settings().sandbox_workspace_root
     with git_repo.private_clone(plan.repo.clone_url, root, plan.branch, git_env) as clone:
@@ -102,6 +124,9 @@ def _update(
             summary = f"`{plan.branch}` already has everything on `{plan.base}`."
             return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={"summary": summary})
         merge = git_repo.merge_trees(clone, ours, theirs)
+        why = gate(clone, ours, theirs, merge.conflicts) if gate is not None else None
+        if why is not None:
+            return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={"summary": why})
         title = f"Merge branch '{plan.base}' into {plan.branch}"
         if not merge.conflicts:
             return _push_clean(clone, plan, merge.tree, (ours, theirs), title, author, git_env)
@@ -112,6 +137,158 @@ def _update(
         request = _request(ctx, snapshot, plan, git_env, merge.conflicts)
         done = run_in_clone(request, ctx, clone, after=resolver.after)
     return resolver.result(done)
+
+
+def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
+    """`conflicts: fix`: after a push to the default branch, update each of the bot's open pull
+    requests on it that no longer merges cleanly, as `@bot rebase` would. The job speaks in no
+    conversation (a push has none); what it did to each pull request is its result."""
+    push = base_push_of(snapshot.trigger)
+    _keep_quiet(ctx.job_id)
+    try:
+        forge_name, full_name = repository_of(snapshot)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        repo = repo_info(snapshot, forge, forge_name, full_name)
+        if push is None or push.branch != repo.default_branch:
+            return quiet_end(snapshot, "the push is not to the default branch")
+        git_env = forge.git_env(repo.clone_url)
+        if not _config(repo, git_env).fix:
+            return quiet_end(snapshot, "`conflicts: fix` is not set in .resolver/config.yml")
+        lister = registry.get(forge_name).open_pulls
+        if lister is None:
+            return quiet_end(snapshot, f"{forge_name} pull requests cannot be listed")
+        pulls = lister(snapshot.trigger, snapshot.requester_id, full_name, push.branch)
+    except Stop as stop:
+        return _quiet(ended_by(stop))
+    except CallbackError as error:
+        return _quiet(
+            RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not prepare this: {error}")
+        )
+    done: dict[str, RunResult] = {}
+    for pull in pulls:
+        if pull.head.startswith(BRANCH_PREFIX):
+            done[str(pull.number)] = _update_pull(ctx, snapshot, forge, repo, pull, git_env)
+    return _quiet(_combined(done))
+
+
+def _keep_quiet(job_id: int) -> None:
+    """No status message while it runs either: a push has no conversation to speak in."""
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        job.result = {**job.result, QUIET: True}
+
+
+def _config(repo: providers.RepoInfo, git_env: dict[str, str]) -> ConflictsConfig:
+    """`conflicts` from `.resolver/config.yml` on the default branch, through the existing
+    helper; Stop with what is wrong when it is not valid."""
+    root = get_settings().sandbox_workspace_root
+    with git_repo.private_clone(repo.clone_url, root, None, git_env, shallow=True) as clone:
+        try:
+            return parse_conflicts_config(git_repo.repo_config(clone, git_repo.default_ref(clone)))
+        except (ConflictsConfigError, git_repo.RepoError) as error:
+            message = f"I cannot update my pull requests' branches: {error}"
+            raise Stop(Outcome.COULD_NOT, message) from None
+
+
+def _update_pull(
+    ctx: JobContext,
+    snapshot: Snapshot,
+    forge: providers.Forge,
+    repo: providers.RepoInfo,
+    pull: providers.PullInfo,
+    git_env: dict[str, str],
+) -> RunResult:
+    """One pull request, for the requester of the job that made its branch (who must still be
+    allowed to push), only when it conflicts, once per base commit, and never over someone
+    else's push to it."""
+    forge_name = snapshot.source
+    requester = _branch_requester(forge_name, repo.full_name, pull.head)
+    if requester is None:
+        return _skipped(f"no job of mine made `{pull.head}`")
+    try:
+        if not forge.can_write(repo.full_name, requester):
+            return _skipped(f"its requester may no longer push to `{repo.full_name}`")
+    except CallbackError as error:
+        return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not check: {error}")
+    base = pull.base or repo.default_branch
+    plan = Plan(forge_name, repo, base, pull.head, pull.head, True, pull.url)
+    trigger: dict[str, Any] = {
+        **snapshot.trigger,
+        "number": pull.number,
+        "is_pull_request": True,
+        "title": f"Merge `{base}` into `{pull.head}`",
+        "url": pull.url,
+    }
+    for_pull = replace(snapshot, requester=requester.login, trigger=trigger, branch=pull.head)
+    gate = _gate(plan, pull.number)
+    try:
+        with branch_lock(plan, ctx):
+            author = co_author(forge_name, requester)
+            return _update(ctx, for_pull, plan, git_env, author, gate)
+    except ENDING_ERRORS as error:
+        return ended_by(error)
+
+
+def _branch_requester(forge_name: str, full_name: str, branch: str) -> providers.ForgeUser | None:
+    with session_scope() as session:
+        found = ci_attempts.branch_owner(session.connection(), forge_name, full_name, branch)
+    sender = found.get("sender") if found else None
+    if not isinstance(sender, dict) or not sender.get("id"):
+        return None
+    login = sender.get("login")
+    return providers.ForgeUser(str(sender["id"]), str(login) if login else None)
+
+
+def _gate(plan: Plan, number: int) -> Gate:
+    def gate(
+        clone: git_repo.Clone, ours: str, theirs: str, conflicts: tuple[str, ...]
+    ) -> str | None:
+        if not conflicts:
+            return f"`{plan.branch}` still merges cleanly with `{plan.base}`"
+        emails = git_repo.git(clone, "log", "-1", _HEAD_FORMAT, ours).strip().split("\0")
+        if {email.lower() for email in emails} != {_bot()[1].lower()}:
+            return (
+                f"someone else pushed to `{plan.branch}` (its head {ours[:12]} is not mine): "
+                "left to them"
+            )
+        with session_scope() as session:
+            key = once_key(number, theirs)
+            taken = ci_attempts.claim_attempt(session, plan.forge_name, plan.repo.full_name, key, 1)
+        if taken is None:
+            return f"already updated once for `{plan.base}` at {theirs[:12]}"
+        return None
+
+    return gate
+
+
+def _skipped(why: str) -> RunResult:
+    return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={"summary": why})
+
+
+def _combined(done: dict[str, RunResult]) -> RunResult:
+    """One result for the job: every pull request's, by number; failed if any failed, changed
+    if any was pushed."""
+    pulls = {
+        number: {
+            "state": str(result.state),
+            "outcome": str(result.outcome),
+            "summary": result.result.get("summary"),
+            "error": result.error,
+            "conflicts": result.result.get("conflicts"),
+        }
+        for number, result in done.items()
+    }
+    failed = [f"#{n}: {r.error}" for n, r in done.items() if r.state == JobState.FAILED]
+    if failed:
+        error = " ".join(failed)
+        return RunResult(JobState.FAILED, Outcome.COULD_NOT, error=error, result={"pulls": pulls})
+    changed = any(r.outcome == Outcome.CHANGED_CODE for r in done.values())
+    outcome = Outcome.CHANGED_CODE if changed else Outcome.NO_CHANGES
+    return RunResult(JobState.SUCCEEDED, outcome, result={"pulls": pulls})
+
+
+def _quiet(result: RunResult) -> RunResult:
+    return replace(result, result={**result.result, QUIET: True})
 
 
 def _push_clean(

@@ -168,6 +168,8 @@ def list_pulls(api: GitHubAPI, request: Request) -> Answer:
         return 404, error_body(404, "Not Found")
     state = request.query.get("state", ["open"])[0]
     head = request.query.get("head", [None])[0]
+    base = request.query.get("base", [None])[0]
+    per_page = int(request.query.get("per_page", ["30"])[0])
     owner = repo.full_name.split("/")[0]
     found = [
         _pull_json(api, p)
@@ -175,8 +177,11 @@ def list_pulls(api: GitHubAPI, request: Request) -> Answer:
         if p.repo == repo.full_name
         and state in (p.state, "all")
         and (head is None or head == f"{owner}:{p.head}")
+        and (base is None or base == p.base)
     ]
-    return 200, found
+    if request.query.get("direction", ["desc"])[0] == "desc":
+        found.reverse()  # sort=created: newest first
+    return 200, found[:per_page]
 
 
 def _branch_exists(repo: Repo, branch: str) -> bool:
