@@ -18,6 +18,7 @@ from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 
 _KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
+_THREAD_NOTES: Final = frozenset({"DiffNote", "DiscussionNote"})
 
 
 def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
@@ -37,7 +38,15 @@ def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
         "line_code": note.line_code,
         "url": note.url,
     }
-    return _trigger(event.user, event.project, _KINDS[note.noteable_type], target, request, extra)
+    trigger = _trigger(
+        event.user, event.project, _KINDS[note.noteable_type], target, request, extra
+    )
+    if note.type in _THREAD_NOTES and (target.source_branch or "").startswith(BOT_BRANCH_PREFIX):
+        # A mention in a thread of the bot's own merge request: its job takes every unresolved
+        # discussion (`worker.reviews`). GitLab gives the notes of one review no common id, so
+        # each mention is its own job; a later one finds the threads already answered.
+        return replace(trigger, context={**trigger.context, "review_batch": True})
+    return trigger
 
 
 def on_issue(event: WorkItemEvent, policy: Policy) -> Trigger | None:
