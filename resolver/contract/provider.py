@@ -4,9 +4,9 @@ outside `integrations/` names a provider. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from resolver.contract.checks import Preflight
 from resolver.contract.ci import CIReport, FailedCheck
@@ -18,6 +18,8 @@ from resolver.contract.signin import IdentityProof, SignIn
 ConversationKind = Literal["issue", "thread", "ticket"]
 # The trigger context, the requester's user id and the failing check: what the forge says of it.
 CIReader = Callable[[TriggerContext, int | None, FailedCheck], CIReport]
+# The trigger context, the requester's user id and the thread's `where` (`ReviewThread.where`).
+ThreadResolver = Callable[[TriggerContext, int | None, Mapping[str, Any]], None]
 # The trigger context, the recipient's external id and the text.
 PrivatePost = Callable[[TriggerContext, str, str], None]
 
@@ -60,6 +62,9 @@ class Provider:
 
     ci_report: CIReader | None = None
     """Reads a failing check's annotations and the tail of its log (forges with CI)."""
+    resolve_thread: ThreadResolver | None = None
+    """Marks a review thread resolved, after the bot's reply in it (where the forge allows it
+    through its API and the repository through `reviews.resolve_threads`)."""
 
     @property
     def is_forge(self) -> bool:
