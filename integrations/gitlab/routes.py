@@ -45,7 +45,14 @@ def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
         # A mention in a thread of the bot's own merge request: its job takes every unresolved
         # discussion (`worker.reviews`). GitLab gives the notes of one review no common id, so
         # each mention is its own job; a later one finds the threads already answered.
-        return replace(trigger, context={**trigger.context, "review_batch": True})
+        # Its status goes to the merge request, not into the mention's thread (the bot speaking
+        # last there would count the thread as answered); each thread gets its own reply.
+        batch = {
+            "review_batch": True,
+            "discussion_id": None,
+            "mention_discussion": note.discussion_id,
+        }
+        return replace(trigger, context={**trigger.context, **batch})
     return trigger
 
 

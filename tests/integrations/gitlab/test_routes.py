@@ -89,7 +89,8 @@ def test_a_thread_mention_on_the_bots_merge_request_is_a_review_batch(
     payload["merge_request"]["source_branch"] = "resolver/7-fix-add"
     assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
     [job] = linked.jobs()
-    assert job.trigger["review_batch"] is True and job.trigger["discussion_id"]
+    assert job.trigger["review_batch"] is True and job.trigger["mention_discussion"]
+    assert job.trigger["discussion_id"] is None  # its status goes to the merge request
 
 
 def test_thread_mentions_elsewhere_are_single_requests(webhook_client: Any, linked: Any) -> None:
