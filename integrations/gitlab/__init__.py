@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
 from integrations.gitlab.signin import SIGN_IN
@@ -73,6 +76,14 @@ def _ci_report(context: TriggerContext, requester_id: int | None, check: FailedC
     return ci_report(context, requester_id, check)
 
 
+def _resolve_thread(
+    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
+) -> None:
+    from integrations.gitlab.provider import resolve_thread
+
+    resolve_thread(context, requester_id, where)
+
+
 PROVIDER = Provider(
     name="gitlab",
     display_name="GitLab",
@@ -87,4 +98,5 @@ PROVIDER = Provider(
     setup=_setup,
     preflight=_preflight,
     ci_report=_ci_report,
+    resolve_thread=_resolve_thread,
 )

@@ -67,6 +67,7 @@ class DiffThread:
     line: int | None
     notes: tuple[Note, ...]
     resolved: bool = False
+    type: str = "DiffNote"
 
 
 class _Connection:
@@ -159,17 +160,24 @@ def _note(data: Mapping[str, Any]) -> Note:
 
 
 def _diff_thread(data: Mapping[str, Any]) -> DiffThread | None:
+    """A thread that can be resolved: on a diff line (`DiffNote`), or a discussion started as
+    such (`DiscussionNote`, with no file or line). Stand-alone notes are not threads."""
     notes = data.get("notes") or []
+    kind = notes[0].get("type") if notes else None
     position = notes[0].get("position") if notes else None
-    if not notes or notes[0].get("type") != "DiffNote" or not isinstance(position, dict):
+    if kind == "DiffNote" and not isinstance(position, dict):
         return None
-    line = position.get("new_line") or position.get("old_line")
+    if kind not in ("DiffNote", "DiscussionNote") or not notes[0].get("resolvable", True):
+        return None
+    where = position if isinstance(position, dict) else {}
+    line = where.get("new_line") or where.get("old_line")
     return DiffThread(
         id=str(data["id"]),
-        path=position.get("new_path") or position.get("old_path"),
+        path=where.get("new_path") or where.get("old_path"),
         line=int(line) if line is not None else None,
         notes=tuple(_note(n) for n in notes),
         resolved=bool(notes[0].get("resolved")),
+        type=str(kind),
     )
 
 
@@ -286,6 +294,13 @@ class GitLabClient:
         with self._api(action) as api:
             thread = _noteable(api, project, kind, iid).discussions.get(discussion_id, lazy=True)
             thread.notes.update(note_id, {"body": body})
+
+    def resolve_discussion(self, project: ProjectRef, iid: int, discussion_id: str) -> None:
+        """Mark a merge request's thread resolved (again: resolving twice is no change)."""
+        action = "PUT /projects/:id/merge_requests/:iid/discussions/:discussion_id"
+        with self._api(action) as api:
+            merge_request = _noteable(api, project, "merge_request", iid)
+            merge_request.discussions.update(discussion_id, {"resolved": True})
 
     def award_eyes(self, project: ProjectRef, kind: NoteableKind, iid: int, note_id: int) -> None:
         """Put 👀 on a note; done already (a retried call) counts as done."""

@@ -121,10 +121,11 @@ class GitLabConversation:
         if self.kind == "merge_request":
             diff_threads = self.client.diff_threads(self.project, self.iid)
         ours = self._ours([*notes, *(n for thread in diff_threads for n in thread.notes)])
+        in_threads = {n.id for thread in diff_threads for n in thread.notes}
         comments = tuple(
             Comment(n.author, n.body)
             for n in notes
-            if not n.system and n.type != "DiffNote" and not ours(n)
+            if not n.system and n.type != "DiffNote" and n.id not in in_threads and not ours(n)
         )
         threads = (
             ReviewThread(
@@ -134,7 +135,7 @@ class GitLabConversation:
                 resolved=thread.resolved,
                 id=thread.id,
                 answered=bool(thread.notes) and ours(thread.notes[-1]),
-                where=(("discussion_id", thread.id), ("note_type", "DiffNote")),
+                where=(("discussion_id", thread.id), ("note_type", thread.type)),
             )
             for thread in diff_threads
         )
@@ -222,6 +223,18 @@ def conversation_for(context: TriggerContext, requester_id: int | None) -> GitLa
         discussion_id=str(discussion_id) if threaded else None,
         bot=settings.bot_name,
     )
+
+
+def resolve_thread(
+    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
+) -> None:
+    """Resolve the merge request's discussion a thread reply went to (`where`)."""
+    discussion_id = where.get("discussion_id")
+    if _kind(_required(context, "noteable_type")) != "merge_request" or not discussion_id:
+        raise PermanentCallbackError("only a merge request's discussion can be resolved")
+    client, _, _ = _client(requester_id)
+    project = context.get("project_id") or _required(context, "repo")
+    client.resolve_discussion(project, int(_required(context, "iid")), str(discussion_id))
 
 
 def forge_for(context: TriggerContext, requester_id: int | None) -> GitLabForge:

@@ -18,6 +18,7 @@ from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 
 _KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
+_THREAD_NOTES: Final = frozenset({"DiffNote", "DiscussionNote"})
 
 
 def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
@@ -37,7 +38,23 @@ def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
         "line_code": note.line_code,
         "url": note.url,
     }
-    return _trigger(event.user, event.project, _KINDS[note.noteable_type], target, request, extra)
+    trigger = _trigger(
+        event.user, event.project, _KINDS[note.noteable_type], target, request, extra
+    )
+    if note.type in _THREAD_NOTES and (target.source_branch or "").startswith(BOT_BRANCH_PREFIX):
+        # A mention in a thread of the bot's own merge request: its job takes every unresolved
+        # discussion (`worker.reviews`). GitLab gives the notes of one review no common id, so
+        # a mention while the batch runs joins it (steering); any other is a job of its own,
+        # which leaves out the threads the bot answered last.
+        # Its status goes to the merge request, not into the mention's thread (the bot speaking
+        # last there would count the thread as answered); each thread gets its own reply.
+        batch = {
+            "review_batch": True,
+            "discussion_id": None,
+            "mention_discussion": note.discussion_id,
+        }
+        return replace(trigger, context={**trigger.context, **batch})
+    return trigger
 
 
 def on_issue(event: WorkItemEvent, policy: Policy) -> Trigger | None:

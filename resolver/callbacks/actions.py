@@ -242,7 +242,8 @@ def pull_title(trigger: Mapping[str, Any], task: str) -> str:
 
 def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     """A reply in one review thread of a review the job took as a batch: the job's conversation,
-    moved into the thread by the context entries the provider gave for it."""
+    moved into the thread by the context entries the provider gave for it; then, when the job
+    pushed and the repository allows it, the thread resolved (forges that can)."""
     with session_scope() as session:
         job = jobs.get_job(session, int(payload["job_id"]))
         source, trigger, requester_id = job.source, dict(job.trigger), job.requester_id
@@ -251,4 +252,10 @@ def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, An
     conversation = registry.conversation(source, context, requester_id)
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
-    return {"message": _post_once(conversation, f"thread-{callback_id}", text, callback_id)}
+    message = _post_once(conversation, f"thread-{callback_id}", text, callback_id)
+    resolver = registry.get(source).resolve_thread
+    if payload.get("resolve") and resolver is not None and isinstance(where, Mapping):
+        # After the reply, so a retry finds the reply posted and resolves again (no change).
+        resolver(trigger, requester_id, where)
+        return {"message": message, "resolved": True}
+    return {"message": message}

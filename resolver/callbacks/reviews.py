@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from resolver.contract.outbound import THREAD_REPLY
+from resolver.contract.reviews import RESOLVE_KEY
 from resolver.core.sanitize import sanitize
 from resolver.core.states import JobState, Outcome
 from resolver.store.callbacks import record_callback
@@ -31,11 +32,18 @@ def record_thread_replies(
         return []
     said = result.get("thread_replies")
     said = said if isinstance(said, Mapping) else {}
+    # The threads the pushed commit addressed are resolved after the reply, where allowed.
+    resolve = result.get(RESOLVE_KEY) is True and _pushed(job) is not None
     ids: list[int] = []
     for thread in threads:
         # The model's words are shown like every text it writes: sanitised for the forge.
         text = sanitize(render_thread_reply(job, said.get(str(thread.get("id"))), job_link), hosts)
-        payload = {"job_id": job.id, "where": dict(thread.get("where") or {}), "text": text}
+        payload = {
+            "job_id": job.id,
+            "where": dict(thread.get("where") or {}),
+            "text": text,
+            "resolve": resolve,
+        }
         ids.append(record_callback(session, job.source, THREAD_REPLY, payload, job.id).id)
     return ids
 

@@ -4,9 +4,9 @@ outside `integrations/` names a provider. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from resolver.contract.checks import Preflight
 from resolver.contract.ci import CIReport, FailedCheck
@@ -27,6 +27,8 @@ CIReader = Callable[[TriggerContext, int | None, FailedCheck], CIReport]
 # The trigger context, the requester's user id, the repository and a base branch: the open
 # pull requests into that base (`conflicts: fix`).
 PullLister = Callable[[TriggerContext, int | None, str, str], tuple[PullInfo, ...]]
+# The trigger context, the requester's user id and the thread's `where` (`ReviewThread.where`).
+ThreadResolver = Callable[[TriggerContext, int | None, Mapping[str, Any]], None]
 # The trigger context, the recipient's external id and the text.
 PrivatePost = Callable[[TriggerContext, str, str], None]
 
@@ -69,6 +71,9 @@ class Provider:
 
     ci_report: CIReader | None = None
     """Reads a failing check's annotations and the tail of its log (forges with CI)."""
+    resolve_thread: ThreadResolver | None = None
+    """Marks a review thread resolved, after the bot's reply in it (where the forge allows it
+    through its API and the repository through `reviews.resolve_threads`)."""
 
     open_pulls: PullLister | None = None
     """Lists the open pull requests into a base branch (`conflicts: fix` on a push to it)."""

@@ -36,7 +36,7 @@ from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
 from resolver.worker.ci import QuietStop, check_fix
 from resolver.worker.plan import check_permission, co_author, is_forge, repo_info, repository_of
 from resolver.worker.push import branch_lock, push
-from resolver.worker.reviews import note_pushed, take_review
+from resolver.worker.reviews import note_pushed, resolves_threads, take_review
 from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by, text_of
 
 logger = logging.getLogger(__name__)
@@ -56,6 +56,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         git_env = forge.git_env(plan.repo.clone_url)
         check = failed_check_of(snapshot.trigger)
         fixing = check_fix(snapshot, plan, check, git_env) if check is not None else None
+        resolving = resolves_threads(snapshot, plan, git_env)
     except QuietStop as quiet:
         return quiet_end(snapshot, str(quiet))
     except Stop as stop:
@@ -64,7 +65,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         reason = f"I could not prepare this job: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
     record_plan(ctx.job_id, plan)
-    history = take_review(snapshot, _history(snapshot))
+    history = take_review(snapshot, _history(snapshot), resolving)
     if fixing is not None:
         history = providers.History(history.comments + fixing[2], history.review_threads)
     instruction, model = requested_model(snapshot.task)

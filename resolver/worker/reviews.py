@@ -8,10 +8,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Final
 
+from integrations import registry
+from resolver.agent import git as git_repo
 from resolver.contract.outbound import History, ReviewThread
+from resolver.contract.reviews import RESOLVE_KEY, ReviewsConfigError, parse_reviews_config
+from resolver.core.settings import get_settings
+from resolver.core.states import Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
-from resolver.worker.values import Snapshot
+from resolver.worker.values import Plan, Snapshot, Stop
 
 MAX_THREADS: Final = 30
 
@@ -22,16 +27,33 @@ def open_threads(history: History) -> tuple[ReviewThread, ...]:
     return tuple(waiting)[:MAX_THREADS]
 
 
-def take_review(snapshot: Snapshot, history: History) -> History:
+def resolves_threads(snapshot: Snapshot, plan: Plan, git_env: dict[str, str] | None) -> bool:
+    """Whether a review batch resolves the threads it addressed: its forge can, and
+    `.resolver/config.yml` on the default branch says `reviews: {resolve_threads: true}`. A bad
+    setting stops the job with what is wrong; other jobs never read it."""
+    if not snapshot.trigger.get("review_batch"):
+        return False
+    if registry.get(plan.forge_name).resolve_thread is None:
+        return False
+    root = get_settings().sandbox_workspace_root
+    with git_repo.private_clone(plan.repo.clone_url, root, None, git_env, shallow=True) as clone:
+        try:
+            config = git_repo.repo_config(clone, git_repo.default_ref(clone))
+            return parse_reviews_config(config).resolve_threads
+        except (ReviewsConfigError, git_repo.RepoError) as error:
+            raise Stop(Outcome.COULD_NOT, f"I cannot take the review: {error}") from None
+
+
+def take_review(snapshot: Snapshot, history: History, resolve: bool = False) -> History:
     """For a review batch, the history with only its open threads, which are recorded on the
-    job; any other job's history as it is."""
+    job (and whether to resolve them); any other job's history as it is."""
     if not snapshot.trigger.get("review_batch"):
         return history
     threads = open_threads(history)
     taken = [{"id": t.id, "where": dict(t.where)} for t in threads]
     with session_scope() as session:
         job = jobs.get_job(session, snapshot.id)
-        job.result = {**job.result, "review_threads": taken}
+        job.result = {**job.result, "review_threads": taken, RESOLVE_KEY: resolve}
     return replace(history, review_threads=threads)
 
 

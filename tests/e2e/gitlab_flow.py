@@ -12,7 +12,7 @@ from resolver.store.vault import Vault, store_credential
 from tests.e2e.stack import REPO_FILES
 from tests.integrations.deliveries import SECRETS, load
 from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI, Project
+from tests.support.gitlab_api import DEVELOPER, GitLabAPI, MergeRequest, Note, Project
 
 PROJECT = "group/widgets"
 IID = 7
@@ -70,4 +70,41 @@ def note_hook(api: GitLabAPI, project: Project, text: str, author: str = "alice"
         url=f"{web_url}/-/issues/{IID}#note_{note.id}",
     )
     payload["issue"].update(iid=IID, title=TITLE, description="", state="opened")
+    return payload
+
+
+def diff_note_hook(
+    api: GitLabAPI, project: Project, merge_request: MergeRequest, note: Note, author: str
+) -> dict[str, Any]:
+    """A recorded `Note Hook` for `note`, a diff note the stand-in knows on `merge_request`."""
+    web_url = f"{api.url}/{PROJECT}"
+    payload = load("gitlab", "Note_Hook__diff_note_on_merge_request")
+    payload["user"] = {"id": note.author, "username": author, "name": author.title()}
+    payload["project_id"] = project.id
+    payload["project"].update(
+        id=project.id,
+        path_with_namespace=PROJECT,
+        git_http_url=project.clone_url,
+        default_branch=project.default_branch,
+        web_url=web_url,
+    )
+    payload["object_attributes"].update(
+        id=note.id,
+        note=note.body,
+        author_id=note.author,
+        project_id=project.id,
+        type=note.type,
+        discussion_id=note.discussion_id,
+        position=note.position,
+        url=f"{web_url}/-/merge_requests/{merge_request.iid}#note_{note.id}",
+    )
+    payload["merge_request"].update(
+        iid=merge_request.iid,
+        source_branch=merge_request.source_branch,
+        target_branch=merge_request.target_branch,
+        title=merge_request.title,
+        description=merge_request.description,
+        author_id=merge_request.author,
+        state="opened",
+    )
     return payload

@@ -38,6 +38,7 @@ from tests.support.gitlab_notes import (
     create_note,
     list_discussions,
     list_notes,
+    resolve_discussion,
     update_note,
 )
 from tests.support.gitlab_oauth import (
@@ -122,6 +123,7 @@ class GitLabAPI(RestStandIn):
         self.merge_requests: list[MergeRequest] = []
         self.hooks: dict[int, Hook] = {}  # project webhooks (gitlab_hook_list)
         self.job_traces: dict[int, bytes] = {}  # CI job id -> its log
+        self.resolutions: list[tuple[str, bool, int]] = []  # discussion id, resolved, by user
         self.oauth = OAuthWeb()
         self._ids = iter(range(100_001, 10**9))  # clear of ids from recorded payloads
         super().__init__(ROUTES, API_PREFIX, prefix_required=True)
@@ -308,3 +310,4 @@ for _kind in KINDS:
         f"POST {_base}/discussions/{{discussion_id}}/notes": create_discussion_note,
         f"PUT {_base}/discussions/{{discussion_id}}/notes/{{note_id}}": update_note,
     }
+ROUTES["PUT /projects/{id}/merge_requests/{iid}/discussions/{discussion_id}"] = resolve_discussion

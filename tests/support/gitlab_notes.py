@@ -194,3 +194,34 @@ def award_emoji(api: GitLabAPI, request: Request) -> Answer:
         "awardable_id": note.id,
         "awardable_type": "Note",
     }
+
+
+def _resolved_param(request: Request) -> bool | None:
+    """`resolved`, from the JSON body or the query string as Grape takes either; None when
+    absent or not a boolean."""
+    value = (request.body or {}).get("resolved")
+    if value is None:
+        value = (request.query.get("resolved") or [None])[0]
+    if isinstance(value, bool):
+        return value
+    return {"true": True, "false": False}.get(str(value).lower()) if value is not None else None
+
+
+def resolve_discussion(api: GitLabAPI, request: Request) -> Answer:
+    """`PUT /projects/:id/merge_requests/:iid/discussions/:discussion_id` with `resolved`:
+    every resolvable note of the thread takes the value; the discussion is the answer."""
+    project, kind, iid = _noteable(api, request)
+    discussion = request.params["discussion_id"]
+    notes = [] if project is None else _notes_of(api, project, kind, iid)
+    thread = sorted((n for n in notes if n.discussion_id == discussion), key=lambda n: n.id)
+    if not thread:
+        return 404, message(404, "Discussion Not Found")
+    resolved = _resolved_param(request)
+    if resolved is None:
+        return missing("resolved")
+    if thread[0].type is None:
+        return 400, message(400, "Discussion is not resolvable")
+    for note in thread:
+        note.resolved = resolved
+    api.resolutions.append((discussion, resolved, request.user))
+    return 200, _discussion_json(api, thread)

@@ -235,6 +235,57 @@ def test_diff_threads_with_their_place_in_the_diff(
     assert [(n.author, n.body) for n in thread.notes] == [("bob", "why?"), ("alice", "because")]
 
 
+def test_a_discussion_started_as_such_is_a_thread_without_a_place(
+    client: GitLabClient, gitlab_api: GitLabAPI, project: Project
+) -> None:
+    iid = gitlab_api.add_merge_request(project, "feature").iid
+    started = gitlab_api.add_note(
+        project, "merge_requests", iid, "rename the module?", "bob", type="DiscussionNote"
+    )
+    [thread] = client.diff_threads(project.id, iid)
+    assert (thread.id, thread.path, thread.line, thread.type) == (
+        started.discussion_id,
+        None,
+        None,
+        "DiscussionNote",
+    )
+
+
+def test_a_thread_is_resolved_and_resolving_again_is_no_change(
+    client: GitLabClient, gitlab_api: GitLabAPI, project: Project
+) -> None:
+    iid = gitlab_api.add_merge_request(project, "feature").iid
+    position = {"new_path": "a.py", "new_line": 1, "old_path": "a.py", "old_line": None}
+    started = gitlab_api.add_note(
+        project, "merge_requests", iid, "why?", "bob", type="DiffNote", position=position
+    )
+    thread = started.discussion_id
+    client.resolve_discussion(PROJECT, iid, thread)
+    client.resolve_discussion(PROJECT, iid, thread)
+
+    assert started.resolved
+    [resolved] = client.diff_threads(project.id, iid)
+    assert resolved.resolved
+    first, again, _ = gitlab_api.requests
+    path = f"/projects/group%2Fwidgets/merge_requests/{iid}/discussions/{thread}"
+    assert (first.method, first.path, first.body, first.status) == (
+        "PUT",
+        path,
+        {"resolved": True},
+        200,
+    )
+    assert again.status == 200
+
+
+def test_resolving_an_absent_thread_is_permanent(
+    client: GitLabClient, gitlab_api: GitLabAPI, project: Project
+) -> None:
+    iid = gitlab_api.add_merge_request(project, "feature").iid
+    with pytest.raises(PermanentCallbackError) as failed:
+        client.resolve_discussion(project.id, iid, "0" * 40)
+    assert failed.value.status == 404 and gitlab_api.resolutions == []
+
+
 def test_a_draft_merge_request_is_opened_once(
     client: GitLabClient, gitlab_api: GitLabAPI, project: Project, tmp_path: Path
 ) -> None:

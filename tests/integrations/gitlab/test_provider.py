@@ -159,6 +159,42 @@ def test_history_leaves_out_system_and_bot_notes(
     )
 
 
+def test_a_discussion_is_a_thread_once_and_is_resolved_through_the_registry(
+    gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project
+) -> None:
+    store_bot_token(gitlab_env, BOT_TOKEN)
+    started = gitlab_api.add_note(
+        recorded, "merge_requests", 1, "rename the module?", "alice", type="DiscussionNote"
+    )
+    context = trigger_of("Note_Hook__on_merge_request", "@resolver fix these")
+    history = registry.conversation("gitlab", context, None).history()
+    where = (("discussion_id", started.discussion_id), ("note_type", "DiscussionNote"))
+    assert history == History(
+        comments=(),  # not again as a plain comment
+        review_threads=(
+            ReviewThread(
+                None,
+                None,
+                (Comment("alice", "rename the module?"),),
+                id=started.discussion_id,
+                where=where,
+            ),
+        ),
+    )
+
+    resolve = registry.get("gitlab").resolve_thread
+    assert resolve is not None and registry.get("github").resolve_thread is None
+    resolve(context, None, dict(where))
+    assert started.resolved
+    put = gitlab_api.requests[-1]
+    assert (put.method, put.path) == (
+        "PUT",
+        f"/projects/5/merge_requests/1/discussions/{started.discussion_id}",
+    )
+    with pytest.raises(PermanentCallbackError):
+        resolve(trigger_of("Note_Hook__on_issue", "@resolver fix"), None, dict(where))
+
+
 def test_history_leaves_out_notes_posted_with_the_requesters_token(
     gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project
 ) -> None:

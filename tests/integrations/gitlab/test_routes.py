@@ -80,6 +80,29 @@ def test_diff_note_carries_its_position(webhook_client: Any, linked: Any) -> Non
     assert job.trigger["position"]["new_line"] == 14 and job.trigger["discussion_id"]
 
 
+@pytest.mark.parametrize("note_type", ["DiffNote", "DiscussionNote"])
+def test_a_thread_mention_on_the_bots_merge_request_is_a_review_batch(
+    webhook_client: Any, linked: Any, note_type: str
+) -> None:
+    payload = note("@resolver address these", "Note_Hook__diff_note_on_merge_request")
+    payload["object_attributes"]["type"] = note_type
+    payload["merge_request"]["source_branch"] = "resolver/7-fix-add"
+    assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
+    [job] = linked.jobs()
+    assert job.trigger["review_batch"] is True and job.trigger["mention_discussion"]
+    assert job.trigger["discussion_id"] is None  # its status goes to the merge request
+
+
+def test_thread_mentions_elsewhere_are_single_requests(webhook_client: Any, linked: Any) -> None:
+    """Someone else's merge request, or a plain note on the bot's: only the mention itself."""
+    others = note("@resolver simplify this", "Note_Hook__diff_note_on_merge_request")
+    plain = note("@resolver rebase", "Note_Hook__on_merge_request")
+    plain["merge_request"]["source_branch"] = "resolver/7-fix-add"
+    for payload in (others, plain):
+        assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
+    assert [job.trigger.get("review_batch") for job in linked.jobs()] == [None, None]
+
+
 def test_confidential_notes_are_routed_too(webhook_client: Any, linked: Any) -> None:
     payload = note("@resolver fix", "Confidential_Note_Hook__on_issue")
     assert post(webhook_client, gitlab("Confidential Note Hook", payload)).status_code == 202
