@@ -14,6 +14,7 @@ from integrations.github.provider import GitHubConversation
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import hidden_tag
 from resolver.core.settings import Settings
+from tests.conftest import ResolverEnv
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
 
@@ -24,7 +25,9 @@ WHO_AM_I = "GET /user"
 
 
 @pytest.fixture
-def client(settings: Settings, repo: Repo) -> GitHubClient:
+def client(settings: Settings, repo: Repo, resolver_env: ResolverEnv) -> GitHubClient:
+    """The bot's own comments are told by its name in the settings of the environment (never a
+    developer's `.env`), so the test runs under a Resolver environment of its own."""
     return GitHubClient(settings, lambda: installation_token(INSTALLATION_ID, settings))
 
 
@@ -99,7 +102,7 @@ def test_the_common_path_does_not_ask_whom_the_token_acts_as(
 
 
 def test_with_a_users_token_that_users_tagged_comment_is_ours(
-    settings: Settings, repo: Repo, github_api: GitHubAPI
+    settings: Settings, repo: Repo, github_api: GitHubAPI, resolver_env: ResolverEnv
 ) -> None:
     """A job without the App acts with the requester's token, so its comments are theirs."""
     github_api.add_token("alice-token", "alice")
