@@ -13,6 +13,7 @@ import requests
 from gitlab.exceptions import GitlabError, GitlabHookTestError
 
 from integrations.gitlab.client import error_detail
+from integrations.gitlab.hooks import EVENT_FLAGS, TEST_TRIGGER
 from integrations.gitlab.routes import ROUTES
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import secret_value
@@ -21,15 +22,6 @@ from resolver.core.settings import Settings
 from resolver.store.secrets import stored_token
 
 TIMEOUT_SECONDS: Final = 10.0
-TEST_TRIGGER: Final = "note_events"
-# The hook setting that sends each event key of ROUTES (GitLab's X-Gitlab-Event).
-HOOK_FIELDS: Final = {
-    "Note Hook": "note_events",
-    "Confidential Note Hook": "confidential_note_events",
-    "Issue Hook": "issues_events",
-    "Confidential Issue Hook": "confidential_issues_events",
-    "Merge Request Hook": "merge_requests_events",
-}
 TOKEN, HOOK = "gitlab token", "gitlab webhook"
 NETWORK_ERRORS: Final = (requests.ConnectionError, requests.Timeout)
 
@@ -95,7 +87,7 @@ def hook_url(public_url: str) -> str:
 
 
 def needed_events() -> list[str]:
-    return list(dict.fromkeys(HOOK_FIELDS[key] for key in ROUTES))
+    return list(dict.fromkeys(EVENT_FLAGS[key] for key in ROUTES))
 
 
 def project_check(api: gitlab.Gitlab, project: str, url: str) -> Check:

@@ -170,6 +170,7 @@ def gitlab_setup(
         "issues_events": True,
         "confidential_issues_events": True,
         "merge_requests_events": True,
+        "pipeline_events": True,
     }
     api.add_hook(project, f"{receiver}/webhooks/gitlab", token=token, **needed | events)
     settings = configure(
