@@ -116,17 +116,18 @@ def deliver(self: Task, callback_id: int) -> None:
 
 def _first_in_slot(duty: str, every: float) -> bool:
     """Beat runs on every host: a periodic duty runs once per slot, whoever sent it."""
-    if locks.claim_slot(duty, every):
-        return True
-    log(logger, logging.INFO, "duty.skipped", duty=duty)
-    return False
+    slot = locks.claim_slot(duty, every)
+    if slot is None:
+        log(logger, logging.INFO, "duty.skipped", duty=duty)
+        return False
+    log(logger, logging.INFO, "duty.ran", duty=duty, slot=slot)
+    return True
 
 
 @shared_task(name=RECONCILE, max_retries=0, time_limit=60, soft_time_limit=50)
 def reconcile_task() -> list[int]:
     if not _first_in_slot("reconcile", get_settings().reconcile_interval):
         return []
-    log(logger, logging.INFO, "duty.ran", duty="reconcile")
     with session_scope() as session:
         return reconcile(session)
 

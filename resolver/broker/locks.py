@@ -75,14 +75,14 @@ def server_version(url: str | None = None, timeout: float = 2.0) -> str:
         client.close()
 
 
-def claim_slot(duty: str, every: float) -> bool:
-    """Whether this caller is the first to run `duty` in the current slot of `every` seconds:
-    with two beats (two hosts), each periodic duty still runs once per slot. Raises
+def claim_slot(duty: str, every: float) -> int | None:
+    """The current slot of `every` seconds when this caller is the first to run `duty` in it,
+    else None: with two beats (two hosts), each periodic duty still runs once per slot. Raises
     BrokerError when Redis cannot be reached."""
     slot = int(time.time() // every)
     client = redis.Redis.from_url(get_settings().redis_url)
     try:
         key = f"resolver:duty:{duty}:{slot}"
-        return bool(client.set(key, "1", nx=True, ex=max(1, int(every * 2))))
+        return slot if client.set(key, "1", nx=True, ex=max(1, int(every * 2))) else None
     finally:
         client.close()
