@@ -309,11 +309,14 @@ def test_a_failed_setup_is_reported_and_the_agent_does_not_start(
 def test_the_clone_sandbox_and_workspace_are_removed_afterwards(
     job_id: int, source_repo: Path, llm_server: ScriptedLLMServer, agent_env: AgentEnv
 ) -> None:
+    from resolver.core.settings import get_settings
     from sandbox.engine import client
-    from sandbox.naming import LABEL_JOB
+    from sandbox.naming import LABEL_DEPLOYMENT, LABEL_JOB
 
-    # Other runs on the same engine may have a job of the same id: compare before and after.
-    labelled = {"label": f"{LABEL_JOB}={job_id}"}
+    # Other runs on the same engine may have a job of the same id: this deployment's only (both
+    # labels must match), compared before and after.
+    deployment = get_settings().deployment
+    labelled = {"label": [f"{LABEL_JOB}={job_id}", f"{LABEL_DEPLOYMENT}={deployment}"]}
 
     def ours() -> tuple[set[str], set[str]]:
         containers = client().api.containers(all=True, filters=labelled)
