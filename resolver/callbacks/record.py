@@ -23,7 +23,7 @@ from resolver.core.logs import log
 from resolver.core.sanitize import sanitize
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs
+from resolver.store import jobs, steering
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
@@ -139,10 +139,16 @@ def record_status(session: Session, job: Job) -> list[int]:
 
 def stop_job(session: Session, job: Job, by: str) -> list[int]:
     """Stop `job` on behalf of `by`: a queued job ends now, a running one at its next step. Its
-    status message says who asked (the callbacks to publish after the commit)."""
+    status message says who asked. The requests still waiting in its inbox (steering) were part
+    of it and end with it, whoever pressed stop and wherever (the callbacks to publish after
+    the commit)."""
     jobs.request_cancel(session, job)
     job.result = {**job.result, "stopped_by": by}
-    return record_status(session, job)
+    callbacks = record_status(session, job)
+    for source in steering.waiting_sources(session, job.id):
+        jobs.request_cancel(session, source)
+        callbacks += record_status(session, source)
+    return callbacks
 
 
 def record_reply(session: Session, job: Job, text: str) -> list[int]:

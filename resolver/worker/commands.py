@@ -15,7 +15,6 @@ from resolver.store import jobs
 from resolver.store import steering as store_steering
 from resolver.store.db import session_scope
 from resolver.store.models import Job
-from resolver.worker import steering
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.values import Snapshot, Stop
 
@@ -49,7 +48,6 @@ def _answer(snapshot: Snapshot, command: Command) -> RunResult:
             text = refusal
         else:
             callbacks += record.stop_job(session, target, snapshot.requester or "its requester")
-            callbacks += steering.cancel_waiting(session, target)
             text = f"Stopping job {target.id}. Its status message will say when it has stopped."
         callbacks += record.record_reply(session, me, text)
     record.publish_all(callbacks)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from integrations import registry
 from resolver.callbacks import record
@@ -26,9 +25,6 @@ from resolver.store.models import Job
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.request import load
 from resolver.worker.values import Stop
-
-if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -102,13 +98,3 @@ def inbox_for(job_id: int) -> Inbox:
         return [InboxMessage(message.author, message.text) for message in messages]
 
     return take
-
-
-def cancel_waiting(session: Session, job: Job) -> list[int]:
-    """End the requests still waiting in a stopped job's inbox (they were part of it); the
-    callbacks to publish after the commit."""
-    callbacks: list[int] = []
-    for source in steering.waiting_sources(session, job.id):
-        jobs.request_cancel(session, source)
-        callbacks += record.record_status(session, source)
-    return callbacks

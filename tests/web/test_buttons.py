@@ -65,6 +65,21 @@ def test_a_running_job_is_asked_to_stop_and_says_so(app, forge) -> None:
         assert "root asked me to stop" in status.render(record.view_of(session, job))
 
 
+def test_stop_from_the_page_also_ends_the_messages_waiting_to_steer_the_job(app, forge) -> None:
+    from resolver.store import steering
+
+    job_id, waiting_id = _job(), new_job(repo=SECRET_REPO, task="and rename it")
+    with session_scope() as session:
+        job, waiting = jobs.get_job(session, job_id), jobs.get_job(session, waiting_id)
+        jobs.transition(job, JobState.RUNNING)
+        steering.add_message(session, job, waiting)
+    client = browser(app)
+    sign_in(client, forge, "root")
+    client.post(f"/jobs/{job_id}/stop", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
+    assert _state(waiting_id)[0] == "cancelled", "it would otherwise run as a follow-up"
+    assert _status_callbacks(waiting_id), "its own status message says so"
+
+
 def test_a_reader_may_look_but_not_stop(app, forge) -> None:
     job_id = _job()
     client = browser(app)
