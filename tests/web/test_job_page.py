@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+from resolver.contract.outbound import THREAD_REPLY
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
+from resolver.store.callbacks import finish, record_callback
 from resolver.store.db import session_scope
 from tests.store.test_storage import new_job
 from tests.web.conftest import SECRET_REPO, browser, sign_in
@@ -170,9 +172,6 @@ def test_the_list_filters_and_pages(app, forge) -> None:
 
 
 def test_a_thread_left_unresolved_is_named_in_the_history(app, forge) -> None:
-    from resolver.contract.outbound import THREAD_REPLY
-    from resolver.store.callbacks import finish, record_callback
-
     job_id = new_job(repo=SECRET_REPO)
     with session_scope() as session:
         sent = record_callback(session, "github", THREAD_REPLY, {}, job_id).id
