@@ -240,6 +240,8 @@ class GitHubAPI(RestStandIn):
         if method == "GET" and raw_path.startswith(DOWNLOADS):
             with self.lock:
                 return serve_download(self, raw_path, headers)
+        if self.prefix.endswith("/v3") and raw_path == self.prefix.removesuffix("/v3") + "/graphql":
+            raw_path = f"{self.prefix}/graphql"  # GHES serves GraphQL at /api/graphql, not below v3
         page = new_app_page(self, method, raw_path, headers, raw)
         return page if page is not None else super().handle(method, raw_path, headers, raw)
 

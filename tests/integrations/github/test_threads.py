@@ -4,6 +4,7 @@ once, and every refusal (a 200 with `errors`) a permanent error that names it.""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,8 +16,14 @@ from integrations.github.client import GitHubClient
 from integrations.github.threads import find_thread, resolve_review_thread
 from resolver.contract.errors import PermanentCallbackError
 from resolver.core.settings import Settings
-from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO, AppKey
-from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
+from tests.integrations.github.conftest import (
+    APP_ID,
+    INSTALLATION_ID,
+    REPO,
+    AppKey,
+    make_settings,
+)
+from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo, conformance_problems
 from tests.support.github_graphql import SCHEMA_FIXTURE, github_schema, operation_problems
 from tests.support.make_github_graphql_schema import trim
 
@@ -157,3 +164,17 @@ def test_the_schema_fixture_is_githubs_cut_to_what_the_stand_in_serves() -> None
         "type Query { repository: Repository } "
         "type Repository { name: String labels(after: Cursor): String } scalar Cursor"
     )
+
+
+def test_github_enterprise_takes_graphql_beside_its_rest_prefix(
+    app_key: AppKey, key_file: Path
+) -> None:
+    """GHES serves REST under /api/v3 and GraphQL at /api/graphql; githubkit knows both."""
+    with GitHubAPI(app_id=APP_ID, public_key=app_key.public_pem, prefix="/api/v3") as api:
+        api.add_installation(INSTALLATION_ID)
+        api.add_repo(REPO, "https://ghe.example.test/octo/widgets.git")
+        [root] = _review(api, 1)
+        settings = make_settings(api.base_url, key_file)
+        assert resolve_review_thread(_client(settings), REPO, 1, root) is True
+    assert [r.path for r in api.calls("POST /graphql")] == ["/graphql", "/graphql"]
+    assert api.graphql.resolved == {root: BOT_LOGIN} and conformance_problems(api.requests) == []
