@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from integrations.github.app_setup import APP_FROM_MANIFEST
 from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
@@ -68,6 +71,14 @@ def _open_pulls(
     return client_for_job(context, requester_id).open_pulls(repo, base)
 
 
+def _resolve_thread(
+    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
+) -> None:
+    from integrations.github.provider import resolve_thread
+
+    resolve_thread(context, requester_id, where)
+
+
 def _preflight(scope: PreflightScope) -> list[Check]:
     from integrations.github.preflight import checks
 
@@ -90,4 +101,5 @@ PROVIDER = Provider(
     preflight=_preflight,
     ci_report=_ci_report,
     open_pulls=_open_pulls,
+    resolve_thread=_resolve_thread,
 )

@@ -9,7 +9,7 @@ from typing import Final
 
 PERMISSIONS: Final[dict[str, str]] = {
     "contents": "write",  # push the bot's branch
-    "pull_requests": "write",  # open and update its draft pull requests, reply on reviews
+    "pull_requests": "write",  # its draft pull requests; reply on reviews, resolve threads
     "issues": "write",  # the 👀, the status comment, labels and assignment as triggers
     "metadata": "read",  # always granted; named so the manifest says everything
     "checks": "read",  # a red check on its own pull request: the check run and annotations

@@ -17,7 +17,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from githubkit import GitHub, TokenAuthStrategy, UnauthAuthStrategy
-from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
+from githubkit.exception import (
+    GraphQLFailed,
+    RateLimitExceeded,
+    RequestError,
+    RequestFailed,
+    RequestTimeout,
+)
 from githubkit.response import Response
 from githubkit.typing import Missing
 from githubkit.utils import UNSET
@@ -379,6 +385,24 @@ class GitHubClient:
             github = self._api()
             data = github.rest.repos.get(owner, name).json()
         return str(data["clone_url"]), str(data["default_branch"])
+
+    def graphql(self, action: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """The `data` of a GraphQL call (`action` names it in errors). GitHub answers 200 with
+        `errors` when it fails; those become a PermanentCallbackError that names them.
+        https://docs.github.com/graphql/guides/forming-calls-with-graphql"""
+        with self._translated(f"GraphQL {action}"):
+            github = self._api()
+            try:
+                return github.graphql(query, variables)
+            except GraphQLFailed as failed:
+                raise PermanentCallbackError(_graphql_detail(action, failed)) from None
+
+
+def _graphql_detail(action: str, failed: GraphQLFailed) -> str:
+    errors = failed.response.errors or []
+    parts = [f"{e.type}: {e.message}" if e.type else e.message for e in errors]
+    detail = redact("; ".join(parts) or "no message")[:MESSAGE_LIMIT]
+    return f"GitHub's GraphQL API refused {action}: {detail}"
 
 
 def _log_location(settings: Settings, token: str, repo: str, job_id: int) -> str:

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
+from integrations.github.threads import resolve_review_thread
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -222,6 +223,18 @@ def conversation(context: TriggerContext, requester_id: int | None) -> GitHubCon
 
 def forge(context: TriggerContext, requester_id: int | None) -> GitHubForge:
     return GitHubForge(client_for_job(context, requester_id), context, requester_id)
+
+
+def resolve_thread(
+    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
+) -> None:
+    """Resolve the review thread a thread reply went to (`where`), as the identity that posted
+    the reply; one already resolved is left as it is."""
+    repo, number = str(context.get("repo") or ""), _int(context.get("number"))
+    root = _int(where.get("in_reply_to_id")) or _int(where.get("comment_id"))
+    if not repo or number is None or root is None:
+        raise PermanentCallbackError("only a pull request's review thread can be resolved")
+    resolve_review_thread(client_for_job(context, requester_id), repo, number, root)
 
 
 def co_author(user: ForgeUser) -> tuple[str, str]:

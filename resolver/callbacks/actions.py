@@ -19,6 +19,7 @@ from resolver.callbacks.record import forge_of, publish_all, record_status, view
 from resolver.contract import outbound as providers
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_PULL
+from resolver.contract.provider import ThreadResolver
 from resolver.core.logs import log
 from resolver.store import callbacks, jobs
 from resolver.store.callbacks import mark_posting
@@ -256,6 +257,25 @@ def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, An
     resolver = registry.get(source).resolve_thread
     if payload.get("resolve") and resolver is not None and isinstance(where, Mapping):
         # After the reply, so a retry finds the reply posted and resolves again (no change).
-        resolver(trigger, requester_id, where)
+        _resolve_after_reply(resolver, trigger, requester_id, where, callback_id)
         return {"message": message, "resolved": True}
     return {"message": message}
+
+
+def _resolve_after_reply(
+    resolver: ThreadResolver,
+    trigger: Mapping[str, Any],
+    requester_id: int | None,
+    where: Mapping[str, Any],
+    callback_id: int,
+) -> None:
+    """A refusal fails the callback saying so (kept on its row, shown on the job page): the
+    reply stands, and the thread stays open."""
+    try:
+        resolver(trigger, requester_id, where)
+    except PermanentCallbackError as error:
+        fields = {"callback": callback_id, "error": str(error)}
+        log(logger, logging.WARNING, "review.resolve_failed", **fields)
+        raise PermanentCallbackError(
+            f"replied in the thread, but could not resolve it: {error}", status=error.status
+        ) from None

@@ -109,6 +109,16 @@ def recently_failed(session: Session, action: str, since: datetime) -> list[tupl
     return [(job, callback) for job, callback in rows]
 
 
+def failures_of(session: Session, job_id: int, action: str) -> list[tuple[datetime, str]]:
+    """When and why each of the job's callbacks of `action` failed for good, oldest first."""
+    rows = session.execute(
+        select(Callback.finished_at, Callback.error)
+        .where(Callback.job_id == job_id, Callback.action == action, Callback.state == "failed")
+        .order_by(Callback.id)
+    )
+    return [(finished, error or "no reason recorded") for finished, error in rows if finished]
+
+
 def newest_callback(session: Session, job_id: int, action: str) -> int | None:
     """The id of the job's newest callback of `action`."""
     return session.scalar(

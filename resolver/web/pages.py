@@ -14,12 +14,14 @@ from integrations import registry
 from resolver.broker import locks
 from resolver.broker.outbox import queue_lengths
 from resolver.callbacks.record import pull_word
+from resolver.contract.outbound import THREAD_REPLY
 from resolver.contract.signin import ForgeUnreachableError, SignInError
 from resolver.core import budgets as caps
 from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, is_terminal
 from resolver.store import accounts, browse, jobs
 from resolver.store import budgets as spend
+from resolver.store.callbacks import failures_of
 from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
 from resolver.web import steps
@@ -151,6 +153,14 @@ def job_history(job: Job) -> list[tuple[str, str]]:
     return history
 
 
+def thread_failures(session: Session, job_id: int) -> list[tuple[str, str]]:
+    """A review batch's thread replies that failed (or a thread left unresolved), and why."""
+    return [
+        (when.strftime("%Y-%m-%d %H:%M:%S UTC"), f"review thread: {error}")
+        for when, error in failures_of(session, job_id, THREAD_REPLY)
+    ]
+
+
 def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str, Any]:
     """Everything the job page and its live header show."""
     result = job.result if isinstance(job.result, dict) else {}
@@ -199,7 +209,7 @@ async def job_page(request: Request) -> Response:
             values.update(
                 blocks=[block for block in blocks if block is not None],
                 last_seq=events[-1].seq if events else 0,
-                history=job_history(job),
+                history=job_history(job) + thread_failures(session, job.id),
                 live=not is_terminal(JobState(job.state)),
                 source_url=trigger.get("url"),
                 source_name=found.display_name if found else job.source,

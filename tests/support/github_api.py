@@ -10,7 +10,8 @@
 App JWTs are verified with the App's public key (RS256, iss, iat, exp at most 10 minutes
 ahead); every other endpoint needs a token it minted or was given with `add_token`. Routes are
 written as GitHub's path templates; `conformance_problems` checks recorded requests against the
-published OpenAPI description (tests/support/github_openapi_paths.json).
+published OpenAPI description (tests/support/github_openapi_paths.json), and GraphQL operations
+(`POST /graphql`, in `github_graphql`) against the published GraphQL schema.
 
 A person signs in with GitHub's OAuth web flow on `web_url` (outside `requests`, which are the
 REST API's): `add_oauth_app`, `sign_in_as`, then the app's redirects. A user's token sees a
@@ -57,6 +58,7 @@ from tests.support.github_conformance import (
     openapi_operation,
     openapi_operations,
 )
+from tests.support.github_graphql import GRAPHQL_ROUTE, GraphQLState, serve_graphql
 from tests.support.github_manifest import MANIFEST_ROUTES, Manifests, new_app_page, public_key_of
 from tests.support.github_oauth import (
     OAUTH_ROUTES,
@@ -157,6 +159,7 @@ class GitHubAPI(RestStandIn):
         self._ids = iter(range(1_000_001, 10**9))
         self.app = App(int(app_id))  # GET /app, its webhook and deliveries (github_app_hooks)
         self.checks = Checks()  # check runs' annotations and Actions logs (github_checks)
+        self.graphql = GraphQLState()  # review threads resolved over GraphQL (github_graphql)
         super().__init__(ROUTES, prefix.rstrip("/"))
 
     # --- set-up and inspection from tests
@@ -237,6 +240,8 @@ class GitHubAPI(RestStandIn):
         if method == "GET" and raw_path.startswith(DOWNLOADS):
             with self.lock:
                 return serve_download(self, raw_path, headers)
+        if self.prefix.endswith("/v3") and raw_path == self.prefix.removesuffix("/v3") + "/graphql":
+            raw_path = f"{self.prefix}/graphql"  # GHES serves GraphQL at /api/graphql, not below v3
         page = new_app_page(self, method, raw_path, headers, raw)
         return page if page is not None else super().handle(method, raw_path, headers, raw)
 
@@ -385,5 +390,6 @@ ROUTES: dict[str, Handler] = {
     **CHECK_ROUTES,
     **APP_ROUTES,
     **MANIFEST_ROUTES,  # GET /app and its hook config: a created App, else the one above
+    GRAPHQL_ROUTE: serve_graphql,  # checked against the GraphQL schema, not the OpenAPI one
 }
-ROUTE_KEYS = frozenset(ROUTES)
+ROUTE_KEYS = frozenset(ROUTES) - {GRAPHQL_ROUTE}  # the REST routes

@@ -1,5 +1,6 @@
 """Conformance with GitHub's published OpenAPI description: which operation a request is for,
-and what in it the description lacks (tests/support/github_openapi_paths.json).
+and what in it the description lacks (tests/support/github_openapi_paths.json). A GraphQL
+request is checked against GitHub's published GraphQL schema instead (`github_graphql`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import re
 from functools import cache
 from pathlib import Path
 
+from tests.support.github_graphql import operation_problems
 from tests.support.standin import Recorded, template_regex
 
 OPENAPI_FIXTURE = Path(__file__).with_name("github_openapi_paths.json")
@@ -45,6 +47,9 @@ def conformance_problems(requests: list[Recorded]) -> list[str]:
     problems = []
     operations = openapi_operations()
     for request in requests:
+        if (request.method, request.path) == ("POST", "/graphql"):
+            problems += [f"POST /graphql: {p}" for p in operation_problems(request.body)]
+            continue
         key = openapi_operation(request.method, request.path)
         if key is None:
             problems.append(f"{request.method} {request.path}: no such operation")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+from resolver.contract.outbound import THREAD_REPLY
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
+from resolver.store.callbacks import finish, record_callback
 from resolver.store.db import session_scope
 from tests.store.test_storage import new_job
 from tests.web.conftest import SECRET_REPO, browser, sign_in
@@ -167,3 +169,17 @@ def test_the_list_filters_and_pages(app, forge) -> None:
     filtered = client.get("/jobs", params={"source": "cli"}).text
     assert f'href="/jobs/{other}"' in filtered and f'href="/jobs/{ids[-1]}"' not in filtered
     assert "No jobs you can see match" in client.get("/jobs", params={"state": "failed"}).text
+
+
+def test_a_thread_left_unresolved_is_named_in_the_history(app, forge) -> None:
+    job_id = new_job(repo=SECRET_REPO)
+    with session_scope() as session:
+        sent = record_callback(session, "github", THREAD_REPLY, {}, job_id).id
+        failed = record_callback(session, "github", THREAD_REPLY, {}, job_id).id
+    finish(sent, "sent")
+    reason = "replied in the thread, but could not resolve it: FORBIDDEN: not allowed"
+    finish(failed, "failed", error=reason)
+    client = browser(app)
+    sign_in(client, forge, "root")
+    page = client.get(f"/jobs/{job_id}").text
+    assert page.count("review thread: ") == 1 and f"review thread: {reason}" in page

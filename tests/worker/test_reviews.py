@@ -3,11 +3,13 @@ branch of a real repository, never from the branch; a bad value stops the job sa
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from integrations import registry
 from resolver.contract.outbound import RepoInfo
 from resolver.core.states import Outcome
 from resolver.worker.reviews import resolves_threads
@@ -39,25 +41,26 @@ def _plan(tmp_path: Path, forge: str, config: str | None, branch_config: str | N
     return Plan(forge, repo, "main", "resolver/7-x", "resolver/7-x", True)
 
 
+@pytest.mark.parametrize("forge", ["gitlab", "github"])
 def test_threads_are_resolved_only_when_the_default_branch_allows_it(
-    resolver_env: ResolverEnv, tmp_path: Path
+    resolver_env: ResolverEnv, tmp_path: Path, forge: str
 ) -> None:
-    assert resolves_threads(_snapshot("gitlab"), _plan(tmp_path / "a", "gitlab", RESOLVING), None)
-    assert not resolves_threads(_snapshot("gitlab"), _plan(tmp_path / "b", "gitlab", None), None)
+    assert resolves_threads(_snapshot(forge), _plan(tmp_path / "a", forge, RESOLVING), None)
+    assert not resolves_threads(_snapshot(forge), _plan(tmp_path / "b", forge, None), None)
     # The bot's branch saying so is not the repository saying so.
-    plan = _plan(tmp_path / "c", "gitlab", None, branch_config=RESOLVING)
-    assert not resolves_threads(_snapshot("gitlab"), plan, None)
+    plan = _plan(tmp_path / "c", forge, None, branch_config=RESOLVING)
+    assert not resolves_threads(_snapshot(forge), plan, None)
 
 
 def test_no_setting_is_read_where_nothing_would_be_resolved(
     resolver_env: ResolverEnv, tmp_path: Path
 ) -> None:
-    """Not a review batch, or a forge that cannot resolve (GitHub): no clone, even of a bad
+    """Not a review batch, or a provider that cannot resolve: no clone, even of a bad
     setting."""
     plan = _plan(tmp_path, "gitlab", "reviews: yes\n")
     assert not resolves_threads(_snapshot("gitlab", batch=False), plan, None)
-    github = Plan("github", plan.repo, "main", "resolver/7-x")
-    assert not resolves_threads(_snapshot("github"), github, None)
+    unable = next(p.name for p in registry.installed() if p.resolve_thread is None)
+    assert not resolves_threads(_snapshot(unable), replace(plan, forge_name=unable), None)
 
 
 @pytest.mark.parametrize(
