@@ -124,7 +124,7 @@ def _links(request: Request, url: str, page: int, pages: int) -> str:
     return ", ".join(
         f'<{url}?{urlencode({**query, "page": str(number)})}>; rel="{rel}"'
         for rel, number in targets.items()
-        if 1 <= number <= pages and (rel not in ("next", "prev") or number != page)
+        if 1 <= number <= pages
     )
 
 
