@@ -132,3 +132,29 @@ def test_a_conflicting_push_to_main_is_merged_into_the_bots_branch_without_force
     assert branch_head(bare, BRANCH) == new
     assert len(stack.llm.requests) == 3
     assert callbacks == []  # a push has no conversation: nothing is said
+
+
+def test_after_someone_else_pushed_to_the_branch_nothing_moves(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gitlab_api: GitLabAPI,
+    gitlab_git: GitHttpServer,
+) -> None:
+    project, bare = widgets(gitlab_api, gitlab_git)
+    merge_request = bots_merge_request(gitlab_api, project, bare)
+    commit_files(bare, "main", {**OPT_IN, **README}, "Opt in")
+    with running_stack(resolver_env, tmp_path, **gitlab_settings(gitlab_api)) as stack:
+        start(stack, gitlab_api)
+        asked = stack.job(ask(stack, monkeypatch, gitlab_api, project, merge_request))
+        assert (asked.state, asked.outcome) == ("succeeded", "changed_code"), asked.error
+        human = commit_to(bare, BRANCH, {"NOTES.md": "mine\n"}, "A human's commit")
+        main = commit_to(bare, "main", {"calc.py": MAIN_CALC}, "Comment add()")
+        job_id = push_to(stack, monkeypatch, gitlab_api, project, "refs/heads/main", main)
+        assert job_id is not None
+        job = stack.job(job_id)
+
+    assert (job.state, job.outcome) == ("succeeded", "no_changes"), job.error
+    assert "someone else pushed" in job.result["pulls"][str(merge_request.iid)]["summary"]
+    assert branch_head(bare, BRANCH) == human
+    assert not stack.llm.requests
