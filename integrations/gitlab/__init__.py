@@ -12,7 +12,7 @@ from integrations.gitlab.verify import verify_delivery
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, secret_value
-from resolver.contract.outbound import Conversation, Forge, ForgeUser, TriggerContext
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo, TriggerContext
 from resolver.contract.provider import Provider
 from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
@@ -84,6 +84,14 @@ def _resolve_thread(
     resolve_thread(context, requester_id, where)
 
 
+def _open_pulls(
+    context: TriggerContext, requester_id: int | None, repo: str, base: str
+) -> tuple[PullInfo, ...]:
+    from integrations.gitlab.provider import open_pulls
+
+    return open_pulls(context, requester_id, repo, base)
+
+
 PROVIDER = Provider(
     name="gitlab",
     display_name="GitLab",
@@ -99,4 +107,5 @@ PROVIDER = Provider(
     preflight=_preflight,
     ci_report=_ci_report,
     resolve_thread=_resolve_thread,
+    open_pulls=_open_pulls,
 )

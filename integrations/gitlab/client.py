@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import itertools
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -43,6 +44,7 @@ DEVELOPER: Final = 30  # https://docs.gitlab.com/api/members/#roles
 TIMEOUT_SECONDS: Final = 30.0
 MESSAGE_LIMIT: Final = 300
 PAGE_LIMIT: Final = 100  # GitLab's largest page
+MAX_LISTED: Final = 5 * PAGE_LIMIT  # open merge requests read into one base (`conflicts: fix`)
 DRAFT_PREFIX: Final = "Draft: "
 GIT_USER: Final = "oauth2"  # GitLab takes any token as the password of `oauth2`
 
@@ -338,6 +340,18 @@ class GitLabClient:
             )
         own = [m.attributes for m in found if m.source_project_id == m.target_project_id]
         return _pull(own[0]) if own else None
+
+    def open_merge_requests(self, project: ProjectRef, target_branch: str) -> tuple[PullInfo, ...]:
+        """The open merge requests into `target_branch` from the project itself, newest first,
+        page after page as GitLab's `Link` headers lead, at most MAX_LISTED.
+        https://docs.gitlab.com/api/merge_requests/#list-project-merge-requests"""
+        with self._api("GET /projects/:id/merge_requests") as api:
+            found = api.projects.get(project, lazy=True).mergerequests.list(
+                state="opened", target_branch=target_branch, per_page=PAGE_LIMIT, iterator=True
+            )
+            listed = [m.attributes for m in itertools.islice(found, MAX_LISTED)]
+        own = (m for m in listed if m.get("source_project_id") == m.get("target_project_id"))
+        return tuple(_pull(m) for m in own)
 
     def get_merge_request(self, project: ProjectRef, iid: int) -> PullInfo:
         with self._api("GET /projects/:id/merge_requests/:iid") as api:

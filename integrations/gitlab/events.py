@@ -137,3 +137,19 @@ class PipelineEvent(VendorModel):
     object_attributes: PipelineAttributes
     merge_request: Noteable | None = None
     builds: list[PipelineJob] = []
+
+
+class PushEvent(VendorModel):
+    """A `Push Hook` (`object_kind: push`): the pusher is flat (`user_id`, `user_username`),
+    not a `user` object. https://docs.gitlab.com/user/project/integrations/webhook_events/#push-events"""
+
+    ref: str
+    after: str
+    user_id: int | None = None
+    user_username: str
+    user_name: str | None = None
+    project: Project
+
+    @property
+    def user(self) -> User:
+        return User(id=self.user_id, username=self.user_username, name=self.user_name)

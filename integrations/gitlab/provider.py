@@ -258,3 +258,11 @@ def ci_report(context: TriggerContext, requester_id: int | None, check: FailedCh
     kept = client.job_trace_tail(project, check.check_id, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
     text, cut = tail(kept.decode("utf-8", errors="replace"))
     return CIReport(log_tail=text, log_cut=cut or len(kept) >= LOG_TAIL_CHARS * 4)
+
+
+def open_pulls(
+    context: TriggerContext, requester_id: int | None, full_name: str, base: str
+) -> tuple[PullInfo, ...]:
+    """The project's open merge requests into `base` (`conflicts: fix` on a push to it)."""
+    client, _, _ = _client(requester_id)
+    return client.open_merge_requests(context.get("project_id") or full_name, base)

@@ -10,15 +10,19 @@ from integrations.gitlab.events import (
     NoteEvent,
     PipelineEvent,
     Project,
+    PushEvent,
     User,
     WorkItemEvent,
 )
 from resolver.contract.ci import BOT_BRANCH_PREFIX, CI_KEY, FailedCheck, build_fix_task
+from resolver.contract.conflicts import BASE_PUSH_KEY, BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 
 _KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
 _THREAD_NOTES: Final = frozenset({"DiffNote", "DiscussionNote"})
+# GitLab's `after` for a deleted branch. https://docs.gitlab.com/user/project/integrations/webhook_events/#push-events
+_DELETED: Final = "0" * 40
 
 
 def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
@@ -109,6 +113,34 @@ def on_pipeline(event: PipelineEvent, policy: Policy) -> Trigger | None:
     return replace(trigger, ci_branch=branch)
 
 
+def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
+    """A push to the project's default branch: the bot's merge requests on it may no longer
+    merge cleanly. Whether the project opted in (`conflicts: fix`) is the worker's to check;
+    any other push (a branch, a deletion) is nothing, before any call to GitLab."""
+    project = event.project
+    branch = project.default_branch
+    if event.after == _DELETED or not branch or event.ref != f"refs/heads/{branch}":
+        return None
+    push = BasePush(branch=branch, sha=event.after)
+    context = {
+        "repo": project.path_with_namespace,
+        "project_id": project.id,
+        "clone_url": project.git_http_url,
+        "default_branch": branch,
+        "web_url": project.web_url,
+        "url": project.web_url,
+        BASE_PUSH_KEY: push.as_context(),
+    }
+    return Trigger(
+        task=f"Update my merge requests on `{branch}` that no longer merge cleanly.",
+        sender=event.user.as_sender(),
+        conversation_key=f"gitlab:{project.path_with_namespace}@{branch}",
+        repo=project.path_with_namespace,
+        context=context,
+        bot_branches=True,
+    )
+
+
 def _trigger(
     user: User,
     project: Project,
@@ -149,11 +181,11 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "Confidential Issue Hook": Route(WorkItemEvent, on_issue),
     "Merge Request Hook": Route(WorkItemEvent, on_merge_request),
     "Pipeline Hook": Route(PipelineEvent, on_pipeline),
+    "Push Hook": Route(PushEvent, on_push),
 }
 
 IGNORED: Final = frozenset(
     {
-        "Push Hook",
         "Tag Push Hook",
         "Job Hook",
         "Deployment Hook",

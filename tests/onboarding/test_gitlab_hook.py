@@ -28,6 +28,7 @@ ROUTED_FLAGS = {
     "Confidential Issue Hook": "confidential_issues_events",
     "Merge Request Hook": "merge_requests_events",
     "Pipeline Hook": "pipeline_events",
+    "Push Hook": "push_events",
 }
 
 
@@ -68,7 +69,7 @@ def test_a_project_hook_subscribes_the_routed_events_and_its_test_passes_our_ing
     assert {flag for flag, on in hook.as_json().items() if on is True and "events" in flag} == {
         ROUTED_FLAGS[key] for key in ROUTES
     }
-    assert not hook.as_json()["push_events"], "GitLab's default push_events is turned off"
+    assert not hook.as_json()["tag_push_events"], "GitLab's other push events stay off"
     vault = stored()
     assert vault["gitlab_webhook_token"] == hook.token
     assert vault["gitlab_signing_token"] == hook.signing_token

@@ -122,14 +122,16 @@ def list_merge_requests(api: GitLabAPI, request: Request) -> Answer:
         return 404, message(404, "Project Not Found")
     state = request.query.get("state", ["all"])[0]
     source = request.query.get("source_branch", [None])[0]
+    target = request.query.get("target_branch", [None])[0]
     found = [
         _merge_request_json(api, project, m)
         for m in reversed(api.merge_requests)
         if m.project_id == project.id
         and state in (m.state, "all")
         and source in (None, m.source_branch)
+        and target in (None, m.target_branch)
     ]
-    return paged(request, found)
+    return paged(request, found, f"{api.url}/api/v4/projects/{project.id}/merge_requests")
 
 
 def get_merge_request(api: GitLabAPI, request: Request) -> Answer:

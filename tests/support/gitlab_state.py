@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from tests.support.standin import Routed
 
@@ -97,8 +98,10 @@ def body_text(request: Request, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def paged(request: Request, items: list[Any]) -> Answer:
-    """One page of `items`, with GitLab's offset pagination headers."""
+def paged(request: Request, items: list[Any], url: str | None = None) -> Answer:
+    """One page of `items`, with GitLab's offset pagination headers; with the list's `url`,
+    also its `Link` header (next, prev, first, last), which clients follow.
+    https://docs.gitlab.com/api/rest/#pagination-link-header"""
     per_page = min(int(request.query.get("per_page", ["20"])[0]), 100)
     page = max(int(request.query.get("page", ["1"])[0]), 1)
     pages = max(1, -(-len(items) // per_page))
@@ -110,7 +113,19 @@ def paged(request: Request, items: list[Any]) -> Answer:
         "X-Next-Page": str(page + 1) if page < pages else "",
         "X-Prev-Page": str(page - 1) if page > 1 else "",
     }
+    if url is not None:
+        headers["Link"] = _links(request, url, page, pages)
     return 200, Paged(items[(page - 1) * per_page : page * per_page], headers)
+
+
+def _links(request: Request, url: str, page: int, pages: int) -> str:
+    query = {key: values[-1] for key, values in request.query.items()}
+    targets = {"next": page + 1, "prev": page - 1, "first": 1, "last": pages}
+    return ", ".join(
+        f'<{url}?{urlencode({**query, "page": str(number)})}>; rel="{rel}"'
+        for rel, number in targets.items()
+        if 1 <= number <= pages
+    )
 
 
 def now() -> str:

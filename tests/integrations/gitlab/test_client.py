@@ -351,3 +351,29 @@ def test_an_absent_merge_request_is_permanent(client: GitLabClient, project: Pro
     with pytest.raises(PermanentCallbackError) as failed:
         client.get_merge_request(PROJECT, 5)
     assert failed.value.status == 404
+
+
+def test_open_merge_requests_into_a_branch_are_read_page_after_page(
+    client: GitLabClient, gitlab_api: GitLabAPI, project: Project
+) -> None:
+    mine = [gitlab_api.add_merge_request(project, f"resolver/{n}-x") for n in range(1, 131)]
+    gitlab_api.add_merge_request(project, "resolver/900-y", target_branch="release")
+    gitlab_api.add_merge_request(project, "resolver/901-z", state="merged")
+
+    found = client.open_merge_requests(PROJECT, "main")
+
+    assert [p.number for p in found] == [m.iid for m in reversed(mine)]
+    assert found[0] == PullInfo(
+        130,
+        f"{gitlab_api.url}/{PROJECT}/-/merge_requests/130",
+        "resolver/130-x",
+        "main",
+        "someone",
+    )
+    calls = [r for r in gitlab_api.requests if r.path.endswith("/merge_requests")]
+    assert [r.query.get("page", ["1"])[0] for r in calls] == ["1", "2"]
+    assert all(
+        (r.query["state"], r.query["target_branch"], r.query["per_page"])
+        == (["opened"], ["main"], ["100"])
+        for r in calls
+    )
