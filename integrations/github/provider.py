@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
-from integrations.github.threads import resolve_review_thread
-from resolver.contract.errors import PermanentCallbackError
+from integrations.github.threads import resolve_review_thread, resolved_roots
+from resolver.contract.errors import CallbackError, PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
     ForgeUser,
@@ -22,7 +23,10 @@ from resolver.contract.outbound import (
     tag_of,
     with_hidden_tag,
 )
+from resolver.core.logs import log
 from resolver.core.settings import get_settings
+
+logger = logging.getLogger(__name__)
 
 HISTORY_LIMIT: Final = 50
 REVIEW_COMMENT: Final = "review_comment"
@@ -113,7 +117,16 @@ class GitHubConversation:
         comments = tuple(
             Comment(_login(item), str(item.get("body") or "")) for item in items if not ours(item)
         )
-        return History(comments, _threads(reviews, ours) if reviews else ())
+        return History(comments, _threads(reviews, ours, self._resolved()) if reviews else ())
+
+    def _resolved(self) -> frozenset[int]:
+        """The roots of the resolved threads, which only GraphQL tells. Without them (GraphQL
+        refused or unreachable) a thread counts as answered when the bot spoke last."""
+        try:
+            return resolved_roots(self._client, self._repo, self._number)
+        except CallbackError as error:
+            log(logger, logging.WARNING, "github.threads_unread", error=str(error))
+            return frozenset()
 
     def _ours(self, items: list[dict[str, Any]]) -> Callable[[Mapping[str, Any]], bool]:
         """Which comments are the bot's own: its account's, or tagged ones by the user whose
@@ -148,10 +161,13 @@ def _tagged(item: Mapping[str, Any]) -> bool:
 
 
 def _threads(
-    items: list[dict[str, Any]], ours: Callable[[Mapping[str, Any]], bool]
+    items: list[dict[str, Any]],
+    ours: Callable[[Mapping[str, Any]], bool],
+    resolved: frozenset[int] = frozenset(),
 ) -> tuple[ReviewThread, ...]:
     """Review comments grouped by the comment that started each thread. GitHub's REST API says
-    nothing of resolved threads; one whose last comment is the bot's counts as answered."""
+    nothing of resolved threads (`resolved` holds the roots GraphQL says are); one whose last
+    comment is the bot's counts as answered."""
     roots: dict[int, dict[str, Any]] = {}
     replies: dict[int, list[Comment]] = {}
     last_ours: dict[int, bool] = {}
@@ -171,6 +187,7 @@ def _threads(
             id=str(root),
             diff_hunk=str(first.get("diff_hunk") or "") or None,
             answered=last_ours[root],
+            resolved=root in resolved,
             where=(
                 ("comment_kind", REVIEW_COMMENT),
                 ("comment_id", root),

@@ -65,6 +65,26 @@ def find_thread(
     return None
 
 
+def resolved_roots(client: GitHubClient, repo: str, number: int) -> frozenset[int]:
+    """The first comments of the pull request's resolved threads (REST ids): a thread a person
+    resolved is done, whoever spoke last in it."""
+    owner, name = split_repo(repo)
+    variables: dict[str, Any] = {"owner": owner, "name": name, "number": number, "after": None}
+    found: set[int] = set()
+    for _ in range(MAX_PAGES):
+        threads = _threads_of(client.graphql("reviewThreads", THREADS_QUERY, variables))
+        for node in threads.get("nodes") or ():
+            if isinstance(node, Mapping) and node.get("isResolved") is True:
+                root = _first_comment_id(node)
+                if root is not None:
+                    found.add(root)
+        page = threads.get("pageInfo") or {}
+        if not page.get("hasNextPage"):
+            break
+        variables["after"] = page.get("endCursor")
+    return frozenset(found)
+
+
 def _threads_of(data: Mapping[str, Any]) -> Mapping[str, Any]:
     pull = ((data.get("repository") or {}).get("pullRequest")) or {}
     threads = pull.get("reviewThreads")

@@ -178,3 +178,36 @@ def test_github_enterprise_takes_graphql_beside_its_rest_prefix(
         assert resolve_review_thread(_client(settings), REPO, 1, root) is True
     assert [r.path for r in api.calls("POST /graphql")] == ["/graphql", "/graphql"]
     assert api.graphql.resolved == {root: BOT_LOGIN} and conformance_problems(api.requests) == []
+
+
+def _conversation(settings: Settings) -> Any:
+    from integrations.github.provider import GitHubConversation
+
+    context = {"repo": REPO, "number": 1, "is_pull_request": True}
+    return GitHubConversation(_client(settings), context)
+
+
+def test_a_thread_a_person_resolved_is_not_taken_again(
+    settings: Settings, github_api: GitHubAPI, repo: Repo
+) -> None:
+    from resolver.worker.reviews import open_threads
+
+    github_api.add_pull(REPO, "resolver/1-x", "main", "Fix", BOT_LOGIN)
+    roots = [
+        github_api.add_review_comment(REPO, 1, f"nit {n}", "bob", "a.py", n + 1) for n in range(3)
+    ]
+    github_api.graphql.resolved[roots[1]] = "bob"  # resolved on the page, with no bot reply
+    history = _conversation(settings).history()
+    assert [t.resolved for t in history.review_threads] == [False, True, False]
+    assert [t.id for t in open_threads(history)] == [str(roots[0]), str(roots[2])]
+
+
+def test_without_graphql_the_threads_are_read_from_rest_alone(
+    settings: Settings, github_api: GitHubAPI, repo: Repo
+) -> None:
+    github_api.add_pull(REPO, "resolver/1-x", "main", "Fix", BOT_LOGIN)
+    root = github_api.add_review_comment(REPO, 1, "nit", "bob", "a.py", 1)
+    github_api.graphql.resolved[root] = "bob"
+    github_api.fail("POST /graphql", 502)
+    history = _conversation(settings).history()
+    assert [(t.id, t.resolved) for t in history.review_threads] == [(str(root), False)]
