@@ -51,7 +51,7 @@ from resolver.core.states import JobState, Outcome
 from resolver.store import ci_attempts, jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_commit_message
-from resolver.worker.plan import check_permission, co_author, repo_info, repository_of
+from resolver.worker.plan import co_author, prepare, repo_info, repository_of
 from resolver.worker.push import bot_identity, branch_lock
 from resolver.worker.request import quiet_end, record_plan
 from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, Stop, ended_by, text_of
@@ -67,18 +67,13 @@ def update_branch(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Merge the pull request's base into the bot's branch, resolving conflicts with the
     agent where git cannot, and push the merge as a new commit."""
     try:
-        forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
-        repo = repo_info(snapshot, forge, forge_name, full_name)
-        requester = check_permission(snapshot, forge, forge_name, repo.full_name)
-        plan = _plan(snapshot, forge, forge_name, repo)
-        git_env = forge.git_env(plan.repo.clone_url)
+        plan, requester, git_env = prepare(snapshot, _plan)
     except Stop as stop:
         return ended_by(stop)
     except CallbackError as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not prepare this: {error}")
     record_plan(ctx.job_id, plan)
-    author = co_author(forge_name, requester)
+    author = co_author(plan.forge_name, requester)
     try:
         with branch_lock(plan, ctx):
             return _update(ctx, snapshot, plan, git_env, author)
