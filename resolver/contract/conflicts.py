@@ -1,5 +1,6 @@
 """`conflicts: fix`: the repository's opt-in to have the bot's own branches updated when their
-base moves and they no longer merge cleanly, without anyone asking. Pure.
+base moves and they no longer merge cleanly, without anyone asking; and what is said when
+the agent leaves conflicts (`Unresolved`). Pure.
 
 `.resolver/config.yml` on the default branch opts a repository in:
 
