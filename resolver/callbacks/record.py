@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from integrations import registry
 from resolver.agent.verify import verification_of
 from resolver.broker.publish import publish_callback
-from resolver.callbacks import reviews, status
+from resolver.callbacks import conflicts, reviews, status
 from resolver.contract.ci import QUIET
 from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
 from resolver.core.job import QueuePlace, place_in_queue
@@ -182,7 +182,8 @@ def record_finish(session: Session, job: Job) -> list[int]:
         )
         ids.append(callback.id)
     replies = reviews.record_thread_replies(session, job, forge_hosts(job), job_url(job.id))
-    return ids + replies + record_status(session, job)
+    reports = conflicts.record_unresolved_reports(session, job, forge_hosts(job), job_url(job.id))
+    return ids + replies + reports + record_status(session, job)
 
 
 def _updated_pull(job: Job) -> bool:

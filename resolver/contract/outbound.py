@@ -191,3 +191,19 @@ def has_hidden_tag(text: str, tag: str | None = None) -> bool:
 # Both factories take the trigger context and the requester's user id (for user tokens).
 ConversationFactory = Callable[[TriggerContext, int | None], Conversation]
 ForgeFactory = Callable[[TriggerContext, int | None], Forge]
+
+
+def pull_conversation(full_name: str, number: int, trigger: Mapping[str, Any]) -> dict[str, Any]:
+    """Where to say something on a pull request that is no job's conversation (a notice's
+    context), with the installation of `trigger` (a job of the same repository). One context
+    for either forge: GitHub reads `number`, GitLab `noteable_type` and `iid`."""
+    context: dict[str, Any] = {
+        "repo": full_name,
+        "number": number,
+        "is_pull_request": True,
+        "noteable_type": "MergeRequest",
+        "iid": number,
+    }
+    if trigger.get("installation_id") is not None:
+        context["installation_id"] = trigger["installation_id"]
+    return context

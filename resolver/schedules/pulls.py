@@ -96,23 +96,13 @@ def note_edited(
 ) -> None:
     """Say once, on the pull request, why the bot stopped updating it (a notice: its unique
     key makes a second run's note a no-op)."""
-    # One context for either forge: GitHub reads `number`, GitLab `noteable_type` and `iid`.
-    context: dict[str, Any] = {
-        "repo": full_name,
-        "number": pull.number,
-        "is_pull_request": True,
-        "noteable_type": "MergeRequest",
-        "iid": pull.number,
-    }
-    if trigger.get("installation_id") is not None:
-        context["installation_id"] = trigger["installation_id"]
     notice = NewNotice(
         provider=forge_name,
         kind="schedule_edited",
         dedup_key=f"schedule:{schedule_id}:edited:{pull.number}",
         conversation_key=f"schedule:{schedule_id}",
         body=render_edited_note(name, pull.head),
-        context=context,
+        context=providers.pull_conversation(full_name, pull.number, trigger),
         job_id=job_id,
     )
     with session_scope() as session:

@@ -9,7 +9,8 @@ head as its first parent, so the push is a fast-forward and nobody's commits are
    point; the agent resolves the files in the sandbox; its change comes back as checked data
    onto that tree, like any change; a tree with no markers left in the conflicted files
    becomes the merge commit that is pushed.
-3. Conflicts the agent leaves are reported with their files, and nothing is pushed.
+3. Conflicts the agent leaves are reported with their files, and nothing is pushed (for
+   `conflicts: fix`, in a comment on the pull request too: `callbacks.conflicts`).
 
 `conflicts: fix` (the default branch's `.resolver/config.yml`) does the same without anyone
 asking, when a push to the default branch leaves one of the bot's open pull requests on it
@@ -38,11 +39,15 @@ from resolver.agent.task import AgentResult, TaskContext
 from resolver.contract import outbound as providers
 from resolver.contract.ci import QUIET
 from resolver.contract.conflicts import (
+    MAX_FILES_NAMED,
+    UNRESOLVED_KEY,
     ConflictsConfig,
     ConflictsConfigError,
+    Unresolved,
     base_push_of,
     once_key,
     parse_conflicts_config,
+    render_unresolved,
 )
 from resolver.contract.errors import CallbackError
 from resolver.core.job import JobContext, RunResult
@@ -51,12 +56,11 @@ from resolver.core.states import JobState, Outcome
 from resolver.store import ci_attempts, jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_commit_message
-from resolver.worker.plan import check_permission, co_author, repo_info, repository_of
+from resolver.worker.plan import co_author, prepare, repo_info, repository_of
 from resolver.worker.push import bot_identity, branch_lock
 from resolver.worker.request import quiet_end, record_plan
 from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, Stop, ended_by, text_of
 
-MAX_FILES_NAMED: Final = 20
 _HEAD_FORMAT: Final = "--format=%ae%x00%ce"
 
 # Whether to go on with a merge (None) or why not: the clone, the base commit, the conflicts.
@@ -67,18 +71,13 @@ def update_branch(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Merge the pull request's base into the bot's branch, resolving conflicts with the
     agent where git cannot, and push the merge as a new commit."""
     try:
-        forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
-        repo = repo_info(snapshot, forge, forge_name, full_name)
-        requester = check_permission(snapshot, forge, forge_name, repo.full_name)
-        plan = _plan(snapshot, forge, forge_name, repo)
-        git_env = forge.git_env(plan.repo.clone_url)
+        plan, requester, git_env = prepare(snapshot, _plan)
     except Stop as stop:
         return ended_by(stop)
     except CallbackError as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not prepare this: {error}")
     record_plan(ctx.job_id, plan)
-    author = co_author(forge_name, requester)
+    author = co_author(plan.forge_name, requester)
     try:
         with branch_lock(plan, ctx):
             return _update(ctx, snapshot, plan, git_env, author)
@@ -275,6 +274,7 @@ def _combined(done: dict[str, RunResult]) -> RunResult:
             "summary": result.result.get("summary"),
             "error": result.error,
             "conflicts": result.result.get("conflicts"),
+            UNRESOLVED_KEY: result.result.get(UNRESOLVED_KEY),
         }
         for number, result in done.items()
     }
@@ -351,15 +351,10 @@ class _Resolution:
         )
         if self.pushed or ended.state == JobState.CANCELLED:
             return ended
-        files = ", ".join(f"`{path}`" for path in self.left[:MAX_FILES_NAMED])
-        more = len(self.left) - MAX_FILES_NAMED
-        files += f" and {more} more" if more > 0 else ""
+        left = Unresolved(self.plan.base, self.plan.branch, self.parents[1], tuple(self.left))
         why = f" The agent said: {done.agent.summary}" if done.agent.summary else ""
-        error = (
-            f"I could not merge `{self.plan.base}` into `{self.plan.branch}`: the conflicts in "
-            f"{files} are not resolved, so nothing was pushed.{why}"
-        )
-        result = {**ended.result, "conflicts": self.left}
+        error = f"{render_unresolved(left)}{why}"
+        result = {**ended.result, "conflicts": self.left, UNRESOLVED_KEY: left.as_context()}
         return RunResult(JobState.FAILED, Outcome.COULD_NOT, error=error, result=result)
 
 

@@ -3,7 +3,7 @@ and whether its requester may push to it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from integrations import registry
@@ -13,7 +13,7 @@ from resolver.core.states import Outcome
 from resolver.store import accounts
 from resolver.store.db import session_scope
 from resolver.store.repo_defaults import routed_repo
-from resolver.worker.values import Snapshot, Stop
+from resolver.worker.values import Plan, Snapshot, Stop
 
 
 def is_forge(source: str) -> bool:
@@ -117,3 +117,21 @@ def check_permission(
             "Ask a maintainer to mention me, or to give you write access.",
         )
     return user
+
+
+PlanOf = Callable[[Snapshot, providers.Forge, str, providers.RepoInfo], Plan]
+"""A runner's choice of base and branch in the repository (Stop when it will not work there)."""
+
+
+def prepare(
+    snapshot: Snapshot, plan_of: PlanOf
+) -> tuple[Plan, providers.ForgeUser, dict[str, str]]:
+    """What every run on a forge starts from: the plan `plan_of` makes for the repository,
+    the requester (once they may push to it) and the forge's git environment for its clone.
+    Stop, or the forge's CallbackError, when it cannot."""
+    forge_name, full_name = repository_of(snapshot)
+    forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+    repo = repo_info(snapshot, forge, forge_name, full_name)
+    requester = check_permission(snapshot, forge, forge_name, repo.full_name)
+    plan = plan_of(snapshot, forge, forge_name, repo)
+    return plan, requester, forge.git_env(plan.repo.clone_url)

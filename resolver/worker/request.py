@@ -34,7 +34,7 @@ from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
 from resolver.worker.ci import QuietStop, check_fix
-from resolver.worker.plan import check_permission, co_author, is_forge, repo_info, repository_of
+from resolver.worker.plan import co_author, is_forge, prepare
 from resolver.worker.push import branch_lock, push
 from resolver.worker.reviews import note_pushed, resolves_threads, take_review
 from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by, text_of
@@ -48,12 +48,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Do the work a person asked for: plan the repository, run the agent, push its change."""
     try:
         requested_model(snapshot.task)  # a model outside the list is refused before any work
-        forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
-        repo = repo_info(snapshot, forge, forge_name, full_name)
-        requester = check_permission(snapshot, forge, forge_name, repo.full_name)
-        plan = _plan(snapshot, forge, forge_name, repo)
-        git_env = forge.git_env(plan.repo.clone_url)
+        plan, requester, git_env = prepare(snapshot, _plan)
         check = failed_check_of(snapshot.trigger)
         fixing = check_fix(snapshot, plan, check, git_env) if check is not None else None
         resolving = resolves_threads(snapshot, plan, git_env)
@@ -84,7 +79,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     )
     try:
         with branch_lock(plan, ctx):
-            author = co_author(forge_name, requester)
+            author = co_author(plan.forge_name, requester)
             after = push(snapshot, plan, request.git_env, author, note_pushed(ctx.job_id))
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from resolver.store.models import Job
-from tests.e2e.stack import REPO_FILES, Stack, ingress
+from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress
 from tests.integrations.deliveries import SECRETS, github, load, post
 from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO
 from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.github_api import GitHubAPI, Repo
+from tests.support.github_api import GitHubAPI, Pull, Repo
 
 ALICE_ID = 5001
 
@@ -95,6 +95,17 @@ def mention_and_finish(
     stack.wait_finished(job_id)
     stack.wait_callbacks_settled(job_id)
     return stack.job(job_id)
+
+
+def fixed_in_a_pull(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch, api: GitHubAPI, git: GitHttpServer
+) -> tuple[Job, Pull]:
+    """alice asks the bot to fix add() on issue 7 and the (scripted) model does: the job as it
+    ended, and the draft pull request it opened (the only one)."""
+    stack.llm.set_script(by_step(fix_script()))
+    job = mention_and_finish(stack, monkeypatch, api, git)
+    [pull] = api.pulls
+    return job, pull
 
 
 def _on_widgets(payload: dict[str, Any], git: GitHttpServer, login: str, user_id: int) -> None:

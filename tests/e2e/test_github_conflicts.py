@@ -17,7 +17,7 @@ from tests.integrations.deliveries import github, post
 from tests.integrations.github.conftest import REPO
 from tests.support.git_http import IDENTITY, GitHttpServer, branch_head, run_git
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
-from tests.support.llm_server import finish, tool
+from tests.support.llm_server import Reply, finish, tool
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -71,6 +71,20 @@ def ask(
 
 def bot_comments(api: GitHubAPI, number: int) -> list[str]:
     return [c.body for c in api.comments.values() if c.login == BOT_LOGIN and c.number == number]
+
+
+def leaves_markers() -> list[Reply]:
+    """The model's part: it says it resolved the conflict, yet the markers are still there."""
+    return [
+        tool(
+            "str_replace_editor",
+            command="str_replace",
+            path="calc.py",
+            old_str="def add(a, b):\n",
+            new_str="def add(a, b):  # merged\n",
+        ),
+        finish("changed_code", "Resolved."),
+    ]
 
 
 def parents(bare: Path, commit: str) -> list[str]:
@@ -188,21 +202,7 @@ def test_a_conflict_the_model_leaves_is_reported_with_its_files(
     commit_to(bare, "main", {"calc.py": MAIN_CALC}, "Comment")
     with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
         stack.link("alice", "github", str(ALICE_ID), "alice")
-        # It says it fixed it, yet the markers are still there.
-        stack.llm.set_script(
-            by_step(
-                [
-                    tool(
-                        "str_replace_editor",
-                        command="str_replace",
-                        path="calc.py",
-                        old_str="def add(a, b):\n",
-                        new_str="def add(a, b):  # merged\n",
-                    ),
-                    finish("changed_code", "Resolved."),
-                ]
-            )
-        )
+        stack.llm.set_script(by_step(leaves_markers()))
         stack.start_worker()
         job_id = ask(stack, monkeypatch, github_api, git_server, number)
         job = stack.job(job_id)

@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ResolverEnv
-from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
-from tests.e2e.stack import by_step, fix_script, ingress, running_stack
+from tests.e2e.github_flow import (
+    ALICE_ID,
+    fixed_in_a_pull,
+    github_settings,
+    issue_comment,
+    widgets,
+)
+from tests.e2e.stack import by_step, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.support.git_http import GitHttpServer, run_git
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
@@ -35,15 +41,8 @@ def test_a_mention_on_the_bots_pull_request_continues_its_branch(
 ) -> None:
     _, bare = widgets(github_api, git_server)
     with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
-        stack.link("alice", "github", str(ALICE_ID), "alice")
-        stack.llm.set_script(by_step(fix_script()))
-        stack.start_worker()
+        first_job, pull = fixed_in_a_pull(stack, monkeypatch, github_api, git_server)
         client = ingress(stack, monkeypatch)
-        first = issue_comment(github_api, git_server, "@resolver please fix add()")
-        first_id = int(post(client, github("issue_comment.created", first)).json()["job_id"])
-        stack.wait_finished(first_id)
-        stack.wait_callbacks_settled(first_id)
-        [pull] = github_api.pulls
 
         stack.llm.set_script(
             by_step(
@@ -69,7 +68,7 @@ def test_a_mention_on_the_bots_pull_request_continues_its_branch(
         second_id = int(post(client, github("issue_comment.created", again)).json()["job_id"])
         stack.wait_finished(second_id)
         stack.wait_callbacks_settled()
-        first_job, second_job = stack.job(first_id), stack.job(second_id)
+        second_job = stack.job(second_id)
 
     assert second_job.outcome == "changed_code", second_job.error
     assert second_job.branch == first_job.branch == pull.head

@@ -9,14 +9,13 @@ import pytest
 
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import (
-    ALICE_ID,
+    fixed_in_a_pull,
     github_settings,
-    issue_comment,
     review_comment_created,
     review_submitted,
     widgets,
 )
-from tests.e2e.stack import by_step, fix_script, ingress, running_stack
+from tests.e2e.stack import by_step, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.integrations.github.conftest import REPO
 from tests.support.git_http import GitHttpServer, run_git
@@ -41,15 +40,8 @@ def test_a_review_with_three_comments_is_one_job_three_replies_and_one_push(
 ) -> None:
     _, bare = widgets(github_api, git_server)
     with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
-        stack.link("alice", "github", str(ALICE_ID), "alice")
-        stack.llm.set_script(by_step(fix_script()))
-        stack.start_worker()
+        _, pull = fixed_in_a_pull(stack, monkeypatch, github_api, git_server)
         client = ingress(stack, monkeypatch)
-        first = issue_comment(github_api, git_server, "@resolver please fix add()")
-        first_id = int(post(client, github("issue_comment.created", first)).json()["job_id"])
-        stack.wait_finished(first_id)
-        stack.wait_callbacks_settled(first_id)
-        [pull] = github_api.pulls
         threads = [
             github_api.add_review_comment(
                 REPO, pull.number, ask, "alice", "calc.py", 2, HUNK, REVIEW_ID
