@@ -201,7 +201,7 @@ def pull_conversation(full_name: str, number: int, trigger: Mapping[str, Any]) -
         "repo": full_name,
         "number": number,
         "is_pull_request": True,
-        "noteable_type": "MergeRequest",
+        "noteable_type": "merge_request",  # as `integrations.gitlab.routes` records it
         "iid": number,
     }
     if trigger.get("installation_id") is not None:

@@ -13,11 +13,18 @@ import pytest
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import PROJECT, gitlab_settings, widgets
 from tests.e2e.stack import Stack, by_step, ingress, running_stack
-from tests.e2e.test_github_conflicts import MAIN_CALC, commit_to, is_ancestor, parents
+from tests.e2e.test_github_conflicts import (
+    MAIN_CALC,
+    commit_to,
+    is_ancestor,
+    leaves_markers,
+    parents,
+)
 from tests.e2e.test_github_conflicts_fix import OPT_IN, README, RESOLVED, commit_files
 from tests.e2e.test_gitlab_conflicts import (
     BRANCH,
     ask,
+    bot_notes,
     bots_merge_request,
     gitlab_api,
     gitlab_git,
@@ -158,3 +165,34 @@ def test_after_someone_else_pushed_to_the_branch_nothing_moves(
     assert "someone else pushed" in job.result["pulls"][str(merge_request.iid)]["summary"]
     assert branch_head(bare, BRANCH) == human
     assert not stack.llm.requests
+
+
+def test_a_conflict_left_is_said_once_on_the_merge_request(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gitlab_api: GitLabAPI,
+    gitlab_git: GitHttpServer,
+) -> None:
+    project, bare = widgets(gitlab_api, gitlab_git)
+    merge_request = bots_merge_request(gitlab_api, project, bare)
+    commit_files(bare, "main", {**OPT_IN, **README}, "Opt in")
+    with running_stack(resolver_env, tmp_path, **gitlab_settings(gitlab_api)) as stack:
+        stack.llm.set_script(by_step(leaves_markers()))
+        start(stack, gitlab_api)
+        asked = stack.job(ask(stack, monkeypatch, gitlab_api, project, merge_request))
+        assert (asked.state, asked.outcome) == ("succeeded", "changed_code"), asked.error
+        old = branch_head(bare, BRANCH)
+        said_before = len(bot_notes(gitlab_api, merge_request.iid))
+        main = commit_to(bare, "main", {"calc.py": MAIN_CALC}, "Comment add()")
+        job_id = push_to(stack, monkeypatch, gitlab_api, project, "refs/heads/main", main)
+        again = push_to(stack, monkeypatch, gitlab_api, project, "refs/heads/main", main)
+        assert job_id is not None and again is not None
+        job = stack.job(job_id)
+
+    assert job.state == "failed"
+    assert branch_head(bare, BRANCH) == old  # nothing pushed
+    said = bot_notes(gitlab_api, merge_request.iid)[said_before:]
+    assert len(said) == 1, said  # once, though the same base was pushed twice
+    assert "I could not merge `main`" in said[0] and "`calc.py`" in said[0]
+    assert f"/jobs/{job_id})" in said[0]
