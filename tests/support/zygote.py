@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import runpy
-import signal
 import socket
 import sys
 import threading
@@ -71,7 +70,9 @@ def serve(path: str) -> dict[str, Any]:
         try:
             conn, _ = listener.accept()
         except TimeoutError:
-            if os.getppid() != parent:
+            if os.getppid() != parent:  # the session was killed: nothing will clean up
+                os.unlink(path)
+                os.rmdir(os.path.dirname(path))
                 raise SystemExit(0) from None
             continue
         conn.settimeout(None)
@@ -99,9 +100,7 @@ def serve(path: str) -> dict[str, Any]:
 
 def become(request: dict[str, Any]) -> None:
     """In the forked child: the test's process, as `Popen(start_new_session=True)` makes it."""
-    os.setsid()
-    for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_DFL)
+    os.setsid()  # signal handlers stay as Python set them at start-up: the zygote's own
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
