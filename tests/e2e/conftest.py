@@ -1,6 +1,16 @@
-"""End-to-end fixtures: the GitHub stand-in and its git server, reused from the GitHub edge."""
+"""End-to-end fixtures: the GitHub stand-in and its git server (reused from the GitHub edge), the
+GitLab and Slack stand-ins."""
 
+from tests.e2e.gitlab_flow import gitlab_api, gitlab_git
 from tests.e2e.slack_flow import slack_api
 from tests.integrations.github.conftest import app_key, git_server, github_api, key_file
 
-__all__ = ["app_key", "git_server", "github_api", "key_file", "slack_api"]
+__all__ = [
+    "app_key",
+    "git_server",
+    "github_api",
+    "gitlab_api",
+    "gitlab_git",
+    "key_file",
+    "slack_api",
+]

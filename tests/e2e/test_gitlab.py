@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,22 +25,6 @@ from tests.support.gitlab_api import GitLabAPI, MergeRequest, Note, Project
 pytestmark = pytest.mark.timeout(300)
 CREATE_MR = "POST /projects/{id}/merge_requests"
 EDIT_NOTE = "PUT /projects/{id}/issues/{iid}/notes/{note_id}"
-
-
-@pytest.fixture
-def gitlab_api() -> Iterator[GitLabAPI]:
-    """The GitLab stand-in; the bot acts with `BOT_TOKEN`."""
-    api = GitLabAPI()
-    api.add_token(BOT_TOKEN, BOT)
-    yield api
-    api.close()
-
-
-@pytest.fixture
-def gitlab_git(tmp_path: Path, gitlab_api: GitLabAPI) -> Iterator[GitHttpServer]:
-    """Bare repositories over HTTP; a password is accepted when the GitLab stand-in knows it."""
-    with GitHttpServer(tmp_path / "git", accepts=gitlab_api.tokens.__contains__) as server:
-        yield server
 
 
 def run_mention(

@@ -5,24 +5,22 @@ an ancestor of the new one)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import (
     BOT,
-    BOT_TOKEN,
-    PROJECT,
+    bot_notes_on,
     gitlab_settings,
+    merge_request_note,
     store_bot_token,
     widgets,
 )
 from tests.e2e.stack import FIXED, Stack, by_step, ingress, running_stack
 from tests.e2e.test_github_conflicts import MAIN_CALC, commit_to, is_ancestor, parents
-from tests.integrations.deliveries import gitlab, load, post
+from tests.integrations.deliveries import gitlab, post
 from tests.support.git_http import GitHttpServer, branch_head, run_git
 from tests.support.gitlab_api import GitLabAPI, MergeRequest, Project
 from tests.support.llm_server import finish, tool
@@ -33,61 +31,11 @@ BRANCH = "resolver/7-add-subtracts"
 RESOLVED = "def add(a, b):\n    return a + b  # adds\n"
 
 
-@pytest.fixture
-def gitlab_api() -> Iterator[GitLabAPI]:
-    api = GitLabAPI()
-    api.add_token(BOT_TOKEN, BOT)
-    yield api
-    api.close()
-
-
-@pytest.fixture
-def gitlab_git(tmp_path: Path, gitlab_api: GitLabAPI) -> Iterator[GitHttpServer]:
-    with GitHttpServer(tmp_path / "git", accepts=gitlab_api.tokens.__contains__) as server:
-        yield server
-
-
 def bots_merge_request(api: GitLabAPI, project: Project, bare: Path) -> MergeRequest:
     """The bot's merge request: `BRANCH` fixes add() on top of the first commit of main."""
     run_git("--git-dir", str(bare), "branch", BRANCH, "main")
     commit_to(bare, BRANCH, {"calc.py": FIXED}, "Fix add()")
     return api.add_merge_request(project, BRANCH, "Fix add()", author=api.add_user(BOT))
-
-
-def merge_request_note(
-    api: GitLabAPI, project: Project, merge_request: MergeRequest, text: str, author: str
-) -> dict[str, Any]:
-    """The recorded `Note Hook` on a merge request, for a note the stand-in knows."""
-    note = api.add_note(project, "merge_requests", merge_request.iid, text, author)
-    web_url = f"{api.url}/{PROJECT}"
-    payload = load("gitlab", "Note_Hook__on_merge_request")
-    payload["user"] = {"id": note.author, "username": author, "name": author.title()}
-    payload["project_id"] = project.id
-    payload["project"].update(
-        id=project.id,
-        path_with_namespace=PROJECT,
-        git_http_url=project.clone_url,
-        default_branch=project.default_branch,
-        web_url=web_url,
-    )
-    payload["object_attributes"].update(
-        id=note.id,
-        note=text,
-        author_id=note.author,
-        project_id=project.id,
-        url=f"{web_url}/-/merge_requests/{merge_request.iid}#note_{note.id}",
-    )
-    payload["merge_request"].update(
-        iid=merge_request.iid,
-        source_branch=merge_request.source_branch,
-        target_branch=merge_request.target_branch,
-        source_project_id=project.id,
-        target_project_id=project.id,
-        title=merge_request.title,
-        description=merge_request.description,
-        state="opened",
-    )
-    return payload
 
 
 def ask(
@@ -112,15 +60,6 @@ def start(stack: Stack, api: GitLabAPI) -> None:
     stack.link("alice", "gitlab", str(api.add_user("alice")), "alice")
     store_bot_token(api)
     stack.start_worker()
-
-
-def bot_notes(api: GitLabAPI, iid: int) -> list[str]:
-    bot = api.add_user(BOT)
-    return [
-        n.body
-        for n in api.notes.values()
-        if n.author == bot and (n.kind, n.iid) == ("merge_requests", iid)
-    ]
 
 
 def test_a_clean_update_is_merged_by_git_and_pushed_as_a_fast_forward(
@@ -148,7 +87,7 @@ def test_a_clean_update_is_merged_by_git_and_pushed_as_a_fast_forward(
     assert not stack.llm.requests  # git did it all: no model, no sandbox
     assert len(gitlab_api.merge_requests) == 1  # none opened
     assert "calc.py" in merge_request.description  # the description lists the branch's files
-    assert any("git found no conflicts" in body for body in bot_notes(gitlab_api, 1))
+    assert any("git found no conflicts" in body for body in bot_notes_on(gitlab_api, 1))
 
 
 def test_a_conflict_is_resolved_by_the_model_and_pushed_without_force(
@@ -191,4 +130,4 @@ def test_a_conflict_is_resolved_by_the_model_and_pushed_without_force(
     tool_results = [m for m in stack.llm.requests[1]["messages"] if m.get("role") == "tool"]
     assert "1" in str(tool_results[-1].get("content"))
     assert len(gitlab_api.merge_requests) == 1
-    assert "merge request" in bot_notes(gitlab_api, merge_request.iid)[-1]
+    assert "merge request" in bot_notes_on(gitlab_api, merge_request.iid)[-1]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ResolverEnv
-from tests.e2e.gitlab_flow import PROJECT, gitlab_settings, widgets
+from tests.e2e.gitlab_flow import PROJECT, bot_notes_on, gitlab_settings, widgets
 from tests.e2e.stack import Stack, by_step, ingress, running_stack
 from tests.e2e.test_github_conflicts import (
     MAIN_CALC,
@@ -24,18 +24,13 @@ from tests.e2e.test_github_conflicts_fix import OPT_IN, README, RESOLVED, commit
 from tests.e2e.test_gitlab_conflicts import (
     BRANCH,
     ask,
-    bot_notes,
     bots_merge_request,
-    gitlab_api,
-    gitlab_git,
     start,
 )
 from tests.integrations.deliveries import gitlab, load, post
 from tests.support.git_http import GitHttpServer, branch_head, run_git
 from tests.support.gitlab_api import GitLabAPI, Project
 from tests.support.llm_server import finish, tool
-
-__all__ = ["gitlab_api", "gitlab_git"]  # the fixtures, shared
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -183,7 +178,7 @@ def test_a_conflict_left_is_said_once_on_the_merge_request(
         asked = stack.job(ask(stack, monkeypatch, gitlab_api, project, merge_request))
         assert (asked.state, asked.outcome) == ("succeeded", "changed_code"), asked.error
         old = branch_head(bare, BRANCH)
-        said_before = len(bot_notes(gitlab_api, merge_request.iid))
+        said_before = len(bot_notes_on(gitlab_api, merge_request.iid))
         main = commit_to(bare, "main", {"calc.py": MAIN_CALC}, "Comment add()")
         job_id = push_to(stack, monkeypatch, gitlab_api, project, "refs/heads/main", main)
         again = push_to(stack, monkeypatch, gitlab_api, project, "refs/heads/main", main)
@@ -192,7 +187,7 @@ def test_a_conflict_left_is_said_once_on_the_merge_request(
 
     assert job.state == "failed"
     assert branch_head(bare, BRANCH) == old  # nothing pushed
-    said = bot_notes(gitlab_api, merge_request.iid)[said_before:]
+    said = bot_notes_on(gitlab_api, merge_request.iid)[said_before:]
     assert len(said) == 1, said  # once, though the same base was pushed twice
     assert "I could not merge `main`" in said[0] and "`calc.py`" in said[0]
     assert f"/jobs/{job_id})" in said[0]

@@ -5,7 +5,6 @@ after `max_attempts` makes no agent run and says nothing (issue 22, item 3)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +12,8 @@ import pytest
 
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import (
-    BOT,
-    BOT_TOKEN,
     PROJECT,
+    bot_notes_on,
     gitlab_settings,
     note_hook,
     store_bot_token,
@@ -32,20 +30,6 @@ TEST_JOB, LINT_JOB = 24187639, 24187640
 LOG_END = "FAILED test_calc.py::AddTest::test_add - AssertionError: -1 != 5 (LOG-END-MARKER)"
 CONFIG = "ci:\n  fix: true\n  max_attempts: 1\n"
 TRACE = "GET /projects/{id}/jobs/{job_id}/trace"
-
-
-@pytest.fixture
-def gitlab_api() -> Iterator[GitLabAPI]:
-    api = GitLabAPI()
-    api.add_token(BOT_TOKEN, BOT)
-    yield api
-    api.close()
-
-
-@pytest.fixture
-def gitlab_git(tmp_path: Path, gitlab_api: GitLabAPI) -> Iterator[GitHttpServer]:
-    with GitHttpServer(tmp_path / "git", accepts=gitlab_api.tokens.__contains__) as server:
-        yield server
 
 
 def with_config(api: GitLabAPI, git: GitHttpServer) -> tuple[Project, Path]:
@@ -116,15 +100,6 @@ def failed_pipeline(
     return payload
 
 
-def bot_notes(api: GitLabAPI, iid: int) -> list[str]:
-    bot = api.add_user(BOT)
-    return [
-        n.body
-        for n in api.notes.values()
-        if n.author == bot and (n.kind, n.iid) == ("merge_requests", iid)
-    ]
-
-
 def test_a_failed_pipeline_makes_one_fix_job_with_its_trace_and_the_bound_holds(
     resolver_env: ResolverEnv,
     tmp_path: Path,
@@ -163,10 +138,10 @@ def test_a_failed_pipeline_makes_one_fix_job_with_its_trace_and_the_bound_holds(
     assert "the start of the log is cut" in prompt
     traces = gitlab_api.calls(TRACE)
     assert [r.path.rsplit("/", 2)[-2] for r in traces] == [str(TEST_JOB)]
-    [status] = bot_notes(gitlab_api, merge_request.iid)
+    [status] = bot_notes_on(gitlab_api, merge_request.iid)
     assert "failing check `test`" in status and "attempt 1 of 1" in status
     assert "Tried: read the failing test." in status
     # The second failure ran no agent, read no trace and said nothing.
     assert (second.outcome, second.result.get("quiet")) == ("no_changes", True)
     assert len(stack.llm.requests) == asked
-    assert len(bot_notes(gitlab_api, merge_request.iid)) == 1
+    assert len(bot_notes_on(gitlab_api, merge_request.iid)) == 1

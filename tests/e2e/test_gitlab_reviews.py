@@ -4,7 +4,6 @@ repository's default branch allows it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from resolver.store.models import Job
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import (
     BOT,
-    BOT_TOKEN,
     PROJECT,
     diff_note_hook,
     gitlab_settings,
@@ -43,20 +41,6 @@ POSITION = {
     "new_line": 2,
 }
 RESOLVING = "reviews:\n  resolve_threads: true\n"
-
-
-@pytest.fixture
-def gitlab_api() -> Iterator[GitLabAPI]:
-    api = GitLabAPI()
-    api.add_token(BOT_TOKEN, BOT)
-    yield api
-    api.close()
-
-
-@pytest.fixture
-def gitlab_git(tmp_path: Path, gitlab_api: GitLabAPI) -> Iterator[GitHttpServer]:
-    with GitHttpServer(tmp_path / "git", accepts=gitlab_api.tokens.__contains__) as server:
-        yield server
 
 
 @pytest.mark.parametrize("config", [None, RESOLVING], ids=["left-open", "resolved"])
