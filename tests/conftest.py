@@ -14,6 +14,8 @@ import pytest
 import redis
 from cryptography.fernet import Fernet
 
+pytest_plugins = ["tests.support.groups"]  # the marks scripts/test groups by
+
 
 def redis_db_url(db: int) -> str:
     """A Redis database of the test suite. RESOLVER_TEST_REDIS_SHIFT moves every one of them,
