@@ -42,6 +42,11 @@ class Viewer:
     def label(self) -> str:
         return f"{self.person.login} ({self.person.provider})"
 
+    @property
+    def account(self) -> str:
+        """The forge account they signed in with, by its stable id (`github:id:583231`)."""
+        return f"{self.person.provider}:id:{self.person.external_id}"
+
 
 def viewer_of(session: Session, person: Person, token: str, settings: Settings) -> Viewer:
     """Who signed in, by stable ids only: an admin is the operator, a forge account whose
