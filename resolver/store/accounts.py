@@ -22,10 +22,13 @@ class AccountError(Exception):
     """A user or identity request that cannot be met (unknown user, taken identity…)."""
 
 
-def _holder(session: Session, name: str) -> str | None:
-    """The existing user name that `name` would clash with: the same whatever the case (as
-    the database folds it, like the `users_name_folded` index)."""
-    return session.scalar(select(User.name).where(func.lower(User.name) == func.lower(name)))
+def _holder(session: Session, name: str, other_than: int | None = None) -> str | None:
+    """An existing user name (of a user other than `other_than`) that `name` would clash
+    with: the same whatever the case, as the database folds it for `users_name_folded`."""
+    query = select(User.name).where(func.lower(User.name) == func.lower(name))
+    if other_than is not None:
+        query = query.where(User.id != other_than)
+    return session.scalars(query.order_by(User.id)).first()
 
 
 def add_user(session: Session, name: str, *, admin: bool = False) -> User:
@@ -47,8 +50,8 @@ def rename_user(session: Session, name: str, new_name: str) -> User:
     """Give a user another name, unique whatever its case (their own name in another case is
     allowed)."""
     user = get_user(session, name)
-    taken = _holder(session, new_name)
-    if taken is not None and taken != name:
+    taken = _holder(session, new_name, other_than=user.id)
+    if taken is not None:
         raise AccountError(f"user {taken!r} already exists (names are unique whatever their case)")
     user.name = new_name
     session.flush()
