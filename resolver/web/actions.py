@@ -158,7 +158,7 @@ def again(session: Session, job: Job, viewer: Viewer) -> jobs.NewJob:
         source=job.source,
         task=job.task,
         repo=job.repo,
-        requester=str(sender.get("login") or viewer.name) if sender else viewer.name,
+        requester=(sender or {}).get("login") or viewer.name,
         requester_id=viewer.user_id,
         trigger=trigger,
         conversation_key=job.conversation_key,

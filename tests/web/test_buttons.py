@@ -195,6 +195,30 @@ def test_run_again_by_another_pusher_is_theirs(app, forge) -> None:
     assert token != ADA_TOKEN and forge.tokens[token] == "wendy"
 
 
+def test_run_again_of_a_chat_request_checks_the_viewers_own_forge_account(app, forge) -> None:
+    """A job asked for from Slack by ada, run again by wendy, who has no Slack account linked:
+    the new job carries no sender, so the permission check asks about wendy's GitHub account."""
+    ada = _linked(forge, "ada")
+    slack_ada = {"id": "T1:U_ADA", "login": "ada"}
+    job_id = _job(
+        source="slack",
+        requester="ada",
+        requester_id=ada,
+        trigger={"channel": "C1", "ts": "1.0", "sender": slack_ada},
+    )
+    with session_scope() as session:
+        jobs.finish_job(session, jobs.get_job(session, job_id), JobState.FAILED, Outcome.ERROR)
+    wendy = _linked(forge, "wendy")
+    client = browser(app)
+    sign_in(client, forge, "wendy")
+    again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
+    snapshot = request.load(int(again.headers["location"].rsplit("/", 1)[1]))
+    assert "sender" not in snapshot.trigger and snapshot.requester_id == wendy
+    github = registry.forge("github", snapshot.trigger, snapshot.requester_id)
+    checked = plan.check_permission(snapshot, github, "github", SECRET_REPO)
+    assert checked.external_id == str(forge.user_id("wendy"))
+
+
 def test_a_viewer_with_no_resolver_user_is_told_to_link_first(app, forge) -> None:
     job_id = _failed_job_of_ada(forge)
     schedule_id = make_schedule("weekly-tidy", SECRET_REPO)
