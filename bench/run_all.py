@@ -31,8 +31,8 @@ class Bench:
     script: str
     """Under bench/: a file, or a folder with a __main__.py."""
     table: tuple[str, ...]
-    """Text the output holds once the table is printed (its last lines, so a table cut short
-    fails too)."""
+    """Lines of its table that its output must hold, the table's last among them, so a table
+    cut short fails too."""
     smoke: tuple[str, ...]
     """Arguments for a run of seconds."""
 
@@ -79,8 +79,9 @@ def layout_errors() -> list[str]:
     listed = {bench.script for bench in BENCHES}
     errors = [f"bench/{name} is not in run_all.py's BENCHES" for name in on_disk() - listed]
     errors += [f"BENCHES lists bench/{name}, which does not exist" for name in listed - on_disk()]
-    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
-    for module in sorted(HERE.rglob("*.py")):
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")}
+    modules = [*HERE.rglob("*.py"), *(path for path in HERE.iterdir() if path.is_dir())]
+    for module in sorted(modules):
         if module.stem in packages:
             errors.append(
                 f"bench/{module.relative_to(HERE)} hides the project's `{module.stem}` package "
