@@ -1,7 +1,8 @@
 """Import budgets: the web process starts without the agent, its model client or the sandbox.
 
 import-linter's `web-stays-light` contract reads the source; this test asks a fresh interpreter
-what importing `resolver.app` really loads, package `__init__` files included.
+what importing `resolver.app` and the command line really loads, package `__init__` files
+included.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+
+import pytest
 
 # A finder that never finds anything, only notes which module's import first asked for each name.
 PROBE = """
@@ -47,5 +50,7 @@ def loaded(root: str, names: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
-def test_the_web_process_loads_no_agent_model_client_or_sandbox() -> None:
-    assert loaded("resolver.app", NOT_IN_WEB) == {}
+# `resolver serve` is the command line's root, then the app's.
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli"])
+def test_the_web_process_loads_no_agent_model_client_or_sandbox(root: str) -> None:
+    assert loaded(root, NOT_IN_WEB) == {}
