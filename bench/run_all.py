@@ -55,7 +55,7 @@ BENCHES = (
         ("warm pool claim", "memory of all"),
         ("--execs", "3", "--starts", "2", "--idle", "2"),
     ),
-    Bench("startup.py", ("web (resolver.app)", "web / worker"), ("--runs", "1")),
+    Bench("startup.py", ("web (resolver serve)", "web / worker"), ("--runs", "1")),
     Bench(
         "web",
         ("/jobs/{id},", "this machine:"),

@@ -1,13 +1,14 @@
-"""What a process pays to start: the web process's import of its root (`resolver.app`) beside a
-worker's (`resolver.tasks`), each in fresh interpreters, side by side.
+"""What a process pays to start: the web process's imports (`resolver serve`: the command line,
+then `resolver.app`) beside a worker's (`resolver worker`: the command line, then
+`resolver.tasks`), each in fresh interpreters, side by side.
 
     uv run python bench/startup.py [--runs 5]
 
-Per root: the median wall time of the import, the interpreter's resident memory after it
+Per process: the median wall time of the imports, the interpreter's resident memory after them
 (VmRSS) and its peak (VmHWM), how many modules it loaded, and which of the agent's heavy parts
 it loaded (litellm, docker, the sandbox, the agent's loop). The web process should load none of
-them (the `web-stays-light` import contract; issue #31 measured 4.5 s and 240 MiB before).
-Figures only; nothing asserted.
+them (the `web-stays-light` import contract; issue #31 measured `import resolver.app` at 4.5 s
+and 240 MiB before). Figures only; nothing asserted.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-ROOTS = {"web": "resolver.app", "worker": "resolver.tasks"}
+PROCESSES = {
+    "web (resolver serve)": ("resolver.cli", "resolver.app"),
+    "worker (resolver worker)": ("resolver.cli", "resolver.tasks"),
+}
 HEAVY = ("litellm", "docker", "sandbox", "resolver.agent.controller")
 MiB = 1024
 
@@ -27,7 +31,8 @@ MiB = 1024
 PROBE = """
 import importlib, json, sys, time
 started = time.perf_counter()
-importlib.import_module(sys.argv[1])
+for module in sys.argv[1].split(","):
+    importlib.import_module(module)
 seconds = time.perf_counter() - started
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 print(json.dumps({
@@ -49,10 +54,10 @@ class Start:
     heavy: tuple[str, ...]
 
 
-def start(root: str) -> Start:
-    """One fresh interpreter importing `root`."""
+def start(modules: tuple[str, ...]) -> Start:
+    """One fresh interpreter importing `modules` in turn."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, root, *HEAVY],
+        [sys.executable, "-c", PROBE, ",".join(modules), *HEAVY],
         capture_output=True, text=True, check=True, timeout=300,
     )  # fmt: skip
     found = json.loads(done.stdout)
@@ -74,16 +79,15 @@ def median(starts: list[Start]) -> Start:
 
 
 def table(figures: dict[str, Start], runs: int) -> None:
-    print(f"importing each process's root in a fresh interpreter, median of {runs}")
+    print(f"each process's imports in a fresh interpreter, median of {runs}")
     print(f"{'':26}{'import s':>9}{'RSS MiB':>9}{'peak MiB':>9}{'modules':>9}   heavy parts loaded")
-    for name, root in ROOTS.items():
-        f = figures[name]
+    for name, f in figures.items():
         heavy = ", ".join(f.heavy) or "none"
         print(
-            f"{f'{name} ({root})':26}{f.seconds:9.2f}{f.rss_kib / MiB:9.0f}"
+            f"{name:26}{f.seconds:9.2f}{f.rss_kib / MiB:9.0f}"
             f"{f.peak_kib / MiB:9.0f}{f.modules:9d}   {heavy}"
         )
-    web, worker = figures["web"], figures["worker"]
+    web, worker = figures.values()
     print(
         f"{'web / worker':26}{web.seconds / worker.seconds:9.2f}"
         f"{web.rss_kib / worker.rss_kib:9.2f}{web.peak_kib / worker.peak_kib:9.2f}"
@@ -93,12 +97,12 @@ def table(figures: dict[str, Start], runs: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="fresh interpreters per root")
+    parser.add_argument("--runs", type=int, default=5, help="fresh interpreters per process")
     args = parser.parse_args()
-    starts: dict[str, list[Start]] = {name: [] for name in ROOTS}
-    for _ in range(args.runs):  # the roots take turns, so a busier moment costs both
-        for name, root in ROOTS.items():
-            starts[name].append(start(root))
+    starts: dict[str, list[Start]] = {name: [] for name in PROCESSES}
+    for _ in range(args.runs):  # the processes take turns, so a busier moment costs both
+        for name, modules in PROCESSES.items():
+            starts[name].append(start(modules))
     figures = {name: median(found) for name, found in starts.items()}
     table(figures, args.runs)
 
