@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from integrations import registry
-from resolver.agent.verify import verification_of
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import conflicts, reviews, status
 from resolver.contract.ci import QUIET
 from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
+from resolver.contract.verification import verification_of
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.sanitize import sanitize
