@@ -71,7 +71,8 @@ def test_the_sender_links_and_their_request_runs_once(hooked, forge) -> None:
     actions = {c.action for c in _rows(Callback, Callback.job_id == job.id)}
     assert actions == {"react", "status"}
     assert "is running as job" in client.get(linked.headers["location"]).text
-    client.post(link, data={"csrf": csrf_of(client, link)})
+    again = client.post(link, data={"csrf": csrf_of(client, "/me")})
+    assert again.status_code == 410 and "used already" in again.text
     assert len(_rows(Job)) == 1, "the request runs once"
     assert len(_rows(User)) == 1
 
