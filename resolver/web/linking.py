@@ -31,7 +31,7 @@ from resolver.web import proofs
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
 from resolver.web.context import current_viewer, page, to_signin, web_of
-from resolver.web.session import rekey, take_grant
+from resolver.web.session import rekey, session_key, take_grant
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -154,7 +154,7 @@ async def link(request: Request) -> Response:
     proven = proofs.proven(request, str(request.path_params["token"]), claim)
     grant = take_grant(request, settings)
     forge = viewer.person
-    key = str(request.session.get("sid"))
+    key = session_key(request) or ""
 
     def act() -> tuple[int | None, list[int], str | None]:
         with session_scope() as session:

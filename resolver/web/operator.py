@@ -16,7 +16,7 @@ from resolver.store import used_links
 from resolver.store.db import session_scope
 from resolver.store.models import utcnow
 from resolver.web.context import page, web_of
-from resolver.web.session import open_session, sign_in
+from resolver.web.session import open_session, session_key, sign_in
 
 logger = logging.getLogger(__name__)
 
@@ -28,13 +28,14 @@ async def start(request: Request) -> Response:
     except OperatorLinkError as error:
         return page(request, "link.html", None, status_code=403, problem=str(error))
     operator = Person(OPERATOR, OPERATOR, OPERATOR)
+    old = session_key(request)
 
     def open_once() -> str | None:
         with session_scope() as session:
             now = utcnow()
             if not used_links.use(session, link.once, link.expires_at, now):
                 return None
-            return open_session(session, request, operator, settings, now)
+            return open_session(session, operator, old, settings, now)
 
     key = await run_in_threadpool(open_once)
     if key is None:

@@ -60,14 +60,19 @@ class SignedIn:
     """Of the server-side session: `store.web_sessions`."""
 
 
+def session_key(request: Request) -> str | None:
+    """The key of this browser's server-side session, as its cookie says."""
+    key = request.session.get("sid")
+    return key if isinstance(key, str) else None
+
+
 def open_session(
-    db: Session, request: Request, person: Person, settings: Settings, now: datetime
+    db: Session, person: Person, replacing: str | None, settings: Settings, now: datetime
 ) -> str:
-    """A new server-side session for `person`, for `sign_in`; this browser's old one ends (the
-    key rotates at every sign-in, so a key planted before it opens nothing after)."""
-    old = request.session.get("sid")
-    if isinstance(old, str):
-        web_sessions.end(db, old)
+    """A new server-side session for `person`, for `sign_in`; the browser's old one
+    (`replacing`) ends: the key rotates at every sign-in, so one planted before opens nothing."""
+    if replacing is not None:
+        web_sessions.end(db, replacing)
     web_sessions.sweep(db, now, lifetimes(settings))  # sign-ins are rare; abandoned rows go
     return web_sessions.open_session(db, person.provider, person.external_id, now)
 
@@ -91,8 +96,8 @@ def rekey(request: Request, key: str) -> None:
 def signed_in(request: Request, settings: Settings) -> SignedIn | None:
     """Who the cookie says signed in; None when nobody did or the sealed token does not open.
     Whether their session still lives is the store's to say."""
-    who, sealed, key = (request.session.get(name) for name in ("who", "tok", "sid"))
-    if not isinstance(who, dict) or not isinstance(sealed, str) or not isinstance(key, str):
+    who, sealed, key = request.session.get("who"), request.session.get("tok"), session_key(request)
+    if not isinstance(who, dict) or not isinstance(sealed, str) or key is None:
         return None
     try:
         token = Vault(settings.fernet_keys).decrypt(sealed).reveal()

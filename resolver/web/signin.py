@@ -31,7 +31,14 @@ from resolver.store.secrets import save_oauth_token
 from resolver.store.vault import Vault
 from resolver.web.actions import checked_viewer
 from resolver.web.context import end_everywhere, page, web_of
-from resolver.web.session import csrf_ok, keep_grant, open_session, safe_next, sign_in
+from resolver.web.session import (
+    csrf_ok,
+    keep_grant,
+    open_session,
+    safe_next,
+    session_key,
+    sign_in,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +150,8 @@ async def done(request: Request) -> Response:
             next="/jobs",
         )
     target = safe_next(request.session.get("next"))
-    linked, key = await run_in_threadpool(remember, request, web.settings, person, issued)
+    old = session_key(request)
+    linked, key = await run_in_threadpool(remember, web.settings, person, issued, old)
     sign_in(request, person, access_token, key, web.settings)
     if not linked:
         keep_grant(request, issued, web.settings)  # stored if they link in this session
@@ -152,13 +160,13 @@ async def done(request: Request) -> Response:
 
 
 def remember(
-    request: Request, settings: Settings, person: Person, issued: IssuedToken
+    settings: Settings, person: Person, issued: IssuedToken, replacing: str | None
 ) -> tuple[bool, str]:
     """Open the person's server-side session (its key), and keep a linked person's fresh token
     as their stored one (replacing a refused one), and when they signed in; the flag is False
     when the account is not linked to anyone."""
     with session_scope() as session:
-        key = open_session(session, request, person, settings, utcnow())
+        key = open_session(session, person, replacing, settings, utcnow())
         identity = accounts.signed_in(session, person.provider, person.external_id)
         if identity is None:
             return False, key
@@ -172,8 +180,8 @@ async def signout(request: Request) -> Response:
     form = await request.form()
     if not csrf_ok(request, form.get("csrf")):
         return Response("The form expired; reload the page and try again.", status_code=403)
-    key = request.session.get("sid")
-    if isinstance(key, str):
+    key = session_key(request)
+    if key is not None:
         await run_in_threadpool(_end, key)
     request.session.clear()
     return RedirectResponse("/signin", status_code=303)
