@@ -4,6 +4,7 @@ most once a `TOUCH`; a link is used once."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -124,3 +125,14 @@ def test_a_link_is_used_once_until_it_expires(resolver_env, backend) -> None:
         assert not used_links.use(session, "link:a", expires, START + timedelta(minutes=5))
         # Past its expiry the record goes (the link itself no longer opens by then).
         assert used_links.use(session, "link:a", expires, expires + timedelta(seconds=1))
+
+
+def test_of_two_uses_at_once_one_wins(resolver_env, backend) -> None:
+    expires = START + timedelta(hours=1)
+
+    def use(_: int) -> bool:
+        with session_scope() as session:
+            return used_links.use(session, "operator:nonce", expires, utcnow())
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sorted(pool.map(use, range(8))) == [False] * 7 + [True]

@@ -155,3 +155,11 @@ def test_the_operator_link_opens_one_session(app) -> None:
     assert again.status_code == 410 and "used already" in again.text
     assert second.get("/admin").status_code == 303
     assert first.get("/admin").status_code == 200
+
+
+def test_the_operator_session_has_no_token_to_check(forge, monkeypatch) -> None:
+    app = _app_with(monkeypatch, RESOLVER_ACCESS_CACHE_SECONDS="0")
+    client = browser(app)
+    assert client.get(urlsplit(operator.operator_url(get_settings())).path).status_code == 303
+    assert client.get("/admin").status_code == 200
+    assert client.get("/admin").status_code == 200
