@@ -29,7 +29,7 @@ class Viewer:
 
 ADMIN = Viewer("admin", "bench", "1", "gho_benchtoken")
 READER = Viewer("reader", "reader", "2", "gho_benchreader")
-ADMINS = f"github:{ADMIN.login}"
+ADMINS = f"github:id:{ADMIN.external_id}"
 
 
 def session_cookie(settings: Settings, viewer: Viewer) -> str:

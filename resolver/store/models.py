@@ -18,6 +18,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     false,
+    func,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -51,6 +52,9 @@ class Base(DeclarativeBase):
 
 
 class User(Base):
+    """A person. Names are unique whatever their case (`users_name_folded`), so a name never
+    stands for two people; who is an admin is `is_admin`, never a name."""
+
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -59,6 +63,9 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     identities: Mapped[list[Identity]] = relationship(back_populates="user")
+
+
+Index("users_name_folded", func.lower(User.name), unique=True)
 
 
 class Identity(Base):

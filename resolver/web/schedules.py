@@ -18,7 +18,7 @@ from resolver.schedules.store import all_schedules
 from resolver.store.db import session_scope
 from resolver.store.models import Schedule, utcnow
 from resolver.web.access import Viewer, pair_repository
-from resolver.web.actions import checked_viewer
+from resolver.web.actions import checked_viewer, link_first
 from resolver.web.context import (
     Web,
     current_viewer,
@@ -101,8 +101,12 @@ async def run_now(request: Request) -> Response:
             return None
         if not access.push:
             return f"Only someone who can push to {repo} may run {name} now."
+        if viewer.name is None:
+            return link_first(viewer, web.settings.bot_name)
         try:
-            requested = queue.run_now(name, repo, queue.MANUAL, viewer.person.login)
+            # The run is recorded as the viewer's, by their Resolver user; the job runs as the
+            # schedule's, as its cron runs do.
+            requested = queue.run_now(name, repo, queue.MANUAL, viewer.name)
         except ScheduleError as error:
             return str(error)
         if requested.job_id is None:

@@ -43,7 +43,7 @@ def server(resolver_env, github_api: GitHubAPI) -> Iterator[str]:
         RESOLVER_GITHUB_WEB_URL=github_api.web_url,
         RESOLVER_GITHUB_CLIENT_ID=CLIENT_ID,
         RESOLVER_GITHUB_CLIENT_SECRET=CLIENT_SECRET,
-        RESOLVER_ADMINS="github:root",
+        RESOLVER_ADMINS=f"github:id:{ROOT_ID}",
     )
     for name in ("RESOLVER_GITHUB_WEBHOOK_SECRET", "RESOLVER_GITHUB_APP_ID"):
         env.pop(name, None)

@@ -1,7 +1,7 @@
 """web_sessions and used_links: server-side web sessions, and one-time links once used
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 """
 
 import sqlalchemy as sa
@@ -10,7 +10,7 @@ from alembic import op
 import resolver.store.models
 
 revision = "0015"
-down_revision = "0013"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 
