@@ -13,8 +13,8 @@ process of its own on loopback, and fetches each page in turn over one keep-aliv
 `--requests` times each after `--warm-up` rounds, timing each response's first byte on raw
 sockets (bench/web/_ttfb.py). Pages are signed in with a session cookie made as the app's own
 sign-in makes it:
-- admin: an account RESOLVER_ADMINS names by id, who sees every job and whose pages call no
-  forge;
+- admin: an account RESOLVER_ADMINS names by id, who sees every job; their pages ask the forge
+  only whether their token still holds, once RESOLVER_ACCESS_CACHE_SECONDS have passed;
 - reader (skipped with `--no-reader`): nobody special, who sees the jobs of the repositories
   their GitHub token can read; a local GitHub (tests/support/github_api.py) answers the app's
   access checks, which it keeps RESOLVER_ACCESS_CACHE_SECONDS (60 s), so a longer run pays

@@ -68,7 +68,10 @@ class Settings(BaseSettings):
         ),
     )
     session_hours: float = Field(
-        default=12.0, gt=0, description="How long a web sign-in lasts, hours."
+        default=12.0, gt=0, description="How long a web sign-in lasts, hours, from signing in."
+    )
+    session_idle_minutes: float = Field(
+        default=120.0, gt=0, description="A web sign-in ends after this many minutes unused."
     )
     link_hours: float = Field(
         default=24.0, gt=0, description="How long the link in an unlinked sender's notice works."

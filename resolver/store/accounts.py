@@ -11,6 +11,7 @@ from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
+from resolver.store import web_sessions
 from resolver.store.models import Credential, Identity, Installation, Job, User, utcnow
 from resolver.store.secrets import forget_tokens, token_state
 
@@ -296,11 +297,12 @@ def newest_user_tokens(
 
 def revoke_link(session: Session, identity_id: int) -> Identity | None:
     """Remove any linked identity and its user's stored tokens of that provider (an admin's
-    act); None when there is no such identity."""
+    act), and end that person's web sessions; None when there is no such identity."""
     # Its user is loaded with it: the caller may name whose link was removed.
     identity = session.get(Identity, identity_id, options=[joinedload(Identity.user)])
     if identity is None:
         return None
+    web_sessions.end_everywhere(session, identity.provider, identity.external_id)
     forget_tokens(session, identity.provider, identity.user_id)
     session.delete(identity)
     session.flush()

@@ -433,3 +433,31 @@ class SteeringMessage(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     taken_at: Mapped[datetime | None]
     taken_at_step: Mapped[int | None] = mapped_column(Integer)
+
+
+class WebSession(Base):
+    """A signed-in web session. The browser's cookie carries a random key; only its SHA-256 is
+    stored, so reading this table gives no live cookie. Deleting the row signs the cookie out."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (Index("ix_web_sessions_person", "provider", "external_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    external_id: Mapped[str] = mapped_column(String(200))
+    # Sign-in: the absolute lifetime counts from here, across rotations of the key.
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The idle timeout counts from here; written at most once a `store.web_sessions.TOUCH`.
+    seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # When the forge last accepted the session's token (admins' pages check it again).
+    checked_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class UsedLink(Base):
+    """A one-time link (the operator's, an account link) that was used, kept until it expires."""
+
+    __tablename__ = "used_links"
+
+    key_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime]

@@ -182,7 +182,7 @@ async def _finish(request: Request, viewer: Viewer, act: Callable[[], Done | Non
     try:
         done = await run_in_threadpool(act)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         return _back(request, request.url.path.rsplit("/", 1)[0], f"{error}; nothing changed.")
     if done is None:

@@ -119,7 +119,7 @@ async def jobs_page(request: Request) -> Response:
     try:
         values = await run_in_threadpool(load)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         return unreachable(request, viewer, error)
     return page(
@@ -221,7 +221,7 @@ async def job_page(request: Request) -> Response:
     try:
         values = await run_in_threadpool(load)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         return unreachable(request, viewer, error)
     if values is None:

@@ -69,6 +69,7 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/prove/{provider}/done", proofs.done, ["GET"]),
         ("/me", linking.me_page, ["GET"]),
         ("/me/unlink/{identity_id}", linking.unlink, ["POST"]),
+        ("/me/signout-everywhere", signin.signout_everywhere, ["POST"]),
         ("/api/jobs", api.list_jobs, ["GET"]),
         ("/api/jobs/{job_id}", api.show_job, ["GET"]),
     ]

@@ -77,7 +77,7 @@ async def schedules_page(request: Request) -> Response:
     try:
         items = await run_in_threadpool(load)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         return unreachable(request, viewer, error)
     return page(request, "schedules.html", viewer, items=items)
@@ -117,7 +117,7 @@ async def run_now(request: Request) -> Response:
     try:
         message: Any = await run_in_threadpool(act)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         message = f"{error}; nothing changed."
     if message is None:
