@@ -4,6 +4,7 @@ ids, logs that never name a token, and a JSON API that shows no more than the pa
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -12,8 +13,63 @@ from sqlalchemy import select
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job, Schedule
+from tests.conftest import reset_caches
 from tests.store.test_storage import new_job
 from tests.web.conftest import SECRET_REPO, browser, csrf_of, sign_in
+
+FRAMING = {
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+}
+
+
+def _policy(response) -> dict[str, str]:
+    """The CSP's directives, by name."""
+    found = response.headers.get("content-security-policy", "")
+    parts = (part.strip().split(" ", 1) for part in found.split(";") if part.strip())
+    return {part[0]: part[1] if len(part) > 1 else "" for part in parts}
+
+
+def _protected(response) -> None:
+    for name, value in FRAMING.items():
+        assert response.headers.get(name) == value, (response.request.url, name)
+    policy = _policy(response)
+    assert policy["default-src"] == "'self'"
+    assert policy["frame-ancestors"] == "'none'"
+    assert policy["form-action"].startswith("'self'")
+    assert "unsafe-inline" not in response.headers["content-security-policy"]
+
+
+def test_every_page_carries_the_headers(app, forge) -> None:
+    client = browser(app)
+    for path in ("/signin", "/jobs", "/nowhere", "/static/site.css"):
+        _protected(client.get(path))
+    _protected(client.post("/signout"))
+    sign_in(client, forge, "root")
+    for path in ("/jobs", "/admin", "/me", "/schedules", "/jobs/123456", "/api/jobs"):
+        page = client.get(path)
+        _protected(page)
+        assert "strict-transport-security" not in page.headers  # the public URL is http
+        assert _policy(page)["form-action"] == "'self'"
+    # Only /setup may send a form to GitHub: the App manifest is posted there by the browser.
+    assert forge.web_url in _policy(client.get("/setup"))["form-action"]
+
+
+def test_the_webhook_routes_are_left_as_they_were(app, forge) -> None:
+    answer = browser(app).post("/webhooks/github", content=b"{}")
+    assert answer.status_code in (401, 404)
+    assert not {"content-security-policy", *FRAMING} & set(answer.headers)
+
+
+def test_an_https_site_asks_browsers_to_stay_on_https(forge, monkeypatch) -> None:
+    monkeypatch.setenv("RESOLVER_PUBLIC_URL", "https://resolver.example")
+    reset_caches()
+    from resolver.app import create_app
+
+    page = browser(create_app()).get("/signin")
+    assert page.headers["strict-transport-security"].startswith("max-age=")
+    _protected(page)
 
 
 def _finished(pr_url: str, url: str) -> int:
@@ -41,6 +97,66 @@ def test_only_web_urls_are_rendered_as_links(app, forge) -> None:
     good = client.get(f"/jobs/{fine}").text
     assert 'href="https://github.com/octo/secret/pull/7"' in good
     assert 'href="https://github.com/octo/secret/issues/1"' in good
+
+
+def _asgi_post(app, path: str, chunks: int, chunk: bytes) -> tuple[int, int]:
+    """POST `chunks` chunks of `chunk` to `path` with no Content-Length, as a client that
+    streams; the status and how many body bytes the app pulled."""
+    pulled, status = 0, 0
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"testserver"),
+            (b"content-type", b"application/x-www-form-urlencoded"),
+            (b"transfer-encoding", b"chunked"),
+        ],
+        "client": ("127.0.0.1", 5000),
+        "server": ("testserver", 80),
+    }
+    sent = 0
+
+    async def receive() -> dict:
+        nonlocal sent, pulled
+        if sent == chunks:
+            return {"type": "http.disconnect"}
+        sent += 1
+        pulled += len(chunk)
+        return {"type": "http.request", "body": chunk, "more_body": sent < chunks}
+
+    async def send(message: dict) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    asyncio.run(app(scope, receive, send))
+    return status, pulled
+
+
+def test_a_big_form_is_refused_before_it_is_read(app, forge) -> None:
+    six_mb = 6 * 1024 * 1024
+    status, pulled = _asgi_post(app, "/signout", 96, b"a" * (64 * 1024))
+    assert status == 413
+    assert pulled <= 2 * 64 * 1024 < six_mb
+    client = browser(app)
+    declared = client.post("/signout", content=b"csrf=x&" + b"a" * six_mb)
+    assert declared.status_code == 413
+    files = client.post("/signout", files={"f": ("a.txt", b"hello")}, data={"csrf": "x"})
+    assert files.status_code == 415
+    sign_in(client, forge, "wendy")
+    job_id = new_job(repo=SECRET_REPO)
+    csrf = csrf_of(client, "/jobs")
+    big = client.post(f"/jobs/{job_id}/stop", data={"csrf": csrf, "pad": "a" * 70_000})
+    assert big.status_code == 413
+    assert _state(job_id) == "queued"
+    assert client.post(f"/jobs/{job_id}/stop", data={"csrf": csrf}).status_code == 303
 
 
 def _state(job_id: int) -> str:
