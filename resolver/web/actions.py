@@ -24,6 +24,7 @@ from resolver.store.db import session_scope
 from resolver.store.models import Job
 from resolver.web.access import Viewer, can_act
 from resolver.web.context import current_viewer, not_found, signed_out, to_signin, web_of
+from resolver.web.inputs import route_of
 from resolver.web.pages import load_visible_job
 from resolver.web.session import csrf_ok
 
@@ -49,7 +50,7 @@ async def checked_viewer(request: Request) -> Viewer | Response:
         return to_signin(request)
     form = await request.form()
     if not csrf_ok(request, form.get("csrf")):
-        log(logger, logging.WARNING, "web.csrf_refused", path=request.url.path)
+        log(logger, logging.WARNING, "web.csrf_refused", route=route_of(request))
         return Response("This form has expired; reload the page and try again.", status_code=403)
     return viewer
 
@@ -188,5 +189,5 @@ async def _finish(request: Request, viewer: Viewer, act: Callable[[], Done | Non
     if done is None:
         return not_found(request, viewer)
     record.publish_all(done.callbacks)
-    log(logger, logging.INFO, "web.action", path=request.url.path, by=viewer.label)
+    log(logger, logging.INFO, "web.action", route=route_of(request), by=viewer.label)
     return _back(request, done.path, done.message)

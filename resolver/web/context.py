@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -24,6 +25,7 @@ from resolver.store.db import session_scope
 from resolver.store.models import utcnow
 from resolver.web import steps
 from resolver.web.access import AccessCache, Viewer, viewer_of
+from resolver.web.inputs import is_web_url
 from resolver.web.session import SignedIn, csrf_token, lifetimes, signed_in
 
 HERE = Path(__file__).parent
@@ -31,8 +33,9 @@ HERE = Path(__file__).parent
 
 def _finalize(value: object) -> object:
     # Every value a template prints passes here: the stored record is redacted already, and
-    # this masks any secret this process knows, or shaped like a token, once more.
-    return redact(value) if isinstance(value, str) else value
+    # this masks any secret this process knows, or shaped like a token, once more. Markup is
+    # a macro's output, whose values passed here one by one.
+    return redact(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
 def build_templates() -> Jinja2Templates:
@@ -46,6 +49,8 @@ def build_templates() -> Jinja2Templates:
         auto_reload=False,
     )
     env.globals["money"] = steps.money
+    env.tests["web_url"] = is_web_url
+    env.globals["link"] = env.get_template("_link.html").module.link  # type: ignore[attr-defined]
     return Jinja2Templates(env=env)
 
 
@@ -171,6 +176,10 @@ def not_found(request: Request, viewer: Viewer | None) -> Response:
         heading="Not found",
         message="There is nothing here, or nothing you may see.",
     )
+
+
+def bad_request(request: Request, viewer: Viewer | None, message: str) -> Response:
+    return page(request, "error.html", viewer, 400, heading="Bad request", message=message)
 
 
 def unreachable(request: Request, viewer: Viewer, error: Exception) -> Response:

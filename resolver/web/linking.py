@@ -30,7 +30,8 @@ from resolver.store.vault import Vault
 from resolver.web import proofs
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
-from resolver.web.context import current_viewer, page, to_signin, web_of
+from resolver.web.context import current_viewer, not_found, page, to_signin, web_of
+from resolver.web.inputs import path_id
 from resolver.web.session import rekey, session_key, take_grant
 
 if TYPE_CHECKING:
@@ -264,13 +265,15 @@ async def unlink(request: Request) -> Response:
     if isinstance(checked, Response):
         return checked
     viewer = checked
-    raw = str(request.path_params["identity_id"])
+    identity_id = path_id(request, "identity_id")
+    if identity_id is None:
+        return not_found(request, viewer)
 
     def act() -> str | None:
-        if viewer.user_id is None or not raw.isdigit():
+        if viewer.user_id is None:
             return None
         with session_scope() as session:
-            gone = accounts.unlink(session, viewer.user_id, int(raw))
+            gone = accounts.unlink(session, viewer.user_id, identity_id)
             return None if gone is None else f"{_display(gone.provider)} {gone.login or ''}"
 
     gone = await run_in_threadpool(act)

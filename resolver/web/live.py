@@ -18,6 +18,7 @@ from resolver.store import browse
 from resolver.store.db import session_scope
 from resolver.web import steps
 from resolver.web.context import Web, current_viewer, web_of
+from resolver.web.inputs import parse_id
 from resolver.web.pages import job_values, load_visible_job
 from resolver.web.session import csrf_token
 
@@ -26,9 +27,9 @@ POLL_SECONDS = 0.5
 STREAM_SECONDS = 300.0
 
 
-def _after(request: Request) -> int:
-    raw = request.headers.get("last-event-id") or request.query_params.get("after", "0")
-    return int(raw) if raw.isdigit() else 0
+def _after(request: Request) -> int | None:
+    """Where the stream resumes: the last event the browser has; None when that is no id."""
+    return parse_id(request.headers.get("last-event-id") or request.query_params.get("after", "0"))
 
 
 def _event(name: str, html: str, event_id: int | None = None) -> str:
@@ -51,7 +52,9 @@ async def job_events(request: Request) -> Response:
 
     if not await run_in_threadpool(visible):
         return Response("not found", status_code=404, media_type="text/plain")
-    job_id = int(request.path_params["job_id"])
+    start = _after(request)
+    if start is None:
+        return Response("after must be a number", status_code=400, media_type="text/plain")
     csrf = csrf_token(request)
 
     def poll(after: int) -> tuple[list[str], int, bool]:
@@ -60,12 +63,13 @@ async def job_events(request: Request) -> Response:
             job = load_visible_job(session, request, viewer)
             if job is None:
                 return [], after, True
-            out, last = [], after
-            for event in browse.events_after(session, job_id, after):
+            out: list[str] = []
+            events = browse.events_after(session, job.id, after)
+            for event in steps.shown_events(events):
                 block = steps.block_of(event.seq, event.kind, event.payload, event.created_at)
                 if block is not None:
                     out.append(_event("block", _render(web, "_block.html", block=block), event.seq))
-                last = event.seq
+            last = events[-1].seq if events else after
             ended = is_terminal(JobState(job.state))
             if out or ended:
                 values = job_values(session, job, viewer, web)
@@ -73,7 +77,7 @@ async def job_events(request: Request) -> Response:
             return out, last, ended
 
     async def stream() -> AsyncIterator[str]:
-        after, deadline = _after(request), time.monotonic() + STREAM_SECONDS
+        after, deadline = start, time.monotonic() + STREAM_SECONDS
         yield "retry: 2000\n\n"
         while time.monotonic() < deadline and not await request.is_disconnected():
             chunks, after, ended = await run_in_threadpool(poll, after)

@@ -29,6 +29,7 @@ from resolver.web.context import (
     unreachable,
     web_of,
 )
+from resolver.web.inputs import path_id
 
 RUNS_SHOWN = 5
 
@@ -88,11 +89,11 @@ async def run_now(request: Request) -> Response:
     if isinstance(checked, Response):
         return checked
     viewer, web = checked, web_of(request)
-    raw = str(request.path_params["schedule_id"])
+    schedule_id = path_id(request, "schedule_id")
 
     def act() -> str | None:
         with session_scope() as session:
-            schedule = session.get(Schedule, int(raw)) if raw.isdigit() else None
+            schedule = None if schedule_id is None else session.get(Schedule, schedule_id)
             if schedule is None:
                 return None
             access = _access(viewer, schedule, web)
