@@ -69,16 +69,20 @@ def _row(session: Session, key: str) -> WebSession | None:
     return session.scalar(select(WebSession).where(WebSession.key_hash == digest(key)))
 
 
-def find(session: Session, key: str, now: datetime, lifetimes: Lifetimes) -> Live | None:
+def find(
+    session: Session, key: str, now: datetime, lifetimes: Lifetimes, *, seen: bool = True
+) -> Live | None:
     """The session of `key` if it is still good (one indexed read); one past a lifetime is
-    deleted. Its `seen_at` moves on when it is older than `lifetimes.touch`."""
+    deleted. Its `seen_at` moves on when it is older than `lifetimes.touch`, unless `seen` is
+    False: a live page's stream asks whether its session still lives, and a tab left open is
+    not a person at work."""
     row = _row(session, key)
     if row is None:
         return None
     if now - row.started_at >= lifetimes.absolute or now - row.seen_at >= lifetimes.idle:
         session.delete(row)
         return None
-    if now - row.seen_at >= lifetimes.touch:
+    if seen and now - row.seen_at >= lifetimes.touch:
         row.seen_at = now
     return Live(row.id, row.provider, row.external_id, row.checked_at)
 

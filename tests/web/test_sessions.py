@@ -163,3 +163,26 @@ def test_the_operator_session_has_no_token_to_check(forge, monkeypatch) -> None:
     assert client.get(urlsplit(operator.operator_url(get_settings())).path).status_code == 303
     assert client.get("/admin").status_code == 200
     assert client.get("/admin").status_code == 200
+
+
+def test_a_live_page_stops_streaming_when_its_session_ends(app, forge, monkeypatch) -> None:
+    from resolver.core.redact import Redactor
+    from resolver.store import jobs
+    from resolver.web import live
+    from tests.web.test_job_page import _trajectory
+
+    monkeypatch.setattr(live, "STREAM_SECONDS", 4.0)  # a stream that outlived it ends anyway
+    job_id = new_job(repo=SECRET_REPO)
+    _trajectory(job_id, finished=False)
+    client = _signed_in(app, forge, "rita")
+    with client.stream("GET", f"/jobs/{job_id}/events") as stream:
+        chunks = stream.iter_text()
+        seen = ""
+        while "event: head" not in seen:
+            seen += next(chunks)
+        assert client.post("/signout", data={"csrf": csrf_of(client, "/me")}).status_code == 303
+        with session_scope() as session:
+            said = {"step": 3, "content": "after sign-out"}
+            later = jobs.append_event(session, job_id, "message", said, Redactor([])).seq
+        rest = "".join(chunks)
+    assert f"id: {later}\n" not in rest, "nothing more reaches a signed-out browser"
