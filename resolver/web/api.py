@@ -18,7 +18,7 @@ from resolver.store.jobs import job_to_dict, recent_jobs
 from resolver.store.models import Job
 from resolver.web import steps
 from resolver.web.access import Viewer
-from resolver.web.context import current_viewer, web_of
+from resolver.web.context import current_viewer, end_everywhere, web_of
 from resolver.web.inputs import parse_id, path_id
 from resolver.web.pages import list_rows, load_visible_job
 
@@ -64,7 +64,7 @@ async def list_jobs(request: Request) -> Response:
                 rows = rows[:limit]
             return [_shown(job_to_dict(job)) for job in rows]
 
-    return await _answer(load)
+    return await _answer(who, load)
 
 
 async def show_job(request: Request) -> Response:
@@ -83,7 +83,7 @@ async def show_job(request: Request) -> Response:
                 return None
             return _shown(job_to_dict(job, steps.shown_events(job.events)))
 
-    return await _answer(load)
+    return await _answer(who, load)
 
 
 def _shown(data: dict[str, Any]) -> dict[str, Any]:
@@ -93,10 +93,12 @@ def _shown(data: dict[str, Any]) -> dict[str, Any]:
     return masked
 
 
-async def _answer(load: Any) -> Response:
+async def _answer(who: Viewer | None, load: Any) -> Response:
     try:
         found = await run_in_threadpool(load)
     except SignInError:
+        if who is not None:  # the forge refused their token: every session of theirs ends
+            await end_everywhere(who.person)
         return JSONResponse({"error": "sign in again"}, status_code=401)
     except ForgeUnreachableError as error:
         return JSONResponse({"error": str(error)}, status_code=503)

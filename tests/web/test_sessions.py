@@ -113,6 +113,14 @@ def test_a_refused_token_ends_every_session_of_the_person(app, forge) -> None:
     assert there.get("/me").status_code == 303
 
 
+def test_a_token_refused_through_the_api_ends_the_sessions_too(app, forge) -> None:
+    new_job(repo=SECRET_REPO, task="fix the bug")
+    here, there = _signed_in(app, forge, "rita"), _signed_in(app, forge, "rita")
+    forge.tokens.clear()
+    assert here.get("/api/jobs").status_code == 401
+    assert there.get("/me").status_code == 303
+
+
 def test_an_admin_whose_token_is_refused_loses_admin(forge, monkeypatch) -> None:
     app = _app_with(monkeypatch, RESOLVER_ACCESS_CACHE_SECONDS="0")
     root = _signed_in(app, forge, "root")
