@@ -28,6 +28,7 @@ from resolver.schedules.pulls import render_edited_note
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Notice, Schedule, ScheduleRun, utcnow
+from resolver.worker.values import Plan
 from tests.conftest import ResolverEnv
 from tests.integrations.sixth.provider import NAME, PROVIDER
 from tests.schedules.helpers import get_schedule, make_schedule
@@ -191,12 +192,25 @@ def test_a_forge_that_cannot_be_reached_fails_the_run_naming_it(forge: Forge) ->
 # Where a run works, and what its push does.
 
 
-def plan(decision: Decision, pull: providers.PullInfo | None, branch: str | None = None) -> Any:
+def plan(decision: Decision, pull: providers.PullInfo | None, branch: str | None = None) -> Plan:
     repo = providers.RepoInfo(REPO, "https://forge.test/octo/widgets.git", "main")
     scheduled = runner.ScheduledRun(
-        1, {}, None, branch, "Tidy up", 1, "Weekly Tidy", "custom", None, None, False, None,
-        None, f"{NAME}:{REPO}", decision.remembered,
-    )  # fmt: skip
+        job_id=1,
+        trigger={},
+        requester_id=None,
+        branch=branch,
+        title="Tidy up",
+        schedule_id=1,
+        name="Weekly Tidy",
+        task="custom",
+        prompt=None,
+        test_command=None,
+        dry_run=False,
+        max_iterations=None,
+        max_cost_usd=None,
+        repo=f"{NAME}:{REPO}",
+        remembered=decision.remembered,
+    )
     return runner._plan(scheduled, NAME, repo, decision, pull)
 
 

@@ -5,6 +5,7 @@ job at a time per branch."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -51,9 +52,7 @@ def agent(outcome: str = "changed_code") -> AgentResult:
 
 def work_on(origin: Path, tmp_path: Path, checkout: str | None = None) -> Work:
     """A private clone with the agent's change written as a tree on top of its head."""
-    clone = git_repo.clone(
-        str(origin), tmp_path / f"clone-{len(list(tmp_path.iterdir()))}", checkout
-    )
+    clone = git_repo.clone(str(origin), tmp_path / f"clone-{uuid.uuid4().hex[:8]}", checkout)
     base = git_repo.head(clone)
     blob = git_repo.git(clone, "hash-object", "-w", "--stdin", stdin=b"print('hi!')\n").strip()
     tree = git_repo.git(clone, "mktree", stdin=f"100644 blob {blob}\tapp.py\n".encode()).strip()
