@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import hashlib
 import hmac
+import http.client
 import os
 import re
 import secrets
@@ -15,11 +16,14 @@ import shutil
 import socket
 import statistics
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+LOG_TAIL = 4000
+"""Characters of a server's log shown when it does not start."""
 
 
 @dataclass(frozen=True)
@@ -237,6 +241,29 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def wait_until_answering(
+    what: str, port: int, path: str, process: subprocess.Popen[bytes], log: Path, timeout: float
+) -> None:
+    """Until `GET path` on loopback answers 200. If `process` exits first, or the time runs
+    out, stop the bench with the end of its log: that is where its error is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            connection.request("GET", path)
+            if connection.getresponse().status == 200:
+                return
+        except (OSError, http.client.HTTPException):
+            pass  # not listening yet
+        finally:
+            connection.close()
+        time.sleep(0.1)
+    code = process.poll()
+    state = f"not answering after {timeout:g} s" if code is None else f"exit code {code}"
+    end = log.read_text(errors="replace")[-LOG_TAIL:] if log.exists() else "(no log)"
+    raise SystemExit(f"{what} did not start ({state}); the end of its output:\n{end}")
 
 
 def cpu_seconds(pid: int) -> float:

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import http.client
 import json
 import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from _load import free_port
+from _load import free_port, wait_until_answering
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "bench/probot"
@@ -52,9 +50,12 @@ def install() -> Path:
     if npm is None:
         raise SystemExit("the Probot peer needs node and npm (or run with --no-peer)")
     print(f"installing the Probot peer into {INSTALLED} (npm ci)", file=sys.stderr, flush=True)
+    # npm trusts the system's certificate store, as pip, git and uv do here (where a proxy's CA
+    # lives): Node's own is compiled in, and CI's bare environment sets no NODE_EXTRA_CA_CERTS.
+    options = f"{os.environ.get('NODE_OPTIONS', '')} --use-openssl-ca".strip()
     done = subprocess.run(
         [npm, "ci", "--prefix", str(INSTALLED), "--no-audit", "--no-fund"],
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, env={**os.environ, "NODE_OPTIONS": options},
     )  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"npm ci failed:\n{done.stderr[-2000:]}")
@@ -108,26 +109,10 @@ def probot(secret: str, log: Path) -> Iterator[Peer]:
             cwd=home, env=env(port, secret), stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
         try:
-            wait_for_ping(port, server)
+            # Probot's `GET /ping` answers once its app is loaded.
+            wait_until_answering("Probot", port, "/ping", server, log, 20)
             runtime = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
             yield Peer(port, server.pid, version, runtime.strip())
         finally:
             server.terminate()
             server.wait(timeout=10)
-
-
-def wait_for_ping(port: int, server: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
-    """Until Probot's `GET /ping` answers (its app is loaded by then)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and server.poll() is None:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-        try:
-            connection.request("GET", "/ping")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass  # not listening yet
-        finally:
-            connection.close()
-        time.sleep(0.1)
-    raise SystemExit(f"Probot did not start (exit code {server.poll()})")

@@ -115,10 +115,11 @@ def bench_tokens(steps: int) -> TokenFigures:
 
 def _run(server: ScriptedLLMServer, steps: int) -> list[Any]:
     """Resolver's loop with the settings as configured; returns the trajectory's events."""
-    from resolver.agent import AgentTask, limits_from, run_agent
+    from resolver.agent.controller import run_agent
     from resolver.agent.events import Event
     from resolver.agent.llm import llm_config_from
     from resolver.agent.sandboxes import policy_from_settings
+    from resolver.agent.task import AgentTask, limits_from
     from resolver.core.job import JobContext
     from resolver.core.settings import get_settings
     from resolver.store import jobs

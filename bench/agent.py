@@ -66,8 +66,9 @@ class LoopFigures:
 
 
 def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
-    from resolver.agent import AgentTask, limits_from, run_agent
+    from resolver.agent.controller import run_agent
     from resolver.agent.sandboxes import policy_from_settings
+    from resolver.agent.task import AgentTask, limits_from
     from resolver.core.job import JobContext
     from resolver.core.settings import get_settings
     from resolver.store import jobs

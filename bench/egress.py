@@ -19,7 +19,6 @@ import uuid
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[1]
-sys.path[:] = [e for e in sys.path if Path(e or ".").resolve() != _ROOT / "bench"]
 sys.path.insert(0, str(_ROOT))
 
 from sandbox import (  # noqa: E402

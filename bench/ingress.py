@@ -36,7 +36,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,7 +46,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))  # bench/_load, and uvicorn's import of this file
 
-from _load import Figures, Signed, answers, fixed_rate, free_port, max_throughput, sign
+from _load import (
+    Figures,
+    Signed,
+    answers,
+    fixed_rate,
+    free_port,
+    max_throughput,
+    sign,
+    wait_until_answering,
+)
 from _mix import mix
 from _peer import Peer, probot
 
@@ -160,17 +168,6 @@ def prepare(env: dict[str, str], senders: int) -> list[Signed]:
             payload["comment"]["body"] = "@resolver please fix the flaky export test"
             signed.append(sign(json.dumps(payload).encode(), SECRET))
     return signed
-
-
-def wait_for(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("the server did not start")
 
 
 def table(rows: dict[str, dict[str, Figures]]) -> None:
@@ -310,7 +307,7 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> None:
         env=env, stderr=log, stdout=log,
     )  # fmt: skip
     try:
-        wait_for(port)
+        wait_until_answering("the server", port, "/healthz", server, tmp / "server.log", 30)
         endpoints = {name: (server.pid, port, path) for name, path in ENDPOINTS.items()}
         rows = measurements(args, script, endpoints, {"mention": signed})
         processes = f"{args.workers} server process{'es' if args.workers > 1 else ''}"

@@ -22,16 +22,18 @@ from resolver.ingress.endpoint import endpoint
 from resolver.store import configured, db, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import utcnow
-from resolver.web.routes import install, web_routes
+from resolver.web.routes import install, web_middleware, web_routes
 
 logger = logging.getLogger(__name__)
+
+WEBHOOKS = "/webhooks/"
 
 
 def webhook_routes() -> list[BaseRoute]:
     """`POST /webhooks/<name>` for each installed provider; one without a secret answers 404."""
     return [
         Route(
-            f"/webhooks/{item.name}", endpoint(item.integration), methods=["POST"], name=item.name
+            f"{WEBHOOKS}{item.name}", endpoint(item.integration), methods=["POST"], name=item.name
         )
         for item in registry.installed()
     ]
@@ -86,6 +88,6 @@ def create_app(**kwargs: Any) -> Starlette:
         *webhook_routes(),
         *web_routes(settings),
     ]
-    app = Starlette(routes=routes, **kwargs)
+    app = Starlette(routes=routes, middleware=web_middleware(settings, WEBHOOKS), **kwargs)
     install(app, settings)
     return app

@@ -13,7 +13,8 @@ process of its own on loopback, and fetches each page in turn over one keep-aliv
 `--requests` times each after `--warm-up` rounds, timing each response's first byte on raw
 sockets (bench/web/_ttfb.py). Pages are signed in with a session cookie made as the app's own
 sign-in makes it:
-- admin: a login in RESOLVER_ADMINS, who sees every job and whose pages call no forge;
+- admin: an account RESOLVER_ADMINS names by id, who sees every job; their pages ask the forge
+  only whether their token still holds, once RESOLVER_ACCESS_CACHE_SECONDS have passed;
 - reader (skipped with `--no-reader`): nobody special, who sees the jobs of the repositories
   their GitHub token can read; a local GitHub (tests/support/github_api.py) answers the app's
   access checks, which it keeps RESOLVER_ACCESS_CACHE_SECONDS (60 s), so a longer run pays
@@ -36,13 +37,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-# Run by path: bench/web itself, the project (before bench/, whose sandbox.py would hide the
-# sandbox package), then bench/ (_load, ingress).
+# Run by path: bench/web itself, the project, then bench/ (_load, ingress).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _load import Figures, free_port, measured, run_wrk
+from _load import Figures, free_port, measured, run_wrk, wait_until_answering
 from _seed import seed
 from _ttfb import Target, Timings, measure, percentile
 from _viewers import ADMIN, ADMINS, READER, reader_forge, session_cookie
@@ -90,25 +90,11 @@ def server(tmp: Path, env: dict[str, str]) -> Iterator[tuple[int, int]]:
             cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
-        wait_for(port, process, tmp / "server.log")
+        wait_until_answering("the server", port, "/healthz", process, tmp / "server.log", 120)
         yield process.pid, port
     finally:
         process.terminate()
         process.wait(timeout=10)
-
-
-def wait_for(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited:\n{log.read_text()}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise SystemExit(f"the server did not start:\n{log.read_text()}")
 
 
 def targets(long_job: int, steps: int, reader: bool) -> list[Target]:

@@ -1,5 +1,6 @@
-"""Who looks at the pages: session cookies made as the web app's own sign-in would leave them,
-and a local GitHub for the viewer who is not an admin, whose access the web app asks it."""
+"""Who looks at the pages: session cookies made as the web app's own sign-in would leave them
+(each with its server-side session), and a local GitHub that knows both viewers' tokens: the web
+app asks it what the reader may read, and whether the admin's token still holds."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from dataclasses import dataclass
 from itsdangerous import TimestampSigner
 
 from resolver.core.settings import Settings
+from resolver.store import web_sessions
+from resolver.store.db import session_scope
+from resolver.store.models import utcnow
 from resolver.store.vault import Vault
 from resolver.web.session import COOKIE, session_secret
 from tests.support.github_api import GitHubAPI
@@ -25,15 +29,18 @@ class Viewer:
 
 ADMIN = Viewer("admin", "bench", "1", "gho_benchtoken")
 READER = Viewer("reader", "reader", "2", "gho_benchreader")
-ADMINS = f"github:{ADMIN.login}"
+ADMINS = f"github:id:{ADMIN.external_id}"
 
 
 def session_cookie(settings: Settings, viewer: Viewer) -> str:
     """The `Cookie` header of a browser `viewer` signed in with: the session `sign_in` writes,
     encoded and signed as Starlette's SessionMiddleware encodes and signs it."""
+    with session_scope() as db:
+        key = web_sessions.open_session(db, "github", viewer.external_id, utcnow())
     session = {
         "who": {"p": "github", "id": viewer.external_id, "l": viewer.login},
         "tok": Vault(settings.fernet_keys).encrypt(viewer.token),
+        "sid": key,
         "csrf": "x",
     }
     data = b64encode(json.dumps(session).encode())
@@ -43,9 +50,11 @@ def session_cookie(settings: Settings, viewer: Viewer) -> str:
 
 def reader_forge(readable: list[str]) -> GitHubAPI:
     """GitHub as the reader's token sees it: `readable` repositories answer (read, no push),
-    every other one is hidden. Only the reader's own token is ever sent, never an App JWT."""
+    every other one is hidden. Only the viewers' own tokens are ever sent, never an App JWT."""
     api = GitHubAPI(app_id="0", public_key="")
-    api.add_token(READER.token, READER.login)
+    for viewer in (READER, ADMIN):
+        api.add_token(viewer.token, viewer.login)
+        api.user_ids[viewer.login] = int(viewer.external_id)
     for repo in readable:
         api.add_repo(repo, clone_url=f"{api.web_url}/{repo}.git")
     return api

@@ -24,7 +24,8 @@ from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.agent.trajectory import latest_attempt
-from resolver.agent.verify import Verification, build_verification, configured_commands
+from resolver.agent.verify import build_verification, configured_commands
+from resolver.contract.verification import Verification
 from resolver.core.budgets import BUDGET
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import register_secret

@@ -4,7 +4,8 @@ The record is made from the `action`/`observation` events the host wrote as the 
 never from what the model says it did. A command counts when the repository's
 `.resolver/config.yml` names it (`commands: {test: [...], lint: [...], build: [...]}`) or when
 it starts a runner people recognise (pytest, npm test, go vet, cargo clippy, …). Each distinct
-command line keeps its last run's exit code and how many times it ran.
+command line keeps its last run's exit code and how many times it ran. The values it builds
+(`Check`, `Verification`) are `resolver.contract.verification`'s, which the callbacks read.
 """
 
 from __future__ import annotations
@@ -13,13 +14,11 @@ import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from resolver.agent.events import Event, Kind
+from resolver.contract.verification import KINDS, Check, CheckKind, Verification
 
-CheckKind = Literal["test", "lint", "build"]
-KINDS: Final[tuple[CheckKind, ...]] = ("test", "lint", "build")
 # Shown whether or not a repository configures them: a change nobody tested or linted says so.
 ALWAYS_REPORTED: Final[tuple[CheckKind, ...]] = ("test", "lint")
 MAX_COMMAND_CHARS: Final = 200
@@ -91,51 +90,6 @@ _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # Shell control operators between simple commands (quotes are not parsed: good enough to
 # find a runner's start; the whole line is what is shown).
 _OPERATOR: Final = re.compile(r"(\|\||&&|\||;|\n)")
-
-
-@dataclass(frozen=True)
-class Check:
-    """One distinct command line that builds, tests or lints, as it last ran."""
-
-    command: str
-    kind: CheckKind
-    exit_code: int | None
-    runs: int
-    timed_out: bool = False
-    passes: int = 0
-    """How many of its runs passed (an earlier pass does not make a failing last run pass)."""
-    masked: bool = False
-    """Its exit code is not the runner's own (piped into another command, or `|| true`)."""
-
-    @property
-    def result(self) -> Literal["passed", "failed", "unknown"]:
-        if self.timed_out or (self.exit_code not in (None, 0) and not self.masked):
-            return "failed"
-        if self.masked or self.exit_code is None:
-            return "unknown"
-        return "passed"
-
-
-@dataclass(frozen=True)
-class Verification:
-    checks: tuple[Check, ...] = ()
-    not_run: tuple[CheckKind, ...] = ()
-    """The kinds of check that never ran (tests and lint always; build when configured)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"checks": [asdict(check) for check in self.checks], "not_run": list(self.not_run)}
-
-
-def verification_of(data: object) -> Verification | None:
-    """A Verification from `as_dict`'s JSON (a job's result); None when absent or unreadable."""
-    if not isinstance(data, Mapping):
-        return None
-    try:
-        checks = tuple(Check(**dict(check)) for check in data.get("checks") or ())
-        not_run = tuple(kind for kind in data.get("not_run") or () if kind in KINDS)
-    except TypeError:
-        return None
-    return Verification(checks, not_run)
 
 
 def configured_commands(repo_config: Mapping[str, Any]) -> dict[CheckKind, tuple[str, ...]]:

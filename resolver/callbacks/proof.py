@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from resolver.agent.verify import Check, CheckKind, Verification
+from resolver.contract.verification import Check, CheckKind, Verification
 
 MARKS: Final = {"passed": "✅", "failed": "❌", "unknown": "❔"}
 NOUNS: Final[dict[CheckKind, str]] = {"test": "tests", "lint": "lint", "build": "build"}

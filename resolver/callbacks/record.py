@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from integrations import registry
-from resolver.agent.verify import verification_of
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import conflicts, reviews, status
 from resolver.contract.ci import QUIET
 from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
+from resolver.contract.verification import verification_of
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.sanitize import sanitize
@@ -137,13 +137,15 @@ def record_status(session: Session, job: Job) -> list[int]:
     return [callback.id]
 
 
-def stop_job(session: Session, job: Job, by: str) -> list[int]:
-    """Stop `job` on behalf of `by`: a queued job ends now, a running one at its next step. Its
-    status message says who asked. The requests still waiting in its inbox (steering) were part
-    of it and end with it, whoever pressed stop and wherever (the callbacks to publish after
-    the commit)."""
+def stop_job(session: Session, job: Job, by: str, account: str | None = None) -> list[int]:
+    """Stop `job` on behalf of `by` (`account`: their stable id, where known): a queued job
+    ends now, a running one at its next step. Its status message says who asked. The requests
+    still waiting in its inbox (steering) were part of it and end with it, whoever pressed stop
+    and wherever (the callbacks to publish after the commit)."""
     jobs.request_cancel(session, job)
     job.result = {**job.result, "stopped_by": by}
+    if account is not None:
+        job.result = {**job.result, "stopped_by_account": account}
     callbacks = record_status(session, job)
     for source in steering.waiting_sources(session, job.id):
         jobs.request_cancel(session, source)

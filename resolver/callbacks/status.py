@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from resolver.agent.verify import Verification
 from resolver.callbacks.proof import render_files, render_verification, render_verified_short
+from resolver.contract.verification import Verification
 from resolver.core.job import QueuePlace
 from resolver.core.states import JobState, Outcome
 

@@ -38,6 +38,17 @@ def users_add(
     console.print(f"added {'admin' if admin else 'user'} {name}")
 
 
+@users_app.command("rename")
+def users_rename(name: str, new_name: str) -> None:
+    """Give a user another name (names are unique whatever their case)."""
+    try:
+        with session_scope() as session:
+            accounts.rename_user(session, name, new_name)
+    except accounts.AccountError as error:
+        fail(str(error))
+    console.print(f"renamed user {name} to {new_name}")
+
+
 @users_app.command("list")
 def users_list() -> None:
     """List users and their linked accounts."""

@@ -159,7 +159,21 @@ def _sign_in(settings: Settings) -> Check:
             "set RESOLVER_GITHUB_CLIENT_ID and RESOLVER_GITHUB_CLIENT_SECRET (or the GitLab pair) "
             "so people can open the job links",
         )
-    admins = "admins set" if settings.admin_names else "no RESOLVER_ADMINS (see users add --admin)"
+    signs_in = {item.name for item in registry.sign_ins(settings)}
+    elsewhere = sorted({provider for provider, _ in settings.admin_ids} - signs_in)
+    if elsewhere:
+        return Check(
+            "web sign-in",
+            "fail",
+            f"RESOLVER_ADMINS names accounts on {', '.join(elsewhere)}, which nobody signs in "
+            f"with here (sign-in is with {', '.join(sorted(signs_in))})",
+        )
+    count = len(settings.admin_ids)
+    admins = (
+        f"{count} admin account{'s' if count != 1 else ''} by id in RESOLVER_ADMINS"
+        if count
+        else "no RESOLVER_ADMINS (see users add --admin)"
+    )
     return Check("web sign-in", "ok", f"with {', '.join(forges)}; {admins}")
 
 

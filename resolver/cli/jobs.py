@@ -59,7 +59,8 @@ def show(
 ) -> None:
     """Show one job and its trajectory."""
     with session_scope() as session:
-        data = job_store.job_to_dict(_load(session, job_id), with_events=True)
+        job = _load(session, job_id)
+        data = job_store.job_to_dict(job, job.events)
     if as_json:
         typer.echo(json.dumps(data, indent=2))
         return

@@ -1,7 +1,8 @@
 """`resolver run`: the agent loop on a local repository, without webhooks or callbacks.
 
-It takes the worker's code path (`resolver.agent.run_session`) and prints the trajectory, the
-diff, the cost and the outcome. Heavy imports (litellm, docker) wait until the command runs.
+It takes the worker's code path (`resolver.agent.session.run_session`) and prints the
+trajectory, the diff, the cost and the outcome. Heavy imports (litellm, docker) wait until the
+command runs.
 """
 
 from __future__ import annotations
@@ -58,9 +59,9 @@ def _create_job(repo: str, task: str) -> int:
 def _run(
     job_id: int, repo: str, task: str, branch: str | None
 ) -> tuple[RunResult, SessionResult | None]:
-    from resolver.agent import SessionRequest, run_result, run_session
     from resolver.agent.git import RepoError
     from resolver.agent.llm import LLMError
+    from resolver.agent.session import SessionRequest, run_result, run_session
     from resolver.agent.task import InvalidLimitError
     from resolver.core.job import JobContext, RunResult
     from resolver.core.logs import redact

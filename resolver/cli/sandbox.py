@@ -1,4 +1,8 @@
-"""`resolver sandbox …` commands (owned by the sandbox work)."""
+"""`resolver sandbox …` commands (owned by the sandbox work).
+
+Each command imports `sandbox` (and with it docker) when it runs: every `resolver` process loads
+this module, `resolver serve`, the web process, included.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +15,16 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-import sandbox
 from resolver.core.settings import get_settings
+
+if TYPE_CHECKING:
+    import sandbox
 
 app = typer.Typer(help="Build, run, list and reap sandbox containers.", no_args_is_help=True)
 console = Console(highlight=False)
@@ -33,6 +39,8 @@ def build(
     ] = False,
 ) -> None:
     """Build the sandbox image and the egress proxy's unless their hash-of-inputs tags exist."""
+    import sandbox
+
     started = time.monotonic()
     tag = _or_exit(lambda: sandbox.ensure_image(offline=offline, progress=console.print))
     proxy = _or_exit(lambda: sandbox.ensure_proxy_image(offline=offline, progress=console.print))
@@ -57,6 +65,7 @@ def run(
     timeout: Annotated[float | None, typer.Option(help="Seconds; default from settings.")] = None,
 ) -> None:
     """Run one command in a fresh sandbox, print its output and exit with its code."""
+    import sandbox
     from resolver.agent.sandboxes import policy_from_settings
 
     policy = replace(policy_from_settings(get_settings()), network=network.value)
@@ -89,6 +98,8 @@ def _copy_in(box: sandbox.Sandbox, directory: Path, uid: int) -> None:
 @app.command()
 def ps() -> None:
     """List this deployment's sandbox containers: job, state, age and workspace."""
+    import sandbox
+
     now = datetime.now(UTC)
     deployment = get_settings().deployment
     table = Table("container", "name", "job", "state", "age", "workspace")
@@ -107,6 +118,7 @@ def ps() -> None:
 @app.command()
 def reap() -> None:
     """Remove this deployment's sandboxes whose job ended or moved on, or that are too old."""
+    import sandbox
     from resolver.store.jobs import sandbox_is_stale
 
     settings = get_settings()
@@ -118,6 +130,8 @@ def reap() -> None:
 
 
 def _or_exit(action: Callable[[], T]) -> T:
+    import sandbox
+
     try:
         return action()
     except sandbox.SandboxError as error:

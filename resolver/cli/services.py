@@ -95,9 +95,13 @@ def beat() -> None:
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Apply every database migration."""
-    from resolver.store.migrate import upgrade
+    from resolver.store.migrate import MigrationRefused, upgrade
 
-    upgrade(get_settings().database_url)
+    try:
+        upgrade(get_settings().database_url)
+    except MigrationRefused as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
     typer.echo("database is up to date")
 
 

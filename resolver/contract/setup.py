@@ -16,6 +16,17 @@ class SetupError(Exception):
     """A setup step failed; the message says what happened and what to do (never a secret)."""
 
 
+def pasted_token(value: str, what: str) -> str:
+    """A token an admin pasted, stripped; SetupError unless it is printable ASCII without
+    spaces, as every provider's tokens are (an HTTP header carries nothing else)."""
+    token = value.strip()
+    if not token:
+        raise SetupError(f"give {what}")
+    if not token.isascii() or not token.isprintable() or " " in token:
+        raise SetupError(f"that is not {what}: a token is letters, digits and punctuation")
+    return token
+
+
 @dataclass(frozen=True)
 class ManifestUrls:
     """Where the provider sends events, people after creating the app, and people signing in."""

@@ -29,6 +29,11 @@ def redact(text: str) -> str:
     return _redactor(text)
 
 
+def redact_value(value: object) -> object:
+    """Every string inside a JSON-like value, masked as `redact` masks one."""
+    return _redactor.redact_value(value)
+
+
 class RedactingFormatter(logging.Formatter):
     """Formats `key field=value …` (or JSON) and masks secrets in the finished line."""
 

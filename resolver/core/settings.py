@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,8 @@ HINTS: dict[str, str] = {
     "database_url": "use sqlite:///var/resolver.db or postgresql+psycopg://user:pass@host/db",
     "redis_url": "use redis://host:6379/0",
     "admin_token": "set a long random string; it guards the JSON API",
+    "admins": "name each forge account by its numeric id, e.g. github:id:583231, or make a "
+    "Resolver user an admin with `resolver users add --admin`",
 }
 
 
@@ -59,12 +62,16 @@ class Settings(BaseSettings):
     admins: str = Field(
         default="",
         description=(
-            "Web app admins, comma-separated: Resolver user names or forge logins "
-            "(`github:ada`, `gitlab:grace`)."
+            "Web app admins, comma-separated forge accounts by numeric id (`github:id:583231`, "
+            "`gitlab:id:42`); a login or a user name is refused. Resolver users are made admins "
+            "with `resolver users add --admin`."
         ),
     )
     session_hours: float = Field(
-        default=12.0, gt=0, description="How long a web sign-in lasts, hours."
+        default=12.0, gt=0, description="How long a web sign-in lasts, hours, from signing in."
+    )
+    session_idle_minutes: float = Field(
+        default=120.0, gt=0, description="A web sign-in ends after this many minutes unused."
     )
     link_hours: float = Field(
         default=24.0, gt=0, description="How long the link in an unlinked sender's notice works."
@@ -403,6 +410,13 @@ class Settings(BaseSettings):
             raise ValueError("only sqlite:// and postgresql:// URLs are supported")
         return value
 
+    @field_validator("admins")
+    @classmethod
+    def _admins_by_id(cls, value: str) -> str:
+        for entry in _entries(value):
+            admin_id(entry)
+        return value
+
     @field_validator("redis_url")
     @classmethod
     def _redis_scheme(cls, value: str) -> str:
@@ -429,9 +443,9 @@ class Settings(BaseSettings):
         return [k.strip() for k in self.secret_keys.get_secret_value().split(",") if k.strip()]
 
     @property
-    def admin_names(self) -> frozenset[str]:
-        """RESOLVER_ADMINS, lower-cased."""
-        return frozenset(a.strip().lower() for a in self.admins.split(",") if a.strip())
+    def admin_ids(self) -> frozenset[tuple[str, str]]:
+        """RESOLVER_ADMINS as (provider, numeric id) pairs."""
+        return frozenset(admin_id(entry) for entry in _entries(self.admins))
 
     @property
     def allowed_bot_logins(self) -> frozenset[str]:
@@ -441,6 +455,26 @@ class Settings(BaseSettings):
     def visibility_timeout(self) -> int:
         """Above the longest hard time limit, so a running task is never handed out twice."""
         return self.job_time_limit + 600
+
+
+_ADMIN_ID = re.compile(r"([a-z][a-z0-9_-]*):id:([0-9]{1,20})")
+
+
+def _entries(value: str) -> list[str]:
+    return [entry.strip() for entry in value.split(",") if entry.strip()]
+
+
+def admin_id(entry: str) -> tuple[str, str]:
+    """A RESOLVER_ADMINS entry, `provider:id:NUMBER`, as (provider, id). A login can be renamed
+    and then taken by someone else, and a user name can be claimed by whoever links first, so
+    neither names an admin: such an entry is refused, not guessed at."""
+    found = _ADMIN_ID.fullmatch(entry.lower())
+    if found is None:
+        raise ValueError(
+            f"{entry!r} is not a forge account's numeric id; write provider:id:NUMBER "
+            "(github:id:583231)"
+        )
+    return found.group(1), str(int(found.group(2)))
 
 
 def _describe(error: ValidationError) -> str:

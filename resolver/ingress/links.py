@@ -1,11 +1,16 @@
 """Signed, expiring links with which an unlinked sender links their own account. A link names
 only the identity it was made for (provider, external id, login) and whether it was delivered
 privately (a Slack ephemeral message, which only that person sees); opening it proves nothing
-by itself: the web app asks the person to prove that identity first, unless it came privately."""
+by itself: the web app asks the person to prove that identity first, unless it came privately.
+A link links once: the web app records its use (`store.used_links`, under `LinkClaim.once`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
@@ -26,6 +31,10 @@ class LinkClaim:
     login: str | None
     private: bool = False
     """Delivered where only that person could read it: holding it is the proof."""
+    once: str = field(default="", compare=False)
+    """Its one-time key: what it says and when it was signed (not its text, which has other
+    spellings), and its nonce."""
+    expires_at: datetime = field(default=datetime.max.replace(tzinfo=UTC), compare=False)
 
     @property
     def account(self) -> str:
@@ -45,7 +54,12 @@ def link_url(
     *,
     private: bool = False,
 ) -> str:
-    data: dict[str, object] = {"p": provider, "id": external_id, "l": login}
+    data: dict[str, object] = {
+        "p": provider,
+        "id": external_id,
+        "l": login,
+        "n": secrets.token_urlsafe(8),
+    }
     if private:
         data["v"] = 1
     token = _serializer(settings).dumps(data)
@@ -53,12 +67,24 @@ def link_url(
 
 
 def read_link(settings: Settings, token: str) -> LinkClaim:
+    max_age = int(settings.link_hours * 3600)
     try:
-        data = _serializer(settings).loads(token, max_age=int(settings.link_hours * 3600))
+        data, signed_at = _serializer(settings).loads(token, max_age=max_age, return_timestamp=True)
     except SignatureExpired:
         raise LinkError("This link has expired; mention me again for a new one.") from None
     except BadSignature:
         raise LinkError("This is not a link Resolver made.") from None
     login = data.get("l")
     private = data.get("v") == 1
-    return LinkClaim(str(data["p"]), str(data["id"]), str(login) if login else None, private)
+    # Links made before they carried a nonce are told apart by their signing time.
+    said = json.dumps([data, int(signed_at.timestamp())], sort_keys=True)
+    once = "link:" + hashlib.sha256(said.encode()).hexdigest()
+    expires = signed_at.astimezone(UTC) + timedelta(seconds=max_age + 1)
+    return LinkClaim(
+        str(data["p"]),
+        str(data["id"]),
+        str(login) if login else None,
+        private,
+        once=once,
+        expires_at=expires,
+    )

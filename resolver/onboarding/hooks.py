@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from integrations import registry
-from resolver.contract.setup import HookRequest, SetupError, WebhookSetup
+from resolver.contract.setup import HookRequest, SetupError, WebhookSetup, pasted_token
 from resolver.core.logs import log, register_secret
 from resolver.core.settings import Settings, get_settings, load_settings
 from resolver.store import configured
@@ -91,9 +91,7 @@ def register_hook(
     webhook = _setup_of(name)
     if webhook is None:
         raise SetupError(f"Resolver cannot register a webhook on {name!r}")
-    credential = credential.strip()
-    if not credential:
-        raise SetupError(f"give an admin's {name} token")
+    credential = pasted_token(credential, f"an admin's {name} token")
     register_secret(credential)
     names = (
         webhook.secret_setting,

@@ -18,7 +18,7 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from integrations import registry
 from resolver.contract.inbound import secret_value
-from resolver.contract.setup import AppSetup, SetupError
+from resolver.contract.setup import AppSetup, SetupError, pasted_token
 from resolver.core.logs import log, register_secret
 from resolver.core.settings import Settings, get_settings
 from resolver.onboarding.hooks import check_not_in_environment, store
@@ -66,13 +66,12 @@ def redirect_uri(settings: Settings) -> str:
 
 def create_app(config_token: str, refresh_token: str | None = None) -> CreatedSlackApp:
     """Create the app from its manifest and keep its credentials in the vault."""
-    if not config_token.strip():
-        raise SetupError("give an app configuration token (it starts with xoxe.xoxp-)")
+    token = pasted_token(config_token, "an app configuration token (it starts with xoxe.xoxp-)")
+    refresh = refresh_token.strip() if refresh_token else None
+    refresh = pasted_token(refresh, "its refresh token") if refresh else None
     check_not_in_environment(STORED)
     settings = get_settings()
-    created = _app_setup().create(
-        settings, config_token.strip(), (refresh_token or "").strip() or None, settings.public_url
-    )
+    created = _app_setup().create(settings, token, refresh, settings.public_url)
     store(
         settings,
         {

@@ -11,6 +11,7 @@ from sqlalchemy import Connection, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
+from resolver.store import web_sessions
 from resolver.store.models import Credential, Identity, Installation, Job, User, utcnow
 from resolver.store.secrets import forget_tokens, token_state
 
@@ -22,16 +23,44 @@ class AccountError(Exception):
     """A user or identity request that cannot be met (unknown user, taken identity…)."""
 
 
+def _holder(session: Session, name: str, other_than: int | None = None) -> str | None:
+    """An existing user name (of a user other than `other_than`) that `name` would clash
+    with: the same whatever the case, as the database folds it for `users_name_folded`."""
+    query = select(User.name).where(func.lower(User.name) == func.lower(name))
+    if other_than is not None:
+        query = query.where(User.id != other_than)
+    return session.scalars(query.order_by(User.id)).first()
+
+
 def add_user(session: Session, name: str, *, admin: bool = False) -> User:
-    if session.scalar(select(User).where(User.name == name)):
-        raise AccountError(f"user {name!r} already exists")
+    taken = _holder(session, name)
+    if taken is not None:
+        same = "" if taken == name else f" as {taken!r} (names are unique whatever their case)"
+        raise AccountError(f"user {name!r} already exists{same}")
     user = User(name=name, is_admin=admin)
     session.add(user)
+    try:
+        with session.begin_nested():
+            session.flush()
+    except IntegrityError:  # added by someone else meanwhile
+        raise AccountError(f"user {name!r} already exists") from None
+    return user
+
+
+def rename_user(session: Session, name: str, new_name: str) -> User:
+    """Give a user another name, unique whatever its case (their own name in another case is
+    allowed)."""
+    user = get_user(session, name)
+    taken = _holder(session, new_name, other_than=user.id)
+    if taken is not None:
+        raise AccountError(f"user {taken!r} already exists (names are unique whatever their case)")
+    user.name = new_name
     session.flush()
     return user
 
 
 def get_user(session: Session, name: str) -> User:
+    """The user named exactly `name`."""
     user = session.scalar(select(User).where(User.name == name))
     if user is None:
         raise AccountError(f"no user named {name!r}; add one with `resolver users add {name}`")
@@ -141,7 +170,7 @@ def self_link(session: Session, provider: str, external_id: str, login: str) -> 
     if identity is not None:
         return identity.user
     name, n = login, 1
-    while session.scalar(select(User.id).where(User.name == name)) is not None:
+    while _holder(session, name) is not None:
         n += 1
         name = f"{login}-{n}"
     user = add_user(session, name)
@@ -268,11 +297,12 @@ def newest_user_tokens(
 
 def revoke_link(session: Session, identity_id: int) -> Identity | None:
     """Remove any linked identity and its user's stored tokens of that provider (an admin's
-    act); None when there is no such identity."""
+    act), and end that person's web sessions; None when there is no such identity."""
     # Its user is loaded with it: the caller may name whose link was removed.
     identity = session.get(Identity, identity_id, options=[joinedload(Identity.user)])
     if identity is None:
         return None
+    web_sessions.end_everywhere(session, identity.provider, identity.external_id)
     forget_tokens(session, identity.provider, identity.user_id)
     session.delete(identity)
     session.flush()

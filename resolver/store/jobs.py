@@ -303,8 +303,9 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def job_to_dict(job: Job, *, with_events: bool = False) -> dict[str, Any]:
-    """The public JSON shape of a job (CLI `--json` and `/api/jobs`)."""
+def job_to_dict(job: Job, events: Iterable[JobEvent] | None = None) -> dict[str, Any]:
+    """The public JSON shape of a job (CLI `--json` and `/api/jobs`), with `events` as its
+    trajectory when given."""
     data: dict[str, Any] = {
         "id": job.id,
         "state": job.state,
@@ -326,10 +327,9 @@ def job_to_dict(job: Job, *, with_events: bool = False) -> dict[str, Any]:
         "started_at": _iso(job.started_at),
         "finished_at": _iso(job.finished_at),
     }
-    if with_events:
+    if events is not None:
         data["trajectory"] = [
-            {"seq": e.seq, "kind": e.kind, "at": _iso(e.created_at), **e.payload}
-            for e in job.events
+            {"seq": e.seq, "kind": e.kind, "at": _iso(e.created_at), **e.payload} for e in events
         ]
     return data
 

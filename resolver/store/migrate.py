@@ -10,6 +10,10 @@ from alembic.config import Config
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
+class MigrationRefused(Exception):
+    """A migration found data it cannot carry over; the message names it and the fix."""
+
+
 def alembic_config(url: str) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))

@@ -18,6 +18,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     false,
+    func,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -51,6 +52,9 @@ class Base(DeclarativeBase):
 
 
 class User(Base):
+    """A person. Names are unique whatever their case (`users_name_folded`), so a name never
+    stands for two people; who is an admin is `is_admin`, never a name."""
+
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -59,6 +63,9 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     identities: Mapped[list[Identity]] = relationship(back_populates="user")
+
+
+Index("users_name_folded", func.lower(User.name), unique=True)
 
 
 class Identity(Base):
@@ -426,3 +433,31 @@ class SteeringMessage(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     taken_at: Mapped[datetime | None]
     taken_at_step: Mapped[int | None] = mapped_column(Integer)
+
+
+class WebSession(Base):
+    """A signed-in web session. The browser's cookie carries a random key; only its SHA-256 is
+    stored, so reading this table gives no live cookie. Deleting the row signs the cookie out."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (Index("ix_web_sessions_person", "provider", "external_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    external_id: Mapped[str] = mapped_column(String(200))
+    # Sign-in: the absolute lifetime counts from here, across rotations of the key.
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The idle timeout counts from here; written at most once a `store.web_sessions.TOUCH`.
+    seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # When the forge last accepted the session's token (admins' pages check it again).
+    checked_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class UsedLink(Base):
+    """A one-time link (the operator's, an account link) that was used, kept until it expires."""
+
+    __tablename__ = "used_links"
+
+    key_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime]

@@ -42,16 +42,23 @@ class Viewer:
     def label(self) -> str:
         return f"{self.person.login} ({self.person.provider})"
 
+    @property
+    def account(self) -> str:
+        """The forge account they signed in with, by its stable id (`github:id:583231`)."""
+        return f"{self.person.provider}:id:{self.person.external_id}"
+
 
 def viewer_of(session: Session, person: Person, token: str, settings: Settings) -> Viewer:
+    """Who signed in, by stable ids only: an admin is the operator, a forge account whose
+    numeric id RESOLVER_ADMINS names, or a user marked admin. Logins and names count for
+    nothing here; a login can be renamed and taken, and a name claimed by whoever links."""
     identity = accounts.find_identity(session, person.provider, external_id=person.external_id)
     user = identity.user if identity is not None else None
-    names = settings.admin_names
     operator = person.provider == OPERATOR  # opened with `resolver setup url`
     admin = (
         operator
-        or f"{person.provider}:{person.login}".lower() in names
-        or (user is not None and (user.is_admin or user.name.lower() in names))
+        or (person.provider, person.external_id) in settings.admin_ids
+        or (user is not None and user.is_admin)
     )
     return Viewer(
         person, token, user.id if user else None, user.name if user else None, bool(admin)

@@ -13,16 +13,18 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from integrations import registry
 from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.signin import ForgeUnreachableError, SignInError
 from resolver.core.logs import log
 from resolver.core.states import JobState, is_terminal
-from resolver.store import jobs
+from resolver.store import accounts, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job
 from resolver.web.access import Viewer, can_act
 from resolver.web.context import current_viewer, not_found, signed_out, to_signin, web_of
+from resolver.web.inputs import route_of
 from resolver.web.pages import load_visible_job
 from resolver.web.session import csrf_ok
 
@@ -48,7 +50,7 @@ async def checked_viewer(request: Request) -> Viewer | Response:
         return to_signin(request)
     form = await request.form()
     if not csrf_ok(request, form.get("csrf")):
-        log(logger, logging.WARNING, "web.csrf_refused", path=request.url.path)
+        log(logger, logging.WARNING, "web.csrf_refused", route=route_of(request))
         return Response("This form has expired; reload the page and try again.", status_code=403)
     return viewer
 
@@ -79,7 +81,7 @@ async def stop(request: Request) -> Response:
                 return Done(here, NOT_YOURS.format(verb="stop it"))
             if job.state not in (JobState.QUEUED, JobState.RUNNING):
                 return Done(here, f"Job {job.id} has already ended ({job.state}).")
-            callbacks = record.stop_job(session, job, viewer.person.login)
+            callbacks = record.stop_job(session, job, viewer.person.login, viewer.account)
             ended = job.state == JobState.CANCELLED
         text = "Stopped." if ended else "Stopping: the job stops at its next step."
         return Done(here, text, callbacks)
@@ -103,11 +105,21 @@ async def rerun(request: Request) -> Response:
                 return Done(here, NOT_YOURS.format(verb="run it again"))
             if not is_terminal(JobState(job.state)) or job.source == "schedule":
                 return Done(here, "This job cannot be run again from here.")
-            new = jobs.create_job(session, again(job, viewer))
+            if viewer.user_id is None:
+                return Done(here, link_first(viewer, web.settings.bot_name))
+            new = jobs.create_job(session, again(session, job, viewer))
             callbacks = record.record_status(session, new)
             session.commit()
             _publish(session, new.id)
-            log(logger, logging.INFO, "web.rerun", job=job.id, new_job=new.id, by=viewer.label)
+            log(
+                logger,
+                logging.INFO,
+                "web.rerun",
+                job=job.id,
+                new_job=new.id,
+                by=viewer.label,
+                user=viewer.user_id,
+            )
             return Done(f"/jobs/{new.id}", f"Running job {job.id}'s request again.", callbacks)
 
     return await _finish(request, viewer, act)
@@ -120,32 +132,62 @@ def _publish(session: Session, job_id: int) -> None:
         log(logger, logging.WARNING, "web.publish_failed", job=job_id, error=repr(error))
 
 
-def again(job: Job, viewer: Viewer) -> jobs.NewJob:
-    """The same request as `job`, asked again by `viewer` (or by the requester, when the
-    viewer has no Resolver user of their own)."""
-    trigger = {k: v for k, v in (job.trigger or {}).items() if k != "forge"}
+def link_first(viewer: Viewer, bot_name: str) -> str:
+    """What a viewer with no Resolver user is told instead of running anything: a job needs
+    someone whose budget, permission and token it uses."""
+    found = registry.find(viewer.person.provider)
+    name = found.display_name if found is not None else viewer.person.provider
+    return (
+        f"Link your {name} account to Resolver first: mention @{bot_name} where it works and "
+        "open the link in its reply (your accounts are on /me). Nothing ran."
+    )
+
+
+def again(session: Session, job: Job, viewer: Viewer) -> jobs.NewJob:
+    """The same request as `job`, asked again by `viewer`, who has a Resolver user: they are
+    its requester and its sender, so its budget, the permission check and the forge token are
+    theirs. Nothing of the first requester is kept; where the viewer has no account on the
+    job's source, the new job has no sender and the permission check uses their own account
+    on the forge."""
+    assert viewer.user_id is not None and viewer.name is not None
+    trigger = {k: v for k, v in (job.trigger or {}).items() if k not in ("forge", "sender")}
     trigger["rerun_of"] = job.id
-    mine = viewer.user_id is not None
+    sender = _sender_of(session, viewer, job.source)
+    if sender is not None:
+        trigger["sender"] = sender
     return jobs.NewJob(
         source=job.source,
         task=job.task,
         repo=job.repo,
-        requester=viewer.name if mine else job.requester,
-        requester_id=viewer.user_id if mine else job.requester_id,
+        requester=(sender or {}).get("login") or viewer.name,
+        requester_id=viewer.user_id,
         trigger=trigger,
         conversation_key=job.conversation_key,
     )
+
+
+def _sender_of(session: Session, viewer: Viewer, source: str) -> dict[str, str | None] | None:
+    """The viewer's own account on `source`, as intake records a sender: the one they signed
+    in with, else one linked to their user."""
+    person = viewer.person
+    if person.provider == source:
+        return {"id": person.external_id, "login": person.login}
+    assert viewer.user_id is not None
+    identity = accounts.identity_of(session, viewer.user_id, source)
+    if identity is None:
+        return None
+    return {"id": identity.external_id, "login": identity.login}
 
 
 async def _finish(request: Request, viewer: Viewer, act: Callable[[], Done | None]) -> Response:
     try:
         done = await run_in_threadpool(act)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         return _back(request, request.url.path.rsplit("/", 1)[0], f"{error}; nothing changed.")
     if done is None:
         return not_found(request, viewer)
     record.publish_all(done.callbacks)
-    log(logger, logging.INFO, "web.action", path=request.url.path, by=viewer.label)
+    log(logger, logging.INFO, "web.action", route=route_of(request), by=viewer.label)
     return _back(request, done.path, done.message)

@@ -11,12 +11,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from resolver.contract.signin import ForgeUnreachableError, SignInError
+from resolver.core.logs import redact_value
 from resolver.store.browse import JobFilter
 from resolver.store.db import session_scope
 from resolver.store.jobs import job_to_dict, recent_jobs
 from resolver.store.models import Job
+from resolver.web import steps
 from resolver.web.access import Viewer
-from resolver.web.context import current_viewer, web_of
+from resolver.web.context import current_viewer, end_everywhere, web_of
+from resolver.web.inputs import parse_id, path_id
 from resolver.web.pages import list_rows, load_visible_job
 
 
@@ -39,8 +42,8 @@ async def _who(request: Request) -> Viewer | Response | None:
 
 
 def _limit(request: Request) -> int | None:
-    raw = request.query_params.get("limit", "100")
-    return min(max(int(raw), 1), 1000) if raw.isdigit() else None
+    found = parse_id(request.query_params.get("limit", "100"))
+    return None if found is None else min(max(found, 1), 1000)
 
 
 async def list_jobs(request: Request) -> Response:
@@ -59,32 +62,43 @@ async def list_jobs(request: Request) -> Response:
             else:
                 rows, _ = list_rows(session, who, web.cache, web.settings, JobFilter(), None)
                 rows = rows[:limit]
-            return [job_to_dict(job) for job in rows]
+            return [_shown(job_to_dict(job)) for job in rows]
 
-    return await _answer(load)
+    return await _answer(who, load)
 
 
 async def show_job(request: Request) -> Response:
     who = await _who(request)
     if isinstance(who, Response):
         return who
-    raw = str(request.path_params["job_id"])
+    job_id = path_id(request, "job_id")
 
     def load() -> dict[str, Any] | None:
         with session_scope() as session:
             if who is None:
-                job = session.get(Job, int(raw)) if raw.isdigit() else None
+                job = None if job_id is None else session.get(Job, job_id)
             else:
                 job = load_visible_job(session, request, who)
-            return None if job is None else job_to_dict(job, with_events=True)
+            if job is None:
+                return None
+            return _shown(job_to_dict(job, steps.shown_events(job.events)))
 
-    return await _answer(load)
+    return await _answer(who, load)
 
 
-async def _answer(load: Any) -> Response:
+def _shown(data: dict[str, Any]) -> dict[str, Any]:
+    """Masked as the pages mask what they print (`context._finalize`)."""
+    masked = redact_value(data)
+    assert isinstance(masked, dict)
+    return masked
+
+
+async def _answer(who: Viewer | None, load: Any) -> Response:
     try:
         found = await run_in_threadpool(load)
     except SignInError:
+        if who is not None:  # the forge refused their token: every session of theirs ends
+            await end_everywhere(who.person)
         return JSONResponse({"error": "sign in again"}, status_code=401)
     except ForgeUnreachableError as error:
         return JSONResponse({"error": str(error)}, status_code=503)

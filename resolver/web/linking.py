@@ -1,8 +1,8 @@
 """People link their own accounts: the link in an unlinked sender's notice, opened by that
 person signed in with a forge, links it and runs the request that prompted the notice (once,
 if it is recent). A forge's account is proven by signing in with it; a chat's or tracker's by
-its own sign-in (`proofs`), unless the link was delivered privately. `/me` lists their
-identities and unlinks one."""
+its own sign-in (`proofs`), unless the link was delivered privately. A link links once, and
+the session's key rotates when it does. `/me` lists their identities and unlinks one."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from resolver.callbacks import record
 from resolver.contract.outbound import REACT
 from resolver.core.logs import log
 from resolver.ingress.links import LinkClaim, LinkError, read_link
-from resolver.store import accounts, jobs, notices
+from resolver.store import accounts, jobs, notices, used_links, web_sessions
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
 from resolver.store.models import Notice, User, utcnow
@@ -30,13 +30,20 @@ from resolver.store.vault import Vault
 from resolver.web import proofs
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
-from resolver.web.context import current_viewer, page, to_signin, web_of
-from resolver.web.session import take_grant
+from resolver.web.context import current_viewer, not_found, page, to_signin, web_of
+from resolver.web.inputs import path_id
+from resolver.web.session import rekey, session_key, take_grant
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
+
+USED = "This link was used already. If your account is still not linked, mention me again."
+
+
+class LinkUsedError(Exception):
+    """Another request used the link first."""
 
 
 def _display(provider: str) -> str:
@@ -95,7 +102,9 @@ def _blocked(request: Request, token: str, claim: LinkClaim, viewer: Viewer) -> 
     )
 
 
-def _usable(request: Request, viewer: Viewer, *, posting: bool = False) -> LinkClaim | Response:
+async def _usable(
+    request: Request, viewer: Viewer, *, posting: bool = False
+) -> LinkClaim | Response:
     """The link's claim when this viewer may link it now; else the page to show instead (a
     form posted while a proof is still owed is refused)."""
     token = str(request.path_params["token"])
@@ -103,6 +112,8 @@ def _usable(request: Request, viewer: Viewer, *, posting: bool = False) -> LinkC
         claim = read_link(web_of(request).settings, token)
     except LinkError as error:
         return page(request, "link.html", viewer, status_code=403, problem=str(error))
+    if await run_in_threadpool(_used, claim):
+        return page(request, "link.html", viewer, status_code=410, problem=USED)
     blocked = _blocked(request, token, claim, viewer)
     if blocked is None:
         return claim
@@ -118,11 +129,16 @@ def _usable(request: Request, viewer: Viewer, *, posting: bool = False) -> LinkC
     )
 
 
+def _used(claim: LinkClaim) -> bool:
+    with session_scope() as session:
+        return used_links.was_used(session, claim.once)
+
+
 async def link_page(request: Request) -> Response:
     viewer = await current_viewer(request)
     if viewer is None:
         return to_signin(request)
-    claim = _usable(request, viewer)
+    claim = await _usable(request, viewer)
     if isinstance(claim, Response):
         return claim
     return page(request, "link.html", viewer, claim=claim, display=_display(claim.provider))
@@ -132,16 +148,20 @@ async def link(request: Request) -> Response:
     viewer = await checked_viewer(request)
     if isinstance(viewer, Response):
         return viewer
-    claim = _usable(request, viewer, posting=True)
+    claim = await _usable(request, viewer, posting=True)
     if isinstance(claim, Response):
         return claim
     settings = web_of(request).settings
     proven = proofs.proven(request, str(request.path_params["token"]), claim)
     grant = take_grant(request, settings)
     forge = viewer.person
+    key = session_key(request) or ""
 
-    def act() -> tuple[int | None, list[int]]:
+    def act() -> tuple[int | None, list[int], str | None]:
         with session_scope() as session:
+            now = utcnow()
+            if not used_links.use(session, claim.once, claim.expires_at, now):
+                raise LinkUsedError
             user = _link_user(session, claim, viewer, proven)
             accounts.signed_in(session, forge.provider, forge.external_id)
             if grant is not None:  # the forge token they signed in with, now theirs
@@ -150,15 +170,20 @@ async def link(request: Request) -> Response:
             since = utcnow() - timedelta(seconds=settings.linked_request_seconds)
             waiting = notices.waiting_request(session, claim.provider, claim.external_id, since)
             job_id, callbacks = (None, []) if waiting is None else _run(session, waiting, user)
+            rotated = web_sessions.rotate(session, key, now)  # they may now be a user, an admin
             session.commit()
             if job_id is not None:
                 publish_job(session, job_id)
-            return job_id, callbacks
+            return job_id, callbacks, rotated
 
     try:
-        job_id, callbacks = await run_in_threadpool(act)
+        job_id, callbacks, rotated = await run_in_threadpool(act)
     except accounts.AccountError as error:
         return page(request, "link.html", viewer, status_code=409, problem=str(error))
+    except LinkUsedError:
+        return page(request, "link.html", viewer, status_code=410, problem=USED)
+    if rotated is not None:
+        rekey(request, rotated)
     proofs.forget(request)
     record.publish_all(callbacks)
     log(logger, logging.INFO, "web.self_linked", provider=claim.provider, job=job_id)
@@ -240,13 +265,15 @@ async def unlink(request: Request) -> Response:
     if isinstance(checked, Response):
         return checked
     viewer = checked
-    raw = str(request.path_params["identity_id"])
+    identity_id = path_id(request, "identity_id")
+    if identity_id is None:
+        return not_found(request, viewer)
 
     def act() -> str | None:
-        if viewer.user_id is None or not raw.isdigit():
+        if viewer.user_id is None:
             return None
         with session_scope() as session:
-            gone = accounts.unlink(session, viewer.user_id, int(raw))
+            gone = accounts.unlink(session, viewer.user_id, identity_id)
             return None if gone is None else f"{_display(gone.provider)} {gone.login or ''}"
 
     gone = await run_in_threadpool(act)

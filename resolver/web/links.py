@@ -14,6 +14,7 @@ from resolver.store import accounts
 from resolver.store.db import session_scope
 from resolver.web.actions import checked_viewer
 from resolver.web.context import not_found
+from resolver.web.inputs import path_id
 
 logger = logging.getLogger(__name__)
 
@@ -24,15 +25,13 @@ async def revoke(request: Request) -> Response:
     checked = await checked_viewer(request)
     if isinstance(checked, Response):
         return checked
-    if not checked.admin:
+    identity_id = path_id(request, "identity_id")
+    if not checked.admin or identity_id is None:
         return not_found(request, checked)
-    raw = str(request.path_params["identity_id"])
 
     def act() -> str | None:
-        if not raw.isdigit():
-            return None
         with session_scope() as session:
-            gone = accounts.revoke_link(session, int(raw))
+            gone = accounts.revoke_link(session, identity_id)
             if gone is None:
                 return None
             found = registry.find(gone.provider)
@@ -41,7 +40,7 @@ async def revoke(request: Request) -> Response:
 
     gone = await run_in_threadpool(act)
     if gone is not None:
-        log(logger, logging.INFO, "web.link_revoked", identity=raw, by=checked.person.login)
+        log(logger, logging.INFO, "web.link_revoked", identity=identity_id, by=checked.person.login)
     request.session["flash"] = (
         f"Revoked the link of {gone}, and deleted their stored token there."
         if gone

@@ -7,28 +7,33 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from resolver.core.states import JobState, is_terminal
-from resolver.store import browse
+from resolver.store import browse, web_sessions
 from resolver.store.db import session_scope
+from resolver.store.models import utcnow
 from resolver.web import steps
 from resolver.web.context import Web, current_viewer, web_of
+from resolver.web.inputs import parse_id
 from resolver.web.pages import job_values, load_visible_job
-from resolver.web.session import csrf_token
+from resolver.web.session import csrf_token, lifetimes, session_key
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 POLL_SECONDS = 0.5
 # A stream ends after this long; the browser reconnects and resumes from its last event.
 STREAM_SECONDS = 300.0
 
 
-def _after(request: Request) -> int:
-    raw = request.headers.get("last-event-id") or request.query_params.get("after", "0")
-    return int(raw) if raw.isdigit() else 0
+def _after(request: Request) -> int | None:
+    """Where the stream resumes: the last event the browser has; None when that is no id."""
+    return parse_id(request.headers.get("last-event-id") or request.query_params.get("after", "0"))
 
 
 def _event(name: str, html: str, event_id: int | None = None) -> str:
@@ -51,21 +56,27 @@ async def job_events(request: Request) -> Response:
 
     if not await run_in_threadpool(visible):
         return Response("not found", status_code=404, media_type="text/plain")
-    job_id = int(request.path_params["job_id"])
-    csrf = csrf_token(request)
+    start = _after(request)
+    if start is None:
+        return Response("after must be a number", status_code=400, media_type="text/plain")
+    csrf, key = csrf_token(request), session_key(request)
 
-    def poll(after: int) -> tuple[list[str], int, bool]:
-        """The events after `after` as SSE text, the last seq, and whether the job has ended."""
+    def poll(after: int) -> tuple[list[str], int, bool] | None:
+        """The events after `after` as SSE text, the last seq, and whether the job has ended;
+        None once the viewer's session has ended (signed out, revoked, past a lifetime)."""
         with session_scope() as session:
+            if key is None or not _lives(session, key, web):
+                return None
             job = load_visible_job(session, request, viewer)
             if job is None:
                 return [], after, True
-            out, last = [], after
-            for event in browse.events_after(session, job_id, after):
+            out: list[str] = []
+            events = browse.events_after(session, job.id, after)
+            for event in steps.shown_events(events):
                 block = steps.block_of(event.seq, event.kind, event.payload, event.created_at)
                 if block is not None:
                     out.append(_event("block", _render(web, "_block.html", block=block), event.seq))
-                last = event.seq
+            last = events[-1].seq if events else after
             ended = is_terminal(JobState(job.state))
             if out or ended:
                 values = job_values(session, job, viewer, web)
@@ -73,10 +84,13 @@ async def job_events(request: Request) -> Response:
             return out, last, ended
 
     async def stream() -> AsyncIterator[str]:
-        after, deadline = _after(request), time.monotonic() + STREAM_SECONDS
+        after, deadline = start, time.monotonic() + STREAM_SECONDS
         yield "retry: 2000\n\n"
         while time.monotonic() < deadline and not await request.is_disconnected():
-            chunks, after, ended = await run_in_threadpool(poll, after)
+            polled = await run_in_threadpool(poll, after)
+            if polled is None:
+                return  # the browser's reconnect then finds no session, and stops
+            chunks, after, ended = polled
             for chunk in chunks:
                 yield chunk
             if ended:
@@ -86,6 +100,11 @@ async def job_events(request: Request) -> Response:
 
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+
+def _lives(session: Session, key: str, web: Web) -> bool:
+    now, spans = utcnow(), lifetimes(web.settings)
+    return web_sessions.find(session, key, now, spans, seen=False) is not None
 
 
 def _render(web: Web, name: str, **values: Any) -> str:

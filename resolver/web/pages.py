@@ -28,6 +28,7 @@ from resolver.web import steps
 from resolver.web.access import AccessCache, Viewer, can_act, can_see, visible_to
 from resolver.web.context import (
     Web,
+    bad_request,
     current_viewer,
     not_found,
     page,
@@ -36,6 +37,7 @@ from resolver.web.context import (
     unreachable,
     web_of,
 )
+from resolver.web.inputs import BadQueryError, path_id, query_id
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -58,11 +60,6 @@ class Row:
 def _filters(request: Request) -> browse.JobFilter:
     values = {name: request.query_params.get(name, "").strip()[:300] for name in FILTERS}
     return browse.JobFilter(**values)
-
-
-def _before(request: Request) -> int | None:
-    raw = request.query_params.get("before", "")
-    return int(raw) if raw.isdigit() else None
 
 
 def list_rows(
@@ -103,7 +100,10 @@ async def jobs_page(request: Request) -> Response:
     if viewer is None:
         return to_signin(request)
     web = web_of(request)
-    wanted, before = _filters(request), _before(request)
+    try:
+        wanted, before = _filters(request), query_id(request, "before")
+    except BadQueryError as error:
+        return bad_request(request, viewer, str(error))
 
     def load() -> dict[str, Any]:
         with session_scope() as session:
@@ -119,7 +119,7 @@ async def jobs_page(request: Request) -> Response:
     try:
         values = await run_in_threadpool(load)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         return unreachable(request, viewer, error)
     return page(
@@ -181,10 +181,8 @@ def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str
 
 def load_visible_job(session: Session, request: Request, viewer: Viewer) -> Job | None:
     web = web_of(request)
-    raw = str(request.path_params["job_id"])
-    if not raw.isdigit():
-        return None
-    job = session.get(Job, int(raw))
+    job_id = path_id(request, "job_id")
+    job = None if job_id is None else session.get(Job, job_id)
     if job is None or not can_see(viewer, job, web.cache, web.settings):
         return None
     return job
@@ -202,7 +200,8 @@ async def job_page(request: Request) -> Response:
             if job is None:
                 return None
             events = browse.events_after(session, job.id, 0, limit=100_000)
-            blocks = [steps.block_of(e.seq, e.kind, e.payload, e.created_at) for e in events]
+            shown = steps.shown_events(events)
+            blocks = [steps.block_of(e.seq, e.kind, e.payload, e.created_at) for e in shown]
             values = job_values(session, job, viewer, web)
             trigger = job.trigger if isinstance(job.trigger, dict) else {}
             found = registry.find(job.source)
@@ -221,7 +220,7 @@ async def job_page(request: Request) -> Response:
     try:
         values = await run_in_threadpool(load)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         return unreachable(request, viewer, error)
     if values is None:

@@ -28,6 +28,7 @@ from resolver.web import (
 )
 from resolver.web import pages as pages_
 from resolver.web.context import HERE, Web
+from resolver.web.guard import FormLimit, SecurityHeaders
 from resolver.web.session import middleware_options
 
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -39,8 +40,12 @@ async def home(_request: Request) -> Response:
 
 def web_routes(settings: Settings) -> list[BaseRoute]:
     """The pages and the JSON API, each behind the session cookie (the webhook routes are
-    not: a route's own middleware keeps the cookie off them, and their 405s stay 405s)."""
-    session = [Middleware(SessionMiddleware, **middleware_options(settings))]
+    not: a route's own middleware keeps the cookie off them, and their 405s stay 405s). A
+    form's size is checked before the session is read."""
+    session = [
+        Middleware(FormLimit),
+        Middleware(SessionMiddleware, **middleware_options(settings)),
+    ]
     pages: list[tuple[str, Endpoint, list[str]]] = [
         ("/", home, ["GET"]),
         ("/signin", signin.signin_page, ["GET"]),
@@ -69,6 +74,7 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/prove/{provider}/done", proofs.done, ["GET"]),
         ("/me", linking.me_page, ["GET"]),
         ("/me/unlink/{identity_id}", linking.unlink, ["POST"]),
+        ("/me/signout-everywhere", signin.signout_everywhere, ["POST"]),
         ("/api/jobs", api.list_jobs, ["GET"]),
         ("/api/jobs/{job_id}", api.show_job, ["GET"]),
     ]
@@ -78,6 +84,16 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
     ]
     routes.append(Mount("/static", StaticFiles(directory=HERE / "static"), name="static"))
     return routes
+
+
+def web_middleware(settings: Settings, webhooks: str) -> list[Middleware]:
+    """The security headers, on every response but those under `webhooks`."""
+    targets = setup.form_targets(settings)
+    return [
+        Middleware(
+            SecurityHeaders, public_url=settings.public_url, setup_targets=targets, skip=webhooks
+        )
+    ]
 
 
 def install(app: Starlette, settings: Settings) -> None:

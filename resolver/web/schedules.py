@@ -18,7 +18,7 @@ from resolver.schedules.store import all_schedules
 from resolver.store.db import session_scope
 from resolver.store.models import Schedule, utcnow
 from resolver.web.access import Viewer, pair_repository
-from resolver.web.actions import checked_viewer
+from resolver.web.actions import checked_viewer, link_first
 from resolver.web.context import (
     Web,
     current_viewer,
@@ -29,6 +29,7 @@ from resolver.web.context import (
     unreachable,
     web_of,
 )
+from resolver.web.inputs import path_id
 
 RUNS_SHOWN = 5
 
@@ -77,7 +78,7 @@ async def schedules_page(request: Request) -> Response:
     try:
         items = await run_in_threadpool(load)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         return unreachable(request, viewer, error)
     return page(request, "schedules.html", viewer, items=items)
@@ -88,11 +89,11 @@ async def run_now(request: Request) -> Response:
     if isinstance(checked, Response):
         return checked
     viewer, web = checked, web_of(request)
-    raw = str(request.path_params["schedule_id"])
+    schedule_id = path_id(request, "schedule_id")
 
     def act() -> str | None:
         with session_scope() as session:
-            schedule = session.get(Schedule, int(raw)) if raw.isdigit() else None
+            schedule = None if schedule_id is None else session.get(Schedule, schedule_id)
             if schedule is None:
                 return None
             access = _access(viewer, schedule, web)
@@ -101,8 +102,12 @@ async def run_now(request: Request) -> Response:
             return None
         if not access.push:
             return f"Only someone who can push to {repo} may run {name} now."
+        if viewer.name is None:
+            return link_first(viewer, web.settings.bot_name)
         try:
-            requested = queue.run_now(name, repo, queue.MANUAL, viewer.person.login)
+            # The run is recorded as the viewer's, by their Resolver user; the job runs as the
+            # schedule's, as its cron runs do.
+            requested = queue.run_now(name, repo, queue.MANUAL, viewer.name)
         except ScheduleError as error:
             return str(error)
         if requested.job_id is None:
@@ -113,7 +118,7 @@ async def run_now(request: Request) -> Response:
     try:
         message: Any = await run_in_threadpool(act)
     except SignInError:
-        return signed_out(request)
+        return await signed_out(request)
     except ForgeUnreachableError as error:
         message = f"{error}; nothing changed."
     if message is None:

@@ -1,5 +1,6 @@
-"""The signed session cookie: who signed in (their forge token sealed by the vault), and the
-CSRF token every form carries back."""
+"""The signed session cookie: who signed in (their forge token sealed by the vault), the key of
+their server-side session (`store.web_sessions`), without whose row the cookie opens nothing,
+and the CSRF token every form carries back."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ import hmac
 import json
 import secrets
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
 from resolver.contract.signin import IssuedToken, Person
 from resolver.core.settings import Settings
+from resolver.store import web_sessions
 from resolver.store.vault import Vault, VaultError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 COOKIE = "resolver_session"
 
@@ -40,31 +45,66 @@ def session_secret(settings: Settings) -> str:
     return hmac.new(key, b"resolver web session", hashlib.sha256).hexdigest()
 
 
+def lifetimes(settings: Settings) -> web_sessions.Lifetimes:
+    return web_sessions.Lifetimes(
+        absolute=timedelta(hours=settings.session_hours),
+        idle=timedelta(minutes=settings.session_idle_minutes),
+    )
+
+
 @dataclass(frozen=True)
 class SignedIn:
     person: Person
     token: str
+    key: str
+    """Of the server-side session: `store.web_sessions`."""
 
 
-def sign_in(request: Request, person: Person, token: str, settings: Settings) -> None:
-    """A fresh session for `person`: the old one (and its CSRF token) is dropped."""
+def session_key(request: Request) -> str | None:
+    """The key of this browser's server-side session, as its cookie says."""
+    key = request.session.get("sid")
+    return key if isinstance(key, str) else None
+
+
+def open_session(
+    db: Session, person: Person, replacing: str | None, settings: Settings, now: datetime
+) -> str:
+    """A new server-side session for `person`, for `sign_in`; the browser's old one
+    (`replacing`) ends: the key rotates at every sign-in, so one planted before opens nothing."""
+    if replacing is not None:
+        web_sessions.end(db, replacing)
+    web_sessions.sweep(db, now, lifetimes(settings))  # sign-ins are rare; abandoned rows go
+    return web_sessions.open_session(db, person.provider, person.external_id, now)
+
+
+def sign_in(request: Request, person: Person, token: str, key: str, settings: Settings) -> None:
+    """The cookie of the session `open_session` opened: the old one (and its CSRF token) is
+    dropped."""
     request.session.clear()
     request.session["who"] = {"p": person.provider, "id": person.external_id, "l": person.login}
     request.session["tok"] = Vault(settings.fernet_keys).encrypt(token)
+    request.session["sid"] = key
+    request.session["csrf"] = secrets.token_urlsafe(32)
+
+
+def rekey(request: Request, key: str) -> None:
+    """The session's key rotated (`web_sessions.rotate`): so does its CSRF token."""
+    request.session["sid"] = key
     request.session["csrf"] = secrets.token_urlsafe(32)
 
 
 def signed_in(request: Request, settings: Settings) -> SignedIn | None:
-    """Who the cookie says signed in; None when nobody did or the sealed token does not open."""
-    who, sealed = request.session.get("who"), request.session.get("tok")
-    if not isinstance(who, dict) or not isinstance(sealed, str):
+    """Who the cookie says signed in; None when nobody did or the sealed token does not open.
+    Whether their session still lives is the store's to say."""
+    who, sealed, key = request.session.get("who"), request.session.get("tok"), session_key(request)
+    if not isinstance(who, dict) or not isinstance(sealed, str) or key is None:
         return None
     try:
         token = Vault(settings.fernet_keys).decrypt(sealed).reveal()
         person = Person(str(who["p"]), str(who["id"]), str(who["l"]))
     except (VaultError, KeyError):
         return None
-    return SignedIn(person, token)
+    return SignedIn(person, token, key)
 
 
 def keep_grant(request: Request, issued: IssuedToken, settings: Settings) -> None:

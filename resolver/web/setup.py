@@ -23,7 +23,7 @@ from resolver.contract.checks import Check
 from resolver.contract.provider import Provider
 from resolver.contract.setup import SetupError
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings, get_settings
 from resolver.onboarding import github
 from resolver.onboarding.preflight import provider_checks
 from resolver.onboarding.status import SettingOrigin, origins
@@ -32,6 +32,7 @@ from resolver.store.db import session_scope
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
 from resolver.web.context import current_viewer, not_found, page, to_signin
+from resolver.web.guard import origin
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,20 @@ SECTIONS: Final = {
     "linear": _hook_section("linear"),
 }
 """Provider name -> its section."""
+
+
+def form_targets(settings: Settings) -> list[str]:
+    """The sites /setup's forms send the browser to, for its CSP's `form-action`: a manifest
+    form posts the new app to its provider, and creating a chat app redirects to its install
+    page (a browser holds the redirect after a form post to the same rule)."""
+    found = []
+    for provider in registry.installed():
+        if provider.app_from_manifest is not None:
+            found.append(origin(provider.app_from_manifest.new_app_url(settings, None, "")))
+        chat = provider.setup().app if provider.setup is not None else None
+        if chat is not None:
+            found.append(origin(chat.authorize_url(settings, "", "", "")))
+    return found
 
 
 def _plain_section(provider: Provider) -> Section:

@@ -21,6 +21,7 @@ from resolver.onboarding import hooks, slack
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
 from resolver.web.context import current_viewer, page, to_signin
+from resolver.web.inputs import route_of
 
 logger = logging.getLogger(__name__)
 
@@ -50,12 +51,13 @@ async def _admin_form(request: Request) -> tuple[Viewer, dict[str, str]] | Respo
 
 
 async def _attempt(request: Request, viewer: Viewer, work: Callable[[], str]) -> Response:
+    where = {"route": route_of(request), "provider": request.path_params.get("provider")}
     try:
         message = await run_in_threadpool(work)
     except SetupError as error:
-        log(logger, logging.INFO, "web.setup_refused", path=request.url.path, by=viewer.label)
+        log(logger, logging.INFO, "web.setup_refused", **where, by=viewer.label)
         return _back(request, f"{error}. Nothing was changed.")
-    log(logger, logging.INFO, "web.setup", path=request.url.path, by=viewer.label)
+    log(logger, logging.INFO, "web.setup", **where, by=viewer.label)
     return _back(request, message)
 
 

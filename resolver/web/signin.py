@@ -24,12 +24,21 @@ from resolver.contract.signin import (
 )
 from resolver.core.logs import log, register_secret
 from resolver.core.settings import Settings
-from resolver.store import accounts
+from resolver.store import accounts, web_sessions
 from resolver.store.db import session_scope
+from resolver.store.models import utcnow
 from resolver.store.secrets import save_oauth_token
 from resolver.store.vault import Vault
-from resolver.web.context import page, web_of
-from resolver.web.session import csrf_ok, keep_grant, safe_next, sign_in
+from resolver.web.actions import checked_viewer
+from resolver.web.context import end_everywhere, page, web_of
+from resolver.web.session import (
+    csrf_ok,
+    keep_grant,
+    open_session,
+    safe_next,
+    session_key,
+    sign_in,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -141,29 +150,55 @@ async def done(request: Request) -> Response:
             next="/jobs",
         )
     target = safe_next(request.session.get("next"))
-    linked = await run_in_threadpool(remember, web.settings, person, issued)
-    sign_in(request, person, access_token, web.settings)
+    old = session_key(request)
+    linked, key = await run_in_threadpool(remember, web.settings, person, issued, old)
+    sign_in(request, person, access_token, key, web.settings)
     if not linked:
         keep_grant(request, issued, web.settings)  # stored if they link in this session
     log(logger, logging.INFO, "web.signed_in", forge=name, login=person.login, linked=linked)
     return RedirectResponse(target, status_code=303)
 
 
-def remember(settings: Settings, person: Person, issued: IssuedToken) -> bool:
-    """Keep a linked person's fresh token as their stored one (replacing a refused one), and
-    when they signed in; False when the account is not linked to anyone."""
+def remember(
+    settings: Settings, person: Person, issued: IssuedToken, replacing: str | None
+) -> tuple[bool, str]:
+    """Open the person's server-side session (its key), and keep a linked person's fresh token
+    as their stored one (replacing a refused one), and when they signed in; the flag is False
+    when the account is not linked to anyone."""
     with session_scope() as session:
+        key = open_session(session, person, replacing, settings, utcnow())
         identity = accounts.signed_in(session, person.provider, person.external_id)
         if identity is None:
-            return False
+            return False, key
         vault = Vault(settings.fernet_keys)
         save_oauth_token(session, vault, person.provider, identity.user_id, issued)
-        return True
+        return True, key
 
 
 async def signout(request: Request) -> Response:
+    """This session ends, on the server too: a copy of its cookie opens nothing after."""
     form = await request.form()
     if not csrf_ok(request, form.get("csrf")):
         return Response("The form expired; reload the page and try again.", status_code=403)
+    key = session_key(request)
+    if key is not None:
+        await run_in_threadpool(_end, key)
     request.session.clear()
+    return RedirectResponse("/signin", status_code=303)
+
+
+def _end(key: str) -> None:
+    with session_scope() as session:
+        web_sessions.end(session, key)
+
+
+async def signout_everywhere(request: Request) -> Response:
+    """`POST /me/signout-everywhere`: every session of the viewer ends, this one with them."""
+    viewer = await checked_viewer(request)
+    if isinstance(viewer, Response):
+        return viewer
+    await end_everywhere(viewer.person)
+    log(logger, logging.INFO, "web.signed_out_everywhere", login=viewer.person.login)
+    request.session.clear()
+    request.session["flash"] = "You are signed out everywhere."
     return RedirectResponse("/signin", status_code=303)

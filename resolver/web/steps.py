@@ -5,16 +5,33 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from resolver.core.logs import redact
 from resolver.core.states import JobState, Outcome
 
 # Output longer than this many lines starts collapsed.
 FOLD_LINES: Final = 12
+# Stored events no viewer sees, on the page or through the API: `task` is the prompt as the
+# model got it, the system prompt included.
+HIDDEN_EVENTS: Final = frozenset({"task"})
+
+
+class Event(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+
+E = TypeVar("E", bound=Event)
+
+
+def shown_events(events: Iterable[E]) -> list[E]:
+    """What a viewer may see of a job's events: the one decision, for the page, its live
+    stream and `/api/jobs/{id}`."""
+    return [event for event in events if event.kind not in HIDDEN_EVENTS]
 
 
 @dataclass(frozen=True)
@@ -124,7 +141,8 @@ def _observation(seq: int, payload: Mapping[str, Any], at: datetime | None) -> B
 
 
 def block_of(seq: int, kind: str, payload: Mapping[str, Any], at: datetime | None) -> Block | None:
-    """The block for one stored event; None for what the page leaves out (the prompt)."""
+    """The block for one shown event (`shown_events`); None for a step the page folds into
+    the one before it."""
     if kind == "action":
         return _action(seq, payload, at)
     if kind == "observation":
@@ -172,8 +190,6 @@ def block_of(seq: int, kind: str, payload: Mapping[str, Any], at: datetime | Non
         return Block(
             seq, "final-diff", "The change", diff=diff_lines(str(payload.get("diff"))), at=at
         )
-    if kind == "task":
-        return None
     if kind in ("instructions", "verification"):
         return _proof(seq, kind, payload, at)
     if kind == "egress":

@@ -27,12 +27,13 @@ BRANCH_LOCK_WAIT: Final = 60
 
 
 @contextmanager
-def branch_lock(plan: Plan, ctx: JobContext) -> Iterator[None]:
-    """Two jobs never push to the same branch at once. The lock lives a few lease periods and
-    is renewed by the job's heartbeat, so a killed worker's lock lapses as its job's lease does."""
+def branch_lock(plan: Plan, ctx: JobContext, wait: float = BRANCH_LOCK_WAIT) -> Iterator[None]:
+    """Two jobs never push to the same branch at once: the second waits `wait` seconds. The
+    lock lives a few lease periods and is renewed by the job's heartbeat, so a killed worker's
+    lock lapses as its job's lease does."""
     settings = get_settings()
     name = f"resolver:branch:{plan.forge_name}:{plan.repo.full_name}:{plan.branch}"
-    with locks.held(name, timeout=settings.lease_seconds * 3, wait=BRANCH_LOCK_WAIT) as lock:
+    with locks.held(name, timeout=settings.lease_seconds * 3, wait=wait) as lock:
         if not lock.acquired:
             raise Stop(
                 Outcome.ERROR,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from resolver.agent import SessionRequest, SessionResult, run_result, run_session
 from resolver.agent.events import Event
+from resolver.agent.session import SessionRequest, SessionResult, run_result, run_session
 from resolver.core.job import JobContext
 from resolver.core.states import JobState, Outcome
 from tests.agent.conftest import LLM_KEY, AgentEnv, git, make_repo

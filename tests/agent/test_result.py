@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.agent import AgentResult, run_result
+from resolver.agent.session import run_result
+from resolver.agent.task import AgentResult
 from resolver.core.states import JobState, Outcome
 
 DIFF = "diff --git a/x b/x\n+y\n"

@@ -7,13 +7,8 @@ import json
 import pytest
 
 from resolver.agent.events import Event, Kind
-from resolver.agent.verify import (
-    Verification,
-    build_verification,
-    classify,
-    configured_commands,
-    verification_of,
-)
+from resolver.agent.verify import build_verification, classify, configured_commands
+from resolver.contract.verification import Verification, verification_of
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from resolver.agent.verify import Check, Verification
 from resolver.callbacks import status
 from resolver.callbacks.proof import render_files, render_verification, render_verified_short
+from resolver.contract.verification import Check, Verification
 
 PASSED = Check("python -m pytest -q", "test", 0, 3, passes=3)
 FAILED_LAST = Check("ruff check .", "lint", 1, 2, passes=1)

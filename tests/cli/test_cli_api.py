@@ -114,3 +114,32 @@ def test_doctor_names_what_is_wrong_and_how_to_fix_it(resolver_env) -> None:
     done = cli(env, "doctor")
     assert done.returncode == 1
     assert "redis" in done.stdout and "fail" in done.stdout and "redis-server" in done.stdout
+
+
+def test_an_upgrade_refused_over_names_in_two_cases_is_fixed_with_users_rename(
+    tmp_path, resolver_env
+) -> None:
+    """`resolver db upgrade` names the users whose names differ only in case, in one line and
+    without a traceback, and `resolver users rename` clears the way."""
+    from sqlalchemy import insert
+
+    from resolver.store.db import engine_for
+    from resolver.store.migrate import upgrade
+    from resolver.store.models import User
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    upgrade(url, "0013")
+    with engine_for(url).begin() as conn:
+        for name in ("Boss", "boss"):
+            conn.execute(insert(User.__table__).values(name=name, is_admin=False))
+    engine_for(url).dispose()
+    env = resolver_env.child_env(RESOLVER_DATABASE_URL=url)
+    refused = cli(env, "db", "upgrade")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "'Boss', 'boss'" in refused.stderr and "resolver users rename" in refused.stderr
+    taken = cli(env, "users", "rename", "boss", "BOSS")
+    assert taken.returncode == 1 and "'Boss' already exists" in taken.stdout
+    assert cli(env, "users", "rename", "boss", "boss-2").returncode == 0
+    done = cli(env, "db", "upgrade")
+    assert done.returncode == 0 and "up to date" in done.stdout
+    assert "boss-2" in cli(env, "users", "list").stdout

@@ -40,3 +40,23 @@ def test_invalid_setting_is_named(resolver_env, name: str, value: str) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{name} is invalid" in lines[0]
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("entry", ["Boss", "github:boss", "github:id:boss", "github:id:"])
+def test_an_admin_named_by_login_or_name_is_refused(resolver_env, monkeypatch, entry) -> None:
+    """A login can be renamed and taken, a user name claimed by whoever links first: neither
+    makes an admin, and the error says how to name one by id."""
+    from resolver.core.settings import ConfigError, load_settings
+
+    monkeypatch.setenv("RESOLVER_ADMINS", f"github:id:4001, {entry}")
+    with pytest.raises(ConfigError) as refused:
+        load_settings()
+    assert "RESOLVER_ADMINS is invalid" in str(refused.value)
+    assert "github:id:583231" in str(refused.value) and repr(entry) in str(refused.value)
+
+
+def test_admins_are_forge_accounts_by_id(resolver_env, monkeypatch) -> None:
+    from resolver.core.settings import load_settings
+
+    monkeypatch.setenv("RESOLVER_ADMINS", " github:id:4001,GitLab:ID:042 ,")
+    assert load_settings().admin_ids == {("github", "4001"), ("gitlab", "42")}

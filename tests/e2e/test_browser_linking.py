@@ -18,7 +18,13 @@ from resolver.store.models import Identity, Notice
 from tests.e2e.github_flow import ALICE_ID, github_settings, widgets
 from tests.e2e.slack_flow import ALICE, CHANNEL, app_mention, link_alice, slack_settings
 from tests.e2e.stack import fix_script, ingress, running_stack
-from tests.e2e.test_browser import ARTIFACTS, browser, serve, sign_in_with_github
+from tests.e2e.test_browser import (
+    ARTIFACTS,
+    browser,
+    refused_by_csp,
+    serve,
+    sign_in_with_github,
+)
 from tests.e2e.test_slack import assert_pull_request
 from tests.integrations.deliveries import SECRETS, jira, load, post, slack
 from tests.integrations.github.conftest import REPO
@@ -82,6 +88,7 @@ def test_a_slack_sender_links_through_github_and_their_request_opens_its_pr(
         link = link_in(whisper.text, web)
 
         page = browser.new_page(viewport={"width": 1000, "height": 700})
+        refused = refused_by_csp(page)
         sign_in_with_github(page, github_api, "alice", ALICE_ID, link)
         assert "Link the Slack account" in page.content()
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -90,6 +97,7 @@ def test_a_slack_sender_links_through_github_and_their_request_opens_its_pr(
         page.wait_for_url(re.compile(r".*/jobs/\d+$"))
         assert "is running as job" in page.content()
         job_id = int(page.url.rsplit("/", 1)[1])
+        assert refused == []
 
         stack.wait_finished(job_id)
         stack.wait_callbacks_settled(job_id)
@@ -133,6 +141,7 @@ def test_a_jira_link_opened_with_another_atlassian_account_is_refused(
         link = link_in(body, web)
 
         page = browser.new_page()
+        refused = refused_by_csp(page)
         sign_in_with_github(page, github_api, "mallory", 6006, link)
         atlassian.sign_in_as("557058:mallory", name="Mallory")
         page.get_by_role("link", name=f"Prove you are {JIRA_ACCOUNT} on Jira").click()
@@ -141,5 +150,6 @@ def test_a_jira_link_opened_with_another_atlassian_account_is_refused(
         assert f"This link is for the Jira account {JIRA_ACCOUNT}" in text
         assert "you proved you are Mallory (account 557058:mallory) on Jira" in text
         assert page.get_by_role("button", name="Link my account").count() == 0
+        assert refused == []
         with session_scope() as session:
             assert session.scalars(select(Identity)).all() == []

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-from tests.e2e.test_browser import ARTIFACTS, ROOT, chromium
+from tests.e2e.test_browser import ARTIFACTS, ROOT, chromium, refused_by_csp
 from tests.integrations.deliveries import github, load
 from tests.support.github_api import GitHubAPI
 from tests.support.procs import free_port, start, stop, wait_until
@@ -43,7 +43,7 @@ def server(resolver_env, github_api: GitHubAPI) -> Iterator[str]:
         RESOLVER_GITHUB_WEB_URL=github_api.web_url,
         RESOLVER_GITHUB_CLIENT_ID=CLIENT_ID,
         RESOLVER_GITHUB_CLIENT_SECRET=CLIENT_SECRET,
-        RESOLVER_ADMINS="github:root",
+        RESOLVER_ADMINS=f"github:id:{ROOT_ID}",
     )
     for name in ("RESOLVER_GITHUB_WEBHOOK_SECRET", "RESOLVER_GITHUB_APP_ID"):
         env.pop(name, None)
@@ -77,6 +77,7 @@ def test_an_admin_creates_the_github_app_and_its_secret_is_the_one_that_verifies
     assert ping(server, "the-old-secret") == 404  # no secret anywhere: GitHub's webhook is off
     github_api.sign_in_as("root", user_id=ROOT_ID)
     page = chrome.new_page(viewport={"width": 1000, "height": 1200})
+    refused = refused_by_csp(page)
     page.goto(f"{server}/setup")
     page.get_by_role("link", name="Sign in with GitHub").click()
     page.wait_for_url(f"{server}/setup")
@@ -100,6 +101,7 @@ def test_an_admin_creates_the_github_app_and_its_secret_is_the_one_that_verifies
     )
     for secret in (created.webhook_secret, created.client_secret, created.private_pem[40:80]):
         assert secret not in page.content()
+    assert refused == [], "the manifest form may post to GitHub, and its script is no inline one"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "setup-page.png"), full_page=True)
 
@@ -107,3 +109,12 @@ def test_an_admin_creates_the_github_app_and_its_secret_is_the_one_that_verifies
     assert ping(server, "the-old-secret") == 401
     if os.environ.get("RESOLVER_UPDATE_SCREENSHOT"):
         shutil.copy(ARTIFACTS / "setup-page.png", ROOT / "docs" / "setup-page.png")
+
+
+def test_another_site_cannot_frame_a_page(server: str, chrome: Browser) -> None:
+    page = chrome.new_page()
+    refused = refused_by_csp(page)
+    page.set_content(f'<iframe src="{server}/signin"></iframe>')
+    page.wait_for_timeout(1000)
+    assert any("frame-ancestors" in text for text in refused), refused
+    assert "Sign in" not in page.frames[-1].content()

@@ -121,6 +121,13 @@ def test_a_bad_token_is_refused_and_nothing_is_stored(slack_api: SlackAppsAPI) -
     assert stored() == {} and slack_api.apps == {}
 
 
+def test_a_token_no_header_can_carry_is_refused_before_any_call(slack_api: SlackAppsAPI) -> None:
+    for pasted in ("xoxe.xoxp-\uff11", "xoxe.xoxp-1 2", "xoxe.xoxp-\u00e91"):
+        with pytest.raises(SetupError, match="not an app configuration token"):
+            slack.create_app(pasted)
+    assert slack_api.calls("apps.manifest.create") == [] and stored() == {}
+
+
 def test_an_admin_creates_and_installs_the_app_and_its_requests_pass(
     web,
     forge: GitHubAPI,

@@ -105,7 +105,8 @@ def test_trajectory_is_redacted_and_ordered(resolver_env, backend) -> None:
         jobs.append_event(session, job_id, "action", {"command": "echo tok-abcdef-123"}, redactor)
         jobs.append_event(session, job_id, "observation", {"output": ["tok-abcdef-123"]}, redactor)
     with session_scope() as session:
-        data = jobs.job_to_dict(jobs.get_job(session, job_id), with_events=True)
+        job = jobs.get_job(session, job_id)
+        data = jobs.job_to_dict(job, job.events)
     assert [e["seq"] for e in data["trajectory"]] == [1, 2]
     assert data["trajectory"][0]["command"] == "echo ******"
     assert data["trajectory"][1]["output"] == ["******"]

@@ -3,7 +3,7 @@ and what they may see is what their own token may read there.
 
     ada    the requester of the jobs below (a linked Resolver user), no access on GitHub
     rita   may read octo/secret          wendy  may push to octo/secret
-    nick   may read nothing private      root   an admin (RESOLVER_ADMINS)
+    nick   may read nothing private      root   an admin (RESOLVER_ADMINS names its id)
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ CLIENT_ID = "Iv1.web-test"
 CLIENT_SECRET = "web-test-client-secret"
 SECRET_REPO = "octo/secret"
 PUBLIC_URL = "http://testserver"
+ROOT_ID = 4001
+"""The admin root's numeric GitHub id, the one RESOLVER_ADMINS names."""
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +42,7 @@ def forge(resolver_env, monkeypatch: pytest.MonkeyPatch, public_pem: str) -> Ite
     """The GitHub stand-in with an OAuth client for Resolver and a private repository."""
     api = GitHubAPI(app_id="1", public_key=public_pem)
     api.add_oauth_app(CLIENT_ID, CLIENT_SECRET)
+    api.user_ids["root"] = ROOT_ID
     api.add_repo(
         SECRET_REPO,
         clone_url=f"{api.web_url}/{SECRET_REPO}.git",
@@ -52,7 +55,7 @@ def forge(resolver_env, monkeypatch: pytest.MonkeyPatch, public_pem: str) -> Ite
         "RESOLVER_GITHUB_CLIENT_ID": CLIENT_ID,
         "RESOLVER_GITHUB_CLIENT_SECRET": CLIENT_SECRET,
         "RESOLVER_PUBLIC_URL": PUBLIC_URL,
-        "RESOLVER_ADMINS": "github:root",
+        "RESOLVER_ADMINS": f"github:id:{ROOT_ID}",
     }
     for key, value in settings.items():
         monkeypatch.setenv(key, value)

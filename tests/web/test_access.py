@@ -8,7 +8,7 @@ import pytest
 from resolver.store import accounts
 from resolver.store.db import session_scope
 from tests.store.test_storage import new_job
-from tests.web.conftest import SECRET_REPO, browser, sign_in
+from tests.web.conftest import PUBLIC_URL, ROOT_ID, SECRET_REPO, browser, csrf_of, sign_in
 
 ADA_ID = 583231
 
@@ -119,3 +119,51 @@ def test_the_session_cookie_is_httponly_and_samesite(app, forge) -> None:
     cookie = started.headers["set-cookie"].lower()
     assert cookie.startswith("resolver_session=") and "httponly" in cookie
     assert "samesite=lax" in cookie and "secure" not in cookie  # the test's URL is http
+
+
+def _self_linked(app, forge, login: str, user_id: int):
+    """`login` signs in and links their own account through the link a notice carries."""
+    from resolver.core.settings import get_settings
+    from resolver.ingress.links import link_url
+
+    link = link_url(get_settings(), "github", str(user_id), login).removeprefix(PUBLIC_URL)
+    client = browser(app)
+    forge.sign_in_as(login, user_id=user_id)
+    sign_in(client, forge, login, link)
+    linked = client.post(link, data={"csrf": csrf_of(client, link)})
+    assert linked.status_code == 303, linked.text
+    return client
+
+
+def test_a_stranger_named_like_an_admin_is_no_admin(app, forge) -> None:
+    """Boss is an admin; the GitHub user `boss`, someone else, links and gets a user of their
+    own, named apart from Boss, and no admin page."""
+    with session_scope() as session:
+        accounts.add_user(session, "Boss", admin=True)
+        accounts.link_identity(session, "Boss", "github", "7100", login="Boss")
+    stranger = _self_linked(app, forge, "boss", 7200)
+    with session_scope() as session:
+        identity = accounts.find_identity(session, "github", external_id="7200")
+        assert identity is not None and identity.user.name == "boss-2"
+        assert not identity.user.is_admin
+    assert stranger.get("/admin").status_code == 404
+    assert stranger.get("/setup").status_code == 404
+    boss = browser(app)
+    forge.sign_in_as("Boss", user_id=7100)
+    sign_in(boss, forge, "Boss")
+    assert boss.get("/admin").status_code == 200 and boss.get("/setup").status_code == 200
+
+
+def test_an_admin_by_id_keeps_it_through_a_rename_and_the_old_login_does_not(app, forge) -> None:
+    """RESOLVER_ADMINS names root's numeric id: root renamed on GitHub is still an admin, and
+    whoever takes the login `root` afterwards is not."""
+    forge.user_ids.pop("root")
+    renamed = browser(app)
+    forge.sign_in_as("root-renamed", user_id=ROOT_ID)
+    sign_in(renamed, forge, "root-renamed")
+    assert renamed.get("/admin").status_code == 200
+    taker = browser(app)
+    forge.sign_in_as("root", user_id=ROOT_ID + 1)
+    sign_in(taker, forge, "root")
+    assert taker.get("/admin").status_code == 404
+    assert taker.get("/setup").status_code == 404

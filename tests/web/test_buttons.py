@@ -8,12 +8,20 @@ import json
 
 from sqlalchemy import select
 
+from integrations import registry
+from integrations.github.auth import token_for_job
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs
+from resolver.store import accounts, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, Job
+from resolver.store.vault import Vault, store_credential
+from resolver.worker import plan, request
+from tests.schedules.helpers import make_schedule, runs_of
 from tests.store.test_storage import new_job
 from tests.web.conftest import SECRET_REPO, browser, csrf_of, sign_in
+
+ADA_TOKEN = "ghp_ada_own_token_0000000000000000000000"
 
 
 def _job(**overrides) -> int:
@@ -43,6 +51,7 @@ def test_a_pusher_stops_a_queued_job_and_its_status_says_who(app, forge) -> None
     assert stopped.status_code == 303 and stopped.headers["location"] == f"/jobs/{job_id}"
     state, result = _state(job_id)
     assert state == "cancelled" and result["stopped_by"] == "wendy"
+    assert result["stopped_by_account"] == f"github:id:{forge.user_id('wendy')}"
     page = client.get(f"/jobs/{job_id}").text
     assert "Stopped." in page and "wendy asked it to stop" in page
     assert _status_callbacks(job_id), "the status message is brought up to date"
@@ -126,13 +135,47 @@ def test_a_tampered_session_is_no_session(app, forge) -> None:
     assert client.get(f"/jobs/{job_id}").status_code == 303
 
 
-def test_run_again_makes_a_new_job_with_the_same_request(app, forge) -> None:
-    job_id = _job(requester="ada", conversation_key="github:octo/secret#5")
+def _linked(forge, login: str, name: str | None = None) -> int:
+    """A Resolver user for the GitHub account `login` (named `name`); its id."""
+    with session_scope() as session:
+        user = accounts.add_user(session, name or login)
+        accounts.link_identity(session, user.name, "github", str(forge.user_id(login)), login)
+        return user.id
+
+
+def _failed_job_of_ada(forge) -> int:
+    """A failed job ada asked for on GitHub, with her stored token beside it."""
+    ada = _linked(forge, "ada")
+    with session_scope() as session:
+        vault = Vault(get_settings().fernet_keys)
+        store_credential(
+            session, vault, provider="github", kind="pat", secret=ADA_TOKEN, user_id=ada
+        )
+    sender = {"id": str(forge.user_id("ada")), "login": "ada"}
+    job_id = _job(
+        requester="ada",
+        requester_id=ada,
+        conversation_key="github:octo/secret#5",
+        trigger={"repo": SECRET_REPO, "number": 5, "sender": sender},
+    )
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         jobs.finish_job(session, job, JobState.FAILED, Outcome.ERROR, error="boom")
+    return job_id
+
+
+def _jobs() -> int:
+    with session_scope() as session:
+        return len(list(session.scalars(select(Job.id))))
+
+
+def test_run_again_by_another_pusher_is_theirs(app, forge) -> None:
+    """wendy, who may push, runs ada's job again: the new job's requester, sender, permission
+    check and token are wendy's, and nothing of ada's is used."""
+    job_id = _failed_job_of_ada(forge)
+    wendy = _linked(forge, "wendy", "Wendy W")
     client = browser(app)
-    sign_in(client, forge, "wendy")
+    sign_in(client, forge, "wendy")  # stores the token she signed in with, as hers
     again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
     assert again.status_code == 303
     new_id = int(again.headers["location"].rsplit("/", 1)[1])
@@ -141,8 +184,63 @@ def test_run_again_makes_a_new_job_with_the_same_request(app, forge) -> None:
         assert new is not None and new.state == "queued" and new.task == "update the docs"
         assert new.trigger["rerun_of"] == job_id
         assert new.conversation_key == "github:octo/secret#5"
-        assert new.requester == "ada", "wendy has no Resolver user: the request stays ada's"
+        assert new.trigger["sender"] == {"id": str(forge.user_id("wendy")), "login": "wendy"}
+        assert (new.requester, new.requester_id) == ("wendy", wendy)
         assert new.message_id and new.published_at is not None
+    snapshot = request.load(new_id)
+    github = registry.forge("github", snapshot.trigger, snapshot.requester_id)
+    checked = plan.check_permission(snapshot, github, "github", SECRET_REPO)
+    assert (checked.external_id, checked.login) == (str(forge.user_id("wendy")), "wendy")
+    token = token_for_job(snapshot.trigger, snapshot.requester_id)
+    assert token != ADA_TOKEN and forge.tokens[token] == "wendy"
+
+
+def test_run_again_of_a_chat_request_checks_the_viewers_own_forge_account(app, forge) -> None:
+    """A job asked for from Slack by ada, run again by wendy, who has no Slack account linked:
+    the new job carries no sender, so the permission check asks about wendy's GitHub account."""
+    ada = _linked(forge, "ada")
+    slack_ada = {"id": "T1:U_ADA", "login": "ada"}
+    job_id = _job(
+        source="slack",
+        requester="ada",
+        requester_id=ada,
+        trigger={"channel": "C1", "ts": "1.0", "sender": slack_ada},
+    )
+    with session_scope() as session:
+        jobs.finish_job(session, jobs.get_job(session, job_id), JobState.FAILED, Outcome.ERROR)
+    wendy = _linked(forge, "wendy")
+    client = browser(app)
+    sign_in(client, forge, "wendy")
+    again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
+    snapshot = request.load(int(again.headers["location"].rsplit("/", 1)[1]))
+    assert "sender" not in snapshot.trigger and snapshot.requester_id == wendy
+    github = registry.forge("github", snapshot.trigger, snapshot.requester_id)
+    checked = plan.check_permission(snapshot, github, "github", SECRET_REPO)
+    assert checked.external_id == str(forge.user_id("wendy"))
+
+
+def test_a_viewer_with_no_resolver_user_is_told_to_link_first(app, forge) -> None:
+    job_id = _failed_job_of_ada(forge)
+    schedule_id = make_schedule("weekly-tidy", SECRET_REPO)
+    before = _jobs()
+    client = browser(app)
+    sign_in(client, forge, "wendy")  # may push, and has no Resolver user
+    token = csrf_of(client, f"/jobs/{job_id}")
+    again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": token})
+    assert again.status_code == 303 and again.headers["location"] == f"/jobs/{job_id}"
+    assert "Link your GitHub account to Resolver first" in client.get(f"/jobs/{job_id}").text
+    now = client.post(f"/schedules/{schedule_id}/run", data={"csrf": token})
+    assert "Link your GitHub account to Resolver first" in client.get(now.headers["location"]).text
+    assert _jobs() == before and runs_of(schedule_id) == []
+
+
+def test_the_new_job_says_what_it_reruns_and_cannot_be_run_again_yet(app, forge) -> None:
+    job_id = _failed_job_of_ada(forge)
+    _linked(forge, "wendy")
+    client = browser(app)
+    sign_in(client, forge, "wendy")
+    again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
+    new_id = int(again.headers["location"].rsplit("/", 1)[1])
     page = client.get(again.headers["location"]).text
     assert f"Running job {job_id}" in page and f'href="/jobs/{job_id}"' in page
     running = client.post(f"/jobs/{new_id}/rerun", data={"csrf": csrf_of(client, "/jobs")})

@@ -71,7 +71,8 @@ def test_the_sender_links_and_their_request_runs_once(hooked, forge) -> None:
     actions = {c.action for c in _rows(Callback, Callback.job_id == job.id)}
     assert actions == {"react", "status"}
     assert "is running as job" in client.get(linked.headers["location"]).text
-    client.post(link, data={"csrf": csrf_of(client, link)})
+    again = client.post(link, data={"csrf": csrf_of(client, "/me")})
+    assert again.status_code == 410 and "used already" in again.text
     assert len(_rows(Job)) == 1, "the request runs once"
     assert len(_rows(User)) == 1
 
@@ -138,3 +139,30 @@ def test_me_lists_and_unlinks_ones_own_identities(hooked, forge) -> None:
     assert len(_rows(Identity)) == 1, "nobody unlinks another's identity"
     client.post(f"/me/unlink/{identity.id}", data={"csrf": csrf_of(client, "/me")})
     assert _rows(Identity) == []
+
+
+def test_linking_rotates_the_session_key(hooked, forge) -> None:
+    link = _mention(hooked)
+    client = browser(hooked)
+    forge.sign_in_as("ada", user_id=ADA_ID)
+    sign_in(client, forge, "ada", link)
+    before = client.cookies.get("resolver_session")
+    linked = client.post(link, data={"csrf": csrf_of(client, link)})
+    assert linked.status_code == 303 and client.get("/me").status_code == 200
+    copied = browser(hooked).get("/me", headers={"cookie": f"resolver_session={before}"})
+    assert copied.status_code == 303, "the key from before linking opens nothing"
+
+
+def test_a_used_link_is_refused_in_another_browser_too(hooked, forge) -> None:
+    link = _mention(hooked)
+    first, second = browser(hooked), browser(hooked)
+    forge.sign_in_as("ada", user_id=ADA_ID)
+    sign_in(first, forge, "ada", link)
+    sign_in(second, forge, "ada", link)
+    assert second.get(link).status_code == 200, "viewing the page uses nothing"
+    assert first.post(link, data={"csrf": csrf_of(first, link)}).status_code == 303
+    page = second.get(link)
+    assert page.status_code == 410 and "used already" in page.text
+    again = second.post(link, data={"csrf": csrf_of(second, "/me")})
+    assert again.status_code == 410
+    assert len(_rows(Job)) == 1 and len(_rows(Identity)) == 1

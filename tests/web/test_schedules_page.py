@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from resolver.store import accounts
+from resolver.store.db import session_scope
 from tests.schedules.helpers import make_schedule, runs_of
 from tests.web.conftest import SECRET_REPO, browser, csrf_of, sign_in
 
@@ -17,6 +19,9 @@ def test_readers_see_pushers_run_now(app, forge) -> None:
     assert "Only someone who can push" in reader.get(refused.headers["location"]).text
     assert runs_of(schedule_id) == []
 
+    with session_scope() as session:  # Run now is recorded as the viewer's Resolver user
+        accounts.add_user(session, "Wendy W")
+        accounts.link_identity(session, "Wendy W", "github", str(forge.user_id("wendy")), "wendy")
     pusher = browser(app)
     sign_in(pusher, forge, "wendy")
     assert ">Run now<" in pusher.get("/schedules").text
@@ -24,7 +29,7 @@ def test_readers_see_pushers_run_now(app, forge) -> None:
     assert started.status_code == 303
     assert "of weekly-tidy" in pusher.get("/schedules").text
     [run] = runs_of(schedule_id)
-    assert run.reason == "manual" and run.requested_by == "wendy"
+    assert run.reason == "manual" and run.requested_by == "Wendy W"
 
 
 def test_strangers_see_no_schedule(app, forge) -> None:

@@ -36,8 +36,11 @@ def test_doctor_says_how_to_turn_sign_in_on() -> None:
 
     off = _sign_in(_settings())
     assert off.status == "off" and "RESOLVER_GITHUB_CLIENT_ID" in off.detail
-    on = _sign_in(_settings(github_client_id="Iv1.x", github_client_secret="s", admins="github:a"))
-    assert on.status == "ok" and "GitHub" in on.detail
+    sign_in = {"github_client_id": "Iv1.x", "github_client_secret": "s"}
+    on = _sign_in(_settings(**sign_in, admins="github:id:1"))
+    assert on.status == "ok" and "GitHub" in on.detail and "1 admin account by id" in on.detail
+    elsewhere = _sign_in(_settings(**sign_in, admins="github:id:1,gitlab:id:2"))
+    assert elsewhere.status == "fail" and "gitlab" in elsewhere.detail
 
 
 def test_doctor_names_the_account_proofs_that_are_missing() -> None:

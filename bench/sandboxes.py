@@ -1,6 +1,6 @@
 """Sandbox figures: exec latency against the `docker exec` CLI, cold start against a warm claim,
 taking a change out (exporter, stop, checked read) against the old host-side `git diff`, and
-the memory of idle sandboxes. Run with `uv run python bench/sandbox.py`.
+the memory of idle sandboxes. Run with `uv run python bench/sandboxes.py`.
 """
 
 from __future__ import annotations
@@ -8,18 +8,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-# This script is named like the package it measures; its own directory must not shadow it.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
-
-from sandbox import (  # noqa: E402
+from sandbox import (
     ExportLimits,
     Sandbox,
     SandboxPolicy,

@@ -1,0 +1,111 @@
+"""What a process pays to start: the web process's imports (`resolver serve`: the command line,
+then `resolver.app`) beside a worker's (`resolver worker`: the command line, then
+`resolver.tasks`), each in fresh interpreters, side by side.
+
+    uv run python bench/startup.py [--runs 5]
+
+Per process: the median wall time of the imports, the interpreter's resident memory after them
+(VmRSS) and its peak (VmHWM), how many modules it loaded, and which of the agent's heavy parts
+it loaded (litellm, docker, the sandbox, the agent's loop). The web process should load none of
+them (the `web-stays-light` import contract; issue #31 measured `import resolver.app` at 4.5 s
+and 240 MiB before). Figures only; nothing asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+
+PROCESSES = {
+    "web (resolver serve)": ("resolver.cli", "resolver.app"),
+    "worker (resolver worker)": ("resolver.cli", "resolver.tasks"),
+}
+HEAVY = ("litellm", "docker", "sandbox", "resolver.agent.controller")
+MiB = 1024
+
+# Run in a fresh interpreter: time the import, then read this process's memory from /proc.
+PROBE = """
+import importlib, json, sys, time
+started = time.perf_counter()
+for module in sys.argv[1].split(","):
+    importlib.import_module(module)
+seconds = time.perf_counter() - started
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+print(json.dumps({
+    "seconds": seconds,
+    "rss_kib": int(status["VmRSS"].split()[0]),
+    "peak_kib": int(status["VmHWM"].split()[0]),
+    "modules": len(sys.modules),
+    "heavy": [name for name in sys.argv[2:] if name in sys.modules],
+}))
+"""
+
+
+@dataclass(frozen=True)
+class Start:
+    seconds: float
+    rss_kib: int
+    peak_kib: int
+    modules: int
+    heavy: tuple[str, ...]
+
+
+def start(modules: tuple[str, ...]) -> Start:
+    """One fresh interpreter importing `modules` in turn."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, ",".join(modules), *HEAVY],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    found = json.loads(done.stdout)
+    return Start(
+        found["seconds"], found["rss_kib"], found["peak_kib"], found["modules"],
+        tuple(found["heavy"]),
+    )  # fmt: skip
+
+
+def median(starts: list[Start]) -> Start:
+    """The median of each figure."""
+    return Start(
+        statistics.median(s.seconds for s in starts),
+        int(statistics.median(s.rss_kib for s in starts)),
+        int(statistics.median(s.peak_kib for s in starts)),
+        int(statistics.median(s.modules for s in starts)),
+        starts[-1].heavy,
+    )
+
+
+def table(figures: dict[str, Start], runs: int) -> None:
+    print(f"each process's imports in a fresh interpreter, median of {runs}")
+    print(f"{'':26}{'import s':>9}{'RSS MiB':>9}{'peak MiB':>9}{'modules':>9}   heavy parts loaded")
+    for name, f in figures.items():
+        heavy = ", ".join(f.heavy) or "none"
+        print(
+            f"{name:26}{f.seconds:9.2f}{f.rss_kib / MiB:9.0f}"
+            f"{f.peak_kib / MiB:9.0f}{f.modules:9d}   {heavy}"
+        )
+    web, worker = figures.values()
+    print(
+        f"{'web / worker':26}{web.seconds / worker.seconds:9.2f}"
+        f"{web.rss_kib / worker.rss_kib:9.2f}{web.peak_kib / worker.peak_kib:9.2f}"
+        f"{web.modules / worker.modules:9.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="fresh interpreters per process")
+    args = parser.parse_args()
+    starts: dict[str, list[Start]] = {name: [] for name in PROCESSES}
+    for _ in range(args.runs):  # the processes take turns, so a busier moment costs both
+        for name, modules in PROCESSES.items():
+            starts[name].append(start(modules))
+    figures = {name: median(found) for name, found in starts.items()}
+    table(figures, args.runs)
+
+
+if __name__ == "__main__":
+    main()

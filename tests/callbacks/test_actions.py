@@ -1,0 +1,338 @@
+"""The callback actions, each called as a worker calls it, against the Sixth test provider's
+thread (a real `Conversation`: every post, edit and reaction is a line of its outbox) and a
+small in-memory forge: the status message is posted once and then edited, a post whose answer
+was lost is found again by its tag, a notice is sent once, and a pull request is opened once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from integrations import registry
+from resolver.callbacks import actions
+from resolver.contract import outbound as providers
+from resolver.contract.errors import PermanentCallbackError
+from resolver.store import jobs
+from resolver.store.callbacks import record_callback
+from resolver.store.db import session_scope
+from resolver.store.models import Callback, Notice
+from resolver.store.notices import PRIVATE
+from tests.conftest import ResolverEnv
+from tests.integrations.sixth.provider import NAME, PROVIDER
+from tests.integrations.sixth.provider.conversation import OUTBOX_ENV, records
+
+THREAD = {"channel": "C0DEV", "thread": "1700000000.0001", "message_id": "M1"}
+REPO = "octo/widgets"
+BRANCH = "resolver/fix-7"
+
+
+@dataclass
+class Forge:
+    """The pull-request side of a forge, in memory: what the actions ask of it."""
+
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def find_open_pull(self, repo: str, branch: str) -> providers.PullInfo | None:
+        for number, pull in self.pulls.items():
+            if (pull["repo"], pull["head"]) == (repo, branch):
+                return providers.PullInfo(number, pull["url"], branch, pull["base"])
+        return None
+
+    def open_draft_pull(
+        self, repo: str, branch: str, base: str, title: str, body: str
+    ) -> providers.PullInfo:
+        number = 100 + len(self.pulls)
+        url = f"https://forge.test/{repo}/pull/{number}"
+        values = {"repo": repo, "head": branch, "base": base, "title": title, "body": body}
+        self.pulls[number] = {**values, "url": url}
+        return providers.PullInfo(number, url, branch, base)
+
+    def edit_pull_body(self, repo: str, number: int, body: str) -> None:
+        self.pulls[number]["body"] = body
+
+
+@dataclass
+class Installed:
+    outbox: Path
+    forge: Forge
+    private: list[tuple[str, str]]
+    resolved: list[dict[str, Any]]
+    refuse: dict[str, str] = field(default_factory=dict)
+
+    def lines(self, op: str | None = None) -> list[dict[str, Any]]:
+        return [r for r in records(self.outbox) if op is None or r["op"] == op]
+
+
+@pytest.fixture
+def sixth(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Installed:
+    """Sixth installed as its registry line would install it, here with a forge, private
+    posts and thread resolution of its own, so each action has a port to act through."""
+    outbox = tmp_path / "sixth-outbox.jsonl"
+    monkeypatch.setenv(OUTBOX_ENV, str(outbox))
+    installed = Installed(outbox, Forge(), [], [])
+
+    def post_private(context: Any, to: str, text: str) -> None:
+        if "private" in installed.refuse:
+            raise PermanentCallbackError(installed.refuse["private"], status=403)
+        installed.private.append((to, text))
+
+    def resolve_thread(context: Any, requester_id: int | None, where: Any) -> None:
+        if "resolve" in installed.refuse:
+            raise PermanentCallbackError(installed.refuse["resolve"], status=403)
+        installed.resolved.append(dict(where))
+
+    provider = replace(
+        PROVIDER,
+        forge=lambda context, requester_id: installed.forge,  # type: ignore[arg-type,return-value]
+        post_private=post_private,
+        resolve_thread=resolve_thread,
+    )
+    monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, provider))
+    return installed
+
+
+def new_job(task: str = "fix the flaky test", **trigger: Any) -> int:
+    with session_scope() as session:
+        job = jobs.create_job(
+            session, jobs.NewJob(source=NAME, task=task, trigger={**THREAD, **trigger})
+        )
+        return job.id
+
+
+def new_callback(action: str, job: int | None = None, **payload: Any) -> int:
+    with session_scope() as session:
+        return record_callback(session, NAME, action, dict(payload), job).id
+
+
+def set_job(job_id: int, **values: Any) -> None:
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        for key, value in values.items():
+            setattr(job, key, value)
+
+
+def status_ref(job_id: int) -> dict[str, Any]:
+    with session_scope() as session:
+        return dict(jobs.get_job(session, job_id).status_ref or {})
+
+
+# The status message.
+
+
+def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
+    sixth: Installed,
+) -> None:
+    job_id = new_job()
+    first = actions.send_status(NAME, {"job_id": job_id})
+    [post] = sixth.lines("post")
+    assert post["tag"] == f"status-{job_id}"
+    assert first == {
+        "message": {"channel": post["channel"], "thread": post["thread"], "id": post["id"]}
+    }
+
+    set_job(job_id, result={"summary": "Found the race in the fixture."}, state="succeeded")
+    assert actions.send_status(NAME, {"job_id": job_id}) == first
+    [edit] = sixth.lines("edit")
+    assert edit["id"] == post["id"] and edit["text"] != post["text"]
+    assert len(sixth.lines("post")) == 1
+
+
+def test_a_status_that_would_read_the_same_is_not_sent_again(sixth: Installed) -> None:
+    job_id = new_job()
+    actions.send_status(NAME, {"job_id": job_id})
+    assert actions.send_status(NAME, {"job_id": job_id}) == {"unchanged": True}
+    assert [r["op"] for r in sixth.lines()] == ["post"]
+
+
+def test_a_status_post_whose_answer_was_lost_is_found_by_its_tag_and_edited(
+    sixth: Installed,
+) -> None:
+    job_id = new_job()
+    actions.send_status(NAME, {"job_id": job_id})
+    [post] = sixth.lines("post")
+    # The worker died after posting and before recording it: only "posting" is on the row.
+    set_job(job_id, status_ref={"posting": post["at"]}, result={"summary": "Halfway."})
+    found = actions.send_status(NAME, {"job_id": job_id})
+    assert found["message"]["id"] == post["id"]
+    assert len(sixth.lines("post")) == 1 and len(sixth.lines("edit")) == 1
+    assert status_ref(job_id)["message"]["id"] == post["id"]
+
+
+def test_a_sent_status_retires_the_older_pending_status_updates(sixth: Installed) -> None:
+    job_id = new_job()
+    older = new_callback(actions.STATUS, job_id, job_id=job_id)
+    newest = new_callback(actions.STATUS, job_id, job_id=job_id)
+    actions.send_status(NAME, {"job_id": job_id, "callback_id": newest})
+    with session_scope() as session:
+        states = {cb.id: cb.state for cb in session.query(Callback).filter_by(job_id=job_id)}
+    assert states == {older: "superseded", newest: "pending"}
+
+
+# Replies, reactions and notices.
+
+
+def test_the_eyes_go_on_the_trigger_message(sixth: Installed) -> None:
+    actions.send_react(NAME, {"job_id": new_job()})
+    assert sixth.lines() == [{"op": "react", "id": "M1", "emoji": "eyes"}]
+
+
+def test_a_reply_retried_after_its_answer_was_lost_is_not_posted_twice(
+    sixth: Installed,
+) -> None:
+    job_id = new_job()
+    callback_id = new_callback(actions.REPLY, job_id)
+    payload = {"job_id": job_id, "callback_id": callback_id, "text": "Queued behind job 3."}
+    first = actions.send_reply(NAME, payload)
+    again = actions.send_reply(NAME, payload)
+    [post] = sixth.lines("post")
+    assert (post["text"], post["tag"]) == ("Queued behind job 3.", f"reply-{callback_id}")
+    assert first == again
+
+
+def new_notice(context: dict[str, Any], body: str = "Link your account first.") -> int:
+    with session_scope() as session:
+        notice = Notice(
+            provider=NAME,
+            kind="unlinked",
+            dedup_key="U1:unlinked",
+            conversation_key="sixth:C0DEV",
+            body=body,
+            context={**THREAD, **context},
+        )
+        session.add(notice)
+        session.flush()
+        return notice.id
+
+
+def send_notice(notice_id: int) -> dict[str, Any]:
+    callback_id = new_callback("notice", notice_id=notice_id)
+    return actions.send_notice(NAME, {"notice_id": notice_id, "callback_id": callback_id})
+
+
+def notice_row(notice_id: int) -> Notice:
+    with session_scope() as session:
+        notice = session.get(Notice, notice_id)
+        assert notice is not None
+        session.expunge(notice)
+        return notice
+
+
+def test_a_notice_is_posted_once_and_marked_sent(sixth: Installed) -> None:
+    notice_id = new_notice({})
+    send_notice(notice_id)
+    assert send_notice(notice_id) == {"skipped": True}
+    assert [r["text"] for r in sixth.lines("post")] == ["Link your account first."]
+    assert notice_row(notice_id).sent_at is not None
+
+
+def test_a_notices_private_link_goes_only_to_its_recipient_and_is_then_forgotten(
+    sixth: Installed,
+) -> None:
+    private = {"to": "U1", "text": "Your link: https://resolver.test/link/abc"}
+    notice_id = new_notice({PRIVATE: private})
+    send_notice(notice_id)
+    assert sixth.private == [("U1", "Your link: https://resolver.test/link/abc")]
+    assert [r["text"] for r in sixth.lines("post")] == ["Link your account first."]
+    assert PRIVATE not in notice_row(notice_id).context
+
+
+def test_a_refused_private_link_is_posted_publicly_as_its_fallback(sixth: Installed) -> None:
+    sixth.refuse["private"] = "ephemeral messages are off"
+    private = {"to": "U1", "text": "secret link", "fallback": "Link here: https://resolver.test/l"}
+    notice_id = new_notice({PRIVATE: private})
+    send_notice(notice_id)
+    assert sixth.private == []
+    assert [r["text"] for r in sixth.lines("post")] == ["Link here: https://resolver.test/l"]
+    notice = notice_row(notice_id)
+    assert notice.body == "Link here: https://resolver.test/l"
+    assert PRIVATE not in notice.context
+
+
+# The pull request.
+
+
+def forge_job(**trigger: Any) -> int:
+    job_id = new_job(forge={"repo": REPO, "base": "main"}, **trigger)
+    set_job(job_id, branch=BRANCH, state="succeeded", result={"summary": "Fixed the race."})
+    return job_id
+
+
+def test_a_draft_pull_request_is_opened_once_and_its_number_recorded(sixth: Installed) -> None:
+    job_id = forge_job(title="Flaky test in CI")
+    opened = actions.send_open_pull(NAME, {"job_id": job_id})
+    again = actions.send_open_pull(NAME, {"job_id": job_id})
+    assert opened == again == {"url": f"https://forge.test/{REPO}/pull/100", "number": 100}
+    [pull] = sixth.forge.pulls.values()
+    assert (pull["head"], pull["base"], pull["title"]) == (BRANCH, "main", "Flaky test in CI")
+    assert "Fixed the race." in pull["body"]
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        assert job.pr_url == opened["url"]
+        assert (job.result["pull_pending"], job.result["pull_number"]) == (False, 100)
+
+
+def test_a_follow_up_rewrites_the_open_pull_requests_description(sixth: Installed) -> None:
+    job_id = forge_job()
+    actions.send_open_pull(NAME, {"job_id": job_id})
+    set_job(job_id, result={"summary": "Also fixed the second race."})
+    assert actions.send_update_pull(NAME, {"job_id": job_id})["number"] == 100
+    assert "Also fixed the second race." in sixth.forge.pulls[100]["body"]
+
+
+def test_a_follow_up_whose_pull_request_is_closed_changes_nothing(sixth: Installed) -> None:
+    assert actions.send_update_pull(NAME, {"job_id": forge_job()}) == {"skipped": True}
+    assert sixth.forge.pulls == {}
+
+
+@pytest.mark.parametrize(
+    ("title", "task", "expected"),
+    [
+        ("  Flaky test  ", "ignored", "Flaky test"),
+        ("", "fix the parser\nand its tests", "fix the parser"),
+        (None, "   ", "Resolver change"),
+        ("x" * 300, "t", "x" * 200),
+    ],
+)
+def test_a_pull_requests_title_is_the_triggers_or_the_tasks_first_line(
+    title: str | None, task: str, expected: str
+) -> None:
+    assert actions.pull_title({"title": title}, task) == expected
+
+
+# Replies in review threads.
+
+
+def thread_reply(job_id: int, resolve: bool) -> dict[str, Any]:
+    callback_id = new_callback("thread_reply", job_id)
+    where = {"thread": "1700000000.0042"}
+    payload = {"job_id": job_id, "callback_id": callback_id, "text": "Done.", "where": where}
+    return actions.send_thread_reply(NAME, {**payload, "resolve": resolve})
+
+
+def test_a_thread_reply_goes_into_that_thread_and_resolves_it_when_asked(
+    sixth: Installed,
+) -> None:
+    done = thread_reply(new_job(), resolve=True)
+    [post] = sixth.lines("post")
+    assert (post["thread"], post["text"]) == ("1700000000.0042", "Done.")
+    assert done["resolved"] is True
+    assert sixth.resolved == [{"thread": "1700000000.0042"}]
+
+
+def test_a_thread_reply_not_asked_to_resolve_leaves_the_thread_open(sixth: Installed) -> None:
+    assert "resolved" not in thread_reply(new_job(), resolve=False)
+    assert sixth.resolved == []
+
+
+def test_a_refused_resolution_keeps_the_reply_and_says_why(sixth: Installed) -> None:
+    sixth.refuse["resolve"] = "Resource not accessible by integration"
+    with pytest.raises(PermanentCallbackError) as refused:
+        thread_reply(new_job(), resolve=True)
+    assert str(refused.value) == (
+        "replied in the thread, but could not resolve it: Resource not accessible by integration"
+    )
+    assert refused.value.status == 403
+    assert len(sixth.lines("post")) == 1

@@ -1,0 +1,56 @@
+"""Import budgets: the web process starts without the agent, its model client or the sandbox.
+
+import-linter's `web-stays-light` contract reads the source; this test asks a fresh interpreter
+what importing `resolver.app` and the command line really loads, package `__init__` files
+included.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# A finder that never finds anything, only notes which module's import first asked for each name.
+PROBE = """
+import importlib, json, sys
+
+class Note:
+    def find_spec(self, name, path=None, target=None):
+        frame, chain = sys._getframe(1), []
+        while frame is not None:
+            module = frame.f_globals.get("__name__")
+            if frame.f_code.co_name == "<module>" and module not in chain:
+                chain.append(module)
+            frame = frame.f_back
+        first.setdefault(name, " -> ".join(reversed(chain[:-1])))
+        return None
+
+first = {}
+sys.meta_path.insert(0, Note())
+importlib.import_module(sys.argv[1])
+print(json.dumps({name: first.get(name, "?") for name in sys.argv[2:] if name in sys.modules}))
+"""
+
+NOT_IN_WEB = ("litellm", "docker", "sandbox", "resolver.agent.controller", "resolver.agent")
+
+
+def loaded(root: str, names: tuple[str, ...]) -> dict[str, str]:
+    """Which of `names` importing `root` loads in a new interpreter, each with its import chain."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, root, *names],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    found: dict[str, str] = json.loads(done.stdout)
+    return found
+
+
+# `resolver serve` is the command line's root, then the app's.
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli"])
+def test_the_web_process_loads_no_agent_model_client_or_sandbox(root: str) -> None:
+    assert loaded(root, NOT_IN_WEB) == {}

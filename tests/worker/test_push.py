@@ -1,0 +1,147 @@
+"""What the worker pushes after the agent, against a real git origin: the agent's tree as the
+bot's commit on the job's branch, under another name when someone else's branch has it, only
+forward on a pull request's branch, unfinished work only when the operator allows it; and one
+job at a time per branch."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from resolver.agent import git as git_repo
+from resolver.agent.session import Work
+from resolver.agent.task import AgentResult
+from resolver.contract import outbound as providers
+from resolver.core.job import JobContext
+from resolver.core.settings import get_settings
+from resolver.core.states import Outcome
+from resolver.store import jobs
+from resolver.store.db import session_scope
+from resolver.worker.push import branch_lock, push
+from resolver.worker.values import Plan, Snapshot, Stop
+from tests.agent.conftest import git, make_repo
+from tests.conftest import ResolverEnv
+
+BRANCH = "resolver/fix-7"
+AUTHOR = ("Ada", "ada@example.com")
+
+
+@pytest.fixture
+def origin(resolver_env: ResolverEnv, tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "origin", {"app.py": "print('hi')\n"})
+
+
+def new_job(title: str = "Fix the greeting") -> Snapshot:
+    with session_scope() as session:
+        job = jobs.create_job(session, jobs.NewJob(source="github", task="fix it"))
+        job_id = job.id
+    trigger = {"title": title}
+    return Snapshot(job_id, "github", "fix it", "octo/widgets", "ada", None, trigger, None, None)
+
+
+def plan_for(origin: Path, branch: str = BRANCH, update: bool = False) -> Plan:
+    info = providers.RepoInfo("octo/widgets", str(origin), "main")
+    return Plan("github", info, "main", branch, branch if update else None, update)
+
+
+def agent(outcome: str = "changed_code") -> AgentResult:
+    return AgentResult(outcome, "Added the exclamation mark.", None, 3, 0.01, 10, 5)  # type: ignore[arg-type]
+
+
+def work_on(origin: Path, tmp_path: Path, checkout: str | None = None) -> Work:
+    """A private clone with the agent's change written as a tree on top of its head."""
+    clone = git_repo.clone(str(origin), tmp_path / f"clone-{uuid.uuid4().hex[:8]}", checkout)
+    base = git_repo.head(clone)
+    blob = git_repo.git(clone, "hash-object", "-w", "--stdin", stdin=b"print('hi!')\n").strip()
+    tree = git_repo.git(clone, "mktree", stdin=f"100644 blob {blob}\tapp.py\n".encode()).strip()
+    return Work(clone, base, tree)
+
+
+def branch_of(job_id: int) -> str | None:
+    with session_scope() as session:
+        return jobs.get_job(session, job_id).branch
+
+
+def test_the_agents_tree_is_pushed_as_the_bots_commit_crediting_the_requester(
+    origin: Path, tmp_path: Path
+) -> None:
+    snapshot = new_job()
+    pushed: list[tuple[str, str]] = []
+    hook = push(
+        snapshot, plan_for(origin), {}, AUTHOR, on_pushed=lambda b, s: pushed.append((b, s))
+    )
+    hook(work_on(origin, tmp_path), agent())
+    head = git(origin, "rev-parse", BRANCH).strip()
+    assert pushed == [(BRANCH, head)]
+    assert git(origin, "show", f"{head}:app.py") == "print('hi!')\n"
+    bot = get_settings().bot_name
+    message = git(origin, "log", "-1", "--format=%an <%ae>%n%B", head)
+    assert message.startswith(f"{bot} <{bot}@users.noreply>\nFix the greeting")
+    assert "Co-authored-by: Ada <ada@example.com>" in message
+    assert branch_of(snapshot.id) == BRANCH
+
+
+def test_a_branch_name_someone_else_uses_gets_the_jobs_number(origin: Path, tmp_path: Path) -> None:
+    git(origin, "branch", BRANCH)
+    theirs = git(origin, "rev-parse", BRANCH).strip()
+    snapshot = new_job()
+    push(snapshot, plan_for(origin), {}, AUTHOR)(work_on(origin, tmp_path), agent())
+    assert git(origin, "rev-parse", BRANCH).strip() == theirs
+    assert git(origin, "show", f"{BRANCH}-{snapshot.id}:app.py") == "print('hi!')\n"
+    assert branch_of(snapshot.id) == f"{BRANCH}-{snapshot.id}"
+
+
+def test_a_pull_requests_branch_only_moves_forward(origin: Path, tmp_path: Path) -> None:
+    git(origin, "branch", BRANCH)
+    work = work_on(origin, tmp_path, BRANCH)
+    # Someone pushes to the pull request's branch while the agent works.
+    git(origin, "checkout", "-q", BRANCH)
+    (origin / "other.py").write_text("x = 1\n")
+    git(origin, "add", "-A")
+    git(origin, "-c", "user.name=Bo", "-c", "user.email=bo@example.com", "commit", "-qm", "mine")
+    git(origin, "checkout", "-q", "main")
+    theirs = git(origin, "rev-parse", BRANCH).strip()
+    hook = push(new_job(), plan_for(origin, update=True), {}, AUTHOR)
+    with pytest.raises(git_repo.RepoError):
+        hook(work, agent())
+    assert git(origin, "rev-parse", BRANCH).strip() == theirs
+
+
+@pytest.mark.parametrize("outcome", ["could_not", "stopped", "answered"])
+def test_work_the_agent_did_not_finish_is_not_pushed_by_default(
+    origin: Path, tmp_path: Path, outcome: str
+) -> None:
+    snapshot = new_job()
+    push(snapshot, plan_for(origin), {}, AUTHOR)(work_on(origin, tmp_path), agent(outcome))
+    assert git(origin, "branch", "--list", BRANCH) == ""
+    assert branch_of(snapshot.id) is None
+
+
+def test_unfinished_work_is_pushed_when_the_operator_allows_it(
+    origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RESOLVER_PUSH_UNFINISHED", "true")
+    get_settings.cache_clear()
+    push(new_job(), plan_for(origin), {}, AUTHOR)(work_on(origin, tmp_path), agent("stopped"))
+    assert git(origin, "show", f"{BRANCH}:app.py") == "print('hi!')\n"
+    push(new_job(), plan_for(origin, "resolver/answer"), {}, AUTHOR)(
+        work_on(origin, tmp_path), agent("answered")
+    )
+    assert git(origin, "branch", "--list", "resolver/answer") == ""
+
+
+def test_a_second_job_on_the_same_branch_is_told_to_wait(origin: Path) -> None:
+    first, second = JobContext(1), JobContext(2)
+    with branch_lock(plan_for(origin), first):
+        assert len(first.on_beat) == 1  # the heartbeat renews the lock
+        with pytest.raises(Stop) as stopped, branch_lock(plan_for(origin), second, wait=0.2):
+            pass
+    assert stopped.value.outcome == Outcome.ERROR
+    assert str(stopped.value) == (
+        f"another job is working on `{BRANCH}`; mention me again when it has finished."
+    )
+    assert first.on_beat == []
+    with branch_lock(plan_for(origin), second):
+        pass
