@@ -20,9 +20,11 @@ lint:
 	$(UV) run --frozen mypy
 	$(UV) run --frozen lint-imports
 
+# The suite in three groups by cost, each in parallel (scripts/test); PYTEST_ARGS go to each.
 test: bootstrap lint
 	url="$$(bash scripts/postgres)" && chromium="$$(bash scripts/browser)" && \
-		RESOLVER_TEST_POSTGRES_URL="$$url" RESOLVER_TEST_CHROMIUM="$$chromium" $(UV) run --frozen pytest
+		RESOLVER_TEST_POSTGRES_URL="$$url" RESOLVER_TEST_CHROMIUM="$$chromium" \
+		bash scripts/test $(UV) run --frozen pytest -- $(PYTEST_ARGS)
 
 # The end-to-end and security suites, RUNS times in a row, with every core kept busy.
 RUNS ?= 5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Iterator
@@ -13,14 +14,25 @@ import pytest
 import redis
 from cryptography.fernet import Fernet
 
+pytest_plugins = ["tests.support.groups"]  # the marks scripts/test groups by
+
 
 def redis_db_url(db: int) -> str:
     """A Redis database of the test suite. RESOLVER_TEST_REDIS_SHIFT moves every one of them,
     and RESOLVER_TEST_REDIS_PORT names another server, so two runs on one machine (a
-    fresh-clone check beside a working tree) never share."""
+    fresh-clone check beside a working tree) never share. An xdist worker has a server of its
+    own (PYTEST_XDIST_WORKER), so two workers never share either."""
     shift = int(os.environ.get("RESOLVER_TEST_REDIS_SHIFT", "0"))
-    port = int(os.environ.get("RESOLVER_TEST_REDIS_PORT", "6379"))
-    return f"redis://127.0.0.1:{port}/{(db + shift) % 16}"
+    return f"redis://127.0.0.1:{_redis_port()}/{(db + shift) % 16}"
+
+
+@functools.cache
+def _redis_port() -> int:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from tests.support.redis_server import start_private_redis
+
+        return start_private_redis()
+    return int(os.environ.get("RESOLVER_TEST_REDIS_PORT", "6379"))
 
 
 TEST_REDIS = redis_db_url(9)

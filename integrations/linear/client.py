@@ -108,9 +108,10 @@ def authorization(token: str) -> str:
 class LinearClient:
     """The GraphQL operations Resolver sends, with one API key or OAuth token."""
 
-    def __init__(self, api_url: str, token: str) -> None:
+    def __init__(self, api_url: str, token: str, timeout: float = TIMEOUT_SECONDS) -> None:
         register_secret(token)
         self.api_url = api_url
+        self.timeout = timeout
         self._authorization = authorization(token)
 
     def __repr__(self) -> str:
@@ -163,7 +164,7 @@ class LinearClient:
         issue = _issue(self._run("IssueComment", ISSUE_COMMENT, variables), issue_id)
         return next((_comment(node) for node in _nodes(issue)), None)
 
-    def query(self, name: str, query: str, timeout: float = TIMEOUT_SECONDS) -> dict[str, Any]:
+    def query(self, name: str, query: str, timeout: float | None = None) -> dict[str, Any]:
         """A read without variables (the preflight's), with its own timeout; its `data`."""
         return self._run(name, query, {}, timeout)
 
@@ -172,12 +173,13 @@ class LinearClient:
         name: str,
         query: str,
         variables: Mapping[str, Any],
-        timeout: float = TIMEOUT_SECONDS,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
         payload = {"query": query, "variables": variables, "operationName": name}
         headers = {"Authorization": self._authorization, "User-Agent": "Resolver"}
+        seconds = self.timeout if timeout is None else timeout
         try:
-            with httpx.Client(timeout=timeout, verify=_tls_context()) as http:
+            with httpx.Client(timeout=seconds, verify=_tls_context()) as http:
                 response = http.post(self.api_url, json=payload, headers=headers)
         except httpx.TimeoutException:
             raise TransientCallbackError(f"Linear did not answer {name} in time") from None

@@ -112,6 +112,12 @@ class Settings(BaseSettings):
     queued_grace_seconds: float = Field(
         default=30.0, ge=0, description="How long a queued job may lack its message before repair."
     )
+    callback_stall_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long past its due time a pending callback may lack its message before "
+        "repair.",
+    )
     job_max_attempts: int = Field(
         default=3,
         ge=1,

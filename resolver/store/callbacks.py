@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.orm import Session
@@ -14,8 +14,6 @@ from resolver.contract.errors import CallbackError
 from resolver.core.logs import redact
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, CallbackAttempt, Job, utcnow
-
-STALL_GRACE: Final = 60.0
 
 
 def record_callback(
@@ -33,7 +31,7 @@ def record_callback(
     return callback
 
 
-def stalled_callbacks(session: Session, grace_seconds: float = STALL_GRACE) -> list[int]:
+def stalled_callbacks(session: Session, grace_seconds: float) -> list[int]:
     """Pending callbacks well past their due time: their message was lost (a worker killed
     while holding it, Redis emptied). Sending one twice is safe: a sent callback is skipped."""
     cutoff = utcnow() - timedelta(seconds=grace_seconds)

@@ -40,7 +40,7 @@ def reconcile(session: Session) -> list[int]:
     for job_id in job_ids:
         log(logger, logging.WARNING, "job.republished", job=job_id)
         publish_job(session, job_id)
-    for callback_id in stalled_callbacks(session):
+    for callback_id in stalled_callbacks(session, settings.callback_stall_seconds):
         log(logger, logging.WARNING, "callback.republished", callback=callback_id)
         publish_callback(callback_id)
     return job_ids

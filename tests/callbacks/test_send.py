@@ -67,5 +67,5 @@ def test_a_callback_whose_message_was_lost_is_found_again(resolver_env) -> None:
         later.due_at = later.created_at + timedelta(minutes=4)  # waiting out a backoff
         fresh = record_callback(session, "test-forge", "post_comment", {})
     with session_scope() as session:
-        assert stalled_callbacks(session) == [old.id]
-        assert fresh.id not in stalled_callbacks(session)
+        assert stalled_callbacks(session, 60) == [old.id]
+        assert fresh.id not in stalled_callbacks(session, 60)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +14,7 @@ from tests.e2e.stack import by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.support.git_http import GitHttpServer
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
+from tests.support.llm_server import Reply
 from tests.support.procs import wait_until
 
 pytestmark = pytest.mark.timeout(300)
@@ -29,7 +32,16 @@ def test_a_long_job_does_not_delay_the_next_mention_s_eyes(
     settings = github_settings(github_api, key_file)
     with running_stack(resolver_env, tmp_path, **settings) as stack:
         stack.link("alice", "github", "5001", "alice")
-        stack.llm.set_script(by_step(fix_script(), delay=4.0))  # each job runs about 20 s
+        # The first job holds its only slot until the test has seen the second mention's 👀 and
+        # status: long enough under any load, and no longer.
+        release = threading.Event()
+        fix = by_step(fix_script())
+
+        def held(request: dict[str, Any]) -> Reply:
+            release.wait(120)
+            return fix(request)
+
+        stack.llm.set_script(held)
         # One job slot, so the second job waits for the first; callbacks have their own worker.
         stack.start_resolver_worker("jobs", "jobs", 1)
         stack.start_resolver_worker("callbacks", "callbacks,default", 4)
@@ -46,6 +58,7 @@ def test_a_long_job_does_not_delay_the_next_mention_s_eyes(
         assert stack.job(first_job).state == "running" and stack.job(second_job).state == "queued"
         wait_until(lambda: bool(bot_comments(github_api, 8)), 10, "its status")
         assert "Queued" in bot_comments(github_api, 8)[0]
+        release.set()
         stack.wait_finished(second_job, timeout=180)
         stack.wait_callbacks_settled()
 

@@ -73,13 +73,15 @@ def test_jobs_queued_when_redis_is_emptied_come_back_through_the_reconciler(
     key_file: Path,
 ) -> None:
     widgets(github_api, git_server)
-    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+    # The eyes' callback message is lost too; repaired after 10 s here, not the production 60 s.
+    settings = {**github_settings(github_api, key_file), "RESOLVER_CALLBACK_STALL_SECONDS": "10"}
+    with running_stack(resolver_env, tmp_path, **settings) as stack:
         stack.link("alice", "github", str(ALICE_ID), "alice")
         stack.llm.set_script(by_step(fix_script()))
         client = ingress(stack, monkeypatch)
         payload = issue_comment(github_api, git_server, "@resolver please fix add()")
         job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
-        redis.Redis.from_url(TEST_REDIS).flushdb()  # Redis came back empty: the message is gone
+        redis.Redis.from_url(TEST_REDIS).flushdb()  # Redis came back empty: the messages are gone
         stack.start_beat()
         stack.start_worker()
         stack.wait_finished(job_id)

@@ -4,6 +4,7 @@ Also two web processes on one port, and two beats."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -78,13 +79,22 @@ class Engine:
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[Engine]:
+    DATA_ROOT.mkdir(parents=True, exist_ok=True)
+    # One second engine on this machine at a time: two test runs (a worktree beside a fresh
+    # clone) would share its data root, where containerd waits for the other's lock, and its
+    # bridge, which the first to end deletes.
+    with (DATA_ROOT.parent / "engine2.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield from _second_engine()
+
+
+def _second_engine() -> Iterator[Engine]:
     subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], capture_output=True)
     subprocess.run(["ip", "addr", "add", "172.30.250.1/24", "dev", BRIDGE], capture_output=True)
     subprocess.run(["ip", "link", "set", BRIDGE, "up"], check=True)
-    DATA_ROOT.mkdir(parents=True, exist_ok=True)
     second = Engine()
-    second.start()
     try:
+        second.start()
         tag = image_tag()
         if second.docker("image", "inspect", tag).returncode != 0:
             saved = subprocess.Popen(["docker", "save", tag], stdout=subprocess.PIPE)

@@ -136,6 +136,8 @@ class Zygote:
     def close(self) -> None:
         self._proc.kill()
         self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
 

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import pytest
 
-import integrations.linear.client
 from integrations.linear.client import LinearClient, retry_after
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.integrations.linear.conftest import OAUTH_TOKEN
@@ -157,11 +156,8 @@ def silent_port() -> Iterator[int]:
         yield listener.getsockname()[1]
 
 
-def test_an_api_that_does_not_answer_in_time_is_transient(
-    silent_port: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(integrations.linear.client, "TIMEOUT_SECONDS", 0.2)
-    client = LinearClient(f"http://127.0.0.1:{silent_port}/graphql", OAUTH_TOKEN)
+def test_an_api_that_does_not_answer_in_time_is_transient(silent_port: int) -> None:
+    client = LinearClient(f"http://127.0.0.1:{silent_port}/graphql", OAUTH_TOKEN, timeout=0.2)
     with pytest.raises(TransientCallbackError, match="did not answer"):
         client.react("any")
 

@@ -103,7 +103,11 @@ def test_timestamps_inside_sixty_seconds_are_accepted(client: Any, linked: Any) 
     assert post(client, delivery).status_code == 202
 
 
-@pytest.mark.parametrize("stamp", [int(time.time()), str(int(time.time() * 1000)), None, "nan"])
+@pytest.mark.parametrize(
+    "stamp",
+    [int(time.time()), str(int(time.time() * 1000)), None, "nan"],
+    ids=["seconds", "milliseconds-as-text", "none", "nan"],  # the same ids in every xdist worker
+)
 def test_timestamps_that_are_not_milliseconds_are_401(client: Any, linked: Any, stamp: Any) -> None:
     payload = {**comment("@resolver fix"), "webhookTimestamp": stamp}
     delivery = linear(_raw(payload))

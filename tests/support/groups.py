@@ -1,0 +1,51 @@
+"""The groups `make test` runs one after another (scripts/test), cheapest first, so that a cheap
+failure stops the run before the costly groups start. What a test needs decides its group:
+- `e2e`: it starts the whole service (tests/e2e, the demo);
+- `docker`: it needs the Docker engine (marked by hand, or through the sandbox image fixtures);
+- `services`: it needs a migrated database or Redis (through the fixtures that give them);
+- none of these: it runs on its own, in process.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+SERVICES = frozenset(
+    {"resolver_env", "webhook_env", "template_database", "agent_env", "resolver_db", "backend"}
+)
+DOCKER = frozenset({"image", "sandbox_image"})
+E2E = frozenset({"e2e", "test_demo.py"})  # top-level names under tests/
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(TESTS) and item.path.relative_to(TESTS).parts[0] in E2E:
+            item.add_marker(pytest.mark.e2e)
+        if DOCKER.intersection(item.fixturenames):
+            item.add_marker(pytest.mark.docker)
+        if SERVICES.intersection(item.fixturenames):
+            item.add_marker(pytest.mark.services)
+
+
+@pytest.hookimpl(trylast=True)  # after the slowest durations
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Under scripts/test: the wall time of the groups before, of this one and of the run so far,
+    printed before pytest's closing line, which stays the last line of the run."""
+    group = os.environ.get("RESOLVER_TEST_GROUP")
+    earlier = os.environ.get("RESOLVER_TEST_GROUPS_DONE")
+    if not (group and earlier):
+        return
+    now = time.time()
+    terminalreporter.section("wall time per group")
+    for line in Path(earlier).read_text().splitlines():
+        terminalreporter.write_line(line)
+    took = now - float(os.environ["RESOLVER_TEST_GROUP_STARTED"])
+    terminalreporter.write_line(f"{group}: {took:.0f} s")
+    run = now - float(os.environ["RESOLVER_TEST_RUN_STARTED"])
+    terminalreporter.write_line(f"all groups so far: {run:.0f} s")
