@@ -26,11 +26,13 @@ test: bootstrap lint
 		RESOLVER_TEST_POSTGRES_URL="$$url" RESOLVER_TEST_CHROMIUM="$$chromium" \
 		bash scripts/test $(UV) run --frozen pytest -- $(PYTEST_ARGS)
 
-# The end-to-end and security suites, RUNS times in a row, with every core kept busy.
+# The suite as `make test` runs it (its groups, in parallel), RUNS times in a row, with every
+# core kept busy by a busy loop.
 RUNS ?= 5
 contend: bootstrap
-	url="$$(bash scripts/postgres)" && RESOLVER_TEST_POSTGRES_URL="$$url" \
-		bash scripts/contend $(RUNS) -- $(UV) run --frozen pytest -q tests/e2e tests/security
+	url="$$(bash scripts/postgres)" && chromium="$$(bash scripts/browser)" && \
+		RESOLVER_TEST_POSTGRES_URL="$$url" RESOLVER_TEST_CHROMIUM="$$chromium" \
+		bash scripts/contend $(RUNS) -- bash scripts/test $(UV) run --frozen pytest -- $(PYTEST_ARGS)
 
 bench: bootstrap
 	$(UV) run --frozen python bench/run_all.py
