@@ -17,10 +17,10 @@ from urllib.parse import parse_qs, urlsplit
 import typer
 from rich.console import Console
 
+from integrations.github import setup as github
 from resolver.cli import setup_hooks
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
-from resolver.onboarding import github
 from resolver.onboarding.operator import OPERATOR_LINK_SECONDS, operator_url
 from resolver.store import configured
 from resolver.store.db import session_scope

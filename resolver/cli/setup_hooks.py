@@ -11,8 +11,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from integrations.slack import setup as slack
 from resolver.contract.setup import SetupError
-from resolver.onboarding import hooks, slack
+from resolver.onboarding import hooks
 
 console = Console()
 app = typer.Typer(

@@ -19,12 +19,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from integrations import registry
+from integrations.github import setup as github
 from resolver.contract.checks import Check
 from resolver.contract.provider import Provider
 from resolver.contract.setup import SetupError
 from resolver.core.logs import log
 from resolver.core.settings import Settings, get_settings
-from resolver.onboarding import github
 from resolver.onboarding.preflight import provider_checks
 from resolver.onboarding.status import SettingOrigin, origins
 from resolver.store import configured

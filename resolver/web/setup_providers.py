@@ -14,10 +14,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from integrations.slack import setup as slack
 from resolver.contract.setup import SetupError
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
-from resolver.onboarding import hooks, slack
+from resolver.onboarding import hooks
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
 from resolver.web.context import current_viewer, page, to_signin

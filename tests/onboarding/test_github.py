@@ -14,11 +14,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from typer.testing import CliRunner
 
+from integrations.github import setup as github
 from integrations.github.auth import installation_token, installation_tokens
 from resolver.cli import app as cli
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
-from resolver.onboarding import github
 from resolver.store import configured
 from resolver.store.db import session_scope
 from tests.conftest import reset_caches

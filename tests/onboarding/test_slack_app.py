@@ -21,11 +21,11 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from integrations.slack import setup as slack
 from integrations.slack.app_manifest import BOT_EVENTS, BOT_SCOPES
 from resolver.cli.setup_hooks import app as setup_app
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
-from resolver.onboarding import slack
 from resolver.store.secrets import stored_token
 from resolver.web.session import middleware_options
 from resolver.web.setup_providers import PAGES
