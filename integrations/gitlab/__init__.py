@@ -58,7 +58,7 @@ def _co_author(user: ForgeUser) -> tuple[str, str]:
 
 
 def _setup() -> ProviderSetup:
-    from integrations.gitlab.hooks import SETUP
+    from integrations.gitlab.setup import SETUP
 
     return SETUP
 

@@ -13,8 +13,8 @@ import requests
 from gitlab.exceptions import GitlabError, GitlabHookTestError
 
 from integrations.gitlab.client import error_detail
-from integrations.gitlab.hooks import EVENT_FLAGS, TEST_TRIGGER
 from integrations.gitlab.routes import ROUTES
+from integrations.gitlab.setup import EVENT_FLAGS, TEST_TRIGGER
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import register_secret

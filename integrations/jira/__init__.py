@@ -48,7 +48,7 @@ def _route_scope(trigger: TriggerContext) -> str | None:
 
 
 def _setup() -> ProviderSetup:
-    from integrations.jira.hooks import SETUP
+    from integrations.jira.setup import SETUP
 
     return SETUP
 

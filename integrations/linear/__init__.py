@@ -55,7 +55,7 @@ def _route_scope(trigger: TriggerContext) -> str | None:
 
 
 def _setup() -> ProviderSetup:
-    from integrations.linear.hooks import SETUP
+    from integrations.linear.setup import SETUP
 
     return SETUP
 
