@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from integrations.github.app_setup import APP_FROM_MANIFEST
 from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
 from integrations.github.signin import SIGN_IN
@@ -15,6 +14,7 @@ from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo, TriggerContext
 from resolver.contract.provider import Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 
@@ -79,6 +79,12 @@ def _resolve_thread(
     resolve_thread(context, requester_id, where)
 
 
+def _setup() -> ProviderSetup:
+    from integrations.github.setup import SETUP
+
+    return SETUP
+
+
 def _preflight(scope: PreflightScope) -> list[Check]:
     from integrations.github.preflight import checks
 
@@ -97,7 +103,7 @@ PROVIDER = Provider(
     pull_word="pull request",
     co_author=_co_author,
     sign_in=SIGN_IN,
-    app_from_manifest=APP_FROM_MANIFEST,
+    setup=_setup,
     preflight=_preflight,
     ci_report=_ci_report,
     open_pulls=_open_pulls,

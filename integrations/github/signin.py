@@ -124,4 +124,10 @@ def _json(response: httpx.Response) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-SIGN_IN = SignIn(client=client, person=person, access=access, refresh=refresh)
+SIGN_IN = SignIn(
+    client=client,
+    person=person,
+    access=access,
+    refresh=refresh,
+    client_settings=("github_client_id", "github_client_secret"),
+)

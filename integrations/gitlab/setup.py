@@ -9,7 +9,7 @@ https://docs.gitlab.com/api/project_webhooks/ and https://docs.gitlab.com/api/gr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -19,7 +19,9 @@ from gitlab.exceptions import GitlabError
 from integrations.gitlab.client import _Connection, error_detail
 from integrations.gitlab.routes import ROUTES
 from resolver.contract.setup import (
+    CliOption,
     HookRequest,
+    OptionValue,
     ProviderSetup,
     RegisteredHook,
     SetupError,
@@ -139,6 +141,13 @@ def test(settings: Settings, request: HookRequest, hook_id: str) -> None:
         hooks.get(hook_id, lazy=True).test(TEST_TRIGGER)
 
 
+def _scope_of(options: Mapping[str, OptionValue]) -> str:
+    project, group = options.get("project"), options.get("group")
+    if (project is None) == (group is None):
+        raise SetupError("give exactly one of --project or --group")
+    return f"project:{project}" if project else f"group:{group}"
+
+
 SETUP: Final = ProviderSetup(
     webhook=WebhookSetup(
         register=register,
@@ -147,5 +156,12 @@ SETUP: Final = ProviderSetup(
         signing_setting="gitlab_signing_token",
         test=test,
         scope_help=SCOPE_HELP,
+        help="Register the GitLab webhook (standard input: a token with Maintainer, or Owner for "
+        "a group, and the api scope).",
+        options=(
+            CliOption("project", ("--project",), "The project (group/name or id)."),
+            CliOption("group", ("--group",), "A group instead (group hooks need Premium)."),
+        ),
+        scope_of=_scope_of,
     )
 )

@@ -115,4 +115,10 @@ def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     return issued_token(answer)
 
 
-SIGN_IN = SignIn(client=client, person=person, access=access, refresh=refresh)
+SIGN_IN = SignIn(
+    client=client,
+    person=person,
+    access=access,
+    refresh=refresh,
+    client_settings=("gitlab_client_id", "gitlab_client_secret"),
+)

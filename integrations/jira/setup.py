@@ -10,7 +10,7 @@ https://developer.atlassian.com/cloud/jira/platform/webhooks/#registering-a-webh
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -20,7 +20,9 @@ from jira.exceptions import JIRAError
 from integrations.jira.client import jira_session
 from integrations.jira.routes import ROUTES
 from resolver.contract.setup import (
+    CliOption,
     HookRequest,
+    OptionValue,
     ProviderSetup,
     RegisteredHook,
     SetupError,
@@ -108,11 +110,20 @@ def rotate(settings: Settings, request: HookRequest) -> RegisteredHook:
     return _ensure(settings, request, must_exist=True)
 
 
+def _scope_of(options: Mapping[str, OptionValue]) -> str | None:
+    project = options.get("project")
+    return str(project) if project else None
+
+
 SETUP: Final = ProviderSetup(
     webhook=WebhookSetup(
         register=register,
         rotate=rotate,
         secret_setting="jira_webhook_secret",
         scope_help=SCOPE_HELP,
+        help="Register the Jira admin webhook on RESOLVER_JIRA_URL (standard input: "
+        "email:api_token of a Jira admin).",
+        options=(CliOption("project", ("--project",), "Only this project's issues (its key)."),),
+        scope_of=_scope_of,
     )
 )

@@ -56,4 +56,6 @@ def whoami(settings: Settings, token: str) -> Person:
     return Person("jira", account, str(data.get("nickname") or data.get("name") or account))
 
 
-PROOF = IdentityProof(client=client, whoami=whoami)
+PROOF = IdentityProof(
+    client=client, whoami=whoami, client_settings=("atlassian_client_id", "atlassian_client_secret")
+)

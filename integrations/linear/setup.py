@@ -5,6 +5,7 @@ with the `admin` scope). https://linear.app/developers/webhooks
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 import httpx
@@ -12,7 +13,9 @@ import httpx
 from integrations.linear.client import authorization
 from integrations.linear.routes import ROUTES
 from resolver.contract.setup import (
+    CliOption,
     HookRequest,
+    OptionValue,
     ProviderSetup,
     RegisteredHook,
     SetupError,
@@ -110,11 +113,19 @@ def rotate(settings: Settings, request: HookRequest) -> RegisteredHook:
     return _ensure(settings, request, must_exist=True)
 
 
+def _scope_of(options: Mapping[str, OptionValue]) -> str | None:
+    team = options.get("team")
+    return str(team) if team else None
+
+
 SETUP: Final = ProviderSetup(
     webhook=WebhookSetup(
         register=register,
         rotate=rotate,
         secret_setting="linear_webhook_secret",
         scope_help=SCOPE_HELP,
+        help="Register the Linear webhook (standard input: a workspace admin's API key).",
+        options=(CliOption("team", ("--team",), "Only this team (its id); default all public."),),
+        scope_of=_scope_of,
     )
 )

@@ -58,4 +58,6 @@ def whoami(settings: Settings, token: str) -> Person:
     return Person("linear", user, str(viewer.get("name") or user))
 
 
-PROOF = IdentityProof(client=client, whoami=whoami)
+PROOF = IdentityProof(
+    client=client, whoami=whoami, client_settings=("linear_client_id", "linear_client_secret")
+)

@@ -54,7 +54,7 @@ def _post_private(context: TriggerContext, external_id: str, text: str) -> None:
 
 
 def _setup() -> ProviderSetup:
-    from integrations.slack.app_setup import SETUP
+    from integrations.slack.setup import SETUP
 
     return SETUP
 

@@ -24,7 +24,7 @@ from slack_sdk.errors import SlackApiError
 
 from integrations.slack.app_manifest import BOT_EVENTS, BOT_SCOPES
 from integrations.slack.client import NETWORK_ERRORS
-from resolver.contract.setup import AppSetup, ChatApp, Installation, ProviderSetup, SetupError
+from resolver.contract.setup import AppSetup, ChatApp, Installation, SetupError
 from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
 
@@ -206,11 +206,9 @@ def install(
     )
 
 
-SETUP: Final = ProviderSetup(
-    app=AppSetup(
-        create=create_app,
-        authorize_url=authorize_url,
-        install=install,
-        redirect_path=INSTALLED_PATH,
-    )
+APP: Final = AppSetup(
+    create=create_app,
+    authorize_url=authorize_url,
+    install=install,
+    redirect_path=INSTALLED_PATH,
 )

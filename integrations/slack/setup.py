@@ -1,6 +1,7 @@
 """The Slack app from its manifest: create it with an app configuration token, keep its
 credentials in the vault, then install it in a workspace and keep the bot token as that
-workspace's credential (what `resolver tokens set --provider slack --installation TEAM` stores).
+workspace's credential (what `resolver tokens set --provider slack --installation TEAM` stores);
+and what `/setup` and `resolver setup slack` show and do with it (`SETUP`).
 
 The install's `state` is signed and expires, rather than kept in a browser session, so an
 install URL the CLI prints works in the admin's browser too.
@@ -12,19 +13,31 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Final
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from integrations import registry
+from integrations.slack.app_setup import APP
 from resolver.contract.inbound import secret_value
-from resolver.contract.setup import AppSetup, SetupError, pasted_token
+from resolver.contract.setup import (
+    ActionInput,
+    Answer,
+    CliOption,
+    CommandInput,
+    Flash,
+    GoTo,
+    KeptToken,
+    ProviderSetup,
+    SetupCommand,
+    SetupError,
+    SetupSection,
+    SetupStore,
+    WebAction,
+    pasted_token,
+)
 from resolver.core.logs import log, register_secret
-from resolver.core.settings import Settings, get_settings
-from resolver.onboarding.hooks import check_not_in_environment, store
-from resolver.store.accounts import ensure_installation
-from resolver.store.db import session_scope
-from resolver.store.vault import Vault, store_credential
+from resolver.core.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +49,7 @@ SIGNING_SECRET_HELP: Final = (
     "Slack rotates an app's signing secret only on its Basic Information page "
     "(Regenerate); paste the new one with `resolver setup slack --rotate`"
 )
+NO_APP: Final = "there is no Slack app yet: create it first (`resolver setup slack`)"
 
 
 @dataclass(frozen=True)
@@ -52,48 +66,40 @@ class InstalledSlackApp:
     scopes: tuple[str, ...]
 
 
-def _app_setup() -> AppSetup:
-    provider = registry.get(PROVIDER)
-    app = provider.setup().app if provider.setup else None
-    if app is None:
-        raise SetupError("the installed Slack integration cannot create its app")
-    return app
-
-
 def redirect_uri(settings: Settings) -> str:
-    return settings.public_url.rstrip("/") + _app_setup().redirect_path
+    return settings.public_url.rstrip("/") + APP.redirect_path
 
 
-def create_app(config_token: str, refresh_token: str | None = None) -> CreatedSlackApp:
+def create_app(
+    store: SetupStore, settings: Settings, config_token: str, refresh_token: str | None = None
+) -> CreatedSlackApp:
     """Create the app from its manifest and keep its credentials in the vault."""
     token = pasted_token(config_token, "an app configuration token (it starts with xoxe.xoxp-)")
     refresh = refresh_token.strip() if refresh_token else None
     refresh = pasted_token(refresh, "its refresh token") if refresh else None
-    check_not_in_environment(STORED)
-    settings = get_settings()
-    created = _app_setup().create(settings, token, refresh, settings.public_url)
-    store(
-        settings,
+    store.check_not_in_environment(STORED)
+    created = APP.create(settings, token, refresh, settings.public_url)
+    store.save(
         {
             "slack_signing_secret": created.signing_secret,
             "slack_app_id": created.app_id,
             "slack_client_id": created.client_id,
             "slack_client_secret": created.client_secret,
-        },
+        }
     )
     log(logger, logging.INFO, "setup.slack_app_created", app=created.app_id)
     url = _install_url(settings, created.client_id)
     return CreatedSlackApp(created.app_id, url, created.config_token is not None)
 
 
-def rotate_signing_secret(new_secret: str) -> None:
+def rotate_signing_secret(store: SetupStore, new_secret: str) -> None:
     """Keep the signing secret the admin regenerated in Slack (the API cannot rotate it)."""
     value = new_secret.strip()
     if len(value) < 16 or not value.isalnum():
         raise SetupError(f"that is not a Slack signing secret. {SIGNING_SECRET_HELP}")
     register_secret(value)
-    check_not_in_environment(("slack_signing_secret",))
-    store(get_settings(), {"slack_signing_secret": value})
+    store.check_not_in_environment(("slack_signing_secret",))
+    store.save({"slack_signing_secret": value})
     log(logger, logging.INFO, "setup.slack_signing_secret_rotated")
 
 
@@ -104,21 +110,22 @@ def _states(settings: Settings) -> URLSafeTimedSerializer:
 def install_url(settings: Settings) -> str:
     """Where an admin approves installing the app in their workspace."""
     if not settings.slack_client_id:
-        raise SetupError("there is no Slack app yet: create it first (`resolver setup slack`)")
+        raise SetupError(NO_APP)
     return _install_url(settings, settings.slack_client_id)
 
 
 def _install_url(settings: Settings, client_id: str) -> str:
     state = _states(settings).dumps({"app": client_id, "n": secrets.token_urlsafe(8)})
-    return _app_setup().authorize_url(settings, client_id, redirect_uri(settings), state)
+    return APP.authorize_url(settings, client_id, redirect_uri(settings), state)
 
 
-def finish_install(code: str, state: str) -> InstalledSlackApp:
+def finish_install(
+    store: SetupStore, settings: Settings, code: str, state: str
+) -> InstalledSlackApp:
     """Trade Slack's code for the bot token and keep it as the workspace's credential."""
-    settings = get_settings()
     client_id, client_secret = settings.slack_client_id, secret_value(settings.slack_client_secret)
     if not client_id or not client_secret:
-        raise SetupError("there is no Slack app yet: create it first (`resolver setup slack`)")
+        raise SetupError(NO_APP)
     try:
         claim = _states(settings).loads(state, max_age=STATE_SECONDS)
     except BadSignature:
@@ -127,26 +134,97 @@ def finish_install(code: str, state: str) -> InstalledSlackApp:
         ) from None
     if claim.get("app") != client_id or not code:
         raise SetupError("this install was for another Slack app: start again")
-    installed = _app_setup().install(
-        settings, client_id, client_secret, code, redirect_uri(settings)
-    )
+    installed = APP.install(settings, client_id, client_secret, code, redirect_uri(settings))
     expires = (
         datetime.now(UTC) + timedelta(seconds=installed.expires_in)
         if installed.expires_in
         else None
     )
-    with session_scope() as session:
-        owner = ensure_installation(session, PROVIDER, installed.team_id)
-        store_credential(
-            session,
-            Vault(settings.fernet_keys),
+    store.keep_token(
+        KeptToken(
             provider=PROVIDER,
+            installation=installed.team_id,
             kind="bot",
             secret=installed.bot_token,
-            installation_id=owner.id,
             scope=",".join(installed.scopes) or None,
             expires_at=expires,
             refresh=installed.refresh_token,
         )
+    )
     log(logger, logging.INFO, "setup.slack_installed", team=installed.team_id)
     return InstalledSlackApp(installed.team_id, installed.bot_user_id, installed.scopes)
+
+
+def _create(given: ActionInput) -> Answer:
+    """Create the Slack app, then go straight to Slack to install it."""
+    token, refresh = given.values.get("config_token", ""), given.values.get("refresh_token")
+    created = create_app(given.store, given.settings, token, refresh or None)
+    log(logger, logging.INFO, "web.setup_slack_created", app=created.app_id, by=given.by)
+    return GoTo(created.install_url)
+
+
+def _install(given: ActionInput) -> Answer:
+    """Go to Slack to install the app created before."""
+    try:
+        return GoTo(install_url(given.settings))
+    except SetupError as error:
+        return Flash(str(error))
+
+
+def _installed(given: ActionInput) -> Answer:
+    """Slack's redirect after the install: trade the code for the bot token."""
+    params = given.values
+    if params.get("error"):
+        return Flash(f"Slack did not install the app ({params['error'][:60]}).")
+    code, state = params.get("code", ""), params.get("state", "")
+    done = finish_install(given.store, given.settings, code, state)
+    return Flash(f"Installed the Slack app in workspace {done.team_id}; its bot token is stored.")
+
+
+def _rotate(given: ActionInput) -> Answer:
+    rotate_signing_secret(given.store, given.values.get("signing_secret", ""))
+    return Flash("Stored the new Slack signing secret.")
+
+
+def _command(given: CommandInput) -> None:
+    """Create the app (or, with --rotate, keep a regenerated signing secret)."""
+    say = given.console.say
+    if given.options.get("rotate"):
+        rotate_signing_secret(given.store, given.console.read_lines("signing secret")[0])
+        say("stored the new Slack signing secret in the vault")
+        return
+    lines = given.console.read_lines("app configuration token")
+    refresh = lines[1] if len(lines) > 1 else None
+    created = create_app(given.store, given.settings, lines[0], refresh)
+    note = " (the configuration token had expired and was rotated)" * created.rotated_config_token
+    say(f"created Slack app {created.app_id}{note}; its credentials are in the vault")
+    say("install it in your workspace (as a Resolver admin, signed in):")
+    say(created.install_url)
+
+
+SETUP: Final = ProviderSetup(
+    app=APP,
+    section=SetupSection(fields=STORED, required=("slack_signing_secret",), template="setup.html"),
+    actions=(
+        WebAction("create", "POST", _create),
+        WebAction("install", "GET", _install),
+        WebAction("installed", "GET", _installed),
+        WebAction("rotate", "POST", _rotate),
+    ),
+    templates=Path(__file__).parent / "templates",
+    form_targets=lambda settings: (APP.authorize_url(settings, "", "", ""),),
+    command=SetupCommand(
+        help="Create the Slack app from its manifest (standard input: an app configuration "
+        "token, and on a second line its refresh token), then print the install link.",
+        options=(
+            CliOption(
+                "rotate",
+                ("--rotate",),
+                "Store a signing secret regenerated on the app's page.",
+                False,
+                "flag",
+            ),
+        ),
+        run=_command,
+    ),
+)

@@ -58,4 +58,6 @@ def whoami(settings: Settings, token: str) -> Person:
     return Person("slack", f"{team}:{user}", str(data.get("name") or user))
 
 
-PROOF = IdentityProof(client=client, whoami=whoami)
+PROOF = IdentityProof(
+    client=client, whoami=whoami, client_settings=("slack_client_id", "slack_client_secret")
+)

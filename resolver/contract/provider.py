@@ -18,7 +18,7 @@ from resolver.contract.outbound import (
     PullInfo,
     TriggerContext,
 )
-from resolver.contract.setup import AppFromManifest, ProviderSetup
+from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
 
 ConversationKind = Literal["issue", "thread", "ticket"]
@@ -61,11 +61,10 @@ class Provider:
     """How people prove they hold an account on it (chats and trackers), to link it."""
     post_private: PrivatePost | None = None
     """Posts text in a trigger's conversation that only the sender (by external id) sees."""
-    app_from_manifest: AppFromManifest | None = None
-    """How `/setup` creates its app from a manifest (GitHub)."""
     setup: Callable[[], ProviderSetup] | None = None
-    """How `/setup` registers its webhook or creates its app (`contract.setup`), loaded on
-    first use: no process imports the set-up clients until it sets something up."""
+    """What `/setup`, `resolver setup <name>` and `resolver doctor` show and do for it
+    (`contract.setup`), loaded on first use: no process imports the set-up clients until it
+    sets something up."""
     preflight: Preflight | None = None
     """Its credentials, permissions and webhook, checked (`resolver doctor`, `/setup`)."""
 

@@ -19,6 +19,7 @@ from integrations.github.auth import installation_token, installation_tokens
 from resolver.cli import app as cli
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
+from resolver.onboarding.store import VaultStore
 from resolver.store import configured
 from resolver.store.db import session_scope
 from tests.conftest import reset_caches
@@ -65,10 +66,8 @@ def code_from(api: GitHubAPI, redirect: str | None = None) -> str:
 
 
 def finish(code: str) -> github.Finished:
-    with session_scope() as session:
-        finished = github.finish(session, get_settings(), code)
-    configured.changed()
-    return finished
+    settings = get_settings()
+    return github.finish(VaultStore(settings), settings, code)
 
 
 def test_enterprise_server_gets_the_same_flow_at_its_own_addresses(ghes: GitHubAPI) -> None:

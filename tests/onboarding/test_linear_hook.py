@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from integrations.linear.routes import ROUTES
-from resolver.cli.setup_hooks import app as setup_app
+from resolver.cli.setup import app as setup_app
 from resolver.contract.setup import SetupError
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
