@@ -87,7 +87,12 @@ def _command(command: SetupCommand) -> Callable[..., None]:
     return run
 
 
-for _provider in registry.installed():
-    _found = command_of(_provider)
-    if _found is not None:
-        app.command(_provider.name)(_command(_found))
+def add_provider_commands(setup: typer.Typer) -> None:
+    """`resolver setup <name>` for each installed provider that has a command."""
+    for provider in registry.installed():
+        command = command_of(provider)
+        if command is not None:
+            setup.command(provider.name)(_command(command))
+
+
+add_provider_commands(app)

@@ -260,7 +260,7 @@ class ActionInput:
     settings: Settings
     store: SetupStore
     values: Mapping[str, str]
-    session: MutableMapping[str, Any]
+    session: MutableMapping[str, object]
     now: float
     by: str
     """Who pressed it, for the log."""
@@ -282,7 +282,7 @@ class WebAction:
 @dataclass(frozen=True)
 class SectionInput:
     settings: Settings
-    session: MutableMapping[str, Any]
+    session: MutableMapping[str, object]
     configured: bool
 
 

@@ -14,6 +14,7 @@ from typing import Final
 from resolver.contract.inbound import Headers, Integration, SignatureError
 from resolver.contract.outbound import Conversation, TriggerContext
 from resolver.contract.provider import Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 from tests.integrations.sixth.provider.events import parse_event
 from tests.integrations.sixth.provider.routes import IGNORED, ROUTES
@@ -60,6 +61,12 @@ def _route_scope(trigger: TriggerContext) -> str | None:
     return channel if isinstance(channel, str) and channel else None
 
 
+def _setup() -> ProviderSetup:
+    from tests.integrations.sixth.provider.setup import SETUP
+
+    return SETUP
+
+
 PROVIDER: Final = Provider(
     name=NAME,
     display_name="Sixth",
@@ -68,4 +75,5 @@ PROVIDER: Final = Provider(
     secrets=("sixth_signing_secret",),
     kind="thread",
     route_scope=_route_scope,
+    setup=_setup,
 )
