@@ -203,7 +203,6 @@ def _command(given: CommandInput) -> None:
 
 
 SETUP: Final = ProviderSetup(
-    app=APP,
     section=SetupSection(fields=STORED, required=("slack_signing_secret",), template="setup.html"),
     actions=(
         WebAction("create", "POST", _create),

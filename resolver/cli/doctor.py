@@ -181,11 +181,11 @@ def _variables(names: tuple[str, ...]) -> str:
 
 def _sign_in_hint() -> str:
     """The first forge's sign-in settings, and the others by name (`… (or the GitLab pair)`)."""
-    forges = [item for item in registry.installed() if item.sign_in is not None]
-    first, others = forges[0], forges[1:]
-    assert first.sign_in is not None
-    alternatives = "".join(f" (or the {item.display_name} pair)" for item in others)
-    return _variables(first.sign_in.client_settings) + alternatives
+    forges = [(item, item.sign_in) for item in registry.installed() if item.sign_in is not None]
+    if not forges:
+        return "a forge's OAuth client (no installed forge offers sign-in)"
+    alternatives = "".join(f" (or the {item.display_name} pair)" for item, _ in forges[1:])
+    return _variables(forges[0][1].client_settings) + alternatives
 
 
 def _proofs(settings: Settings) -> Check:

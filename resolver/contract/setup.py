@@ -243,7 +243,7 @@ class GoTo:
 
 @dataclass(frozen=True)
 class ShowPage:
-    """A page of the provider's own (`SetupSection.templates`), given `values`."""
+    """A page of the provider's own (a file in `ProviderSetup.templates`), given `values`."""
 
     template: str
     values: Mapping[str, object]
@@ -281,16 +281,17 @@ class WebAction:
 
 @dataclass(frozen=True)
 class SectionInput:
+    """What a section's values are made from; an action keeps in the session what it shows."""
+
     settings: Settings
     session: MutableMapping[str, object]
-    configured: bool
 
 
 @dataclass(frozen=True)
 class SetupSection:
     """A provider's part of /setup: the settings it shows the origin of (never a value), when
-    it counts as configured, and its template (in `ProviderSetup.templates`; by default the
-    webhook form, or where to point the webhook) with the values it needs."""
+    it counts as configured, and its template (a file in `ProviderSetup.templates`; none: where
+    to point the webhook) with the values it needs (the template reads them as `p.values`)."""
 
     fields: tuple[str, ...]
     required: tuple[str, ...] = ()
@@ -336,14 +337,15 @@ class ProviderSetup:
     provider."""
 
     webhook: WebhookSetup | None = None
-    app: AppSetup | None = None
+    """How Resolver registers its webhook; the webhook's form, actions and command follow."""
     section: SetupSection | None = None
     """Its part of /setup; None: the webhook form when `webhook` is set, else the settings."""
     actions: tuple[WebAction, ...] = ()
     templates: Path | None = None
-    """The folder of its own templates, named `<provider>/<file>` in `section` and pages."""
+    """The folder of its own templates (the web app names them `<provider>/<file>`)."""
     form_targets: Callable[[Settings], tuple[str, ...]] = lambda _settings: ()
     """The sites its forms send the browser to (the pages' `form-action`)."""
     command: SetupCommand | None = None
+    """`resolver setup <name>`; None: the webhook's, where it has one."""
     config_checks: Callable[[Settings], list[Check]] | None = None
     """Its settings, checked without the network (`resolver doctor`)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -63,17 +62,13 @@ class ProviderStatus:
 
     @property
     def configured(self) -> bool:
-        return is_configured(self.section, self.settings)
+        where = {item.name: item.origin for item in self.settings}
+        if self.section.required:
+            return all(where.get(name) for name in self.section.required)
+        return any(where.values())
 
 
-def is_configured(section: SetupSection, found: list[SettingOrigin]) -> bool:
-    where = {item.name: item.origin for item in found}
-    if section.required:
-        return all(where.get(name) for name in section.required)
-    return any(where.values())
-
-
-def statuses(settings: Settings, session: MutableMapping[str, Any]) -> list[ProviderStatus]:
+def statuses(settings: Settings, session: MutableMapping[str, object]) -> list[ProviderStatus]:
     found = []
     with session_scope() as db:
         for provider in registry.installed():
@@ -81,8 +76,7 @@ def statuses(settings: Settings, session: MutableMapping[str, Any]) -> list[Prov
             kept = origins(db, shown.section.fields)
             values: Mapping[str, object] = {}
             if shown.section.values is not None:
-                given = SectionInput(settings, session, is_configured(shown.section, kept))
-                values = shown.section.values(given)
+                values = shown.section.values(SectionInput(settings, session))
             found.append(ProviderStatus(provider, shown.section, shown.template, kept, values))
     return found
 
