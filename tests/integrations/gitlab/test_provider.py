@@ -9,6 +9,8 @@ import pytest
 
 from integrations import registry
 from integrations.gitlab.provider import GitLabForge
+from integrations.gitlab.standin.api import GitLabAPI, Project
+from integrations.standin.git_http import IDENTITY, GitHttpServer, run_git
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -29,8 +31,6 @@ from tests.integrations.gitlab.conftest import (
     store_user_token,
     trigger_of,
 )
-from tests.support.git_http import IDENTITY, GitHttpServer, run_git
-from tests.support.gitlab_api import GitLabAPI, Project
 
 
 def test_gitlab_is_installed_as_a_forge_whose_factories_build_its_own_objects() -> None:
