@@ -17,8 +17,8 @@ A person signs in with GitHub's OAuth web flow on `web_url` (outside `requests`,
 REST API's): `add_oauth_app`, `sign_in_as`, then the app's redirects. A user's token sees a
 private repository only as a collaborator, as GitHub hides it from everyone else.
 
-The records are in `github_state`; the handlers are in `github_repos` and `github_comments`;
-the OAuth web flow is in `github_oauth`; the OpenAPI checks are in `github_conformance`.
+The records are in `state`; the handlers are in `repos` and `comments`;
+the OAuth web flow is in `oauth`; the OpenAPI checks are in `conformance`.
 """
 
 from __future__ import annotations
@@ -159,12 +159,12 @@ class GitHubAPI(RestStandIn):
         self.review_comments: dict[int, Comment] = {}
         self.pulls: list[Pull] = []
         self.oauth = OAuthWeb()
-        self.manifests = Manifests()  # Apps created from a manifest (github_manifest)
+        self.manifests = Manifests()  # Apps created from a manifest (manifest)
         self.user_ids: dict[str, int] = {}  # login -> its numeric id
         self._ids = iter(range(1_000_001, 10**9))
-        self.app = App(int(app_id))  # GET /app, its webhook and deliveries (github_app_hooks)
-        self.checks = Checks()  # check runs' annotations and Actions logs (github_checks)
-        self.graphql = GraphQLState()  # review threads resolved over GraphQL (github_graphql)
+        self.app = App(int(app_id))  # GET /app, its webhook and deliveries (app_hooks)
+        self.checks = Checks()  # check runs' annotations and Actions logs (checks)
+        self.graphql = GraphQLState()  # review threads resolved over GraphQL (graphql)
         super().__init__(ROUTES, prefix.rstrip("/"))
 
     # --- set-up and inspection from tests

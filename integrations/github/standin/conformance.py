@@ -1,6 +1,6 @@
 """Conformance with GitHub's published OpenAPI description: which operation a request is for,
 and what in it the description lacks (integrations/github/standin/openapi_paths.json). A GraphQL
-request is checked against GitHub's published GraphQL schema instead (`github_graphql`).
+request is checked against GitHub's published GraphQL schema instead (`graphql`).
 """
 
 from __future__ import annotations

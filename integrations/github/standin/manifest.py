@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from integrations.github.standin import app_hooks as github_app_hooks
+from integrations.github.standin import app_hooks
 from integrations.github.standin.state import Answer, Request, error_body, now
 from integrations.standin.server import Reply, Text, html_page, redirect, web_params, with_query
 
@@ -195,7 +195,7 @@ def get_app(api: GitHubAPI, request: Request) -> Answer:
     """`GET /app`: the App whose JWT called."""
     app = api.manifests.apps.get(request.login.removeprefix("app/"))
     if app is None:  # the stand-in's own App
-        return github_app_hooks.get_app(api, request)
+        return app_hooks.get_app(api, request)
     return 200, app_json(api, app)
 
 
@@ -208,7 +208,7 @@ def _hook_config(app: CreatedApp) -> dict[str, Any]:
 def get_hook_config(api: GitHubAPI, request: Request) -> Answer:
     app = api.manifests.apps.get(request.login.removeprefix("app/"))
     if app is None:  # the stand-in's own App
-        return github_app_hooks.get_hook_config(api, request)
+        return app_hooks.get_hook_config(api, request)
     return 200, _hook_config(app)
 
 

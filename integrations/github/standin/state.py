@@ -1,6 +1,6 @@
 """The GitHub stand-in's records, and the request, answer and JSON pieces its handlers share.
 
-`github_api` holds these records and re-exports them; its route handlers build GitHub's JSON
+`api` holds these records and re-exports them; its route handlers build GitHub's JSON
 from them. https://docs.github.com/rest
 """
 

@@ -20,8 +20,8 @@ is hidden from the user of such a token unless they are a member, as GitLab hide
 given with `add_token` (the bot's, PATs) see every project, as the bot is no member of those
 it works on.
 
-The records are in `gitlab_state`; the handlers are in `gitlab_projects` and `gitlab_notes`;
-the OAuth flow is in `gitlab_oauth`.
+The records are in `state`; the handlers are in `projects` and `notes`;
+the OAuth flow is in `oauth`.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class GitLabAPI(RestStandIn):
         self.projects: dict[int, Project] = {}
         self.notes: dict[int, Note] = {}
         self.merge_requests: list[MergeRequest] = []
-        self.hooks: dict[int, Hook] = {}  # project webhooks (gitlab_hook_list)
+        self.hooks: dict[int, Hook] = {}  # project webhooks (hook_list)
         self.job_traces: dict[int, bytes] = {}  # CI job id -> its log
         self.resolutions: list[tuple[str, bool, int]] = []  # discussion id, resolved, by user
         self.oauth = OAuthWeb()

@@ -1,7 +1,7 @@
 """The GitLab stand-in's current user, project, membership and merge request routes, in
 GitLab's shapes.
 
-Handlers take the `GitLabAPI` and a `Request` and return a status and an answer; `gitlab_api`
+Handlers take the `GitLabAPI` and a `Request` and return a status and an answer; `api`
 maps routes to them. https://docs.gitlab.com/api/users/ https://docs.gitlab.com/api/merge_requests/
 """
 

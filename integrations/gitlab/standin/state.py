@@ -1,6 +1,6 @@
 """The GitLab stand-in's records, and the request and answer shapes its handlers share.
 
-`gitlab_api` holds these records and re-exports them; its route handlers build GitLab's JSON
+`api` holds these records and re-exports them; its route handlers build GitLab's JSON
 from them. https://docs.gitlab.com/api/rest/
 """
 

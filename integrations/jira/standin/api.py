@@ -17,7 +17,7 @@ comment properties: set with the comment (POST, or a PUT that sends some), liste
 https://developer.atlassian.com/cloud/jira/platform/rest/v2/api-group-issue-comments/
 
 Here: the server, its set-up API, authentication and the JSON shapes of users and comments.
-The site's dataclasses are in jira_state, the routes' handlers in jira_routes.
+The site's dataclasses are in state, the routes' handlers in routes.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@
     api.requests                                          # every operation, in order
 
 Queries are parsed (no fragments) and checked against the subset of Linear's schema in
-`linear_graphql`: an unknown field, argument or variable is a GRAPHQL_VALIDATION_FAILED error, as
-from Linear. The workspace and its set-up API are in `linear_workspace`, the resolvers in
-`linear_resolvers`; their public names are importable from here too.
+`graphql`: an unknown field, argument or variable is a GRAPHQL_VALIDATION_FAILED error, as
+from Linear. The workspace and its set-up API are in `workspace`, the resolvers in
+`resolvers`; their public names are importable from here too.
 https://linear.app/developers/graphql
 """
 
@@ -167,7 +167,7 @@ class LinearAPI(LinearWorkspace, StandIn[Recorded]):
             return [r for r in self.requests if root_field in r.root_fields]
 
     def add_oauth_app(self, client_id: str, secret: str) -> None:
-        """An app people may authorize with Linear's OAuth flow (linear_oauth)."""
+        """An app people may authorize with Linear's OAuth flow (oauth)."""
         self.oauth.apps[client_id] = secret
 
     def sign_in_as(self, actor: Actor) -> None:

@@ -61,7 +61,7 @@ SCHEMA: dict[str, dict[str, tuple[str, frozenset[str]]]] = {
         "reaction": ("Reaction", NO_ARGUMENTS),
     },
     "Reaction": {"id": ("String", NO_ARGUMENTS), "emoji": ("String", NO_ARGUMENTS)},
-    # Webhooks (linear_webhooks): https://linear.app/developers/webhooks
+    # Webhooks (webhooks): https://linear.app/developers/webhooks
     "WebhookConnection": {"nodes": ("[Webhook]", NO_ARGUMENTS)},
     "Webhook": {
         name: ("String", NO_ARGUMENTS) for name in ("id", "url", "label", "secret", "createdAt")

@@ -16,7 +16,7 @@ and almost every answer is HTTP 200 with `{"ok": true, …}` or `{"ok": false, "
 rate limits are HTTP 429 with `Retry-After`. https://api.slack.com/web
 
 Here: the server, its set-up API and authentication. The workspace's dataclasses are in
-slack_state, the methods' handlers in slack_methods.
+state, the methods' handlers in methods.
 """
 
 from __future__ import annotations
