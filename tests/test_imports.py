@@ -58,6 +58,15 @@ def test_the_web_process_loads_no_agent_model_client_or_sandbox(root: str) -> No
     assert loaded(root, NOT_IN_WEB) == {}
 
 
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli"])
+def test_the_web_process_loads_no_providers_reply_side(root: str) -> None:
+    from integrations import registry
+
+    reply_sides = tuple(f"integrations.{name}.provider" for name in registry.names())
+    assert len(reply_sides) > 1
+    assert loaded(root, reply_sides) == {}
+
+
 # The stand-in servers for tests sit beside their provider; no process of the service loads one.
 STANDINS = tuple(
     ".".join(package.relative_to(ROOT).parts)
