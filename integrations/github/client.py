@@ -2,8 +2,8 @@
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
 (tell the user): `translate_errors` reads githubkit's errors and contract's `HttpErrors` decides.
-githubkit's own retries and HTTP cache are
-off: the callback tasks retry, with one attempt row per try.
+githubkit's own retries and HTTP cache are off: the callback tasks retry, with one attempt row
+per try.
 """
 
 from __future__ import annotations

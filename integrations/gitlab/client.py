@@ -2,8 +2,8 @@
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
 (tell the user): `translate_errors` reads python-gitlab's and requests' errors and contract's
-`HttpErrors` decides. python-gitlab's own retries are off,
-including its sleep on 429: the callback tasks retry, with one attempt row per try.
+`HttpErrors` decides. python-gitlab's own retries are off, including its sleep on 429: the
+callback tasks retry, with one attempt row per try.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
 (tell the user): `translate_errors` reads the library's errors and contract's `HttpErrors`
-decides. The library's own retries are off: the
-callback tasks retry, with one attempt row per try. API v2 speaks wiki markup, not ADF.
+decides. The library's own retries are off: the callback tasks retry, with one attempt row per
+try. API v2 speaks wiki markup, not ADF.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
 (tell the user): `translate_errors` reads slack_sdk's errors and contract's `HttpErrors`
-decides. slack_sdk's retry handlers are off: the
-callback tasks retry, with one attempt row per try.
+decides. slack_sdk's retry handlers are off: the callback tasks retry, with one attempt row per
+try.
 """
 
 from __future__ import annotations
