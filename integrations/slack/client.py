@@ -1,8 +1,9 @@
 """Slack's Web API through slack_sdk: the calls Resolver makes back to Slack.
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
-(tell the user), mapped once in `translate_errors`. slack_sdk's retry handlers are off: the
-callback tasks retry, with one attempt row per try.
+(tell the user): `translate_errors` reads slack_sdk's errors and contract's `HttpErrors`
+decides. slack_sdk's retry handlers are off: the callback tasks retry, with one attempt row per
+try.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from slack_sdk.web import SlackResponse
 from integrations.slack.mrkdwn import fit
 from resolver.contract.errors import (
     CallbackError,
+    HttpErrors,
     PermanentCallbackError,
-    TransientCallbackError,
-    is_transient_status,
     parse_retry_after,
 )
 from resolver.core.logs import redact, register_secret
@@ -42,6 +42,9 @@ MESSAGE_LIMIT: Final = 300
 # https://api.slack.com/methods/chat.postMessage#errors
 TRANSIENT_ERRORS: Final = frozenset(
     {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+ERRORS: Final = HttpErrors(
+    "Slack", says="{vendor} answered {detail} to {action} (HTTP {status})", records_ok_status=True
 )
 # What urllib raises when Slack cannot be reached or stops answering mid-way.
 NETWORK_ERRORS: Final = (URLError, TimeoutError, ConnectionError, http.client.HTTPException)
@@ -75,8 +78,7 @@ def translate_errors(method: str, *, tolerate: frozenset[str] = frozenset()) -> 
         if error_code(error.response) not in tolerate:
             raise _from_response(method, error.response) from None
     except NETWORK_ERRORS as error:
-        message = f"Slack could not be reached for {method}: {type(error).__name__}"
-        raise TransientCallbackError(message) from None
+        raise ERRORS.unreachable(method, error) from None
 
 
 def error_code(response: SlackResponse) -> str:
@@ -88,13 +90,13 @@ def error_code(response: SlackResponse) -> str:
 
 
 def _from_response(method: str, response: SlackResponse) -> CallbackError:
-    status = response.status_code
-    detail = _error_detail(response)
-    message = f"Slack answered {detail} to {method} (HTTP {status})"
-    if not (is_transient_status(status) or error_code(response) in TRANSIENT_ERRORS):
-        return PermanentCallbackError(message, status=status)
-    wait = parse_retry_after(_header(response.headers, "retry-after"))
-    return TransientCallbackError(message, retry_after=wait, status=status)
+    return ERRORS.answered(
+        method,
+        response.status_code,
+        _error_detail(response),
+        retry_after=parse_retry_after(_header(response.headers, "retry-after")),
+        transient=error_code(response) in TRANSIENT_ERRORS,
+    )
 
 
 def _error_detail(response: SlackResponse) -> str:

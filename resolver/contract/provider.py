@@ -1,9 +1,11 @@
 """One provider, described once: its webhook side, its reply side, and what the rest of
 Resolver needs to know about it. `integrations/registry.py` lists the installed ones; nothing
-outside `integrations/` names a provider. Pure."""
+outside `integrations/` names a provider. Pure, but for `ImportedOnCall`, which imports a
+provider's module when one of its functions is first called."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -31,6 +33,37 @@ PullLister = Callable[[TriggerContext, int | None, str, str], tuple[PullInfo, ..
 ThreadResolver = Callable[[TriggerContext, int | None, Mapping[str, Any]], None]
 # The trigger context, the recipient's external id and the text.
 PrivatePost = Callable[[TriggerContext, str, str], None]
+
+
+class ImportedOnCall:
+    """A module whose functions are named now and imported on their first call: a provider's
+    descriptor names its reply side without loading the clients (the web process never calls
+    them). Used as the `else` of an `if TYPE_CHECKING` import of the same module, so mypy
+    checks every function against the field it fills."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("__"):  # copy, pickle and inspect probe for these
+            raise AttributeError(name)
+        return _FirstCall(self._module, name)
+
+
+class _FirstCall:
+    """`module:name`, bound on the first call."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._module, self._name = module, name
+        self._function: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._function is None:
+            self._function = getattr(importlib.import_module(self._module), self._name)
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self._module}:{self._name}, imported on first call>"
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from integrations.github.standin.api import GitHubAPI, Pull, Repo
+from integrations.standin.git_http import GitHttpServer, create_bare_repo
 from resolver.store.models import Job
 from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress
 from tests.integrations.deliveries import SECRETS, github, load, post
 from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.github_api import GitHubAPI, Pull, Repo
 
 ALICE_ID = 5001
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
+from integrations.gitlab.standin.api import DEVELOPER, GitLabAPI, MergeRequest, Note, Project
+from integrations.standin.git_http import GitHttpServer, create_bare_repo
 from resolver.core.settings import get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.e2e.stack import REPO_FILES
 from tests.integrations.deliveries import SECRETS, load
-from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI, MergeRequest, Note, Project
 
 PROJECT = "group/widgets"
 IID = 7

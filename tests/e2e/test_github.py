@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import SUMMARY, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
 
 pytestmark = pytest.mark.timeout(300)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, branch_head, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, widgets
 from tests.e2e.stack import FIXED, by_step, running_stack
@@ -32,8 +34,6 @@ from tests.e2e.test_github_conflicts_fix import (
     push_to,
 )
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer, branch_head, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import Reply, finish, tool
 
 pytestmark = pytest.mark.timeout(600)

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.standin.git_http import IDENTITY, GitHttpServer, branch_head, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, widgets
 from tests.e2e.stack import Stack, by_step, ingress, running_stack
@@ -26,8 +28,6 @@ from tests.e2e.test_github_conflicts import (
 )
 from tests.integrations.deliveries import github, load, post
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
-from tests.support.git_http import IDENTITY, GitHttpServer, branch_head, run_git
-from tests.support.github_api import GitHubAPI
 from tests.support.llm_server import finish, tool
 
 pytestmark = pytest.mark.timeout(420)

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI, Pull, conformance_problems
+from integrations.standin.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment
 from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, load, post
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
-from tests.support.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI, Pull, conformance_problems
 from tests.support.llm_server import finish
 
 pytestmark = pytest.mark.timeout(420)

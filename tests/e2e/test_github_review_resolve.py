@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.contract.outbound import THREAD_REPLY
 from resolver.store.db import session_scope
 from resolver.web.pages import thread_failures
@@ -21,8 +23,6 @@ from tests.e2e.github_flow import (
 from tests.e2e.stack import REPO_FILES, by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import tool
 
 pytestmark = pytest.mark.timeout(420)

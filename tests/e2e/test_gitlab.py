@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from integrations.gitlab.standin.api import GitLabAPI, MergeRequest, Note, Project
+from integrations.standin.git_http import GitHttpServer, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import (
     BOT,
@@ -19,8 +21,6 @@ from tests.e2e.gitlab_flow import (
 )
 from tests.e2e.stack import SUMMARY, Stack, fix_script, ingress, running_stack
 from tests.integrations.deliveries import gitlab, post
-from tests.support.git_http import GitHttpServer, run_git
-from tests.support.gitlab_api import GitLabAPI, MergeRequest, Note, Project
 
 pytestmark = pytest.mark.timeout(300)
 CREATE_MR = "POST /projects/{id}/merge_requests"

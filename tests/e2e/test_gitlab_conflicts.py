@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from integrations.gitlab.standin.api import GitLabAPI, MergeRequest, Project
+from integrations.standin.git_http import GitHttpServer, branch_head, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import (
     BOT,
@@ -21,8 +23,6 @@ from tests.e2e.gitlab_flow import (
 from tests.e2e.stack import FIXED, Stack, by_step, ingress, running_stack
 from tests.e2e.test_github_conflicts import MAIN_CALC, commit_to, is_ancestor, parents
 from tests.integrations.deliveries import gitlab, post
-from tests.support.git_http import GitHttpServer, branch_head, run_git
-from tests.support.gitlab_api import GitLabAPI, MergeRequest, Project
 from tests.support.llm_server import finish, tool
 
 pytestmark = pytest.mark.timeout(420)

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from integrations.gitlab.standin.api import GitLabAPI, Project
+from integrations.standin.git_http import GitHttpServer, branch_head, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import PROJECT, bot_notes_on, gitlab_settings, widgets
 from tests.e2e.stack import Stack, by_step, ingress, running_stack
@@ -28,8 +30,6 @@ from tests.e2e.test_gitlab_conflicts import (
     start,
 )
 from tests.integrations.deliveries import gitlab, load, post
-from tests.support.git_http import GitHttpServer, branch_head, run_git
-from tests.support.gitlab_api import GitLabAPI, Project
 from tests.support.llm_server import finish, tool
 
 pytestmark = pytest.mark.timeout(420)

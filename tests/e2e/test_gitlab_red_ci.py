@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from integrations.gitlab.standin.api import DEVELOPER, GitLabAPI, MergeRequest, Project
+from integrations.standin.git_http import GitHttpServer, branch_head, create_bare_repo
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import (
     PROJECT,
@@ -20,8 +22,6 @@ from tests.e2e.gitlab_flow import (
 )
 from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import gitlab, load, post
-from tests.support.git_http import GitHttpServer, branch_head, create_bare_repo
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI, MergeRequest, Project
 from tests.support.llm_server import finish
 
 pytestmark = pytest.mark.timeout(420)

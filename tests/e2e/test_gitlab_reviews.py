@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from integrations.gitlab.standin.api import DEVELOPER, GitLabAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.store.db import session_scope
 from resolver.store.models import Job
 from tests.conftest import ResolverEnv
@@ -21,8 +23,6 @@ from tests.e2e.gitlab_flow import (
 )
 from tests.e2e.stack import REPO_FILES, by_step, ingress, running_stack
 from tests.integrations.deliveries import gitlab, post
-from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI
 from tests.support.llm_server import tool
 
 pytestmark = pytest.mark.timeout(420)

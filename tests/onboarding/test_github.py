@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from integrations.github import setup as github
 from integrations.github.auth import installation_token, installation_tokens
+from integrations.github.standin.api import GitHubAPI, conformance_problems
 from resolver.cli import app as cli
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
@@ -23,7 +24,6 @@ from resolver.onboarding.store import VaultStore
 from resolver.store import configured
 from resolver.store.db import session_scope
 from tests.conftest import reset_caches
-from tests.support.github_api import GitHubAPI, conformance_problems
 from tests.support.procs import free_port
 from tests.web.setup_flow import create_on_github, form_to_github
 

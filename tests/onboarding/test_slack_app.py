@@ -21,8 +21,11 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from integrations.github.standin.api import GitHubAPI
 from integrations.slack import setup as slack
 from integrations.slack.app_manifest import BOT_EVENTS, BOT_SCOPES
+from integrations.slack.standin.apps import SlackAppsAPI
+from integrations.slack.standin.state import TEAM_ID
 from resolver.cli.setup import app as setup_app
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
@@ -32,9 +35,6 @@ from resolver.web.session import middleware_options
 from resolver.web.setup_providers import pages
 from tests.conftest import reset_caches
 from tests.onboarding.conftest import ciphertexts, stored
-from tests.support.github_api import GitHubAPI
-from tests.support.slack_apps import SlackAppsAPI
-from tests.support.slack_state import TEAM_ID
 from tests.web.conftest import browser, csrf_of, sign_in
 
 PUBLIC_URL = "http://testserver"

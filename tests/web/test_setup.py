@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import select
 
 from integrations.github.app_manifest import EVENTS, PERMISSIONS
+from integrations.github.standin.api import GitHubAPI, conformance_problems
 from resolver.core.settings import get_settings
 from resolver.store import configured
 from resolver.store.db import session_scope
 from resolver.store.models import StoredSetting
-from tests.support.github_api import GitHubAPI, conformance_problems
 from tests.web.conftest import PUBLIC_URL, browser, csrf_of, sign_in
 from tests.web.setup_flow import (
     come_back,

@@ -16,9 +16,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from integrations.github.auth import authenticated_clone_url, installation_tokens
+from integrations.github.standin.api import GitHubAPI, Repo, conformance_problems
+from integrations.standin.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
 from resolver.core.settings import Settings
-from tests.support.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
-from tests.support.github_api import GitHubAPI, Repo, conformance_problems
 
 APP_ID = "424242"
 INSTALLATION_ID = 77

@@ -25,6 +25,8 @@ from integrations.github.auth import (
     strip_credentials,
     token_for_job,
 )
+from integrations.github.standin.api import GitHubAPI, Repo
+from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.core.logs import redact
 from resolver.core.settings import Settings, get_settings
@@ -33,8 +35,6 @@ from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
 from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO, AppKey, make_settings
-from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
-from tests.support.github_api import GitHubAPI, Repo
 
 MINT = "POST /app/installations/{installation_id}/access_tokens"
 

@@ -15,14 +15,14 @@ from cryptography.fernet import Fernet
 from integrations.gitlab.client import GitLabClient, git_auth_env
 from integrations.gitlab.events import NoteEvent
 from integrations.gitlab.routes import on_note
+from integrations.gitlab.standin.api import DEVELOPER, GitLabAPI, Project
+from integrations.standin.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
 from resolver.contract.inbound import Policy
 from resolver.core.settings import Settings, get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
-from tests.support.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI, Project
 
 PROJECT = "group/widgets"
 BOT = "resolver"

@@ -13,12 +13,12 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from integrations import registry
+from integrations.github.standin.api import GitHubAPI
 from resolver.cli.doctor import _providers
 from resolver.cli.setup import add_provider_commands
 from resolver.core.settings import get_settings
 from tests.integrations.sixth.provider import PROVIDER
 from tests.integrations.sixth.provider.setup import DOOR_CHECK
-from tests.support.github_api import GitHubAPI
 from tests.web.conftest import PUBLIC_URL, browser, csrf_of, forge, public_pem, sign_in  # noqa: F401  (the GitHub sign-in, for /setup)
 
 

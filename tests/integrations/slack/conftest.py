@@ -10,13 +10,13 @@ import pytest
 from cryptography.fernet import Fernet
 
 from integrations.slack.client import SlackClient
+from integrations.slack.standin.api import TEAM_ID, Identity, SlackAPI
 from resolver.core.settings import Settings, get_settings
 from resolver.store.accounts import ensure_installation
 from resolver.store.db import engine_for, session_scope
 from resolver.store.migrate import upgrade
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import reset_caches
-from tests.support.slack_api import TEAM_ID, Identity, SlackAPI
 
 BOT_TOKEN = "xoxb-1111-2222-" + "Qm9uIGFwcGV0aXQ" * 2
 CHANNEL = "C0GENERAL"
