@@ -17,9 +17,9 @@ from tests.e2e import github_flow, gitlab_flow
 from tests.e2e.stack import REPO_FILES, Stack, ingress
 from tests.integrations.deliveries import Delivery, github, gitlab, load, post
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo
+from tests.support.git_http import GitHttpServer
 from tests.support.github_api import BOT_LOGIN, GitHubAPI
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI, MergeRequest, Project
+from tests.support.gitlab_api import GitLabAPI, MergeRequest, Project
 
 FORGES = ("github", "gitlab")
 
@@ -117,10 +117,7 @@ class GitHubForge:
         return github_flow.github_settings(self.api, self.key_file)
 
     def widgets(self, files: Mapping[str, str] = REPO_FILES) -> Path:
-        bare = create_bare_repo(self.git.root, REPO, dict(files))
-        collaborators = {"alice": "write", "dave": "read"}
-        self.api.add_repo(REPO, self.git.url_for(REPO), collaborators=collaborators, bare=bare)
-        return bare
+        return github_flow.widgets(self.api, self.git, files)[1]
 
     def start(self, stack: Stack) -> None:
         stack.link("alice", "github", str(github_flow.ALICE_ID), "alice")
@@ -201,11 +198,7 @@ class GitLabForge:
         return gitlab_flow.gitlab_settings(self.api)
 
     def widgets(self, files: Mapping[str, str] = REPO_FILES) -> Path:
-        path = gitlab_flow.PROJECT
-        bare = create_bare_repo(self.git.root, path, dict(files))
-        self._project = self.api.add_project(path, self.git.url_for(path), bare=bare)
-        self.api.add_member(self._project, self.api.add_user("alice"), DEVELOPER)
-        self.api.add_issue(self._project, gitlab_flow.IID, gitlab_flow.TITLE)
+        self._project, bare = gitlab_flow.widgets(self.api, self.git, files)
         return bare
 
     def start(self, stack: Stack) -> None:
