@@ -22,6 +22,18 @@ from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.gitlab_api import GitLabAPI, MergeRequest, Project
 
 FORGES = ("github", "gitlab")
+ISSUE = gitlab_flow.IID  # the issue alice asks on: 7, on either forge
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A pull as the forge shows it."""
+
+    head: str
+    base: str
+    draft: bool
+    description: str
+    url: str
 
 
 class Forge(Protocol):
@@ -30,6 +42,7 @@ class Forge(Protocol):
 
     name: str
     pull_word: str  # what the bot's comments call a pull
+    token_marker: str  # what the bot's token would look like in a log
 
     def settings(self) -> dict[str, str]:
         """The stack's settings for this forge."""
@@ -74,9 +87,21 @@ class Forge(Protocol):
         """What the bot wrote in the conversation of pull `number`, in order."""
         ...
 
-    def pull_count(self) -> int: ...
+    def said_on_issue(self) -> list[str]:
+        """What the bot wrote on issue 7, in order."""
+        ...
 
-    def pull_description(self, number: int) -> str: ...
+    def status_edits(self) -> list[int]:
+        """The stand-in's answer to each edit of a comment the bot made."""
+        ...
+
+    def reactions_on_request(self) -> list[str]:
+        """The bot's reactions on alice's comment that asked it."""
+        ...
+
+    def opened(self, number: int) -> Opened: ...
+
+    def pull_count(self) -> int: ...
 
     def api_calls(self) -> int:
         """How many calls the stand-in has answered."""
@@ -112,6 +137,7 @@ class GitHubForge:
     key_file: Path
     name: str = "github"
     pull_word: str = "pull request"
+    token_marker: str = "x-access-token"
 
     def settings(self) -> dict[str, str]:
         return github_flow.github_settings(self.api, self.key_file)
@@ -124,7 +150,7 @@ class GitHubForge:
         stack.start_worker()
 
     def mention_on_issue(self, stack: Stack, monkeypatch: pytest.MonkeyPatch, text: str) -> int:
-        payload = github_flow.issue_comment(self.api, self.git, text)
+        payload = github_flow.issue_comment(self.api, self.git, text, number=ISSUE)
         return ended(deliver(stack, monkeypatch, github("issue_comment.created", payload)))
 
     def only_pull(self) -> tuple[int, str]:
@@ -161,12 +187,24 @@ class GitHubForge:
             c.body for c in self.api.comments.values() if (c.login, c.number) == (BOT_LOGIN, number)
         ]
 
+    def said_on_issue(self) -> list[str]:
+        return self.said_on_pull(ISSUE)  # issues and pull requests are numbered as one
+
+    def status_edits(self) -> list[int]:
+        edits = self.api.calls("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}")
+        return [r.status for r in edits]
+
+    def reactions_on_request(self) -> list[str]:
+        [request] = [c for c in self.api.comments.values() if c.login == "alice"]
+        return [emoji for login, emoji in request.reactions if login == BOT_LOGIN]
+
+    def opened(self, number: int) -> Opened:
+        [pull] = [p for p in self.api.pulls if p.number == number]
+        url = f"{self.api.web_url}/{REPO}/pull/{number}"
+        return Opened(pull.head, pull.base, pull.draft, pull.body, url)
+
     def pull_count(self) -> int:
         return len(self.api.pulls)
-
-    def pull_description(self, number: int) -> str:
-        [pull] = [p for p in self.api.pulls if p.number == number]
-        return pull.body
 
     def api_calls(self) -> int:
         return len(self.api.requests)
@@ -186,6 +224,7 @@ class GitLabForge:
     git: GitHttpServer
     name: str = "gitlab"
     pull_word: str = "merge request"
+    token_marker: str = gitlab_flow.BOT_TOKEN
     merge_requests: dict[int, MergeRequest] = field(default_factory=dict)
     _project: Project | None = None
 
@@ -255,11 +294,31 @@ class GitLabForge:
     def said_on_pull(self, number: int) -> list[str]:
         return gitlab_flow.bot_notes_on(self.api, number)
 
+    def said_on_issue(self) -> list[str]:
+        bot = self.api.add_user(gitlab_flow.BOT)
+        on_issue = ("issues", ISSUE)
+        return [
+            n.body
+            for n in self.api.notes.values()
+            if (n.kind, n.iid) == on_issue and n.author == bot
+        ]
+
+    def status_edits(self) -> list[int]:
+        return [r.status for r in self.api.calls("PUT /projects/{id}/issues/{iid}/notes/{note_id}")]
+
+    def reactions_on_request(self) -> list[str]:
+        bot = self.api.add_user(gitlab_flow.BOT)
+        [request] = [n for n in self.api.notes.values() if n.body.startswith("@resolver")]
+        return [emoji for user, emoji in request.awards if user == bot]
+
+    def opened(self, number: int) -> Opened:
+        [mr] = [m for m in self.api.merge_requests if m.iid == number]
+        draft = mr.draft and mr.title.startswith("Draft: ")
+        url = f"{self.api.url}/{gitlab_flow.PROJECT}/-/merge_requests/{number}"
+        return Opened(mr.source_branch, mr.target_branch, draft, mr.description, url)
+
     def pull_count(self) -> int:
         return len(self.api.merge_requests)
-
-    def pull_description(self, number: int) -> str:
-        return self.merge_requests[number].description
 
     def api_calls(self) -> int:
         return len(self.api.requests)

@@ -54,7 +54,7 @@ def test_a_clean_update_is_merged_by_git_and_pushed_as_a_fast_forward(
     assert show(bare, new, "README.md") == README["README.md"]
     assert not stack.llm.requests  # git did it all: no model, no sandbox
     assert forge.pull_count() == 1  # none opened
-    assert "calc.py" in forge.pull_description(number)  # it lists the branch's files
+    assert "calc.py" in forge.opened(number).description  # it lists the branch's files
     assert any("git found no conflicts" in body for body in forge.said_on_pull(number))
 
 
