@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,12 @@ def github_settings(api: GitHubAPI, key_file: Path) -> dict[str, str]:
     }
 
 
-def widgets(api: GitHubAPI, git: GitHttpServer) -> tuple[Repo, Path]:
-    """`octo/widgets` with a broken add() and its test; alice may write, dave may not."""
-    bare = create_bare_repo(git.root, REPO, REPO_FILES)
+def widgets(
+    api: GitHubAPI, git: GitHttpServer, files: Mapping[str, str] = REPO_FILES
+) -> tuple[Repo, Path]:
+    """`octo/widgets` with `files` (a broken add() and its test); alice may write, dave may
+    not."""
+    bare = create_bare_repo(git.root, REPO, dict(files))
     repo = api.add_repo(
         REPO, git.url_for(REPO), collaborators={"alice": "write", "dave": "read"}, bare=bare
     )

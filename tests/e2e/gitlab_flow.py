@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +44,12 @@ def gitlab_settings(api: GitLabAPI) -> dict[str, str]:
     return {"RESOLVER_GITLAB_WEBHOOK_TOKEN": SECRETS["gitlab"], "RESOLVER_GITLAB_URL": api.url}
 
 
-def widgets(api: GitLabAPI, git: GitHttpServer) -> tuple[Project, Path]:
-    """`group/widgets` with a broken add() and its test, and issue #7; alice is a Developer."""
-    bare = create_bare_repo(git.root, PROJECT, REPO_FILES)
+def widgets(
+    api: GitLabAPI, git: GitHttpServer, files: Mapping[str, str] = REPO_FILES
+) -> tuple[Project, Path]:
+    """`group/widgets` with `files` (a broken add() and its test), and issue #7; alice is a
+    Developer."""
+    bare = create_bare_repo(git.root, PROJECT, dict(files))
     project = api.add_project(PROJECT, git.url_for(PROJECT), bare=bare)
     api.add_member(project, api.add_user("alice"), DEVELOPER)
     api.add_issue(project, IID, TITLE)

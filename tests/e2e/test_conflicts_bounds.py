@@ -1,8 +1,8 @@
-"""GitHub end to end: the bounds of `conflicts: fix`. One push to main with several open pull
-requests handles each as the README says (a clean one is left alone, a conflicted one of the
-bot's is resolved, someone's own and one a person pushed to are not touched); a conflict the
-model cannot resolve is said once on its pull request, the same base is not tried again, and a
-new base commit is."""
+"""End to end: the bounds of `conflicts: fix`. One push to main with several open pull requests
+handles each as the README says (a clean one is left alone, a conflicted one of the bot's is
+resolved, someone's own and one a person pushed to are not touched); on each forge, a conflict
+the model cannot resolve is said once on its pull (request), the same base is not tried again,
+and a new base commit is."""
 
 from __future__ import annotations
 
@@ -13,31 +13,27 @@ import pytest
 from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
 from integrations.standin.git_http import GitHttpServer, branch_head, run_git
 from tests.conftest import ResolverEnv
-from tests.e2e.github_flow import ALICE_ID, github_settings, widgets
-from tests.e2e.stack import FIXED, by_step, running_stack
-from tests.e2e.test_github_conflicts import (
+from tests.e2e.conflicts_flow import (
     BRANCH,
     MAIN_CALC,
-    ask,
-    bot_comments,
-    bots_pull,
+    OPT_IN,
+    README,
+    REBASE,
+    RESOLVED,
+    bots_branch,
     commit_to,
     leaves_markers,
     parents,
+    show,
 )
-from tests.e2e.test_github_conflicts_fix import (
-    OPT_IN,
-    README,
-    RESOLVED,
-    bots_branch_after_an_ask,
-    commit_files,
-    push_to,
-)
+from tests.e2e.forges import Forge, GitHubForge, ended
+from tests.e2e.stack import FIXED, by_step, running_stack
 from tests.integrations.github.conftest import REPO
 from tests.support.llm_server import Reply, finish, tool
 
 pytestmark = pytest.mark.timeout(600)
 
+MAIN = "refs/heads/main"
 CLEAN = "resolver/8-add-docs"
 HUMAN = "resolver/9-add-again"
 THEIRS = "feature/add"
@@ -57,8 +53,8 @@ def pull_from(api: GitHubAPI, bare: Path, branch: str, files: dict[str, str], by
     return api.add_pull(REPO, branch, "main", branch, by).number
 
 
-def reports(api: GitHubAPI, number: int) -> list[str]:
-    return [body for body in bot_comments(api, number) if "not resolved" in body]
+def reports(forge: Forge, number: int) -> list[str]:
+    return [body for body in forge.said_on_pull(number) if "not resolved" in body]
 
 
 def test_one_push_handles_each_open_pull_request_as_documented(
@@ -69,24 +65,24 @@ def test_one_push_handles_each_open_pull_request_as_documented(
     git_server: GitHttpServer,
     key_file: Path,
 ) -> None:
-    _, bare = widgets(github_api, git_server)
-    conflicted = bots_pull(github_api, bare)
+    forge = GitHubForge(github_api, git_server, key_file)
+    bare = forge.widgets()
+    bots_branch(bare)
+    conflicted = forge.bots_pull(BRANCH)
     clean = pull_from(github_api, bare, CLEAN, {"DOCS.md": "add() adds\n"}, BOT_LOGIN)
     human = pull_from(github_api, bare, HUMAN, {"calc.py": FIXED}, BOT_LOGIN)
     theirs = pull_from(github_api, bare, THEIRS, {"calc.py": FIXED}, "alice")
-    commit_files(bare, "main", {**OPT_IN, **README}, "Opt in")
-    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
-        stack.link("alice", "github", str(ALICE_ID), "alice")
-        stack.start_worker()
+    commit_to(bare, "main", {**OPT_IN, **README}, "Opt in")
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        forge.start(stack)
         for number in (conflicted, clean, human):  # alice's jobs make the bot's branches hers
-            done = stack.job(ask(stack, monkeypatch, github_api, git_server, number))
+            done = stack.job(forge.comment_on_pull(stack, monkeypatch, number, REBASE))
             assert done.outcome == "changed_code", done.error
         heads = {branch: branch_head(bare, branch) for branch in (BRANCH, CLEAN, THEIRS)}
         heads[HUMAN] = commit_to(bare, HUMAN, {"NOTES.md": "mine\n"}, "A human's commit")
         stack.llm.set_script(by_step(resolve_script()))
         main = commit_to(bare, "main", {"calc.py": MAIN_CALC}, "Comment add()")
-        job_id = push_to(stack, monkeypatch, git_server, "refs/heads/main", main)
-        assert job_id is not None
+        job_id = ended(forge.push(stack, monkeypatch, MAIN, main))
         job = stack.job(job_id)
         callbacks = stack.callbacks(job_id)
 
@@ -97,7 +93,7 @@ def test_one_push_handles_each_open_pull_request_as_documented(
     assert pulls[str(conflicted)]["outcome"] == "changed_code"
     new = branch_head(bare, BRANCH)
     assert new is not None and parents(bare, new) == [heads[BRANCH], main]
-    assert run_git("--git-dir", str(bare), "show", f"{new}:calc.py") == RESOLVED
+    assert show(bare, new, "calc.py") == RESOLVED
     # The clean one: left alone, as GitHub would still merge it.
     assert "still merges cleanly" in pulls[str(clean)]["summary"]
     assert branch_head(bare, CLEAN) == heads[CLEAN]
@@ -108,38 +104,34 @@ def test_one_push_handles_each_open_pull_request_as_documented(
     assert branch_head(bare, THEIRS) == heads[THEIRS]
     assert len(stack.llm.requests) == 2  # one agent session, for the one conflicted
     assert callbacks == []  # nothing failed: nothing to say
-    assert all(reports(github_api, n) == [] for n in (conflicted, clean, human, theirs))
+    assert all(reports(forge, n) == [] for n in (conflicted, clean, human, theirs))
 
 
 def test_a_conflict_left_is_said_once_and_tried_again_only_on_a_new_base(
-    resolver_env: ResolverEnv,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    github_api: GitHubAPI,
-    git_server: GitHttpServer,
-    key_file: Path,
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:
-    _, bare = widgets(github_api, git_server)
-    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+    bare = forge.widgets()
+    bots_branch(bare)
+    number = forge.bots_pull(BRANCH)
+    commit_to(bare, "main", {**OPT_IN, **README}, "Opt in")
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
         stack.llm.set_script(by_step(leaves_markers()))
-        number, old = bots_branch_after_an_ask(
-            stack, monkeypatch, github_api, git_server, bare, {**OPT_IN, **README}
-        )
+        forge.start(stack)
+        asked = stack.job(forge.comment_on_pull(stack, monkeypatch, number, REBASE))
+        assert asked.outcome == "changed_code", asked.error  # alice's job made the branch
+        old = branch_head(bare, BRANCH)
         main = commit_to(bare, "main", {"calc.py": MAIN_CALC}, "Comment add()")
-        failed_id = push_to(stack, monkeypatch, git_server, "refs/heads/main", main)
-        assert failed_id is not None
+        failed_id = ended(forge.push(stack, monkeypatch, MAIN, main))
         asked_after_failure = len(stack.llm.requests)
-        said = reports(github_api, number)
-        again_id = push_to(stack, monkeypatch, git_server, "refs/heads/main", main)
-        assert again_id is not None
+        said = reports(forge, number)
+        again_id = ended(forge.push(stack, monkeypatch, MAIN, main))
         asked_after_again = len(stack.llm.requests)
         stack.llm.set_script(by_step(resolve_script()))
         moved = commit_to(bare, "main", {"NOTES.md": "notes\n"}, "Add notes")
-        moved_id = push_to(stack, monkeypatch, git_server, "refs/heads/main", moved)
-        assert moved_id is not None
+        moved_id = ended(forge.push(stack, monkeypatch, MAIN, moved))
         failed, again, later = stack.job(failed_id), stack.job(again_id), stack.job(moved_id)
 
-    # The failure: nothing pushed, and said on the pull request with its files and the job.
+    # The failure: nothing pushed, and said on the pull with its files and the job.
     assert (failed.state, failed.outcome) == ("failed", "could_not")
     assert failed.result["pulls"][str(number)]["conflicts"] == ["calc.py"]
     [report] = said
@@ -156,6 +148,6 @@ def test_a_conflict_left_is_said_once_and_tried_again_only_on_a_new_base(
     assert (later.state, later.outcome) == ("succeeded", "changed_code"), later.error
     new = branch_head(bare, BRANCH)
     assert new is not None and parents(bare, new) == [old, moved]
-    assert run_git("--git-dir", str(bare), "show", f"{new}:calc.py") == RESOLVED
+    assert show(bare, new, "calc.py") == RESOLVED
     assert len(stack.llm.requests) == 4
-    assert reports(github_api, number) == said
+    assert reports(forge, number) == said
