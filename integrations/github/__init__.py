@@ -8,6 +8,7 @@ from typing import Any
 from integrations.github.app_setup import APP_FROM_MANIFEST
 from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
+from integrations.github.settings import GitHubSettings
 from integrations.github.signin import SIGN_IN
 from integrations.github.verify import verify_signature
 from resolver.contract.checks import Check, PreflightScope
@@ -19,11 +20,11 @@ from resolver.core.settings import Settings
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.github_webhook_secret) is not None
+    return secret_value(GitHubSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.github_webhook_secret)
+    secret = secret_value(GitHubSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no GitHub webhook secret configured")
     verify_signature(headers, body, secret)
@@ -91,6 +92,7 @@ PROVIDER = Provider(
     display_name="GitHub",
     integration=INTEGRATION,
     conversation=_conversation,
+    settings=GitHubSettings,
     forge=_forge,
     secrets=("github_webhook_secret",),
     kind="issue",

@@ -7,6 +7,7 @@ from typing import Any
 
 from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
+from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.signin import SIGN_IN
 from integrations.gitlab.verify import verify_delivery
 from resolver.contract.checks import Check, PreflightScope
@@ -19,13 +20,13 @@ from resolver.core.settings import Settings
 
 
 def _enabled(settings: Settings) -> bool:
-    token = secret_value(settings.gitlab_webhook_token)
-    return token is not None or secret_value(settings.gitlab_signing_token) is not None
+    token = secret_value(GitLabSettings.of(settings).webhook_token)
+    return token is not None or secret_value(GitLabSettings.of(settings).signing_token) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    token = secret_value(settings.gitlab_webhook_token)
-    signing = secret_value(settings.gitlab_signing_token)
+    token = secret_value(GitLabSettings.of(settings).webhook_token)
+    signing = secret_value(GitLabSettings.of(settings).signing_token)
     verify_delivery(headers, body, token, signing, now)
 
 
@@ -97,6 +98,7 @@ PROVIDER = Provider(
     display_name="GitLab",
     integration=INTEGRATION,
     conversation=_conversation,
+    settings=GitLabSettings,
     forge=_forge,
     secrets=("gitlab_webhook_token", "gitlab_signing_token"),
     kind="issue",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from integrations.jira.events import parse_event
 from integrations.jira.routes import IGNORED, ROUTES
+from integrations.jira.settings import JiraSettings
 from integrations.jira.signin import PROOF
 from integrations.jira.verify import verify_signature
 from resolver.contract.checks import Check, PreflightScope
@@ -15,11 +16,11 @@ from resolver.core.settings import Settings
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.jira_webhook_secret) is not None
+    return secret_value(JiraSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.jira_webhook_secret)
+    secret = secret_value(JiraSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no Jira webhook secret configured")
     verify_signature(headers, body, secret)
@@ -65,6 +66,7 @@ PROVIDER = Provider(
     display_name="Jira",
     integration=INTEGRATION,
     conversation=_conversation,
+    settings=JiraSettings,
     secrets=("jira_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,

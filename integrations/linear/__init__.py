@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from integrations.linear.events import parse_event
 from integrations.linear.routes import IGNORED, ROUTES
+from integrations.linear.settings import LinearSettings
 from integrations.linear.signin import PROOF
 from integrations.linear.verify import verify_signature
 from resolver.contract.checks import Check, PreflightScope
@@ -17,11 +18,11 @@ from resolver.core.settings import Settings
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.linear_webhook_secret) is not None
+    return secret_value(LinearSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.linear_webhook_secret)
+    secret = secret_value(LinearSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no Linear webhook secret configured")
     verify_signature(headers, body, secret, now)
@@ -72,6 +73,7 @@ PROVIDER = Provider(
     display_name="Linear",
     integration=INTEGRATION,
     conversation=_conversation,
+    settings=LinearSettings,
     secrets=("linear_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,

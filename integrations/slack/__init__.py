@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from integrations.slack.events import parse_event
 from integrations.slack.routes import IGNORED, ROUTES
+from integrations.slack.settings import SlackSettings
 from integrations.slack.signin import PROOF
 from integrations.slack.verify import verify_request
 from resolver.contract.checks import Check, PreflightScope
@@ -15,11 +16,11 @@ from resolver.core.settings import Settings
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.slack_signing_secret) is not None
+    return secret_value(SlackSettings.of(settings).signing_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.slack_signing_secret)
+    secret = secret_value(SlackSettings.of(settings).signing_secret)
     if secret is None:
         raise SignatureError("no Slack signing secret configured")
     verify_request(headers, body, secret, now)
@@ -71,6 +72,7 @@ PROVIDER = Provider(
     display_name="Slack",
     integration=INTEGRATION,
     conversation=_conversation,
+    settings=SlackSettings,
     secrets=("slack_signing_secret",),
     kind="thread",
     route_scope=_route_scope,

@@ -206,10 +206,9 @@ def _providers(settings: Settings) -> Iterator[Check]:
         else:
             names = " or ".join(f"RESOLVER_{f.upper()}" for f in fields)
             yield Check(f"provider {provider}", "off", f"set {names} to turn it on")
-    key_file = settings.github_app_private_key_path
-    has_key = settings.github_app_private_key is not None or (key_file and key_file.is_file())
-    if settings.github_app_id and not has_key:
-        yield Check("github app", "fail", "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH is not a file")
+    for section in settings.sections:
+        for name, fix in section.problems():
+            yield Check(name, "fail", fix)
 
 
 CHECKS: tuple[Callable[[Settings], Check], ...] = (

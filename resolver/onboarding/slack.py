@@ -103,9 +103,10 @@ def _states(settings: Settings) -> URLSafeTimedSerializer:
 
 def install_url(settings: Settings) -> str:
     """Where an admin approves installing the app in their workspace."""
-    if not settings.slack_client_id:
+    client_id = settings.value("slack_client_id")
+    if not client_id:
         raise SetupError("there is no Slack app yet: create it first (`resolver setup slack`)")
-    return _install_url(settings, settings.slack_client_id)
+    return _install_url(settings, client_id)
 
 
 def _install_url(settings: Settings, client_id: str) -> str:
@@ -116,7 +117,8 @@ def _install_url(settings: Settings, client_id: str) -> str:
 def finish_install(code: str, state: str) -> InstalledSlackApp:
     """Trade Slack's code for the bot token and keep it as the workspace's credential."""
     settings = get_settings()
-    client_id, client_secret = settings.slack_client_id, secret_value(settings.slack_client_secret)
+    client_id = settings.value("slack_client_id")
+    client_secret = secret_value(settings.value("slack_client_secret"))
     if not client_id or not client_secret:
         raise SetupError("there is no Slack app yet: create it first (`resolver setup slack`)")
     try:
