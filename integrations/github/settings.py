@@ -15,6 +15,7 @@ class GitHubSettings(ProviderSettings):
     """GitHub (or GitHub Enterprise Server): the App, its webhook and signing in."""
 
     model_config = SettingsConfigDict(env_prefix="RESOLVER_GITHUB_")
+    oauth_client = ("client_id", "client_secret")
     hints = MappingProxyType(
         {
             "api_url": "GitHub Enterprise Server: https://HOST/api/v3",

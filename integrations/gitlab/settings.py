@@ -14,6 +14,7 @@ class GitLabSettings(ProviderSettings):
     """GitLab.com or a self-managed instance: its webhook and signing in."""
 
     model_config = SettingsConfigDict(env_prefix="RESOLVER_GITLAB_")
+    oauth_client = ("client_id", "client_secret")
     hints = MappingProxyType({"url": "the instance's address, e.g. https://gitlab.example.com"})
 
     url: str = Field(default="https://gitlab.com", description="GitLab instance URL.")

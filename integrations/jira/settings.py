@@ -15,6 +15,7 @@ class JiraSettings(ProviderSettings):
     """A Jira site: its admin webhook, and the Atlassian app people prove accounts with."""
 
     model_config = SettingsConfigDict(env_prefix="RESOLVER_JIRA_")
+    oauth_client = ("atlassian_client_id", "atlassian_client_secret")
     hints = MappingProxyType({"url": "the site's address, e.g. https://acme.atlassian.net"})
 
     url: str | None = Field(default=None, description="Jira site URL.")

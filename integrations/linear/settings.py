@@ -12,6 +12,7 @@ class LinearSettings(ProviderSettings):
     """Linear: its GraphQL endpoint, its webhook and the OAuth app that proves an account."""
 
     model_config = SettingsConfigDict(env_prefix="RESOLVER_LINEAR_")
+    oauth_client = ("client_id", "client_secret")
 
     api_url: str = Field(
         default="https://api.linear.app/graphql", description="Linear GraphQL endpoint."

@@ -14,6 +14,7 @@ class SlackSettings(ProviderSettings):
     """The Slack app: its signing secret, its OAuth client and Slack's addresses."""
 
     model_config = SettingsConfigDict(env_prefix="RESOLVER_SLACK_")
+    oauth_client = ("client_id", "client_secret")
     hints = MappingProxyType(
         {
             "api_url": "Slack's Web API, https://slack.com/api/ (GovSlack: its own)",

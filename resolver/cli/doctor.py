@@ -153,12 +153,9 @@ def _admin(settings: Settings) -> Check:
 def _sign_in(settings: Settings) -> Check:
     forges = [item.display_name for item in registry.sign_ins(settings)]
     if not forges:
-        return Check(
-            "web sign-in",
-            "off",
-            "set RESOLVER_GITHUB_CLIENT_ID and RESOLVER_GITHUB_CLIENT_SECRET (or the GitLab pair) "
-            "so people can open the job links",
-        )
+        clients = [item.settings.oauth_variables() for item in registry.installed() if item.sign_in]
+        pairs = " or ".join(" and ".join(client) for client in clients if client)
+        return Check("web sign-in", "off", f"set {pairs} so people can open the job links")
     signs_in = {item.name for item in registry.sign_ins(settings)}
     elsewhere = sorted({provider for provider, _ in settings.admin_ids} - signs_in)
     if elsewhere:
@@ -186,9 +183,8 @@ def _proofs(settings: Settings) -> Check:
     if not registry.sign_ins(settings) or not missing:
         named = ", ".join(item.display_name for item in offered if item.name in ready)
         return Check("account proofs", "ok" if named else "off", named or "no web sign-in")
-    hints = {"slack": "RESOLVER_SLACK_CLIENT_ID", "jira": "RESOLVER_ATLASSIAN_CLIENT_ID"}
     names = ", ".join(
-        f"{item.display_name} ({hints.get(item.name, f'RESOLVER_{item.name.upper()}_CLIENT_ID')})"
+        f"{item.display_name} ({''.join(item.settings.oauth_variables()[:1]) or 'its client'})"
         for item in missing
     )
     return Check(

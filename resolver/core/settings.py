@@ -57,6 +57,9 @@ class ProviderSettings(BaseSettings):
 
     hints: ClassVar[Mapping[str, str]] = MappingProxyType({})
     """A hint per field, printed when that setting is invalid."""
+    oauth_client: ClassVar[tuple[str, ...]] = ()
+    """The fields, client id then secret, of the OAuth app people sign in or prove an account
+    with on this provider (what `resolver doctor` names when it is not set)."""
 
     @classmethod
     def of(cls, settings: Settings) -> Self:
@@ -75,6 +78,11 @@ class ProviderSettings(BaseSettings):
     def names(cls) -> dict[str, str]:
         """Flat name → field: `{"github_webhook_secret": "webhook_secret", …}`."""
         return {cls.variable(f).lower().removeprefix("resolver_"): f for f in cls.model_fields}
+
+    @classmethod
+    def oauth_variables(cls) -> tuple[str, ...]:
+        """`oauth_client`'s variables: `RESOLVER_GITHUB_CLIENT_ID`, …"""
+        return tuple(cls.variable(field) for field in cls.oauth_client)
 
     def problems(self) -> tuple[tuple[str, str], ...]:
         """What is wrong with these settings together, found without the network, as (check
