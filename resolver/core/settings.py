@@ -453,7 +453,7 @@ class Settings(BaseSettings):
     def with_section(self, section: ProviderSettings) -> Settings:
         """These settings with one provider's section replaced (tests, a preview)."""
         copy = self.model_copy()
-        copy._sections = MappingProxyType({**self._sections, type(section): section})
+        copy._sections = {**self._sections, type(section): section}
         return copy
 
     def names(self) -> tuple[str, ...]:
@@ -560,7 +560,7 @@ def compose(
             sections[kind] = kind(**files, **mine)
         except ValidationError as error:
             raise _described(error, kind) from None
-    settings._sections = MappingProxyType(sections)
+    settings._sections = sections
     return settings
 
 

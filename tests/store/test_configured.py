@@ -32,12 +32,10 @@ def _save(**values: str) -> None:
 def test_a_stored_setting_is_read_and_kept_encrypted(overlay, backend, monkeypatch) -> None:
     monkeypatch.delenv("RESOLVER_GITHUB_WEBHOOK_SECRET", raising=False)
     _save(github_webhook_secret="stored-secret-0123456789", github_app_id="4242")
-    settings = get_settings()
-    assert GitHubSettings.of(settings).app_id == "4242"
-    assert GitHubSettings.of(settings).webhook_secret is not None
-    assert (
-        GitHubSettings.of(settings).webhook_secret.get_secret_value() == "stored-secret-0123456789"
-    )
+    github = GitHubSettings.of(get_settings())
+    assert github.app_id == "4242"
+    assert github.webhook_secret is not None
+    assert github.webhook_secret.get_secret_value() == "stored-secret-0123456789"
     with session_scope() as session:
         rows = session.scalars(select(StoredSetting.ciphertext)).all()
         names = configured.stored_names(session)
@@ -61,6 +59,8 @@ def test_bootstrap_settings_and_bad_values_are_refused(overlay) -> None:
             configured.save(session, get_settings(), values)
     with pytest.raises(StoredSettingError, match="max_body_bytes"), session_scope() as session:
         configured.save(session, get_settings(), {"max_body_bytes": "lots"})
+    with pytest.raises(StoredSettingError, match="gitlab_url"), session_scope() as session:
+        configured.save(session, get_settings(), {"gitlab_url": "gitlab.example.com"})
     with session_scope() as session:
         assert configured.stored_names(session) == {}
 
