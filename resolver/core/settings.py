@@ -432,8 +432,11 @@ class Settings(BaseSettings):
         return self.job_time_limit + 600
 
     def section(self, kind: type[S]) -> S:
-        """The provider's section (`GitHubSettings.of(settings)` reads better)."""
-        found = self._sections.get(kind)
+        """The provider's section (`GitHubSettings.of(settings)` reads better). Read from the
+        private dict itself: pydantic's `__getattr__` for a private attribute costs some 30
+        times a field's read, and every webhook asks its provider's section."""
+        private = self.__pydantic_private__ or {}
+        found = private.get("_sections", {}).get(kind)
         if not isinstance(found, kind):
             raise ConfigError(
                 f"{kind.__name__} is not part of these settings: a composition root composes "
