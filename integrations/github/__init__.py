@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
+from integrations.github.settings import GitHubSettings
 from integrations.github.signin import SIGN_IN
 from integrations.github.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
@@ -23,11 +24,11 @@ else:  # imported on first call: the web process never loads the clients
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.github_webhook_secret) is not None
+    return secret_value(GitHubSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.github_webhook_secret)
+    secret = secret_value(GitHubSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no GitHub webhook secret configured")
     verify_signature(headers, body, secret)
@@ -63,6 +64,7 @@ PROVIDER = Provider(
     integration=INTEGRATION,
     conversation=provider.conversation,
     forge=provider.forge,
+    settings=GitHubSettings,
     secrets=("github_webhook_secret",),
     kind="issue",
     pull_word="pull request",

@@ -29,6 +29,7 @@ from githubkit.response import Response
 from githubkit.typing import Missing
 from githubkit.utils import UNSET
 
+from integrations.github.settings import GitHubSettings
 from resolver.contract.errors import (
     CallbackError,
     HttpErrors,
@@ -59,11 +60,11 @@ ERRORS: Final = HttpErrors("GitHub")
 def github_session(
     settings: Settings, token: str | None = None, timeout: float = TIMEOUT_SECONDS
 ) -> GitHub[Any]:
-    """githubkit pointed at `settings.github_api_url` (GitHub Enterprise, a test server)."""
+    """githubkit pointed at `GitHubSettings.api_url` (GitHub Enterprise, a test server)."""
     auth = TokenAuthStrategy(token) if token is not None else UnauthAuthStrategy()
     return GitHub(
         auth,
-        base_url=settings.github_api_url,
+        base_url=GitHubSettings.of(settings).api_url,
         user_agent=f"Resolver ({settings.bot_name})",
         timeout=timeout,
         auto_retry=False,
@@ -176,7 +177,7 @@ class GitHubClient:
             raise instead from None
 
     def __repr__(self) -> str:
-        return f"GitHubClient({self._settings.github_api_url!r})"
+        return f"GitHubClient({GitHubSettings.of(self._settings).api_url!r})"
 
     def _api(self) -> GitHub[Any]:
         # Keep the returned object in a variable while using `.rest`: githubkit's namespaces
@@ -404,7 +405,8 @@ def _log_location(settings: Settings, token: str, repo: str, job_id: int) -> str
     """Where GitHub keeps an Actions job's log: the `Location` its logs endpoint redirects to.
     https://docs.github.com/rest/actions/workflow-jobs#download-job-logs-for-a-workflow-run"""
     action = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"
-    url = f"{settings.github_api_url.rstrip('/')}/repos/{repo}/actions/jobs/{job_id}/logs"
+    api = GitHubSettings.of(settings).api_url.rstrip("/")
+    url = f"{api}/repos/{repo}/actions/jobs/{job_id}/logs"
     headers = {
         "Authorization": f"Bearer {token}",
         "Accept": "application/vnd.github+json",

@@ -17,7 +17,6 @@ from typing import Final
 
 from integrations.github.app_setup import APP_FROM_MANIFEST
 from integrations.github.setup_cli import code_from_browser, state_matches
-from resolver.contract.checks import Check
 from resolver.contract.setup import (
     ActionInput,
     Answer,
@@ -230,15 +229,6 @@ def _code_from_browser(given: CommandInput) -> str:
     return code_from_browser(given.console, begin, int(port), float(wait))
 
 
-def _config_checks(settings: Settings) -> list[Check]:
-    """The App's key: `resolver doctor` says so when its id is set and no key is."""
-    key_file = settings.github_app_private_key_path
-    has_key = settings.github_app_private_key is not None or (key_file and key_file.is_file())
-    if settings.github_app_id and not has_key:
-        return [Check("github app", "fail", "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH is not a file")]
-    return []
-
-
 SETUP: Final = ProviderSetup(
     section=SetupSection(
         fields=(*flow().fields, "github_app_private_key_path"),
@@ -275,5 +265,4 @@ SETUP: Final = ProviderSetup(
         ),
         run=_command,
     ),
-    config_checks=_config_checks,
 )

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
+from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.signin import SIGN_IN
 from integrations.gitlab.verify import verify_delivery
 from resolver.contract.inbound import Headers, Integration, secret_value
@@ -21,13 +22,13 @@ else:  # imported on first call: the web process never loads the clients
 
 
 def _enabled(settings: Settings) -> bool:
-    token = secret_value(settings.gitlab_webhook_token)
-    return token is not None or secret_value(settings.gitlab_signing_token) is not None
+    token = secret_value(GitLabSettings.of(settings).webhook_token)
+    return token is not None or secret_value(GitLabSettings.of(settings).signing_token) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    token = secret_value(settings.gitlab_webhook_token)
-    signing = secret_value(settings.gitlab_signing_token)
+    token = secret_value(GitLabSettings.of(settings).webhook_token)
+    signing = secret_value(GitLabSettings.of(settings).signing_token)
     verify_delivery(headers, body, token, signing, now)
 
 
@@ -53,6 +54,7 @@ PROVIDER = Provider(
     integration=INTEGRATION,
     conversation=provider.conversation_for,
     forge=provider.forge_for,
+    settings=GitLabSettings,
     secrets=("gitlab_webhook_token", "gitlab_signing_token"),
     kind="issue",
     pull_word="merge request",

@@ -23,6 +23,7 @@ import requests
 from gitlab.exceptions import GitlabError
 from gitlab.v4.objects import CurrentUserManager, ProjectIssue, ProjectMergeRequest
 
+from integrations.gitlab.settings import GitLabSettings
 from resolver.contract.errors import (
     CallbackError,
     HttpErrors,
@@ -79,7 +80,7 @@ class _Connection:
 
     def __init__(self, settings: Settings, token: str) -> None:
         self.api = gitlab.Gitlab(
-            settings.gitlab_url,
+            GitLabSettings.of(settings).url,
             private_token=token,
             timeout=TIMEOUT_SECONDS,
             retry_transient_errors=False,
@@ -201,7 +202,7 @@ class GitLabClient:
         self._refused = refused
 
     def __repr__(self) -> str:
-        return f"GitLabClient({self._settings.gitlab_url!r})"
+        return f"GitLabClient({GitLabSettings.of(self._settings).url!r})"
 
     @contextmanager
     def _api(self, action: str) -> Iterator[gitlab.Gitlab]:

@@ -18,6 +18,7 @@ from gitlab.exceptions import GitlabError
 
 from integrations.gitlab.client import _Connection, error_detail
 from integrations.gitlab.routes import ROUTES
+from integrations.gitlab.settings import GitLabSettings
 from resolver.contract.setup import (
     CliOption,
     HookRequest,
@@ -76,7 +77,7 @@ def _explained(settings: Settings, kind: str, ident: str) -> Iterator[None]:
     except GitlabError as error:
         raise SetupError(_message(kind, ident, error.response_code, error.error_message)) from None
     except requests.RequestException as error:
-        reason = f"GitLab at {settings.gitlab_url} could not be reached"
+        reason = f"GitLab at {GitLabSettings.of(settings).url} could not be reached"
         raise SetupError(f"{reason}: {type(error).__name__}") from None
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from integrations.jira.events import parse_event
 from integrations.jira.routes import IGNORED, ROUTES
+from integrations.jira.settings import JiraSettings
 from integrations.jira.signin import PROOF
 from integrations.jira.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
@@ -22,11 +23,11 @@ else:  # imported on first call: the web process never loads the clients
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.jira_webhook_secret) is not None
+    return secret_value(JiraSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.jira_webhook_secret)
+    secret = secret_value(JiraSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no Jira webhook secret configured")
     verify_signature(headers, body, secret)
@@ -59,6 +60,7 @@ PROVIDER = Provider(
     display_name="Jira",
     integration=INTEGRATION,
     conversation=provider.conversation_for,
+    settings=JiraSettings,
     secrets=("jira_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,

@@ -19,6 +19,7 @@ from jira.exceptions import JIRAError
 
 from integrations.jira.client import jira_session
 from integrations.jira.routes import ROUTES
+from integrations.jira.settings import JiraSettings
 from resolver.contract.setup import (
     CliOption,
     HookRequest,
@@ -39,9 +40,10 @@ SCOPE_HELP: Final = "a project key (PROJ) to limit the webhook to it; none for e
 
 
 def _site(settings: Settings) -> str:
-    if not settings.jira_url:
+    site = JiraSettings.of(settings).url
+    if not site:
         raise SetupError("RESOLVER_JIRA_URL is not set: name the Jira site first")
-    return settings.jira_url.rstrip("/")
+    return site.rstrip("/")
 
 
 def _body(request: HookRequest, name: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from integrations.linear.events import parse_event
 from integrations.linear.routes import IGNORED, ROUTES
+from integrations.linear.settings import LinearSettings
 from integrations.linear.signin import PROOF
 from integrations.linear.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
@@ -23,11 +24,11 @@ else:  # imported on first call: the web process never loads the clients
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.linear_webhook_secret) is not None
+    return secret_value(LinearSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.linear_webhook_secret)
+    secret = secret_value(LinearSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no Linear webhook secret configured")
     verify_signature(headers, body, secret, now)
@@ -65,6 +66,7 @@ PROVIDER = Provider(
     display_name="Linear",
     integration=INTEGRATION,
     conversation=provider.conversation_for,
+    settings=LinearSettings,
     secrets=("linear_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,

@@ -12,6 +12,7 @@ import httpx
 
 from integrations.linear.client import authorization
 from integrations.linear.routes import ROUTES
+from integrations.linear.settings import LinearSettings
 from resolver.contract.setup import (
     CliOption,
     HookRequest,
@@ -43,13 +44,13 @@ def _call(settings: Settings, credential: str, query: str, variables: dict[str, 
     headers = {"Authorization": authorization(credential), "User-Agent": "Resolver"}
     try:
         answer = httpx.post(
-            settings.linear_api_url,
+            LinearSettings.of(settings).api_url,
             json={"query": query, "variables": variables},
             headers=headers,
             timeout=TIMEOUT_SECONDS,
         )
     except httpx.HTTPError as error:
-        reason = f"Linear at {settings.linear_api_url} could not be reached"
+        reason = f"Linear at {LinearSettings.of(settings).api_url} could not be reached"
         raise SetupError(f"{reason}: {type(error).__name__}") from None
     try:
         document = answer.json()

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from integrations.slack.events import parse_event
 from integrations.slack.routes import IGNORED, ROUTES
+from integrations.slack.settings import SlackSettings
 from integrations.slack.signin import PROOF
 from integrations.slack.verify import verify_request
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
@@ -22,11 +23,11 @@ else:  # imported on first call: the web process never loads the clients
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.slack_signing_secret) is not None
+    return secret_value(SlackSettings.of(settings).signing_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.slack_signing_secret)
+    secret = secret_value(SlackSettings.of(settings).signing_secret)
     if secret is None:
         raise SignatureError("no Slack signing secret configured")
     verify_request(headers, body, secret, now)
@@ -59,6 +60,7 @@ PROVIDER = Provider(
     display_name="Slack",
     integration=INTEGRATION,
     conversation=provider.conversation_for,
+    settings=SlackSettings,
     secrets=("slack_signing_secret",),
     kind="thread",
     route_scope=_route_scope,

@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
 from integrations.slack.mrkdwn import fit
+from integrations.slack.settings import SlackSettings
 from resolver.contract.errors import (
     CallbackError,
     HttpErrors,
@@ -59,10 +60,10 @@ class BotIdentity:
 
 
 def slack_session(settings: Settings, token: str, timeout: int = TIMEOUT_SECONDS) -> WebClient:
-    """slack_sdk pointed at `settings.slack_api_url` (GovSlack, a test server), no retries."""
+    """slack_sdk pointed at `SlackSettings.api_url` (GovSlack, a test server), no retries."""
     return WebClient(
         token=token,
-        base_url=settings.slack_api_url.rstrip("/") + "/",
+        base_url=SlackSettings.of(settings).api_url.rstrip("/") + "/",
         timeout=timeout,
         retry_handlers=[],
     )
@@ -125,7 +126,7 @@ class SlackClient:
         self._identity: BotIdentity | None = None
 
     def __repr__(self) -> str:
-        return f"SlackClient({self._settings.slack_api_url!r})"
+        return f"SlackClient({SlackSettings.of(self._settings).api_url!r})"
 
     def identity(self) -> BotIdentity:
         """The bot's user and bot ids (`auth.test`), asked once per client."""

@@ -19,6 +19,7 @@ from typing import Final
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from integrations.slack.app_setup import APP
+from integrations.slack.settings import SlackSettings
 from resolver.contract.inbound import secret_value
 from resolver.contract.setup import (
     ActionInput,
@@ -109,9 +110,10 @@ def _states(settings: Settings) -> URLSafeTimedSerializer:
 
 def install_url(settings: Settings) -> str:
     """Where an admin approves installing the app in their workspace."""
-    if not settings.slack_client_id:
+    client_id = SlackSettings.of(settings).client_id
+    if not client_id:
         raise SetupError(NO_APP)
-    return _install_url(settings, settings.slack_client_id)
+    return _install_url(settings, client_id)
 
 
 def _install_url(settings: Settings, client_id: str) -> str:
@@ -123,7 +125,8 @@ def finish_install(
     store: SetupStore, settings: Settings, code: str, state: str
 ) -> InstalledSlackApp:
     """Trade Slack's code for the bot token and keep it as the workspace's credential."""
-    client_id, client_secret = settings.slack_client_id, secret_value(settings.slack_client_secret)
+    section = SlackSettings.of(settings)
+    client_id, client_secret = section.client_id, secret_value(section.client_secret)
     if not client_id or not client_secret:
         raise SetupError(NO_APP)
     try:

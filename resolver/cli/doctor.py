@@ -217,6 +217,9 @@ def _providers(settings: Settings) -> Iterator[Check]:
         else:
             names = " or ".join(f"RESOLVER_{f.upper()}" for f in fields)
             yield Check(f"provider {provider}", "off", f"set {names} to turn it on")
+    for section in settings.sections:
+        for name, fix in section.problems():
+            yield Check(name, "fail", fix)
     for item in registry.installed():
         setup = setup_of(item)
         if setup is not None and setup.config_checks is not None:

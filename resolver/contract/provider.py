@@ -22,6 +22,7 @@ from resolver.contract.outbound import (
 )
 from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
+from resolver.core.settings import ProviderSettings
 
 ConversationKind = Literal["issue", "thread", "ticket"]
 # The trigger context, the requester's user id and the failing check: what the forge says of it.
@@ -76,9 +77,14 @@ class Provider:
     display_name: str
     integration: Integration
     conversation: ConversationFactory
+    settings: type[ProviderSettings]
+    """Its settings class (`integrations/<name>/settings.py`, prefix `RESOLVER_<NAME>_`): the
+    registry composes it into the service's settings, where it reads its section with
+    `<Class>.of(settings)`."""
     forge: ForgeFactory | None = None
     secrets: tuple[str, ...] = ()
-    """The settings fields any one of which turns its webhook on (for `resolver doctor`)."""
+    """The settings (flat names, `github_webhook_secret`) any one of which turns its webhook on
+    (for `resolver doctor`)."""
     kind: ConversationKind = "ticket"
     """What its conversations are, as the agent's prompt names them."""
     route_scope: Callable[[TriggerContext], str | None] | None = None

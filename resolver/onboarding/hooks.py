@@ -82,7 +82,7 @@ def webhook_url(settings: Settings, name: str) -> str:
 def check_not_in_environment(names: tuple[str, ...]) -> None:
     """A setting the environment (or .env) sets wins over the vault: storing it would change
     nothing, so nothing is done."""
-    from_env = sorted(n for n in names if n in load_settings().model_fields_set)
+    from_env = sorted(n for n in names if n in load_settings().names_set())
     if from_env:
         variables = ", ".join(f"RESOLVER_{n.upper()}" for n in from_env)
         raise SetupError(f"{variables} is set in the environment and wins over the vault: unset it")

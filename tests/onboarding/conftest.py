@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import select
 
 from integrations.github.standin.api import GitHubAPI, conformance_problems
-from resolver.core.settings import Settings
+from resolver.core.settings import Settings, load_settings
 from resolver.store import configured
 from resolver.store.db import session_scope
 from resolver.store.models import StoredSetting
@@ -108,7 +108,7 @@ def configure(monkeypatch: pytest.MonkeyPatch, webhook_env: dict[str, str]) -> C
             else:
                 monkeypatch.setenv(f"RESOLVER_{key.upper()}", value)
         reset_caches()
-        return Settings()  # type: ignore[call-arg]
+        return load_settings()
 
     return apply
 
