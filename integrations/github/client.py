@@ -165,6 +165,11 @@ class GitHubClient:
         self._token = token
         self._refused = refused
 
+    @property
+    def bot_name(self) -> str:
+        """The @handle the bot answers to (its comments are written by `<name>[bot]`)."""
+        return self._settings.bot_name
+
     @contextmanager
     def _translated(self, action: str) -> Iterator[None]:
         try:
