@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from pydantic import JsonValue
 
 from integrations.github.app_setup import APP_FROM_MANIFEST
 from integrations.github.events import parse_event
@@ -13,8 +14,9 @@ from integrations.github.verify import verify_signature
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo, TriggerContext
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
 from resolver.contract.provider import Provider
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 
@@ -39,13 +41,13 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+def _conversation(context: TaskTrigger, requester_id: int | None) -> Conversation:
     from integrations.github.provider import conversation
 
     return conversation(context, requester_id)
 
 
-def _forge(context: TriggerContext, requester_id: int | None) -> Forge:
+def _forge(context: TaskTrigger, requester_id: int | None) -> Forge:
     from integrations.github.provider import forge
 
     return forge(context, requester_id)
@@ -57,14 +59,14 @@ def _co_author(user: ForgeUser) -> tuple[str, str]:
     return co_author(user)
 
 
-def _ci_report(context: TriggerContext, requester_id: int | None, check: FailedCheck) -> CIReport:
+def _ci_report(context: TaskTrigger, requester_id: int | None, check: FailedCheck) -> CIReport:
     from integrations.github.checks import ci_report
 
     return ci_report(context, requester_id, check)
 
 
 def _open_pulls(
-    context: TriggerContext, requester_id: int | None, repo: str, base: str
+    context: TaskTrigger, requester_id: int | None, repo: str, base: str
 ) -> tuple[PullInfo, ...]:
     from integrations.github.auth import client_for_job
 
@@ -72,7 +74,7 @@ def _open_pulls(
 
 
 def _resolve_thread(
-    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
+    context: TaskTrigger, requester_id: int | None, where: Mapping[str, JsonValue]
 ) -> None:
     from integrations.github.provider import resolve_thread
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from pydantic import JsonValue
 
 from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
@@ -12,9 +13,10 @@ from integrations.gitlab.verify import verify_delivery
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, secret_value
-from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo, TriggerContext
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
 from resolver.contract.provider import Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 
@@ -39,13 +41,13 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+def _conversation(context: TaskTrigger, requester_id: int | None) -> Conversation:
     from integrations.gitlab.provider import conversation_for
 
     return conversation_for(context, requester_id)
 
 
-def _forge(context: TriggerContext, requester_id: int | None) -> Forge:
+def _forge(context: TaskTrigger, requester_id: int | None) -> Forge:
     from integrations.gitlab.provider import forge_for
 
     return forge_for(context, requester_id)
@@ -70,14 +72,14 @@ def _preflight(scope: PreflightScope) -> list[Check]:
 
 
 # The reply side is imported on first use: the web process never loads the clients.
-def _ci_report(context: TriggerContext, requester_id: int | None, check: FailedCheck) -> CIReport:
+def _ci_report(context: TaskTrigger, requester_id: int | None, check: FailedCheck) -> CIReport:
     from integrations.gitlab.provider import ci_report
 
     return ci_report(context, requester_id, check)
 
 
 def _resolve_thread(
-    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
+    context: TaskTrigger, requester_id: int | None, where: Mapping[str, JsonValue]
 ) -> None:
     from integrations.gitlab.provider import resolve_thread
 
@@ -85,7 +87,7 @@ def _resolve_thread(
 
 
 def _open_pulls(
-    context: TriggerContext, requester_id: int | None, repo: str, base: str
+    context: TaskTrigger, requester_id: int | None, repo: str, base: str
 ) -> tuple[PullInfo, ...]:
     from integrations.gitlab.provider import open_pulls
 

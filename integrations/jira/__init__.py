@@ -8,9 +8,10 @@ from integrations.jira.signin import PROOF
 from integrations.jira.verify import verify_signature
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, TriggerContext
+from resolver.contract.outbound import Conversation
 from resolver.contract.provider import Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 
@@ -35,15 +36,15 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+def _conversation(context: TaskTrigger, requester_id: int | None) -> Conversation:
     from integrations.jira.provider import conversation_for
 
     return conversation_for(context, requester_id)
 
 
-def _route_scope(trigger: TriggerContext) -> str | None:
+def _route_scope(trigger: TaskTrigger) -> str | None:
     """A default repository is set per project (its key)."""
-    key = trigger.get("project_key")
+    key = trigger.part.get("project_key")
     return key if isinstance(key, str) and key else None
 
 

@@ -10,9 +10,10 @@ from integrations.linear.signin import PROOF
 from integrations.linear.verify import verify_signature
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, TriggerContext
+from resolver.contract.outbound import Conversation
 from resolver.contract.provider import Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 
@@ -37,15 +38,15 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+def _conversation(context: TaskTrigger, requester_id: int | None) -> Conversation:
     from integrations.linear.provider import conversation_for
 
     return conversation_for(context, requester_id)
 
 
-def _route_scope(trigger: TriggerContext) -> str | None:
+def _route_scope(trigger: TaskTrigger) -> str | None:
     """A default repository is set per team (its key, else its id)."""
-    team = trigger.get("team")
+    team = trigger.part.get("team")
     if not isinstance(team, Mapping):
         return None
     for value in (team.get("key"), team.get("id")):

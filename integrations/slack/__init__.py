@@ -8,9 +8,10 @@ from integrations.slack.signin import PROOF
 from integrations.slack.verify import verify_request
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, TriggerContext
+from resolver.contract.outbound import Conversation
 from resolver.contract.provider import Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 
@@ -35,19 +36,19 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+def _conversation(context: TaskTrigger, requester_id: int | None) -> Conversation:
     from integrations.slack.provider import conversation_for
 
     return conversation_for(context, requester_id)
 
 
-def _route_scope(trigger: TriggerContext) -> str | None:
+def _route_scope(trigger: TaskTrigger) -> str | None:
     """A default repository is set per channel."""
-    channel = trigger.get("channel")
+    channel = trigger.part.get("channel")
     return channel if isinstance(channel, str) and channel else None
 
 
-def _post_private(context: TriggerContext, external_id: str, text: str) -> None:
+def _post_private(context: TaskTrigger, external_id: str, text: str) -> None:
     from integrations.slack.provider import post_private
 
     post_private(context, external_id, text)

@@ -8,8 +8,7 @@ them, one Celery task per try (`resolver.tasks.deliver`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from integrations import registry
@@ -17,6 +16,7 @@ from resolver.broker.publish import publish_callback
 from resolver.callbacks import conflicts, reviews, status
 from resolver.contract.ci import QUIET
 from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
+from resolver.contract.triggers import Planned, read_trigger
 from resolver.contract.verification import verification_of
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
@@ -38,16 +38,15 @@ def job_url(job_id: int) -> str:
     return f"{get_settings().public_url.rstrip('/')}/jobs/{job_id}"
 
 
-def forge_of(job: Job) -> dict[str, Any]:
-    """Where the job's repository lives, as the worker planned it (`trigger["forge"]`)."""
-    value = job.trigger.get("forge")
-    return dict(value) if isinstance(value, Mapping) else {}
+def planned_of(job: Job) -> Planned | None:
+    """Where the job's repository lives, as the worker planned it (None before it did)."""
+    return read_trigger(job.trigger).planned
 
 
 def view_of(session: Session, job: Job) -> status.JobView:
     steps = jobs.count_steps(session, job.id)
     result = job.result or {}
-    forge = forge_of(job)
+    planned = planned_of(job)
     # What the model (or a repository's setup output) wrote is shown sanitised; a refusal is
     # the bot's own words, which name the requester on purpose.
     hosts = forge_hosts(job)
@@ -58,7 +57,7 @@ def view_of(session: Session, job: Job) -> status.JobView:
         id=job.id,
         state=job.state,
         outcome=job.outcome,
-        repo=forge.get("repo") or job.repo,
+        repo=(planned.repo if planned else None) or job.repo,
         steps=steps,
         cost_usd=job.cost_usd,
         started_at=job.started_at,
@@ -72,7 +71,7 @@ def view_of(session: Session, job: Job) -> status.JobView:
         pr_pending=bool(result.get("pull_pending")) and not job.pr_url,
         updated_pull=bool(result.get("updated_pull")),
         max_steps=result.get("max_steps"),
-        pull_word=pull_word(forge.get("provider")),
+        pull_word=pull_word(planned.provider if planned else None),
         pull_error=str(result.get("pull_error") or "") or None,
         notes=tuple(str(note) for note in result.get("notes") or ()),
         place=_place(session, job),
@@ -118,8 +117,7 @@ def pull_word(forge_name: object) -> str:
 
 def forge_hosts(job: Job) -> set[str]:
     """The hosts of the job's own forge pages: images there may stay images."""
-    trigger = job.trigger or {}
-    urls = (trigger.get("html_url"), trigger.get("url"), job.pr_url)
+    urls = (read_trigger(job.trigger).url, job.pr_url)
     return {urlsplit(url).hostname or "" for url in urls if isinstance(url, str)} - {""}
 
 
@@ -164,23 +162,20 @@ def record_reply(session: Session, job: Job, text: str) -> list[int]:
 def record_finish(session: Session, job: Job) -> list[int]:
     """What a finished job sends: its pull request (when it pushed a new branch), its status."""
     ids: list[int] = []
-    forge = forge_of(job)
+    planned = planned_of(job)
     wants_pull = (
         job.state == JobState.SUCCEEDED
         and job.outcome == Outcome.CHANGED_CODE
         and job.branch
         and not job.pr_url
-        and forge.get("provider")
     )
-    if wants_pull:
+    if planned is not None and wants_pull:
         job.result = {**job.result, "pull_pending": True}
-        callback = record_callback(
-            session, forge["provider"], OPEN_PULL, {"job_id": job.id}, job.id
-        )
+        callback = record_callback(session, planned.provider, OPEN_PULL, {"job_id": job.id}, job.id)
         ids.append(callback.id)
-    elif _updated_pull(job) and forge.get("provider"):
+    elif planned is not None and _updated_pull(job):
         callback = record_callback(
-            session, forge["provider"], UPDATE_PULL, {"job_id": job.id}, job.id
+            session, planned.provider, UPDATE_PULL, {"job_id": job.id}, job.id
         )
         ids.append(callback.id)
     replies = reviews.record_thread_replies(session, job, forge_hosts(job), job_url(job.id))

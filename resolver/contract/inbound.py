@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 from pydantic_core import from_json
 
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 Headers = Mapping[str, str]
@@ -83,13 +84,14 @@ class Sender:
 
 @dataclass(frozen=True)
 class Trigger:
-    """A request for the agent. `context` is copied into the job's `trigger` column."""
+    """A request for the agent. `subject` is stored in the job's `trigger` column, with what
+    intake adds (`triggers.Origin`)."""
 
     task: str
     sender: Sender
     conversation_key: str
+    subject: TaskTrigger
     repo: str | None = None
-    context: Mapping[str, Any] = field(default_factory=dict)
     followup_only: bool = False
     """Only act if the conversation already has a job (Slack thread replies)."""
     once_key: str | None = None

@@ -4,7 +4,7 @@ Resolver talks to a provider only through these protocols; `integrations.registr
 provider of a job by name:
 
 - a `Conversation` is where the replies to one trigger go (a GitHub issue or review thread, a
-  Slack thread, a Jira or Linear ticket). It is built from the job's `trigger` context (JSON);
+  Slack thread, a Jira or Linear ticket). It is built from the job's trigger (`TaskTrigger`);
 - a `Forge` hosts repositories (GitHub, GitLab): permission checks, clone URLs, git auth and
   pull requests.
 
@@ -17,10 +17,12 @@ each conversation converts it to its own markup.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Protocol
+
+from pydantic import JsonValue
 
 
 @dataclass(frozen=True)
@@ -44,12 +46,9 @@ class ReviewThread:
     diff_hunk: str | None = None
     answered: bool = False
     """The bot wrote the thread's last comment: nobody has spoken since it answered."""
-    where: tuple[tuple[str, Any], ...] = ()
-    """Trigger-context entries that make the job's conversation post into this thread."""
-
-
-TriggerContext = Mapping[str, Any]
-"""A job's `trigger` column, or a notice's `context`: what the route handler recorded."""
+    where: tuple[tuple[str, JsonValue], ...] = ()
+    """The provider's own entries that move the job's conversation into this thread
+    (`triggers.in_thread`)."""
 
 
 @dataclass(frozen=True)
@@ -186,24 +185,3 @@ def has_hidden_tag(text: str, tag: str | None = None) -> bool:
     if tag is not None:
         return last == hidden_tag(tag)
     return _HIDDEN_TAG.fullmatch(last) is not None
-
-
-# Both factories take the trigger context and the requester's user id (for user tokens).
-ConversationFactory = Callable[[TriggerContext, int | None], Conversation]
-ForgeFactory = Callable[[TriggerContext, int | None], Forge]
-
-
-def pull_conversation(full_name: str, number: int, trigger: Mapping[str, Any]) -> dict[str, Any]:
-    """Where to say something on a pull request that is no job's conversation (a notice's
-    context), with the installation of `trigger` (a job of the same repository). One context
-    for either forge: GitHub reads `number`, GitLab `noteable_type` and `iid`."""
-    context: dict[str, Any] = {
-        "repo": full_name,
-        "number": number,
-        "is_pull_request": True,
-        "noteable_type": "merge_request",  # as `integrations.gitlab.routes` records it
-        "iid": number,
-    }
-    if trigger.get("installation_id") is not None:
-        context["installation_id"] = trigger["installation_id"]
-    return context

@@ -6,31 +6,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
 
 from resolver.contract.checks import Preflight
 from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Integration
-from resolver.contract.outbound import (
-    ConversationFactory,
-    ForgeFactory,
-    ForgeUser,
-    PullInfo,
-    TriggerContext,
-)
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
 from resolver.contract.setup import AppFromManifest, ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
+from resolver.contract.triggers import TaskTrigger
+
+# Both factories take the job's trigger and the requester's user id (for user tokens).
+ConversationFactory = Callable[[TaskTrigger, int | None], Conversation]
+ForgeFactory = Callable[[TaskTrigger, int | None], Forge]
 
 ConversationKind = Literal["issue", "thread", "ticket"]
-# The trigger context, the requester's user id and the failing check: what the forge says of it.
-CIReader = Callable[[TriggerContext, int | None, FailedCheck], CIReport]
-# The trigger context, the requester's user id, the repository and a base branch: the open
+# The job's trigger, the requester's user id and the failing check: what the forge says of it.
+CIReader = Callable[[TaskTrigger, int | None, FailedCheck], CIReport]
+# The job's trigger, the requester's user id, the repository and a base branch: the open
 # pull requests into that base (`conflicts: fix`).
-PullLister = Callable[[TriggerContext, int | None, str, str], tuple[PullInfo, ...]]
-# The trigger context, the requester's user id and the thread's `where` (`ReviewThread.where`).
-ThreadResolver = Callable[[TriggerContext, int | None, Mapping[str, Any]], None]
-# The trigger context, the recipient's external id and the text.
-PrivatePost = Callable[[TriggerContext, str, str], None]
+PullLister = Callable[[TaskTrigger, int | None, str, str], tuple[PullInfo, ...]]
+# The job's trigger, the requester's user id and the thread's `where` (`ReviewThread.where`).
+ThreadResolver = Callable[[TaskTrigger, int | None, Mapping[str, JsonValue]], None]
+# The job's trigger, the recipient's external id and the text.
+PrivatePost = Callable[[TaskTrigger, str, str], None]
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Provider:
     """The settings fields any one of which turns its webhook on (for `resolver doctor`)."""
     kind: ConversationKind = "ticket"
     """What its conversations are, as the agent's prompt names them."""
-    route_scope: Callable[[TriggerContext], str | None] | None = None
+    route_scope: Callable[[TaskTrigger], str | None] | None = None
     """What a default repository is configured for (a Slack channel, a Jira project)."""
     greets_by_login: bool = True
     """Whether a notice may address the sender as `@login` (Slack mentions by id instead)."""

@@ -70,6 +70,9 @@ class Repository(Frozen):
 
 
 class _Trigger(Frozen):
+    # A notice keeps its own entries beside the trigger's (the request, a private part).
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
     v: Literal[1] = VERSION
     title: str | None = None
     body: str | None = None
@@ -77,7 +80,11 @@ class _Trigger(Frozen):
     label: str | None = None
     """The trigger label that was added, when a label started the job."""
     part: JsonObject = Field(default_factory=dict)
-    """The provider's own part: only the provider reads it."""
+    """The provider's own part about this trigger's place (a thread, a comment): only the
+    provider reads it."""
+    reach: JsonObject = Field(default_factory=dict)
+    """The provider's own part about how it reaches the repository or site (an installation,
+    a project): what a message elsewhere in the same place keeps. Only the provider reads it."""
     origin: Origin = Origin()
     planned: Planned | None = None
 
@@ -155,7 +162,8 @@ class ScheduleRun(_Trigger):
     """A run of a repository's schedule."""
 
     kind: Literal["schedule_run"] = "schedule_run"
-    schedule_id: int
+    schedule_id: int | None = None
+    """None: no run, but the repository's schedules file being read."""
     run_id: int | None = None
     schedule: str
     forge_name: str
@@ -208,6 +216,11 @@ def number_of(trigger: TaskTrigger) -> int | None:
     return trigger.number if isinstance(trigger, _OnForge) else None
 
 
+def comment_of(trigger: TaskTrigger) -> int | None:
+    """The comment that asked, for a trigger on a forge's issue or pull request."""
+    return trigger.comment_id if isinstance(trigger, _OnForge) else None
+
+
 def repo_of(trigger: TaskTrigger) -> str | None:
     """The repository's full name, where the trigger names one."""
     if isinstance(trigger, _OnForge | BasePushed):
@@ -215,6 +228,53 @@ def repo_of(trigger: TaskTrigger) -> str | None:
     if isinstance(trigger, ScheduleRun):
         return trigger.repo
     return None
+
+
+def in_thread(trigger: TaskTrigger, where: Mapping[str, JsonValue]) -> TaskTrigger:
+    """The trigger with its conversation moved into one thread (`ReviewThread.where`: the
+    provider's own entries, merged into its part)."""
+    return trigger.model_copy(update={"part": {**trigger.part, **where}})
+
+
+def notice_on_pull(full_name: str, number: int, trigger: TaskTrigger) -> PullRequest:
+    """Where to say something on a pull request that is no job's conversation (a notice), as
+    the provider of `trigger` (a job of the same repository) reaches it."""
+    return PullRequest(
+        repo=Repository(full_name=full_name),
+        number=number,
+        reach=trigger.reach,
+        origin=Origin(provider=trigger.origin.provider),
+    )
+
+
+def base_push_in(trigger: TaskTrigger) -> BasePush | None:
+    """The push a job's trigger carries; None for any other job."""
+    return trigger.push if isinstance(trigger, BasePushed) else None
+
+
+def failed_check_in(trigger: TaskTrigger) -> FailedCheck | None:
+    """The failing check a job's trigger carries; None for any other job."""
+    return trigger.check if isinstance(trigger, CiFailure) else None
+
+
+def pull_of(trigger: TaskTrigger, number: int, title: str, url: str) -> PullRequest:
+    """A pull request in the repository `trigger` is about (a push to its base), as its
+    provider reaches it and for the same requester."""
+    repo = trigger.repo if isinstance(trigger, _OnForge | BasePushed) else None
+    return PullRequest(
+        repo=repo or Repository(full_name=repo_of(trigger) or ""),
+        number=number,
+        title=title,
+        url=url,
+        reach=trigger.reach,
+        origin=trigger.origin,
+        planned=trigger.planned,
+    )
+
+
+def repository_in(trigger: TaskTrigger) -> Repository | None:
+    """The repository as the event described it (its clone URL and default branch)."""
+    return trigger.repo if isinstance(trigger, _OnForge | BasePushed) else None
 
 
 def with_origin(trigger: TaskTrigger, origin: Origin) -> TaskTrigger:
@@ -240,7 +300,6 @@ _GENERIC: Final = frozenset(
         "url",
         "label",
         "assignee",
-        "comment_id",
         "head_ref",
         "head_sha",
         "base_ref",
@@ -264,8 +323,11 @@ _GENERIC: Final = frozenset(
         "forge",
     }
 )
-# What a data migration may name: the flat shape's keys of the forges whose number or kind
-# had its own name (GitLab's `iid` and `noteable_type`), and the trackers' ticket keys.
+# What only the older shape names, as this reader of it must: the keys by which a provider
+# reached its repository or site (GitHub's installation, GitLab's project, Jira's site,
+# Linear's organization, Slack's team); the forges whose number or kind had its own name
+# (GitLab's `iid` and `noteable_type`); and the trackers' ticket keys.
+_REACH: Final = frozenset({"installation_id", "project_id", "site", "organization_id", "team_id"})
 _LEGACY_NUMBER: Final = ("number", "iid")
 _LEGACY_TICKET: Final = ("issue_key", "issue_identifier", "issue_id")
 
@@ -278,7 +340,8 @@ def legacy_trigger(data: Mapping[str, object]) -> JsonObject:
         "body": _text(data.get("body")),
         "url": _text(data.get("url")) or _text(data.get("html_url")),
         "label": _text(data.get("label")),
-        "part": {k: _json(v) for k, v in data.items() if k not in _GENERIC},
+        "part": {k: _json(v) for k, v in data.items() if k not in _GENERIC | _REACH},
+        "reach": {k: _json(v) for k, v in data.items() if k in _REACH},
         "origin": _origin(data),
         "planned": _json(data.get("forge")) if isinstance(data.get("forge"), Mapping) else None,
     }
@@ -324,6 +387,8 @@ def _legacy_forge(data: Mapping[str, object], number: int) -> JsonObject:
 
 
 def _legacy_schedule(data: Mapping[str, object]) -> JsonObject:
+    if _int(data.get("schedule_id")) is None:
+        raise TriggerError("a stored trigger fits no kind: a schedule run names no schedule")
     return {
         "kind": "schedule_run",
         "schedule_id": _int(data.get("schedule_id")),

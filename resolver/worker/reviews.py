@@ -12,6 +12,7 @@ from integrations import registry
 from resolver.agent import git as git_repo
 from resolver.contract.outbound import History, ReviewThread
 from resolver.contract.reviews import RESOLVE_KEY, ReviewsConfigError, parse_reviews_config
+from resolver.contract.triggers import ReviewBatch
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
 from resolver.store import jobs
@@ -31,7 +32,7 @@ def resolves_threads(snapshot: Snapshot, plan: Plan, git_env: dict[str, str] | N
     """Whether a review batch resolves the threads it addressed: its forge can, and
     `.resolver/config.yml` on the default branch says `reviews: {resolve_threads: true}`. A bad
     setting stops the job with what is wrong; other jobs never read it."""
-    if not snapshot.trigger.get("review_batch"):
+    if not isinstance(snapshot.trigger, ReviewBatch):
         return False
     if registry.get(plan.forge_name).resolve_thread is None:
         return False
@@ -47,7 +48,7 @@ def resolves_threads(snapshot: Snapshot, plan: Plan, git_env: dict[str, str] | N
 def take_review(snapshot: Snapshot, history: History, resolve: bool = False) -> History:
     """For a review batch, the history with only its open threads, which are recorded on the
     job (and whether to resolve them); any other job's history as it is."""
-    if not snapshot.trigger.get("review_batch"):
+    if not isinstance(snapshot.trigger, ReviewBatch):
         return history
     threads = open_threads(history)
     taken = [{"id": t.id, "where": dict(t.where)} for t in threads]

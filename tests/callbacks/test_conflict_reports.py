@@ -7,6 +7,7 @@ from typing import Any
 
 from resolver.callbacks.record import record_finish
 from resolver.contract.conflicts import BASE_PUSH_KEY, Unresolved
+from resolver.contract.triggers import number_of, read_trigger
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
@@ -54,7 +55,8 @@ def test_an_unresolved_pull_request_gets_one_comment_with_its_files_and_the_job(
     assert "`calc.py`" in body and "nothing was pushed" in body
     assert f"[job {job_id}](http" in body and f"/jobs/{job_id})" in body
     assert "<img" not in body
-    assert context["number"] == 3 and context["installation_id"] == 42
+    pull = read_trigger(context)
+    assert number_of(pull) == 3 and pull.reach == {"installation_id": 42}
     with session_scope() as session:
         actions = {session.get(Callback, i).action for i in callbacks}  # type: ignore[union-attr]
     assert "notice" in actions  # a push job says nothing else: it is quiet

@@ -82,7 +82,8 @@ def test_a_github_comment_on_an_issue_reads_as_a_forge_issue_with_github_in_its_
         full_name="o/r", clone_url="https://example.test/o/r.git", default_branch="main"
     )
     assert trigger.origin.sender == SenderRef(id="42", login="alice")
-    assert trigger.part == {"installation_id": 9, "comment_kind": "issue_comment"}
+    assert trigger.part == {"comment_kind": "issue_comment", "comment_id": 1001}
+    assert trigger.reach == {"installation_id": 9}
     assert not is_pull(trigger)
 
 

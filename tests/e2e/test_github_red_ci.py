@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from resolver.contract.triggers import failed_check_in, read_trigger
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment
 from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress, running_stack
@@ -124,7 +125,9 @@ def test_a_red_check_makes_one_fix_job_with_its_logs_and_the_bound_holds(
 
     assert fix.outcome == "could_not", fix.error
     assert fix.result.get("ci") is None  # the check lives in the trigger, not the result
-    assert fix.trigger["ci"]["name"] == "test" and fix.requester == "alice"
+    check = failed_check_in(read_trigger(fix.trigger))
+    assert check is not None and check.name == "test"
+    assert fix.requester == "alice"
     assert LOG_END in prompt and ANNOTATION in prompt
     assert "noise 0\\n" not in prompt  # only the tail of the log, within its budget
     assert "the start of the log is cut" in prompt

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from resolver.contract.triggers import failed_check_in, read_trigger
 from tests.conftest import ResolverEnv
 from tests.e2e.gitlab_flow import (
     PROJECT,
@@ -131,7 +132,9 @@ def test_a_failed_pipeline_makes_one_fix_job_with_its_trace_and_the_bound_holds(
         stack.wait_callbacks_settled()
 
     assert fix.outcome == "could_not", fix.error
-    assert fix.trigger["ci"]["name"] == "test" and fix.requester == "alice"
+    check = failed_check_in(read_trigger(fix.trigger))
+    assert check is not None and check.name == "test"
+    assert fix.requester == "alice"
     assert fix.branch == merge_request.source_branch
     assert LOG_END in prompt
     assert "noise 0\\n" not in prompt  # only the tail of the trace, within its budget

@@ -16,6 +16,7 @@ from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.ci import QUIET
 from resolver.contract.conflicts import BASE_PUSH_KEY
+from resolver.contract.triggers import read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
@@ -124,7 +125,7 @@ def pushed_to(repo: Path, branch_name: str = "main") -> tuple[JobContext, Snapsh
             session, jobs.NewJob(source=NAME, task="merge", trigger=trigger)
         ).id
     return JobContext(job_id), Snapshot(
-        job_id, NAME, "merge", REPO, None, None, trigger, None, None
+        job_id, NAME, "merge", REPO, None, None, read_trigger(trigger), None, None
     )
 
 

@@ -12,8 +12,9 @@ import os
 from typing import Final
 
 from resolver.contract.inbound import Headers, Integration, SignatureError
-from resolver.contract.outbound import Conversation, TriggerContext
+from resolver.contract.outbound import Conversation
 from resolver.contract.provider import Provider
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 from tests.integrations.sixth.provider.events import parse_event
 from tests.integrations.sixth.provider.routes import IGNORED, ROUTES
@@ -48,15 +49,15 @@ INTEGRATION: Final = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+def _conversation(context: TaskTrigger, requester_id: int | None) -> Conversation:
     from tests.integrations.sixth.provider.conversation import conversation_for
 
     return conversation_for(context, requester_id)
 
 
-def _route_scope(trigger: TriggerContext) -> str | None:
+def _route_scope(trigger: TaskTrigger) -> str | None:
     """A default repository is set per channel."""
-    channel = trigger.get("channel")
+    channel = trigger.part.get("channel")
     return channel if isinstance(channel, str) and channel else None
 
 
