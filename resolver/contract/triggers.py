@@ -321,6 +321,9 @@ _GENERIC: Final = frozenset(
         "previous_job_id",
         "rerun_of",
         "forge",
+        # A notice's own entries beside its trigger: the request it holds, its private part.
+        "request",
+        "private",
     }
 )
 # What only the older shape names, as this reader of it must: the keys by which a provider
