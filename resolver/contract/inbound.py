@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, SecretStr, ValidationError
 from pydantic_core import from_json
 
 from resolver.contract.triggers import TaskTrigger
@@ -51,7 +51,7 @@ class WebhookEvent:
 
     key: str
     delivery_key: str
-    payload: Mapping[str, Any] | None = None
+    payload: Mapping[str, object] | None = None
     body: bytes = b""
 
 
@@ -138,9 +138,13 @@ def validated(model: type[M], event: WebhookEvent) -> M:
         raise MalformedError(f"payload does not fit {model.__name__}") from error
 
 
-def route_event(
-    routes: Mapping[str, Route[Any]], event: WebhookEvent, policy: Policy
-) -> RouteResult:
+class Routed(Protocol):
+    """A route of any vendor model (`Route`), as the dispatcher runs it."""
+
+    def run(self, event: WebhookEvent, policy: Policy) -> RouteResult: ...
+
+
+def route_event(routes: Mapping[str, Routed], event: WebhookEvent, policy: Policy) -> RouteResult:
     """Run the event's handler; events without a route (ignored or unknown) give None."""
     route = routes.get(event.key)
     return None if route is None else route.run(event, policy)
@@ -161,14 +165,14 @@ class Integration:
     """The one object an integration exports: verify → parse → route (→ act → callback)."""
 
     name: str
-    routes: Mapping[str, Route[Any]]
+    routes: Mapping[str, Routed]
     ignored: frozenset[str]
     enabled: Callable[[Settings], bool]
     verify: Callable[[Headers, bytes, Settings, float], None]
     parse: Callable[[Headers, bytes], WebhookEvent]
 
 
-def decode_object(body: bytes) -> dict[str, Any]:
+def decode_object(body: bytes) -> dict[str, JsonValue]:
     """The body as a JSON object, or MalformedError. UTF-8 only, as every provider sends; an
     escaped lone surrogate is refused as invalid JSON (no database column could store it)."""
     check_storable(body)

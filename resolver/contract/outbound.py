@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Protocol
+from typing import Final, Protocol, TypeAlias
 
 from pydantic import JsonValue
 
@@ -88,22 +88,26 @@ class History:
     review_threads: tuple[ReviewThread, ...] = ()
 
 
+MessageRef: TypeAlias = dict[str, JsonValue]
+"""A posted message, as its conversation finds it again (JSON, kept on the job's row)."""
+
+
 class Conversation(Protocol):
     """Replies in the place a trigger came from."""
 
-    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+    def post(self, text: str, tag: str | None = None) -> MessageRef:
         """Post a new message; returns a JSON reference that `edit` accepts. A `tag` (`TAG`,
         such as `status-12`) goes with the message where people do not see it, so that `find`
         can find the message again."""
         ...
 
-    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+    def find(self, tag: str, since: datetime) -> MessageRef | None:
         """The reference of the message the bot posted here with `tag`, at or after `since`;
         None when there is none. A post whose answer was lost (a timeout after the provider made
         it, a worker killed before recording it) is then not made twice."""
         ...
 
-    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+    def edit(self, ref: Mapping[str, JsonValue], text: str) -> None:
         """Replace the text of a message this conversation posted."""
         ...
 
@@ -171,7 +175,7 @@ def with_hidden_tag(text: str, tag: str | None) -> str:
     return text if tag is None else f"{text}\n{hidden_tag(tag)}"
 
 
-def tag_of(ref: Mapping[str, Any]) -> str | None:
+def tag_of(ref: Mapping[str, JsonValue]) -> str | None:
     """The tag a message reference keeps (GitHub, GitLab: to put it back on every edit)."""
     tag = ref.get("tag")
     return tag if isinstance(tag, str) else None

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import JsonValue
 
 from resolver.core.settings import Settings
 
@@ -64,7 +65,7 @@ class AppFromManifest:
     """An account or organisation name, checked: the name, or SetupError."""
     check_name: Callable[[str], str]
     default_name: Callable[[Settings], str]
-    manifest: Callable[[str, ManifestUrls], dict[str, Any]]
+    manifest: Callable[[str, ManifestUrls], dict[str, JsonValue]]
     new_app_url: Callable[[Settings, str | None, str], str]
     """Where the browser POSTs the manifest: settings, organisation (None: personal), state."""
     convert: Callable[[Settings, str], CreatedApp]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from resolver.callbacks.record import record_finish
-from resolver.contract.conflicts import BASE_PUSH_KEY, Unresolved
+from resolver.contract.conflicts import Unresolved
 from resolver.contract.triggers import number_of, read_trigger
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
@@ -25,7 +25,7 @@ def finished_push_job(pulls: dict[str, Any], *, push: bool = True) -> tuple[int,
     callbacks its end recorded."""
     trigger: dict[str, Any] = {"repo": REPO, "installation_id": 42}
     if push:
-        trigger[BASE_PUSH_KEY] = {"branch": "main", "sha": BASE}
+        trigger["base_push"] = {"branch": "main", "sha": BASE}
     with session_scope() as session:
         new = jobs.NewJob(source="github", task="update", repo=REPO, trigger=trigger)
         job = jobs.create_job(session, new)

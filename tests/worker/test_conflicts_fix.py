@@ -15,7 +15,6 @@ import pytest
 from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.ci import QUIET
-from resolver.contract.conflicts import BASE_PUSH_KEY
 from resolver.contract.triggers import read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import get_settings
@@ -118,7 +117,7 @@ def pushed_to(repo: Path, branch_name: str = "main") -> tuple[JobContext, Snapsh
         "repo": REPO,
         "clone_url": str(repo),
         "default_branch": "main",
-        BASE_PUSH_KEY: {"branch": branch_name, "sha": sha},
+        "base_push": {"branch": branch_name, "sha": sha},
     }
     with session_scope() as session:
         job_id = jobs.create_job(
