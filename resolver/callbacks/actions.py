@@ -210,7 +210,7 @@ def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         job.pr_url = pull.url
-        job.result = {**job.result, "pull_pending": False, "pull_number": pull.number}
+        jobs.note_result(job, {"pull_pending": False, "pull_number": pull.number})
         ids = record_status(session, job)
     publish_all(ids)
     log(logger, logging.INFO, "job.pull_opened", job=job_id, url=pull.url)

@@ -15,6 +15,7 @@ from resolver.broker import locks
 from resolver.broker.outbox import queue_lengths
 from resolver.callbacks.record import pull_word
 from resolver.contract.outbound import THREAD_REPLY
+from resolver.contract.results import read_result
 from resolver.contract.signin import ForgeUnreachableError, SignInError
 from resolver.contract.triggers import read_trigger
 from resolver.core import budgets as caps
@@ -144,7 +145,7 @@ def job_history(job: Job) -> list[tuple[str, str]]:
     history = [(at(job.created_at), "asked for")]
     if job.started_at:
         history.append((at(job.started_at), "started"))
-    stopper = job.result.get("stopped_by") if isinstance(job.result, dict) else None
+    stopper = read_result(job.result).stopped_by
     if stopper:
         history.append(("", f"{stopper} asked it to stop"))
     if job.finished_at:
@@ -164,7 +165,7 @@ def thread_failures(session: Session, job_id: int) -> list[tuple[str, str]]:
 
 def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str, Any]:
     """Everything the job page and its live header show."""
-    result = job.result if isinstance(job.result, dict) else {}
+    result = read_result(job.result)
     planned = read_trigger(job.trigger).planned
     provider = planned.provider if planned else job.source
     return {
@@ -172,7 +173,7 @@ def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str
         "steps": jobs.count_steps(session, job.id),
         "took": steps.duration(job.started_at, job.finished_at, utcnow()),
         "cost": steps.money(job.cost_usd),
-        "summary": str(result.get("summary") or ""),
+        "summary": result.summary or "",
         "plain_error": steps.plain_error(job.state, job.outcome),
         "pull_word": pull_word(provider),
         "may_act": can_act(viewer, job, web.cache, web.settings),

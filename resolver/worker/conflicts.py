@@ -170,7 +170,7 @@ def _keep_quiet(job_id: int) -> None:
     """No status message while it runs either: a push has no conversation to speak in."""
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        job.result = {**job.result, QUIET: True}
+        jobs.note_result(job, {QUIET: True})
 
 
 def _config(repo: providers.RepoInfo, git_env: dict[str, str]) -> ConflictsConfig:

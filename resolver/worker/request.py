@@ -15,7 +15,7 @@ rather than a command (`resolver.tasks.run_request` answers those from `COMMANDS
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Final
 
 from integrations import registry
 from resolver.agent.session import SessionRequest, run_result, run_session
@@ -25,6 +25,7 @@ from resolver.contract import outbound as providers
 from resolver.contract.ci import QUIET, ci_status_line
 from resolver.contract.errors import CallbackError
 from resolver.contract.outbound import Comment
+from resolver.contract.results import read_result
 from resolver.contract.triggers import (
     ChatThread,
     Planned,
@@ -130,7 +131,7 @@ def load(job_id: int) -> Snapshot:
             earlier = Earlier(
                 id=previous.id,
                 task=previous.task,
-                summary=str((previous.result or {}).get("summary") or ""),
+                summary=read_result(previous.result).summary or "",
                 branch=previous.branch,
                 pr_url=previous.pr_url,
             )
@@ -195,12 +196,10 @@ def record_plan(job_id: int, plan: Plan) -> None:
         )
         job.trigger = dump_trigger(with_planned(read_trigger(job.trigger), planned))
         job.repo = job.repo or plan.repo.full_name
-        result: dict[str, Any] = {}
         if plan.update:
             job.pr_url = plan.pr_url
             job.branch = plan.branch
-            result["updated_pull"] = True
-        job.result = {**job.result, **result}
+            jobs.note_result(job, {"updated_pull": True})
         callbacks = record.record_status(session, job)
     record.publish_all(callbacks)
 

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Final
 
+from pydantic import JsonValue
+
 from integrations import registry
 from resolver.agent import git as git_repo
 from resolver.contract.outbound import History, ReviewThread
@@ -51,10 +53,10 @@ def take_review(snapshot: Snapshot, history: History, resolve: bool = False) -> 
     if not isinstance(snapshot.trigger, ReviewBatch):
         return history
     threads = open_threads(history)
-    taken = [{"id": t.id, "where": dict(t.where)} for t in threads]
+    taken: list[JsonValue] = [{"id": t.id, "where": dict(t.where)} for t in threads]
     with session_scope() as session:
         job = jobs.get_job(session, snapshot.id)
-        job.result = {**job.result, "review_threads": taken, RESOLVE_KEY: resolve}
+        jobs.note_result(job, {"review_threads": taken, RESOLVE_KEY: resolve})
     return replace(history, review_threads=threads)
 
 
@@ -64,6 +66,6 @@ def note_pushed(job_id: int) -> Callable[[str, str], None]:
     def noted(_branch: str, sha: str) -> None:
         with session_scope() as session:
             job = jobs.get_job(session, job_id)
-            job.result = {**job.result, "pushed_sha": sha}
+            jobs.note_result(job, {"pushed_sha": sha})
 
     return noted
