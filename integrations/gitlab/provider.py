@@ -24,6 +24,7 @@ from integrations.gitlab.client import (
     TokenProvider,
     git_auth_env,
 )
+from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.tokens import JobToken
 from integrations.gitlab.trigger import part_of, project_id_of
 from resolver.contract.ci import LOG_READ_BYTES, LOG_TAIL_CHARS, CIReport, FailedCheck, tail
@@ -257,7 +258,7 @@ def forge_for(trigger: TaskTrigger, requester_id: int | None) -> GitLabForge:
 def co_author(user: ForgeUser) -> tuple[str, str]:
     """The person as GitLab credits a commit to them: the no-reply address of its host."""
     login = user.login or user.external_id
-    host = urlsplit(get_settings().gitlab_url).hostname or "gitlab.com"
+    host = urlsplit(GitLabSettings.of(get_settings()).url).hostname or "gitlab.com"
     return login, f"{user.external_id}-{login}@users.noreply.{host}"
 
 

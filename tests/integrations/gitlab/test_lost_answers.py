@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from integrations import registry
+from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.errors import TransientCallbackError
 from resolver.contract.outbound import hidden_tag
 from resolver.contract.triggers import comment_of, is_pull, number_of, read_trigger
@@ -21,7 +22,6 @@ from tests.integrations.gitlab.conftest import (
     store_user_token,
     trigger_of,
 )
-from tests.support.gitlab_api import GitLabAPI, Project
 
 ISSUE_NOTES = "POST /projects/{id}/issues/{iid}/notes"
 # The fixture of a trigger, and the route its answer is posted to.
