@@ -25,6 +25,8 @@ ALLOWED: dict[str, str] = {
     "resolver/onboarding/strength.py": "words a weak webhook secret is made of",
     "resolver/agent/instructions.py": "instruction files other agents' users already keep in "
     "a repository (`.github/copilot-instructions.md` is a path, not a provider)",
+    "resolver/store/migrations/versions/0016_typed_triggers.py": "a data migration: its "
+    "downgrade writes back the flat shape's own keys of one forge's rows",
 }
 
 
