@@ -7,7 +7,7 @@ import sys
 import typer
 
 from integrations import registry
-from resolver.cli import admin, budgets, jobs, routes, run, schedules, services, setup
+from resolver.cli import admin, backup, budgets, jobs, routes, run, schedules, services, setup
 from resolver.cli import sandbox as sandbox_cli
 from resolver.core import version
 from resolver.core.settings import ConfigError, get_settings
@@ -48,6 +48,8 @@ app.add_typer(routes.app, name="routes")
 app.add_typer(schedules.app, name="schedules")
 app.add_typer(setup.app, name="setup")
 app.command("budgets")(budgets.budgets)
+app.command("backup")(backup.backup)
+app.command("restore")(backup.restore)
 
 
 def main() -> None:
