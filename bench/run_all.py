@@ -55,6 +55,11 @@ BENCHES = (
         ("warm pool claim", "memory of all"),
         ("--execs", "3", "--starts", "2", "--idle", "2"),
     ),
+    Bench(
+        "storage.py",
+        ("bytes per job", "a year at 1,000 jobs a day"),
+        ("--jobs", "1", "--steps", "4"),
+    ),
     Bench("startup.py", ("web (resolver serve)", "web / worker"), ("--runs", "1")),
     Bench(
         "web",
