@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from celery import Task, shared_task
+from celery.worker.control import inspect_command
 
 from integrations import registry
 from resolver.broker import locks
@@ -30,7 +31,7 @@ from resolver.broker.celery_app import (
 from resolver.callbacks.send import send
 from resolver.contract.commands import Command, parse_command
 from resolver.contract.conflicts import base_push_of
-from resolver.core import metrics
+from resolver.core import metrics, version
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
@@ -143,6 +144,12 @@ def reap_sandboxes() -> list[str]:
     removed = list(reap(jobs.sandbox_is_stale, settings.sandbox_max_age, settings.deployment))
     metrics.REAPER_REMOVALS.inc(len(removed))
     return removed
+
+
+@inspect_command(name="resolver_version")
+def resolver_version(_state: object) -> dict[str, str]:
+    """This worker's release, for `resolver db upgrade` (resolver.broker.versions)."""
+    return {"version": version.current()}
 
 
 RETENTION_BATCH: Final = 200  # jobs per transaction: a short write lock, intake goes on

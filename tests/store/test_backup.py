@@ -2,13 +2,10 @@
 trajectory restores into a new one whose stored token still decrypts; a restore under other
 keys is refused, naming why, and changes nothing."""
 
-import os
 import tarfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import func, inspect, select
 
@@ -17,22 +14,8 @@ from resolver.store.db import engine_for, session_scope
 from resolver.store.models import Credential, Job, JobEvent
 from resolver.store.vault import Vault, store_credential
 from tests.cli.test_cli_api import cli
-from tests.conftest import _drop_postgres_database, _postgres_database
 
 TOKEN = "tok-backup-4d1e"
-
-
-@pytest.fixture
-def empty_database(resolver_env, backend) -> Iterator[str]:
-    """A second, empty database of the same kind: the new deployment."""
-    if backend == "sqlite":
-        yield f"sqlite:///{resolver_env.tmp / 'new' / 'resolver.db'}"
-        return
-    admin = os.environ["RESOLVER_TEST_POSTGRES_URL"]
-    url, name = _postgres_database(admin)
-    yield url
-    engine_for(url).dispose()
-    _drop_postgres_database(admin, name)
 
 
 def said(done) -> str:
