@@ -41,7 +41,10 @@ def previous_release(tag: str = PREVIOUS) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one xdist worker builds, the others wait
         if (tree / ".ready").exists():
             return tree
-        uv = shutil.which("uv")
+        # uv from PATH, else the copy scripts/bootstrap installs under var/tools (as the Makefile).
+        uv = shutil.which("uv") or next(
+            (str(p) for p in [ROOT / "var" / "tools" / "bin" / "uv"] if p.exists()), None
+        )
         if uv is None:
             pytest.fail("uv is not on PATH; `make test` (scripts/bootstrap) installs it")
         known = subprocess.run(
