@@ -51,6 +51,11 @@ BENCHES = (
         ("--mentions", "2", "--delay", "0.2", "--calls", "2"),
     ),
     Bench(
+        "retention.py",
+        ("while retention prunes", "pruned "),
+        ("--jobs", "300", "--steps", "3", "--duration", "1", "--rate", "20"),
+    ),
+    Bench(
         "sandboxes.py",
         ("warm pool claim", "memory of all"),
         ("--execs", "3", "--starts", "2", "--idle", "2"),
