@@ -50,6 +50,7 @@ BENCHES = (
         ("POST → draft PR", "memory: every worker process"),
         ("--mentions", "2", "--delay", "0.2", "--calls", "2"),
     ),
+    Bench("migrations.py", ("migrations after", "per million jobs"), ("--rows", "2000")),
     Bench(
         "retention.py",
         ("while retention prunes", "pruned "),
