@@ -93,14 +93,15 @@ def test_forget_leaves_no_token_or_text_and_keeps_the_jobs(resolver_env, backend
     worker = threading.Thread(target=_worker, args=(ids[1], stop))
     worker.start()
     try:
-        forgot = cli(resolver_env.child_env(), "users", "forget", "ada", "--wait", "30")
+        debug = resolver_env.child_env(RESOLVER_LOG_LEVEL="DEBUG")
+        forgot = cli(debug, "users", "forget", "ada", "--wait", "30")
     finally:
         stop.set()
         worker.join()
     assert forgot.returncode == 0, forgot.stdout + forgot.stderr
     said = " ".join(forgot.stdout.split())
     assert "forgot ada: 1 linked account(s), 1 token(s), 1 web session(s); 2 job(s)" in said
-    for output in (forgot.stdout, forgot.stderr):
+    for output in (forgot.stdout, forgot.stderr):  # the command's own logs go to stderr
         assert TOKEN not in output and TEXT not in output
 
     engine_for(resolver_env.database_url).dispose()
