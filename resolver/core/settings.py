@@ -262,6 +262,12 @@ class Settings(BaseSettings):
     sandbox_pool_size: int = Field(
         default=0, ge=0, description="Warm containers kept ready; 0 turns the pool off."
     )
+    retention_days: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prune the trajectories (commands, outputs, diffs) of finished jobs older "
+        "than this many days; the job rows, outcomes, costs and links stay. Unset: keep all.",
+    )
     sandbox_max_age: int = Field(
         default=7200, ge=60, description="Seconds after which the reaper removes a sandbox."
     )
