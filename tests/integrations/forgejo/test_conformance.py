@@ -5,11 +5,16 @@ Forgejo's API description (integrations/forgejo/standin/swagger_subset.json)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 
+from integrations.forgejo.client import ForgejoClient
+from integrations.forgejo.standin.api import ForgejoAPI
 from integrations.forgejo.standin.conformance import (
+    answer_problems,
     definitions,
     description,
     operation,
@@ -17,6 +22,9 @@ from integrations.forgejo.standin.conformance import (
     request_problems,
     shape_problems,
 )
+from integrations.forgejo.standin.handlers import ROUTES
+from integrations.forgejo.standin.state import Repo
+from tests.integrations.forgejo.conftest import BOT_TOKEN, REPO
 from tests.integrations.forgejo.deliveries import fixture_paths
 
 # The API objects each payload's fields hold (modules/structs/hook.go).
@@ -78,3 +86,57 @@ def test_the_checker_flags_what_forgejo_does_not_document() -> None:
     assert shape_problems("Comment", {"id": 1, "user": {"login": "a", "type": "Bot"}}, "c") == [
         "c.user: User has no 'type'"
     ]
+
+
+def test_every_stand_in_route_is_a_forgejo_operation() -> None:
+    assert sorted(set(ROUTES) - set(operations())) == []
+
+
+def test_every_request_and_answer_of_every_client_method_conforms(
+    forgejo_api: ForgejoAPI, client: ForgejoClient, repo: Repo
+) -> None:
+    forgejo_api.add_org("forgejo", "resolver")
+    comment = forgejo_api.add_comment(repo, 7, "@resolver go", "alice")
+
+    client.authenticated_login()
+    client.can_write(REPO, "alice")
+    client.repository(REPO)
+    status = client.post_comment(REPO, 7, "Queued")
+    client.edit_comment(REPO, status, "Done")
+    client.issue_comments(REPO, 7, since=datetime(2025, 1, 1, tzinfo=UTC))
+    client.react(REPO, comment.id)
+    client.react_to_issue(REPO, 7)
+    pull = client.open_draft_pull(REPO, "resolver/7-go", "main", "Go", "Fixes #7")
+    client.open_draft_pull(REPO, "resolver/7-go", "main", "Go", "Fixes #7")  # the 409 path
+    client.get_pull(REPO, pull.number)
+    client.edit_pull_body(REPO, pull.number, "Fixes #7, verified")
+    client.open_pulls(REPO, "main")
+    client.create_repo_hook(REPO, "https://resolver.example/webhooks/forgejo", "s3")
+    client.create_org_hook("forgejo", "https://resolver.example/webhooks/forgejo", "s3")
+    forgejo_api.add_token("alice-token", "alice")
+    lister = ForgejoClient(forgejo_api.url, lambda: "alice-token")
+    assert lister.find_open_pull(REPO, "resolver/7-go") is not None
+
+    used = {r.route for r in forgejo_api.requests}
+    listings = {"GET /repos/{owner}/{repo}/hooks", "GET /orgs/{org}/hooks"}
+    assert used == set(ROUTES) - listings  # the listings are set-up's, checked below
+    assert [r.status for r in forgejo_api.requests if r.status >= 300] == [409]
+    problems = [
+        problem
+        for r in forgejo_api.requests
+        for problem in request_problems(r.method, r.path, list(r.query), r.body)
+    ]
+    problems += [p for a in forgejo_api.answers for p in answer_problems(a.method, a.path, a.body)]
+    assert problems == []
+
+
+def test_the_hook_listings_conform(forgejo_api: ForgejoAPI, repo: Repo) -> None:
+    forgejo_api.add_org("forgejo", "resolver")
+    client = ForgejoClient(forgejo_api.url, lambda: BOT_TOKEN)
+    client.create_repo_hook(REPO, "https://resolver.example/webhooks/forgejo", "s3")
+    with httpx.Client(headers={"Authorization": f"token {BOT_TOKEN}"}) as http:
+        for path in (f"/repos/{REPO}/hooks", "/orgs/forgejo/hooks"):
+            answer = http.get(f"{forgejo_api.url}/api/v1{path}")
+            assert answer.status_code == 200
+            assert answer_problems("GET", path, answer.json()) == []
+    assert request_problems("GET", f"/repos/{REPO}/hooks", [], None) == []

@@ -1,0 +1,286 @@
+"""Forgejo's (and Gitea's) REST API, `/api/v1`, through httpx: the calls Resolver makes back.
+
+Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
+(tell the user), mapped once in `_failure`; nothing here retries or sleeps, as the callback
+tasks retry with one attempt row per try. The token is asked for before every call and sent
+only to the instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
+from typing import Any, Final, Literal
+
+import httpx
+
+from resolver.contract.errors import (
+    CallbackError,
+    PermanentCallbackError,
+    TransientCallbackError,
+    is_transient_status,
+    parse_retry_after,
+)
+from resolver.contract.outbound import PullInfo, RepoInfo
+from resolver.core.logs import redact
+
+TokenProvider = Callable[[], str]
+Reaction = Literal["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"]
+HookType = Literal["forgejo", "gitea"]
+
+API_PREFIX: Final = "/api/v1"
+TIMEOUT_SECONDS: Final = 30.0
+PAGE_SIZE: Final = 50  # Forgejo's default `[api] MAX_RESPONSE_ITEMS`; a larger limit is cut
+MAX_PAGES: Final = 10  # the bot's open pull requests are a few; never list without end
+MESSAGE_LIMIT: Final = 300
+# `AccessMode.String()` of the modes that may push.
+WRITE_MODES: Final = frozenset({"write", "admin", "owner"})
+# Forgejo's default `WORK_IN_PROGRESS_PREFIXES`: the API has no draft flag, the title makes one.
+DRAFT_PREFIX: Final = "WIP: "
+# The hook events Resolver routes (`routes.ROUTES`), as the hook API names them.
+HOOK_EVENTS: Final = (
+    "issue_comment",
+    "issue_assign",
+    "issue_label",
+    "pull_request_comment",
+    "pull_request_review",
+    "push",
+)
+
+
+def split_repo(full_name: str) -> tuple[str, str]:
+    owner, _, name = full_name.partition("/")
+    if not owner or not name or "/" in name:
+        raise PermanentCallbackError(f"{full_name!r} is not an owner/name repository")
+    return owner, name
+
+
+def _failure(action: str, response: httpx.Response) -> CallbackError:
+    """A refused call as our error: 5xx and 429 are worth retrying, other statuses are not."""
+    status = response.status_code
+    message = f"Forgejo answered {status} to {action}: {_detail(response)}"
+    if not is_transient_status(status):
+        return PermanentCallbackError(message, status=status)
+    wait = parse_retry_after(response.headers.get("retry-after"))
+    return TransientCallbackError(message, retry_after=wait, status=status)
+
+
+def _detail(response: httpx.Response) -> str:
+    """Forgejo's `message` (its `APIError`), redacted and shortened."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    message = data.get("message") if isinstance(data, dict) else None
+    text = str(message or response.reason_phrase or "no message")
+    return redact(text)[:MESSAGE_LIMIT]
+
+
+def _pull_info(data: Mapping[str, Any]) -> PullInfo:
+    head, base, user = data.get("head") or {}, data.get("base") or {}, data.get("user") or {}
+    return PullInfo(
+        number=int(data["number"]),
+        url=str(data["html_url"]),
+        head=str(head.get("ref") or ""),
+        base=base.get("ref"),
+        author=user.get("login"),
+    )
+
+
+def draft_title(title: str) -> str:
+    """`title` as Forgejo's work-in-progress title, once."""
+    return title if title.upper().startswith(("WIP:", "[WIP]")) else DRAFT_PREFIX + title
+
+
+class ForgejoClient:
+    """The REST calls Resolver makes on one instance (`url`, without `/api/v1`), as the user
+    the token acts for (the bot's token, or a person's OAuth token)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: TokenProvider,
+        *,
+        user_agent: str = "Resolver",
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._api = url.rstrip("/") + API_PREFIX
+        self._token = token
+        self._user_agent = user_agent
+        self._transport = transport
+
+    def __repr__(self) -> str:
+        return f"ForgejoClient({self._api!r})"
+
+    def _call(
+        self,
+        method: str,
+        action: str,
+        path: str,
+        *,
+        json: Mapping[str, Any] | None = None,
+        params: Mapping[str, str | int] | None = None,
+    ) -> httpx.Response:
+        """One request; `action` (`"POST /repos/{owner}/{repo}/pulls"`) names it in errors."""
+        headers = {
+            "Authorization": f"token {self._token()}",
+            "Accept": "application/json",
+            "User-Agent": self._user_agent,
+        }
+        try:
+            with httpx.Client(timeout=TIMEOUT_SECONDS, transport=self._transport) as http:
+                response = http.request(
+                    method, self._api + path, headers=headers, json=json, params=params
+                )
+        except httpx.TransportError as error:
+            message = f"Forgejo could not be reached for {action}: {type(error).__name__}"
+            raise TransientCallbackError(message) from None
+        if response.status_code >= 400:
+            raise _failure(action, response)
+        return response
+
+    def _json(self, method: str, action: str, path: str, **options: Any) -> Any:
+        response = self._call(method, action, path, **options)
+        try:
+            return response.json()
+        except ValueError:
+            raise PermanentCallbackError(f"Forgejo's answer to {action} is not JSON") from None
+
+    def authenticated_login(self) -> str:
+        """The login the token acts as."""
+        data = self._json("GET", "GET /user", "/user")
+        return str(data["login"])
+
+    def can_write(self, repo: str, login: str) -> bool:
+        """Whether `login` may push to `repo` (write, admin or owner). Forgejo answers only a
+        site admin, a repository admin or the person themselves: the bot needs admin."""
+        owner, name = split_repo(repo)
+        action = "GET /repos/{owner}/{repo}/collaborators/{collaborator}/permission"
+        path = f"/repos/{owner}/{name}/collaborators/{login}/permission"
+        return self._json("GET", action, path).get("permission") in WRITE_MODES
+
+    def repository(self, repo: str) -> RepoInfo:
+        """The repository as the instance describes it: its clone URL and default branch."""
+        owner, name = split_repo(repo)
+        data = self._json("GET", "GET /repos/{owner}/{repo}", f"/repos/{owner}/{name}")
+        return RepoInfo(
+            full_name=str(data["full_name"]),
+            clone_url=str(data["clone_url"]),
+            default_branch=str(data["default_branch"]),
+            web_url=data.get("html_url"),
+        )
+
+    def post_comment(self, repo: str, number: int, body: str) -> int:
+        """Comment on an issue or a pull request; the new comment's id."""
+        owner, name = split_repo(repo)
+        action = "POST /repos/{owner}/{repo}/issues/{index}/comments"
+        path = f"/repos/{owner}/{name}/issues/{number}/comments"
+        return int(self._json("POST", action, path, json={"body": body})["id"])
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        """Replace a comment's body (the status comment)."""
+        owner, name = split_repo(repo)
+        action = "PATCH /repos/{owner}/{repo}/issues/comments/{id}"
+        path = f"/repos/{owner}/{name}/issues/comments/{comment_id}"
+        self._call("PATCH", action, path, json={"body": body})
+
+    def react(self, repo: str, comment_id: int, content: Reaction = "eyes") -> None:
+        """React to a comment; reacting twice the same way is no error (Forgejo answers 200)."""
+        owner, name = split_repo(repo)
+        action = "POST /repos/{owner}/{repo}/issues/comments/{id}/reactions"
+        path = f"/repos/{owner}/{name}/issues/comments/{comment_id}/reactions"
+        self._call("POST", action, path, json={"content": content})
+
+    def react_to_issue(self, repo: str, number: int, content: Reaction = "eyes") -> None:
+        """React to an issue's or a pull request's own text."""
+        owner, name = split_repo(repo)
+        action = "POST /repos/{owner}/{repo}/issues/{index}/reactions"
+        path = f"/repos/{owner}/{name}/issues/{number}/reactions"
+        self._call("POST", action, path, json={"content": content})
+
+    def issue_comments(
+        self, repo: str, number: int, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """The comments of an issue or a pull request, oldest first (those updated at or after
+        `since`, when given). Forgejo answers them all at once."""
+        owner, name = split_repo(repo)
+        action = "GET /repos/{owner}/{repo}/issues/{index}/comments"
+        path = f"/repos/{owner}/{name}/issues/{number}/comments"
+        params = {"since": since.isoformat()} if since is not None else None
+        return [dict(item) for item in self._json("GET", action, path, params=params)]
+
+    def _open_pulls(self, repo: str) -> Iterator[PullInfo]:
+        """The open pull requests, newest first, a page at a time (at most MAX_PAGES)."""
+        owner, name = split_repo(repo)
+        action = "GET /repos/{owner}/{repo}/pulls"
+        for page in range(1, MAX_PAGES + 1):
+            params = {"state": "open", "limit": PAGE_SIZE, "page": page}
+            found = self._json("GET", action, f"/repos/{owner}/{name}/pulls", params=params)
+            yield from (_pull_info(item) for item in found)
+            if len(found) < PAGE_SIZE:
+                return
+
+    def find_open_pull(self, repo: str, head: str) -> PullInfo | None:
+        """The open pull request from branch `head` of `repo` itself, if there is one (the list
+        has no filter by head)."""
+        return next((pull for pull in self._open_pulls(repo) if pull.head == head), None)
+
+    def open_pulls(self, repo: str, base: str) -> tuple[PullInfo, ...]:
+        """The open pull requests into `base`, newest first."""
+        return tuple(pull for pull in self._open_pulls(repo) if pull.base == base)
+
+    def get_pull(self, repo: str, number: int) -> PullInfo:
+        owner, name = split_repo(repo)
+        action = "GET /repos/{owner}/{repo}/pulls/{index}"
+        return _pull_info(self._json("GET", action, f"/repos/{owner}/{name}/pulls/{number}"))
+
+    def edit_pull_body(self, repo: str, number: int, body: str) -> None:
+        owner, name = split_repo(repo)
+        action = "PATCH /repos/{owner}/{repo}/pulls/{index}"
+        self._call("PATCH", action, f"/repos/{owner}/{name}/pulls/{number}", json={"body": body})
+
+    def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> PullInfo:
+        """Open a work-in-progress pull request from `head` into `base` (a `WIP:` title). If
+        Forgejo refuses because one is open already (409: a race with another worker), that
+        one is returned."""
+        owner, name = split_repo(repo)
+        form = {"head": head, "base": base, "title": draft_title(title), "body": body}
+        try:
+            data = self._json(
+                "POST",
+                "POST /repos/{owner}/{repo}/pulls",
+                f"/repos/{owner}/{name}/pulls",
+                json=form,
+            )
+        except PermanentCallbackError as error:
+            existing = self.find_open_pull(repo, head) if error.status == 409 else None
+            if existing is None:
+                raise
+            return existing
+        return _pull_info(data)
+
+    def create_repo_hook(self, repo: str, url: str, secret: str, kind: HookType = "forgejo") -> int:
+        """A webhook of the repository to `url`, signed with `secret`, on HOOK_EVENTS; its id.
+        The repository's admins may create one."""
+        owner, name = split_repo(repo)
+        action = "POST /repos/{owner}/{repo}/hooks"
+        form = _hook_form(url, secret, kind)
+        return int(self._json("POST", action, f"/repos/{owner}/{name}/hooks", json=form)["id"])
+
+    def create_org_hook(self, org: str, url: str, secret: str, kind: HookType = "forgejo") -> int:
+        """A webhook of every repository of the organisation; its owners may create one."""
+        form = _hook_form(url, secret, kind)
+        return int(
+            self._json("POST", "POST /orgs/{org}/hooks", f"/orgs/{org}/hooks", json=form)["id"]
+        )
+
+
+def _hook_form(url: str, secret: str, kind: HookType) -> dict[str, Any]:
+    """Gitea knows no `forgejo` type; both send the same body. A hook is created inactive
+    unless `active` says otherwise."""
+    return {
+        "type": kind,
+        "config": {"url": url, "content_type": "json", "secret": secret},
+        "events": list(HOOK_EVENTS),
+        "active": True,
+    }
