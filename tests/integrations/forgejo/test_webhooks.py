@@ -125,3 +125,10 @@ def test_the_fixtures_name_their_source() -> None:
     readme = (PATHS[0].parent / "README.md").read_text()
     assert "modules/structs/hook.go" in readme and "user/webhooks" in readme
     assert all(json.loads(p.read_text()) for p in PATHS)
+
+
+def test_the_readme_names_every_routed_event_and_setting() -> None:
+    readme = (PATHS[0].parents[1] / "README.md").read_text()
+    assert [key for key in ROUTES if f"`{key}`" not in readme] == []
+    for name in ("URL", "TOKEN", "WEBHOOK_SECRET", "CLIENT_ID", "CLIENT_SECRET", "HOOK_TYPE"):
+        assert f"RESOLVER_FORGEJO_{name}" in readme
