@@ -1,0 +1,177 @@
+"""Forgejo as a conversation (an issue's or a pull request's comments) and as a forge.
+
+Both are built from values, not from a trigger's context: the descriptor, once wired, reads
+the repository, the number and the comment from the job's typed trigger and builds them with
+the client of the job's identity.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from integrations.forgejo.client import ForgejoClient, TokenProvider
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import (
+    Comment,
+    Conversation,
+    Forge,
+    ForgeUser,
+    History,
+    PullInfo,
+    RepoInfo,
+    has_hidden_tag,
+    tag_of,
+    with_hidden_tag,
+)
+from resolver.core.logs import redact, register_secret
+
+ISSUE_COMMENT: Final = "issue_comment"
+HISTORY_LIMIT: Final = 50
+# Forgejo takes a token as the password of any user name over HTTP Basic (services/auth/basic.go).
+GIT_USER: Final = "oauth2"
+
+
+class ForgejoConversation:
+    """The comments of one issue or pull request of `repo`; `comment_id` is the comment that
+    asked, if a comment did (a label, an assignment or a review has none to react to)."""
+
+    def __init__(
+        self,
+        client: ForgejoClient,
+        repo: str,
+        number: int,
+        *,
+        bot_name: str,
+        comment_id: int | None = None,
+    ) -> None:
+        self._client = client
+        self._repo = repo
+        self._number = number
+        self._bot = bot_name.lower()
+        self._comment_id = comment_id
+
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        """The tag is a hidden HTML comment in the text; the reference keeps it for edits."""
+        comment_id = self._client.post_comment(self._repo, self._number, with_hidden_tag(text, tag))
+        return {"kind": ISSUE_COMMENT, "id": comment_id, "tag": tag}
+
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The newest comment with `tag` since `since`: the bot's, or (a job acting with a
+        person's token) that person's. A tag on anyone else's comment is not ours."""
+        items = self._client.issue_comments(self._repo, self._number, since)
+        tagged = [item for item in reversed(items) if has_hidden_tag(_body(item), tag)]
+        found = next((item for item in tagged if _login(item) == self._bot), None)
+        if found is None and tagged:
+            poster = self._client.authenticated_login().lower()
+            found = next((item for item in tagged if _login(item) == poster), None)
+        return (
+            None if found is None else {"kind": ISSUE_COMMENT, "id": int(found["id"]), "tag": tag}
+        )
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        comment_id = ref.get("id")
+        if not isinstance(comment_id, int):
+            raise PermanentCallbackError("the status message reference has no comment id")
+        self._client.edit_comment(self._repo, comment_id, with_hidden_tag(text, tag_of(ref)))
+
+    def acknowledge(self) -> None:
+        """👀 on the comment that asked."""
+        if self._comment_id is not None:
+            self._client.react(self._repo, self._comment_id)
+
+    def history(self) -> History:
+        """The newest HISTORY_LIMIT comments that are not the bot's own: its account's, or
+        tagged ones by the person whose token it posts with (asked of Forgejo only when such a
+        comment exists). Review threads are not read yet."""
+        items = self._client.issue_comments(self._repo, self._number)[-HISTORY_LIMIT:]
+        tagged = [i for i in items if has_hidden_tag(_body(i)) and _login(i) != self._bot]
+        poster = self._client.authenticated_login().lower() if tagged else None
+
+        def ours(item: Mapping[str, Any]) -> bool:
+            login = _login(item)
+            return login == self._bot or (login == poster and has_hidden_tag(_body(item)))
+
+        return History(tuple(Comment(_author(i), _body(i)) for i in items if not ours(i)))
+
+
+def _author(item: Mapping[str, Any]) -> str:
+    user = item.get("user") or {}
+    return str(user.get("login") or "someone")
+
+
+def _login(item: Mapping[str, Any]) -> str:
+    return _author(item).lower()
+
+
+def _body(item: Mapping[str, Any]) -> str:
+    return str(item.get("body") or "")
+
+
+class ForgejoForge:
+    """Repositories, permissions, git auth and pull requests, as the job's identity on the
+    instance (`token`: the bot's, or a person's OAuth token)."""
+
+    def __init__(self, client: ForgejoClient, token: TokenProvider) -> None:
+        self._client = client
+        self._token = token
+
+    def repository(self, full_name: str) -> RepoInfo:
+        return self._client.repository(full_name)
+
+    def can_write(self, full_name: str, user: ForgeUser) -> bool:
+        if not user.login:
+            raise PermanentCallbackError("the Forgejo account has no login to check")
+        return self._client.can_write(full_name, user.login)
+
+    def git_env(self, clone_url: str) -> dict[str, str]:
+        return git_auth_env(clone_url, self._token())
+
+    def find_open_pull(self, full_name: str, head: str) -> PullInfo | None:
+        return self._client.find_open_pull(full_name, head)
+
+    def get_pull(self, full_name: str, number: int) -> PullInfo:
+        return self._client.get_pull(full_name, number)
+
+    def open_draft_pull(
+        self, full_name: str, head: str, base: str, title: str, body: str
+    ) -> PullInfo:
+        return self._client.open_draft_pull(full_name, head, base, title, body)
+
+    def edit_pull_body(self, full_name: str, number: int, body: str) -> None:
+        self._client.edit_pull_body(full_name, number, body)
+
+
+def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
+    """Environment for host-side git that sends the token as Basic auth to `clone_url`'s
+    repository only (git matches `http.<url>.*` by prefix), from config in the environment:
+    nothing is written to disk."""
+    parts = urlsplit(clone_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise PermanentCallbackError(f"cannot send a Forgejo token to {redact(bare)!r}: not HTTP")
+    host = parts.netloc.rpartition("@")[2]
+    basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
+    register_secret(token)
+    register_secret(basic)
+    repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{repository}.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+    }
+
+
+def conversation_for(
+    client: ForgejoClient, repo: str, number: int, *, bot_name: str, comment_id: int | None
+) -> Conversation:
+    """The conversation protocol's Forgejo side (mypy checks that it is one)."""
+    return ForgejoConversation(client, repo, number, bot_name=bot_name, comment_id=comment_id)
+
+
+def forge_for(client: ForgejoClient, token: TokenProvider) -> Forge:
+    """The forge protocol's Forgejo side (mypy checks that it is one)."""
+    return ForgejoForge(client, token)
