@@ -8,9 +8,13 @@ only to the instance.
 
 from __future__ import annotations
 
+import re
+import ssl
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
+from functools import cache
 from typing import Any, Final, Literal
+from urllib.parse import quote
 
 import httpx
 
@@ -48,11 +52,21 @@ HOOK_EVENTS: Final = (
 )
 
 
+# Forgejo's owner and repository names (`[-.\w]+`); anything else never reaches a URL path.
+_NAME: Final = re.compile(r"[\w.-]+")
+
+
 def split_repo(full_name: str) -> tuple[str, str]:
     owner, _, name = full_name.partition("/")
-    if not owner or not name or "/" in name:
-        raise PermanentCallbackError(f"{full_name!r} is not an owner/name repository")
+    if not (_NAME.fullmatch(owner) and _NAME.fullmatch(name)):
+        raise PermanentCallbackError(f"{full_name[:100]!r} is not an owner/name repository")
     return owner, name
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
+    # httpx would load the CA bundle for every client; one context serves them all.
+    return httpx.create_ssl_context()
 
 
 def _failure(action: str, response: httpx.Response) -> CallbackError:
@@ -128,7 +142,9 @@ class ForgejoClient:
             "User-Agent": self._user_agent,
         }
         try:
-            with httpx.Client(timeout=TIMEOUT_SECONDS, transport=self._transport) as http:
+            with httpx.Client(
+                timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
+            ) as http:
                 response = http.request(
                     method, self._api + path, headers=headers, json=json, params=params
                 )
@@ -156,7 +172,7 @@ class ForgejoClient:
         site admin, a repository admin or the person themselves: the bot needs admin."""
         owner, name = split_repo(repo)
         action = "GET /repos/{owner}/{repo}/collaborators/{collaborator}/permission"
-        path = f"/repos/{owner}/{name}/collaborators/{login}/permission"
+        path = f"/repos/{owner}/{name}/collaborators/{quote(login, safe='')}/permission"
         return self._json("GET", action, path).get("permission") in WRITE_MODES
 
     def repository(self, repo: str) -> RepoInfo:
@@ -269,6 +285,8 @@ class ForgejoClient:
 
     def create_org_hook(self, org: str, url: str, secret: str, kind: HookType = "forgejo") -> int:
         """A webhook of every repository of the organisation; its owners may create one."""
+        if not _NAME.fullmatch(org):
+            raise PermanentCallbackError(f"{org[:100]!r} is not an organisation name")
         form = _hook_form(url, secret, kind)
         return int(
             self._json("POST", "POST /orgs/{org}/hooks", f"/orgs/{org}/hooks", json=form)["id"]

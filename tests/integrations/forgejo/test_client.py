@@ -153,6 +153,20 @@ def test_an_unreachable_instance_is_transient() -> None:
         ForgejoClient(url, lambda: BOT_TOKEN).authenticated_login()
 
 
-def test_a_repository_name_must_be_owner_slash_name(client: ForgejoClient) -> None:
+@pytest.mark.parametrize("name", ["widgets", "forgejo/wid?gets", "../x/y", "forgejo/"])
+def test_a_repository_that_is_no_owner_slash_name_never_reaches_a_url(
+    forgejo_api: ForgejoAPI, client: ForgejoClient, name: str
+) -> None:
     with pytest.raises(PermanentCallbackError):
-        client.post_comment("widgets", 7, "x")
+        client.post_comment(name, 7, "x")
+    assert forgejo_api.requests == []
+
+
+def test_a_login_is_one_path_segment(
+    forgejo_api: ForgejoAPI, client: ForgejoClient, repo: Repo
+) -> None:
+    with pytest.raises(PermanentCallbackError) as refused:
+        client.can_write(REPO, "alice/../../user")
+    assert refused.value.status == 404
+    [request] = forgejo_api.requests
+    assert request.path == f"/repos/{REPO}/collaborators/alice%2F..%2F..%2Fuser/permission"
