@@ -225,6 +225,29 @@ class ForgejoClient:
         params = {"since": since.isoformat()} if since is not None else None
         return [dict(item) for item in self._json("GET", action, path, params=params)]
 
+    def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        """Every comment on a line of a pull request's diff, review by review, oldest first.
+        Forgejo lists them per review only (a reply in a thread is a comment of its own
+        review), and the reviews a page at a time."""
+        owner, name = split_repo(repo)
+        base = f"/repos/{owner}/{name}/pulls/{number}/reviews"
+        comments: list[dict[str, Any]] = []
+        for page in range(1, MAX_PAGES + 1):
+            params = {"limit": PAGE_SIZE, "page": page}
+            reviews = self._json(
+                "GET", "GET /repos/{owner}/{repo}/pulls/{index}/reviews", base, params=params
+            )
+            for review in reviews:
+                if review.get("comments_count"):
+                    comments += self._review_comments(base, int(review["id"]))
+            if len(reviews) < PAGE_SIZE:
+                break
+        return comments
+
+    def _review_comments(self, base: str, review_id: int) -> list[dict[str, Any]]:
+        action = "GET /repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments"
+        return [dict(item) for item in self._json("GET", action, f"{base}/{review_id}/comments")]
+
     def _open_pulls(self, repo: str) -> Iterator[PullInfo]:
         """The open pull requests, newest first, a page at a time (at most MAX_PAGES)."""
         owner, name = split_repo(repo)

@@ -8,7 +8,7 @@ the client of the job's identity.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -23,6 +23,7 @@ from resolver.contract.outbound import (
     History,
     PullInfo,
     RepoInfo,
+    ReviewThread,
     has_hidden_tag,
     tag_of,
     with_hidden_tag,
@@ -36,8 +37,9 @@ GIT_USER: Final = "oauth2"
 
 
 class ForgejoConversation:
-    """The comments of one issue or pull request of `repo`; `comment_id` is the comment that
-    asked, if a comment did (a label, an assignment or a review has none to react to)."""
+    """The comments of one issue or pull request of `repo` (`is_pull`: its review threads
+    too); `comment_id` is the comment that asked, if a comment did (a label, an assignment or
+    a review has none to react to)."""
 
     def __init__(
         self,
@@ -47,8 +49,10 @@ class ForgejoConversation:
         *,
         bot_name: str,
         comment_id: int | None = None,
+        is_pull: bool = False,
     ) -> None:
         self._client = client
+        self._is_pull = is_pull
         self._repo = repo
         self._number = number
         self._bot = bot_name.lower()
@@ -84,10 +88,16 @@ class ForgejoConversation:
             self._client.react(self._repo, self._comment_id)
 
     def history(self) -> History:
-        """The newest HISTORY_LIMIT comments that are not the bot's own: its account's, or
-        tagged ones by the person whose token it posts with (asked of Forgejo only when such a
-        comment exists). Review threads are not read yet."""
+        """The newest HISTORY_LIMIT comments that are not the bot's own, and on a pull request
+        its review threads. The bot's own: its account's, or tagged ones by the person whose
+        token it posts with (asked of Forgejo only when such a comment exists)."""
         items = self._client.issue_comments(self._repo, self._number)[-HISTORY_LIMIT:]
+        reviews = self._client.review_comments(self._repo, self._number) if self._is_pull else []
+        ours = self._ours([*items, *reviews])
+        comments = tuple(Comment(_author(i), _body(i)) for i in items if not ours(i))
+        return History(comments, _threads(reviews, ours))
+
+    def _ours(self, items: list[dict[str, Any]]) -> Callable[[Mapping[str, Any]], bool]:
         tagged = [i for i in items if has_hidden_tag(_body(i)) and _login(i) != self._bot]
         poster = self._client.authenticated_login().lower() if tagged else None
 
@@ -95,7 +105,32 @@ class ForgejoConversation:
             login = _login(item)
             return login == self._bot or (login == poster and has_hidden_tag(_body(item)))
 
-        return History(tuple(Comment(_author(i), _body(i)) for i in items if not ours(i)))
+        return ours
+
+
+def _threads(
+    items: list[dict[str, Any]], ours: Callable[[Mapping[str, Any]], bool]
+) -> tuple[ReviewThread, ...]:
+    """Review comments as threads: Forgejo keeps one per file and line (a negative line is on
+    the old side). A thread whose last comment is the bot's counts as answered; one with a
+    `resolver` as resolved."""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for item in sorted(items, key=lambda i: int(i["id"])):
+        line = int(item.get("position") or 0) or -int(item.get("original_position") or 0)
+        groups.setdefault((str(item.get("path") or ""), line), []).append(item)
+    return tuple(
+        ReviewThread(
+            path=path or None,
+            line=abs(line) or None,
+            comments=tuple(Comment(_author(i), _body(i)) for i in group if not ours(i)),
+            resolved=group[0].get("resolver") is not None,
+            id=str(group[0]["id"]),
+            diff_hunk=str(group[0].get("diff_hunk") or "") or None,
+            answered=ours(group[-1]),
+        )
+        for (path, line), group in groups.items()
+        if not all(ours(i) for i in group)
+    )
 
 
 def _author(item: Mapping[str, Any]) -> str:
@@ -166,10 +201,18 @@ def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
 
 
 def conversation_for(
-    client: ForgejoClient, repo: str, number: int, *, bot_name: str, comment_id: int | None
+    client: ForgejoClient,
+    repo: str,
+    number: int,
+    *,
+    bot_name: str,
+    comment_id: int | None,
+    is_pull: bool,
 ) -> Conversation:
     """The conversation protocol's Forgejo side (mypy checks that it is one)."""
-    return ForgejoConversation(client, repo, number, bot_name=bot_name, comment_id=comment_id)
+    return ForgejoConversation(
+        client, repo, number, bot_name=bot_name, comment_id=comment_id, is_pull=is_pull
+    )
 
 
 def forge_for(client: ForgejoClient, token: TokenProvider) -> Forge:

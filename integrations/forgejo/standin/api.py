@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from integrations.forgejo.standin.handlers import ROUTES, Call
 from integrations.forgejo.standin.oauth import OAUTH_ROUTES, OAuthApps
+from integrations.forgejo.standin.reviews import Review, ReviewComment
 from integrations.forgejo.standin.state import MODES, Comment, Hook, Pull, Reaction, Repo, error
 from integrations.forgejo.standin.state import user_json as render_user
 from tests.support.standin import Reply, RestStandIn, Routed
@@ -61,6 +62,7 @@ class ForgejoAPI(RestStandIn):
         self.pulls: list[Pull] = []
         self.reactions: list[Reaction] = []
         self.hooks: dict[int, Hook] = {}
+        self.reviews: list[Review] = []
         self.answers: list[Answered] = []
         self.oauth = OAuthApps()
         self._ids = iter(range(100_001, 10**9))
@@ -121,6 +123,23 @@ class ForgejoAPI(RestStandIn):
         pull = Pull(number, repo.full_name, head, base, title, "", author, **options)
         self.pulls.append(pull)
         return pull
+
+    def add_review(
+        self, pull: Pull, author: str, comments: list[tuple[str, int, str]], **options: Any
+    ) -> Review:
+        """A submitted review of `pull` with its comments: (path, line, body) each, a
+        negative line on the old side."""
+        user_id = self.add_user(author)
+        made = [ReviewComment(self.new_id(), p, n, b, user_id) for p, n, b in comments]
+        review = Review(self.new_id(), pull.repo, pull.number, user_id, comments=made, **options)
+        self.reviews.append(review)
+        return review
+
+    def add_reply(self, review: Review, author: str, path: str, line: int, body: str) -> None:
+        """A reply in a thread: Forgejo keeps it as a comment of the review on that line."""
+        review.comments.append(
+            ReviewComment(self.new_id(), path, line, body, self.add_user(author))
+        )
 
     def new_id(self) -> int:
         return next(self._ids)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from integrations.forgejo.standin.reviews import REVIEW_ROUTES
 from integrations.forgejo.standin.state import (
     HOOK_TYPES,
     MODES,
@@ -271,6 +272,7 @@ ROUTES: Final[dict[str, Handler]] = {
     "POST /repos/{owner}/{repo}/pulls": create_pull,
     "GET /repos/{owner}/{repo}/pulls/{index}": get_pull,
     "PATCH /repos/{owner}/{repo}/pulls/{index}": edit_pull,
+    **REVIEW_ROUTES,
     "GET /repos/{owner}/{repo}/hooks": list_repo_hooks,
     "POST /repos/{owner}/{repo}/hooks": create_repo_hook,
     "GET /orgs/{org}/hooks": list_org_hooks,

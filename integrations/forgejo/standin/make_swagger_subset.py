@@ -27,6 +27,8 @@ ROOTS = (
     "Issue",
     "PayloadCommit",
     "PullRequest",
+    "PullReview",
+    "PullReviewComment",
     "Reaction",
     "RepoCollaboratorPermission",
     "Repository",

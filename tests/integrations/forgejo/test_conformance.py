@@ -111,6 +111,10 @@ def test_every_request_and_answer_of_every_client_method_conforms(
     client.get_pull(REPO, pull.number)
     client.edit_pull_body(REPO, pull.number, "Fixes #7, verified")
     client.open_pulls(REPO, "main")
+    made = forgejo_api.pulls[0]
+    forgejo_api.add_review(made, "alice", [("widget.py", 3, "Rename this"), ("widget.py", -2, "?")])
+    forgejo_api.add_review(made, "bob", [], body="Looks fine")
+    assert len(client.review_comments(REPO, pull.number)) == 2
     client.create_repo_hook(REPO, "https://resolver.example/webhooks/forgejo", "s3")
     client.create_org_hook("forgejo", "https://resolver.example/webhooks/forgejo", "s3")
     forgejo_api.add_token("alice-token", "alice")

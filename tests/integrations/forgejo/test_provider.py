@@ -34,7 +34,7 @@ def conversation(client: ForgejoClient, comment_id: int | None = None) -> Forgej
 def test_a_tagged_status_is_posted_found_and_edited_with_its_tag(
     forgejo_api: ForgejoAPI, client: ForgejoClient, repo: Repo
 ) -> None:
-    talk = conversation_for(client, REPO, 7, bot_name=BOT, comment_id=None)
+    talk = conversation_for(client, REPO, 7, bot_name=BOT, comment_id=None, is_pull=False)
     ref = talk.post("Queued", tag="status-12")
     assert talk.find("status-12", EARLIER) == ref
     assert talk.find("status-13", EARLIER) is None
@@ -120,3 +120,27 @@ def test_a_token_is_never_sent_over_anything_but_http() -> None:
     with pytest.raises(PermanentCallbackError) as refused:
         git_auth_env("ssh://git@forgejo.example/forgejo/widgets.git", BOT_TOKEN)
     assert BOT_TOKEN not in str(refused.value)
+
+
+def test_a_pull_requests_history_has_its_review_threads_by_file_and_line(
+    forgejo_api: ForgejoAPI, client: ForgejoClient, repo: Repo
+) -> None:
+    pull = forgejo_api.add_pull(repo, "resolver/7-go", author=BOT)
+    review = forgejo_api.add_review(
+        pull, "alice", [("widget.py", 3, "Rename `w`"), ("widget.py", -2, "Why was this removed?")]
+    )
+    forgejo_api.add_reply(review, BOT, "widget.py", 3, "Renamed.")
+    later = forgejo_api.add_review(pull, "alice", [("docs.md", 1, "Typo")])
+    later.comments[0].resolver_id = forgejo_api.add_user("alice")
+    talk = ForgejoConversation(client, REPO, pull.number, bot_name=BOT, is_pull=True)
+
+    threads = {(t.path, t.line): t for t in talk.history().review_threads}
+
+    assert set(threads) == {("widget.py", 3), ("widget.py", 2), ("docs.md", 1)}
+    renamed = threads[("widget.py", 3)]
+    assert [c.body for c in renamed.comments] == ["Rename `w`"]
+    assert renamed.answered and not renamed.resolved
+    assert not threads[("widget.py", 2)].answered
+    assert threads[("docs.md", 1)].resolved
+    issue_only = ForgejoConversation(client, REPO, pull.number, bot_name=BOT)
+    assert issue_only.history().review_threads == ()
