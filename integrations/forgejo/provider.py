@@ -61,7 +61,7 @@ class ForgejoConversation:
     def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
         """The tag is a hidden HTML comment in the text; the reference keeps it for edits."""
         comment_id = self._client.post_comment(self._repo, self._number, with_hidden_tag(text, tag))
-        return {"kind": ISSUE_COMMENT, "id": comment_id, "tag": tag}
+        return _ref(comment_id, tag)
 
     def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
         """The newest comment with `tag` since `since`: the bot's, or (a job acting with a
@@ -72,9 +72,7 @@ class ForgejoConversation:
         if found is None and tagged:
             poster = self._client.authenticated_login().lower()
             found = next((item for item in tagged if _login(item) == poster), None)
-        return (
-            None if found is None else {"kind": ISSUE_COMMENT, "id": int(found["id"]), "tag": tag}
-        )
+        return None if found is None else _ref(int(found["id"]), tag)
 
     def edit(self, ref: Mapping[str, Any], text: str) -> None:
         comment_id = ref.get("id")
@@ -131,6 +129,10 @@ def _threads(
         for (path, line), group in groups.items()
         if not all(ours(i) for i in group)
     )
+
+
+def _ref(comment_id: int, tag: str | None) -> dict[str, Any]:
+    return {"kind": ISSUE_COMMENT, "id": comment_id, "tag": tag}
 
 
 def _author(item: Mapping[str, Any]) -> str:
