@@ -30,14 +30,14 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo
+from integrations.standin.server import Reply as Answer
+from integrations.standin.server import Routed
 from tests.e2e.github_flow import github_settings, issue_comment
 from tests.e2e.stack import REPO_FILES, SUMMARY, by_step
 from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.github_api import GitHubAPI
 from tests.support.llm_server import Reply, ScriptedLLMServer, finish, tool
-from tests.support.standin import Reply as Answer
-from tests.support.standin import Routed
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS = "redis://127.0.0.1:6379/13"

@@ -27,7 +27,7 @@ import redis
 from demo.forge import INSTALLATION_ID, REPO, StandinGitHub, start_github
 from demo.llm_standin import StandinLLM
 from demo.repo import git
-from tests.support.github_api import BOT_LOGIN
+from integrations.github.standin.api import BOT_LOGIN
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"

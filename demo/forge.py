@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from demo.repo import CALC, TEST
-from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.github_api import GitHubAPI
+from integrations.github.standin.api import GitHubAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo
 
 APP_ID = "1001"
 INSTALLATION_ID = 1

@@ -7,7 +7,8 @@ Only this module imports a provider package; the rest of Resolver asks it by nam
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from integrations.github import PROVIDER as GITHUB
 from integrations.gitlab import PROVIDER as GITLAB
@@ -17,7 +18,7 @@ from integrations.slack import PROVIDER as SLACK
 from resolver.contract.errors import PermanentCallbackError, RouteError
 from resolver.contract.outbound import Conversation, Forge, TriggerContext
 from resolver.contract.provider import Provider
-from resolver.core.settings import Settings
+from resolver.core.settings import ProviderSettings, Settings, compose
 
 INSTALLED: Final[tuple[Provider, ...]] = (GITHUB, GITLAB, SLACK, JIRA, LINEAR)
 
@@ -25,6 +26,18 @@ INSTALLED: Final[tuple[Provider, ...]] = (GITHUB, GITLAB, SLACK, JIRA, LINEAR)
 def installed() -> tuple[Provider, ...]:
     """Every installed provider, in the order routes and checks list them."""
     return INSTALLED
+
+
+def settings_classes() -> tuple[type[ProviderSettings], ...]:
+    """Each installed provider's settings class: what a composition root composes into the
+    service's settings (`get_settings.compose(registry.settings_classes)`)."""
+    return tuple(item.settings for item in installed())
+
+
+def settings(values: Mapping[str, Any] | None = None, *, env_file: bool = True) -> Settings:
+    """The service's settings with every installed provider's section, `values` (by flat
+    name, `github_api_url`) over the environment: for callers that build settings themselves."""
+    return compose(settings_classes(), values, env_file=env_file)
 
 
 def names() -> tuple[str, ...]:

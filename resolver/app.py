@@ -79,6 +79,7 @@ async def readyz(_request: Request) -> Response:
 
 
 def create_app(**kwargs: Any) -> Starlette:
+    get_settings.compose(registry.settings_classes)
     configured.install()
     settings = get_settings()
     routes: list[BaseRoute] = [

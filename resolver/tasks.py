@@ -46,6 +46,7 @@ from sandbox import reap
 
 logger = logging.getLogger(__name__)
 
+get_settings.compose(registry.settings_classes)  # each installed provider's settings
 configured.install()  # app credentials and webhook secrets stored by /setup
 
 COMMANDS: Final[dict[Command, Callable[[Snapshot], RunResult]]] = {

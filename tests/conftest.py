@@ -17,6 +17,15 @@ from cryptography.fernet import Fernet
 pytest_plugins = ["tests.support.groups"]  # the marks scripts/test groups by
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The settings carry each installed provider's section, as the composition roots
+    (`app`, `tasks`, the CLI) compose them; a test that installs a provider is composed too."""
+    from integrations import registry
+    from resolver.core.settings import get_settings
+
+    get_settings.compose(registry.settings_classes)
+
+
 def redis_db_url(db: int) -> str:
     """A Redis database of the test suite. RESOLVER_TEST_REDIS_SHIFT moves every one of them,
     and RESOLVER_TEST_REDIS_PORT names another server, so two runs on one machine (a

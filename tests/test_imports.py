@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,7 @@ importlib.import_module(sys.argv[1])
 print(json.dumps({name: first.get(name, "?") for name in sys.argv[2:] if name in sys.modules}))
 """
 
+ROOT = Path(__file__).resolve().parents[1]
 NOT_IN_WEB = ("litellm", "docker", "sandbox", "resolver.agent.controller", "resolver.agent")
 
 
@@ -54,3 +56,26 @@ def loaded(root: str, names: tuple[str, ...]) -> dict[str, str]:
 @pytest.mark.parametrize("root", ["resolver.app", "resolver.cli"])
 def test_the_web_process_loads_no_agent_model_client_or_sandbox(root: str) -> None:
     assert loaded(root, NOT_IN_WEB) == {}
+
+
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli"])
+def test_the_web_process_loads_no_providers_reply_side(root: str) -> None:
+    from integrations import registry
+
+    reply_sides = tuple(f"integrations.{name}.provider" for name in registry.names())
+    assert len(reply_sides) > 1
+    assert loaded(root, reply_sides) == {}
+
+
+# The stand-in servers for tests sit beside their provider; no process of the service loads one.
+STANDINS = tuple(
+    ".".join(package.relative_to(ROOT).parts)
+    for package in sorted(ROOT.glob("integrations/**/standin"))
+    if (package / "__init__.py").is_file()
+)
+
+
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli", "resolver.tasks"])
+def test_no_process_of_the_service_loads_a_stand_in(root: str) -> None:
+    assert len(STANDINS) > 1
+    assert loaded(root, STANDINS) == {}

@@ -16,7 +16,7 @@ sign-in makes it:
 - admin: an account RESOLVER_ADMINS names by id, who sees every job; their pages ask the forge
   only whether their token still holds, once RESOLVER_ACCESS_CACHE_SECONDS have passed;
 - reader (skipped with `--no-reader`): nobody special, who sees the jobs of the repositories
-  their GitHub token can read; a local GitHub (tests/support/github_api.py) answers the app's
+  their GitHub token can read; a local GitHub (integrations/github/standin/api.py) answers the app's
   access checks, which it keeps RESOLVER_ACCESS_CACHE_SECONDS (60 s), so a longer run pays
   for them again.
 Prints p50/p95/p99 of the time to first byte, p50 to the last byte, the body size and each

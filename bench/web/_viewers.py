@@ -10,13 +10,13 @@ from dataclasses import dataclass
 
 from itsdangerous import TimestampSigner
 
+from integrations.github.standin.api import GitHubAPI
 from resolver.core.settings import Settings
 from resolver.store import web_sessions
 from resolver.store.db import session_scope
 from resolver.store.models import utcnow
 from resolver.store.vault import Vault
 from resolver.web.session import COOKIE, session_secret
-from tests.support.github_api import GitHubAPI
 
 
 @dataclass(frozen=True)

@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
-from integrations.github.app_setup import APP_FROM_MANIFEST
 from integrations.github.events import parse_event
 from integrations.github.routes import IGNORED, ROUTES
+from integrations.github.settings import GitHubSettings
 from integrations.github.signin import SIGN_IN
 from integrations.github.verify import verify_signature
-from resolver.contract.checks import Check, PreflightScope
-from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo, TriggerContext
-from resolver.contract.provider import Provider
+from resolver.contract.outbound import PullInfo, TriggerContext
+from resolver.contract.provider import ImportedOnCall, Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
+
+if TYPE_CHECKING:  # mypy checks the functions named below against these modules
+    from integrations.github import checks, preflight, provider
+else:  # imported on first call: the web process never loads the clients
+    checks = ImportedOnCall("integrations.github.checks")
+    preflight = ImportedOnCall("integrations.github.preflight")
+    provider = ImportedOnCall("integrations.github.provider")
 
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.github_webhook_secret) is not None
+    return secret_value(GitHubSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.github_webhook_secret)
+    secret = secret_value(GitHubSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no GitHub webhook secret configured")
     verify_signature(headers, body, secret)
@@ -39,30 +44,6 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
-    from integrations.github.provider import conversation
-
-    return conversation(context, requester_id)
-
-
-def _forge(context: TriggerContext, requester_id: int | None) -> Forge:
-    from integrations.github.provider import forge
-
-    return forge(context, requester_id)
-
-
-def _co_author(user: ForgeUser) -> tuple[str, str]:
-    from integrations.github.provider import co_author
-
-    return co_author(user)
-
-
-def _ci_report(context: TriggerContext, requester_id: int | None, check: FailedCheck) -> CIReport:
-    from integrations.github.checks import ci_report
-
-    return ci_report(context, requester_id, check)
-
-
 def _open_pulls(
     context: TriggerContext, requester_id: int | None, repo: str, base: str
 ) -> tuple[PullInfo, ...]:
@@ -71,35 +52,27 @@ def _open_pulls(
     return client_for_job(context, requester_id).open_pulls(repo, base)
 
 
-def _resolve_thread(
-    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
-) -> None:
-    from integrations.github.provider import resolve_thread
+def _setup() -> ProviderSetup:
+    from integrations.github.setup import SETUP
 
-    resolve_thread(context, requester_id, where)
+    return SETUP
 
 
-def _preflight(scope: PreflightScope) -> list[Check]:
-    from integrations.github.preflight import checks
-
-    return checks(scope)
-
-
-# The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="github",
     display_name="GitHub",
     integration=INTEGRATION,
-    conversation=_conversation,
-    forge=_forge,
+    conversation=provider.conversation,
+    forge=provider.forge,
+    settings=GitHubSettings,
     secrets=("github_webhook_secret",),
     kind="issue",
     pull_word="pull request",
-    co_author=_co_author,
+    co_author=provider.co_author,
     sign_in=SIGN_IN,
-    app_from_manifest=APP_FROM_MANIFEST,
-    preflight=_preflight,
-    ci_report=_ci_report,
+    setup=_setup,
+    preflight=preflight.checks,
+    ci_report=checks.ci_report,
     open_pulls=_open_pulls,
-    resolve_thread=_resolve_thread,
+    resolve_thread=provider.resolve_thread,
 )

@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 import httpx
 
 from integrations.github.app_manifest import EVENTS, PERMISSIONS
+from integrations.github.settings import GitHubSettings
 from resolver.contract.setup import AppFromManifest, CreatedApp, ManifestUrls, SetupError
 from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
@@ -78,7 +79,7 @@ def build_manifest(name: str, urls: ManifestUrls) -> dict[str, Any]:
 
 
 def new_app_url(settings: Settings, organisation: str | None, state: str) -> str:
-    web = settings.github_web_url.rstrip("/")
+    web = GitHubSettings.of(settings).web_url.rstrip("/")
     where = f"/organizations/{quote(organisation)}" if organisation else ""
     return f"{web}{where}/settings/apps/new?{urlencode({'state': state})}"
 
@@ -134,7 +135,7 @@ def _call(
     headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
     if bearer is not None:
         headers["Authorization"] = f"Bearer {bearer}"
-    url = settings.github_api_url.rstrip("/") + path
+    url = GitHubSettings.of(settings).api_url.rstrip("/") + path
     try:
         return httpx.request(method, url, json=body, headers=headers, timeout=TIMEOUT)
     except httpx.HTTPError as error:

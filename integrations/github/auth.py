@@ -23,6 +23,7 @@ import jwt
 
 from integrations.github import signin
 from integrations.github.client import GitHubClient, github_session, translate_errors
+from integrations.github.settings import GitHubSettings
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, sign_in_again
 from resolver.core.logs import log, redact, register_secret
@@ -65,17 +66,17 @@ def build_app_jwt(app_id: str, private_key: str, now: float) -> str:
 
 
 def app_configured(settings: Settings) -> bool:
-    has_key = settings.github_app_private_key is not None or (
-        settings.github_app_private_key_path is not None
-    )
-    return bool(settings.github_app_id) and has_key
+    github = GitHubSettings.of(settings)
+    has_key = github.app_private_key is not None or github.app_private_key_path is not None
+    return bool(github.app_id) and has_key
 
 
 def _private_key(settings: Settings) -> str:
     """The App's key: the PEM itself (from the vault, `/setup`), else the file it names."""
-    if settings.github_app_private_key is not None:
-        return settings.github_app_private_key.get_secret_value()
-    path = settings.github_app_private_key_path
+    github = GitHubSettings.of(settings)
+    if github.app_private_key is not None:
+        return github.app_private_key.get_secret_value()
+    path = github.app_private_key_path
     if path is None:
         raise GitHubAuthError("the GitHub App has no private key")
     try:
@@ -93,9 +94,10 @@ def app_jwt(settings: Settings) -> str:
             "the GitHub App is not configured: create it at /setup (or `resolver setup github`), "
             "or set RESOLVER_GITHUB_APP_ID and RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH"
         )
-    assert settings.github_app_id is not None
+    app_id = GitHubSettings.of(settings).app_id
+    assert app_id is not None
     private_key = _private_key(settings)
-    token = build_app_jwt(settings.github_app_id, private_key, time.time())
+    token = build_app_jwt(app_id, private_key, time.time())
     register_secret(token)
     return token
 
@@ -128,9 +130,10 @@ class InstallationTokens:
         """A token of the installation; with `repository` (`owner/name`), one minted for that
         repository alone, with `permissions`."""
         scope = ",".join(f"{k}:{v}" for k, v in sorted(permissions.items()))
+        github = GitHubSettings.of(settings)
         key = (
-            settings.github_api_url,
-            str(settings.github_app_id),
+            github.api_url,
+            str(github.app_id),
             installation_id,
             repository if permissions is JOB_PERMISSIONS else f"{repository}|{scope}",
         )

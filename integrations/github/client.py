@@ -1,8 +1,9 @@
 """GitHub's REST API through githubkit: the calls Resolver makes back to GitHub.
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
-(tell the user), mapped once in `translate_errors`. githubkit's own retries and HTTP cache are
-off: the callback tasks retry, with one attempt row per try.
+(tell the user): `translate_errors` reads githubkit's errors and contract's `HttpErrors` decides.
+githubkit's own retries and HTTP cache are off: the callback tasks retry, with one attempt row
+per try.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ from githubkit.response import Response
 from githubkit.typing import Missing
 from githubkit.utils import UNSET
 
+from integrations.github.settings import GitHubSettings
 from resolver.contract.errors import (
     CallbackError,
+    HttpErrors,
     PermanentCallbackError,
-    TransientCallbackError,
-    is_transient_status,
     parse_retry_after,
 )
 from resolver.contract.outbound import PullInfo
@@ -53,16 +54,17 @@ PAGE_SIZE: Final = 100  # GitHub's largest page
 # https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api
 SECONDARY_LIMIT_WAIT: Final = 60.0
 MESSAGE_LIMIT: Final = 300
+ERRORS: Final = HttpErrors("GitHub")
 
 
 def github_session(
     settings: Settings, token: str | None = None, timeout: float = TIMEOUT_SECONDS
 ) -> GitHub[Any]:
-    """githubkit pointed at `settings.github_api_url` (GitHub Enterprise, a test server)."""
+    """githubkit pointed at `GitHubSettings.api_url` (GitHub Enterprise, a test server)."""
     auth = TokenAuthStrategy(token) if token is not None else UnauthAuthStrategy()
     return GitHub(
         auth,
-        base_url=settings.github_api_url,
+        base_url=GitHubSettings.of(settings).api_url,
         user_agent=f"Resolver ({settings.bot_name})",
         timeout=timeout,
         auto_retry=False,
@@ -92,32 +94,26 @@ def translate_errors(action: str) -> Iterator[None]:
     try:
         yield
     except RateLimitExceeded as error:
-        status = error.response.status_code
-        wait = error.retry_after.total_seconds()
-        message = f"GitHub rate-limited {action} ({status}); retry in {wait:.0f}s"
-        raise TransientCallbackError(message, retry_after=wait, status=status) from None
+        status, wait = error.response.status_code, error.retry_after.total_seconds()
+        raise ERRORS.rate_limited(action, status, wait) from None
     except RequestFailed as error:
         raise _from_response(action, error.response.raw_response) from None
     except RequestTimeout:
-        raise TransientCallbackError(f"GitHub did not answer {action} in time") from None
+        raise ERRORS.timed_out(action) from None
     except RequestError as error:
         if not isinstance(error.exc, httpx.TransportError):
             raise
-        message = f"GitHub could not be reached for {action}: {type(error.exc).__name__}"
-        raise TransientCallbackError(message) from None
+        raise ERRORS.unreachable(action, error.exc) from None
 
 
 def _from_response(action: str, response: httpx.Response) -> CallbackError:
     status = response.status_code
     detail = _error_detail(response)
-    message = f"GitHub answered {status} to {action}: {detail}"
     secondary = status == 403 and "secondary rate limit" in detail.lower()
-    if not (is_transient_status(status) or secondary):
-        return PermanentCallbackError(message, status=status)
     wait = parse_retry_after(response.headers.get("retry-after"))
     if wait is None and secondary:
         wait = SECONDARY_LIMIT_WAIT
-    return TransientCallbackError(message, retry_after=wait, status=status)
+    return ERRORS.answered(action, status, detail, retry_after=wait, transient=secondary)
 
 
 def _error_detail(response: httpx.Response) -> str:
@@ -169,6 +165,11 @@ class GitHubClient:
         self._token = token
         self._refused = refused
 
+    @property
+    def bot_name(self) -> str:
+        """The @handle the bot answers to (its comments are written by `<name>[bot]`)."""
+        return self._settings.bot_name
+
     @contextmanager
     def _translated(self, action: str) -> Iterator[None]:
         try:
@@ -181,7 +182,7 @@ class GitHubClient:
             raise instead from None
 
     def __repr__(self) -> str:
-        return f"GitHubClient({self._settings.github_api_url!r})"
+        return f"GitHubClient({GitHubSettings.of(self._settings).api_url!r})"
 
     def _api(self) -> GitHub[Any]:
         # Keep the returned object in a variable while using `.rest`: githubkit's namespaces
@@ -409,7 +410,8 @@ def _log_location(settings: Settings, token: str, repo: str, job_id: int) -> str
     """Where GitHub keeps an Actions job's log: the `Location` its logs endpoint redirects to.
     https://docs.github.com/rest/actions/workflow-jobs#download-job-logs-for-a-workflow-run"""
     action = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"
-    url = f"{settings.github_api_url.rstrip('/')}/repos/{repo}/actions/jobs/{job_id}/logs"
+    api = GitHubSettings.of(settings).api_url.rstrip("/")
+    url = f"{api}/repos/{repo}/actions/jobs/{job_id}/logs"
     headers = {
         "Authorization": f"Bearer {token}",
         "Accept": "application/vnd.github+json",
@@ -419,8 +421,7 @@ def _log_location(settings: Settings, token: str, repo: str, job_id: int) -> str
         with httpx.Client(verify=_tls_context(), timeout=TIMEOUT_SECONDS) as http:
             response = http.get(url, headers=headers, follow_redirects=False)
     except httpx.TransportError as error:
-        message = f"GitHub could not be reached for {action}: {type(error).__name__}"
-        raise TransientCallbackError(message) from None
+        raise ERRORS.unreachable(action, error) from None
     location = response.headers.get("location")
     if not response.is_redirect or not location:
         raise _from_response(action, response)

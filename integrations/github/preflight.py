@@ -18,6 +18,7 @@ from githubkit import GitHub
 from integrations.github.app_manifest import EVENTS, PERMISSIONS
 from integrations.github.auth import GitHubAuthError, app_configured, app_jwt
 from integrations.github.client import github_session, translate_errors
+from integrations.github.settings import GitHubSettings
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.errors import CallbackError
 
@@ -55,7 +56,7 @@ def checks(scope: PreflightScope) -> list[Check]:
         return [Check(APP, "fail", str(error))]
     except CallbackError as error:
         return [_app_failure(error)]
-    page = settings_page(scope.settings.github_web_url, app)
+    page = settings_page(GitHubSettings.of(scope.settings).web_url, app)
     found = [Check(APP, "ok", f"{app.get('slug')} (id {app.get('id')}), the JWT works")]
     found += [permissions_check(app, page), events_check(app, page)]
     return [*found, *_webhook_checks(api, page)]

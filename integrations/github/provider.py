@@ -24,7 +24,6 @@ from resolver.contract.outbound import (
     with_hidden_tag,
 )
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +79,7 @@ class GitHubConversation:
             for item in reversed(items)
             if _int(item.get("id")) is not None and has_hidden_tag(str(item.get("body") or ""), tag)
         ]
-        found = next((item for item in tagged if _by_bot(item)), None)
+        found = next((item for item in tagged if _by_bot(item, self._client.bot_name)), None)
         if found is None and tagged:
             poster = (self._client.authenticated_login() or "").lower()
             found = next(
@@ -132,12 +131,13 @@ class GitHubConversation:
         """Which comments are the bot's own: its account's, or tagged ones by the user whose
         token the job posts with (asked of GitHub only when a tagged comment not by the bot
         exists). A tag on anyone else's comment is a forgery and does not count."""
-        tagged = [item for item in items if _tagged(item) and not _by_bot(item)]
+        bot = self._client.bot_name
+        tagged = [item for item in items if _tagged(item) and not _by_bot(item, bot)]
         poster = (self._client.authenticated_login() or "").lower() if tagged else ""
 
         def ours(item: Mapping[str, Any]) -> bool:
             by_poster = bool(poster) and _login(item).lower() == poster
-            return _by_bot(item) or (_tagged(item) and by_poster)
+            return _by_bot(item, self._client.bot_name) or (_tagged(item) and by_poster)
 
         return ours
 
@@ -151,9 +151,9 @@ def _login(item: Mapping[str, Any]) -> str:
     return str(user.get("login") or "someone")
 
 
-def _by_bot(item: Mapping[str, Any]) -> bool:
+def _by_bot(item: Mapping[str, Any], bot_name: str) -> bool:
     """Written by the bot: the App's `<name>[bot]` account, or a user account of that name."""
-    return _login(item).lower().removesuffix("[bot]") == get_settings().bot_name.lower()
+    return _login(item).lower().removesuffix("[bot]") == bot_name.lower()
 
 
 def _tagged(item: Mapping[str, Any]) -> bool:

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import httpx
 
+from integrations.github.settings import GitHubSettings
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
@@ -29,13 +30,14 @@ TIMEOUT = 10.0
 
 
 def client(settings: Settings) -> OAuthClient | None:
-    secret = secret_value(settings.github_client_secret)
-    if not settings.github_client_id or secret is None:
+    github = GitHubSettings.of(settings)
+    secret = secret_value(github.client_secret)
+    if not github.client_id or secret is None:
         return None
-    web = settings.github_web_url.rstrip("/")
+    web = github.web_url.rstrip("/")
     # A GitHub App's user token has the App's permissions cut to the user's; it takes no scope.
     return OAuthClient(
-        client_id=settings.github_client_id,
+        client_id=github.client_id,
         client_secret=secret,
         authorize_url=f"{web}/login/oauth/authorize",
         access_token_url=f"{web}/login/oauth/access_token",
@@ -49,7 +51,7 @@ def _get(settings: Settings, token: str, path: str) -> httpx.Response:
         "Accept": "application/vnd.github+json",
         "X-GitHub-Api-Version": "2022-11-28",
     }
-    url = settings.github_api_url.rstrip("/") + path
+    url = GitHubSettings.of(settings).api_url.rstrip("/") + path
     try:
         response = httpx.get(url, headers=headers, timeout=TIMEOUT)
     except httpx.HTTPError as error:
@@ -124,4 +126,10 @@ def _json(response: httpx.Response) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-SIGN_IN = SignIn(client=client, person=person, access=access, refresh=refresh)
+SIGN_IN = SignIn(
+    client=client,
+    person=person,
+    access=access,
+    refresh=refresh,
+    client_settings=("github_client_id", "github_client_secret"),
+)

@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from integrations.gitlab.events import parse_event
 from integrations.gitlab.routes import IGNORED, ROUTES
+from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.signin import SIGN_IN
 from integrations.gitlab.verify import verify_delivery
-from resolver.contract.checks import Check, PreflightScope
-from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Headers, Integration, secret_value
-from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo, TriggerContext
-from resolver.contract.provider import Provider
+from resolver.contract.provider import ImportedOnCall, Provider
 from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
+if TYPE_CHECKING:  # mypy checks the functions named below against these modules
+    from integrations.gitlab import preflight, provider
+else:  # imported on first call: the web process never loads the clients
+    preflight = ImportedOnCall("integrations.gitlab.preflight")
+    provider = ImportedOnCall("integrations.gitlab.provider")
+
 
 def _enabled(settings: Settings) -> bool:
-    token = secret_value(settings.gitlab_webhook_token)
-    return token is not None or secret_value(settings.gitlab_signing_token) is not None
+    token = secret_value(GitLabSettings.of(settings).webhook_token)
+    return token is not None or secret_value(GitLabSettings.of(settings).signing_token) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    token = secret_value(settings.gitlab_webhook_token)
-    signing = secret_value(settings.gitlab_signing_token)
+    token = secret_value(GitLabSettings.of(settings).webhook_token)
+    signing = secret_value(GitLabSettings.of(settings).signing_token)
     verify_delivery(headers, body, token, signing, now)
 
 
@@ -39,73 +42,27 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
-    from integrations.gitlab.provider import conversation_for
-
-    return conversation_for(context, requester_id)
-
-
-def _forge(context: TriggerContext, requester_id: int | None) -> Forge:
-    from integrations.gitlab.provider import forge_for
-
-    return forge_for(context, requester_id)
-
-
-def _co_author(user: ForgeUser) -> tuple[str, str]:
-    from integrations.gitlab.provider import co_author
-
-    return co_author(user)
-
-
 def _setup() -> ProviderSetup:
-    from integrations.gitlab.hooks import SETUP
+    from integrations.gitlab.setup import SETUP
 
     return SETUP
-
-
-def _preflight(scope: PreflightScope) -> list[Check]:
-    from integrations.gitlab.preflight import checks
-
-    return checks(scope)
-
-
-# The reply side is imported on first use: the web process never loads the clients.
-def _ci_report(context: TriggerContext, requester_id: int | None, check: FailedCheck) -> CIReport:
-    from integrations.gitlab.provider import ci_report
-
-    return ci_report(context, requester_id, check)
-
-
-def _resolve_thread(
-    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
-) -> None:
-    from integrations.gitlab.provider import resolve_thread
-
-    resolve_thread(context, requester_id, where)
-
-
-def _open_pulls(
-    context: TriggerContext, requester_id: int | None, repo: str, base: str
-) -> tuple[PullInfo, ...]:
-    from integrations.gitlab.provider import open_pulls
-
-    return open_pulls(context, requester_id, repo, base)
 
 
 PROVIDER = Provider(
     name="gitlab",
     display_name="GitLab",
     integration=INTEGRATION,
-    conversation=_conversation,
-    forge=_forge,
+    conversation=provider.conversation_for,
+    forge=provider.forge_for,
+    settings=GitLabSettings,
     secrets=("gitlab_webhook_token", "gitlab_signing_token"),
     kind="issue",
     pull_word="merge request",
-    co_author=_co_author,
+    co_author=provider.co_author,
     sign_in=SIGN_IN,
     setup=_setup,
-    preflight=_preflight,
-    ci_report=_ci_report,
-    resolve_thread=_resolve_thread,
-    open_pulls=_open_pulls,
+    preflight=preflight.checks,
+    ci_report=provider.ci_report,
+    resolve_thread=provider.resolve_thread,
+    open_pulls=provider.open_pulls,
 )

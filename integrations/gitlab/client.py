@@ -1,8 +1,9 @@
 """GitLab's REST API (v4) through python-gitlab: the calls Resolver makes back to GitLab.
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
-(tell the user), mapped once in `translate_errors`. python-gitlab's own retries are off,
-including its sleep on 429: the callback tasks retry, with one attempt row per try.
+(tell the user): `translate_errors` reads python-gitlab's and requests' errors and contract's
+`HttpErrors` decides. python-gitlab's own retries are off, including its sleep on 429: the
+callback tasks retry, with one attempt row per try.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ import requests
 from gitlab.exceptions import GitlabError
 from gitlab.v4.objects import CurrentUserManager, ProjectIssue, ProjectMergeRequest
 
+from integrations.gitlab.settings import GitLabSettings
 from resolver.contract.errors import (
     CallbackError,
+    HttpErrors,
     PermanentCallbackError,
-    TransientCallbackError,
-    is_transient_status,
     parse_retry_after,
 )
 from resolver.contract.outbound import PullInfo, RepoInfo
@@ -43,6 +44,7 @@ ProjectRef = int | str
 DEVELOPER: Final = 30  # https://docs.gitlab.com/api/members/#roles
 TIMEOUT_SECONDS: Final = 30.0
 MESSAGE_LIMIT: Final = 300
+ERRORS: Final = HttpErrors("GitLab")
 PAGE_LIMIT: Final = 100  # GitLab's largest page
 MAX_LISTED: Final = 5 * PAGE_LIMIT  # open merge requests read into one base (`conflicts: fix`)
 DRAFT_PREFIX: Final = "Draft: "
@@ -78,7 +80,7 @@ class _Connection:
 
     def __init__(self, settings: Settings, token: str) -> None:
         self.api = gitlab.Gitlab(
-            settings.gitlab_url,
+            GitLabSettings.of(settings).url,
             private_token=token,
             timeout=TIMEOUT_SECONDS,
             retry_transient_errors=False,
@@ -101,25 +103,16 @@ def translate_errors(action: str, headers: Callable[[], Mapping[str, str]]) -> I
         yield
     except GitlabError as error:
         if error.response_code is None:  # not JSON, or a redirect of a POST
-            message = f"GitLab's answer to {action} was unusable: {type(error).__name__}"
-            raise PermanentCallbackError(message) from None
-        raise _from_status(action, error.response_code, error.error_message, headers()) from None
+            raise ERRORS.unusable_answer(action, error) from None
+        detail = error_detail(error.error_message)
+        wait = retry_after(headers())
+        raise ERRORS.answered(action, error.response_code, detail, retry_after=wait) from None
     except (
         requests.ConnectionError,
         requests.Timeout,
         requests.exceptions.ChunkedEncodingError,
     ) as error:
-        message = f"GitLab could not be reached for {action}: {type(error).__name__}"
-        raise TransientCallbackError(message) from None
-
-
-def _from_status(
-    action: str, status: int, detail: object, headers: Mapping[str, str]
-) -> CallbackError:
-    message = f"GitLab answered {status} to {action}: {error_detail(detail)}"
-    if not is_transient_status(status):
-        return PermanentCallbackError(message, status=status)
-    return TransientCallbackError(message, retry_after=retry_after(headers), status=status)
+        raise ERRORS.unreachable(action, error) from None
 
 
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -209,7 +202,7 @@ class GitLabClient:
         self._refused = refused
 
     def __repr__(self) -> str:
-        return f"GitLabClient({self._settings.gitlab_url!r})"
+        return f"GitLabClient({GitLabSettings.of(self._settings).url!r})"
 
     @contextmanager
     def _api(self, action: str) -> Iterator[gitlab.Gitlab]:

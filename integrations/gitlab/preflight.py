@@ -13,8 +13,9 @@ import requests
 from gitlab.exceptions import GitlabError, GitlabHookTestError
 
 from integrations.gitlab.client import error_detail
-from integrations.gitlab.hooks import EVENT_FLAGS, TEST_TRIGGER
 from integrations.gitlab.routes import ROUTES
+from integrations.gitlab.settings import GitLabSettings
+from integrations.gitlab.setup import EVENT_FLAGS, TEST_TRIGGER
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import register_secret
@@ -28,15 +29,16 @@ NETWORK_ERRORS: Final = (requests.ConnectionError, requests.Timeout)
 
 def checks(scope: PreflightScope) -> list[Check]:
     settings = scope.settings
-    enabled = secret_value(settings.gitlab_webhook_token) or secret_value(
-        settings.gitlab_signing_token
+    gitlab_settings = GitLabSettings.of(settings)
+    enabled = secret_value(gitlab_settings.webhook_token) or secret_value(
+        gitlab_settings.signing_token
     )
-    token = stored_token("gitlab", installation=settings.gitlab_url, settings=settings)
+    token = stored_token("gitlab", installation=gitlab_settings.url, settings=settings)
     if token is None:
         return [] if not enabled else [_no_token(settings)]
     register_secret(token)
     api = gitlab.Gitlab(
-        settings.gitlab_url,
+        gitlab_settings.url,
         private_token=token,
         timeout=TIMEOUT_SECONDS,
         retry_transient_errors=False,
@@ -49,7 +51,7 @@ def checks(scope: PreflightScope) -> list[Check]:
 
 
 def _checks(scope: PreflightScope, api: gitlab.Gitlab) -> list[Check]:
-    settings = scope.settings
+    url = GitLabSettings.of(scope.settings).url
     try:
         api.auth()
     except GitlabError as error:
@@ -58,27 +60,24 @@ def _checks(scope: PreflightScope, api: gitlab.Gitlab) -> list[Check]:
         return [Check(TOKEN, "fail", f"GitLab answered {error.response_code} to GET /user: "
                       f"{detail}; {fix}")]  # fmt: skip
     except NETWORK_ERRORS as error:
-        return [
-            Check(
-                TOKEN, "fail", f"{settings.gitlab_url} cannot be reached ({type(error).__name__})"
-            )
-        ]
+        return [Check(TOKEN, "fail", f"{url} cannot be reached ({type(error).__name__})")]
     user = api.user.username if api.user is not None else "?"
-    found = [Check(TOKEN, "ok", f"acts as @{user} on {settings.gitlab_url}")]
+    found = [Check(TOKEN, "ok", f"acts as @{user} on {url}")]
     if not scope.repositories:
         return [*found, Check(HOOK, "off", "no GitLab project known yet: its hook is checked once "
                               "a route or a job names one")]  # fmt: skip
-    url = hook_url(settings.public_url)
+    url = hook_url(scope.settings.public_url)
     return found + [project_check(api, project, url) for project in scope.repositories]
 
 
 def _no_token(settings: Settings) -> Check:
+    url = GitLabSettings.of(settings).url
     return Check(
         TOKEN,
         "fail",
-        f"no GitLab token is stored for {settings.gitlab_url}, so replies cannot be posted: "
+        f"no GitLab token is stored for {url}, so replies cannot be posted: "
         f'store the bot\'s with `printf %s "$TOKEN" | resolver tokens set --provider gitlab '
-        f"--installation {settings.gitlab_url}`",
+        f"--installation {url}`",
     )
 
 

@@ -22,6 +22,7 @@ from integrations.gitlab.client import (
     TokenProvider,
     git_auth_env,
 )
+from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.tokens import JobToken
 from resolver.contract.ci import LOG_READ_BYTES, LOG_TAIL_CHARS, CIReport, FailedCheck, tail
 from resolver.contract.errors import PermanentCallbackError
@@ -245,7 +246,7 @@ def forge_for(context: TriggerContext, requester_id: int | None) -> GitLabForge:
 def co_author(user: ForgeUser) -> tuple[str, str]:
     """The person as GitLab credits a commit to them: the no-reply address of its host."""
     login = user.login or user.external_id
-    host = urlsplit(get_settings().gitlab_url).hostname or "gitlab.com"
+    host = urlsplit(GitLabSettings.of(get_settings()).url).hostname or "gitlab.com"
     return login, f"{user.external_id}-{login}@users.noreply.{host}"
 
 

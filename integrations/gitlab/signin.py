@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import httpx
 
+from integrations.gitlab.settings import GitLabSettings
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
@@ -30,12 +31,13 @@ DEVELOPER = 30  # the lowest access level that may push
 
 
 def client(settings: Settings) -> OAuthClient | None:
-    secret = secret_value(settings.gitlab_client_secret)
-    if not settings.gitlab_client_id or secret is None:
+    config = GitLabSettings.of(settings)
+    secret = secret_value(config.client_secret)
+    if not config.client_id or secret is None:
         return None
-    base = settings.gitlab_url.rstrip("/")
+    base = config.url.rstrip("/")
     return OAuthClient(
-        client_id=settings.gitlab_client_id,
+        client_id=config.client_id,
         client_secret=secret,
         authorize_url=f"{base}/oauth/authorize",
         access_token_url=f"{base}/oauth/token",
@@ -44,7 +46,7 @@ def client(settings: Settings) -> OAuthClient | None:
 
 
 def _get(settings: Settings, token: str, path: str) -> httpx.Response:
-    url = settings.gitlab_url.rstrip("/") + "/api/v4" + path
+    url = GitLabSettings.of(settings).url.rstrip("/") + "/api/v4" + path
     try:
         response = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
     except httpx.HTTPError as error:
@@ -115,4 +117,10 @@ def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     return issued_token(answer)
 
 
-SIGN_IN = SignIn(client=client, person=person, access=access, refresh=refresh)
+SIGN_IN = SignIn(
+    client=client,
+    person=person,
+    access=access,
+    refresh=refresh,
+    client_settings=("gitlab_client_id", "gitlab_client_secret"),
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from integrations.gitlab import signin
+from integrations.gitlab.settings import GitLabSettings
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, sign_in_again
 from resolver.core.logs import log, register_secret
@@ -42,15 +43,16 @@ class JobToken:
 
     def __call__(self) -> str:
         settings = self._settings
-        token = stored_token("gitlab", installation=settings.gitlab_url, settings=settings)
+        instance = GitLabSettings.of(settings).url
+        token = stored_token("gitlab", installation=instance, settings=settings)
         self._user_token = None
         if token is None and self._requester_id is not None:
             token = self._user_token = user_token(self._requester_id, settings)
         if token is None:
             raise PermanentCallbackError(
-                f"no GitLab token for {settings.gitlab_url}: an admin can store the bot's with "
+                f"no GitLab token for {instance}: an admin can store the bot's with "
                 f'`printf %s "$TOKEN" | resolver tokens set --provider gitlab '
-                f"--installation {settings.gitlab_url}`"
+                f"--installation {instance}`"
             )
         register_secret(token)
         return token

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from integrations.jira.events import parse_event
 from integrations.jira.routes import IGNORED, ROUTES
+from integrations.jira.settings import JiraSettings
 from integrations.jira.signin import PROOF
 from integrations.jira.verify import verify_signature
-from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, TriggerContext
-from resolver.contract.provider import Provider
+from resolver.contract.outbound import TriggerContext
+from resolver.contract.provider import ImportedOnCall, Provider
 from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
+if TYPE_CHECKING:  # mypy checks the functions named below against these modules
+    from integrations.jira import preflight, provider
+else:  # imported on first call: the web process never loads the clients
+    preflight = ImportedOnCall("integrations.jira.preflight")
+    provider = ImportedOnCall("integrations.jira.provider")
+
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.jira_webhook_secret) is not None
+    return secret_value(JiraSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.jira_webhook_secret)
+    secret = secret_value(JiraSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no Jira webhook secret configured")
     verify_signature(headers, body, secret)
@@ -35,12 +43,6 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
-    from integrations.jira.provider import conversation_for
-
-    return conversation_for(context, requester_id)
-
-
 def _route_scope(trigger: TriggerContext) -> str | None:
     """A default repository is set per project (its key)."""
     key = trigger.get("project_key")
@@ -48,27 +50,21 @@ def _route_scope(trigger: TriggerContext) -> str | None:
 
 
 def _setup() -> ProviderSetup:
-    from integrations.jira.hooks import SETUP
+    from integrations.jira.setup import SETUP
 
     return SETUP
 
 
-def _preflight(scope: PreflightScope) -> list[Check]:
-    from integrations.jira.preflight import checks
-
-    return checks(scope)
-
-
-# The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="jira",
     display_name="Jira",
     integration=INTEGRATION,
-    conversation=_conversation,
+    conversation=provider.conversation_for,
+    settings=JiraSettings,
     secrets=("jira_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,
     proof=PROOF,
     setup=_setup,
-    preflight=_preflight,
+    preflight=preflight.checks,
 )

@@ -1,8 +1,9 @@
 """Jira's REST API v2 through the `jira` library: the calls Resolver makes back to a Jira site.
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
-(tell the user), mapped once in `translate_errors`. The library's own retries are off: the
-callback tasks retry, with one attempt row per try. API v2 speaks wiki markup, not ADF.
+(tell the user): `translate_errors` reads the library's errors and contract's `HttpErrors`
+decides. The library's own retries are off: the callback tasks retry, with one attempt row per
+try. API v2 speaks wiki markup, not ADF.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from jira.utils import json_loads
 
 from resolver.contract.errors import (
     CallbackError,
-    PermanentCallbackError,
-    TransientCallbackError,
-    is_transient_status,
+    HttpErrors,
     parse_retry_after,
 )
 from resolver.core.logs import redact, register_secret
 
 TIMEOUT_SECONDS: Final = 30
 MESSAGE_LIMIT: Final = 300
+ERRORS: Final = HttpErrors("Jira", refused=" (the stored Jira token was refused)", url="site URL")
 _BAD_URL: Final = (
     requests.exceptions.InvalidURL,
     requests.exceptions.MissingSchema,
@@ -68,13 +68,11 @@ def translate_errors(action: str) -> Iterator[None]:
     except JIRAError as error:
         raise _from_jira_error(action, error) from None
     except _BAD_URL as error:
-        message = f"the Jira site URL cannot be used for {action}: {type(error).__name__}"
-        raise PermanentCallbackError(message) from None
+        raise ERRORS.unusable_url(action, error) from None
     except requests.Timeout:
-        raise TransientCallbackError(f"Jira did not answer {action} in time") from None
+        raise ERRORS.timed_out(action) from None
     except requests.RequestException as error:
-        message = f"Jira could not be reached for {action}: {type(error).__name__}"
-        raise TransientCallbackError(message) from None
+        raise ERRORS.unreachable(action, error) from None
 
 
 def _from_jira_error(action: str, error: JIRAError) -> CallbackError:
@@ -82,14 +80,9 @@ def _from_jira_error(action: str, error: JIRAError) -> CallbackError:
     status = error.status_code
     response = error.response if isinstance(error.response, requests.Response) else None
     reason = response.reason if response is not None else None
-    detail = redact(str(error.text or reason or "no message"))
-    message = f"Jira answered {status} to {action}: {detail[:MESSAGE_LIMIT]}"
-    if status is None or is_transient_status(status):
-        wait = _retry_after(response.headers) if response is not None else None
-        return TransientCallbackError(message, retry_after=wait, status=status)
-    if status == 401:
-        message += " (the stored Jira token was refused)"
-    return PermanentCallbackError(message, status=status)
+    detail = redact(str(error.text or reason or "no message"))[:MESSAGE_LIMIT]
+    wait = _retry_after(response.headers) if response is not None else None
+    return ERRORS.answered(action, status, detail, retry_after=wait)
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -11,6 +11,7 @@ from typing import Any, Final
 import requests
 
 from integrations.jira.routes import ROUTES
+from integrations.jira.settings import JiraSettings
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import register_secret
@@ -26,9 +27,9 @@ def checks(scope: PreflightScope) -> list[Check]:
     sites = token_installations("jira")
     if sites:
         return [check for site in sites for check in site_checks(settings, site)]
-    if secret_value(settings.jira_webhook_secret) is None:
+    if secret_value(JiraSettings.of(settings).webhook_secret) is None:
         return []
-    site = settings.jira_url or "SITE_URL"
+    site = JiraSettings.of(settings).url or "SITE_URL"
     fix = (
         "no Jira token is stored, so replies cannot be posted: store `email:api_token` with "
         f'`printf %s "$TOKEN" | resolver tokens set --provider jira --installation {site}`'

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from integrations.jira.client import JiraClient, JiraComment
+from integrations.jira.settings import JiraSettings
 from integrations.jira.wiki import to_wiki
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import TAG, Comment, History, TriggerContext
@@ -28,7 +29,7 @@ FIND_LIMIT: Final = 20
 
 def site_for(context: TriggerContext, settings: Settings) -> str:
     """The trigger's site, else the configured one; without a trailing slash."""
-    site = context.get("site") or settings.jira_url
+    site = context.get("site") or JiraSettings.of(settings).url
     if not site:
         raise PermanentCallbackError("no Jira site for this trigger: set RESOLVER_JIRA_URL")
     return str(site).rstrip("/")

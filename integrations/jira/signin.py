@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import httpx
 
+from integrations.jira.settings import JiraSettings
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -21,12 +22,13 @@ TIMEOUT = 10.0
 
 
 def client(settings: Settings) -> OAuthClient | None:
-    secret = secret_value(settings.atlassian_client_secret)
-    if not settings.atlassian_client_id or secret is None:
+    config = JiraSettings.of(settings)
+    secret = secret_value(config.atlassian_client_secret)
+    if not config.atlassian_client_id or secret is None:
         return None
-    auth = settings.atlassian_auth_url.rstrip("/")
+    auth = config.atlassian_auth_url.rstrip("/")
     return OAuthClient(
-        client_id=settings.atlassian_client_id,
+        client_id=config.atlassian_client_id,
         client_secret=secret,
         authorize_url=f"{auth}/authorize",
         access_token_url=f"{auth}/oauth/token",
@@ -39,7 +41,7 @@ def client(settings: Settings) -> OAuthClient | None:
 
 def whoami(settings: Settings, token: str) -> Person:
     """`GET /me`: the Atlassian account the token acts for."""
-    url = settings.atlassian_api_url.rstrip("/") + "/me"
+    url = JiraSettings.of(settings).atlassian_api_url.rstrip("/") + "/me"
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     try:
         response = httpx.get(url, headers=headers, timeout=TIMEOUT)
@@ -56,4 +58,6 @@ def whoami(settings: Settings, token: str) -> Person:
     return Person("jira", account, str(data.get("nickname") or data.get("name") or account))
 
 
-PROOF = IdentityProof(client=client, whoami=whoami)
+PROOF = IdentityProof(
+    client=client, whoami=whoami, client_settings=("atlassian_client_id", "atlassian_client_secret")
+)

@@ -3,25 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from integrations.linear.events import parse_event
 from integrations.linear.routes import IGNORED, ROUTES
+from integrations.linear.settings import LinearSettings
 from integrations.linear.signin import PROOF
 from integrations.linear.verify import verify_signature
-from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, TriggerContext
-from resolver.contract.provider import Provider
+from resolver.contract.outbound import TriggerContext
+from resolver.contract.provider import ImportedOnCall, Provider
 from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
+if TYPE_CHECKING:  # mypy checks the functions named below against these modules
+    from integrations.linear import preflight, provider
+else:  # imported on first call: the web process never loads the clients
+    preflight = ImportedOnCall("integrations.linear.preflight")
+    provider = ImportedOnCall("integrations.linear.provider")
+
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.linear_webhook_secret) is not None
+    return secret_value(LinearSettings.of(settings).webhook_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.linear_webhook_secret)
+    secret = secret_value(LinearSettings.of(settings).webhook_secret)
     if secret is None:
         raise SignatureError("no Linear webhook secret configured")
     verify_signature(headers, body, secret, now)
@@ -37,12 +44,6 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
-    from integrations.linear.provider import conversation_for
-
-    return conversation_for(context, requester_id)
-
-
 def _route_scope(trigger: TriggerContext) -> str | None:
     """A default repository is set per team (its key, else its id)."""
     team = trigger.get("team")
@@ -55,27 +56,21 @@ def _route_scope(trigger: TriggerContext) -> str | None:
 
 
 def _setup() -> ProviderSetup:
-    from integrations.linear.hooks import SETUP
+    from integrations.linear.setup import SETUP
 
     return SETUP
 
 
-def _preflight(scope: PreflightScope) -> list[Check]:
-    from integrations.linear.preflight import checks
-
-    return checks(scope)
-
-
-# The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="linear",
     display_name="Linear",
     integration=INTEGRATION,
-    conversation=_conversation,
+    conversation=provider.conversation_for,
+    settings=LinearSettings,
     secrets=("linear_webhook_secret",),
     kind="ticket",
     route_scope=_route_scope,
     proof=PROOF,
     setup=_setup,
-    preflight=_preflight,
+    preflight=preflight.checks,
 )

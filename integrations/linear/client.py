@@ -1,8 +1,9 @@
 """Linear's GraphQL API over httpx: the calls Resolver makes back to Linear.
 
 User text travels only in GraphQL variables, never in the query. Every failure leaves as a
-`TransientCallbackError` (retry later) or a `PermanentCallbackError` (tell the user), mapped once
-in `_answer`; Linear reports most errors in `errors[].extensions.code`, often with HTTP 200.
+`TransientCallbackError` (retry later) or a `PermanentCallbackError` (tell the user): `_run` and
+`_answer` read what failed and contract's `HttpErrors` decides. Linear reports most errors in
+`errors[].extensions.code`, often with HTTP 200.
 https://linear.app/developers/graphql
 """
 
@@ -18,17 +19,13 @@ from typing import Any, Final
 
 import httpx
 
-from resolver.contract.errors import (
-    PermanentCallbackError,
-    TransientCallbackError,
-    is_transient_status,
-    parse_retry_after,
-)
+from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.core.logs import redact, register_secret
 
 TIMEOUT_SECONDS: Final = 30.0
 MESSAGE_LIMIT: Final = 300
 API_KEY_PREFIX: Final = "lin_api_"  # personal API keys go bare; OAuth tokens as Bearer
+ERRORS: Final = HttpErrors("Linear", refused=" (the stored Linear token was refused)")
 TRANSIENT_CODES: Final = frozenset({"RATELIMITED", "INTERNAL_SERVER_ERROR"})
 _RESET: Final = re.compile(r"^x-ratelimit-(?P<budget>[a-z-]+)-reset$")
 
@@ -182,13 +179,11 @@ class LinearClient:
             with httpx.Client(timeout=seconds, verify=_tls_context()) as http:
                 response = http.post(self.api_url, json=payload, headers=headers)
         except httpx.TimeoutException:
-            raise TransientCallbackError(f"Linear did not answer {name} in time") from None
+            raise ERRORS.timed_out(name) from None
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as error:
-            message = f"the Linear API URL cannot be used for {name}: {type(error).__name__}"
-            raise PermanentCallbackError(message) from None
+            raise ERRORS.unusable_url(name, error) from None
         except httpx.TransportError as error:
-            message = f"Linear could not be reached for {name}: {type(error).__name__}"
-            raise TransientCallbackError(message) from None
+            raise ERRORS.unreachable(name, error) from None
         return _answer(name, response)
 
 
@@ -202,14 +197,14 @@ def _answer(name: str, response: httpx.Response) -> dict[str, Any]:
     data = body.get("data")
     if not errors and status < 400 and isinstance(data, dict):
         return data
-    message = f"Linear answered {status} to {name}: {_detail(response, errors)}"
-    http_status = status if status >= 400 else None
-    if codes & TRANSIENT_CODES or is_transient_status(status):
-        wait = retry_after(response.headers)
-        raise TransientCallbackError(message, retry_after=wait, status=http_status)
-    if "AUTHENTICATION_ERROR" in codes or status == 401:
-        message += " (the stored Linear token was refused)"
-    raise PermanentCallbackError(message, status=http_status)
+    raise ERRORS.answered(
+        name,
+        status,
+        _detail(response, errors),
+        retry_after=retry_after(response.headers),
+        transient=bool(codes & TRANSIENT_CODES),
+        refused="AUTHENTICATION_ERROR" in codes,
+    )
 
 
 def _json(response: httpx.Response) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from integrations.linear.client import LinearClient
 from integrations.linear.routes import ROUTES
+from integrations.linear.settings import LinearSettings
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.errors import CallbackError
 from resolver.contract.inbound import secret_value
@@ -30,7 +31,7 @@ def checks(scope: PreflightScope) -> list[Check]:
     workspaces = token_installations("linear")
     if workspaces:
         return [c for workspace in workspaces for c in workspace_checks(settings, workspace)]
-    if secret_value(settings.linear_webhook_secret) is None:
+    if secret_value(LinearSettings.of(settings).webhook_secret) is None:
         return []
     fix = (
         "no Linear token is stored, so replies cannot be posted: store an API key with "
@@ -49,7 +50,7 @@ def workspace_checks(settings: Settings, workspace: str) -> list[Check]:
         return [Check(f"{TOKEN} {workspace}", "fail", "its token has expired")]
     register_secret(token)
     try:
-        data = LinearClient(settings.linear_api_url, token).query(
+        data = LinearClient(LinearSettings.of(settings).api_url, token).query(
             "Preflight", PREFLIGHT, TIMEOUT_SECONDS
         )
     except CallbackError as error:

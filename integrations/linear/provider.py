@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from integrations.linear.client import LinearClient, LinearComment
+from integrations.linear.settings import LinearSettings
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import TAG, Comment, History, TriggerContext
 from resolver.core.settings import Settings, get_settings
@@ -143,4 +144,6 @@ def conversation_for(context: TriggerContext, requester_id: int | None) -> Linea
     """The issue of a Linear trigger, acting with the token stored for its workspace."""
     settings = get_settings()
     token = credential_for(_text(context, "organization_id", "Linear trigger"))
-    return LinearConversation(LinearClient(settings.linear_api_url, token), context, settings)
+    return LinearConversation(
+        LinearClient(LinearSettings.of(settings).api_url, token), context, settings
+    )

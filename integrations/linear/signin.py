@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from integrations.linear.settings import LinearSettings
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -24,14 +25,15 @@ VIEWER = "query { viewer { id name } }"
 
 
 def client(settings: Settings) -> OAuthClient | None:
-    secret = secret_value(settings.linear_client_secret)
-    if not settings.linear_client_id or secret is None:
+    config = LinearSettings.of(settings)
+    secret = secret_value(config.client_secret)
+    if not config.client_id or secret is None:
         return None
-    api = urlsplit(settings.linear_api_url)
+    api = urlsplit(config.api_url)
     return OAuthClient(
-        client_id=settings.linear_client_id,
+        client_id=config.client_id,
         client_secret=secret,
-        authorize_url=settings.linear_web_url.rstrip("/") + "/oauth/authorize",
+        authorize_url=config.web_url.rstrip("/") + "/oauth/authorize",
         # The token endpoint sits beside the GraphQL endpoint, on the API's origin.
         access_token_url=f"{api.scheme}://{api.netloc}/oauth/token",
         scope="read",
@@ -44,7 +46,10 @@ def whoami(settings: Settings, token: str) -> Person:
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     try:
         response = httpx.post(
-            settings.linear_api_url, json={"query": VIEWER}, headers=headers, timeout=TIMEOUT
+            LinearSettings.of(settings).api_url,
+            json={"query": VIEWER},
+            headers=headers,
+            timeout=TIMEOUT,
         )
     except httpx.HTTPError as error:
         raise ForgeUnreachableError(f"Linear did not answer: {type(error).__name__}") from None
@@ -58,4 +63,6 @@ def whoami(settings: Settings, token: str) -> Person:
     return Person("linear", user, str(viewer.get("name") or user))
 
 
-PROOF = IdentityProof(client=client, whoami=whoami)
+PROOF = IdentityProof(
+    client=client, whoami=whoami, client_settings=("linear_client_id", "linear_client_secret")
+)

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from integrations.slack.events import parse_event
 from integrations.slack.routes import IGNORED, ROUTES
+from integrations.slack.settings import SlackSettings
 from integrations.slack.signin import PROOF
 from integrations.slack.verify import verify_request
-from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, TriggerContext
-from resolver.contract.provider import Provider
+from resolver.contract.outbound import TriggerContext
+from resolver.contract.provider import ImportedOnCall, Provider
 from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
+if TYPE_CHECKING:  # mypy checks the functions named below against these modules
+    from integrations.slack import preflight, provider
+else:  # imported on first call: the web process never loads the clients
+    preflight = ImportedOnCall("integrations.slack.preflight")
+    provider = ImportedOnCall("integrations.slack.provider")
+
 
 def _enabled(settings: Settings) -> bool:
-    return secret_value(settings.slack_signing_secret) is not None
+    return secret_value(SlackSettings.of(settings).signing_secret) is not None
 
 
 def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    secret = secret_value(settings.slack_signing_secret)
+    secret = secret_value(SlackSettings.of(settings).signing_secret)
     if secret is None:
         raise SignatureError("no Slack signing secret configured")
     verify_request(headers, body, secret, now)
@@ -35,48 +43,30 @@ INTEGRATION = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
-    from integrations.slack.provider import conversation_for
-
-    return conversation_for(context, requester_id)
-
-
 def _route_scope(trigger: TriggerContext) -> str | None:
     """A default repository is set per channel."""
     channel = trigger.get("channel")
     return channel if isinstance(channel, str) and channel else None
 
 
-def _post_private(context: TriggerContext, external_id: str, text: str) -> None:
-    from integrations.slack.provider import post_private
-
-    post_private(context, external_id, text)
-
-
 def _setup() -> ProviderSetup:
-    from integrations.slack.app_setup import SETUP
+    from integrations.slack.setup import SETUP
 
     return SETUP
 
 
-def _preflight(scope: PreflightScope) -> list[Check]:
-    from integrations.slack.preflight import checks
-
-    return checks(scope)
-
-
-# The reply side is imported on first use: the web process never loads the clients.
 PROVIDER = Provider(
     name="slack",
     display_name="Slack",
     integration=INTEGRATION,
-    conversation=_conversation,
+    conversation=provider.conversation_for,
+    settings=SlackSettings,
     secrets=("slack_signing_secret",),
     kind="thread",
     route_scope=_route_scope,
     proof=PROOF,
-    post_private=_post_private,
+    post_private=provider.post_private,
     greets_by_login=False,
     setup=_setup,
-    preflight=_preflight,
+    preflight=preflight.checks,
 )

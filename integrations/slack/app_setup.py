@@ -24,7 +24,8 @@ from slack_sdk.errors import SlackApiError
 
 from integrations.slack.app_manifest import BOT_EVENTS, BOT_SCOPES
 from integrations.slack.client import NETWORK_ERRORS
-from resolver.contract.setup import AppSetup, ChatApp, Installation, ProviderSetup, SetupError
+from integrations.slack.settings import SlackSettings
+from resolver.contract.setup import AppSetup, ChatApp, Installation, SetupError
 from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
 
@@ -84,7 +85,7 @@ SDK_LOGGER.setLevel(logging.WARNING)
 def _web(settings: Settings, token: str | None = None) -> WebClient:
     return WebClient(
         token=token,
-        base_url=settings.slack_api_url.rstrip("/") + "/",
+        base_url=SlackSettings.of(settings).api_url.rstrip("/") + "/",
         timeout=TIMEOUT_SECONDS,
         logger=SDK_LOGGER,
         retry_handlers=[],
@@ -177,7 +178,7 @@ def authorize_url(settings: Settings, client_id: str, redirect_uri: str, state: 
         "redirect_uri": redirect_uri,
         "state": state,
     }
-    return f"{settings.slack_web_url.rstrip('/')}/oauth/v2/authorize?{urlencode(query)}"
+    return f"{SlackSettings.of(settings).web_url.rstrip('/')}/oauth/v2/authorize?{urlencode(query)}"
 
 
 def install(
@@ -206,11 +207,9 @@ def install(
     )
 
 
-SETUP: Final = ProviderSetup(
-    app=AppSetup(
-        create=create_app,
-        authorize_url=authorize_url,
-        install=install,
-        redirect_path=INSTALLED_PATH,
-    )
+APP: Final = AppSetup(
+    create=create_app,
+    authorize_url=authorize_url,
+    install=install,
+    redirect_path=INSTALLED_PATH,
 )

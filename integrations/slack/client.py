@@ -1,8 +1,9 @@
 """Slack's Web API through slack_sdk: the calls Resolver makes back to Slack.
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
-(tell the user), mapped once in `translate_errors`. slack_sdk's retry handlers are off: the
-callback tasks retry, with one attempt row per try.
+(tell the user): `translate_errors` reads slack_sdk's errors and contract's `HttpErrors`
+decides. slack_sdk's retry handlers are off: the callback tasks retry, with one attempt row per
+try.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
 from integrations.slack.mrkdwn import fit
+from integrations.slack.settings import SlackSettings
 from resolver.contract.errors import (
     CallbackError,
+    HttpErrors,
     PermanentCallbackError,
-    TransientCallbackError,
-    is_transient_status,
     parse_retry_after,
 )
 from resolver.core.logs import redact, register_secret
@@ -43,6 +44,9 @@ MESSAGE_LIMIT: Final = 300
 TRANSIENT_ERRORS: Final = frozenset(
     {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 )
+ERRORS: Final = HttpErrors(
+    "Slack", says="{vendor} answered {detail} to {action} (HTTP {status})", records_ok_status=True
+)
 # What urllib raises when Slack cannot be reached or stops answering mid-way.
 NETWORK_ERRORS: Final = (URLError, TimeoutError, ConnectionError, http.client.HTTPException)
 
@@ -56,10 +60,10 @@ class BotIdentity:
 
 
 def slack_session(settings: Settings, token: str, timeout: int = TIMEOUT_SECONDS) -> WebClient:
-    """slack_sdk pointed at `settings.slack_api_url` (GovSlack, a test server), no retries."""
+    """slack_sdk pointed at `SlackSettings.api_url` (GovSlack, a test server), no retries."""
     return WebClient(
         token=token,
-        base_url=settings.slack_api_url.rstrip("/") + "/",
+        base_url=SlackSettings.of(settings).api_url.rstrip("/") + "/",
         timeout=timeout,
         retry_handlers=[],
     )
@@ -75,8 +79,7 @@ def translate_errors(method: str, *, tolerate: frozenset[str] = frozenset()) -> 
         if error_code(error.response) not in tolerate:
             raise _from_response(method, error.response) from None
     except NETWORK_ERRORS as error:
-        message = f"Slack could not be reached for {method}: {type(error).__name__}"
-        raise TransientCallbackError(message) from None
+        raise ERRORS.unreachable(method, error) from None
 
 
 def error_code(response: SlackResponse) -> str:
@@ -88,13 +91,13 @@ def error_code(response: SlackResponse) -> str:
 
 
 def _from_response(method: str, response: SlackResponse) -> CallbackError:
-    status = response.status_code
-    detail = _error_detail(response)
-    message = f"Slack answered {detail} to {method} (HTTP {status})"
-    if not (is_transient_status(status) or error_code(response) in TRANSIENT_ERRORS):
-        return PermanentCallbackError(message, status=status)
-    wait = parse_retry_after(_header(response.headers, "retry-after"))
-    return TransientCallbackError(message, retry_after=wait, status=status)
+    return ERRORS.answered(
+        method,
+        response.status_code,
+        _error_detail(response),
+        retry_after=parse_retry_after(_header(response.headers, "retry-after")),
+        transient=error_code(response) in TRANSIENT_ERRORS,
+    )
 
 
 def _error_detail(response: SlackResponse) -> str:
@@ -123,7 +126,7 @@ class SlackClient:
         self._identity: BotIdentity | None = None
 
     def __repr__(self) -> str:
-        return f"SlackClient({self._settings.slack_api_url!r})"
+        return f"SlackClient({SlackSettings.of(self._settings).api_url!r})"
 
     def identity(self) -> BotIdentity:
         """The bot's user and bot ids (`auth.test`), asked once per client."""

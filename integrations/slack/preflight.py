@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 
 from integrations.slack.app_manifest import BOT_SCOPES
 from integrations.slack.client import NETWORK_ERRORS, error_code, slack_session
+from integrations.slack.settings import SlackSettings
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import register_secret
@@ -30,7 +31,7 @@ def checks(scope: PreflightScope) -> list[Check]:
     teams = token_installations("slack")
     if teams:
         return [check for team in teams for check in team_checks(settings, team)]
-    if secret_value(settings.slack_signing_secret) is None:
+    if secret_value(SlackSettings.of(settings).signing_secret) is None:
         return []
     return [
         Check(
@@ -62,7 +63,7 @@ def team_checks(settings: Settings, team: str) -> list[Check]:
             )
         ]
     except NETWORK_ERRORS as error:
-        where = settings.slack_api_url
+        where = SlackSettings.of(settings).api_url
         return [
             Check(f"{TOKEN} {team}", "fail", f"{where} cannot be reached ({type(error).__name__})")
         ]

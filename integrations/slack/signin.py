@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import httpx
 
+from integrations.slack.settings import SlackSettings
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -24,15 +25,16 @@ TEAM_CLAIM = "https://slack.com/team_id"
 
 
 def client(settings: Settings) -> OAuthClient | None:
-    secret = secret_value(settings.slack_client_secret)
-    if not settings.slack_client_id or secret is None:
+    config = SlackSettings.of(settings)
+    secret = secret_value(config.client_secret)
+    if not config.client_id or secret is None:
         return None
-    web = settings.slack_web_url.rstrip("/")
+    web = config.web_url.rstrip("/")
     return OAuthClient(
-        client_id=settings.slack_client_id,
+        client_id=config.client_id,
         client_secret=secret,
         authorize_url=f"{web}/openid/connect/authorize",
-        access_token_url=settings.slack_api_url.rstrip("/") + "/openid.connect.token",
+        access_token_url=config.api_url.rstrip("/") + "/openid.connect.token",
         scope="openid profile",
         # Slack reads the client's credentials from the form, as its other methods' arguments.
         secret_in_body=True,
@@ -44,7 +46,7 @@ def client(settings: Settings) -> OAuthClient | None:
 def whoami(settings: Settings, token: str) -> Person:
     """`openid.connect.userInfo`: the person and workspace the token was issued for. Slack
     answers HTTP 200 with `ok: false` when it refuses the token."""
-    url = settings.slack_api_url.rstrip("/") + "/openid.connect.userInfo"
+    url = SlackSettings.of(settings).api_url.rstrip("/") + "/openid.connect.userInfo"
     try:
         response = httpx.post(url, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
     except httpx.HTTPError as error:
@@ -58,4 +60,6 @@ def whoami(settings: Settings, token: str) -> Person:
     return Person("slack", f"{team}:{user}", str(data.get("name") or user))
 
 
-PROOF = IdentityProof(client=client, whoami=whoami)
+PROOF = IdentityProof(
+    client=client, whoami=whoami, client_settings=("slack_client_id", "slack_client_secret")
+)

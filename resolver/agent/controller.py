@@ -13,8 +13,6 @@ import time
 from dataclasses import asdict, replace
 from typing import Any
 
-from pydantic import SecretStr
-
 from resolver.agent import limits as stops
 from resolver.agent.budget import running_stop
 from resolver.agent.condense import (
@@ -82,10 +80,8 @@ def run_agent(
 def job_secrets(task: AgentTask, settings: Settings, config: LLMConfig) -> tuple[str, ...]:
     """Every secret value the job knows: the task's, the settings' and the LLM key."""
     values = [*task.secrets, config.api_key or ""]
-    for name in type(settings).model_fields:
-        value = getattr(settings, name)
-        if isinstance(value, SecretStr):
-            values.extend(value.get_secret_value().split(","))
+    for value in settings.secrets():
+        values.extend(value.get_secret_value().split(","))
     return tuple(v.strip() for v in values if v.strip())
 
 

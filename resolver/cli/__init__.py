@@ -6,9 +6,10 @@ import sys
 
 import typer
 
+from integrations import registry
 from resolver.cli import admin, budgets, jobs, routes, run, schedules, services, setup
 from resolver.cli import sandbox as sandbox_cli
-from resolver.core.settings import ConfigError
+from resolver.core.settings import ConfigError, get_settings
 from resolver.store import configured
 
 app = typer.Typer(
@@ -29,6 +30,7 @@ app.command("budgets")(budgets.budgets)
 
 def main() -> None:
     """Entry point: a bad setting ends the command with one clear line."""
+    get_settings.compose(registry.settings_classes)
     configured.install()
     try:
         app()

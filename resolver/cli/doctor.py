@@ -11,6 +11,7 @@ from integrations import registry
 from resolver.broker import locks
 from resolver.contract.checks import Check
 from resolver.core.settings import ConfigError, Settings, get_settings
+from resolver.onboarding.described import setup_of
 from resolver.onboarding.preflight import provider_checks
 from sandbox import image_tag
 
@@ -154,10 +155,7 @@ def _sign_in(settings: Settings) -> Check:
     forges = [item.display_name for item in registry.sign_ins(settings)]
     if not forges:
         return Check(
-            "web sign-in",
-            "off",
-            "set RESOLVER_GITHUB_CLIENT_ID and RESOLVER_GITHUB_CLIENT_SECRET (or the GitLab pair) "
-            "so people can open the job links",
+            "web sign-in", "off", f"set {_sign_in_hint()} so people can open the job links"
         )
     signs_in = {item.name for item in registry.sign_ins(settings)}
     elsewhere = sorted({provider for provider, _ in settings.admin_ids} - signs_in)
@@ -177,6 +175,19 @@ def _sign_in(settings: Settings) -> Check:
     return Check("web sign-in", "ok", f"with {', '.join(forges)}; {admins}")
 
 
+def _variables(names: tuple[str, ...]) -> str:
+    return " and ".join(f"RESOLVER_{name.upper()}" for name in names)
+
+
+def _sign_in_hint() -> str:
+    """The first forge's sign-in settings, and the others by name (`… (or the GitLab pair)`)."""
+    forges = [(item, item.sign_in) for item in registry.installed() if item.sign_in is not None]
+    if not forges:
+        return "a forge's OAuth client (no installed forge offers sign-in)"
+    alternatives = "".join(f" (or the {item.display_name} pair)" for item, _ in forges[1:])
+    return _variables(forges[0][1].client_settings) + alternatives
+
+
 def _proofs(settings: Settings) -> Check:
     """Who can link a chat or tracker account from a public link (Jira, Linear, a Slack link
     that could not be sent privately): those whose provider's OAuth client is set."""
@@ -186,10 +197,10 @@ def _proofs(settings: Settings) -> Check:
     if not registry.sign_ins(settings) or not missing:
         named = ", ".join(item.display_name for item in offered if item.name in ready)
         return Check("account proofs", "ok" if named else "off", named or "no web sign-in")
-    hints = {"slack": "RESOLVER_SLACK_CLIENT_ID", "jira": "RESOLVER_ATLASSIAN_CLIENT_ID"}
     names = ", ".join(
-        f"{item.display_name} ({hints.get(item.name, f'RESOLVER_{item.name.upper()}_CLIENT_ID')})"
+        f"{item.display_name} ({_variables(item.proof.client_settings[:1])})"
         for item in missing
+        if item.proof is not None
     )
     return Check(
         "account proofs",
@@ -206,10 +217,13 @@ def _providers(settings: Settings) -> Iterator[Check]:
         else:
             names = " or ".join(f"RESOLVER_{f.upper()}" for f in fields)
             yield Check(f"provider {provider}", "off", f"set {names} to turn it on")
-    key_file = settings.github_app_private_key_path
-    has_key = settings.github_app_private_key is not None or (key_file and key_file.is_file())
-    if settings.github_app_id and not has_key:
-        yield Check("github app", "fail", "RESOLVER_GITHUB_APP_PRIVATE_KEY_PATH is not a file")
+    for section in settings.sections:
+        for name, fix in section.problems():
+            yield Check(name, "fail", fix)
+    for item in registry.installed():
+        setup = setup_of(item)
+        if setup is not None and setup.config_checks is not None:
+            yield from setup.config_checks(settings)
 
 
 CHECKS: tuple[Callable[[Settings], Check], ...] = (

@@ -1,9 +1,11 @@
 """One provider, described once: its webhook side, its reply side, and what the rest of
 Resolver needs to know about it. `integrations/registry.py` lists the installed ones; nothing
-outside `integrations/` names a provider. Pure."""
+outside `integrations/` names a provider. Pure, but for `ImportedOnCall`, which imports a
+provider's module when one of its functions is first called."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -18,8 +20,9 @@ from resolver.contract.outbound import (
     PullInfo,
     TriggerContext,
 )
-from resolver.contract.setup import AppFromManifest, ProviderSetup
+from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
+from resolver.core.settings import ProviderSettings
 
 ConversationKind = Literal["issue", "thread", "ticket"]
 # The trigger context, the requester's user id and the failing check: what the forge says of it.
@@ -33,6 +36,37 @@ ThreadResolver = Callable[[TriggerContext, int | None, Mapping[str, Any]], None]
 PrivatePost = Callable[[TriggerContext, str, str], None]
 
 
+class ImportedOnCall:
+    """A module whose functions are named now and imported on their first call: a provider's
+    descriptor names its reply side without loading the clients (the web process never calls
+    them). Used as the `else` of an `if TYPE_CHECKING` import of the same module, so mypy
+    checks every function against the field it fills."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("__"):  # copy, pickle and inspect probe for these
+            raise AttributeError(name)
+        return _FirstCall(self._module, name)
+
+
+class _FirstCall:
+    """`module:name`, bound on the first call."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._module, self._name = module, name
+        self._function: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._function is None:
+            self._function = getattr(importlib.import_module(self._module), self._name)
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self._module}:{self._name}, imported on first call>"
+
+
 @dataclass(frozen=True)
 class Provider:
     """An installed provider. A forge (`forge` set) hosts repositories; the others route a
@@ -43,9 +77,14 @@ class Provider:
     display_name: str
     integration: Integration
     conversation: ConversationFactory
+    settings: type[ProviderSettings]
+    """Its settings class (`integrations/<name>/settings.py`, prefix `RESOLVER_<NAME>_`): the
+    registry composes it into the service's settings, where it reads its section with
+    `<Class>.of(settings)`."""
     forge: ForgeFactory | None = None
     secrets: tuple[str, ...] = ()
-    """The settings fields any one of which turns its webhook on (for `resolver doctor`)."""
+    """The settings (flat names, `github_webhook_secret`) any one of which turns its webhook on
+    (for `resolver doctor`)."""
     kind: ConversationKind = "ticket"
     """What its conversations are, as the agent's prompt names them."""
     route_scope: Callable[[TriggerContext], str | None] | None = None
@@ -61,11 +100,10 @@ class Provider:
     """How people prove they hold an account on it (chats and trackers), to link it."""
     post_private: PrivatePost | None = None
     """Posts text in a trigger's conversation that only the sender (by external id) sees."""
-    app_from_manifest: AppFromManifest | None = None
-    """How `/setup` creates its app from a manifest (GitHub)."""
     setup: Callable[[], ProviderSetup] | None = None
-    """How `/setup` registers its webhook or creates its app (`contract.setup`), loaded on
-    first use: no process imports the set-up clients until it sets something up."""
+    """What `/setup`, `resolver setup <name>` and `resolver doctor` show and do for it
+    (`contract.setup`), loaded on first use: no process imports the set-up clients until it
+    sets something up."""
     preflight: Preflight | None = None
     """Its credentials, permissions and webhook, checked (`resolver doctor`, `/setup`)."""
 

@@ -1,14 +1,24 @@
-"""Setting up a provider from Resolver itself: what a provider offers `/setup` and `resolver
-setup`, described once on its `Provider`: its app created from a manifest (GitHub, Slack) or
-its webhook registered there (GitLab, Jira, Linear). The provider does the HTTP;
-`resolver.onboarding` generates the secrets, decides and stores. Pure."""
+"""Setting up a provider from Resolver itself, described once by the provider
+(`integrations/<name>/setup.py`) and rendered by generic code:
+
+- `/setup` shows its `SetupSection` (what is configured, and its forms) and mounts its
+  `WebAction`s at `/setup/<name>/<action>`;
+- `resolver setup <name>` is its `SetupCommand`, a command built from its options;
+- `resolver doctor` adds its `config_checks`, and its preflight (`Provider.preflight`).
+
+Its app is created from a manifest (GitHub, Slack) or its webhook registered there (GitLab,
+Jira, Linear). The provider does the HTTP; what it creates is kept through a `SetupStore`,
+which `resolver.onboarding` implements over the vault. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
+from resolver.contract.checks import Check
 from resolver.core.settings import Settings
 
 
@@ -73,6 +83,20 @@ class AppFromManifest:
     """Tells the provider the app's new webhook secret, as the app itself."""
 
 
+OptionValue = str | bool | int | float | None
+
+
+@dataclass(frozen=True)
+class CliOption:
+    """An option of `resolver setup <name>`."""
+
+    name: str
+    flags: tuple[str, ...]
+    help: str
+    default: OptionValue = None
+    kind: Literal["text", "flag", "int", "float"] = "text"
+
+
 @dataclass(frozen=True)
 class HookRequest:
     """The webhook Resolver wants: where it points, the secrets it carries, where it lives."""
@@ -120,6 +144,12 @@ class WebhookSetup:
     """Ask the provider to send a test delivery of hook `hook_id` now, where it can."""
     scope_help: str = ""
     """What `scope` means for this provider, for the CLI and the page."""
+    help: str = ""
+    """What `resolver setup <name>` does, and the admin token it reads from standard input."""
+    options: tuple[CliOption, ...] = ()
+    """The options of `resolver setup <name>` that say where the hook lives."""
+    scope_of: Callable[[Mapping[str, OptionValue]], str | None] = lambda _options: None
+    """Those options → the request's `scope`; SetupError when they do not make one."""
 
 
 @dataclass(frozen=True)
@@ -162,8 +192,160 @@ class AppSetup:
 
 
 @dataclass(frozen=True)
+class KeptToken:
+    """A bot token an install gave, kept as that installation's credential."""
+
+    provider: str
+    installation: str
+    """Its external id (a Slack team)."""
+    kind: str
+    secret: str
+    scope: str | None = None
+    expires_at: datetime | None = None
+    refresh: str | None = None
+
+    def __repr__(self) -> str:
+        return f"KeptToken(provider={self.provider!r}, installation={self.installation!r})"
+
+
+class SetupStore(Protocol):
+    """Where set-up keeps what it creates: settings in the vault, tokens as credentials."""
+
+    def env_set(self, names: Iterable[str]) -> tuple[str, ...]:
+        """Which of `names` the environment sets: those win over the vault."""
+        ...
+
+    def check_not_in_environment(self, names: Iterable[str]) -> None:
+        """SetupError when the environment sets one of `names` (storing it would change
+        nothing)."""
+        ...
+
+    def save(self, values: Mapping[str, str]) -> None:
+        """Keep settings (name -> value) in the vault, encrypted; every process reads them."""
+        ...
+
+    def keep_token(self, token: KeptToken) -> None: ...
+
+
+@dataclass(frozen=True)
+class Flash:
+    """Back to /setup, with a line saying what happened (never a secret)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class GoTo:
+    """On to another page (the provider's, to approve or install something)."""
+
+    url: str
+
+
+@dataclass(frozen=True)
+class ShowPage:
+    """A page of the provider's own (a file in `ProviderSetup.templates`), given `values`."""
+
+    template: str
+    values: Mapping[str, object]
+
+
+Answer = Flash | GoTo | ShowPage
+
+
+@dataclass(frozen=True)
+class ActionInput:
+    """What an action on /setup is given: the form's text fields (or the query's, for a GET),
+    and the admin's web session, where an action keeps what the next one checks."""
+
+    settings: Settings
+    store: SetupStore
+    values: Mapping[str, str]
+    session: MutableMapping[str, object]
+    now: float
+    by: str
+    """Who pressed it, for the log."""
+
+
+@dataclass(frozen=True)
+class WebAction:
+    """`/setup/<provider>/<name>`: admins only, a POST with the session's CSRF token or a GET
+    (a provider sending the admin back). A SetupError it raises is the flash
+    "<error>. Nothing was changed."."""
+
+    name: str
+    method: Literal["GET", "POST"]
+    run: Callable[[ActionInput], Answer]
+    hidden: bool = False
+    """Answer others as if the page did not exist (404), rather than 403."""
+
+
+@dataclass(frozen=True)
+class SectionInput:
+    """What a section's values are made from; an action keeps in the session what it shows."""
+
+    settings: Settings
+    session: MutableMapping[str, object]
+
+
+@dataclass(frozen=True)
+class SetupSection:
+    """A provider's part of /setup: the settings it shows the origin of (never a value), when
+    it counts as configured, and its template (a file in `ProviderSetup.templates`; none: where
+    to point the webhook) with the values it needs (the template reads them as `p.values`)."""
+
+    fields: tuple[str, ...]
+    required: tuple[str, ...] = ()
+    """All of these set: configured (none given: any of `fields`)."""
+    template: str = ""
+    values: Callable[[SectionInput], Mapping[str, object]] | None = None
+
+
+class SetupConsole(Protocol):
+    """The operator's terminal."""
+
+    def say(self, text: str) -> None:
+        """A line to the operator (never a secret)."""
+        ...
+
+    def read_lines(self, what: str) -> list[str]:
+        """Standard input's non-empty lines (tokens are never given on the command line);
+        SetupError when there are none."""
+        ...
+
+
+@dataclass(frozen=True)
+class CommandInput:
+    settings: Settings
+    store: SetupStore
+    options: Mapping[str, OptionValue]
+    console: SetupConsole
+
+
+@dataclass(frozen=True)
+class SetupCommand:
+    """`resolver setup <name>`: its help, its options, and what it does (SetupError: the
+    command prints it and exits 1)."""
+
+    help: str
+    options: tuple[CliOption, ...]
+    run: Callable[[CommandInput], None]
+
+
+@dataclass(frozen=True)
 class ProviderSetup:
-    """What `/setup` can do for a provider."""
+    """What `/setup`, `resolver setup <name>` and `resolver doctor` show and do for a
+    provider."""
 
     webhook: WebhookSetup | None = None
-    app: AppSetup | None = None
+    """How Resolver registers its webhook; the webhook's form, actions and command follow."""
+    section: SetupSection | None = None
+    """Its part of /setup; None: the webhook form when `webhook` is set, else the settings."""
+    actions: tuple[WebAction, ...] = ()
+    templates: Path | None = None
+    """The folder of its own templates (the web app names them `<provider>/<file>`)."""
+    form_targets: Callable[[Settings], tuple[str, ...]] = lambda _settings: ()
+    """The sites its forms send the browser to (the pages' `form-action`)."""
+    command: SetupCommand | None = None
+    """`resolver setup <name>`; None: the webhook's, where it has one."""
+    config_checks: Callable[[Settings], list[Check]] | None = None
+    """Its settings, checked without the network (`resolver doctor`)."""

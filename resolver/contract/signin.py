@@ -101,6 +101,8 @@ class SignIn:
     person: Callable[[Settings, str], Person]
     access: Callable[[Settings, str, str], RepoAccess]
     refresh: Callable[[Settings, str], IssuedToken]
+    client_settings: tuple[str, ...] = ()
+    """The settings its OAuth client is made of (`resolver doctor` names them)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,8 @@ class IdentityProof:
 
     client: Callable[[Settings], OAuthClient | None]
     whoami: Callable[[Settings, str], Person]
+    client_settings: tuple[str, ...] = ()
+    """The settings its OAuth client is made of (`resolver doctor` names them)."""
 
 
 def sign_in_again(display_name: str, settings: Settings) -> str:

@@ -8,19 +8,25 @@ import hashlib
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Final, Literal
+from types import MappingProxyType
+from typing import Any, ClassVar, Final, Literal, Self, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 VAR_DIR = Path("var")
 
 
 class ConfigError(Exception):
-    """A setting is missing or invalid; the message is one line that says how to fix it."""
+    """A setting is missing or invalid; the message is one line that says how to fix it.
+    `variable` names it (`RESOLVER_…`) and `problem` says what is wrong, without the hint."""
+
+    def __init__(self, message: str, variable: str = "", problem: str = "") -> None:
+        super().__init__(message)
+        self.variable, self.problem = variable, problem
 
 
 # A hint per setting, printed when that setting is missing or invalid.
@@ -34,12 +40,67 @@ HINTS: dict[str, str] = {
 }
 
 
+class ProviderSettings(BaseSettings):
+    """A provider's own settings, in its folder (`integrations/<name>/settings.py`), with the
+    prefix `RESOLVER_<NAME>_`. The registry names each installed provider's class
+    (`Provider.settings`); a composition root hands them to `get_settings.compose`, and the
+    service's settings then carry one frozen section per provider, read from the same
+    environment and `.env` and overlaid by the vault like the rest: `GitHubSettings.of(settings)`.
+
+    Outside its section a setting is known by its flat name, the variable without `RESOLVER_`
+    in lower case (`github_webhook_secret`): the vault stores it under that name, and a field
+    that keeps an older variable name (`validation_alias`) is known by that one."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", frozen=True, populate_by_name=True
+    )
+
+    hints: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    """A hint per field, printed when that setting is invalid."""
+    oauth_client: ClassVar[tuple[str, ...]] = ()
+    """The fields, client id then secret, of the OAuth app people sign in or prove an account
+    with on this provider (what `resolver doctor` names when it is not set)."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> Self:
+        """This provider's section of the service's settings."""
+        return settings.section(cls)
+
+    @classmethod
+    def variable(cls, field: str) -> str:
+        """The environment variable of a field: `RESOLVER_GITHUB_WEBHOOK_SECRET`."""
+        alias = cls.model_fields[field].validation_alias
+        if isinstance(alias, str):
+            return alias.upper()
+        return f"{cls.model_config.get('env_prefix', '')}{field}".upper()
+
+    @classmethod
+    def names(cls) -> dict[str, str]:
+        """Flat name → field: `{"github_webhook_secret": "webhook_secret", …}`."""
+        return {cls.variable(f).lower().removeprefix("resolver_"): f for f in cls.model_fields}
+
+    @classmethod
+    def oauth_variables(cls) -> tuple[str, ...]:
+        """`oauth_client`'s variables: `RESOLVER_GITHUB_CLIENT_ID`, …"""
+        return tuple(cls.variable(field) for field in cls.oauth_client)
+
+    def problems(self) -> tuple[tuple[str, str], ...]:
+        """What is wrong with these settings together, found without the network, as (check
+        name, what to fix) pairs for `resolver doctor`: a key file that is not there, say."""
+        return ()
+
+
+S = TypeVar("S", bound=ProviderSettings)
+
+
 class Settings(BaseSettings):
-    """Resolver's configuration. The README's settings table is generated from these fields."""
+    """Resolver's configuration. The README's settings table is generated from these fields,
+    and from each installed provider's section (`ProviderSettings`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="RESOLVER_", env_file=".env", extra="ignore", frozen=True
     )
+    _sections: Mapping[type[ProviderSettings], ProviderSettings] = PrivateAttr(default_factory=dict)
 
     # --- foundation
     database_url: str = Field(
@@ -155,93 +216,7 @@ class Settings(BaseSettings):
         default=5, ge=1, description="Open schedule pull requests per repository, unless set."
     )
 
-    # --- provider endpoints (GitHub Enterprise, self-managed GitLab, Jira DC, test servers)
-    github_api_url: str = Field(default="https://api.github.com", description="GitHub REST API.")
-    gitlab_url: str = Field(default="https://gitlab.com", description="GitLab instance URL.")
-    slack_api_url: str = Field(
-        default="https://slack.com/api/", description="Slack Web API base URL."
-    )
-    jira_url: str | None = Field(default=None, description="Jira site URL.")
-    linear_api_url: str = Field(
-        default="https://api.linear.app/graphql", description="Linear GraphQL endpoint."
-    )
-    github_web_url: str = Field(
-        default="https://github.com", description="GitHub's web address (sign-in pages)."
-    )
-    github_client_id: str | None = Field(
-        default=None, description="The GitHub App's client id, for signing in to the web app."
-    )
-    github_client_secret: SecretStr | None = Field(
-        default=None, description="The GitHub App's client secret."
-    )
-    gitlab_client_id: str | None = Field(
-        default=None, description="A GitLab OAuth application's id, for signing in."
-    )
-    gitlab_client_secret: SecretStr | None = Field(
-        default=None, description="That GitLab application's secret."
-    )
-    slack_web_url: str = Field(
-        default="https://slack.com", description="Slack's web address (Sign in with Slack)."
-    )
-    slack_client_id: str | None = Field(
-        default=None, description="The Slack app's client id, for proving a Slack account."
-    )
-    slack_client_secret: SecretStr | None = Field(
-        default=None, description="The Slack app's client secret."
-    )
-    atlassian_auth_url: str = Field(
-        default="https://auth.atlassian.com", description="Atlassian's OAuth 2.0 (3LO) server."
-    )
-    atlassian_api_url: str = Field(
-        default="https://api.atlassian.com", description="Atlassian's API (`/me`)."
-    )
-    atlassian_client_id: str | None = Field(
-        default=None,
-        description="An Atlassian OAuth 2.0 app's client id, for proving a Jira account.",
-    )
-    atlassian_client_secret: SecretStr | None = Field(
-        default=None, description="That Atlassian app's secret."
-    )
-    linear_web_url: str = Field(
-        default="https://linear.app", description="Linear's web address (OAuth consent)."
-    )
-    linear_client_id: str | None = Field(
-        default=None, description="A Linear OAuth app's client id, for proving a Linear account."
-    )
-    linear_client_secret: SecretStr | None = Field(
-        default=None, description="That Linear app's secret."
-    )
-    github_app_id: str | None = Field(default=None, description="GitHub App id.")
-    github_app_private_key: SecretStr | None = Field(
-        default=None,
-        description="GitHub App private key (PEM) itself; `/setup` stores it in the vault.",
-    )
-    github_app_private_key_path: Path | None = Field(
-        default=None, description="PEM file of the GitHub App's private key."
-    )
-
     # --- webhook ingress
-    github_webhook_secret: SecretStr | None = Field(
-        default=None, description="GitHub webhook secret; unset turns /webhooks/github off."
-    )
-    gitlab_webhook_token: SecretStr | None = Field(
-        default=None, description="GitLab X-Gitlab-Token value."
-    )
-    gitlab_signing_token: SecretStr | None = Field(
-        default=None, description="GitLab signing token (whsec_…, Standard Webhooks)."
-    )
-    slack_signing_secret: SecretStr | None = Field(
-        default=None, description="Slack signing secret; unset turns /webhooks/slack off."
-    )
-    slack_app_id: str | None = Field(
-        default=None, description="The Slack app's id, as `resolver setup slack` created it."
-    )
-    jira_webhook_secret: SecretStr | None = Field(
-        default=None, description="Jira admin webhook secret (X-Hub-Signature)."
-    )
-    linear_webhook_secret: SecretStr | None = Field(
-        default=None, description="Linear webhook signing secret."
-    )
     max_body_bytes: int = Field(
         default=5 * 1024 * 1024, ge=1024, description="Largest webhook body accepted."
     )
@@ -456,6 +431,65 @@ class Settings(BaseSettings):
         """Above the longest hard time limit, so a running task is never handed out twice."""
         return self.job_time_limit + 600
 
+    def section(self, kind: type[S]) -> S:
+        """The provider's section (`GitHubSettings.of(settings)` reads better). Read from the
+        private dict itself: pydantic's `__getattr__` for a private attribute costs some 30
+        times a field's read, and every webhook asks its provider's section."""
+        private = self.__pydantic_private__ or {}
+        found = private.get("_sections", {}).get(kind)
+        if not isinstance(found, kind):
+            raise ConfigError(
+                f"{kind.__name__} is not part of these settings: a composition root composes "
+                "each installed provider's settings (`get_settings.compose`)"
+            )
+        return found
+
+    @property
+    def sections(self) -> tuple[ProviderSettings, ...]:
+        return tuple(self._sections.values())
+
+    @property
+    def kinds(self) -> tuple[type[ProviderSettings], ...]:
+        """The provider settings classes these settings were composed with."""
+        return tuple(self._sections)
+
+    def with_section(self, section: ProviderSettings) -> Settings:
+        """These settings with one provider's section replaced (tests, a preview)."""
+        copy = self.model_copy()
+        copy._sections = {**self._sections, type(section): section}
+        return copy
+
+    def names(self) -> tuple[str, ...]:
+        """Every setting's flat name, the service's and its providers'."""
+        return (*type(self).model_fields, *(n for s in self.sections for n in type(s).names()))
+
+    def names_set(self) -> frozenset[str]:
+        """The flat names of the settings given a value (by the environment, `.env` or the
+        caller), not left at their defaults."""
+        given = set(self.model_fields_set)
+        for section in self.sections:
+            given.update(
+                n for n, f in type(section).names().items() if f in section.model_fields_set
+            )
+        return frozenset(given)
+
+    def value(self, name: str) -> Any:
+        """A setting by its flat name (`github_webhook_secret`), for generic code that lists
+        settings by name (the vault, `/setup`'s origins, the secrets a job must not print)."""
+        if name in type(self).model_fields:
+            return getattr(self, name)
+        for section in self.sections:
+            field = type(section).names().get(name)
+            if field is not None:
+                return getattr(section, field)
+        raise KeyError(name)
+
+    def secrets(self) -> tuple[SecretStr, ...]:
+        """Every secret setting that is set, the providers' included."""
+        values = [getattr(self, n) for n in type(self).model_fields]
+        values += [getattr(s, f) for s in self.sections for f in type(s).model_fields]
+        return tuple(v for v in values if isinstance(v, SecretStr))
+
 
 _ADMIN_ID = re.compile(r"([a-z][a-z0-9_-]*):id:([0-9]{1,20})")
 
@@ -477,21 +511,66 @@ def admin_id(entry: str) -> tuple[str, str]:
     return found.group(1), str(int(found.group(2)))
 
 
-def _describe(error: ValidationError) -> str:
+Sections = Callable[[], Iterable[type[ProviderSettings]]]
+"""The installed providers' settings classes (`integrations.registry.settings_classes`)."""
+
+
+def web_address(value: str | None) -> str | None:
+    """A provider's address, checked: http(s) and a host (a validator for provider settings)."""
+    if value is None:
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http:// or https:// address with a host")
+    return value
+
+
+def _described(error: ValidationError, kind: type[BaseSettings] = Settings) -> ConfigError:
+    """One line: the variable, what is wrong with it, and the hint."""
     first = error.errors()[0]
     field = str(first["loc"][0]) if first["loc"] else "?"
-    name = f"RESOLVER_{field.upper()}"
     problem = "is missing" if first["type"] == "missing" else f"is invalid: {first['msg']}"
-    hint = HINTS.get(field, "see the settings table in README.md")
-    return f"{name} {problem} ({hint})"
+    hint = "see the settings table in README.md"
+    if issubclass(kind, ProviderSettings):
+        known = {kind.variable(f): f for f in kind.model_fields}
+        name = next((v for v, f in known.items() if field.upper() in (f.upper(), v)), field)
+        hint = kind.hints.get(known.get(name, ""), hint)
+    else:
+        name, hint = f"RESOLVER_{field.upper()}", HINTS.get(field, hint)
+    return ConfigError(f"{name} {problem} ({hint})", name, problem)
+
+
+def compose(
+    kinds: Iterable[type[ProviderSettings]],
+    values: Mapping[str, Any] | None = None,
+    *,
+    env_file: bool = True,
+) -> Settings:
+    """The service's settings with a section per provider class in `kinds`, each read from the
+    environment (and `.env` unless `env_file` is false), with `values` (by flat name) over
+    them. ConfigError, one line naming the variable, when one is missing or invalid."""
+    rest = dict(values or {})
+    files: dict[str, Any] = {} if env_file else {"_env_file": None}
+    try:
+        settings = Settings(**files, **rest)
+    except ValidationError as error:
+        raise _described(error) from None
+    sections: dict[type[ProviderSettings], ProviderSettings] = {}
+    for kind in kinds:
+        names = kind.names()
+        mine = {names[n]: rest[n] for n in rest if n in names}
+        try:
+            sections[kind] = kind(**files, **mine)
+        except ValidationError as error:
+            raise _described(error, kind) from None
+    settings._sections = sections
+    return settings
 
 
 def load_settings() -> Settings:
-    """Read the settings, or raise ConfigError with one line naming the bad setting."""
-    try:
-        return Settings()
-    except ValidationError as error:
-        raise ConfigError(_describe(error)) from None
+    """Read the settings, with the installed providers' sections (`get_settings.compose`), or
+    raise ConfigError with one line naming the bad setting."""
+    return compose(get_settings.kinds())
 
 
 Overlay = Callable[[Settings], Settings]
@@ -501,12 +580,14 @@ OVERLAY_SECONDS: Final = 30.0
 
 
 class _SettingsCache:
-    """The process-wide settings: read once from the environment, and, once a composition root
-    has installed an overlay (the vault's stored settings, `store.configured`), with the overlay
-    applied and re-applied every OVERLAY_SECONDS. `cache_clear()` forgets both."""
+    """The process-wide settings: read once from the environment, with the providers' sections
+    a composition root composed (`compose`), and, once a composition root has installed an
+    overlay (the vault's stored settings, `store.configured`), with the overlay applied and
+    re-applied every OVERLAY_SECONDS. `cache_clear()` forgets both readings."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._sections: Sections = tuple
         self._overlay: Overlay | None = None
         self._base: Settings | None = None
         self._settings: Settings | None = None
@@ -529,6 +610,17 @@ class _SettingsCache:
     def install(self, overlay: Overlay) -> None:
         with self._lock:
             self._overlay, self._settings = overlay, None
+
+    def compose(self, sections: Sections) -> None:
+        """Each later reading carries a section per provider class that `sections()` names
+        (asked at each reading): the composition roots pass the registry's
+        `settings_classes`."""
+        with self._lock:
+            self._sections, self._base = sections, None
+            self._settings = None
+
+    def kinds(self) -> tuple[type[ProviderSettings], ...]:
+        return tuple(self._sections())
 
     def cache_clear(self) -> None:
         with self._lock:

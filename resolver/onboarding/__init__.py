@@ -1,4 +1,5 @@
-"""Setting up each provider from Resolver itself (`/setup` and `resolver setup`): creating the
-GitHub App and the Slack app from manifests, registering the GitLab, Jira and Linear webhooks,
-rotating their secrets, and the preflight checks. What they create goes to the vault
-(`store.configured`); the HTTP calls to each provider live in its integration."""
+"""Setting up providers from Resolver itself (`/setup`, `resolver setup`, `resolver doctor`):
+what each provider's `ProviderSetup` describes (`described`), the webhook registration every
+provider with a webhook shares (`hooks`), the vault that keeps what set-up creates (`store`),
+where each setting comes from (`status`), and the preflight checks. The flows and HTTP calls of
+each provider live in its integration (`integrations/<name>/setup.py`)."""

@@ -16,7 +16,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from integrations import registry
-from resolver.contract.setup import HookRequest, SetupError, WebhookSetup, pasted_token
+from resolver.contract.setup import (
+    ActionInput,
+    Answer,
+    CliOption,
+    CommandInput,
+    Flash,
+    HookRequest,
+    SetupCommand,
+    SetupError,
+    WebAction,
+    WebhookSetup,
+    pasted_token,
+)
 from resolver.core.logs import log, register_secret
 from resolver.core.settings import Settings, get_settings, load_settings
 from resolver.store import configured
@@ -70,7 +82,7 @@ def webhook_url(settings: Settings, name: str) -> str:
 def check_not_in_environment(names: tuple[str, ...]) -> None:
     """A setting the environment (or .env) sets wins over the vault: storing it would change
     nothing, so nothing is done."""
-    from_env = sorted(n for n in names if n in load_settings().model_fields_set)
+    from_env = sorted(n for n in names if n in load_settings().names_set())
     if from_env:
         variables = ", ".join(f"RESOLVER_{n.upper()}" for n in from_env)
         raise SetupError(f"{variables} is set in the environment and wins over the vault: unset it")
@@ -133,3 +145,46 @@ def _test(webhook: WebhookSetup, request: HookRequest, hook_id: str) -> bool:
         return False
     webhook.test(get_settings(), request, hook_id)
     return True
+
+
+ROTATE_HELP = "Give the webhook a new secret (the provider first, then the vault)."
+
+
+def hook_actions(name: str) -> tuple[WebAction, ...]:
+    """`/setup/<name>/hook` registers the webhook, `/setup/<name>/rotate` re-keys it, with the
+    admin's token from the form."""
+
+    def run(rotate: bool) -> WebAction:
+        def act(given: ActionInput) -> Answer:
+            credential, scope = given.values.get("credential", ""), given.values.get("scope")
+            done = register_hook(name, credential, scope, rotate=rotate)
+            verb = "Rotated the secret of" if rotate else "Registered"
+            tested = " A test delivery was requested." if done.tested else ""
+            events = ", ".join(done.events)
+            return Flash(f"{verb} the {name} webhook {done.hook_id} ({events}).{tested}")
+
+        return WebAction("rotate" if rotate else "hook", "POST", act)
+
+    return (run(False), run(True))
+
+
+def hook_command(name: str, webhook: WebhookSetup) -> SetupCommand:
+    """`resolver setup <name> [--rotate]`: the admin's token from standard input."""
+
+    def run(given: CommandInput) -> None:
+        scope = webhook.scope_of(given.options)
+        rotate = bool(given.options.get("rotate"))
+        credential = given.console.read_lines(f"{name} admin token")[0]
+        result = register_hook(name, credential, scope, rotate=rotate)
+        say = given.console.say
+        verb = (
+            "rotated the secret of" if rotate else ("registered" if result.created else "updated")
+        )
+        say(f"{verb} the {name} webhook {result.hook_id} at {result.url}")
+        say(f"events: {', '.join(result.events)}")
+        say(f"stored in the vault: {', '.join(result.stored)}")
+        if result.tested:
+            say("a test delivery was requested; it arrives signed with the new secret")
+
+    rotate = CliOption("rotate", ("--rotate",), ROTATE_HELP, False, "flag")
+    return SetupCommand(webhook.help, (*webhook.options, rotate), run)

@@ -48,7 +48,7 @@ def provider_checks(settings: Settings, *, offline: bool = False) -> list[Check]
     """Every provider's preflight and the LLM (in parallel), then the webhook secrets'
     strength; `offline`, only the strength."""
     for name in _secret_fields():
-        value = secret_value(getattr(settings, name))
+        value = secret_value(settings.value(name))
         if value:
             register_secret(value)
     strength = [check for name in _secret_fields() if (check := secret_check(settings, name))]
@@ -62,7 +62,7 @@ def provider_checks(settings: Settings, *, offline: bool = False) -> list[Check]
 
 def secret_check(settings: Settings, name: str) -> Check | None:
     """The strength of one webhook secret setting; None when it is not set."""
-    value = secret_value(getattr(settings, name))
+    value = secret_value(settings.value(name))
     if value is None:
         return None
     variable, provider = f"RESOLVER_{name.upper()}", _provider_of(name)

@@ -31,7 +31,7 @@ class SettingOrigin:
 
 def env_set(names: Iterable[str]) -> tuple[str, ...]:
     """Which of `names` the environment (or .env) sets: those win over the vault."""
-    from_env = load_settings().model_fields_set
+    from_env = load_settings().names_set()
     return tuple(name for name in names if name in from_env)
 
 

@@ -14,13 +14,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from pydantic import ValidationError
 from sqlalchemy import delete, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from resolver.core.logs import log, register_secret
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import ConfigError, Settings, compose, get_settings
 from resolver.store.db import engine_for
 from resolver.store.models import StoredSetting, utcnow
 from resolver.store.vault import Vault, VaultError
@@ -35,19 +34,21 @@ class StoredSettingError(Exception):
     """A value that cannot be stored: an unknown setting, or one the vault cannot hold."""
 
 
-def storable(name: str) -> bool:
-    return name in Settings.model_fields and name not in BOOTSTRAP
+def storable(settings: Settings, name: str) -> bool:
+    """A setting of the service or of a provider composed into `settings`, by its flat name
+    (`github_webhook_secret`), and not one the vault needs to be opened."""
+    return name in settings.names() and name not in BOOTSTRAP
 
 
 def save(session: Session, settings: Settings, values: Mapping[str, str]) -> None:
     """Store (or replace) each value, encrypted. The caller commits, then calls `changed()`."""
     for name in values:
-        if not storable(name):
+        if not storable(settings, name):
             raise StoredSettingError(f"{name} cannot be kept in the vault")
     _check(settings, values)
     vault = Vault(settings.fernet_keys)
     for name, value in values.items():
-        if _secret(name):
+        if _secret(settings, name):
             register_secret(value)
         row = session.get(StoredSetting, name)
         if row is None:
@@ -71,27 +72,31 @@ def changed() -> None:
     get_settings.cache_clear()
 
 
-def _secret(name: str) -> bool:
-    field = Settings.model_fields[name]
-    return "SecretStr" in str(field.annotation)
+def _secret(settings: Settings, name: str) -> bool:
+    field = Settings.model_fields.get(name)
+    for kind in settings.kinds:
+        if name in kind.names():
+            field = kind.model_fields[kind.names()[name]]
+    return field is not None and "SecretStr" in str(field.annotation)
 
 
 def _check(settings: Settings, values: Mapping[str, str]) -> None:
     try:
-        _settings(_env_free(settings, values))
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = str(first["loc"][0]) if first["loc"] else "?"
-        raise StoredSettingError(f"{where} is invalid: {first['msg']}") from None
+        _settings(settings, _env_free(settings, values))
+    except ConfigError as error:
+        where = error.variable.lower().removeprefix("resolver_")
+        raise StoredSettingError(f"{where} {error.problem}") from None
 
 
-def _settings(values: Mapping[str, Any]) -> Settings:
-    """The environment's settings with `values` over them (init values outrank the sources)."""
-    return Settings(**values)
+def _settings(base: Settings, values: Mapping[str, Any]) -> Settings:
+    """The environment's settings with `values` over them (init values outrank the sources),
+    composed with the same providers' sections as `base`."""
+    return compose(base.kinds, values)
 
 
 def _env_free(settings: Settings, values: Mapping[str, str]) -> dict[str, str]:
-    return {n: v for n, v in values.items() if n not in settings.model_fields_set}
+    given = settings.names_set()
+    return {n: v for n, v in values.items() if n not in given}
 
 
 class _Overlay:
@@ -104,13 +109,13 @@ class _Overlay:
 
     def __call__(self, base: Settings) -> Settings:
         stored = self._read(base)
-        wanted = {n: v for n, v in _env_free(base, stored).items() if storable(n)}
+        wanted = {n: v for n, v in _env_free(base, stored).items() if storable(base, n)}
         if not wanted:
             return base
         try:
-            return _settings(wanted)
-        except ValidationError as error:
-            log(logger, logging.ERROR, "settings.stored_invalid", error=str(error.errors()[0]))
+            return _settings(base, wanted)
+        except ConfigError as error:
+            log(logger, logging.ERROR, "settings.stored_invalid", error=str(error))
             return base
 
     def _read(self, base: Settings) -> dict[str, str]:
@@ -128,7 +133,7 @@ class _Overlay:
             except VaultError:
                 log(logger, logging.ERROR, "settings.stored_undecryptable", name=name)
                 continue
-            if storable(name) and _secret(name):
+            if storable(base, name) and _secret(base, name):
                 register_secret(values[name])
         with self._lock:
             self._last[base.database_url] = values

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, select_autoescape
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -38,9 +38,19 @@ def _finalize(value: object) -> object:
     return redact(value) if isinstance(value, str) and not isinstance(value, Markup) else value
 
 
+def _provider_templates() -> PrefixLoader:
+    """Each provider's own templates (its /setup section and pages), as `<provider>/<file>`."""
+    found = {}
+    for provider in registry.installed():
+        folder = provider.setup().templates if provider.setup is not None else None
+        if folder is not None:
+            found[provider.name] = FileSystemLoader(folder)
+    return PrefixLoader(found)
+
+
 def build_templates() -> Jinja2Templates:
     env = Environment(
-        loader=FileSystemLoader(HERE / "templates"),
+        loader=ChoiceLoader([FileSystemLoader(HERE / "templates"), _provider_templates()]),
         autoescape=select_autoescape(default=True, default_for_string=True),
         finalize=_finalize,
         trim_blocks=True,

@@ -11,7 +11,9 @@ from resolver.contract.ci import (
     CIReport,
     FailedCheck,
     HeadCommit,
+    ci_status_line,
     failed_check_of,
+    over_attempts_note,
     parse_ci_config,
     report_comments,
     tail,
@@ -94,3 +96,17 @@ def test_the_failing_check_round_trips_through_the_trigger() -> None:
 
 def test_the_bot_branch_prefix_is_the_workers() -> None:
     assert BRANCH_PREFIX == "resolver/"
+
+
+def test_the_status_names_the_check_and_the_attempt_it_is_on() -> None:
+    assert ci_status_line(CHECK, 1, 2) == (
+        "Fixing the failing check `test` (failure) (attempt 1 of 2 on this commit)."
+    )
+    assert ci_status_line(CHECK, None, None) == "Fixing the failing check `test` (failure)."
+
+
+def test_a_commit_past_its_bound_is_named_with_the_bound() -> None:
+    assert over_attempts_note(CHECK, 2) == (
+        "the check `test` failed on aaaaaaaaaaaa after 2 fix attempt(s) on that commit; "
+        "not trying again"
+    )

@@ -1,12 +1,14 @@
 """End-to-end fixtures: the GitHub stand-in and its git server (reused from the GitHub edge), the
-GitLab and Slack stand-ins."""
+GitLab and Slack stand-ins, and the forge a test runs against (tests/e2e/forges.py)."""
 
+from tests.e2e.forges import forge
 from tests.e2e.gitlab_flow import gitlab_api, gitlab_git
 from tests.e2e.slack_flow import slack_api
 from tests.integrations.github.conftest import app_key, git_server, github_api, key_file
 
 __all__ = [
     "app_key",
+    "forge",
     "git_server",
     "github_api",
     "gitlab_api",

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from integrations.github.standin.api import GitHubAPI, Pull, Repo
+from integrations.standin.git_http import GitHttpServer, create_bare_repo
 from resolver.store.models import Job
 from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress
 from tests.integrations.deliveries import SECRETS, github, load, post
 from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.github_api import GitHubAPI, Pull, Repo
 
 ALICE_ID = 5001
 
@@ -26,9 +27,12 @@ def github_settings(api: GitHubAPI, key_file: Path) -> dict[str, str]:
     }
 
 
-def widgets(api: GitHubAPI, git: GitHttpServer) -> tuple[Repo, Path]:
-    """`octo/widgets` with a broken add() and its test; alice may write, dave may not."""
-    bare = create_bare_repo(git.root, REPO, REPO_FILES)
+def widgets(
+    api: GitHubAPI, git: GitHttpServer, files: Mapping[str, str] = REPO_FILES
+) -> tuple[Repo, Path]:
+    """`octo/widgets` with `files` (a broken add() and its test); alice may write, dave may
+    not."""
+    bare = create_bare_repo(git.root, REPO, dict(files))
     repo = api.add_repo(
         REPO, git.url_for(REPO), collaborators={"alice": "write", "dave": "read"}, bare=bare
     )

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from integrations.gitlab.standin.api import DEVELOPER, GitLabAPI, MergeRequest, Note, Project
+from integrations.standin.git_http import GitHttpServer, create_bare_repo
 from resolver.core.settings import get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.e2e.stack import REPO_FILES
 from tests.integrations.deliveries import SECRETS, load
-from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI, MergeRequest, Note, Project
 
 PROJECT = "group/widgets"
 IID = 7
@@ -44,9 +44,12 @@ def gitlab_settings(api: GitLabAPI) -> dict[str, str]:
     return {"RESOLVER_GITLAB_WEBHOOK_TOKEN": SECRETS["gitlab"], "RESOLVER_GITLAB_URL": api.url}
 
 
-def widgets(api: GitLabAPI, git: GitHttpServer) -> tuple[Project, Path]:
-    """`group/widgets` with a broken add() and its test, and issue #7; alice is a Developer."""
-    bare = create_bare_repo(git.root, PROJECT, REPO_FILES)
+def widgets(
+    api: GitLabAPI, git: GitHttpServer, files: Mapping[str, str] = REPO_FILES
+) -> tuple[Project, Path]:
+    """`group/widgets` with `files` (a broken add() and its test), and issue #7; alice is a
+    Developer."""
+    bare = create_bare_repo(git.root, PROJECT, dict(files))
     project = api.add_project(PROJECT, git.url_for(PROJECT), bare=bare)
     api.add_member(project, api.add_user("alice"), DEVELOPER)
     api.add_issue(project, IID, TITLE)

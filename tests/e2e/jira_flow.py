@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from integrations import registry
+from integrations.github.standin.api import GitHubAPI
+from integrations.jira.standin.api import API, Comment, Issue, JiraAPI, User
 from resolver.core.settings import get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
@@ -20,8 +22,6 @@ from resolver.store.vault import Vault, store_credential
 from tests.e2e.github_flow import ALICE_ID
 from tests.integrations.deliveries import SECRETS, load
 from tests.integrations.github.conftest import REPO
-from tests.support.github_api import GitHubAPI
-from tests.support.jira_api import API, Comment, Issue, JiraAPI, User
 
 GITHUB_TOKEN = "ghp_" + "Xq7Lm2" * 6  # a classic personal access token's shape
 JIRA_EMAIL = "resolver-bot@example.com"

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.linear.standin.api import WORKSPACE, Actor, LinearAPI, LinearComment, LinearIssue
 from tests.e2e.jira_flow import TITLE
 from tests.integrations.deliveries import SECRETS, load
-from tests.support.github_api import GitHubAPI
-from tests.support.linear_api import WORKSPACE, Actor, LinearAPI, LinearComment, LinearIssue
 
 OAUTH_TOKEN = "lin_oauth_" + "b41c" * 16
 ORGANIZATION = "5c8a1d2e-0f3b-4a6c-9d7e-1f2a3b4c5d6e"

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.slack.standin.api import TEAM_ID, SlackAPI
 from resolver.core.settings import get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
@@ -19,8 +21,6 @@ from resolver.store.vault import Vault, store_credential
 from tests.e2e.github_flow import ALICE_ID
 from tests.e2e.stack import Stack
 from tests.integrations.deliveries import SECRETS, load
-from tests.support.github_api import GitHubAPI
-from tests.support.slack_api import TEAM_ID, SlackAPI
 
 CHANNEL = "C0WIDGETS"
 ALICE = "U0ALICE"

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import github_settings, issue_comment, widgets
 from tests.e2e.stack import by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
-from tests.support.git_http import GitHttpServer
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import Reply
 from tests.support.procs import wait_until
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
 from tests.e2e.github_flow import ALICE_ID, github_settings, mention, widgets
 from tests.e2e.stack import Stack, by_step, running_stack
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
 from tests.support.procs import free_port, start
 

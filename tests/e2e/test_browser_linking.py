@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from integrations.jira.standin.atlassian_oauth import AtlassianOAuth
+from integrations.slack.standin.api import TEAM_ID
 from resolver.store.db import session_scope
 from resolver.store.models import Identity, Notice
 from tests.e2e.github_flow import ALICE_ID, github_settings, widgets
@@ -28,9 +30,7 @@ from tests.e2e.test_browser import (
 from tests.e2e.test_slack import assert_pull_request
 from tests.integrations.deliveries import SECRETS, jira, load, post, slack
 from tests.integrations.github.conftest import REPO
-from tests.support.atlassian_oauth import AtlassianOAuth
 from tests.support.procs import free_port
-from tests.support.slack_api import TEAM_ID
 
 __all__ = ["browser"]  # the fixture, shared with test_browser
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, run_git
 from sandbox import ensure_image, ensure_proxy_image
 from sandbox.naming import LABEL_DEPLOYMENT
 from tests.conftest import ResolverEnv
@@ -18,8 +20,6 @@ from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widg
 from tests.e2e.stack import FIXED, SUMMARY, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.sandbox.standins import ALLOWED, DENIED, Outside, outside
-from tests.support.git_http import GitHttpServer, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import github_settings, mention, widgets
 from tests.e2e.stack import SUMMARY, Stack, fix_script, running_stack
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]

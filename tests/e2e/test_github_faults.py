@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import redis
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from tests.conftest import TEST_REDIS, ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
-from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 
 pytestmark = pytest.mark.timeout(420)
 PULLS = "POST /repos/{owner}/{repo}/pulls"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import (
     ALICE_ID,
@@ -18,8 +20,6 @@ from tests.e2e.github_flow import (
 )
 from tests.e2e.stack import by_step, ingress, running_stack
 from tests.integrations.deliveries import github, post
-from tests.support.git_http import GitHttpServer, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
 
 pytestmark = pytest.mark.timeout(420)

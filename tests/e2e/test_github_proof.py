@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment
 from tests.e2e.stack import REPO_FILES, SUMMARY, Stack, by_step, ingress, running_stack
 from tests.integrations.deliveries import github, post
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import Reply, finish, tool
 
 pytestmark = pytest.mark.timeout(420)

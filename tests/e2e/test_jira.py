@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.jira.standin.api import API, JiraAPI
+from integrations.standin.git_http import GitHttpServer, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import widgets
 from tests.e2e.jira_flow import (
@@ -28,9 +31,6 @@ from tests.e2e.jira_flow import (
 from tests.e2e.stack import SUMMARY, fix_script, ingress, running_stack
 from tests.integrations.deliveries import jira, post
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer, run_git
-from tests.support.github_api import GitHubAPI
-from tests.support.jira_api import API, JiraAPI
 
 pytestmark = pytest.mark.timeout(300)
 

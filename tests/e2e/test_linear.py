@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.linear.standin.api import LinearAPI
+from integrations.standin.git_http import GitHttpServer, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import widgets
 from tests.e2e.jira_flow import (
@@ -30,9 +33,6 @@ from tests.e2e.linear_flow import (
 from tests.e2e.stack import SUMMARY, fix_script, ingress, running_stack
 from tests.integrations.deliveries import linear, post
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer, run_git
-from tests.support.github_api import GitHubAPI
-from tests.support.linear_api import LinearAPI
 from tests.support.llm_server import finish, tool
 
 pytestmark = pytest.mark.timeout(300)

@@ -8,12 +8,12 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.standin.git_http import GitHttpServer
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
-from tests.support.git_http import GitHttpServer
-from tests.support.github_api import GitHubAPI
 from tests.support.procs import free_port, wait_until
 
 pytestmark = pytest.mark.timeout(300)

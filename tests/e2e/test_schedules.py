@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
 from resolver.schedules import queue
 from resolver.schedules.history import history
 from resolver.schedules.store import find_schedule, repository
@@ -27,8 +29,6 @@ from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress, run
 from tests.integrations.deliveries import github, post
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 from tests.schedules.helpers import make_schedule, runs_of
-from tests.support.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
 from tests.support.procs import start
 

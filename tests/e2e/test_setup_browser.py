@@ -13,9 +13,9 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
+from integrations.github.standin.api import GitHubAPI
 from tests.e2e.test_browser import ARTIFACTS, ROOT, chromium, refused_by_csp
 from tests.integrations.deliveries import github, load
-from tests.support.github_api import GitHubAPI
 from tests.support.procs import free_port, start, stop, wait_until
 
 CLIENT_ID, CLIENT_SECRET = "Iv1.setup-test", "setup-test-secret"

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from integrations import registry
+from integrations.github.standin.api import GitHubAPI
+from integrations.slack.standin.api import Message, SlackAPI
+from integrations.standin.git_http import GitHttpServer, run_git
 from resolver.store.db import session_scope
 from resolver.store.models import Job
 from resolver.store.repo_defaults import set_route
@@ -25,9 +28,6 @@ from tests.e2e.slack_flow import (
 from tests.e2e.stack import SUMMARY, Stack, fix_script, ingress, running_stack
 from tests.integrations.deliveries import post, slack
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer, run_git
-from tests.support.github_api import GitHubAPI
-from tests.support.slack_api import Message, SlackAPI
 
 pytestmark = pytest.mark.timeout(300)
 

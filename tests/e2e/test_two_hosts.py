@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer
 from sandbox import image_tag
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import github_settings, issue_comment, widgets
 from tests.e2e.stack import Stack, by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
-from tests.support.git_http import GitHttpServer
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.procs import free_port, start, wait_until
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.parametrize("backend", ["postgresql"])]

@@ -1,15 +1,19 @@
-"""Fixtures for the webhook tests: a migrated SQLite database per test, Redis db 5, secrets."""
+"""Fixtures for the webhook tests: a migrated SQLite database per test, Redis db 5, secrets; and
+the clients the stand-ins' sign-in tests drive (tests/integrations/signin.py)."""
 
 from __future__ import annotations
 
 import shutil
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 from cryptography.fernet import Fernet
+from playwright.sync_api import Browser, sync_playwright
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
@@ -17,6 +21,7 @@ from resolver.store import accounts
 from resolver.store.models import Callback, Delivery, Job, Notice, User
 from tests.conftest import redis_db_url
 from tests.integrations.deliveries import BOT, SECRETS
+from tests.integrations.signin import CHROMIUM
 from tests.support.serving import served_app
 
 TEST_REDIS = redis_db_url(5)
@@ -188,3 +193,29 @@ def server(webhook_env: dict[str, str]) -> Iterator[str]:
     """The app on a real HTTP server (uvicorn) on a free loopback port; yields its URL."""
     with served_app() as url:
         yield url
+
+
+# --- The stand-ins' sign-in tests (tests/integrations/signin.py) ----------------------------
+
+
+@pytest.fixture(scope="session")
+def tls() -> ssl.SSLContext:
+    """One TLS context for every client: loading the CA bundle anew takes a fifth of a second."""
+    return ssl.create_default_context()
+
+
+@pytest.fixture
+def http(tls: ssl.SSLContext) -> Iterator[httpx.Client]:
+    """The browser, and the web app's requests other than Authlib's."""
+    with httpx.Client(verify=tls, trust_env=False) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (scripts/browser installs it)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))
+        yield chromium
+        chromium.close()

@@ -14,13 +14,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import select
 
-from resolver.core.settings import Settings
+from integrations.github.standin.api import GitHubAPI, conformance_problems
+from resolver.core.settings import Settings, load_settings
 from resolver.store import configured
 from resolver.store.db import session_scope
 from resolver.store.models import StoredSetting
 from tests.conftest import ResolverEnv, reset_caches
 from tests.integrations.conftest import template_database, webhook_env
-from tests.support.github_api import GitHubAPI, conformance_problems
 from tests.support.serving import served_app
 from tests.web.conftest import forge, public_pem  # noqa: F401  (the GitHub sign-in, for /setup)
 
@@ -108,7 +108,7 @@ def configure(monkeypatch: pytest.MonkeyPatch, webhook_env: dict[str, str]) -> C
             else:
                 monkeypatch.setenv(f"RESOLVER_{key.upper()}", value)
         reset_caches()
-        return Settings()  # type: ignore[call-arg]
+        return load_settings()
 
     return apply
 

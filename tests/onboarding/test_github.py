@@ -14,15 +14,17 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from typer.testing import CliRunner
 
+from integrations.github import setup as github
 from integrations.github.auth import installation_token, installation_tokens
+from integrations.github.settings import GitHubSettings
+from integrations.github.standin.api import GitHubAPI, conformance_problems
 from resolver.cli import app as cli
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
-from resolver.onboarding import github
+from resolver.onboarding.store import VaultStore
 from resolver.store import configured
 from resolver.store.db import session_scope
 from tests.conftest import reset_caches
-from tests.support.github_api import GitHubAPI, conformance_problems
 from tests.support.procs import free_port
 from tests.web.setup_flow import create_on_github, form_to_github
 
@@ -65,10 +67,8 @@ def code_from(api: GitHubAPI, redirect: str | None = None) -> str:
 
 
 def finish(code: str) -> github.Finished:
-    with session_scope() as session:
-        finished = github.finish(session, get_settings(), code)
-    configured.changed()
-    return finished
+    settings = get_settings()
+    return github.finish(VaultStore(settings), settings, code)
 
 
 def test_enterprise_server_gets_the_same_flow_at_its_own_addresses(ghes: GitHubAPI) -> None:
@@ -80,7 +80,7 @@ def test_enterprise_server_gets_the_same_flow_at_its_own_addresses(ghes: GitHubA
     assert finished.app.slug == created.slug == "resolver-ghes"
     assert finished.app.install_url == f"{ghes.web_url}/apps/resolver-ghes/installations/new"
     assert finished.env_wins == ()
-    assert get_settings().github_app_id == str(created.id)
+    assert GitHubSettings.of(get_settings()).app_id == str(created.id)
 
 
 def test_the_new_apps_key_mints_installation_tokens(ghes: GitHubAPI) -> None:
@@ -88,7 +88,7 @@ def test_the_new_apps_key_mints_installation_tokens(ghes: GitHubAPI) -> None:
     token = installation_token(INSTALLATION, get_settings())
     assert token in ghes.minted
     (claims,) = ghes.jwt_claims
-    assert str(claims["iss"]) == get_settings().github_app_id
+    assert str(claims["iss"]) == GitHubSettings.of(get_settings()).app_id
 
 
 def test_a_code_works_once(ghes: GitHubAPI) -> None:
@@ -152,7 +152,7 @@ def test_cli_serves_the_manifest_page_and_catches_the_redirect(ghes: GitHubAPI) 
     assert created.webhook_secret not in done.output and created.client_secret not in done.output
     assert f"{PUBLIC_URL}/webhooks/github" == created.manifest["hook_attributes"]["url"]
     reset_caches()
-    assert get_settings().github_app_id == str(created.id)
+    assert GitHubSettings.of(get_settings()).app_id == str(created.id)
 
 
 def test_cli_claims_a_pasted_code_once_and_rotates_the_secret(ghes: GitHubAPI) -> None:
@@ -167,7 +167,7 @@ def test_cli_claims_a_pasted_code_once_and_rotates_the_secret(ghes: GitHubAPI) -
     assert rotated.exit_code == 0, rotated.output
     assert created.webhook_secret != old and created.webhook_secret not in rotated.output
     reset_caches()
-    secret = get_settings().github_webhook_secret
+    secret = GitHubSettings.of(get_settings()).webhook_secret
     assert secret is not None and secret.get_secret_value() == created.webhook_secret
 
 

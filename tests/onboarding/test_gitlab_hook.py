@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from integrations.gitlab.routes import ROUTES
-from resolver.cli.setup_hooks import app as setup_app
+from integrations.gitlab.standin.hooks import FIXTURES, GitLabHooksAPI, Hook, standard_signature
+from resolver.cli.setup import app as setup_app
 from resolver.contract.setup import SetupError
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
-from tests.support.gitlab_hooks import FIXTURES, GitLabHooksAPI, Hook, standard_signature
 
 OWNER_TOKEN = "glpat-owner-0123456789abcdef"
 DEVELOPER_TOKEN = "glpat-developer-0123456789"

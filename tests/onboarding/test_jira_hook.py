@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 
 from integrations.jira.routes import ROUTES
+from integrations.jira.standin.webhooks import JiraWebhooksAPI, Webhook
 from resolver.contract.setup import SetupError
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
-from tests.support.jira_webhooks import JiraWebhooksAPI, Webhook
 
 ADMIN = "ada@example.com:ATATT3x-admin-token-0123456789"
 MEMBER = "bob@example.com:ATATT3x-member-token-0123456789"

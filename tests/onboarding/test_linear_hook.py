@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from integrations.linear.routes import ROUTES
-from resolver.cli.setup_hooks import app as setup_app
+from integrations.linear.standin.api import LinearAPI
+from integrations.linear.standin.webhooks import Webhook, deliver
+from resolver.cli.setup import app as setup_app
 from resolver.contract.setup import SetupError
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
-from tests.support.linear_api import LinearAPI
-from tests.support.linear_webhooks import Webhook, deliver
 
 ADMIN_KEY = "lin_api_admin0123456789abcdef"
 MEMBER_KEY = "lin_api_member0123456789abcdef"

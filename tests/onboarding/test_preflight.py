@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
+from integrations.gitlab.standin.api import GitLabAPI
 from integrations.slack.app_manifest import BOT_SCOPES
+from integrations.slack.standin.api import TEAM_ID, SlackAPI
 from resolver.contract.checks import Check
 from resolver.core.settings import Settings, get_settings
 from resolver.onboarding.preflight import provider_checks
@@ -18,10 +20,8 @@ from resolver.store.db import session_scope
 from resolver.store.repo_defaults import set_route
 from resolver.store.vault import Vault, store_credential
 from tests.onboarding.conftest import strong_secret
-from tests.support.gitlab_api import GitLabAPI
 from tests.support.llm_server import ScriptedLLMServer, error, scripted_llm, text
 from tests.support.procs import free_port
-from tests.support.slack_api import TEAM_ID, SlackAPI
 
 ALL_OFF = {
     "github_webhook_secret": None,

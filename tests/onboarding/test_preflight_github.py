@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from integrations.github.standin.api import GitHubAPI
 from resolver.contract.checks import Check
 from resolver.core.settings import Settings
 from resolver.onboarding.preflight import provider_checks
 from tests.onboarding.conftest import APP_ID, strong_secret
-from tests.support.github_api import GitHubAPI
 
 OTHERS_OFF = {
     "gitlab_webhook_token": None,

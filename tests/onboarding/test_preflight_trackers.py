@@ -7,13 +7,13 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from integrations.jira.standin.api import JiraAPI
+from integrations.linear.standin.api import LinearAPI
 from resolver.contract.checks import Check
 from resolver.core.settings import Settings
 from resolver.onboarding.preflight import provider_checks
 from tests.onboarding.conftest import strong_secret
 from tests.onboarding.test_preflight import ALL_OFF, by_name, store_token
-from tests.support.jira_api import JiraAPI
-from tests.support.linear_api import LinearAPI
 
 PUBLIC = "https://resolver.example"
 JIRA_EVENTS = ["comment_created", "jira:issue_updated", "jira:issue_created"]

@@ -21,19 +21,20 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.slack import setup as slack
 from integrations.slack.app_manifest import BOT_EVENTS, BOT_SCOPES
-from resolver.cli.setup_hooks import app as setup_app
+from integrations.slack.standin.apps import SlackAppsAPI
+from integrations.slack.standin.state import TEAM_ID
+from resolver.cli.setup import app as setup_app
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
-from resolver.onboarding import slack
+from resolver.onboarding.store import VaultStore
 from resolver.store.secrets import stored_token
 from resolver.web.session import middleware_options
-from resolver.web.setup_providers import PAGES
+from resolver.web.setup_providers import pages
 from tests.conftest import reset_caches
 from tests.onboarding.conftest import ciphertexts, stored
-from tests.support.github_api import GitHubAPI
-from tests.support.slack_apps import SlackAppsAPI
-from tests.support.slack_state import TEAM_ID
 from tests.web.conftest import browser, csrf_of, sign_in
 
 PUBLIC_URL = "http://testserver"
@@ -56,9 +57,14 @@ def web(slack_api: SlackAppsAPI):
 
     app = create_app()
     session = [Middleware(SessionMiddleware, **middleware_options(get_settings()))]
-    for path, endpoint, methods in PAGES:
+    for path, endpoint, methods in pages():
         app.router.routes.append(Route(path, endpoint, methods=methods, middleware=session))
     return app
+
+
+def _create_app(token: str, refresh: str | None = None) -> slack.CreatedSlackApp:
+    settings = get_settings()
+    return slack.create_app(VaultStore(settings), settings, token, refresh)
 
 
 def _signed(secret: str, body: bytes) -> dict[str, str]:
@@ -80,7 +86,7 @@ def test_the_manifest_names_exactly_the_scopes_and_events_and_the_vault_keeps_th
 ) -> None:
     caplog.set_level(logging.DEBUG)
     token, _ = slack_api.add_config_token()
-    created = slack.create_app(token)
+    created = _create_app(token)
     (app,) = slack_api.apps.values()
     manifest = app.manifest
     assert manifest["oauth_config"]["scopes"] == {"bot": list(BOT_SCOPES)}
@@ -106,16 +112,16 @@ def test_an_expired_token_is_rotated_with_its_refresh_token(slack_api: SlackApps
     token, refresh = slack_api.add_config_token()
     slack_api.expire(token)
     with pytest.raises(SetupError, match="expired"):
-        slack.create_app(token)
+        _create_app(token)
     assert stored() == {} and slack_api.apps == {}
-    created = slack.create_app(token, refresh)
+    created = _create_app(token, refresh)
     assert created.rotated_config_token and len(slack_api.apps) == 1
     assert [c.status for c in slack_api.calls("tooling.tokens.rotate")] == [200]
 
 
 def test_a_bad_token_is_refused_and_nothing_is_stored(slack_api: SlackAppsAPI) -> None:
     with pytest.raises(SetupError, match="refused the app configuration token"):
-        slack.create_app("xoxe.xoxp-1-not-a-token")
+        _create_app("xoxe.xoxp-1-not-a-token")
     with pytest.raises(SetupError, match="no Slack app yet"):
         slack.install_url(get_settings())
     assert stored() == {} and slack_api.apps == {}
@@ -124,7 +130,7 @@ def test_a_bad_token_is_refused_and_nothing_is_stored(slack_api: SlackAppsAPI) -
 def test_a_token_no_header_can_carry_is_refused_before_any_call(slack_api: SlackAppsAPI) -> None:
     for pasted in ("xoxe.xoxp-\uff11", "xoxe.xoxp-1 2", "xoxe.xoxp-\u00e91"):
         with pytest.raises(SetupError, match="not an app configuration token"):
-            slack.create_app(pasted)
+            _create_app(pasted)
     assert slack_api.calls("apps.manifest.create") == [] and stored() == {}
 
 
@@ -160,7 +166,7 @@ def test_rotating_the_signing_secret_refuses_the_old_one(
     slack_api: SlackAppsAPI,
 ) -> None:
     token, _ = slack_api.add_config_token()
-    slack.create_app(token)
+    _create_app(token)
     (app,) = slack_api.apps.values()
     client = browser(web)
     sign_in(client, forge, "root")

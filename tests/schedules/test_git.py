@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.agent import git as git_repo
 from resolver.schedules.look import find_test_command, manifests, others_pushed, was_merged
 from resolver.schedules.store import find_schedule, repository
@@ -16,8 +18,6 @@ from resolver.store.db import session_scope
 from tests.conftest import ResolverEnv, reset_caches
 from tests.e2e.github_flow import github_settings
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
-from tests.support.github_api import GitHubAPI
 
 BOT = ("-c", "user.name=resolver", "-c", "user.email=resolver@users.noreply")
 HUMAN = ("-c", "user.name=Dana", "-c", "user.email=dana@example.test")

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import select
 
 from integrations import registry
+from integrations.standin.git_http import create_bare_repo, run_git
 from resolver.agent import git as git_repo
 from resolver.agent.session import Work
 from resolver.agent.task import AgentResult
@@ -32,7 +33,6 @@ from resolver.worker.values import Plan
 from tests.conftest import ResolverEnv
 from tests.integrations.sixth.provider import NAME, PROVIDER
 from tests.schedules.helpers import get_schedule, make_schedule
-from tests.support.git_http import create_bare_repo, run_git
 
 REPO = "octo/widgets"
 BRANCH = "resolver/schedule-tidy"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from integrations.standin.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
 from tests.security.conftest import SECRET_LINE, Listener, make_targets
 from tests.security.vectors import HOOKS, Targets, plants
-from tests.support.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
 
 TOKEN = "ghs_control0000000000000000000000000000"
 FILES = {"calc.py": "def add(a, b):\n    return a - b\n"}

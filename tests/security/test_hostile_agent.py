@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import github_settings, mention_and_finish, widgets
 from tests.e2e.stack import SUMMARY, running_stack
 from tests.security.conftest import SECRET_LINE, Listener, make_targets
 from tests.security.vectors import Targets, background_writer, plants
-from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import Reply, ScriptedLLMServer, finish, tool
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
+from integrations.slack.standin.api import SlackAPI
+from integrations.standin.git_http import GitHttpServer
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import github_settings, mention_and_finish, widgets
 from tests.e2e.slack_flow import (
@@ -19,10 +22,7 @@ from tests.e2e.slack_flow import (
 from tests.e2e.stack import ingress, running_stack
 from tests.integrations.deliveries import post, slack
 from tests.integrations.github.conftest import REPO
-from tests.support.git_http import GitHttpServer
-from tests.support.github_api import BOT_LOGIN, GitHubAPI
 from tests.support.llm_server import finish, tool
-from tests.support.slack_api import SlackAPI
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
 

@@ -6,6 +6,7 @@ import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import select
 
+from integrations.github.settings import GitHubSettings
 from resolver.core.settings import get_settings
 from resolver.store import configured
 from resolver.store.configured import StoredSettingError
@@ -31,10 +32,10 @@ def _save(**values: str) -> None:
 def test_a_stored_setting_is_read_and_kept_encrypted(overlay, backend, monkeypatch) -> None:
     monkeypatch.delenv("RESOLVER_GITHUB_WEBHOOK_SECRET", raising=False)
     _save(github_webhook_secret="stored-secret-0123456789", github_app_id="4242")
-    settings = get_settings()
-    assert settings.github_app_id == "4242"
-    assert settings.github_webhook_secret is not None
-    assert settings.github_webhook_secret.get_secret_value() == "stored-secret-0123456789"
+    github = GitHubSettings.of(get_settings())
+    assert github.app_id == "4242"
+    assert github.webhook_secret is not None
+    assert github.webhook_secret.get_secret_value() == "stored-secret-0123456789"
     with session_scope() as session:
         rows = session.scalars(select(StoredSetting.ciphertext)).all()
         names = configured.stored_names(session)
@@ -46,10 +47,10 @@ def test_the_environment_wins(overlay, monkeypatch) -> None:
     monkeypatch.setenv("RESOLVER_GITHUB_APP_ID", "from-env")
     configured.changed()
     _save(github_app_id="from-vault")
-    assert get_settings().github_app_id == "from-env"
+    assert GitHubSettings.of(get_settings()).app_id == "from-env"
     monkeypatch.delenv("RESOLVER_GITHUB_APP_ID")
     configured.changed()
-    assert get_settings().github_app_id == "from-vault"
+    assert GitHubSettings.of(get_settings()).app_id == "from-vault"
 
 
 def test_bootstrap_settings_and_bad_values_are_refused(overlay) -> None:
@@ -58,6 +59,8 @@ def test_bootstrap_settings_and_bad_values_are_refused(overlay) -> None:
             configured.save(session, get_settings(), values)
     with pytest.raises(StoredSettingError, match="max_body_bytes"), session_scope() as session:
         configured.save(session, get_settings(), {"max_body_bytes": "lots"})
+    with pytest.raises(StoredSettingError, match="gitlab_url"), session_scope() as session:
+        configured.save(session, get_settings(), {"gitlab_url": "gitlab.example.com"})
     with session_scope() as session:
         assert configured.stored_names(session) == {}
 
@@ -72,8 +75,8 @@ def test_forgotten_settings_fall_back_and_rotation_keeps_them(overlay, monkeypat
         assert rotate_all(session, Vault(new.split(","))) >= 1
     monkeypatch.setenv("RESOLVER_SECRET_KEYS", new.split(",")[0])  # the old key retired
     configured.changed()
-    assert get_settings().github_app_id == "77"
+    assert GitHubSettings.of(get_settings()).app_id == "77"
     with session_scope() as session:
         configured.forget(session, ["github_app_id"])
     configured.changed()
-    assert get_settings().github_app_id is None
+    assert GitHubSettings.of(get_settings()).app_id is None

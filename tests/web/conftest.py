@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.testclient import TestClient
 
+from integrations.github.standin.api import GitHubAPI
 from tests.conftest import reset_caches
-from tests.support.github_api import GitHubAPI
 
 CLIENT_ID = "Iv1.web-test"
 CLIENT_SECRET = "web-test-client-secret"

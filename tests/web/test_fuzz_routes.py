@@ -93,7 +93,8 @@ def end_every_job() -> None:
 
 @pytest.fixture
 def nowhere(forge, resolver_env, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in Settings.model_fields:
+    providers = [name for kind in registry.settings_classes() for name in kind.names()]
+    for name in [*Settings.model_fields, *providers]:
         if name.endswith("_url") and name not in KEPT_URLS:
             monkeypatch.setenv(f"RESOLVER_{name.upper()}", NOWHERE)
     reset_caches()

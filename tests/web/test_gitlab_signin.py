@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from integrations.gitlab.standin.api import GitLabAPI
 from tests.conftest import reset_caches
 from tests.store.test_storage import new_job
-from tests.support.gitlab_api import GitLabAPI
 from tests.web.conftest import PUBLIC_URL, browser, csrf_of
 
 PROJECT = "group/app"

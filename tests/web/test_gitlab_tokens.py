@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from integrations.gitlab.standin.api import GitLabAPI
 from integrations.gitlab.tokens import user_token
 from resolver.contract.errors import PermanentCallbackError
 from resolver.core.settings import get_settings
@@ -19,7 +20,6 @@ from resolver.store.db import session_scope
 from resolver.store.models import Credential
 from resolver.store.vault import Vault
 from tests.conftest import reset_caches
-from tests.support.gitlab_api import GitLabAPI
 from tests.web.conftest import PUBLIC_URL, browser
 from tests.web.test_gitlab_signin import _sign_in
 from tests.web.test_linking import _rows

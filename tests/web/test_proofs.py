@@ -15,6 +15,10 @@ import pytest
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
+from integrations.github.standin.api import GitHubAPI
+from integrations.jira.standin.atlassian_oauth import AtlassianOAuth
+from integrations.linear.standin.api import Actor, LinearAPI
+from integrations.slack.standin.api import SlackAPI
 from resolver.callbacks.send import send
 from resolver.core.settings import get_settings
 from resolver.ingress.links import link_url
@@ -24,10 +28,6 @@ from resolver.store.models import Callback, Identity, Job, Notice, User
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import reset_caches
 from tests.integrations.deliveries import SECRETS, SENDERS, jira, linear, load, post, slack
-from tests.support.atlassian_oauth import AtlassianOAuth
-from tests.support.github_api import GitHubAPI
-from tests.support.linear_api import Actor, LinearAPI
-from tests.support.slack_api import SlackAPI
 from tests.web.conftest import browser, csrf_of, sign_in
 
 ADA_ID = 583231

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from cryptography.fernet import Fernet
 
+from integrations import registry
 from resolver.core.settings import Settings
 from resolver.web.session import middleware_options, safe_next
 
 
 def _settings(**values: object) -> Settings:
-    return Settings(_env_file=None, secret_keys=Fernet.generate_key().decode(), **values)  # type: ignore[call-arg]
+    return registry.settings(
+        {"secret_keys": Fernet.generate_key().decode(), **values}, env_file=False
+    )
 
 
 def test_the_cookie_is_secure_when_the_public_url_is_https() -> None:

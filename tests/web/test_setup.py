@@ -11,11 +11,12 @@ import pytest
 from sqlalchemy import select
 
 from integrations.github.app_manifest import EVENTS, PERMISSIONS
+from integrations.github.settings import GitHubSettings
+from integrations.github.standin.api import GitHubAPI, conformance_problems
 from resolver.core.settings import get_settings
 from resolver.store import configured
 from resolver.store.db import session_scope
 from resolver.store.models import StoredSetting
-from tests.support.github_api import GitHubAPI, conformance_problems
 from tests.web.conftest import PUBLIC_URL, browser, csrf_of, sign_in
 from tests.web.setup_flow import (
     come_back,
@@ -53,7 +54,9 @@ def test_the_manifest_names_exactly_the_permissions_events_and_our_urls(admin) -
     sent = send_manifest(admin, name="Resolver test")
     action, text = form_to_github(sent.text)
     manifest = json.loads(text)
-    assert action.startswith(f"{get_settings().github_web_url}/settings/apps/new?state=")
+    assert action.startswith(
+        f"{GitHubSettings.of(get_settings()).web_url}/settings/apps/new?state="
+    )
     assert manifest["default_permissions"] == PERMISSIONS
     assert manifest["default_events"] == list(EVENTS)
     assert manifest["name"] == "Resolver test"
@@ -106,9 +109,9 @@ def test_creating_the_app_keeps_all_five_values_encrypted_in_the_vault(
         assert secret not in "".join(rows.values())
         assert not any(secret in text for text in files)  # in no file, the database included
     settings = get_settings()
-    assert settings.github_app_id == str(created.id)
-    assert settings.github_webhook_secret is not None
-    assert settings.github_webhook_secret.get_secret_value() == created.webhook_secret
+    assert GitHubSettings.of(settings).app_id == str(created.id)
+    assert GitHubSettings.of(settings).webhook_secret is not None
+    assert GitHubSettings.of(settings).webhook_secret.get_secret_value() == created.webhook_secret
 
 
 def test_the_environment_still_wins_and_the_page_says_so(admin, forge: GitHubAPI) -> None:
@@ -119,7 +122,7 @@ def test_the_environment_still_wins_and_the_page_says_so(admin, forge: GitHubAPI
     assert "win over the stored ones" in flash
     page = admin.get("/setup").text
     assert "environment (wins over the vault)" in page
-    assert get_settings().github_client_id == "Iv1.web-test"
+    assert GitHubSettings.of(get_settings()).client_id == "Iv1.web-test"
 
 
 def test_webhooks_verify_with_the_new_secret_only(admin, forge: GitHubAPI) -> None:

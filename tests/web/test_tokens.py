@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from integrations.github import signin as github_signin
 from integrations.github.auth import GitHubAuthError, client_for_job, user_token
+from integrations.github.standin.api import GitHubAPI
 from resolver.callbacks.status import JobView, render
 from resolver.contract.signin import IssuedToken, issued_token
 from resolver.core.job import JobContext
@@ -32,7 +33,6 @@ from resolver.store.vault import Vault
 from resolver.worker.request import load, run_request
 from tests.conftest import reset_caches
 from tests.integrations.deliveries import SECRETS
-from tests.support.github_api import GitHubAPI
 from tests.web.conftest import CLIENT_ID, CLIENT_SECRET, SECRET_REPO, browser, csrf_of, sign_in
 from tests.web.test_linking import ADA_ID, _mention, _rows
 

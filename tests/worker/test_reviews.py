@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from integrations import registry
+from integrations.standin.git_http import create_bare_repo, run_git
 from resolver.contract.outbound import RepoInfo
 from resolver.core.states import Outcome
 from resolver.worker.reviews import resolves_threads
 from resolver.worker.values import Plan, Snapshot, Stop
 from tests.conftest import ResolverEnv
-from tests.support.git_http import create_bare_repo, run_git
 
 RESOLVING = "reviews:\n  resolve_threads: true\n"
 

@@ -15,10 +15,11 @@ from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from integrations import registry
 from integrations.github.auth import authenticated_clone_url, installation_tokens
+from integrations.github.standin.api import GitHubAPI, Repo, conformance_problems
+from integrations.standin.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
 from resolver.core.settings import Settings
-from tests.support.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
-from tests.support.github_api import GitHubAPI, Repo, conformance_problems
 
 APP_ID = "424242"
 INSTALLATION_ID = 77
@@ -99,7 +100,7 @@ def make_settings(api_url: str, key_file: Path | None, **extra: object) -> Setti
         "bot_name": BOT,
         **extra,
     }
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return registry.settings(values, env_file=False)
 
 
 @pytest.fixture

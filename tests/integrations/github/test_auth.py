@@ -25,6 +25,9 @@ from integrations.github.auth import (
     strip_credentials,
     token_for_job,
 )
+from integrations.github.settings import GitHubSettings
+from integrations.github.standin.api import GitHubAPI, Repo
+from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.core.logs import redact
 from resolver.core.settings import Settings, get_settings
@@ -33,8 +36,6 @@ from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
 from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO, AppKey, make_settings
-from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
-from tests.support.github_api import GitHubAPI, Repo
 
 MINT = "POST /app/installations/{installation_id}/access_tokens"
 
@@ -186,7 +187,8 @@ def test_without_app_settings_the_requesters_token_is_used(
     github_env: Settings, github_api: GitHubAPI
 ) -> None:
     user_id = store_user_token(github_env, "bob", "gho_oauth-token-of-bob")
-    no_app = github_env.model_copy(update={"github_app_id": None})
+    github = GitHubSettings.of(github_env)
+    no_app = github_env.with_section(github.model_copy(update={"app_id": None}))
     assert token_for_job(TRIGGER, user_id, no_app) == "gho_oauth-token-of-bob"
 
 

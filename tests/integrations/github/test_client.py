@@ -10,6 +10,8 @@ import pytest
 
 from integrations.github.auth import installation_token
 from integrations.github.client import GitHubClient
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI, Repo
+from integrations.standin.git_http import GitHttpServer
 from resolver.contract.errors import PermanentCallbackError
 from resolver.core.settings import Settings
 from tests.integrations.github.conftest import (
@@ -22,8 +24,6 @@ from tests.integrations.github.conftest import (
     make_settings,
     push_branch,
 )
-from tests.support.git_http import GitHttpServer
-from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
 
 
 @pytest.fixture

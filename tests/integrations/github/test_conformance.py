@@ -7,10 +7,7 @@ from pathlib import Path
 
 from integrations.github.auth import installation_token
 from integrations.github.client import GitHubClient
-from resolver.core.settings import Settings
-from tests.integrations.github.conftest import INSTALLATION_ID, REPO, push_branch
-from tests.support.git_http import GitHttpServer
-from tests.support.github_api import (
+from integrations.github.standin.api import (
     ROUTE_KEYS,
     GitHubAPI,
     Recorded,
@@ -19,8 +16,11 @@ from tests.support.github_api import (
     openapi_operation,
     openapi_operations,
 )
-from tests.support.github_app_hooks import APP_ROUTES
-from tests.support.github_manifest import MANIFEST_ROUTES
+from integrations.github.standin.app_hooks import APP_ROUTES
+from integrations.github.standin.manifest import MANIFEST_ROUTES
+from integrations.standin.git_http import GitHttpServer
+from resolver.core.settings import Settings
+from tests.integrations.github.conftest import INSTALLATION_ID, REPO, push_branch
 
 
 def test_every_stand_in_route_is_a_github_operation() -> None:

@@ -10,6 +10,7 @@ from email.utils import format_datetime
 import pytest
 
 from integrations.github.client import GitHubClient
+from integrations.github.standin.api import GitHubAPI, Repo, error_body
 from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
@@ -19,7 +20,6 @@ from resolver.contract.errors import (
 )
 from resolver.core.settings import Settings
 from tests.integrations.github.conftest import REPO, make_settings
-from tests.support.github_api import GitHubAPI, Repo, error_body
 
 USER_TOKEN = "ghp_" + "Z9" * 18
 COMMENTS = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"

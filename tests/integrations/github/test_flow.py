@@ -18,11 +18,11 @@ from integrations.github.auth import (
     token_for_job,
 )
 from integrations.github.client import GitHubClient
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI, Repo
+from integrations.standin.git_http import IDENTITY, GitHttpServer, branch_head, run_git
 from resolver.contract.errors import CallbackError, TransientCallbackError
 from resolver.core.settings import Settings
 from tests.integrations.github.conftest import BOT, INSTALLATION_ID, REPO
-from tests.support.git_http import IDENTITY, GitHttpServer, branch_head, run_git
-from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
 
 PULLS = "POST /repos/{owner}/{repo}/pulls"
 BRANCH = "resolver/7-the-widget-breaks"

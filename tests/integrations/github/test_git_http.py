@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.git_http import (
+from integrations.standin.git_http import (
     IDENTITY,
     GitHttpServer,
     branch_head,

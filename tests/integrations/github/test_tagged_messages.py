@@ -11,12 +11,12 @@ import pytest
 from integrations.github.auth import installation_token
 from integrations.github.client import GitHubClient
 from integrations.github.provider import GitHubConversation
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI, Repo
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import hidden_tag
 from resolver.core.settings import Settings
 from tests.conftest import ResolverEnv
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
-from tests.support.github_api import BOT_LOGIN, GitHubAPI, Repo
 
 COMMENTS = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
 REPLIES = "POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"

@@ -12,17 +12,19 @@ from typing import Any
 import pytest
 from cryptography.fernet import Fernet
 
+from integrations import registry
 from integrations.gitlab.client import GitLabClient, git_auth_env
 from integrations.gitlab.events import NoteEvent
 from integrations.gitlab.routes import on_note
+from integrations.gitlab.settings import GitLabSettings
+from integrations.gitlab.standin.api import DEVELOPER, GitLabAPI, Project
+from integrations.standin.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
 from resolver.contract.inbound import Policy
 from resolver.core.settings import Settings, get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
-from tests.support.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
-from tests.support.gitlab_api import DEVELOPER, GitLabAPI, Project
 
 PROJECT = "group/widgets"
 BOT = "resolver"
@@ -72,12 +74,8 @@ def project(gitlab_api: GitLabAPI, git_server: GitHttpServer, bare_template: Pat
 
 
 def make_settings(gitlab_url: str) -> Settings:
-    return Settings(
-        _env_file=None,
-        secret_keys=Fernet.generate_key().decode(),
-        gitlab_url=gitlab_url,
-        bot_name=BOT,
-    )
+    values = {"secret_keys": Fernet.generate_key().decode(), "gitlab_url": gitlab_url}
+    return registry.settings({**values, "bot_name": BOT}, env_file=False)
 
 
 @pytest.fixture
@@ -117,7 +115,9 @@ def gitlab_env(
 def store_bot_token(settings: Settings, token: str) -> None:
     """What `resolver tokens set --provider gitlab --installation <gitlab_url>` stores."""
     with session_scope() as session:
-        installation = accounts.ensure_installation(session, "gitlab", settings.gitlab_url)
+        installation = accounts.ensure_installation(
+            session, "gitlab", GitLabSettings.of(settings).url
+        )
         store_credential(
             session,
             Vault(settings.fernet_keys),

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from integrations.gitlab.client import GitLabClient, Note, NoteableKind
+from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
 from resolver.core.settings import Settings
 from tests.integrations.gitlab.conftest import BOT, BOT_TOKEN, PROJECT, push_branch
-from tests.support.gitlab_api import GitLabAPI, Project
 
 BRANCH = "resolver/7-the-widget-breaks"
 

@@ -14,11 +14,11 @@ from email.utils import format_datetime
 import pytest
 
 from integrations.gitlab.client import GitLabClient, error_detail, retry_after
+from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
 from tests.integrations.gitlab.conftest import BOT_TOKEN, make_settings
-from tests.support.gitlab_api import GitLabAPI, Project
 
 NOTES = "POST /projects/{id}/issues/{iid}/notes"
 ACTION = "POST /projects/:id/issues/:iid/notes"

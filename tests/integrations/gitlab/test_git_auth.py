@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from integrations.gitlab.client import git_auth_env
+from integrations.gitlab.standin.api import Project
+from integrations.standin.git_http import IDENTITY, GitHttpServer, branch_head, run_git
 from resolver.contract.errors import PermanentCallbackError
 from resolver.core.logs import redact
 from tests.integrations.gitlab.conftest import BOT_TOKEN
-from tests.support.git_http import IDENTITY, GitHttpServer, branch_head, run_git
-from tests.support.gitlab_api import Project
 
 
 def test_clone_and_push_with_the_token_in_the_environment_only(

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from integrations import registry
+from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.errors import TransientCallbackError
 from resolver.contract.outbound import hidden_tag
 from resolver.core.settings import Settings
@@ -20,7 +21,6 @@ from tests.integrations.gitlab.conftest import (
     store_user_token,
     trigger_of,
 )
-from tests.support.gitlab_api import GitLabAPI, Project
 
 ISSUE_NOTES = "POST /projects/{id}/issues/{iid}/notes"
 # The fixture of a trigger, and the route its answer is posted to.

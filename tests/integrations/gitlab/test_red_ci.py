@@ -8,12 +8,12 @@ import copy
 from typing import Any
 
 from integrations.gitlab.client import GitLabClient
+from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.ci import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from tests.integrations.deliveries import gitlab, load, post
 from tests.integrations.gitlab.conftest import BOT_TOKEN
-from tests.support.gitlab_api import GitLabAPI, Project
 
 BRANCH = "resolver/1-fix-export"
 FIXTURE = "Pipeline_Hook__failed_on_merge_request"

@@ -9,12 +9,12 @@ import pytest
 
 from integrations import registry
 from integrations.jira.provider import JiraConversation
+from integrations.jira.standin.api import JiraAPI, User
 from resolver.core.settings import get_settings
 from resolver.store.accounts import ensure_installation
 from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
-from tests.support.jira_api import JiraAPI, User
 
 EMAIL = "resolver-bot@example.com"
 API_TOKEN = "ATATT3xFfGF0" + "Qm9" * 12  # an Atlassian API token's shape

@@ -7,8 +7,8 @@ import base64
 import pytest
 
 from integrations.jira.client import JiraClient, JiraComment, JiraIssue, jira_session
+from integrations.jira.standin.api import JiraAPI, User
 from tests.integrations.jira.conftest import API_TOKEN, EMAIL, ISSUE, PAT
-from tests.support.jira_api import JiraAPI, User
 
 COMMENTS = "POST /rest/api/2/issue/{issueIdOrKey}/comment"
 

@@ -10,9 +10,9 @@ import pytest
 
 import integrations.jira.client
 from integrations.jira.client import JiraClient
+from integrations.jira.standin.api import JiraAPI, User, error_body
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.integrations.jira.conftest import API_TOKEN, EMAIL, ISSUE
-from tests.support.jira_api import JiraAPI, User, error_body
 
 COMMENTS = "POST /rest/api/2/issue/{issueIdOrKey}/comment"
 

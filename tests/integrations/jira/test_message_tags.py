@@ -9,6 +9,7 @@ import pytest
 
 from integrations import registry
 from integrations.jira.provider import FIND_LIMIT, TAG_PROPERTY, JiraConversation
+from integrations.jira.standin.api import Issue, JiraAPI, User
 from resolver.contract.errors import (
     CallbackError,
     PermanentCallbackError,
@@ -16,7 +17,6 @@ from resolver.contract.errors import (
 )
 from tests.conftest import ResolverEnv
 from tests.integrations.jira.conftest import ISSUE, PAT, context, store_site_token
-from tests.support.jira_api import Issue, JiraAPI, User
 
 POST = "POST /rest/api/2/issue/{issueIdOrKey}/comment"
 LIST = "GET /rest/api/2/issue/{issueIdOrKey}/comment"

@@ -7,13 +7,13 @@ import pytest
 
 from integrations import registry
 from integrations.jira.provider import HISTORY_LIMIT, JiraConversation
+from integrations.jira.standin.api import JiraAPI, User
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import Comment, History
 from resolver.core.logs import redact
 from resolver.core.settings import get_settings
 from tests.conftest import ResolverEnv
 from tests.integrations.jira.conftest import API_TOKEN, EMAIL, ISSUE, PAT, context, store_site_token
-from tests.support.jira_api import JiraAPI, User
 
 
 def test_post_writes_wiki_markup_and_edit_replaces_it(

@@ -10,12 +10,12 @@ import pytest
 
 from integrations import registry
 from integrations.linear.provider import LinearConversation
+from integrations.linear.standin.api import Actor, LinearAPI, LinearComment, LinearIssue
 from resolver.core.settings import get_settings
 from resolver.store.accounts import ensure_installation
 from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
-from tests.support.linear_api import Actor, LinearAPI, LinearComment, LinearIssue
 
 API_KEY = "lin_api_" + "k7Q2" * 10
 OAUTH_TOKEN = "lin_oauth_" + "9f3e" * 16

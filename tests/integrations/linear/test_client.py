@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from integrations.linear.client import LinearClient, LinearComment
+from integrations.linear.standin.api import Actor, LinearAPI, LinearIssue, parse_operation
 from tests.integrations.linear.conftest import API_KEY, OAUTH_TOKEN
-from tests.support.linear_api import Actor, LinearAPI, LinearIssue, parse_operation
 
 
 @pytest.fixture

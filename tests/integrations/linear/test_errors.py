@@ -11,9 +11,15 @@ from collections.abc import Iterator
 import pytest
 
 from integrations.linear.client import LinearClient, retry_after
+from integrations.linear.standin.api import (
+    Actor,
+    LinearAPI,
+    LinearIssue,
+    error_document,
+    reset_headers,
+)
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.integrations.linear.conftest import OAUTH_TOKEN
-from tests.support.linear_api import Actor, LinearAPI, LinearIssue, error_document, reset_headers
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import pytest
 
 from integrations import registry
 from integrations.linear.provider import HISTORY_LIMIT, LinearConversation
+from integrations.linear.standin.api import Actor, LinearAPI, LinearComment, LinearIssue
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import Comment, History
 from resolver.core.settings import get_settings
@@ -19,7 +20,6 @@ from tests.integrations.linear.conftest import (
     label_context,
     store_workspace_token,
 )
-from tests.support.linear_api import Actor, LinearAPI, LinearComment, LinearIssue
 
 
 def test_post_replies_in_the_thread_and_edit_replaces_it(

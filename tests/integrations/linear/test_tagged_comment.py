@@ -10,6 +10,14 @@ import pytest
 from integrations import registry
 from integrations.linear.client import LinearClient
 from integrations.linear.provider import LinearConversation, tagged_comment_id
+from integrations.linear.standin.api import (
+    UUID_V4,
+    Actor,
+    LinearAPI,
+    LinearComment,
+    LinearIssue,
+    error_document,
+)
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.core.settings import get_settings
 from tests.conftest import ResolverEnv
@@ -19,14 +27,6 @@ from tests.integrations.linear.conftest import (
     comment_context,
     label_context,
     store_workspace_token,
-)
-from tests.support.linear_api import (
-    UUID_V4,
-    Actor,
-    LinearAPI,
-    LinearComment,
-    LinearIssue,
-    error_document,
 )
 
 

@@ -41,6 +41,7 @@ from tests.integrations.conftest import Store
 from tests.integrations.deliveries import BOT
 from tests.integrations.sixth.provider import PROVIDER, SECRET_ENV
 from tests.integrations.sixth.provider.conversation import OUTBOX_ENV, records
+from tests.integrations.sixth.provider.settings import SixthSettings
 
 SECRET = "sixth-test-signing-secret"
 SENDER = "U0SIXTH"
@@ -57,6 +58,7 @@ def sixth(monkeypatch: pytest.MonkeyPatch, webhook_env: dict[str, str], tmp_path
     monkeypatch.setenv(SECRET_ENV, SECRET)
     outbox = tmp_path / "sixth-outbox.jsonl"
     monkeypatch.setenv(OUTBOX_ENV, str(outbox))
+    get_settings.cache_clear()
     return outbox
 
 
@@ -162,6 +164,12 @@ def test_one_registry_entry_is_all_resolver_needs_to_know(sixth: Path) -> None:
     paths = [route.path for route in create_app().routes if isinstance(route, Route)]
     assert "/webhooks/sixth" in paths
     assert runner_for("sixth") is run_request
+    # Its settings class is composed into the service's, read from the same environment.
+    secret = SixthSettings.of(get_settings()).signing_secret
+    assert secret is not None and secret.get_secret_value() == SECRET
+    assert "RESOLVER_SIXTH_SIGNING_SECRET" in {
+        SixthSettings.variable(f) for f in SixthSettings.model_fields
+    }
     # Doctor asks the provider itself whether its webhook is on.
     checks = {check.name: check for check in _providers(get_settings())}
     assert checks["provider sixth"].status == "ok"

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
+from integrations import registry
 from integrations.slack.client import SlackClient
+from integrations.slack.standin.api import TEAM_ID, Identity, SlackAPI
 from resolver.core.settings import Settings, get_settings
 from resolver.store.accounts import ensure_installation
 from resolver.store.db import engine_for, session_scope
 from resolver.store.migrate import upgrade
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import reset_caches
-from tests.support.slack_api import TEAM_ID, Identity, SlackAPI
 
 BOT_TOKEN = "xoxb-1111-2222-" + "Qm9uIGFwcGV0aXQ" * 2
 CHANNEL = "C0GENERAL"
@@ -29,7 +30,8 @@ __all__ = ["ALICE", "BOT_TOKEN", "CHANNEL", "TEAM_ID", "make_settings", "store_b
 def make_settings(api_url: str) -> Settings:
     """Settings for a client test: Slack at `api_url`, nothing read from the environment."""
     secret = Fernet.generate_key().decode()
-    return Settings(_env_file=None, secret_keys=secret, slack_api_url=api_url, bot_name=BOT)
+    values = {"secret_keys": secret, "slack_api_url": api_url, "bot_name": BOT}
+    return registry.settings(values, env_file=False)
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ import pytest
 
 from integrations.slack.client import PAGE_SIZE, BotIdentity, SlackClient
 from integrations.slack.mrkdwn import CUT_MARKER, TEXT_LIMIT
+from integrations.slack.standin.api import Identity, SlackAPI
 from resolver.contract.errors import PermanentCallbackError
 from resolver.core.settings import Settings
 from tests.integrations.slack.conftest import ALICE, BOT_TOKEN, CHANNEL
-from tests.support.slack_api import Identity, SlackAPI
 
 
 def test_post_replies_in_the_thread(

@@ -10,10 +10,10 @@ from collections.abc import Callable
 import pytest
 
 from integrations.slack.client import SlackClient
+from integrations.slack.standin.api import SlackAPI
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.core.settings import Settings
 from tests.integrations.slack.conftest import BOT_TOKEN, CHANNEL, make_settings
-from tests.support.slack_api import SlackAPI
 
 
 def fail_once(

@@ -16,10 +16,10 @@ from integrations.slack.provider import (
     slack_ts,
     tag_metadata,
 )
+from integrations.slack.standin.api import Identity, Message, SlackAPI
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.core.settings import Settings
 from tests.integrations.slack.conftest import ALICE, BOT_TOKEN, CHANNEL, TEAM_ID
-from tests.support.slack_api import Identity, Message, SlackAPI
 
 # A little before the first post attempt, as the core passes it.
 SINCE = datetime.now(UTC) - timedelta(minutes=1)
