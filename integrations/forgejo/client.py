@@ -1,7 +1,7 @@
 """Forgejo's (and Gitea's) REST API, `/api/v1`, through httpx: the calls Resolver makes back.
 
 Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
-(tell the user), mapped once in `_failure`; nothing here retries or sleeps, as the callback
+(tell the user), as contract's `HttpErrors` decides; nothing here retries or sleeps, as the callback
 tasks retry with one attempt row per try. The token is asked for before every call and sent
 only to the instance.
 """
@@ -18,13 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from resolver.contract.errors import (
-    CallbackError,
-    PermanentCallbackError,
-    TransientCallbackError,
-    is_transient_status,
-    parse_retry_after,
-)
+from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.contract.outbound import PullInfo, RepoInfo
 from resolver.core.logs import redact
 
@@ -69,14 +63,7 @@ def _tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _failure(action: str, response: httpx.Response) -> CallbackError:
-    """A refused call as our error: 5xx and 429 are worth retrying, other statuses are not."""
-    status = response.status_code
-    message = f"Forgejo answered {status} to {action}: {_detail(response)}"
-    if not is_transient_status(status):
-        return PermanentCallbackError(message, status=status)
-    wait = parse_retry_after(response.headers.get("retry-after"))
-    return TransientCallbackError(message, retry_after=wait, status=status)
+ERRORS: Final = HttpErrors("Forgejo")
 
 
 def _detail(response: httpx.Response) -> str:
@@ -148,32 +135,40 @@ class ForgejoClient:
                 response = http.request(
                     method, self._api + path, headers=headers, json=json, params=params
                 )
+        except httpx.TimeoutException:
+            raise ERRORS.timed_out(action) from None
         except httpx.TransportError as error:
-            message = f"Forgejo could not be reached for {action}: {type(error).__name__}"
-            raise TransientCallbackError(message) from None
+            raise ERRORS.unreachable(action, error) from None
+        except httpx.InvalidURL as error:
+            raise ERRORS.unusable_url(action, error) from None
         if response.status_code >= 400:
-            raise _failure(action, response)
+            wait = parse_retry_after(response.headers.get("retry-after"))
+            raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
         return response
 
     def _json(self, method: str, action: str, path: str, **options: Any) -> Any:
         response = self._call(method, action, path, **options)
         try:
             return response.json()
-        except ValueError:
-            raise PermanentCallbackError(f"Forgejo's answer to {action} is not JSON") from None
+        except ValueError as error:
+            raise ERRORS.unusable_answer(action, error) from None
 
     def authenticated_login(self) -> str:
         """The login the token acts as."""
         data = self._json("GET", "GET /user", "/user")
         return str(data["login"])
 
-    def can_write(self, repo: str, login: str) -> bool:
-        """Whether `login` may push to `repo` (write, admin or owner). Forgejo answers only a
+    def permission(self, repo: str, login: str) -> str:
+        """`login`'s mode on `repo` (none, read, write, admin, owner). Forgejo answers only a
         site admin, a repository admin or the person themselves: the bot needs admin."""
         owner, name = split_repo(repo)
         action = "GET /repos/{owner}/{repo}/collaborators/{collaborator}/permission"
         path = f"/repos/{owner}/{name}/collaborators/{quote(login, safe='')}/permission"
-        return self._json("GET", action, path).get("permission") in WRITE_MODES
+        return str(self._json("GET", action, path).get("permission") or "none")
+
+    def can_write(self, repo: str, login: str) -> bool:
+        """Whether `login` may push to `repo` (write, admin or owner)."""
+        return self.permission(repo, login) in WRITE_MODES
 
     def repository(self, repo: str) -> RepoInfo:
         """The repository as the instance describes it: its clone URL and default branch."""
@@ -314,6 +309,18 @@ class ForgejoClient:
         return int(
             self._json("POST", "POST /orgs/{org}/hooks", f"/orgs/{org}/hooks", json=form)["id"]
         )
+
+    def hooks(self, owner: str, *, org: bool = False) -> list[dict[str, Any]]:
+        """The webhooks of a repository (`owner/name`) or, with `org`, of an organisation (a
+        page's worth: a repository has a few)."""
+        if org:
+            if not _NAME.fullmatch(owner):
+                raise PermanentCallbackError(f"{owner[:100]!r} is not an organisation name")
+            action, path = "GET /orgs/{org}/hooks", f"/orgs/{owner}/hooks"
+        else:
+            repo_owner, name = split_repo(owner)
+            action, path = "GET /repos/{owner}/{repo}/hooks", f"/repos/{repo_owner}/{name}/hooks"
+        return [dict(item) for item in self._json("GET", action, path, params={"limit": PAGE_SIZE})]
 
 
 def _hook_form(url: str, secret: str, kind: HookType) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Forgejo as a conversation (an issue's or a pull request's comments) and as a forge.
 
-Both are built from values, not from a trigger's context: the descriptor, once wired, reads
-the repository, the number and the comment from the job's typed trigger and builds them with
-the client of the job's identity.
+Both are built from values (`conversation_for`, `forge_for`); the descriptor's `conversation`
+and `forge` read the repository, the number and the comment from the job's trigger and build
+them with the client of the job's identity (`tokens.JobToken`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from integrations.forgejo.client import ForgejoClient, TokenProvider
+from integrations.forgejo.settings import ForgejoSettings
+from integrations.forgejo.tokens import JobToken, instance
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -24,11 +26,13 @@ from resolver.contract.outbound import (
     PullInfo,
     RepoInfo,
     ReviewThread,
+    TriggerContext,
     has_hidden_tag,
     tag_of,
     with_hidden_tag,
 )
 from resolver.core.logs import redact, register_secret
+from resolver.core.settings import Settings, get_settings
 
 ISSUE_COMMENT: Final = "issue_comment"
 HISTORY_LIMIT: Final = 50
@@ -220,3 +224,53 @@ def conversation_for(
 def forge_for(client: ForgejoClient, token: TokenProvider) -> Forge:
     """The forge protocol's Forgejo side (mypy checks that it is one)."""
     return ForgejoForge(client, token)
+
+
+def _job_client(requester_id: int | None) -> tuple[ForgejoClient, TokenProvider, Settings]:
+    settings = get_settings()
+    token = JobToken(requester_id, settings)
+    url = instance(settings)
+    return ForgejoClient(url, token, user_agent=f"Resolver ({settings.bot_name})"), token, settings
+
+
+def _required(context: TriggerContext, key: str) -> Any:
+    value = context.get(key)
+    if value is None:
+        raise PermanentCallbackError(f"the Forgejo trigger has no {key}")
+    return value
+
+
+def conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+    """The conversation of a trigger recorded by `integrations.forgejo.routes`."""
+    client, _, settings = _job_client(requester_id)
+    comment_id = context.get("comment_id")
+    return ForgejoConversation(
+        client,
+        str(_required(context, "repo")),
+        int(_required(context, "number")),
+        bot_name=settings.bot_name,
+        comment_id=int(comment_id) if comment_id is not None else None,
+        is_pull=bool(context.get("is_pull_request")),
+    )
+
+
+def forge(context: TriggerContext, requester_id: int | None) -> Forge:
+    client, token, _ = _job_client(requester_id)
+    return ForgejoForge(client, token)
+
+
+def open_pulls(
+    context: TriggerContext, requester_id: int | None, full_name: str, base: str
+) -> tuple[PullInfo, ...]:
+    """The open pull requests into `base` (`conflicts: fix` on a push to it)."""
+    client, _, _ = _job_client(requester_id)
+    return client.open_pulls(full_name, base)
+
+
+def co_author(user: ForgeUser) -> tuple[str, str]:
+    """The person as Forgejo credits a commit to them: `<login>@noreply.<host>`, the address
+    it shows for a hidden e-mail (`[service] NO_REPLY_ADDRESS`'s default)."""
+    login = user.login or user.external_id
+    url = ForgejoSettings.of(get_settings()).url or ""
+    host = urlsplit(url).hostname or "localhost"
+    return login, f"{login.lower()}@noreply.{host}"

@@ -1,25 +1,23 @@
-"""Forgejo's settings: `RESOLVER_FORGEJO_*` (a Gitea instance is configured the same way).
-
-Read from the environment and `.env` as the service's own settings are. Once the provider
-contract has its `ProviderSettings` base, this class derives from it instead (the fields stay).
-"""
+"""Forgejo's settings: `RESOLVER_FORGEJO_*` (a Gitea instance is configured the same way)."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Literal
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import SettingsConfigDict
 
 from resolver.contract.inbound import secret_value
+from resolver.core.settings import ProviderSettings, web_address
 
 
-class ForgejoSettings(BaseSettings):
+class ForgejoSettings(ProviderSettings):
     """A Forgejo or Gitea instance: the bot's token, its webhook, and signing in with it."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="RESOLVER_FORGEJO_", env_file=".env", extra="ignore", frozen=True
-    )
+    model_config = SettingsConfigDict(env_prefix="RESOLVER_FORGEJO_")
+    oauth_client = ("client_id", "client_secret")
+    hints = MappingProxyType({"url": "the instance's address, e.g. https://codeberg.org"})
 
     url: str | None = Field(
         default=None, description="The instance's address, e.g. https://codeberg.org."
@@ -40,6 +38,8 @@ class ForgejoSettings(BaseSettings):
         default="forgejo", description="The webhook type to create: `gitea` on a Gitea instance."
     )
 
+    _address = field_validator("url")(web_address)
+
     @property
     def webhook_enabled(self) -> bool:
         """The webhook is on only with an instance and a secret: it never runs unsigned."""
@@ -48,3 +48,8 @@ class ForgejoSettings(BaseSettings):
     @property
     def sign_in_enabled(self) -> bool:
         return bool(self.url and self.client_id) and secret_value(self.client_secret) is not None
+
+    def problems(self) -> tuple[tuple[str, str], ...]:
+        if not self.url and (self.token or self.webhook_secret or self.client_id):
+            return (("forgejo url", "RESOLVER_FORGEJO_URL is not set: name the instance"),)
+        return ()

@@ -27,7 +27,7 @@ from integrations.forgejo.standin.oauth import OAUTH_ROUTES, OAuthApps
 from integrations.forgejo.standin.reviews import Review, ReviewComment
 from integrations.forgejo.standin.state import MODES, Comment, Hook, Pull, Reaction, Repo, error
 from integrations.forgejo.standin.state import user_json as render_user
-from tests.support.standin import Reply, RestStandIn, Routed
+from integrations.standin.server import Reply, RestStandIn, Routed
 
 API_PREFIX = "/api/v1"
 

@@ -23,7 +23,7 @@ from integrations.forgejo.standin.state import (
     reaction_json,
     repo_json,
 )
-from tests.support.standin import Reply, Routed
+from integrations.standin.server import Reply, Routed
 
 if TYPE_CHECKING:
     from integrations.forgejo.standin.api import ForgejoAPI

@@ -21,8 +21,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from tests.support.oauth_codes import CodeFlow
-from tests.support.standin import (
+from integrations.standin.oauth_codes import CodeFlow
+from integrations.standin.server import (
     Reply,
     WebHandler,
     basic_credentials,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from integrations.forgejo.standin.state import now
-from tests.support.standin import Reply
+from integrations.standin.server import Reply
 
 if TYPE_CHECKING:
     from integrations.forgejo.standin.api import ForgejoAPI

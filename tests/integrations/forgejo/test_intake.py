@@ -1,9 +1,5 @@
-"""Forgejo's webhook side behind the real HTTP app: installed the way its registry line will
-install it (a descriptor built here from the folder's parts, as the sixth provider's test
-does), a signed delivery becomes a job row, and a bad one nothing.
-
-The descriptor is the test's until the provider contract takes Forgejo's settings: then it
-moves to `integrations/forgejo/__init__.py` and this test keeps only the deliveries."""
+"""Forgejo's webhook side behind the real HTTP app, through its descriptor (`PROVIDER`): a
+signed delivery becomes a job row, and a bad one nothing."""
 
 from __future__ import annotations
 
@@ -15,47 +11,20 @@ import pytest
 from starlette.testclient import TestClient
 
 from integrations import registry
-from integrations.forgejo.events import parse_event
-from integrations.forgejo.routes import IGNORED, ROUTES
-from integrations.forgejo.verify import verify_signature
-from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.inbound import Headers, Integration
-from resolver.contract.outbound import Conversation, TriggerContext
-from resolver.contract.provider import Provider
-from resolver.core.settings import Settings
-from tests.integrations.conftest import Store
+from integrations.forgejo import PROVIDER
+from tests.integrations.conftest import Store, reset_caches
 from tests.integrations.forgejo.deliveries import SECRET, headers_for, load
-
-
-def _verify(headers: Headers, body: bytes, settings: Settings, now: float) -> None:
-    verify_signature(headers, body, SECRET)
-
-
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
-    raise PermanentCallbackError("no Forgejo conversation in this test")
-
-
-PROVIDER = Provider(
-    name="forgejo",
-    display_name="Forgejo",
-    integration=Integration(
-        name="forgejo",
-        routes=ROUTES,
-        ignored=IGNORED,
-        enabled=lambda settings: True,
-        verify=_verify,
-        parse=parse_event,
-    ),
-    conversation=_conversation,
-    kind="issue",
-)
 
 
 @pytest.fixture
 def forgejo_client(
     monkeypatch: pytest.MonkeyPatch, webhook_env: dict[str, str]
 ) -> Iterator[TestClient]:
-    monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, PROVIDER))
+    if PROVIDER not in registry.INSTALLED:
+        monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, PROVIDER))
+    monkeypatch.setenv("RESOLVER_FORGEJO_URL", "https://forgejo.example")
+    monkeypatch.setenv("RESOLVER_FORGEJO_WEBHOOK_SECRET", SECRET)
+    reset_caches()
     from resolver.app import create_app
 
     with TestClient(create_app()) as test_client:

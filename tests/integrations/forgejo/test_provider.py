@@ -19,10 +19,10 @@ from integrations.forgejo.provider import (
 )
 from integrations.forgejo.standin.api import ForgejoAPI
 from integrations.forgejo.standin.state import Repo
+from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import ForgeUser, hidden_tag
 from tests.integrations.forgejo.conftest import BOT, BOT_TOKEN, REPO
-from tests.support.git_http import GitHttpServer, create_bare_repo, run_git
 
 EARLIER = datetime.now(UTC) - timedelta(hours=1)
 
