@@ -67,7 +67,9 @@ def users_list() -> None:
 def users_link(
     name: str,
     provider: str = typer.Option(..., help="An installed provider (resolver doctor lists them)."),
-    external_id: str = typer.Option(..., help="The provider's id (Slack: TEAM:USER)."),
+    external_id: str = typer.Option(
+        ..., help="The account's id at the provider, as `resolver users list` shows it."
+    ),
     login: str | None = typer.Option(None, help="The provider login or handle."),
 ) -> None:
     """Link a provider account to a user."""
@@ -84,7 +86,9 @@ def users_link(
 @users_app.command("revoke")
 def users_revoke(
     provider: str = typer.Option(..., help="The provider of the linked account."),
-    external_id: str = typer.Option(..., help="The provider's id (Slack: TEAM:USER)."),
+    external_id: str = typer.Option(
+        ..., help="The account's id at the provider, as `resolver users list` shows it."
+    ),
 ) -> None:
     """Unlink a provider account from its user and delete that user's stored token there."""
     with session_scope() as session:

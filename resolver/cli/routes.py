@@ -1,4 +1,4 @@
-"""Default repositories per Slack channel, Jira project or Linear team."""
+"""Default repositories per chat channel, tracker project or team."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from resolver.store.repo_defaults import all_routes, remove_route, set_route
 
 console = Console()
 app = typer.Typer(
-    help="Which repository a Slack channel, Jira project or Linear team works on.",
+    help="Which repository a chat channel, a tracker project or a team works on.",
     no_args_is_help=True,
 )
 
@@ -21,7 +21,9 @@ app = typer.Typer(
 @app.command("set")
 def routes_set(
     provider: str = typer.Argument(..., help="A chat or tracker provider."),
-    scope: str = typer.Argument(..., help="Slack channel id, Jira project key, Linear team key."),
+    scope: str = typer.Argument(
+        ..., help="What the provider routes by: a channel id, a project key or a team key."
+    ),
     repo: str = typer.Argument(..., help="owner/name, or forge:owner/name."),
 ) -> None:
     """Set the default repository of a channel, project or team."""

@@ -32,7 +32,7 @@ app = typer.Typer(
     "or any prompt, on a cron schedule.",
     no_args_is_help=True,
 )
-REPO_HELP = "owner/name, github:owner/name or gitlab:group/project."
+REPO_HELP = "owner/name on the first installed forge, or forge:owner/name (forge:group/project)."
 
 
 def fail(message: str) -> NoReturn:
@@ -59,7 +59,9 @@ def add(
     max_iterations: int | None = typer.Option(None, help="Agent steps per run."),
     max_cost_usd: float | None = typer.Option(None, help="Spend limit per run, USD."),
     user: str | None = typer.Option(None, help="The Resolver user whose token runs use."),
-    installation_id: int | None = typer.Option(None, help="GitHub App installation id."),
+    installation_id: int | None = typer.Option(
+        None, help="The forge app's installation id, on a forge that installs apps."
+    ),
 ) -> None:
     """Add a schedule to a repository."""
     values = {
@@ -210,7 +212,9 @@ def _iso(value: datetime | None) -> str | None:
 def sync(
     repo: str = typer.Argument(..., help=REPO_HELP),
     user: str | None = typer.Option(None, help="The Resolver user whose token runs use."),
-    installation_id: int | None = typer.Option(None, help="GitHub App installation id."),
+    installation_id: int | None = typer.Option(
+        None, help="The forge app's installation id, on a forge that installs apps."
+    ),
 ) -> None:
     """Follow the repository's .resolver/schedules.yml: read it now, and again every 15 min."""
     from resolver.schedules.sync import sync_repo

@@ -35,8 +35,8 @@ HINTS: dict[str, str] = {
     "database_url": "use sqlite:///var/resolver.db or postgresql+psycopg://user:pass@host/db",
     "redis_url": "use redis://host:6379/0",
     "admin_token": "set a long random string; it guards the JSON API",
-    "admins": "name each forge account by its numeric id, e.g. github:id:583231, or make a "
-    "Resolver user an admin with `resolver users add --admin`",
+    "admins": "name each forge account by its numeric id, as forge:id:NUMBER (the forge as in its "
+    "webhook path), or make a Resolver user an admin with `resolver users add --admin`",
 }
 
 
@@ -123,9 +123,9 @@ class Settings(BaseSettings):
     admins: str = Field(
         default="",
         description=(
-            "Web app admins, comma-separated forge accounts by numeric id (`github:id:583231`, "
-            "`gitlab:id:42`); a login or a user name is refused. Resolver users are made admins "
-            "with `resolver users add --admin`."
+            "Web app admins, comma-separated forge accounts by numeric id (`forge:id:NUMBER`, "
+            "the forge named as in its webhook path); a login or a user name is refused. Resolver "
+            "users are made admins with `resolver users add --admin`."
         ),
     )
     session_hours: float = Field(
@@ -228,8 +228,9 @@ class Settings(BaseSettings):
     max_jobs_per_repo: int = Field(default=5, ge=1, description="Concurrent jobs per repository.")
     bot_account_ids: str = Field(
         default="",
-        description="Comma-separated provider account ids of the bot (Jira accountId, Linear or "
-        "GitLab user id): mentions by account count, and its own events are ignored.",
+        description="Comma-separated account ids of the bot at the providers that mention by "
+        "account (a tracker's account id, a forge's user id): mentions by account count, and its "
+        "own events are ignored.",
     )
 
     # --- sandbox
@@ -504,9 +505,10 @@ def admin_id(entry: str) -> tuple[str, str]:
     neither names an admin: such an entry is refused, not guessed at."""
     found = _ADMIN_ID.fullmatch(entry.lower())
     if found is None:
+        provider = entry.partition(":")[0].strip().lower() if ":" in entry else "provider"
         raise ValueError(
-            f"{entry!r} is not a forge account's numeric id; write provider:id:NUMBER "
-            "(github:id:583231)"
+            f"{entry!r} is not a forge account's numeric id; write {provider}:id:NUMBER "
+            "(the number the forge's API gives the account)"
         )
     return found.group(1), str(int(found.group(2)))
 

@@ -49,7 +49,7 @@ def repository_of(snapshot: Snapshot) -> tuple[str, str]:
         raise Stop(
             Outcome.COULD_NOT,
             "Which repository should I work on? Mention me again with `repo=owner/name` "
-            f"(or `repo=gitlab:group/project`), or ask an admin to set a default with "
+            f"(or `repo=forge:owner/name`), or ask an admin to set a default with "
             f"`resolver routes set {snapshot.source} {scope} owner/name`.",
         )
     try:
