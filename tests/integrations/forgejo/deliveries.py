@@ -13,6 +13,7 @@ from typing import Any
 
 import integrations.forgejo
 from integrations.forgejo.routes import IGNORED, ROUTES
+from tests.integrations.deliveries import Delivery
 
 SECRET = "forgejo-test-secret"
 FIXTURES = Path(integrations.forgejo.__file__).parent / "fixtures"
@@ -57,3 +58,18 @@ def headers_for(
 
 
 KNOWN = set(ROUTES) | IGNORED
+
+
+# What the shared delivery fake (`tests.integrations.deliveries.own_sending`) reads of Forgejo.
+ENV = {"RESOLVER_FORGEJO_URL": "https://forgejo.example", "RESOLVER_FORGEJO_WEBHOOK_SECRET": SECRET}
+SENDER = "2"  # alice, who sends the recorded payloads
+
+
+def signed(key: str, payload: dict[str, Any] | bytes) -> Delivery:
+    """A delivery of event `key`, signed as Forgejo signs it."""
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return Delivery("/webhooks/forgejo", body, headers_for(key, body))
+
+
+def set_text(payload: dict[str, Any], text: str) -> None:
+    payload["comment"]["body"] = text
