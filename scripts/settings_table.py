@@ -1,6 +1,7 @@
-"""The README's settings tables, from core.settings.Settings and, under each installed
-provider, its own settings class (`integrations/<name>/settings.py`): `--write` updates
-README.md."""
+"""The README's settings table, from core.settings.Settings: `--write` updates README.md. Each
+provider's own settings (`integrations/<name>/settings.py`) are on its page,
+`integrations/<name>/README.md`, which tests/integrations/test_readmes.py checks, so installing
+a provider changes nothing here."""
 
 import re
 import sys
@@ -8,7 +9,6 @@ from pathlib import Path
 
 from pydantic.fields import FieldInfo
 
-from integrations import registry
 from resolver.core.settings import Settings
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -26,11 +26,6 @@ def render() -> str:
     rows = [*HEAD]
     for name, field in Settings.model_fields.items():
         rows.append(_row(f"RESOLVER_{name.upper()}", field))
-    for provider in registry.installed():
-        kind = provider.settings
-        where = f"integrations/{provider.name}/settings.py"
-        rows += ["", f"**{provider.display_name}** (`{kind.__name__}`, `{where}`)", "", *HEAD]
-        rows += [_row(kind.variable(name), field) for name, field in kind.model_fields.items()]
     return "\n".join(rows)
 
 
