@@ -12,19 +12,14 @@ from starlette.testclient import TestClient
 
 from integrations import registry
 from integrations.forgejo import PROVIDER
-from tests.integrations.conftest import Store, reset_caches
+from tests.integrations.conftest import Store
 from tests.integrations.forgejo.deliveries import SECRET, headers_for, load
 
 
 @pytest.fixture
-def forgejo_client(
-    monkeypatch: pytest.MonkeyPatch, webhook_env: dict[str, str]
-) -> Iterator[TestClient]:
-    if PROVIDER not in registry.INSTALLED:
-        monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, PROVIDER))
-    monkeypatch.setenv("RESOLVER_FORGEJO_URL", "https://forgejo.example")
-    monkeypatch.setenv("RESOLVER_FORGEJO_WEBHOOK_SECRET", SECRET)
-    reset_caches()
+def forgejo_client(webhook_env: dict[str, str]) -> Iterator[TestClient]:
+    assert registry.find("forgejo") is PROVIDER  # installed by its registry line
+    assert webhook_env["RESOLVER_FORGEJO_WEBHOOK_SECRET"] == SECRET  # deliveries.ENV
     from resolver.app import create_app
 
     with TestClient(create_app()) as test_client:
