@@ -310,6 +310,23 @@ class ForgejoClient:
             self._json("POST", "POST /orgs/{org}/hooks", f"/orgs/{org}/hooks", json=form)["id"]
         )
 
+    def edit_hook(
+        self, owner: str, hook_id: int, url: str, secret: str, *, org: bool = False
+    ) -> None:
+        """Point hook `hook_id` of a repository (`owner/name`) or an organisation at `url`,
+        signed with a new `secret`, on HOOK_EVENTS, active."""
+        form = _hook_form(url, secret, "forgejo")
+        del form["type"]  # a hook's type cannot change
+        if org:
+            if not _NAME.fullmatch(owner):
+                raise PermanentCallbackError(f"{owner[:100]!r} is not an organisation name")
+            action, path = "PATCH /orgs/{org}/hooks/{id}", f"/orgs/{owner}/hooks/{hook_id}"
+        else:
+            repo_owner, name = split_repo(owner)
+            action = "PATCH /repos/{owner}/{repo}/hooks/{id}"
+            path = f"/repos/{repo_owner}/{name}/hooks/{hook_id}"
+        self._call("PATCH", action, path, json=form)
+
     def hooks(self, owner: str, *, org: bool = False) -> list[dict[str, Any]]:
         """The webhooks of a repository (`owner/name`) or, with `org`, of an organisation (a
         page's worth: a repository has a few)."""

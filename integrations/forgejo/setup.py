@@ -60,33 +60,40 @@ def _explained(kind: str, name: str, error: CallbackError) -> SetupError:
     return SetupError(str(error))
 
 
-def register(settings: Settings, request: HookRequest) -> RegisteredHook:
-    """A new hook at `request.url`; SetupError when one is there already (Forgejo never shows
-    a hook's secret, so Resolver cannot take it over: delete it on the instance first)."""
+def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> RegisteredHook:
+    """The hook at `request.url`, created, or edited with the new secret and the routed
+    events (Forgejo never shows a hook's secret, so an edit always sets it)."""
     kind, name = parse_scope(request.scope)
     client = _client(settings, request.credential)
-    hook_type = ForgejoSettings.of(settings).hook_type
+    org = kind == "org"
     try:
-        existing = client.hooks(name, org=kind == "org")
-        if any((hook.get("config") or {}).get("url") == request.url for hook in existing):
-            raise SetupError(
-                f"{kind} {name} has a hook at {request.url} already: delete it on the instance "
-                "and register again (Forgejo never shows a hook's secret)"
-            )
-        if kind == "org":
+        existing = client.hooks(name, org=org)
+        found = next(
+            (hook for hook in existing if (hook.get("config") or {}).get("url") == request.url),
+            None,
+        )
+        if found is None and must_exist:
+            raise SetupError(f"{kind} {name} has no hook at {request.url}: register it first")
+        if found is not None:
+            hook_id = int(found["id"])
+            client.edit_hook(name, hook_id, request.url, request.secret, org=org)
+        elif org:
+            hook_type = ForgejoSettings.of(settings).hook_type
             hook_id = client.create_org_hook(name, request.url, request.secret, hook_type)
         else:
+            hook_type = ForgejoSettings.of(settings).hook_type
             hook_id = client.create_repo_hook(name, request.url, request.secret, hook_type)
     except CallbackError as error:
         raise _explained(kind, name, error) from None
-    return RegisteredHook(str(hook_id), HOOK_EVENTS, True, request.secret)
+    return RegisteredHook(str(hook_id), HOOK_EVENTS, found is None, request.secret)
+
+
+def register(settings: Settings, request: HookRequest) -> RegisteredHook:
+    return _ensure(settings, request, must_exist=False)
 
 
 def rotate(settings: Settings, request: HookRequest) -> RegisteredHook:
-    raise SetupError(
-        "rotating a Forgejo hook's secret is not supported yet: delete the hook on the "
-        "instance and register it again"
-    )
+    return _ensure(settings, request, must_exist=True)
 
 
 def _scope_of(options: Mapping[str, OptionValue]) -> str:

@@ -259,6 +259,39 @@ def _create_hook(api: ForgejoAPI, call: Call, owner: str) -> Reply:
     return 201, hook_json(hook), {}
 
 
+def edit_repo_hook(api: ForgejoAPI, call: Call) -> Reply:
+    repo = api.repo_of(call)
+    if not api.can(repo, api.users[call.user_id], "admin"):
+        return api.refuse(403, "Must be an organization owner or repository admin")
+    return _edit_hook(api, call, repo.full_name)
+
+
+def edit_org_hook(api: ForgejoAPI, call: Call) -> Reply:
+    org = call.params["org"]
+    if org not in api.orgs:
+        return api.refuse(404, "org does not exist")
+    if api.users[call.user_id] not in api.orgs[org]:
+        return api.refuse(403, "Must be an organization owner")
+    return _edit_hook(api, call, org)
+
+
+def _edit_hook(api: ForgejoAPI, call: Call, owner: str) -> Reply:
+    """The given config keys replace the hook's (a new secret among them), as do its events
+    and `active`; Forgejo answers the edited hook with 200."""
+    hook = api.hooks.get(int(call.params["id"])) if call.params["id"].isdigit() else None
+    if hook is None or hook.owner != owner:
+        return api.refuse(404, "hook does not exist")
+    body = call.body
+    given = body.get("config")
+    if isinstance(given, dict):
+        hook.config |= {k: str(v) for k, v in given.items()}
+    if isinstance(body.get("events"), list):
+        hook.events = [str(e) for e in body["events"]]
+    if "active" in body:
+        hook.active = bool(body["active"])
+    return 200, hook_json(hook), {}
+
+
 ROUTES: Final[dict[str, Handler]] = {
     "GET /user": get_user,
     "GET /repos/{owner}/{repo}": get_repo,
@@ -275,6 +308,8 @@ ROUTES: Final[dict[str, Handler]] = {
     **REVIEW_ROUTES,
     "GET /repos/{owner}/{repo}/hooks": list_repo_hooks,
     "POST /repos/{owner}/{repo}/hooks": create_repo_hook,
+    "PATCH /repos/{owner}/{repo}/hooks/{id}": edit_repo_hook,
     "GET /orgs/{org}/hooks": list_org_hooks,
     "POST /orgs/{org}/hooks": create_org_hook,
+    "PATCH /orgs/{org}/hooks/{id}": edit_org_hook,
 }

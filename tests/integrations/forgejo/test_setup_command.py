@@ -57,8 +57,13 @@ def test_resolver_setup_forgejo_registers_the_repository_hook(
     assert _stored_secret() == hook.config["secret"]
     assert BOT_TOKEN not in done.output
 
-    again = CliRunner().invoke(setup, ["forgejo", "--repo", REPO], input=BOT_TOKEN + "\n")
-    assert again.exit_code == 1 and "already" in again.output
+    first = hook.config["secret"]
+    rotated = CliRunner().invoke(
+        setup, ["forgejo", "--repo", REPO, "--rotate"], input=BOT_TOKEN + "\n"
+    )
+    assert rotated.exit_code == 0, rotated.output
+    assert f"rotated the secret of the forgejo webhook {hook.id}" in rotated.output
+    assert hook.config["secret"] != first and _stored_secret() == hook.config["secret"]
     both = CliRunner().invoke(setup, ["forgejo", "--repo", REPO, "--org", "x"], input="t\n")
     assert both.exit_code == 1 and "exactly one of --repo or --org" in both.output
     assert len(on_instance.hooks) == 1

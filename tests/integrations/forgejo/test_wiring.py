@@ -5,6 +5,8 @@ checked."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx
 import pytest
 from cryptography.fernet import Fernet
@@ -112,9 +114,21 @@ def test_setup_registers_a_repository_hook_on_the_routed_events(
     assert hook.config["url"] == HOOK_URL and hook.config["secret"] == "hook-secret"
     assert tuple(hook.events) == HOOK_EVENTS == registered.events
     assert registered.hook_id == str(hook.id) and registered.created
-    with pytest.raises(SetupError, match="already"):
-        SETUP.webhook.register(settings_for(forgejo_api), request)
-    assert len(forgejo_api.hooks) == 1
+
+    again = HookRequest(HOOK_URL, "new-secret", BOT_TOKEN, scope=f"repo:{REPO}")
+    updated = SETUP.webhook.register(settings_for(forgejo_api), again)
+    assert (updated.hook_id, updated.created) == (str(hook.id), False)
+    assert len(forgejo_api.hooks) == 1 and hook.config["secret"] == "new-secret"
+    rotated = SETUP.webhook.rotate(settings_for(forgejo_api), replace(again, secret="third"))
+    assert rotated.hook_id == str(hook.id) and hook.config["secret"] == "third"
+
+
+def test_rotating_without_a_hook_changes_nothing(forgejo_api: ForgejoAPI, repo: Repo) -> None:
+    assert SETUP.webhook is not None
+    request = HookRequest(HOOK_URL, "hook-secret", BOT_TOKEN, scope=f"repo:{REPO}")
+    with pytest.raises(SetupError, match="register it first"):
+        SETUP.webhook.rotate(settings_for(forgejo_api), request)
+    assert forgejo_api.hooks == {}
 
 
 def test_setup_registers_an_organisation_hook(forgejo_api: ForgejoAPI) -> None:
