@@ -17,8 +17,9 @@ from integrations.jira import PROVIDER as JIRA
 from integrations.linear import PROVIDER as LINEAR
 from integrations.slack import PROVIDER as SLACK
 from resolver.contract.errors import PermanentCallbackError, RouteError
-from resolver.contract.outbound import Conversation, Forge, TriggerContext
+from resolver.contract.outbound import Conversation, Forge
 from resolver.contract.provider import Provider
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import ProviderSettings, Settings, compose
 
 INSTALLED: Final[tuple[Provider, ...]] = (GITHUB, GITLAB, SLACK, JIRA, LINEAR, FORGEJO)
@@ -66,15 +67,15 @@ def routed_names() -> tuple[str, ...]:
     return tuple(item.name for item in installed() if item.route_scope is not None)
 
 
-def conversation(name: str, context: TriggerContext, requester_id: int | None) -> Conversation:
-    return get(name).conversation(context, requester_id)
+def conversation(name: str, trigger: TaskTrigger, requester_id: int | None) -> Conversation:
+    return get(name).conversation(trigger, requester_id)
 
 
-def forge(name: str, context: TriggerContext, requester_id: int | None) -> Forge:
+def forge(name: str, trigger: TaskTrigger, requester_id: int | None) -> Forge:
     factory = get(name).forge
     if factory is None:
         raise PermanentCallbackError(f"{name} does not host repositories")
-    return factory(context, requester_id)
+    return factory(trigger, requester_id)
 
 
 def parse_repo_spec(spec: str) -> tuple[str, str]:

@@ -26,7 +26,7 @@ from resolver.broker.celery_app import (
 )
 from resolver.callbacks.send import send
 from resolver.contract.commands import Command, parse_command
-from resolver.contract.conflicts import base_push_of
+from resolver.contract.triggers import base_push_in
 from resolver.core import metrics
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
@@ -65,7 +65,7 @@ def run_request(ctx: JobContext) -> RunResult:
     """A provider's request: a push to the default branch (`conflicts: fix`), a command
     answered at once, or work for the agent."""
     snapshot = request.load(ctx.job_id)
-    if base_push_of(snapshot.trigger) is not None:
+    if base_push_in(snapshot.trigger) is not None:
         return conflicts.update_on_base_push(ctx, snapshot)
     command = parse_command(snapshot.task)
     if command == "run" and not schedule_commands.names_a_schedule(snapshot):

@@ -10,9 +10,10 @@ from integrations.github.settings import GitHubSettings
 from integrations.github.signin import SIGN_IN
 from integrations.github.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import PullInfo, TriggerContext
+from resolver.contract.outbound import PullInfo
 from resolver.contract.provider import ImportedOnCall, Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
@@ -45,7 +46,7 @@ INTEGRATION = Integration(
 
 
 def _open_pulls(
-    context: TriggerContext, requester_id: int | None, repo: str, base: str
+    context: TaskTrigger, requester_id: int | None, repo: str, base: str
 ) -> tuple[PullInfo, ...]:
     from integrations.github.auth import client_for_job
 

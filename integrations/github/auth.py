@@ -24,8 +24,10 @@ import jwt
 from integrations.github import signin
 from integrations.github.client import GitHubClient, github_session, translate_errors
 from integrations.github.settings import GitHubSettings
+from integrations.github.trigger import installation_of
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, sign_in_again
+from resolver.contract.triggers import TaskTrigger, repo_of
 from resolver.core.logs import log, redact, register_secret
 from resolver.core.settings import Settings, get_settings
 from resolver.store.secrets import Clock, TokenRevokedError, refuse_token, stored_token
@@ -226,18 +228,16 @@ class JobToken:
     """The token a job acts with (see `token_for_job`), and what GitHub's 401 to it means: for
     the requester's own token, that it was revoked, which is recorded and told."""
 
-    def __init__(
-        self, trigger: Mapping[str, Any], requester_id: int | None, settings: Settings
-    ) -> None:
+    def __init__(self, trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> None:
         self._trigger, self._requester_id, self._settings = trigger, requester_id, settings
         self._user_token: str | None = None
 
     def __call__(self) -> str:
-        installation_id = self._trigger.get("installation_id")
+        installation_id = installation_of(self._trigger)
         if installation_id is not None and app_configured(self._settings):
             self._user_token = None
             repository = job_repository(self._trigger)
-            return installation_token(int(installation_id), self._settings, repository)
+            return installation_token(installation_id, self._settings, repository)
         found = (
             None if self._requester_id is None else user_token(self._requester_id, self._settings)
         )
@@ -260,7 +260,7 @@ class JobToken:
 
 
 def token_for_job(
-    trigger: Mapping[str, Any], requester_id: int | None, settings: Settings | None = None
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings | None = None
 ) -> str:
     """The token a job acts with: the App's installation token when the event came through the
     App (minted for the job's repository alone), else the requester's own stored token. Raises
@@ -268,35 +268,33 @@ def token_for_job(
     return JobToken(trigger, requester_id, settings or get_settings())()
 
 
-def job_repository(trigger: Mapping[str, Any]) -> str | None:
+def job_repository(trigger: TaskTrigger) -> str | None:
     """The `owner/name` a job acts on: its trigger's, or its plan's (a repository named in a
     request)."""
-    forge = trigger.get("forge")
-    planned = forge.get("repo") if isinstance(forge, Mapping) else None
-    repo = planned or trigger.get("repo")
-    return repo if isinstance(repo, str) and "/" in repo else None
+    repo = (trigger.planned.repo if trigger.planned else None) or repo_of(trigger)
+    return repo if repo and "/" in repo else None
 
 
 def ci_client(
-    trigger: Mapping[str, Any], requester_id: int | None, settings: Settings | None = None
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings | None = None
 ) -> GitHubClient:
     """A client that reads a job's check runs and Actions logs: an installation token with
     CI_READ_PERMISSIONS on the job's repository alone, else the job's own token."""
     settings = settings or get_settings()
-    installation_id = trigger.get("installation_id")
+    installation_id = installation_of(trigger)
     repository = job_repository(trigger)
     if installation_id is None or repository is None or not app_configured(settings):
         return client_for_job(trigger, requester_id, settings)
 
     def token() -> str:
         tokens = installation_tokens
-        return tokens.get(settings, int(installation_id), repository, CI_READ_PERMISSIONS)
+        return tokens.get(settings, installation_id, repository, CI_READ_PERMISSIONS)
 
     return GitHubClient(settings, token)
 
 
 def client_for_job(
-    trigger: Mapping[str, Any], requester_id: int | None, settings: Settings | None = None
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings | None = None
 ) -> GitHubClient:
     """A client that acts with the job's token (looked up again before every call)."""
     settings = settings or get_settings()

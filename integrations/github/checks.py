@@ -4,13 +4,13 @@ stream from GitHub's download URL (no token goes there) and only its tail is kep
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 import httpx
 
 from integrations.github.auth import ci_client
 from integrations.github.client import TIMEOUT_SECONDS, _tls_context
+from integrations.github.trigger import part_of
 from resolver.contract.ci import (
     LOG_READ_BYTES,
     LOG_TAIL_CHARS,
@@ -22,24 +22,25 @@ from resolver.contract.ci import (
     tail,
 )
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.contract.triggers import TaskTrigger, repo_of
 
 ACTIONS_APP: Final = "github-actions"
 # Characters are at most four bytes: this many bytes always hold the characters kept.
 _TAIL_BYTES: Final = LOG_TAIL_CHARS * 4
 
 
-def ci_report(context: Mapping[str, Any], requester_id: int | None, check: FailedCheck) -> CIReport:
+def ci_report(trigger: TaskTrigger, requester_id: int | None, check: FailedCheck) -> CIReport:
     """Annotations and the log's tail. A check run of GitHub Actions is one job, with the
     same id; other apps' checks have no log here."""
-    repo = str(context.get("repo") or "")
+    repo = repo_of(trigger) or ""
     if check.check_id is None or not repo:
         return CIReport()
-    client = ci_client(context, requester_id)
+    client = ci_client(trigger, requester_id)
     notes = [
         render_annotation(item)
         for item in client.check_annotations(repo, check.check_id, MAX_ANNOTATIONS)
     ]
-    if context.get("check_app") != ACTIONS_APP:
+    if part_of(trigger).check_app != ACTIONS_APP:
         return CIReport(annotations=limited(notes))
     text, cut = read_tail(client.job_log_location(repo, check.check_id))
     return CIReport(annotations=limited(notes), log_tail=text, log_cut=cut)

@@ -7,9 +7,12 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
+from pydantic import JsonValue
+
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
 from integrations.github.threads import resolve_review_thread, resolved_roots
+from integrations.github.trigger import ISSUE_COMMENT, REVIEW_COMMENT, part_of
 from resolver.contract.errors import CallbackError, PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -18,18 +21,16 @@ from resolver.contract.outbound import (
     PullInfo,
     RepoInfo,
     ReviewThread,
-    TriggerContext,
     has_hidden_tag,
     tag_of,
     with_hidden_tag,
 )
+from resolver.contract.triggers import TaskTrigger, comment_of, is_pull, number_of, repo_of
 from resolver.core.logs import log
 
 logger = logging.getLogger(__name__)
 
 HISTORY_LIMIT: Final = 50
-REVIEW_COMMENT: Final = "review_comment"
-ISSUE_COMMENT: Final = "issue_comment"
 
 
 def _int(value: object) -> int | None:
@@ -41,19 +42,20 @@ def _int(value: object) -> int | None:
 class GitHubConversation:
     """The issue or pull request of a trigger; in a review thread when it came from one."""
 
-    def __init__(self, client: GitHubClient, context: TriggerContext) -> None:
+    def __init__(self, client: GitHubClient, trigger: TaskTrigger) -> None:
         self._client = client
-        self._context = context
-        self._repo = str(context.get("repo") or "")
-        number = _int(context.get("number"))
+        self._trigger = trigger
+        self._part = part_of(trigger)
+        self._repo = repo_of(trigger) or ""
+        number = number_of(trigger)
         if not self._repo or number is None:
             raise PermanentCallbackError("the trigger names no GitHub issue or pull request")
         self._number = number
 
     def _thread_root(self) -> int | None:
-        if self._context.get("comment_kind") != REVIEW_COMMENT:
+        if self._part.comment_kind != REVIEW_COMMENT:
             return None
-        return _int(self._context.get("in_reply_to_id")) or _int(self._context.get("comment_id"))
+        return self._part.in_reply_to_id or comment_of(self._trigger)
 
     def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
         """The tag is a hidden HTML comment in the text; the reference keeps it for edits."""
@@ -98,8 +100,8 @@ class GitHubConversation:
             self._client.edit_comment(self._repo, comment_id, body)
 
     def acknowledge(self) -> None:
-        comment_id = _int(self._context.get("comment_id"))
-        kind = self._context.get("comment_kind")
+        comment_id = comment_of(self._trigger)
+        kind = self._part.comment_kind
         if comment_id is None:
             return  # a label, an assignment or a review body: nothing to react to
         if kind == ISSUE_COMMENT:
@@ -110,7 +112,7 @@ class GitHubConversation:
     def history(self) -> History:
         items = self._client.issue_comments(self._repo, self._number, HISTORY_LIMIT)
         reviews: list[dict[str, Any]] = []
-        if self._context.get("is_pull_request"):
+        if is_pull(self._trigger):
             reviews = self._client.review_comments(self._repo, self._number, HISTORY_LIMIT)
         ours = self._ours([*items, *reviews])
         comments = tuple(
@@ -188,11 +190,7 @@ def _threads(
             diff_hunk=str(first.get("diff_hunk") or "") or None,
             answered=last_ours[root],
             resolved=root in resolved,
-            where=(
-                ("comment_kind", REVIEW_COMMENT),
-                ("comment_id", root),
-                ("in_reply_to_id", root),
-            ),
+            where=(("comment_kind", REVIEW_COMMENT), ("in_reply_to_id", root)),
         )
         for root, first in roots.items()
         if replies.get(root)
@@ -202,9 +200,9 @@ def _threads(
 class GitHubForge:
     """Repositories, permissions, git auth and pull requests, as the job's GitHub identity."""
 
-    def __init__(self, client: GitHubClient, context: TriggerContext, requester_id: int | None):
+    def __init__(self, client: GitHubClient, trigger: TaskTrigger, requester_id: int | None):
         self._client = client
-        self._context = context
+        self._trigger = trigger
         self._requester_id = requester_id
 
     def repository(self, full_name: str) -> RepoInfo:
@@ -217,7 +215,7 @@ class GitHubForge:
         return self._client.can_write(full_name, user.login)
 
     def git_env(self, clone_url: str) -> dict[str, str]:
-        return git_auth_env(clone_url, token_for_job(self._context, self._requester_id))
+        return git_auth_env(clone_url, token_for_job(self._trigger, self._requester_id))
 
     def find_open_pull(self, full_name: str, head: str) -> PullInfo | None:
         return self._client.find_open_pull(full_name, head)
@@ -234,24 +232,25 @@ class GitHubForge:
         self._client.edit_pull_body(full_name, number, body)
 
 
-def conversation(context: TriggerContext, requester_id: int | None) -> GitHubConversation:
-    return GitHubConversation(client_for_job(context, requester_id), context)
+def conversation(trigger: TaskTrigger, requester_id: int | None) -> GitHubConversation:
+    return GitHubConversation(client_for_job(trigger, requester_id), trigger)
 
 
-def forge(context: TriggerContext, requester_id: int | None) -> GitHubForge:
-    return GitHubForge(client_for_job(context, requester_id), context, requester_id)
+def forge(trigger: TaskTrigger, requester_id: int | None) -> GitHubForge:
+    return GitHubForge(client_for_job(trigger, requester_id), trigger, requester_id)
 
 
 def resolve_thread(
-    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
+    trigger: TaskTrigger, requester_id: int | None, where: Mapping[str, JsonValue]
 ) -> None:
     """Resolve the review thread a thread reply went to (`where`), as the identity that posted
     the reply; one already resolved is left as it is."""
-    repo, number = str(context.get("repo") or ""), _int(context.get("number"))
+    repo, number = repo_of(trigger) or "", number_of(trigger)
+    # A reply recorded before `where` named only the thread's root also named it `comment_id`.
     root = _int(where.get("in_reply_to_id")) or _int(where.get("comment_id"))
     if not repo or number is None or root is None:
         raise PermanentCallbackError("only a pull request's review thread can be resolved")
-    resolve_review_thread(client_for_job(context, requester_id), repo, number, root)
+    resolve_review_thread(client_for_job(trigger, requester_id), repo, number, root)
 
 
 def co_author(user: ForgeUser) -> tuple[str, str]:

@@ -12,21 +12,31 @@ from integrations.github.events import (
     IssueAssignEvent,
     IssueCommentEvent,
     IssueLabelEvent,
-    PullRequest,
     PushEvent,
     ReviewCommentEvent,
     ReviewEvent,
 )
+from integrations.github.events import PullRequest as PullRequestPayload
+from integrations.github.trigger import ISSUE_COMMENT, REVIEW_COMMENT
 from resolver.contract.ci import (
     BOT_BRANCH_PREFIX,
-    CI_KEY,
     FAILED_CONCLUSIONS,
     FailedCheck,
     build_fix_task,
 )
-from resolver.contract.conflicts import BASE_PUSH_KEY, BasePush
+from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.triggers import (
+    BasePushed,
+    CiFailure,
+    ForgeIssue,
+    JsonObject,
+    OnForge,
+    PullRequest,
+    Repository,
+    ReviewBatch,
+)
 
 REVIEW_TASK: Final = "Address the review: every open review thread on this pull request."
 # A review that asks for something; an approval asks for nothing unless it mentions the bot.
@@ -39,16 +49,14 @@ def on_comment_created(event: IssueCommentEvent, policy: Policy) -> Trigger | No
     if request is None:
         return None
     issue = event.issue
-    extra = {"comment_kind": "issue_comment", "comment_id": event.comment.id}
-    return _trigger(
-        event,
-        issue.number,
-        issue.pull_request is not None,
-        issue.title,
-        issue.body,
-        request,
-        {**extra, "url": event.comment.html_url},
+    kind = PullRequest if issue.pull_request is not None else ForgeIssue
+    subject = kind(
+        **_on_forge(event, issue.number, issue.title, issue.body),
+        url=event.comment.html_url,
+        comment_id=event.comment.id,
+        part={"comment_kind": ISSUE_COMMENT},
     )
+    return _trigger(event, subject, request)
 
 
 def on_review_comment_created(event: ReviewCommentEvent, policy: Policy) -> Trigger | None:
@@ -57,9 +65,8 @@ def on_review_comment_created(event: ReviewCommentEvent, policy: Policy) -> Trig
     if request is None:
         return None
     comment = event.comment
-    extra = {
-        "comment_kind": "review_comment",
-        "comment_id": comment.id,
+    part: JsonObject = {
+        "comment_kind": REVIEW_COMMENT,
         "review_id": comment.pull_request_review_id,
         "in_reply_to_id": comment.in_reply_to_id,
         "path": comment.path,
@@ -68,10 +75,10 @@ def on_review_comment_created(event: ReviewCommentEvent, policy: Policy) -> Trig
         "side": comment.side,
         "diff_hunk": comment.diff_hunk,
         "commit_id": comment.commit_id,
-        "url": comment.html_url,
     }
-    trigger = _pull_trigger(event, event.pull_request, request, extra)
-    return _as_review(trigger, event, comment.pull_request_review_id)
+    fields = _on_pull(event, event.pull_request)
+    fields.update(url=comment.html_url, comment_id=comment.id, part=part)
+    return _as_review(event, fields, request, comment.pull_request_review_id)
 
 
 def on_review_submitted(event: ReviewEvent, policy: Policy) -> Trigger | None:
@@ -83,13 +90,10 @@ def on_review_submitted(event: ReviewEvent, policy: Policy) -> Trigger | None:
         request = REVIEW_TASK
     if request is None:
         return None
-    extra = {
-        "comment_kind": "review",
-        "review_id": review.id,
-        "review_state": review.state,
-        "url": review.html_url,
-    }
-    return _as_review(_pull_trigger(event, event.pull_request, request, extra), event, review.id)
+    part: JsonObject = {"comment_kind": "review", "review_state": review.state}
+    fields = _on_pull(event, event.pull_request)
+    fields.update(url=review.html_url, part=part)
+    return _as_review(event, fields, request, review.id)
 
 
 def _asks_the_bot(event: ReviewEvent, policy: Policy) -> bool:
@@ -103,14 +107,16 @@ def _asks_the_bot(event: ReviewEvent, policy: Policy) -> bool:
     )
 
 
-def _as_review(trigger: Trigger, event: Envelope, review_id: int | None) -> Trigger:
+def _as_review(
+    event: Envelope, fields: dict[str, Any], request: str, review_id: int | None
+) -> Trigger:
     """A trigger from a review: its job takes every open thread, and every delivery of the same
     review (its body, each of its comments) is that one job."""
     if review_id is None:
-        return trigger
+        return _trigger(event, PullRequest(**fields), request)
     once = f"review:{event.repository.full_name}:{review_id}"
-    context = {**trigger.context, "review_batch": True}
-    return replace(trigger, once_key=once, context=context)
+    subject = ReviewBatch(**fields, review_id=review_id)
+    return replace(_trigger(event, subject, request), once_key=once)
 
 
 def on_issue_labeled(event: IssueLabelEvent, policy: Policy) -> Trigger | None:
@@ -118,10 +124,10 @@ def on_issue_labeled(event: IssueLabelEvent, policy: Policy) -> Trigger | None:
     if event.label is None or not policy.is_trigger_label(event.label.name):
         return None
     issue = event.issue
-    extra = {"label": event.label.name, "url": issue.html_url}
-    return _trigger(
-        event, issue.number, issue.pull_request is not None, issue.title, issue.body, None, extra
-    )
+    kind = PullRequest if issue.pull_request is not None else ForgeIssue
+    fields = _on_forge(event, issue.number, issue.title, issue.body)
+    subject = kind(**fields, url=issue.html_url, label=event.label.name)
+    return _trigger(event, subject, None)
 
 
 def on_issue_assigned(event: IssueAssignEvent, policy: Policy) -> Trigger | None:
@@ -129,10 +135,10 @@ def on_issue_assigned(event: IssueAssignEvent, policy: Policy) -> Trigger | None
     if event.assignee is None or not policy.is_bot_login(event.assignee.login):
         return None
     issue = event.issue
-    extra = {"assignee": event.assignee.login, "url": issue.html_url}
-    return _trigger(
-        event, issue.number, issue.pull_request is not None, issue.title, issue.body, None, extra
-    )
+    kind = PullRequest if issue.pull_request is not None else ForgeIssue
+    fields = _on_forge(event, issue.number, issue.title, issue.body)
+    subject = kind(**fields, url=issue.html_url, assignee=event.assignee.login)
+    return _trigger(event, subject, None)
 
 
 def on_check_run_completed(event: CheckRunEvent, policy: Policy) -> Trigger | None:
@@ -155,16 +161,16 @@ def on_check_run_completed(event: CheckRunEvent, policy: Policy) -> Trigger | No
         title=output.title,
         summary=output.summary,
     )
-    title = f"Fix the failing check {run.name}"
-    extra = {
-        "head_ref": pull.head.ref,
-        "head_sha": run.head_sha,
-        "base_ref": pull.base.ref if pull.base else None,
-        "url": run.html_url,
-        "check_app": run.app.slug if run.app else None,
-        CI_KEY: check.as_context(),
-    }
-    trigger = _trigger(event, pull.number, True, title, None, build_fix_task(check), extra)
+    subject = CiFailure(
+        **_on_forge(event, pull.number, f"Fix the failing check {run.name}", None),
+        url=run.html_url,
+        head_ref=pull.head.ref,
+        head_sha=run.head_sha,
+        base_ref=pull.base.ref if pull.base else None,
+        check=check,
+        part={"check_app": run.app.slug if run.app else None},
+    )
+    trigger = _trigger(event, subject, build_fix_task(check))
     return replace(trigger, ci_branch=pull.head.ref)
 
 
@@ -176,69 +182,68 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
     branch = repo.default_branch
     if event.deleted or not branch or event.ref != f"refs/heads/{branch}":
         return None
-    push = BasePush(branch=branch, sha=event.after)
-    context = {
-        "repo": repo.full_name,
-        "clone_url": repo.clone_url,
-        "default_branch": branch,
-        "installation_id": event.installation.id if event.installation else None,
-        "url": repo.html_url,
-        BASE_PUSH_KEY: push.as_context(),
-    }
+    subject = BasePushed(
+        repo=_repository(event),
+        reach=_reach(event),
+        url=repo.html_url,
+        push=BasePush(branch=branch, sha=event.after),
+    )
     return Trigger(
         task=f"Update my pull requests on `{branch}` that no longer merge cleanly.",
         sender=event.sender.as_sender(),
         conversation_key=f"github:{repo.full_name}@{branch}",
         repo=repo.full_name,
-        context=context,
+        subject=subject,
         bot_branches=True,
     )
 
 
-def _is_bot_head(pull: PullRequest, sha: str) -> bool:
+def _is_bot_head(pull: PullRequestPayload, sha: str) -> bool:
     head = pull.head
     return head is not None and head.sha == sha and head.ref.startswith(BOT_BRANCH_PREFIX)
 
 
-def _pull_trigger(
-    event: Envelope, pull: PullRequest, request: str, extra: dict[str, Any]
-) -> Trigger:
-    branches = {
+def _repository(event: Envelope) -> Repository:
+    repo = event.repository
+    return Repository(
+        full_name=repo.full_name, clone_url=repo.clone_url, default_branch=repo.default_branch
+    )
+
+
+def _reach(event: Envelope) -> JsonObject:
+    return {"installation_id": event.installation.id if event.installation else None}
+
+
+def _on_forge(event: Envelope, number: int, title: str, body: str | None) -> dict[str, Any]:
+    """What every trigger on an issue or a pull request has."""
+    return {
+        "repo": _repository(event),
+        "reach": _reach(event),
+        "number": number,
+        "title": title,
+        "body": body or "",
+    }
+
+
+def _on_pull(event: Envelope, pull: PullRequestPayload) -> dict[str, Any]:
+    return {
+        **_on_forge(event, pull.number, pull.title, pull.body),
         "head_ref": pull.head.ref if pull.head else None,
         "head_sha": pull.head.sha if pull.head else None,
         "base_ref": pull.base.ref if pull.base else None,
     }
-    return _trigger(event, pull.number, True, pull.title, pull.body, request, {**branches, **extra})
 
 
-def _trigger(
-    event: Envelope,
-    number: int,
-    is_pull_request: bool,
-    title: str,
-    body: str | None,
-    request: str | None,
-    extra: dict[str, Any],
-) -> Trigger:
+def _trigger(event: Envelope, subject: OnForge, request: str | None) -> Trigger:
     """The job request; without a request text, the issue or PR itself is the task."""
     repo = event.repository
-    context = {
-        "repo": repo.full_name,
-        "clone_url": repo.clone_url,
-        "default_branch": repo.default_branch,
-        "installation_id": event.installation.id if event.installation else None,
-        "number": number,
-        "is_pull_request": is_pull_request,
-        "title": title,
-        "body": body or "",
-        **extra,
-    }
+    title, body = subject.title or "", subject.body or ""
     return Trigger(
-        task=request or f"{title}\n\n{body or ''}".strip(),
+        task=request or f"{title}\n\n{body}".strip(),
         sender=event.sender.as_sender(),
-        conversation_key=f"github:{repo.full_name}#{number}",
+        conversation_key=f"github:{repo.full_name}#{subject.number}",
         repo=repo.full_name,
-        context=context,
+        subject=subject,
     )
 
 

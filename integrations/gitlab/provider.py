@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from pydantic import JsonValue
+
 from integrations.gitlab.client import (
     DiffThread,
     GitLabClient,
@@ -24,6 +26,7 @@ from integrations.gitlab.client import (
 )
 from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.tokens import JobToken
+from integrations.gitlab.trigger import part_of, project_id_of
 from resolver.contract.ci import LOG_READ_BYTES, LOG_TAIL_CHARS, CIReport, FailedCheck, tail
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
@@ -33,11 +36,11 @@ from resolver.contract.outbound import (
     PullInfo,
     RepoInfo,
     ReviewThread,
-    TriggerContext,
     has_hidden_tag,
     tag_of,
     with_hidden_tag,
 )
+from resolver.contract.triggers import TaskTrigger, comment_of, is_pull, number_of, repo_of
 from resolver.core.settings import Settings, get_settings
 
 KINDS: Final[dict[str, NoteableKind]] = {"issue": "issue", "merge_request": "merge_request"}
@@ -202,43 +205,52 @@ def _kind(value: object) -> NoteableKind:
     return kind
 
 
-def _required(context: TriggerContext, key: str) -> Any:
-    value = context.get(key)
-    if value is None:
-        raise PermanentCallbackError(f"the GitLab trigger has no {key}")
-    return value
+def _project(trigger: TaskTrigger) -> ProjectRef:
+    project = project_id_of(trigger) or repo_of(trigger)
+    if project is None:
+        raise PermanentCallbackError("the GitLab trigger names no project")
+    return project
 
 
-def conversation_for(context: TriggerContext, requester_id: int | None) -> GitLabConversation:
+def _iid(trigger: TaskTrigger) -> int:
+    iid = number_of(trigger)
+    if iid is None:
+        raise PermanentCallbackError("the GitLab trigger names no issue or merge request")
+    return iid
+
+
+def _noteable(trigger: TaskTrigger) -> NoteableKind:
+    return "merge_request" if is_pull(trigger) else "issue"
+
+
+def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> GitLabConversation:
     """The conversation of a trigger recorded by `integrations.gitlab.routes`."""
     client, _, settings = _client(requester_id)
-    note_id = context.get("note_id")
-    discussion_id = context.get("discussion_id")
-    threaded = context.get("note_type") in THREADED_NOTE_TYPES and discussion_id
+    part = part_of(trigger)
+    threaded = part.note_type in THREADED_NOTE_TYPES and part.discussion_id
     return GitLabConversation(
         client=client,
-        project=context.get("project_id") or _required(context, "repo"),
-        kind=_kind(_required(context, "noteable_type")),
-        iid=int(_required(context, "iid")),
-        note_id=int(note_id) if note_id is not None else None,
-        discussion_id=str(discussion_id) if threaded else None,
+        project=_project(trigger),
+        kind=_noteable(trigger),
+        iid=_iid(trigger),
+        note_id=comment_of(trigger),
+        discussion_id=part.discussion_id if threaded else None,
         bot=settings.bot_name,
     )
 
 
 def resolve_thread(
-    context: TriggerContext, requester_id: int | None, where: Mapping[str, Any]
+    trigger: TaskTrigger, requester_id: int | None, where: Mapping[str, JsonValue]
 ) -> None:
     """Resolve the merge request's discussion a thread reply went to (`where`)."""
     discussion_id = where.get("discussion_id")
-    if _kind(_required(context, "noteable_type")) != "merge_request" or not discussion_id:
+    if _noteable(trigger) != "merge_request" or not discussion_id:
         raise PermanentCallbackError("only a merge request's discussion can be resolved")
     client, _, _ = _client(requester_id)
-    project = context.get("project_id") or _required(context, "repo")
-    client.resolve_discussion(project, int(_required(context, "iid")), str(discussion_id))
+    client.resolve_discussion(_project(trigger), _iid(trigger), str(discussion_id))
 
 
-def forge_for(context: TriggerContext, requester_id: int | None) -> GitLabForge:
+def forge_for(trigger: TaskTrigger, requester_id: int | None) -> GitLabForge:
     client, token, _ = _client(requester_id)
     return GitLabForge(client, token)
 
@@ -250,9 +262,9 @@ def co_author(user: ForgeUser) -> tuple[str, str]:
     return login, f"{user.external_id}-{login}@users.noreply.{host}"
 
 
-def ci_report(context: TriggerContext, requester_id: int | None, check: FailedCheck) -> CIReport:
+def ci_report(trigger: TaskTrigger, requester_id: int | None, check: FailedCheck) -> CIReport:
     """The end of the failed job's log (GitLab has no annotations)."""
-    project = context.get("project_id") or _required(context, "repo")
+    project = _project(trigger)
     if check.check_id is None:
         return CIReport()
     client, _, _ = _client(requester_id)
@@ -262,8 +274,8 @@ def ci_report(context: TriggerContext, requester_id: int | None, check: FailedCh
 
 
 def open_pulls(
-    context: TriggerContext, requester_id: int | None, full_name: str, base: str
+    trigger: TaskTrigger, requester_id: int | None, full_name: str, base: str
 ) -> tuple[PullInfo, ...]:
     """The project's open merge requests into `base` (`conflicts: fix` on a push to it)."""
     client, _, _ = _client(requester_id)
-    return client.open_merge_requests(context.get("project_id") or full_name, base)
+    return client.open_merge_requests(project_id_of(trigger) or full_name, base)

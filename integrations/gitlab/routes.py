@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
+from pydantic import JsonValue, TypeAdapter
+
 from integrations.gitlab.events import (
     Noteable,
     NoteEvent,
@@ -14,10 +16,20 @@ from integrations.gitlab.events import (
     User,
     WorkItemEvent,
 )
-from resolver.contract.ci import BOT_BRANCH_PREFIX, CI_KEY, FailedCheck, build_fix_task
-from resolver.contract.conflicts import BASE_PUSH_KEY, BasePush
+from resolver.contract.ci import BOT_BRANCH_PREFIX, FailedCheck, build_fix_task
+from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.triggers import (
+    BasePushed,
+    CiFailure,
+    ForgeIssue,
+    JsonObject,
+    OnForge,
+    PullRequest,
+    Repository,
+    ReviewBatch,
+)
 
 _KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
 _THREAD_NOTES: Final = frozenset({"DiffNote", "DiscussionNote"})
@@ -34,17 +46,16 @@ def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
     request = mentions(note.note, policy.bot_name)
     if target is None or request is None:
         return None
-    extra = {
-        "note_id": note.id,
+    part: JsonObject = {
         "note_type": note.type,
         "discussion_id": note.discussion_id,
-        "position": note.position,
+        "position": _json(note.position),
         "line_code": note.line_code,
-        "url": note.url,
     }
-    trigger = _trigger(
-        event.user, event.project, _KINDS[note.noteable_type], target, request, extra
-    )
+    fields = _fields(event.project, target, part)
+    fields.update(url=note.url, comment_id=note.id)
+    if note.noteable_type == "Issue":
+        return _trigger(event.user, event.project, ForgeIssue(**fields), request)
     if note.type in _THREAD_NOTES and (target.source_branch or "").startswith(BOT_BRANCH_PREFIX):
         # A mention in a thread of the bot's own merge request: its job takes every unresolved
         # discussion (`worker.reviews`). GitLab gives the notes of one review no common id, so
@@ -52,26 +63,24 @@ def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
         # which leaves out the threads the bot answered last.
         # Its status goes to the merge request, not into the mention's thread (the bot speaking
         # last there would count the thread as answered); each thread gets its own reply.
-        batch = {
-            "review_batch": True,
-            "discussion_id": None,
-            "mention_discussion": note.discussion_id,
-        }
-        return replace(trigger, context={**trigger.context, **batch})
-    return trigger
+        fields["part"] = {**part, "discussion_id": None, "mention_discussion": note.discussion_id}
+        return _trigger(event.user, event.project, ReviewBatch(**fields), request)
+    return _trigger(event.user, event.project, PullRequest(**fields), request)
 
 
 def on_issue(event: WorkItemEvent, policy: Policy) -> Trigger | None:
     """The trigger label was newly added to an issue."""
-    return _on_labels(event, policy, "issue")
+    return _on_labels(event, policy, ForgeIssue)
 
 
 def on_merge_request(event: WorkItemEvent, policy: Policy) -> Trigger | None:
     """The trigger label was newly added to a merge request."""
-    return _on_labels(event, policy, "merge_request")
+    return _on_labels(event, policy, PullRequest)
 
 
-def _on_labels(event: WorkItemEvent, policy: Policy, kind: str) -> Trigger | None:
+def _on_labels(
+    event: WorkItemEvent, policy: Policy, kind: type[ForgeIssue | PullRequest]
+) -> Trigger | None:
     change = event.changes.labels if event.changes else None
     if change is None:
         return None
@@ -82,8 +91,8 @@ def _on_labels(event: WorkItemEvent, policy: Policy, kind: str) -> Trigger | Non
     if not now or before:
         return None
     item = event.object_attributes
-    extra = {"label": sorted(now)[0], "url": item.url}
-    return _trigger(event.user, event.project, kind, item, None, extra)
+    subject = kind(**_fields(event.project, item, {}), url=item.url, label=sorted(now)[0])
+    return _trigger(event.user, event.project, subject, None)
 
 
 def on_pipeline(event: PipelineEvent, policy: Policy) -> Trigger | None:
@@ -106,10 +115,8 @@ def on_pipeline(event: PipelineEvent, policy: Policy) -> Trigger | None:
         pipeline_id=pipeline.id,
     )
     item = request.model_copy(update={"title": f"Fix the failing job {failed.name}"})
-    extra = {"url": request.url, CI_KEY: check.as_context()}
-    trigger = _trigger(
-        event.user, event.project, "merge_request", item, build_fix_task(check), extra
-    )
+    subject = CiFailure(**_fields(event.project, item, {}), url=request.url, check=check)
+    trigger = _trigger(event.user, event.project, subject, build_fix_task(check))
     return replace(trigger, ci_branch=branch)
 
 
@@ -121,57 +128,62 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
     branch = project.default_branch
     if event.after == _DELETED or not branch or event.ref != f"refs/heads/{branch}":
         return None
-    push = BasePush(branch=branch, sha=event.after)
-    context = {
-        "repo": project.path_with_namespace,
-        "project_id": project.id,
-        "clone_url": project.git_http_url,
-        "default_branch": branch,
-        "web_url": project.web_url,
-        "url": project.web_url,
-        BASE_PUSH_KEY: push.as_context(),
-    }
+    subject = BasePushed(
+        repo=_repository(project),
+        reach={"project_id": project.id},
+        url=project.web_url,
+        part={"web_url": project.web_url},
+        push=BasePush(branch=branch, sha=event.after),
+    )
     return Trigger(
         task=f"Update my merge requests on `{branch}` that no longer merge cleanly.",
         sender=event.user.as_sender(),
         conversation_key=f"gitlab:{project.path_with_namespace}@{branch}",
         repo=project.path_with_namespace,
-        context=context,
+        subject=subject,
         bot_branches=True,
     )
 
 
-def _trigger(
-    user: User,
-    project: Project,
-    kind: str,
-    item: Noteable,
-    request: str | None,
-    extra: dict[str, Any],
-) -> Trigger:
-    """The job request; without a request text, the issue or MR itself is the task."""
-    sign = "!" if kind == "merge_request" else "#"
-    context = {
-        "repo": project.path_with_namespace,
-        "project_id": project.id,
-        "clone_url": project.git_http_url,
-        "default_branch": project.default_branch,
-        "web_url": project.web_url,
-        "noteable_type": kind,
-        "iid": item.iid,
+def _repository(project: Project) -> Repository:
+    return Repository(
+        full_name=project.path_with_namespace,
+        clone_url=project.git_http_url,
+        default_branch=project.default_branch,
+    )
+
+
+def _fields(project: Project, item: Noteable, part: JsonObject) -> dict[str, Any]:
+    """What every trigger on an issue or a merge request has (the branches: a merge
+    request's)."""
+    return {
+        "repo": _repository(project),
+        "reach": {"project_id": project.id},
+        "part": {**part, "web_url": project.web_url},
+        "number": item.iid,
         "title": item.title,
         "body": item.description or "",
-        "source_branch": item.source_branch,
-        "target_branch": item.target_branch,
-        **extra,
+        "head_ref": item.source_branch,
+        "base_ref": item.target_branch,
     }
+
+
+def _trigger(user: User, project: Project, subject: OnForge, request: str | None) -> Trigger:
+    """The job request; without a request text, the issue or MR itself is the task."""
+    sign = "#" if isinstance(subject, ForgeIssue) else "!"
+    title, body = subject.title or "", subject.body or ""
     return Trigger(
-        task=request or f"{item.title}\n\n{item.description or ''}".strip(),
+        task=request or f"{title}\n\n{body}".strip(),
         sender=user.as_sender(),
-        conversation_key=f"gitlab:{project.path_with_namespace}{sign}{item.iid}",
+        conversation_key=f"gitlab:{project.path_with_namespace}{sign}{subject.number}",
         repo=project.path_with_namespace,
-        context=context,
+        subject=subject,
     )
+
+
+def _json(value: object) -> JsonValue:
+    """A loosely typed payload field (a diff position) as JSON."""
+    return TypeAdapter(JsonValue).validate_python(value)
 
 
 ROUTES: Final[dict[str, Route[Any]]] = {

@@ -10,9 +10,9 @@ from integrations.jira.settings import JiraSettings
 from integrations.jira.signin import PROOF
 from integrations.jira.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import TriggerContext
 from resolver.contract.provider import ImportedOnCall, Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
@@ -43,9 +43,9 @@ INTEGRATION = Integration(
 )
 
 
-def _route_scope(trigger: TriggerContext) -> str | None:
+def _route_scope(trigger: TaskTrigger) -> str | None:
     """A default repository is set per project (its key)."""
-    key = trigger.get("project_key")
+    key = trigger.part.get("project_key")
     return key if isinstance(key, str) and key else None
 
 

@@ -15,7 +15,8 @@ from integrations.jira.client import JiraClient, JiraComment
 from integrations.jira.settings import JiraSettings
 from integrations.jira.wiki import to_wiki
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.outbound import TAG, Comment, History, TriggerContext
+from resolver.contract.outbound import TAG, Comment, History
+from resolver.contract.triggers import TaskTrigger, TrackerTicket
 from resolver.core.settings import Settings, get_settings
 from resolver.store.secrets import stored_token
 
@@ -27,9 +28,9 @@ TAG_PROPERTY: Final = "resolver.message"
 FIND_LIMIT: Final = 20
 
 
-def site_for(context: TriggerContext, settings: Settings) -> str:
+def site_for(trigger: TaskTrigger, settings: Settings) -> str:
     """The trigger's site, else the configured one; without a trailing slash."""
-    site = context.get("site") or JiraSettings.of(settings).url
+    site = trigger.reach.get("site") or JiraSettings.of(settings).url
     if not site:
         raise PermanentCallbackError("no Jira site for this trigger: set RESOLVER_JIRA_URL")
     return str(site).rstrip("/")
@@ -129,9 +130,11 @@ def _author(comment: JiraComment) -> str:
     )
 
 
-def conversation_for(context: TriggerContext, requester_id: int | None) -> JiraConversation:
+def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> JiraConversation:
     """The ticket of a Jira trigger, acting with the token stored for its site."""
     settings = get_settings()
-    site = site_for(context, settings)
-    issue_key = _text(context, "issue_key", "Jira trigger")
+    site = site_for(trigger, settings)
+    if not isinstance(trigger, TrackerTicket) or not trigger.key:
+        raise PermanentCallbackError("the Jira trigger has no issue_key")
+    issue_key = trigger.key
     return JiraConversation(JiraClient(site, credential_for(site)), issue_key, settings)

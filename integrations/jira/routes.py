@@ -8,6 +8,7 @@ from integrations.jira.events import CommentEvent, Issue, IssueEvent, User
 from integrations.jira.markup import comment_text
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.triggers import JsonObject, TrackerTicket
 
 
 def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
@@ -15,8 +16,8 @@ def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
     request = mentions(comment_text(event.comment.body, policy), policy.bot_name)
     if request is None:
         return None
-    extra = {"comment_id": str(event.comment.id)}
-    return _trigger(event.comment.author or event.user, event.issue, request, extra, policy)
+    author = event.comment.author or event.user
+    return _trigger(author, event.issue, request, policy, comment_id=str(event.comment.id))
 
 
 def on_issue_updated(event: IssueEvent, policy: Policy) -> Trigger | None:
@@ -29,7 +30,7 @@ def on_issue_updated(event: IssueEvent, policy: Policy) -> Trigger | None:
         after = (item.toString or "").split()
         added = [label for label in after if policy.is_trigger_label(label)]
         if added and not any(policy.is_trigger_label(label) for label in before):
-            return _trigger(event.user, event.issue, None, {"label": added[0]}, policy)
+            return _trigger(event.user, event.issue, None, policy, label=added[0])
     return None
 
 
@@ -38,11 +39,17 @@ def on_issue_created(event: IssueEvent, policy: Policy) -> Trigger | None:
     fields = event.issue.fields
     labels = (fields.labels if fields else None) or []
     added = [label for label in labels if policy.is_trigger_label(label)]
-    return _trigger(event.user, event.issue, None, {"label": added[0]}, policy) if added else None
+    return _trigger(event.user, event.issue, None, policy, label=added[0]) if added else None
 
 
 def _trigger(
-    user: User | None, issue: Issue, request: str | None, extra: dict[str, Any], policy: Policy
+    user: User | None,
+    issue: Issue,
+    request: str | None,
+    policy: Policy,
+    *,
+    comment_id: str | None = None,
+    label: str | None = None,
 ) -> Trigger | None:
     sender = user.as_sender() if user else None
     if sender is None:
@@ -51,23 +58,28 @@ def _trigger(
     title = (fields.summary if fields else None) or ""
     description = comment_text(fields.description if fields else None, policy)
     site = issue.site()
-    context = {
-        "site": site,
+    part: JsonObject = {
         "issue_key": issue.key,
         "issue_id": None if issue.id is None else str(issue.id),
         "project_key": fields.project.key if fields and fields.project else None,
-        "url": f"{site}/browse/{issue.key}" if site else None,
-        "title": title,
-        "body": description,
         "sender_name": user.displayName if user else None,
-        **extra,
+        "comment_id": comment_id,
     }
+    subject = TrackerTicket(
+        key=issue.key,
+        title=title,
+        body=description,
+        url=f"{site}/browse/{issue.key}" if site else None,
+        label=label,
+        part=part,
+        reach={"site": site},
+    )
     host = site.split("://", 1)[-1] if site else "jira"
     return Trigger(
         task=request or f"{title}\n\n{description}".strip(),
         sender=sender,
         conversation_key=f"jira:{host}:{issue.key}",
-        context=context,
+        subject=subject,
     )
 
 

@@ -11,9 +11,9 @@ from integrations.linear.settings import LinearSettings
 from integrations.linear.signin import PROOF
 from integrations.linear.verify import verify_signature
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import TriggerContext
 from resolver.contract.provider import ImportedOnCall, Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
@@ -44,9 +44,9 @@ INTEGRATION = Integration(
 )
 
 
-def _route_scope(trigger: TriggerContext) -> str | None:
+def _route_scope(trigger: TaskTrigger) -> str | None:
     """A default repository is set per team (its key, else its id)."""
-    team = trigger.get("team")
+    team = trigger.part.get("team")
     if not isinstance(team, Mapping):
         return None
     for value in (team.get("key"), team.get("id")):

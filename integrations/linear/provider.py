@@ -23,7 +23,8 @@ from typing import Any, Final
 from integrations.linear.client import LinearClient, LinearComment
 from integrations.linear.settings import LinearSettings
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.outbound import TAG, Comment, History, TriggerContext
+from resolver.contract.outbound import TAG, Comment, History
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings, get_settings
 from resolver.store.secrets import stored_token
 
@@ -72,10 +73,11 @@ class LinearConversation:
     def __init__(
         self,
         client: LinearClient,
-        context: TriggerContext,
+        trigger: TaskTrigger,
         settings: Settings,
     ) -> None:
         self._client = client
+        context = trigger.part
         self._issue_id = _text(context, "issue_id", "Linear trigger")
         self._comment_id = _optional(context, "comment_id")
         # What tells this trigger from others on the issue: its comment, else when it was labelled.
@@ -140,10 +142,10 @@ def _author(comment: LinearComment) -> str:
     return comment.user_display_name or comment.user_name or comment.user_id or "unknown"
 
 
-def conversation_for(context: TriggerContext, requester_id: int | None) -> LinearConversation:
+def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> LinearConversation:
     """The issue of a Linear trigger, acting with the token stored for its workspace."""
     settings = get_settings()
-    token = credential_for(_text(context, "organization_id", "Linear trigger"))
+    token = credential_for(_text(trigger.reach, "organization_id", "Linear trigger"))
     return LinearConversation(
-        LinearClient(LinearSettings.of(settings).api_url, token), context, settings
+        LinearClient(LinearSettings.of(settings).api_url, token), trigger, settings
     )

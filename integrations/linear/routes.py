@@ -8,6 +8,7 @@ from typing import Any, Final
 from integrations.linear.events import CommentEvent, Envelope, IssueEvent, Team
 from resolver.contract.inbound import Policy, Route, Sender, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.triggers import JsonObject, TrackerTicket
 
 
 def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
@@ -20,16 +21,15 @@ def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
     if request is None or sender is None or issue_id is None:
         return None
     issue = comment.issue
-    extra = {
+    part: JsonObject = {
         "comment_id": comment.id,
         "parent_comment_id": comment.parentId,
         "issue_identifier": issue.identifier if issue else None,
-        "title": issue.title if issue else "",
-        "body": "",
         "team": _team(issue.team if issue else None, issue.teamId if issue else None),
-        "url": comment.url or event.url,
     }
-    return _trigger(event, sender, issue_id, request, extra)
+    subject = _ticket(event, issue_id, part, title=issue.title if issue else "", body="")
+    subject = subject.model_copy(update={"url": comment.url or event.url})
+    return _trigger(event, sender, subject, request)
 
 
 def on_issue_updated(event: IssueEvent, policy: Policy) -> Trigger | None:
@@ -52,32 +52,41 @@ def _on_label(event: IssueEvent, policy: Policy, previous: frozenset[str]) -> Tr
     sender = event.actor_sender(None, bot=False)
     if not labels or any(label.id in previous for label in labels) or sender is None:
         return None
-    extra = {
-        "label": labels[0].name,
+    part: JsonObject = {
         "issue_identifier": issue.identifier,
-        "title": issue.title,
-        "body": issue.description or "",
         "team": _team(issue.team, issue.teamId),
-        "url": issue.url or event.url,
         "updated_at": issue.updatedAt,  # when the label was added: this trigger's own mark
     }
+    subject = _ticket(event, issue.id, part, title=issue.title, body=issue.description or "")
+    subject = subject.model_copy(update={"url": issue.url or event.url, "label": labels[0].name})
     task = f"{issue.title}\n\n{issue.description or ''}".strip()
-    return _trigger(event, sender, issue.id, task, extra)
+    return _trigger(event, sender, subject, task)
 
 
-def _trigger(
-    event: Envelope, sender: Sender, issue_id: str, task: str, extra: dict[str, Any]
-) -> Trigger:
-    context = {"issue_id": issue_id, "organization_id": event.organizationId, **extra}
-    return Trigger(
-        task=task or f"{extra.get('title') or ''}".strip(),
-        sender=sender,
-        conversation_key=f"linear:{event.organizationId or ''}:{issue_id}",
-        context=context,
+def _ticket(
+    event: Envelope, issue_id: str, part: JsonObject, *, title: str, body: str
+) -> TrackerTicket:
+    identifier = part.get("issue_identifier")
+    return TrackerTicket(
+        key=identifier if isinstance(identifier, str) and identifier else issue_id,
+        title=title,
+        body=body,
+        part={"issue_id": issue_id, **part},
+        reach={"organization_id": event.organizationId},
     )
 
 
-def _team(team: Team | None, team_id: str | None) -> dict[str, str | None]:
+def _trigger(event: Envelope, sender: Sender, subject: TrackerTicket, task: str) -> Trigger:
+    issue_id = subject.part.get("issue_id")
+    return Trigger(
+        task=task or (subject.title or "").strip(),
+        sender=sender,
+        conversation_key=f"linear:{event.organizationId or ''}:{issue_id}",
+        subject=subject,
+    )
+
+
+def _team(team: Team | None, team_id: str | None) -> JsonObject:
     return {"id": team.id if team else team_id, "key": team.key if team else None}
 
 

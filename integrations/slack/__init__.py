@@ -10,9 +10,9 @@ from integrations.slack.settings import SlackSettings
 from integrations.slack.signin import PROOF
 from integrations.slack.verify import verify_request
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import TriggerContext
 from resolver.contract.provider import ImportedOnCall, Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
@@ -43,9 +43,9 @@ INTEGRATION = Integration(
 )
 
 
-def _route_scope(trigger: TriggerContext) -> str | None:
+def _route_scope(trigger: TaskTrigger) -> str | None:
     """A default repository is set per channel."""
-    channel = trigger.get("channel")
+    channel = trigger.part.get("channel")
     return channel if isinstance(channel, str) and channel else None
 
 

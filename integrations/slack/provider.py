@@ -14,7 +14,9 @@ from typing import Any, Final
 from integrations.slack.client import BotIdentity, Message, SlackClient
 from integrations.slack.mrkdwn import to_mrkdwn
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.outbound import TAG, Comment, History, TriggerContext
+from resolver.contract.inbound import VendorModel
+from resolver.contract.outbound import TAG, Comment, History
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import get_settings
 from resolver.store.secrets import stored_token
 
@@ -37,14 +39,27 @@ class SlackThread:
     ts: str | None
 
 
-def parse_thread(context: TriggerContext) -> SlackThread:
-    """The thread of a Slack trigger context (as `integrations.slack.routes` records it)."""
-    team_id, channel = context.get("team_id"), context.get("channel")
-    ts = context.get("ts")
-    thread_ts = context.get("thread_ts") or ts
-    if not (isinstance(team_id, str) and isinstance(channel, str) and isinstance(thread_ts, str)):
+class SlackPart(VendorModel):
+    """The message that asked: its channel, its thread and its own ts."""
+
+    channel: str | None = None
+    channel_type: str | None = None
+    thread_ts: str | None = None
+    ts: str | None = None
+
+
+class SlackReach(VendorModel):
+    team_id: str | None = None
+
+
+def parse_thread(trigger: TaskTrigger) -> SlackThread:
+    """The thread of a Slack trigger (as `integrations.slack.routes` records it)."""
+    part = SlackPart.model_validate(trigger.part)
+    team_id = SlackReach.model_validate(trigger.reach).team_id
+    thread_ts = part.thread_ts or part.ts
+    if team_id is None or part.channel is None or thread_ts is None:
         raise PermanentCallbackError("the Slack trigger names no workspace, channel or thread")
-    return SlackThread(team_id, channel, thread_ts, ts if isinstance(ts, str) else None)
+    return SlackThread(team_id, part.channel, thread_ts, part.ts)
 
 
 def parse_ref(ref: Mapping[str, Any]) -> tuple[str, str]:
@@ -146,15 +161,15 @@ class SlackConversation:
         return History(comments=build_history(messages, self._client.identity()))
 
 
-def conversation_for(context: TriggerContext, requester_id: int | None) -> SlackConversation:
+def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> SlackConversation:
     """The thread a trigger came from, acting with its workspace's bot token."""
-    thread = parse_thread(context)
+    thread = parse_thread(trigger)
     return SlackConversation(SlackClient(get_settings(), bot_token(thread.team_id)), thread)
 
 
-def post_private(context: TriggerContext, external_id: str, text: str) -> None:
+def post_private(trigger: TaskTrigger, external_id: str, text: str) -> None:
     """An ephemeral message in the trigger's thread, which only the sender (`TEAM:USER`) sees."""
-    thread = parse_thread(context)
+    thread = parse_thread(trigger)
     user = external_id.rpartition(":")[2]
     client = SlackClient(get_settings(), bot_token(thread.team_id))
     client.post_ephemeral(thread.channel, user, thread.thread_ts, to_mrkdwn(text))

@@ -8,6 +8,7 @@ from typing import Any, Final
 from integrations.slack.events import EventCallback, UrlVerification, mentioned_ids, plain_text
 from resolver.contract.inbound import Challenge, Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.triggers import ChatThread
 
 _OPTION = re.compile(r"(?<!\S)(repo|branch)=(\S+)")
 _VALID = {
@@ -63,21 +64,22 @@ def _trigger(event: EventCallback, request: str, *, followup_only: bool) -> Trig
     message = event.event
     task, options = parse_options(request)
     thread = message.thread_ts or message.ts
-    context: dict[str, Any] = {
-        "team_id": event.team(),
-        "channel": message.channel,
-        "channel_type": message.channel_type,
-        "thread_ts": thread,
-        "ts": message.ts,
-        "options": options,
-        "branch": options.get("branch"),
-    }
+    subject = ChatThread(
+        options=options,
+        part={
+            "channel": message.channel,
+            "channel_type": message.channel_type,
+            "thread_ts": thread,
+            "ts": message.ts,
+        },
+        reach={"team_id": event.team()},
+    )
     return Trigger(
         task=task,
         sender=event.sender(),
         conversation_key=f"slack:{event.team()}:{message.channel}:{thread}",
         repo=options.get("repo"),
-        context=context,
+        subject=subject,
         followup_only=followup_only,
     )
 

@@ -12,14 +12,17 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from pydantic import JsonValue
+
 from integrations import registry
 from resolver.broker import locks
 from resolver.callbacks import status
-from resolver.callbacks.record import forge_of, publish_all, record_status, view_of
+from resolver.callbacks.record import publish_all, record_status, view_of
 from resolver.contract import outbound as providers
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_PULL
 from resolver.contract.provider import ThreadResolver
+from resolver.contract.triggers import Planned, TaskTrigger, in_thread, read_trigger
 from resolver.core.logs import log
 from resolver.store import callbacks, jobs
 from resolver.store.callbacks import mark_posting
@@ -61,7 +64,7 @@ def _job_conversation(job_id: int) -> tuple[providers.Conversation, Job]:
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         session.expunge(job)
-    return registry.conversation(job.source, job.trigger, job.requester_id), job
+    return registry.conversation(job.source, read_trigger(job.trigger), job.requester_id), job
 
 
 def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,7 +75,7 @@ def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
             job = jobs.get_job(session, job_id)
             text = status.render(view_of(session, job))
             ref = dict(job.status_ref or {})
-            source, trigger, requester_id = job.source, dict(job.trigger), job.requester_id
+            source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
         digest = hashlib.sha256(text.encode()).hexdigest()
         if ref.get("digest") == digest:
             return {"unchanged": True}
@@ -150,7 +153,7 @@ def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
             return {"skipped": True}
         context, body = dict(notice.context), notice.body
     body = _send_private(provider, notice_id, context) or body
-    conversation = registry.conversation(provider, context, None)
+    conversation = registry.conversation(provider, read_trigger(context), None)
     message = _post_once(conversation, f"notice-{notice_id}", body, int(payload["callback_id"]))
     with session_scope() as session:
         found = session.get(Notice, notice_id)
@@ -169,7 +172,7 @@ def _send_private(provider: str, notice_id: int, context: Mapping[str, Any]) -> 
         return None
     instead = None
     try:
-        post(context, str(private["to"]), str(private["text"]))
+        post(read_trigger(context), str(private["to"]), str(private["text"]))
     except PermanentCallbackError as error:
         log(logger, logging.WARNING, "callback.private_refused", notice=notice_id, error=str(error))
         fallback = private.get("fallback")
@@ -194,19 +197,20 @@ def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         view = view_of(session, job)
-        trigger, requester_id = dict(job.trigger), job.requester_id
-        forge_info, branch, task = forge_of(job), str(job.branch), job.task
+        trigger, requester_id = read_trigger(job.trigger), job.requester_id
+        branch, task = str(job.branch), job.task
+    planned = planned_of(trigger)
     forge = registry.forge(provider, trigger, requester_id)
-    repo, base = str(forge_info["repo"]), str(forge_info["base"])
+    repo, base = planned.repo, str(planned.base)
     title = pull_title(trigger, task)
-    fixes = forge_info.get("fixes")
+    fixes = planned.fixes
     pull = forge.find_open_pull(repo, branch) or forge.open_draft_pull(
         repo, branch, base, title, status.pull_body(view, title, fixes)
     )
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         job.pr_url = pull.url
-        job.result = {**job.result, "pull_pending": False, "pull_number": pull.number}
+        jobs.note_result(job, {"pull_pending": False, "pull_number": pull.number})
         ids = record_status(session, job)
     publish_all(ids)
     log(logger, logging.INFO, "job.pull_opened", job=job_id, url=pull.url)
@@ -220,21 +224,29 @@ def send_update_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         view = view_of(session, job)
-        trigger, requester_id = dict(job.trigger), job.requester_id
-        forge_info, branch, task = forge_of(job), str(job.branch), job.task
+        trigger, requester_id = read_trigger(job.trigger), job.requester_id
+        branch, task = str(job.branch), job.task
+    planned = planned_of(trigger)
     forge = registry.forge(provider, trigger, requester_id)
-    repo = str(forge_info["repo"])
+    repo = planned.repo
     pull = forge.find_open_pull(repo, branch)
     if pull is None:
         return {"skipped": True}
     title = pull_title(trigger, task)
-    forge.edit_pull_body(repo, pull.number, status.pull_body(view, title, forge_info.get("fixes")))
+    forge.edit_pull_body(repo, pull.number, status.pull_body(view, title, planned.fixes))
     log(logger, logging.INFO, "job.pull_updated", job=job_id, url=pull.url)
     return {"url": pull.url, "number": pull.number}
 
 
-def pull_title(trigger: Mapping[str, Any], task: str) -> str:
-    title = str(trigger.get("title") or "").strip()
+def planned_of(trigger: TaskTrigger) -> Planned:
+    """Where the worker planned the job's pull request; a job it never planned has none."""
+    if trigger.planned is None:
+        raise PermanentCallbackError("the job has no planned repository for a pull request")
+    return trigger.planned
+
+
+def pull_title(trigger: TaskTrigger, task: str) -> str:
+    title = (trigger.title or "").strip()
     if title:
         return title[:200]
     first = task.strip().splitlines()[0] if task.strip() else "Resolver change"
@@ -247,10 +259,10 @@ def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, An
     pushed and the repository allows it, the thread resolved (forges that can)."""
     with session_scope() as session:
         job = jobs.get_job(session, int(payload["job_id"]))
-        source, trigger, requester_id = job.source, dict(job.trigger), job.requester_id
+        source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
     where = payload.get("where")
-    context = {**trigger, **(where if isinstance(where, Mapping) else {})}
-    conversation = registry.conversation(source, context, requester_id)
+    in_thread_of = in_thread(trigger, where) if isinstance(where, Mapping) else trigger
+    conversation = registry.conversation(source, in_thread_of, requester_id)
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
     message = _post_once(conversation, f"thread-{callback_id}", text, callback_id)
@@ -264,9 +276,9 @@ def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, An
 
 def _resolve_after_reply(
     resolver: ThreadResolver,
-    trigger: Mapping[str, Any],
+    trigger: TaskTrigger,
     requester_id: int | None,
-    where: Mapping[str, Any],
+    where: Mapping[str, JsonValue],
     callback_id: int,
 ) -> None:
     """A refusal fails the callback saying so (kept on its row, shown on the job page): the

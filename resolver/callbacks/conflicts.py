@@ -11,13 +11,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Final
 
-from resolver.contract import outbound as providers
 from resolver.contract.conflicts import (
     UNRESOLVED_KEY,
-    base_push_of,
     render_unresolved_report,
     report_key,
     unresolved_of,
+)
+from resolver.contract.triggers import (
+    base_push_in,
+    dump_trigger,
+    notice_on_pull,
+    read_trigger,
+    repo_of,
 )
 from resolver.core.sanitize import sanitize
 from resolver.store.notices import NewNotice, insert_notices
@@ -36,8 +41,9 @@ def record_unresolved_reports(
     """A comment on each pull request whose conflicts a push job (`conflicts: fix`) left
     unresolved; the ids of the callbacks that post them (none recorded before)."""
     pulls = (job.result or {}).get("pulls")
-    full_name = str(job.trigger.get("repo") or job.repo or "")
-    if base_push_of(job.trigger) is None or not isinstance(pulls, Mapping) or not full_name:
+    trigger = read_trigger(job.trigger)
+    full_name = repo_of(trigger) or job.repo or ""
+    if base_push_in(trigger) is None or not isinstance(pulls, Mapping) or not full_name:
         return []
     notices: list[NewNotice] = []
     for number, done in pulls.items():
@@ -53,7 +59,7 @@ def record_unresolved_reports(
                 conversation_key=job.conversation_key or f"{job.source}:{full_name}",
                 # File names are repository data: shown like any text the job did not write.
                 body=sanitize(body, hosts),
-                context=providers.pull_conversation(full_name, int(number), job.trigger),
+                context=dump_trigger(notice_on_pull(full_name, int(number), trigger)),
                 job_id=job.id,
             )
         )

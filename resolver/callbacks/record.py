@@ -8,15 +8,15 @@ them, one Celery task per try (`resolver.tasks.deliver`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from integrations import registry
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import conflicts, reviews, status
-from resolver.contract.ci import QUIET
 from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
+from resolver.contract.results import read_result
+from resolver.contract.triggers import Planned, read_trigger
 from resolver.contract.verification import verification_of
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
@@ -38,16 +38,15 @@ def job_url(job_id: int) -> str:
     return f"{get_settings().public_url.rstrip('/')}/jobs/{job_id}"
 
 
-def forge_of(job: Job) -> dict[str, Any]:
-    """Where the job's repository lives, as the worker planned it (`trigger["forge"]`)."""
-    value = job.trigger.get("forge")
-    return dict(value) if isinstance(value, Mapping) else {}
+def planned_of(job: Job) -> Planned | None:
+    """Where the job's repository lives, as the worker planned it (None before it did)."""
+    return read_trigger(job.trigger).planned
 
 
 def view_of(session: Session, job: Job) -> status.JobView:
     steps = jobs.count_steps(session, job.id)
-    result = job.result or {}
-    forge = forge_of(job)
+    result, details = read_result(job.result), job.result or {}
+    planned = planned_of(job)
     # What the model (or a repository's setup output) wrote is shown sanitised; a refusal is
     # the bot's own words, which name the requester on purpose.
     hosts = forge_hosts(job)
@@ -58,46 +57,44 @@ def view_of(session: Session, job: Job) -> status.JobView:
         id=job.id,
         state=job.state,
         outcome=job.outcome,
-        repo=forge.get("repo") or job.repo,
+        repo=(planned.repo if planned else None) or job.repo,
         steps=steps,
         cost_usd=job.cost_usd,
         started_at=job.started_at,
         finished_at=job.finished_at,
         now=utcnow(),
         job_url=job_url(job.id),
-        summary=sanitize(str(result.get("summary") or ""), hosts),
+        summary=sanitize(result.summary or "", hosts),
         error=error,
         pr_url=job.pr_url,
         branch=job.branch,
-        pr_pending=bool(result.get("pull_pending")) and not job.pr_url,
-        updated_pull=bool(result.get("updated_pull")),
-        max_steps=result.get("max_steps"),
-        pull_word=pull_word(forge.get("provider")),
-        pull_error=str(result.get("pull_error") or "") or None,
-        notes=tuple(str(note) for note in result.get("notes") or ()),
+        pr_pending=result.pull_pending and not job.pr_url,
+        updated_pull=result.updated_pull,
+        max_steps=result.max_steps,
+        pull_word=pull_word(planned.provider if planned else None),
+        pull_error=result.pull_error or None,
+        notes=result.notes,
         place=_place(session, job),
         stopped_by=_stopped_by(job),
-        verification=verification_of(result.get("verification")),
-        files=tuple(tuple(entry) for entry in result.get("files") or () if isinstance(entry, list)),
-        files_total=int(result.get("files_total") or 0),
+        verification=verification_of(details.get("verification")),
+        files=tuple(
+            tuple(entry) for entry in details.get("files") or () if isinstance(entry, list)
+        ),
+        files_total=result.files_total,
         model=job.model,
         steering=_steering(job),
-        steered=_int_or_none(result.get("steered")),
+        steered=result.steered,
     )
 
 
 def _steering(job: Job) -> int | None:
     """The running job a parked request waits in (published again, it runs on its own)."""
     waiting = job.state == JobState.QUEUED and job.message_id == jobs.PARKED
-    return _int_or_none((job.result or {}).get("steering")) if waiting else None
-
-
-def _int_or_none(value: object) -> int | None:
-    return value if isinstance(value, int) else None
+    return read_result(job.result).steering if waiting else None
 
 
 def _stopped_by(job: Job) -> str | None:
-    by = (job.result or {}).get("stopped_by")
+    by = read_result(job.result).stopped_by
     asked = job.cancel_requested or job.state == JobState.CANCELLED
     return str(by) if by and asked else None
 
@@ -118,8 +115,7 @@ def pull_word(forge_name: object) -> str:
 
 def forge_hosts(job: Job) -> set[str]:
     """The hosts of the job's own forge pages: images there may stay images."""
-    trigger = job.trigger or {}
-    urls = (trigger.get("html_url"), trigger.get("url"), job.pr_url)
+    urls = (read_trigger(job.trigger).url, job.pr_url)
     return {urlsplit(url).hostname or "" for url in urls if isinstance(url, str)} - {""}
 
 
@@ -129,7 +125,8 @@ def has_conversation(job: Job) -> bool:
 
 def record_status(session: Session, job: Job) -> list[int]:
     """Ask for the job's status message to be brought up to date."""
-    if not has_conversation(job) or job.result.get("command") or job.result.get(QUIET):
+    result = read_result(job.result)
+    if not has_conversation(job) or result.command or result.quiet:
         return []
     callback = record_callback(session, job.source, STATUS, {"job_id": job.id}, job.id)
     # Its own id lets a sent update retire the older ones still pending.
@@ -143,9 +140,9 @@ def stop_job(session: Session, job: Job, by: str, account: str | None = None) ->
     still waiting in its inbox (steering) were part of it and end with it, whoever pressed stop
     and wherever (the callbacks to publish after the commit)."""
     jobs.request_cancel(session, job)
-    job.result = {**job.result, "stopped_by": by}
+    jobs.note_result(job, {"stopped_by": by})
     if account is not None:
-        job.result = {**job.result, "stopped_by_account": account}
+        jobs.note_result(job, {"stopped_by_account": account})
     callbacks = record_status(session, job)
     for source in steering.waiting_sources(session, job.id):
         jobs.request_cancel(session, source)
@@ -164,23 +161,20 @@ def record_reply(session: Session, job: Job, text: str) -> list[int]:
 def record_finish(session: Session, job: Job) -> list[int]:
     """What a finished job sends: its pull request (when it pushed a new branch), its status."""
     ids: list[int] = []
-    forge = forge_of(job)
+    planned = planned_of(job)
     wants_pull = (
         job.state == JobState.SUCCEEDED
         and job.outcome == Outcome.CHANGED_CODE
         and job.branch
         and not job.pr_url
-        and forge.get("provider")
     )
-    if wants_pull:
-        job.result = {**job.result, "pull_pending": True}
-        callback = record_callback(
-            session, forge["provider"], OPEN_PULL, {"job_id": job.id}, job.id
-        )
+    if planned is not None and wants_pull:
+        jobs.note_result(job, {"pull_pending": True})
+        callback = record_callback(session, planned.provider, OPEN_PULL, {"job_id": job.id}, job.id)
         ids.append(callback.id)
-    elif _updated_pull(job) and forge.get("provider"):
+    elif planned is not None and _updated_pull(job):
         callback = record_callback(
-            session, forge["provider"], UPDATE_PULL, {"job_id": job.id}, job.id
+            session, planned.provider, UPDATE_PULL, {"job_id": job.id}, job.id
         )
         ids.append(callback.id)
     replies = reviews.record_thread_replies(session, job, forge_hosts(job), job_url(job.id))
@@ -194,7 +188,7 @@ def _updated_pull(job: Job) -> bool:
         job.state == JobState.SUCCEEDED
         and job.outcome == Outcome.CHANGED_CODE
         and bool(job.branch and job.pr_url)
-        and bool(job.result.get("updated_pull"))
+        and read_result(job.result).updated_pull
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from resolver.contract.outbound import THREAD_REPLY
-from resolver.contract.reviews import RESOLVE_KEY
+from resolver.contract.results import read_result
 from resolver.core.sanitize import sanitize
 from resolver.core.states import JobState, Outcome
 from resolver.store.callbacks import record_callback
@@ -26,26 +26,29 @@ def record_thread_replies(
 ) -> list[int]:
     """One reply callback per review thread the job took; none for a cancelled job (its status
     says so) or a job that never reached its agent (it recorded no threads)."""
-    result = job.result or {}
-    threads = [t for t in result.get("review_threads") or () if isinstance(t, Mapping)]
+    result = read_result(job.result)
+    threads = result.review_threads
     if not threads or job.state == JobState.CANCELLED:
         return []
-    said = result.get("thread_replies")
-    said = said if isinstance(said, Mapping) else {}
+    said = result.thread_replies
     # The threads the pushed commit addressed are resolved after the reply, where allowed.
-    resolve = result.get(RESOLVE_KEY) is True and _pushed(job) is not None
+    resolve = result.resolve_threads and _pushed(job) is not None
     ids: list[int] = []
     for thread in threads:
         # The model's words are shown like every text it writes: sanitised for the forge.
         text = sanitize(render_thread_reply(job, said.get(str(thread.get("id"))), job_link), hosts)
         payload = {
             "job_id": job.id,
-            "where": dict(thread.get("where") or {}),
+            "where": _where(thread.get("where")),
             "text": text,
             "resolve": resolve,
         }
         ids.append(record_callback(session, job.source, THREAD_REPLY, payload, job.id).id)
     return ids
+
+
+def _where(value: object) -> dict[str, object]:
+    return dict(value) if isinstance(value, Mapping) else {}
 
 
 def render_thread_reply(job: Job, said: object, job_link: str) -> str:
@@ -61,7 +64,7 @@ def render_thread_reply(job: Job, said: object, job_link: str) -> str:
 
 
 def _pushed(job: Job) -> str | None:
-    sha = (job.result or {}).get("pushed_sha")
+    sha = read_result(job.result).pushed_sha
     changed = job.state == JobState.SUCCEEDED and job.outcome == Outcome.CHANGED_CODE
     return sha if isinstance(sha, str) and sha and changed else None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from resolver.contract.outbound import Comment
 
@@ -21,7 +21,7 @@ BOT_BRANCH_PREFIX: Final = "resolver/"
 QUIET: Final = "quiet"
 """A job result key: the job ended without a word in its conversation (a red check left alone)."""
 CI_KEY: Final = "ci"
-"""The job's trigger context key for the failing check (`FailedCheck.as_context`)."""
+"""The key of `.resolver/config.yml`'s CI settings."""
 DEFAULT_MAX_ATTEMPTS: Final = 2
 MAX_ATTEMPTS_CEILING: Final = 5
 """Whoever can push to the default branch sets `max_attempts`; the operator pays for it."""
@@ -44,7 +44,7 @@ class CIConfig:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
 
 
-def parse_ci_config(repo_config: Mapping[str, Any]) -> CIConfig:
+def parse_ci_config(repo_config: Mapping[str, object]) -> CIConfig:
     """The repository's `ci` settings (off when absent), or CIConfigError saying what is wrong."""
     value = repo_config.get(CI_KEY)
     if value is None:
@@ -81,20 +81,6 @@ class FailedCheck:
     title: str | None = None
     summary: str | None = None
 
-    def as_context(self) -> dict[str, Any]:
-        return {key: value for key, value in vars(self).items() if value is not None}
-
-
-def failed_check_of(context: Mapping[str, Any]) -> FailedCheck | None:
-    """The failing check a job's trigger carries; None for any other job."""
-    value = context.get(CI_KEY)
-    if not isinstance(value, Mapping):
-        return None
-    try:
-        return FailedCheck(**{k: v for k, v in value.items() if k in FailedCheck.__annotations__})
-    except TypeError:
-        return None
-
 
 def build_fix_task(check: FailedCheck) -> str:
     """The request a CI fix job runs: the check's name is written by the repository."""
@@ -126,7 +112,7 @@ def tail(text: str, limit: int = LOG_TAIL_CHARS) -> tuple[str, bool]:
     return (end[newline + 1 :] if 0 <= newline < limit // 4 else end), True
 
 
-def render_annotation(item: Mapping[str, Any]) -> str:
+def render_annotation(item: Mapping[str, object]) -> str:
     """One GitHub check annotation as a line: `path:line: level: message`."""
     where = f"{item.get('path') or '?'}:{item.get('start_line') or '?'}"
     level = item.get("annotation_level") or "note"

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
+
+from pydantic import JsonValue
 
 CONFLICTS_KEY: Final = "conflicts"
-BASE_PUSH_KEY: Final = "base_push"
-"""The job's trigger context key for a push to the default branch (`BasePush.as_context`)."""
 VALUES: Final = ("fix", "off")
 UNRESOLVED_KEY: Final = "unresolved"
 """A job's result key (and each pull request's, in a push job's) for `Unresolved`."""
@@ -31,7 +31,7 @@ class ConflictsConfig:
     fix: bool = False
 
 
-def parse_conflicts_config(repo_config: Mapping[str, Any]) -> ConflictsConfig:
+def parse_conflicts_config(repo_config: Mapping[str, object]) -> ConflictsConfig:
     """The repository's `conflicts` setting (off when absent), or ConflictsConfigError."""
     value = repo_config.get(CONFLICTS_KEY)
     if value is None or value is False:
@@ -52,20 +52,6 @@ class BasePush:
     branch: str
     sha: str
 
-    def as_context(self) -> dict[str, Any]:
-        return {"branch": self.branch, "sha": self.sha}
-
-
-def base_push_of(context: Mapping[str, Any]) -> BasePush | None:
-    """The push a job's trigger carries; None for any other job."""
-    value = context.get(BASE_PUSH_KEY)
-    if not isinstance(value, Mapping):
-        return None
-    branch, sha = value.get("branch"), value.get("sha")
-    if not isinstance(branch, str) or not isinstance(sha, str):
-        return None
-    return BasePush(branch, sha)
-
 
 def once_key(number: int, base_sha: str) -> str:
     """The bound: one update per pull request per base commit (`store.ci_attempts` row key,
@@ -83,7 +69,7 @@ class Unresolved:
     base_sha: str
     files: tuple[str, ...]
 
-    def as_context(self) -> dict[str, Any]:
+    def as_context(self) -> dict[str, JsonValue]:
         return {
             "base": self.base,
             "branch": self.branch,

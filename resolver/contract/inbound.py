@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, SecretStr, ValidationError
 from pydantic_core import from_json
 
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 Headers = Mapping[str, str]
@@ -50,7 +51,7 @@ class WebhookEvent:
 
     key: str
     delivery_key: str
-    payload: Mapping[str, Any] | None = None
+    payload: Mapping[str, object] | None = None
     body: bytes = b""
 
 
@@ -83,13 +84,14 @@ class Sender:
 
 @dataclass(frozen=True)
 class Trigger:
-    """A request for the agent. `context` is copied into the job's `trigger` column."""
+    """A request for the agent. `subject` is stored in the job's `trigger` column, with what
+    intake adds (`triggers.Origin`)."""
 
     task: str
     sender: Sender
     conversation_key: str
+    subject: TaskTrigger
     repo: str | None = None
-    context: Mapping[str, Any] = field(default_factory=dict)
     followup_only: bool = False
     """Only act if the conversation already has a job (Slack thread replies)."""
     once_key: str | None = None
@@ -136,9 +138,13 @@ def validated(model: type[M], event: WebhookEvent) -> M:
         raise MalformedError(f"payload does not fit {model.__name__}") from error
 
 
-def route_event(
-    routes: Mapping[str, Route[Any]], event: WebhookEvent, policy: Policy
-) -> RouteResult:
+class Routed(Protocol):
+    """A route of any vendor model (`Route`), as the dispatcher runs it."""
+
+    def run(self, event: WebhookEvent, policy: Policy) -> RouteResult: ...
+
+
+def route_event(routes: Mapping[str, Routed], event: WebhookEvent, policy: Policy) -> RouteResult:
     """Run the event's handler; events without a route (ignored or unknown) give None."""
     route = routes.get(event.key)
     return None if route is None else route.run(event, policy)
@@ -159,14 +165,14 @@ class Integration:
     """The one object an integration exports: verify → parse → route (→ act → callback)."""
 
     name: str
-    routes: Mapping[str, Route[Any]]
+    routes: Mapping[str, Routed]
     ignored: frozenset[str]
     enabled: Callable[[Settings], bool]
     verify: Callable[[Headers, bytes, Settings, float], None]
     parse: Callable[[Headers, bytes], WebhookEvent]
 
 
-def decode_object(body: bytes) -> dict[str, Any]:
+def decode_object(body: bytes) -> dict[str, JsonValue]:
     """The body as a JSON object, or MalformedError. UTF-8 only, as every provider sends; an
     escaped lone surrogate is refused as invalid JSON (no database column could store it)."""
     check_storable(body)

@@ -4,7 +4,7 @@ Resolver talks to a provider only through these protocols; `integrations.registr
 provider of a job by name:
 
 - a `Conversation` is where the replies to one trigger go (a GitHub issue or review thread, a
-  Slack thread, a Jira or Linear ticket). It is built from the job's `trigger` context (JSON);
+  Slack thread, a Jira or Linear ticket). It is built from the job's trigger (`TaskTrigger`);
 - a `Forge` hosts repositories (GitHub, GitLab): permission checks, clone URLs, git auth and
   pull requests.
 
@@ -17,10 +17,12 @@ each conversation converts it to its own markup.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Protocol
+from typing import Final, Protocol, TypeAlias
+
+from pydantic import JsonValue
 
 
 @dataclass(frozen=True)
@@ -44,12 +46,9 @@ class ReviewThread:
     diff_hunk: str | None = None
     answered: bool = False
     """The bot wrote the thread's last comment: nobody has spoken since it answered."""
-    where: tuple[tuple[str, Any], ...] = ()
-    """Trigger-context entries that make the job's conversation post into this thread."""
-
-
-TriggerContext = Mapping[str, Any]
-"""A job's `trigger` column, or a notice's `context`: what the route handler recorded."""
+    where: tuple[tuple[str, JsonValue], ...] = ()
+    """The provider's own entries that move the job's conversation into this thread
+    (`triggers.in_thread`)."""
 
 
 @dataclass(frozen=True)
@@ -89,22 +88,26 @@ class History:
     review_threads: tuple[ReviewThread, ...] = ()
 
 
+MessageRef: TypeAlias = dict[str, JsonValue]
+"""A posted message, as its conversation finds it again (JSON, kept on the job's row)."""
+
+
 class Conversation(Protocol):
     """Replies in the place a trigger came from."""
 
-    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+    def post(self, text: str, tag: str | None = None) -> MessageRef:
         """Post a new message; returns a JSON reference that `edit` accepts. A `tag` (`TAG`,
         such as `status-12`) goes with the message where people do not see it, so that `find`
         can find the message again."""
         ...
 
-    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+    def find(self, tag: str, since: datetime) -> MessageRef | None:
         """The reference of the message the bot posted here with `tag`, at or after `since`;
         None when there is none. A post whose answer was lost (a timeout after the provider made
         it, a worker killed before recording it) is then not made twice."""
         ...
 
-    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+    def edit(self, ref: Mapping[str, JsonValue], text: str) -> None:
         """Replace the text of a message this conversation posted."""
         ...
 
@@ -172,7 +175,7 @@ def with_hidden_tag(text: str, tag: str | None) -> str:
     return text if tag is None else f"{text}\n{hidden_tag(tag)}"
 
 
-def tag_of(ref: Mapping[str, Any]) -> str | None:
+def tag_of(ref: Mapping[str, JsonValue]) -> str | None:
     """The tag a message reference keeps (GitHub, GitLab: to put it back on every edit)."""
     tag = ref.get("tag")
     return tag if isinstance(tag, str) else None
@@ -186,24 +189,3 @@ def has_hidden_tag(text: str, tag: str | None = None) -> bool:
     if tag is not None:
         return last == hidden_tag(tag)
     return _HIDDEN_TAG.fullmatch(last) is not None
-
-
-# Both factories take the trigger context and the requester's user id (for user tokens).
-ConversationFactory = Callable[[TriggerContext, int | None], Conversation]
-ForgeFactory = Callable[[TriggerContext, int | None], Forge]
-
-
-def pull_conversation(full_name: str, number: int, trigger: Mapping[str, Any]) -> dict[str, Any]:
-    """Where to say something on a pull request that is no job's conversation (a notice's
-    context), with the installation of `trigger` (a job of the same repository). One context
-    for either forge: GitHub reads `number`, GitLab `noteable_type` and `iid`."""
-    context: dict[str, Any] = {
-        "repo": full_name,
-        "number": number,
-        "is_pull_request": True,
-        "noteable_type": "merge_request",  # as `integrations.gitlab.routes` records it
-        "iid": number,
-    }
-    if trigger.get("installation_id") is not None:
-        context["installation_id"] = trigger["installation_id"]
-    return context

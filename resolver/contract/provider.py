@@ -8,32 +8,32 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
 
 from resolver.contract.checks import Preflight
 from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Integration
-from resolver.contract.outbound import (
-    ConversationFactory,
-    ForgeFactory,
-    ForgeUser,
-    PullInfo,
-    TriggerContext,
-)
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
 from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import ProviderSettings
 
+# Both factories take the job's trigger and the requester's user id (for user tokens).
+ConversationFactory = Callable[[TaskTrigger, int | None], Conversation]
+ForgeFactory = Callable[[TaskTrigger, int | None], Forge]
 ConversationKind = Literal["issue", "thread", "ticket"]
-# The trigger context, the requester's user id and the failing check: what the forge says of it.
-CIReader = Callable[[TriggerContext, int | None, FailedCheck], CIReport]
-# The trigger context, the requester's user id, the repository and a base branch: the open
+# The job's trigger, the requester's user id and the failing check: what the forge says of it.
+CIReader = Callable[[TaskTrigger, int | None, FailedCheck], CIReport]
+# The job's trigger, the requester's user id, the repository and a base branch: the open
 # pull requests into that base (`conflicts: fix`).
-PullLister = Callable[[TriggerContext, int | None, str, str], tuple[PullInfo, ...]]
-# The trigger context, the requester's user id and the thread's `where` (`ReviewThread.where`).
-ThreadResolver = Callable[[TriggerContext, int | None, Mapping[str, Any]], None]
-# The trigger context, the recipient's external id and the text.
-PrivatePost = Callable[[TriggerContext, str, str], None]
+PullLister = Callable[[TaskTrigger, int | None, str, str], tuple[PullInfo, ...]]
+# The job's trigger, the requester's user id and the thread's `where` (`ReviewThread.where`).
+ThreadResolver = Callable[[TaskTrigger, int | None, Mapping[str, JsonValue]], None]
+# The job's trigger, the recipient's external id and the text.
+PrivatePost = Callable[[TaskTrigger, str, str], None]
 
 
 class ImportedOnCall:
@@ -45,7 +45,7 @@ class ImportedOnCall:
     def __init__(self, module: str) -> None:
         self._module = module
 
-    def __getattr__(self, name: str) -> Callable[..., Any]:
+    def __getattr__(self, name: str) -> Callable[..., object]:
         if name.startswith("__"):  # copy, pickle and inspect probe for these
             raise AttributeError(name)
         return _FirstCall(self._module, name)
@@ -56,9 +56,9 @@ class _FirstCall:
 
     def __init__(self, module: str, name: str) -> None:
         self._module, self._name = module, name
-        self._function: Callable[..., Any] | None = None
+        self._function: Callable[..., object] | None = None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         if self._function is None:
             self._function = getattr(importlib.import_module(self._module), self._name)
         return self._function(*args, **kwargs)
@@ -87,7 +87,7 @@ class Provider:
     (for `resolver doctor`)."""
     kind: ConversationKind = "ticket"
     """What its conversations are, as the agent's prompt names them."""
-    route_scope: Callable[[TriggerContext], str | None] | None = None
+    route_scope: Callable[[TaskTrigger], str | None] | None = None
     """What a default repository is configured for (a Slack channel, a Jira project)."""
     greets_by_login: bool = True
     """Whether a notice may address the sender as `@login` (Slack mentions by id instead)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 REVIEWS_KEY: Final = "reviews"
 RESOLVE_KEY: Final = "resolve_threads"
@@ -26,7 +26,7 @@ class ReviewsConfig:
     resolve_threads: bool = False
 
 
-def parse_reviews_config(repo_config: Mapping[str, Any]) -> ReviewsConfig:
+def parse_reviews_config(repo_config: Mapping[str, object]) -> ReviewsConfig:
     """The repository's `reviews` settings (off when absent), or ReviewsConfigError saying
     what is wrong."""
     value = repo_config.get(REVIEWS_KEY)

@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
+
+from pydantic import JsonValue
 
 from resolver.contract.checks import Check
 from resolver.core.settings import Settings
@@ -74,7 +76,7 @@ class AppFromManifest:
     """An account or organisation name, checked: the name, or SetupError."""
     check_name: Callable[[str], str]
     default_name: Callable[[Settings], str]
-    manifest: Callable[[str, ManifestUrls], dict[str, Any]]
+    manifest: Callable[[str, ManifestUrls], dict[str, JsonValue]]
     new_app_url: Callable[[Settings, str | None, str], str]
     """Where the browser POSTs the manifest: settings, organisation (None: personal), state."""
     convert: Callable[[Settings, str], CreatedApp]

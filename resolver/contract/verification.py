@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
+
+from pydantic import JsonValue
 
 CheckKind = Literal["test", "lint", "build"]
 KINDS: Final[tuple[CheckKind, ...]] = ("test", "lint", "build")
@@ -44,7 +46,7 @@ class Verification:
     not_run: tuple[CheckKind, ...] = ()
     """The kinds of check that never ran (tests and lint always; build when configured)."""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, JsonValue]:
         return {"checks": [asdict(check) for check in self.checks], "not_run": list(self.not_run)}
 
 

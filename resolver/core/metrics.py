@@ -1,7 +1,7 @@
 """The service's Prometheus series: defined once here, observed where things happen, exposed
 by the web process at `/metrics` and by each worker on its own port (`resolver worker
 --metrics-port`). Names follow Prometheus conventions: base units (seconds), `_total` for
-counters. README "Metrics" lists them."""
+counters. docs/reference/metrics.md lists them."""
 
 from __future__ import annotations
 

@@ -94,8 +94,8 @@ S = TypeVar("S", bound=ProviderSettings)
 
 
 class Settings(BaseSettings):
-    """Resolver's configuration. The README's settings table is generated from these fields,
-    and from each installed provider's section (`ProviderSettings`)."""
+    """Resolver's configuration. The settings reference (docs/reference/settings.md) is generated
+    from these fields, and from each installed provider's section (`ProviderSettings`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="RESOLVER_", env_file=".env", extra="ignore", frozen=True
@@ -532,7 +532,7 @@ def _described(error: ValidationError, kind: type[BaseSettings] = Settings) -> C
     first = error.errors()[0]
     field = str(first["loc"][0]) if first["loc"] else "?"
     problem = "is missing" if first["type"] == "missing" else f"is invalid: {first['msg']}"
-    hint = "see the settings table in README.md"
+    hint = "see the settings table in docs/reference/settings.md"
     if issubclass(kind, ProviderSettings):
         known = {kind.variable(f): f for f in kind.model_fields}
         name = next((v for v, f in known.items() if field.upper() in (f.upper(), v)), field)

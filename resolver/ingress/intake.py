@@ -12,11 +12,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from resolver.contract.commands import is_answered
 from resolver.contract.inbound import Sender, Trigger, WebhookEvent
 from resolver.contract.outbound import REACT, STATUS
+from resolver.contract.triggers import (
+    JsonObject,
+    Origin,
+    SenderRef,
+    dump_trigger,
+    read_trigger,
+    with_origin,
+)
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.settings import Settings
@@ -70,7 +78,7 @@ class _Draft:
 
     pending: Pending
     user_id: int | None
-    context: dict[str, Any]
+    context: JsonObject
 
 
 @dataclass(frozen=True)
@@ -152,11 +160,11 @@ def _as_branch_owner(conn: Connection, round_: list[Pending]) -> list[Pending | 
             found = ci_attempts.bot_branches_owner(conn, pending.provider, repo or "")
         else:
             found = ci_attempts.branch_owner(conn, pending.provider, repo or "", branch)
-        sender = found.get("sender") if found else None
-        if not isinstance(sender, dict) or not sender.get("id"):
+        sender = read_trigger(found).origin.sender if found else None
+        if sender is None or not sender.id:
             owned.append(None)
             continue
-        person = Sender(external_id=str(sender["id"]), login=sender.get("login"))
+        person = Sender(external_id=sender.id, login=sender.login)
         owned.append(replace(pending, trigger=replace(pending.trigger, sender=person)))
     return owned
 
@@ -286,18 +294,19 @@ def _queue_places(conn: Connection, queued: dict[int, tuple[int, _Draft]]) -> di
     }
 
 
-def _job_context(pending: Pending, previous: int | None) -> dict[str, Any]:
+def _job_context(pending: Pending, previous: int | None) -> JsonObject:
+    """The job's `trigger` column: what the route made, and where it came from."""
     trigger = pending.trigger
-    return {
-        **trigger.context,
-        "provider": pending.provider,
-        "event": pending.event.key,
-        "delivery": pending.event.delivery_key,
-        "conversation_key": trigger.conversation_key,
-        "is_followup": previous is not None,
-        "previous_job_id": previous,
-        "sender": {"id": trigger.sender.external_id, "login": trigger.sender.login},
-    }
+    origin = Origin(
+        provider=pending.provider,
+        event=pending.event.key,
+        delivery=pending.event.delivery_key,
+        conversation_key=trigger.conversation_key,
+        is_followup=previous is not None,
+        previous_job_id=previous,
+        sender=SenderRef(id=trigger.sender.external_id, login=trigger.sender.login),
+    )
+    return dump_trigger(with_origin(trigger.subject, origin))
 
 
 def _unlinked_notice(draft: _Draft) -> NewNotice:

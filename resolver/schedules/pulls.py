@@ -3,14 +3,12 @@ one note the bot leaves when someone else has taken its branch over."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from sqlalchemy import select, update
 
 from resolver.agent.git import Clone
 from resolver.broker.publish import publish_callback
 from resolver.contract import outbound as providers
+from resolver.contract.triggers import TaskTrigger, dump_trigger, notice_on_pull
 from resolver.core.settings import get_settings
 from resolver.schedules import look
 from resolver.schedules.decide import OPEN, Finding, Remembered
@@ -92,7 +90,7 @@ def note_edited(
     forge_name: str,
     full_name: str,
     pull: providers.PullInfo,
-    trigger: Mapping[str, Any],
+    trigger: TaskTrigger,
 ) -> None:
     """Say once, on the pull request, why the bot stopped updating it (a notice: its unique
     key makes a second run's note a no-op)."""
@@ -102,7 +100,7 @@ def note_edited(
         dedup_key=f"schedule:{schedule_id}:edited:{pull.number}",
         conversation_key=f"schedule:{schedule_id}",
         body=render_edited_note(name, pull.head),
-        context=providers.pull_conversation(full_name, pull.number, trigger),
+        context=dump_trigger(notice_on_pull(full_name, pull.number, trigger)),
         job_id=job_id,
     )
     with session_scope() as session:

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from integrations.registry import parse_repo_spec
 from resolver.broker import locks
+from resolver.contract import triggers
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState
@@ -222,6 +223,12 @@ def _set_run(session: Session, run_id: int, **values: Any) -> None:
     )
 
 
+def installation_reach(installation_id: int | None) -> triggers.JsonObject:
+    """How the forge reaches a schedule's repository: the app installation it was followed
+    through, kept on its row (the forge's own key, as its routes record it)."""
+    return {} if installation_id is None else {"installation_id": installation_id}
+
+
 def run_title(schedule: Schedule) -> str:
     """`weekly-deps: update dependencies`: the commit subject and the pull request's title."""
     if schedule.task == CUSTOM and schedule.prompt:
@@ -234,16 +241,15 @@ def run_title(schedule: Schedule) -> str:
 def _new_job(session: Session, schedule: Schedule, run_id: int) -> jobs.NewJob:
     repo = schedule.repository
     forge, full_name = parse_repo_spec(repo.repo)
-    trigger: dict[str, Any] = {
-        "schedule_id": schedule.id,
-        "run_id": run_id,
-        "schedule": schedule.name,
-        "forge_name": forge,
-        "repo": full_name,
-        "title": run_title(schedule),
-    }
-    if repo.installation_id is not None:
-        trigger["installation_id"] = repo.installation_id
+    trigger = triggers.ScheduleRun(
+        schedule_id=schedule.id,
+        run_id=run_id,
+        schedule=schedule.name,
+        forge_name=forge,
+        repo=full_name,
+        title=run_title(schedule),
+        reach=installation_reach(repo.installation_id),
+    )
     owner = session.get(User, repo.user_id) if repo.user_id is not None else None
     return jobs.NewJob(
         source=SOURCE,
@@ -251,7 +257,7 @@ def _new_job(session: Session, schedule: Schedule, run_id: int) -> jobs.NewJob:
         repo=full_name,
         requester=owner.name if owner else None,
         requester_id=repo.user_id,
-        trigger=trigger,
+        trigger=triggers.dump_trigger(trigger),
         # Runs of one schedule take turns: a run waits for the one before it.
         conversation_key=f"{SOURCE}:{schedule.id}",
     )

@@ -15,9 +15,8 @@ Nothing is posted when nothing changed: a run has no conversation of its own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from integrations import registry
 from integrations.registry import parse_repo_spec
@@ -26,7 +25,9 @@ from resolver.agent.git import Clone
 from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
 from resolver.agent.task import TaskContext
 from resolver.contract import outbound as providers
+from resolver.contract import triggers
 from resolver.contract.errors import CallbackError
+from resolver.contract.triggers import TaskTrigger, read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.redact import Redactor
@@ -57,7 +58,7 @@ class ScheduledRun:
     """The job and its schedule, as the runner needs them, read once."""
 
     job_id: int
-    trigger: Mapping[str, Any]
+    trigger: TaskTrigger
     requester_id: int | None
     branch: str | None
     title: str
@@ -99,12 +100,14 @@ def run_scheduled(ctx: JobContext) -> RunResult:
 def _load(job_id: int) -> ScheduledRun | None:
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        schedule = session.get(Schedule, int(job.trigger.get("schedule_id") or 0))
+        trigger = read_trigger(job.trigger)
+        schedule_id = trigger.schedule_id if isinstance(trigger, triggers.ScheduleRun) else None
+        schedule = session.get(Schedule, schedule_id) if schedule_id is not None else None
         if schedule is None:
             return None
         return ScheduledRun(
             job_id=job.id,
-            trigger=dict(job.trigger),
+            trigger=trigger,
             requester_id=job.requester_id,
             branch=job.branch,
             title=job.task,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Final
 
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
@@ -18,8 +18,10 @@ from integrations import registry
 from integrations.registry import parse_repo_spec
 from resolver.agent import git as git_repo
 from resolver.contract.errors import CallbackError
+from resolver.contract.triggers import ScheduleRun
 from resolver.core.logs import log, redact
 from resolver.core.settings import get_settings
+from resolver.schedules.queue import installation_reach
 from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, parse_file
 from resolver.schedules.store import apply_file
 from resolver.store.db import session_scope
@@ -31,9 +33,15 @@ SYNC_EVERY: Final = timedelta(minutes=15)
 EMPTY: Final = ScheduleFile((), {})
 
 
-def forge_context(installation_id: int | None) -> dict[str, Any]:
-    """The trigger context a forge needs to act for a schedule's repository."""
-    return {} if installation_id is None else {"installation_id": installation_id}
+def forge_trigger(spec: str, installation_id: int | None) -> ScheduleRun:
+    """What a forge needs to act for a schedule's repository (no run: its file is read)."""
+    forge_name, full_name = parse_repo_spec(spec)
+    return ScheduleRun(
+        schedule="",
+        forge_name=forge_name,
+        repo=full_name,
+        reach=installation_reach(installation_id),
+    )
 
 
 def read_file(clone: git_repo.Clone, ref: str) -> ScheduleFile:
@@ -49,9 +57,9 @@ def sync_repo(repo_id: int) -> list[str]:
         row = session.get(ScheduleRepo, repo_id)
         if row is None:
             return []
-        spec, context, user_id = row.repo, forge_context(row.installation_id), row.user_id
+        spec, trigger, user_id = row.repo, forge_trigger(row.repo, row.installation_id), row.user_id
     try:
-        parsed = _fetch(spec, context, user_id)
+        parsed = _fetch(spec, trigger, user_id)
     except (CallbackError, git_repo.RepoError, ScheduleError) as error:
         message = redact(str(error))
         log(logger, logging.WARNING, "schedule.sync_failed", repo=spec, error=message)
@@ -65,9 +73,9 @@ def sync_repo(repo_id: int) -> list[str]:
     return changes
 
 
-def _fetch(spec: str, context: dict[str, Any], user_id: int | None) -> ScheduleFile:
+def _fetch(spec: str, trigger: ScheduleRun, user_id: int | None) -> ScheduleFile:
     forge_name, full_name = parse_repo_spec(spec)
-    forge = registry.forge(forge_name, context, user_id)
+    forge = registry.forge(forge_name, trigger, user_id)
     info = forge.repository(full_name)
     root = get_settings().sandbox_workspace_root
     auth = forge.git_env(info.clone_url)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import JsonValue
 from sqlalchemy import Connection, Select, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
+from resolver.contract.results import merged_result
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome, check_transition, is_terminal
 from resolver.store.models import Job, JobEvent, utcnow
@@ -241,7 +243,12 @@ def finish_job(
     job.outcome = outcome
     job.error = error
     if result is not None:
-        job.result = {**job.result, **result}
+        note_result(job, result)
+
+
+def note_result(job: Job, changes: Mapping[str, JsonValue]) -> None:
+    """Record `changes` in the job's result: the one writer of the column (`JobResult`)."""
+    job.result = merged_result(job.result, changes)
 
 
 def append_event(

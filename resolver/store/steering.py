@@ -58,7 +58,7 @@ def add_message(session: Session, target: Job, source: Job) -> None:
         )
     )
     jobs.park(session, source)
-    source.result = {**source.result, "steering": target.id}
+    jobs.note_result(source, {"steering": target.id})
 
 
 def take_messages(

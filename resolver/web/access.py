@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from integrations import registry
 from resolver.contract.errors import RouteError
 from resolver.contract.signin import NO_ACCESS, Person, RepoAccess
+from resolver.contract.triggers import ScheduleRun, TaskTrigger, read_trigger, repo_of
 from resolver.core.settings import Settings
 from resolver.onboarding.operator import OPERATOR
 from resolver.store import accounts
@@ -106,21 +107,20 @@ class AccessCache:
 
 def job_repository(job: Job) -> tuple[str, str] | None:
     """The forge and repository a job works on, as far as it is known."""
-    trigger: Mapping[str, object] = job.trigger or {}
-    planned = trigger.get("forge")
-    if isinstance(planned, Mapping) and planned.get("provider") and planned.get("repo"):
-        return str(planned["provider"]), str(planned["repo"])
+    trigger = read_trigger(job.trigger)
+    planned = trigger.planned
+    if planned is not None and planned.provider and planned.repo:
+        return planned.provider, planned.repo
     return pair_repository(job.source, job.repo, trigger)
 
 
 def pair_repository(
-    source: str, repo: str | None, trigger: Mapping[str, object] | None = None
+    source: str, repo: str | None, trigger: TaskTrigger | None = None
 ) -> tuple[str, str] | None:
-    trigger = trigger or {}
     if source in registry.forge_names() and repo:
-        return source, str(trigger.get("repo") or repo)
-    if isinstance(trigger.get("forge_name"), str) and repo:
-        return str(trigger["forge_name"]), repo
+        return source, (repo_of(trigger) if trigger else None) or repo
+    if isinstance(trigger, ScheduleRun) and trigger.forge_name and repo:
+        return trigger.forge_name, repo
     if not repo:
         return None
     try:

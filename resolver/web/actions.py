@@ -17,6 +17,7 @@ from integrations import registry
 from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.signin import ForgeUnreachableError, SignInError
+from resolver.contract.triggers import SenderRef, dump_trigger, read_trigger
 from resolver.core.logs import log
 from resolver.core.states import JobState, is_terminal
 from resolver.store import accounts, jobs
@@ -150,33 +151,32 @@ def again(session: Session, job: Job, viewer: Viewer) -> jobs.NewJob:
     job's source, the new job has no sender and the permission check uses their own account
     on the forge."""
     assert viewer.user_id is not None and viewer.name is not None
-    trigger = {k: v for k, v in (job.trigger or {}).items() if k not in ("forge", "sender")}
-    trigger["rerun_of"] = job.id
+    first = read_trigger(job.trigger)
     sender = _sender_of(session, viewer, job.source)
-    if sender is not None:
-        trigger["sender"] = sender
+    origin = first.origin.model_copy(update={"sender": sender, "rerun_of": job.id})
+    trigger = first.model_copy(update={"origin": origin, "planned": None})
     return jobs.NewJob(
         source=job.source,
         task=job.task,
         repo=job.repo,
-        requester=(sender or {}).get("login") or viewer.name,
+        requester=(sender.login if sender else None) or viewer.name,
         requester_id=viewer.user_id,
-        trigger=trigger,
+        trigger=dump_trigger(trigger),
         conversation_key=job.conversation_key,
     )
 
 
-def _sender_of(session: Session, viewer: Viewer, source: str) -> dict[str, str | None] | None:
+def _sender_of(session: Session, viewer: Viewer, source: str) -> SenderRef | None:
     """The viewer's own account on `source`, as intake records a sender: the one they signed
     in with, else one linked to their user."""
     person = viewer.person
     if person.provider == source:
-        return {"id": person.external_id, "login": person.login}
+        return SenderRef(id=person.external_id, login=person.login)
     assert viewer.user_id is not None
     identity = accounts.identity_of(session, viewer.user_id, source)
     if identity is None:
         return None
-    return {"id": identity.external_id, "login": identity.login}
+    return SenderRef(id=identity.external_id, login=identity.login)
 
 
 async def _finish(request: Request, viewer: Viewer, act: Callable[[], Done | None]) -> Response:

@@ -19,6 +19,7 @@ from integrations import registry
 from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.outbound import REACT
+from resolver.contract.triggers import dump_trigger, read_trigger
 from resolver.core.logs import log
 from resolver.ingress.links import LinkClaim, LinkError, read_link
 from resolver.store import accounts, jobs, notices, used_links, web_sessions
@@ -209,12 +210,11 @@ def _link_user(session: Session, claim: LinkClaim, viewer: Viewer, proven: str |
 
 def _run(session: Session, notice: Notice, user: Any) -> tuple[int | None, list[int]]:
     """The notice's request as a job of `user`, acknowledged as intake would; once."""
-    context = dict(notice.context or {})
-    asked = context.pop("request", None)
+    asked = (notice.context or {}).get("request")
     if not isinstance(asked, dict) or not asked.get("task"):
         return None, []
-    found = context.get("sender")
-    sender = found if isinstance(found, dict) else {}
+    trigger = read_trigger(notice.context)
+    sender = trigger.origin.sender
     attempt = session.begin_nested()  # undone alone if another request ran it first
     new = jobs.create_job(
         session,
@@ -222,9 +222,9 @@ def _run(session: Session, notice: Notice, user: Any) -> tuple[int | None, list[
             source=notice.provider,
             task=str(asked["task"]),
             repo=asked.get("repo"),
-            requester=str(sender.get("login") or user.name),
+            requester=str((sender.login if sender else None) or user.name),
             requester_id=user.id,
-            trigger=context,
+            trigger=dump_trigger(trigger),
             conversation_key=notice.conversation_key,
         ),
     )

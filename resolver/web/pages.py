@@ -15,7 +15,9 @@ from resolver.broker import locks
 from resolver.broker.outbox import queue_lengths
 from resolver.callbacks.record import pull_word
 from resolver.contract.outbound import THREAD_REPLY
+from resolver.contract.results import read_result
 from resolver.contract.signin import ForgeUnreachableError, SignInError
+from resolver.contract.triggers import read_trigger
 from resolver.core import budgets as caps
 from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, is_terminal
@@ -83,9 +85,9 @@ def list_rows(
 
 
 def _row(job: Job, now: Any) -> Row:
-    forge = job.trigger.get("forge") if isinstance(job.trigger, dict) else None
-    provider = forge.get("provider") if isinstance(forge, dict) else job.source
-    answer = job.trigger.get("url") if job.outcome == "answered" else None
+    trigger = read_trigger(job.trigger)
+    provider = trigger.planned.provider if trigger.planned else job.source
+    answer = trigger.url if job.outcome == "answered" else None
     return Row(
         job=job,
         took=steps.duration(job.started_at, job.finished_at, now),
@@ -143,7 +145,7 @@ def job_history(job: Job) -> list[tuple[str, str]]:
     history = [(at(job.created_at), "asked for")]
     if job.started_at:
         history.append((at(job.started_at), "started"))
-    stopper = job.result.get("stopped_by") if isinstance(job.result, dict) else None
+    stopper = read_result(job.result).stopped_by
     if stopper:
         history.append(("", f"{stopper} asked it to stop"))
     if job.finished_at:
@@ -163,15 +165,15 @@ def thread_failures(session: Session, job_id: int) -> list[tuple[str, str]]:
 
 def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str, Any]:
     """Everything the job page and its live header show."""
-    result = job.result if isinstance(job.result, dict) else {}
-    forge = job.trigger.get("forge") if isinstance(job.trigger, dict) else None
-    provider = forge.get("provider") if isinstance(forge, dict) else job.source
+    result = read_result(job.result)
+    planned = read_trigger(job.trigger).planned
+    provider = planned.provider if planned else job.source
     return {
         "job": job,
         "steps": jobs.count_steps(session, job.id),
         "took": steps.duration(job.started_at, job.finished_at, utcnow()),
         "cost": steps.money(job.cost_usd),
-        "summary": str(result.get("summary") or ""),
+        "summary": result.summary or "",
         "plain_error": steps.plain_error(job.state, job.outcome),
         "pull_word": pull_word(provider),
         "may_act": can_act(viewer, job, web.cache, web.settings),
@@ -203,16 +205,16 @@ async def job_page(request: Request) -> Response:
             shown = steps.shown_events(events)
             blocks = [steps.block_of(e.seq, e.kind, e.payload, e.created_at) for e in shown]
             values = job_values(session, job, viewer, web)
-            trigger = job.trigger if isinstance(job.trigger, dict) else {}
+            trigger = read_trigger(job.trigger)
             found = registry.find(job.source)
             values.update(
                 blocks=[block for block in blocks if block is not None],
                 last_seq=events[-1].seq if events else 0,
                 history=job_history(job) + thread_failures(session, job.id),
                 live=not is_terminal(JobState(job.state)),
-                source_url=trigger.get("url"),
+                source_url=trigger.url,
                 source_name=found.display_name if found else job.source,
-                rerun_of=trigger.get("rerun_of"),
+                rerun_of=trigger.origin.rerun_of,
             )
             session.expunge_all()
             return values

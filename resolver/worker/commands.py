@@ -56,7 +56,7 @@ def _answer(snapshot: Snapshot, command: Command) -> RunResult:
 
 def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
     """The job a command is about: the conversation's active job, else its latest one."""
-    conversation_key = str(snapshot.trigger.get("conversation_key") or "")
+    conversation_key = snapshot.trigger.origin.conversation_key or ""
     # The running job first: a request waiting to steer it is part of it, not the target.
     target = store_steering.running_target(session, jobs.get_job(session, snapshot.id))
     if target is None:

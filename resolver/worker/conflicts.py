@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Final
+from typing import Final
 
 from integrations import registry
 from resolver.agent import git as git_repo
@@ -44,12 +44,12 @@ from resolver.contract.conflicts import (
     ConflictsConfig,
     ConflictsConfigError,
     Unresolved,
-    base_push_of,
     once_key,
     parse_conflicts_config,
     render_unresolved,
 )
 from resolver.contract.errors import CallbackError
+from resolver.contract.triggers import base_push_in, is_pull, number_of, pull_of, read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
@@ -59,7 +59,7 @@ from resolver.worker.branches import BRANCH_PREFIX, build_commit_message
 from resolver.worker.plan import co_author, prepare, repo_info, repository_of
 from resolver.worker.push import bot_identity, branch_lock
 from resolver.worker.request import quiet_end, record_plan
-from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, Stop, ended_by, text_of
+from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, Stop, ended_by
 
 _HEAD_FORMAT: Final = "--format=%ae%x00%ce"
 
@@ -89,12 +89,8 @@ def _plan(
     snapshot: Snapshot, forge: providers.Forge, forge_name: str, repo: providers.RepoInfo
 ) -> Plan:
     """The bot's own pull request, or Stop: the command never touches anyone else's branch."""
-    value = snapshot.trigger.get("number", snapshot.trigger.get("iid"))
-    number = int(value) if isinstance(value, int | str) and str(value).isdigit() else None
-    on_pull = bool(snapshot.trigger.get("is_pull_request")) or (
-        snapshot.trigger.get("noteable_type") == "merge_request"
-    )
-    if snapshot.source != forge_name or not on_pull or number is None:
+    number = number_of(snapshot.trigger)
+    if snapshot.source != forge_name or not is_pull(snapshot.trigger) or number is None:
         raise Stop(Outcome.COULD_NOT, "`rebase` works on a pull request I opened: ask me there.")
     pull = forge.get_pull(repo.full_name, number)
     if not pull.head.startswith(BRANCH_PREFIX):
@@ -142,7 +138,7 @@ def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """`conflicts: fix`: after a push to the default branch, update each of the bot's open pull
     requests on it that no longer merges cleanly, as `@bot rebase` would. The job speaks in no
     conversation (a push has none); what it did to each pull request is its result."""
-    push = base_push_of(snapshot.trigger)
+    push = base_push_in(snapshot.trigger)
     _keep_quiet(ctx.job_id)
     try:
         forge_name, full_name = repository_of(snapshot)
@@ -174,7 +170,7 @@ def _keep_quiet(job_id: int) -> None:
     """No status message while it runs either: a push has no conversation to speak in."""
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        job.result = {**job.result, QUIET: True}
+        jobs.note_result(job, {QUIET: True})
 
 
 def _config(repo: providers.RepoInfo, git_env: dict[str, str]) -> ConflictsConfig:
@@ -211,13 +207,7 @@ def _update_pull(
         return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not check: {error}")
     base = pull.base or repo.default_branch
     plan = Plan(forge_name, repo, base, pull.head, pull.head, True, pull.url)
-    trigger: dict[str, Any] = {
-        **snapshot.trigger,
-        "number": pull.number,
-        "is_pull_request": True,
-        "title": f"Merge `{base}` into `{pull.head}`",
-        "url": pull.url,
-    }
+    trigger = pull_of(snapshot.trigger, pull.number, f"Merge `{base}` into `{pull.head}`", pull.url)
     for_pull = replace(snapshot, requester=requester.login, trigger=trigger, branch=pull.head)
     gate = _gate(plan, pull.number)
     try:
@@ -231,11 +221,10 @@ def _update_pull(
 def _branch_requester(forge_name: str, full_name: str, branch: str) -> providers.ForgeUser | None:
     with session_scope() as session:
         found = ci_attempts.branch_owner(session.connection(), forge_name, full_name, branch)
-    sender = found.get("sender") if found else None
-    if not isinstance(sender, dict) or not sender.get("id"):
+    sender = read_trigger(found).origin.sender if found else None
+    if sender is None or not sender.id:
         return None
-    login = sender.get("login")
-    return providers.ForgeUser(str(sender["id"]), str(login) if login else None)
+    return providers.ForgeUser(sender.id, sender.login or None)
 
 
 def _gate(plan: Plan, number: int) -> Gate:
@@ -368,8 +357,8 @@ def _request(
     trigger = snapshot.trigger
     context = TaskContext(
         kind=f"{snapshot.source}_pull_request",
-        title=text_of(trigger.get("title")),
-        url=text_of(trigger.get("url")) or text_of(trigger.get("html_url")),
+        title=trigger.title,
+        url=trigger.url,
     )
     return SessionRequest(
         job_id=ctx.job_id,

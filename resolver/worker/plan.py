@@ -3,12 +3,12 @@ and whether its requester may push to it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.errors import RouteError
+from resolver.contract.triggers import ChatThread, TaskTrigger, repo_of, repository_in
 from resolver.core.states import Outcome
 from resolver.store import accounts
 from resolver.store.db import session_scope
@@ -22,7 +22,7 @@ def is_forge(source: str) -> bool:
     return found is not None and found.is_forge
 
 
-def route_scope(source: str, trigger: Mapping[str, Any]) -> str | None:
+def route_scope(source: str, trigger: TaskTrigger) -> str | None:
     """What a default repository is configured for (a Slack channel, a Jira project…)."""
     found = registry.find(source)
     scope = found.route_scope if found is not None else None
@@ -40,9 +40,9 @@ def repository_of(snapshot: Snapshot) -> tuple[str, str]:
     """The forge and the repository's full name; Stop when the request names none and no
     route is configured."""
     if is_forge(snapshot.source):
-        return snapshot.source, str(snapshot.trigger.get("repo") or snapshot.repo)
-    options = snapshot.trigger.get("options")
-    spec = options.get("repo") if isinstance(options, Mapping) else None
+        return snapshot.source, repo_of(snapshot.trigger) or str(snapshot.repo)
+    trigger = snapshot.trigger
+    spec = trigger.options.get("repo") if isinstance(trigger, ChatThread) else None
     spec = spec or snapshot.repo or _routed_repo(snapshot)
     if not spec:
         scope = route_scope(snapshot.source, snapshot.trigger) or "<scope>"
@@ -71,22 +71,19 @@ def repo_info(
 ) -> providers.RepoInfo:
     """The repository's clone URL and default branch: from the forge's own payload when it
     has them, else asked of the forge."""
-    trigger = snapshot.trigger
-    if snapshot.source == forge_name and trigger.get("clone_url") and trigger.get("default_branch"):
+    named = repository_in(snapshot.trigger)
+    if snapshot.source == forge_name and named and named.clone_url and named.default_branch:
         # The forge's own answer, from the payload: no extra call.
         return providers.RepoInfo(
-            full_name=full_name,
-            clone_url=str(trigger["clone_url"]),
-            default_branch=str(trigger["default_branch"]),
+            full_name=full_name, clone_url=named.clone_url, default_branch=named.default_branch
         )
     return forge.repository(full_name)
 
 
 def _forge_user(snapshot: Snapshot, forge_name: str) -> providers.ForgeUser | None:
-    sender = snapshot.trigger.get("sender")
-    if snapshot.source == forge_name and isinstance(sender, Mapping) and sender.get("id"):
-        login = sender.get("login")
-        return providers.ForgeUser(str(sender["id"]), str(login) if login else None)
+    sender = snapshot.trigger.origin.sender
+    if snapshot.source == forge_name and sender is not None and sender.id:
+        return providers.ForgeUser(sender.id, sender.login or None)
     if snapshot.requester_id is None:
         return None
     with session_scope() as session:

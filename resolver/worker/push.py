@@ -71,7 +71,7 @@ def push(
             # Recorded before the push: a retry of this job knows the branch is its own.
             with session_scope() as session:
                 jobs.get_job(session, snapshot.id).branch = branch
-        title = str(snapshot.trigger.get("title") or snapshot.task)
+        title = snapshot.trigger.title or snapshot.task
         message = build_commit_message(title, agent.summary, *author)
         sha = git_repo.commit(work.clone, work.tree, work.base, message, bot_identity(bot))
         # The job's own new branch may hold an earlier attempt's commit: replace it. A pull

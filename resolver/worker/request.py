@@ -15,16 +15,27 @@ rather than a command (`resolver.tasks.run_request` answers those from `COMMANDS
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Final
 
 from integrations import registry
 from resolver.agent.session import SessionRequest, run_result, run_session
 from resolver.agent.task import TaskContext
 from resolver.callbacks import record
 from resolver.contract import outbound as providers
-from resolver.contract.ci import QUIET, ci_status_line, failed_check_of
+from resolver.contract.ci import QUIET, ci_status_line
 from resolver.contract.errors import CallbackError
 from resolver.contract.outbound import Comment
+from resolver.contract.results import read_result
+from resolver.contract.triggers import (
+    ChatThread,
+    Planned,
+    dump_trigger,
+    failed_check_in,
+    is_pull,
+    number_of,
+    read_trigger,
+    with_planned,
+)
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.model_choice import allowed_models, parse_model_option, refusal
@@ -37,7 +48,7 @@ from resolver.worker.ci import QuietStop, check_fix
 from resolver.worker.plan import co_author, is_forge, prepare
 from resolver.worker.push import branch_lock, push
 from resolver.worker.reviews import note_pushed, resolves_threads, take_review
-from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by, text_of
+from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +60,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     try:
         requested_model(snapshot.task)  # a model outside the list is refused before any work
         plan, requester, git_env = prepare(snapshot, _plan)
-        check = failed_check_of(snapshot.trigger)
+        check = failed_check_in(snapshot.trigger)
         fixing = check_fix(snapshot, plan, check, git_env) if check is not None else None
         resolving = resolves_threads(snapshot, plan, git_env)
     except QuietStop as quiet:
@@ -120,7 +131,7 @@ def load(job_id: int) -> Snapshot:
             earlier = Earlier(
                 id=previous.id,
                 task=previous.task,
-                summary=str((previous.result or {}).get("summary") or ""),
+                summary=read_result(previous.result).summary or "",
                 branch=previous.branch,
                 pr_url=previous.pr_url,
             )
@@ -131,7 +142,7 @@ def load(job_id: int) -> Snapshot:
             repo=job.repo,
             requester=job.requester,
             requester_id=job.requester_id,
-            trigger=dict(job.trigger),
+            trigger=read_trigger(job.trigger),
             branch=job.branch,
             earlier=earlier,
         )
@@ -140,24 +151,14 @@ def load(job_id: int) -> Snapshot:
 # --- planning
 
 
-def _is_pull_request(snapshot: Snapshot) -> bool:
-    trigger = snapshot.trigger
-    return bool(trigger.get("is_pull_request")) or trigger.get("noteable_type") == "merge_request"
-
-
-def _number(snapshot: Snapshot) -> int | None:
-    value = snapshot.trigger.get("number", snapshot.trigger.get("iid"))
-    return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
-
-
 def _plan(
     snapshot: Snapshot, forge: providers.Forge, forge_name: str, repo: providers.RepoInfo
 ) -> Plan:
-    number = _number(snapshot)
+    number = number_of(snapshot.trigger)
     new_branch = snapshot.branch or build_branch_name(
-        number, str(snapshot.trigger.get("title") or snapshot.task), snapshot.id
+        number, snapshot.trigger.title or snapshot.task, snapshot.id
     )
-    if snapshot.source == forge_name and _is_pull_request(snapshot) and number is not None:
+    if snapshot.source == forge_name and is_pull(snapshot.trigger) and number is not None:
         pull = forge.get_pull(repo.full_name, number)
         if pull.head.startswith(BRANCH_PREFIX):
             # The bot's own pull request: continue on its branch.
@@ -177,8 +178,9 @@ def _plan(
                 True,
                 still_open.url,
             )
-    fixes = number if snapshot.source == forge_name and not _is_pull_request(snapshot) else None
-    base = text_of(snapshot.trigger.get("branch"))  # `branch=name` in a Slack request
+    fixes = number if snapshot.source == forge_name and not is_pull(snapshot.trigger) else None
+    trigger = snapshot.trigger
+    base = trigger.branch if isinstance(trigger, ChatThread) else None
     if base and not is_forge(snapshot.source):
         return Plan(forge_name, repo, base, new_branch, checkout=base)
     return Plan(forge_name, repo, repo.default_branch, new_branch, fixes=fixes)
@@ -189,20 +191,15 @@ def record_plan(job_id: int, plan: Plan) -> None:
     intake sent the 👀 and the first status)."""
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        forge_info = {
-            "provider": plan.forge_name,
-            "repo": plan.repo.full_name,
-            "base": plan.base,
-            "fixes": plan.fixes,
-        }
-        job.trigger = {**job.trigger, "forge": forge_info}
+        planned = Planned(
+            provider=plan.forge_name, repo=plan.repo.full_name, base=plan.base, fixes=plan.fixes
+        )
+        job.trigger = dump_trigger(with_planned(read_trigger(job.trigger), planned))
         job.repo = job.repo or plan.repo.full_name
-        result: dict[str, Any] = {}
         if plan.update:
             job.pr_url = plan.pr_url
             job.branch = plan.branch
-            result["updated_pull"] = True
-        job.result = {**job.result, **result}
+            jobs.note_result(job, {"updated_pull": True})
         callbacks = record.record_status(session, job)
     record.publish_all(callbacks)
 
@@ -231,13 +228,13 @@ def _context(snapshot: Snapshot, plan: Plan, history: providers.History) -> Task
         if earlier.summary:
             comments.insert(1, Comment("Resolver (its answer then)", earlier.summary))
     kind: str = registry.get(snapshot.source).kind
-    if kind == "issue" and _is_pull_request(snapshot):
+    if kind == "issue" and is_pull(snapshot.trigger):
         kind = "pull_request"
     return TaskContext(
         kind=f"{snapshot.source}_{kind}",
-        title=text_of(trigger.get("title")),
-        body=text_of(trigger.get("body")),
-        url=text_of(trigger.get("url")) or text_of(trigger.get("html_url")),
+        title=trigger.title,
+        body=trigger.body,
+        url=trigger.url,
         comments=tuple(comments),
         review_threads=history.review_threads,
     )

@@ -8,10 +8,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Final
 
+from pydantic import JsonValue
+
 from integrations import registry
 from resolver.agent import git as git_repo
 from resolver.contract.outbound import History, ReviewThread
 from resolver.contract.reviews import RESOLVE_KEY, ReviewsConfigError, parse_reviews_config
+from resolver.contract.triggers import ReviewBatch
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
 from resolver.store import jobs
@@ -31,7 +34,7 @@ def resolves_threads(snapshot: Snapshot, plan: Plan, git_env: dict[str, str] | N
     """Whether a review batch resolves the threads it addressed: its forge can, and
     `.resolver/config.yml` on the default branch says `reviews: {resolve_threads: true}`. A bad
     setting stops the job with what is wrong; other jobs never read it."""
-    if not snapshot.trigger.get("review_batch"):
+    if not isinstance(snapshot.trigger, ReviewBatch):
         return False
     if registry.get(plan.forge_name).resolve_thread is None:
         return False
@@ -47,13 +50,13 @@ def resolves_threads(snapshot: Snapshot, plan: Plan, git_env: dict[str, str] | N
 def take_review(snapshot: Snapshot, history: History, resolve: bool = False) -> History:
     """For a review batch, the history with only its open threads, which are recorded on the
     job (and whether to resolve them); any other job's history as it is."""
-    if not snapshot.trigger.get("review_batch"):
+    if not isinstance(snapshot.trigger, ReviewBatch):
         return history
     threads = open_threads(history)
-    taken = [{"id": t.id, "where": dict(t.where)} for t in threads]
+    taken: list[JsonValue] = [{"id": t.id, "where": dict(t.where)} for t in threads]
     with session_scope() as session:
         job = jobs.get_job(session, snapshot.id)
-        job.result = {**job.result, "review_threads": taken, RESOLVE_KEY: resolve}
+        jobs.note_result(job, {"review_threads": taken, RESOLVE_KEY: resolve})
     return replace(history, review_threads=threads)
 
 
@@ -63,6 +66,6 @@ def note_pushed(job_id: int) -> Callable[[str, str], None]:
     def noted(_branch: str, sha: str) -> None:
         with session_scope() as session:
             job = jobs.get_job(session, job_id)
-            job.result = {**job.result, "pushed_sha": sha}
+            jobs.note_result(job, {"pushed_sha": sha})
 
     return noted

@@ -4,13 +4,12 @@ not go on ends."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from resolver.agent.git import RepoError
 from resolver.contract import outbound as providers
 from resolver.contract.outbound import Comment
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.job import RunResult
 from resolver.core.model_choice import ModelNotAllowedError
 from resolver.core.states import JobState, Outcome
@@ -74,7 +73,7 @@ class Snapshot:
     repo: str | None
     requester: str | None
     requester_id: int | None
-    trigger: Mapping[str, Any]
+    trigger: TaskTrigger
     branch: str | None
     earlier: Earlier | None
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 
 from resolver.callbacks import record
 from resolver.contract.outbound import OPEN_PULL, STATUS
+from resolver.contract.results import read_result
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome, is_terminal
@@ -87,9 +88,9 @@ def _unstick_pulls(session: Session) -> list[int]:
     """Jobs waiting for a pull request whose opening failed for good."""
     ids: list[int] = []
     for job, callback in _recently_failed(session, OPEN_PULL):
-        if not job.result.get("pull_pending"):
+        if not read_result(job.result).pull_pending:
             continue
-        job.result = {**job.result, "pull_pending": False, "pull_error": callback.error or ""}
+        jobs.note_result(job, {"pull_pending": False, "pull_error": callback.error or ""})
         log(logger, logging.WARNING, "watchdog.pull_failed", job=job.id)
         ids += record.record_status(session, job)
     return ids
@@ -102,11 +103,11 @@ def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
     for job, callback in _recently_failed(session, STATUS):
         if not is_terminal(JobState(job.state)) or callback.id != _newest_status(session, job):
             continue
-        rounds = int(job.result.get("status_rounds") or 0)
+        rounds = read_result(job.result).status_rounds
         waited = utcnow() - (callback.finished_at or utcnow())
         if rounds >= STATUS_ROUNDS or waited < pause * (rounds + 1):
             continue
-        job.result = {**job.result, "status_rounds": rounds + 1}
+        jobs.note_result(job, {"status_rounds": rounds + 1})
         log(logger, logging.WARNING, "watchdog.status_reposted", job=job.id, round=rounds + 1)
         ids += record.record_status(session, job)
     return ids

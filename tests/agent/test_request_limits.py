@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from cryptography.fernet import Fernet
+
 from resolver.agent.git import Clone
 from resolver.agent.session import SessionRequest, build_task
 from resolver.core.settings import Settings
@@ -21,7 +23,10 @@ def repo_with_config(path: Path, config: str) -> Clone:
 
 
 def test_a_schedules_limits_only_ever_lower_the_configured_ones(tmp_path: Path) -> None:
-    settings = Settings(_env_file=None, llm_max_iterations=50, llm_max_cost_usd=4.0)
+    key = Fernet.generate_key().decode()  # given here: the environment may hold none
+    settings = Settings(
+        _env_file=None, secret_keys=key, llm_max_iterations=50, llm_max_cost_usd=4.0
+    )
     clone = repo_with_config(tmp_path / "repo", "max_iterations: 30\n")
 
     def limits(**caps: float) -> tuple[int, float]:

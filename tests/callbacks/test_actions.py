@@ -15,6 +15,7 @@ from integrations import registry
 from resolver.callbacks import actions
 from resolver.contract import outbound as providers
 from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.triggers import read_trigger
 from resolver.store import jobs
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
@@ -255,7 +256,7 @@ def test_a_refused_private_link_is_posted_publicly_as_its_fallback(sixth: Instal
 
 
 def forge_job(**trigger: Any) -> int:
-    job_id = new_job(forge={"repo": REPO, "base": "main"}, **trigger)
+    job_id = new_job(forge={"provider": NAME, "repo": REPO, "base": "main"}, **trigger)
     set_job(job_id, branch=BRANCH, state="succeeded", result={"summary": "Fixed the race."})
     return job_id
 
@@ -299,7 +300,7 @@ def test_a_follow_up_whose_pull_request_is_closed_changes_nothing(sixth: Install
 def test_a_pull_requests_title_is_the_triggers_or_the_tasks_first_line(
     title: str | None, task: str, expected: str
 ) -> None:
-    assert actions.pull_title({"title": title}, task) == expected
+    assert actions.pull_title(read_trigger({"title": title}), task) == expected
 
 
 # Replies in review threads.

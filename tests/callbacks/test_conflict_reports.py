@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from resolver.callbacks.record import record_finish
-from resolver.contract.conflicts import BASE_PUSH_KEY, Unresolved
+from resolver.contract.conflicts import Unresolved
+from resolver.contract.triggers import number_of, read_trigger
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
@@ -24,7 +25,7 @@ def finished_push_job(pulls: dict[str, Any], *, push: bool = True) -> tuple[int,
     callbacks its end recorded."""
     trigger: dict[str, Any] = {"repo": REPO, "installation_id": 42}
     if push:
-        trigger[BASE_PUSH_KEY] = {"branch": "main", "sha": BASE}
+        trigger["base_push"] = {"branch": "main", "sha": BASE}
     with session_scope() as session:
         new = jobs.NewJob(source="github", task="update", repo=REPO, trigger=trigger)
         job = jobs.create_job(session, new)
@@ -54,7 +55,8 @@ def test_an_unresolved_pull_request_gets_one_comment_with_its_files_and_the_job(
     assert "`calc.py`" in body and "nothing was pushed" in body
     assert f"[job {job_id}](http" in body and f"/jobs/{job_id})" in body
     assert "<img" not in body
-    assert context["number"] == 3 and context["installation_id"] == 42
+    pull = read_trigger(context)
+    assert number_of(pull) == 3 and pull.reach == {"installation_id": 42}
     with session_scope() as session:
         actions = {session.get(Callback, i).action for i in callbacks}  # type: ignore[union-attr]
     assert "notice" in actions  # a push job says nothing else: it is quiet

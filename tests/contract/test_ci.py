@@ -12,12 +12,18 @@ from resolver.contract.ci import (
     FailedCheck,
     HeadCommit,
     ci_status_line,
-    failed_check_of,
     over_attempts_note,
     parse_ci_config,
     report_comments,
     tail,
     why_not_fix,
+)
+from resolver.contract.triggers import (
+    CiFailure,
+    Repository,
+    dump_trigger,
+    failed_check_in,
+    read_trigger,
 )
 from resolver.worker.branches import BRANCH_PREFIX
 
@@ -90,8 +96,9 @@ def test_the_report_becomes_fenced_context_comments() -> None:
 
 
 def test_the_failing_check_round_trips_through_the_trigger() -> None:
-    assert failed_check_of({"ci": CHECK.as_context()}) == CHECK
-    assert failed_check_of({}) is None and failed_check_of({"ci": {"name": "x"}}) is None
+    trigger = CiFailure(repo=Repository(full_name="o/r"), number=1, check=CHECK)
+    assert failed_check_in(read_trigger(dump_trigger(trigger))) == CHECK
+    assert failed_check_in(read_trigger({})) is None
 
 
 def test_the_bot_branch_prefix_is_the_workers() -> None:

@@ -11,9 +11,15 @@ from resolver.contract.conflicts import (
     BasePush,
     ConflictsConfig,
     ConflictsConfigError,
-    base_push_of,
     once_key,
     parse_conflicts_config,
+)
+from resolver.contract.triggers import (
+    BasePushed,
+    Repository,
+    base_push_in,
+    dump_trigger,
+    read_trigger,
 )
 
 
@@ -33,9 +39,9 @@ def test_anything_else_is_a_clear_error(value: Any) -> None:
 
 def test_a_push_round_trips_through_the_trigger_context() -> None:
     push = BasePush("main", "a" * 40)
-    assert base_push_of({"base_push": push.as_context()}) == push
-    assert base_push_of({}) is None
-    assert base_push_of({"base_push": {"branch": "main"}}) is None
+    trigger = BasePushed(repo=Repository(full_name="o/r"), push=push)
+    assert base_push_in(read_trigger(dump_trigger(trigger))) == push
+    assert base_push_in(read_trigger({})) is None
 
 
 def test_the_bound_key_fits_its_column() -> None:

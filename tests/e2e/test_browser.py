@@ -23,7 +23,34 @@ pytestmark = pytest.mark.docker
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "var" / "artifacts"
+# The screenshots the documentation site shows (docs/*.md): the browser tests take them.
+DOCS_IMAGES = ROOT / "docs" / "images"
 CLIENT_ID, CLIENT_SECRET = "Iv1.browser-test", "browser-test-secret"
+
+
+def screenshot(page: Page, name: str, *, height: int | None = None) -> None:
+    """The page as the test sees it, into var/artifacts/NAME: the viewport, or the whole page
+    up to `height` CSS pixels (a PNG of a modest size for the site)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    if height is None:
+        page.screenshot(path=str(ARTIFACTS / name))
+        return
+    width = page.viewport_size["width"] if page.viewport_size else 1000
+    tall = page.evaluate("document.documentElement.scrollHeight")
+    clip = {"x": 0, "y": 0, "width": width, "height": min(height, tall)}
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True, clip=clip)
+
+
+def publish_screenshot(name: str) -> None:
+    """Once the test that took it has passed: with RESOLVER_UPDATE_SCREENSHOT set, the
+    screenshot replaces the site's copy in docs/images/ when its bytes differ. Unset (the
+    default, as in `make test`), the tree is left alone, so a run never dirties git."""
+    taken, shown = ARTIFACTS / name, DOCS_IMAGES / name
+    if not os.environ.get("RESOLVER_UPDATE_SCREENSHOT"):
+        return
+    if not shown.exists() or shown.read_bytes() != taken.read_bytes():
+        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+        shutil.copy(taken, shown)
 
 
 def chromium() -> str:
@@ -125,8 +152,7 @@ def test_watch_a_job_and_stop_it(
         # A selector, not wait_for_function: the page's CSP refuses the eval that one needs.
         page.wait_for_selector(f"#steps li.block-command >> nth={seen}", timeout=60_000)
         assert page.evaluate("window.loadedOnce") is True, "the steps came without a reload"
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "job-page.png"), full_page=False)
+        screenshot(page, "job-page.png")
 
         page.get_by_role("button", name="Stop").click()
         page.wait_for_selector(".state-cancelled", timeout=90_000)
@@ -149,5 +175,4 @@ def test_watch_a_job_and_stop_it(
         sign_in_with_github(stranger, github_api, "mallory", 6006, job_url)
         assert "Not found" in stranger.content()
         assert stranger.goto(job_url).status == 404
-    if os.environ.get("RESOLVER_UPDATE_SCREENSHOT"):
-        shutil.copy(ARTIFACTS / "job-page.png", ROOT / "docs" / "job-page.png")
+    publish_screenshot("job-page.png")

@@ -21,9 +21,10 @@ from tests.e2e.github_flow import ALICE_ID, github_settings, widgets
 from tests.e2e.slack_flow import ALICE, CHANNEL, app_mention, link_alice, slack_settings
 from tests.e2e.stack import fix_script, ingress, running_stack
 from tests.e2e.test_browser import (
-    ARTIFACTS,
     browser,
+    publish_screenshot,
     refused_by_csp,
+    screenshot,
     serve,
     sign_in_with_github,
 )
@@ -91,8 +92,7 @@ def test_a_slack_sender_links_through_github_and_their_request_opens_its_pr(
         refused = refused_by_csp(page)
         sign_in_with_github(page, github_api, "alice", ALICE_ID, link)
         assert "Link the Slack account" in page.content()
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "link-page.png"))
+        screenshot(page, "link-page.png")
         page.get_by_role("button", name="Link my account").click()
         page.wait_for_url(re.compile(r".*/jobs/\d+$"))
         assert "is running as job" in page.content()
@@ -106,6 +106,7 @@ def test_a_slack_sender_links_through_github_and_their_request_opens_its_pr(
             identity = session.scalar(select(Identity).where(Identity.provider == "slack"))
             assert identity is not None and identity.user.name == "alice"
             assert identity.external_id == f"{TEAM_ID}:{ALICE}"
+    publish_screenshot("link-page.png")
 
 
 @pytest.fixture

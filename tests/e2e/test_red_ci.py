@@ -17,6 +17,7 @@ import pytest
 
 from integrations.github.standin.api import conformance_problems
 from integrations.standin.git_http import branch_head, run_git
+from resolver.contract.triggers import failed_check_in, read_trigger
 from tests.conftest import ResolverEnv
 from tests.e2e.forges import Forge, GitHubForge, GitLabForge, deliver, ended
 from tests.e2e.gitlab_flow import PROJECT
@@ -178,7 +179,8 @@ def test_a_failure_on_the_bots_pull_makes_one_fix_job_with_its_log_and_the_bound
 
     assert fix.outcome == "could_not", fix.error
     assert fix.result.get("ci") is None  # the failure lives in the trigger, not the result
-    assert fix.trigger["ci"]["name"] == "test" and fix.requester == "alice"
+    check = failed_check_in(read_trigger(fix.trigger))
+    assert check is not None and check.name == "test" and fix.requester == "alice"
     assert fix.branch == branch
     assert LOG_END in prompt
     assert "noise 0\\n" not in prompt  # only the tail of the log, within its budget

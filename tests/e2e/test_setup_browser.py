@@ -5,8 +5,6 @@ another secret is refused. The server's environment sets no webhook secret (it w
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 
 import httpx
@@ -14,7 +12,12 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from integrations.github.standin.api import GitHubAPI
-from tests.e2e.test_browser import ARTIFACTS, ROOT, chromium, refused_by_csp
+from tests.e2e.test_browser import (
+    chromium,
+    publish_screenshot,
+    refused_by_csp,
+    screenshot,
+)
 from tests.integrations.deliveries import github, load
 from tests.support.procs import free_port, start, stop, wait_until
 
@@ -102,13 +105,11 @@ def test_an_admin_creates_the_github_app_and_its_secret_is_the_one_that_verifies
     for secret in (created.webhook_secret, created.client_secret, created.private_pem[40:80]):
         assert secret not in page.content()
     assert refused == [], "the manifest form may post to GitHub, and its script is no inline one"
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "setup-page.png"), full_page=True)
+    screenshot(page, "setup-page.png", height=1600)
 
     assert ping(server, created.webhook_secret) == 204
     assert ping(server, "the-old-secret") == 401
-    if os.environ.get("RESOLVER_UPDATE_SCREENSHOT"):
-        shutil.copy(ARTIFACTS / "setup-page.png", ROOT / "docs" / "setup-page.png")
+    publish_screenshot("setup-page.png")
 
 
 def test_another_site_cannot_frame_a_page(server: str, chrome: Browser) -> None:

@@ -19,6 +19,7 @@ import pytest
 import redis
 from starlette.testclient import TestClient
 
+from resolver.contract.triggers import number_of, read_trigger
 from resolver.ingress.batching import GroupWriter, write_batch
 from resolver.ingress.intake import Accepted, Pending
 from tests.conftest import ResolverEnv, redis_db_url
@@ -108,9 +109,9 @@ def test_one_batch_answers_as_one_by_one_would(store: Store, configure_caps: Any
     jobs = {job.id: job for job in store.jobs()}
     assert len(jobs) == 4
     assert isinstance(followup, Accepted) and followup.job_id
-    assert jobs[followup.job_id].trigger["previous_job_id"] == created.job_id
+    assert read_trigger(jobs[followup.job_id].trigger).origin.previous_job_id == created.job_id
     assert isinstance(thread, Accepted) and isinstance(reply, Accepted) and reply.job_id
-    assert jobs[reply.job_id].trigger["previous_job_id"] == thread.job_id
+    assert read_trigger(jobs[reply.job_id].trigger).origin.previous_job_id == thread.job_id
     # The user cap is 1: each follow-up waits behind the job before it, and its status says so.
     assert (followup.queued_behind, reply.queued_behind) == (1, 1)
     assert "behind 1 job" in store.status_text(followup.job_id)
@@ -178,12 +179,13 @@ def test_a_sender_known_only_by_login_is_found(store: Store) -> None:
 def test_a_trigger_that_cannot_be_stored_fails_alone(store: Store) -> None:
     store.link("github", CODERTOCAT, f"user{CODERTOCAT}")
     good = routed(mention(1))
-    unstorable = dataclasses.replace(good.trigger, context={"value": object()})
+    subject = good.trigger.subject.model_copy(update={"part": {"value": object()}})
+    unstorable = dataclasses.replace(good.trigger, subject=subject)
     bad = dataclasses.replace(routed(mention(2)), trigger=unstorable)
     answers = write_batch([good, bad, routed(mention(3))])
     assert [type(answer).__name__ for answer in answers][::2] == ["Accepted", "Accepted"]
     assert isinstance(answers[1], Exception)
-    assert [job.trigger["number"] for job in store.jobs()] == [1, 3]
+    assert [number_of(read_trigger(job.trigger)) for job in store.jobs()] == [1, 3]
     assert len(store.deliveries()) == 2  # the bad one's sender may try again
 
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import text
 
+from resolver.contract.triggers import read_trigger
 from resolver.ingress.intake import Accepted, Pending, record
 from resolver.store.db import get_engine
 from resolver.store.deliveries import lock_conversations
@@ -56,8 +57,8 @@ def test_a_follow_up_waits_for_the_open_transaction_of_its_conversation(store: S
     assert (first.kind, second.kind) == ("created", "created")
     [_, job] = store.jobs()
     assert job.id == second.job_id
-    assert job.trigger["is_followup"] is True
-    assert job.trigger["previous_job_id"] == first.job_id
+    assert read_trigger(job.trigger).origin.is_followup is True
+    assert read_trigger(job.trigger).origin.previous_job_id == first.job_id
 
 
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)

@@ -1,6 +1,6 @@
 """Each installed provider's folder has the page an operator follows (`README.md`), and it names
 every event the provider acts on and every setting its set-up, webhook and sign-in read, and
-every variable of its settings class (the root README lists only the service's own)."""
+every variable of its settings class (the site's settings reference lists them too, generated)."""
 
 from __future__ import annotations
 

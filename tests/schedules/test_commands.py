@@ -13,6 +13,7 @@ from sqlalchemy import select
 from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
+from resolver.contract.triggers import read_trigger
 from resolver.core.states import JobState, Outcome
 from resolver.schedules.commands import names_a_schedule, run
 from resolver.store import jobs
@@ -58,7 +59,7 @@ def asked(task: str, sender: str = "U1", login: str = "ada") -> Snapshot:
     with session_scope() as session:
         job = jobs.create_job(session, jobs.NewJob(source=NAME, task=task, trigger=trigger))
         job_id = job.id
-    return Snapshot(job_id, NAME, task, REPO, login, None, trigger, None, None)
+    return Snapshot(job_id, NAME, task, REPO, login, None, read_trigger(trigger), None, None)
 
 
 def reply_to(snapshot: Snapshot) -> str:

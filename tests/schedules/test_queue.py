@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import update
 
+from resolver.contract.triggers import ScheduleRun, read_trigger
 from resolver.core.states import JobState
 from resolver.schedules import queue
 from resolver.schedules.history import history
@@ -52,7 +53,12 @@ def test_a_missed_run_is_caught_up_once_then_the_next_slot_waits_its_turn(
     assert (run.due_at, run.reason, run.state) == (MONDAY_0600_BERLIN, "cron", "started")
     [job] = schedule_jobs()
     assert started == [job.id] and run.job_id == job.id
-    assert job.trigger["schedule_id"] == schedule and job.conversation_key == f"schedule:{schedule}"
+    trigger = read_trigger(job.trigger)
+    assert (
+        isinstance(trigger, ScheduleRun)
+        and trigger.schedule_id == schedule
+        and job.conversation_key == f"schedule:{schedule}"
+    )
     finish(job.id)
     assert tick(NEXT_MONDAY_0600_BERLIN - timedelta(seconds=1)) == []
     assert len(tick(NEXT_MONDAY_0600_BERLIN)) == 1

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import update
 
+from resolver.contract.triggers import ScheduleRun, read_trigger
 from resolver.store.db import session_scope
 from resolver.store.models import ScheduleRepo
 from tests.conftest import ResolverEnv
@@ -81,6 +82,11 @@ def test_two_beats_record_each_slot_once_and_start_it_once(
         assert all(run.state == "started" for run in runs)
     jobs = schedule_jobs()
     assert sorted(started) == sorted(job.id for job in jobs)  # each job started by one beat
-    assert sorted(job.trigger["run_id"] for job in jobs) == sorted(
+    assert sorted(_run_id(job.trigger) for job in jobs) == sorted(
         run.id for schedule in schedules for run in runs_of(schedule)
     )
+
+
+def _run_id(stored: dict[str, object]) -> int | None:
+    trigger = read_trigger(stored)
+    return trigger.run_id if isinstance(trigger, ScheduleRun) else None

@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from integrations import registry
 from integrations.github.auth import token_for_job
+from resolver.contract.triggers import SenderRef, read_trigger
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import accounts, jobs
@@ -182,9 +183,10 @@ def test_run_again_by_another_pusher_is_theirs(app, forge) -> None:
     with session_scope() as session:
         new = session.get(Job, new_id)
         assert new is not None and new.state == "queued" and new.task == "update the docs"
-        assert new.trigger["rerun_of"] == job_id
+        assert read_trigger(new.trigger).origin.rerun_of == job_id
         assert new.conversation_key == "github:octo/secret#5"
-        assert new.trigger["sender"] == {"id": str(forge.user_id("wendy")), "login": "wendy"}
+        sender = read_trigger(new.trigger).origin.sender
+        assert sender == SenderRef(id=str(forge.user_id("wendy")), login="wendy")
         assert (new.requester, new.requester_id) == ("wendy", wendy)
         assert new.message_id and new.published_at is not None
     snapshot = request.load(new_id)
@@ -213,7 +215,7 @@ def test_run_again_of_a_chat_request_checks_the_viewers_own_forge_account(app, f
     sign_in(client, forge, "wendy")
     again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
     snapshot = request.load(int(again.headers["location"].rsplit("/", 1)[1]))
-    assert "sender" not in snapshot.trigger and snapshot.requester_id == wendy
+    assert snapshot.trigger.origin.sender is None and snapshot.requester_id == wendy
     github = registry.forge("github", snapshot.trigger, snapshot.requester_id)
     checked = plan.check_permission(snapshot, github, "github", SECRET_REPO)
     assert checked.external_id == str(forge.user_id("wendy"))

@@ -22,6 +22,7 @@ from integrations.github.auth import GitHubAuthError, client_for_job, user_token
 from integrations.github.standin.api import GitHubAPI
 from resolver.callbacks.status import JobView, render
 from resolver.contract.signin import IssuedToken, issued_token
+from resolver.contract.triggers import read_trigger
 from resolver.core.job import JobContext
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState
@@ -139,7 +140,7 @@ def test_linking_stores_the_token_and_it_is_renewed_just_before_it_expires(
         trust_env=False,
     )
     assert spent.status_code == 200 and spent.json()["error"] == "bad_refresh_token"
-    assert client_for_job({}, user.id).authenticated_login() == "ada"
+    assert client_for_job(read_trigger({}), user.id).authenticated_login() == "ada"
     assert credential.revoked_at is None
     me = client.get("/me").text
     assert "sign in again" not in me

@@ -14,6 +14,7 @@ from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.errors import TransientCallbackError
+from resolver.contract.triggers import read_trigger
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
 from resolver.worker.ci import QuietStop, check_fix
@@ -71,7 +72,9 @@ def check_on(repo: Path, **values: Any) -> FailedCheck:
     )
 
 
-SNAPSHOT = Snapshot(1, NAME, "fix the build", "octo/widgets", "ada", None, {}, BRANCH, None)
+SNAPSHOT = Snapshot(
+    1, NAME, "fix the build", "octo/widgets", "ada", None, read_trigger({}), BRANCH, None
+)
 
 
 @pytest.fixture

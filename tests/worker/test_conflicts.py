@@ -15,6 +15,7 @@ from resolver.agent.session import SessionResult, Work
 from resolver.agent.task import AgentResult
 from resolver.contract import outbound as providers
 from resolver.contract.conflicts import MAX_FILES_NAMED, UNRESOLVED_KEY
+from resolver.contract.triggers import read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
@@ -60,7 +61,9 @@ def plan_for(repo: Path) -> Plan:
 
 
 def snapshot(**trigger: Any) -> Snapshot:
-    return Snapshot(1, "github", "rebase", "octo/widgets", "ada", None, trigger, None, None)
+    return Snapshot(
+        1, "github", "rebase", "octo/widgets", "ada", None, read_trigger(trigger), None, None
+    )
 
 
 def update(repo: Path, gate: conflicts.Gate | None = None) -> RunResult:
@@ -92,7 +95,7 @@ class OnePull:
 def plan(trigger: dict[str, Any], pull: providers.PullInfo) -> Plan:
     repo = providers.RepoInfo("octo/widgets", "https://forge.test/octo/widgets.git", "trunk")
     forge: Any = OnePull(pull)
-    return conflicts._plan(snapshot(**trigger), forge, "github", repo)
+    return conflicts._plan(snapshot(repo="octo/widgets", **trigger), forge, "github", repo)
 
 
 def test_rebase_takes_the_bots_own_pull_request_onto_its_base() -> None:

@@ -15,7 +15,7 @@ import pytest
 from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.ci import QUIET
-from resolver.contract.conflicts import BASE_PUSH_KEY
+from resolver.contract.triggers import read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
@@ -117,14 +117,14 @@ def pushed_to(repo: Path, branch_name: str = "main") -> tuple[JobContext, Snapsh
         "repo": REPO,
         "clone_url": str(repo),
         "default_branch": "main",
-        BASE_PUSH_KEY: {"branch": branch_name, "sha": sha},
+        "base_push": {"branch": branch_name, "sha": sha},
     }
     with session_scope() as session:
         job_id = jobs.create_job(
             session, jobs.NewJob(source=NAME, task="merge", trigger=trigger)
         ).id
     return JobContext(job_id), Snapshot(
-        job_id, NAME, "merge", REPO, None, None, trigger, None, None
+        job_id, NAME, "merge", REPO, None, None, read_trigger(trigger), None, None
     )
 
 

@@ -14,6 +14,7 @@ from resolver.agent import git as git_repo
 from resolver.agent.session import Work
 from resolver.agent.task import AgentResult
 from resolver.contract import outbound as providers
+from resolver.contract.triggers import read_trigger
 from resolver.core.job import JobContext
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
@@ -38,7 +39,9 @@ def new_job(title: str = "Fix the greeting") -> Snapshot:
         job = jobs.create_job(session, jobs.NewJob(source="github", task="fix it"))
         job_id = job.id
     trigger = {"title": title}
-    return Snapshot(job_id, "github", "fix it", "octo/widgets", "ada", None, trigger, None, None)
+    return Snapshot(
+        job_id, "github", "fix it", "octo/widgets", "ada", None, read_trigger(trigger), None, None
+    )
 
 
 def plan_for(origin: Path, branch: str = BRANCH, update: bool = False) -> Plan:

@@ -12,6 +12,7 @@ import pytest
 from integrations import registry
 from integrations.standin.git_http import create_bare_repo, run_git
 from resolver.contract.outbound import RepoInfo
+from resolver.contract.triggers import read_trigger
 from resolver.core.states import Outcome
 from resolver.worker.reviews import resolves_threads
 from resolver.worker.values import Plan, Snapshot, Stop
@@ -21,8 +22,12 @@ RESOLVING = "reviews:\n  resolve_threads: true\n"
 
 
 def _snapshot(forge: str, batch: bool = True) -> Snapshot:
-    trigger: dict[str, Any] = {"review_batch": True} if batch else {}
-    return Snapshot(1, forge, "fix", "group/widgets", "alice", None, trigger, None, None)
+    trigger: dict[str, Any] = {"repo": "group/widgets", "number": 7, "is_pull_request": True}
+    if batch:
+        trigger["review_batch"] = True
+    return Snapshot(
+        1, forge, "fix", "group/widgets", "alice", None, read_trigger(trigger), None, None
+    )
 
 
 def _plan(tmp_path: Path, forge: str, config: str | None, branch_config: str | None = None) -> Plan:

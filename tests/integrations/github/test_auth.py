@@ -29,6 +29,7 @@ from integrations.github.settings import GitHubSettings
 from integrations.github.standin.api import GitHubAPI, Repo
 from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.contract.triggers import read_trigger
 from resolver.core.logs import redact
 from resolver.core.settings import Settings, get_settings
 from resolver.store import accounts
@@ -171,7 +172,7 @@ def test_a_job_from_the_app_uses_the_installation_token(
     github_env: Settings, github_api: GitHubAPI
 ) -> None:
     user_id = store_user_token(github_env, "bob", "ghp_" + "b" * 36)
-    assert token_for_job(TRIGGER, user_id) == github_api.minted[0]
+    assert token_for_job(read_trigger(TRIGGER), user_id) == github_api.minted[0]
 
 
 def test_without_an_installation_the_requesters_token_is_used(
@@ -179,7 +180,7 @@ def test_without_an_installation_the_requesters_token_is_used(
 ) -> None:
     user_id = store_user_token(github_env, "bob", "ghp_" + "b" * 36)
     trigger = {**TRIGGER, "installation_id": None}
-    assert token_for_job(trigger, user_id) == "ghp_" + "b" * 36
+    assert token_for_job(read_trigger(trigger), user_id) == "ghp_" + "b" * 36
     assert github_api.requests == []
 
 
@@ -189,19 +190,19 @@ def test_without_app_settings_the_requesters_token_is_used(
     user_id = store_user_token(github_env, "bob", "gho_oauth-token-of-bob")
     github = GitHubSettings.of(github_env)
     no_app = github_env.with_section(github.model_copy(update={"app_id": None}))
-    assert token_for_job(TRIGGER, user_id, no_app) == "gho_oauth-token-of-bob"
+    assert token_for_job(read_trigger(TRIGGER), user_id, no_app) == "gho_oauth-token-of-bob"
 
 
 def test_an_expired_user_token_is_not_used(github_env: Settings) -> None:
     yesterday = datetime.now(UTC) - timedelta(days=1)
     user_id = store_user_token(github_env, "bob", "gho_expired-token", expires_at=yesterday)
     with pytest.raises(GitHubAuthError, match="resolver tokens set"):
-        token_for_job({"installation_id": None}, user_id)
+        token_for_job(read_trigger({"installation_id": None}), user_id)
 
 
 def test_no_credential_at_all_is_a_permanent_error(github_env: Settings) -> None:
     with pytest.raises(PermanentCallbackError, match="no GitHub credential"):
-        token_for_job({"installation_id": None}, None)
+        token_for_job(read_trigger({"installation_id": None}), None)
 
 
 # --- tokens in URLs, environments and text -----------------------------------------------
@@ -290,14 +291,14 @@ def test_a_jobs_installation_token_reaches_its_repository_alone(
         github_api.add_repo(
             name, git_server.url_for(name), bare=create_bare_repo(git_server.root, name)
         )
-    trigger = {"installation_id": INSTALLATION_ID, "repo": REPO}
-    token = token_for_job(trigger, None, settings)
+    trigger = {"installation_id": INSTALLATION_ID, "repo": REPO, "number": 1}
+    token = token_for_job(read_trigger(trigger), None, settings)
     [asked] = github_api.token_requests
     assert asked == {
         "repositories": [REPO.split("/")[1]],
         "permissions": {"contents": "write", "pull_requests": "write", "issues": "write"},
     }
-    client = client_for_job(trigger, None, settings)
+    client = client_for_job(read_trigger(trigger), None, settings)
     assert client.repository(REPO)[0] == git_server.url_for(REPO)
     with pytest.raises(PermanentCallbackError):
         client.repository("octo/private")  # 404: the token cannot see it

@@ -21,6 +21,7 @@ from integrations.github.client import GitHubClient
 from integrations.github.standin.api import BOT_LOGIN, GitHubAPI, Repo
 from integrations.standin.git_http import IDENTITY, GitHttpServer, branch_head, run_git
 from resolver.contract.errors import CallbackError, TransientCallbackError
+from resolver.contract.triggers import read_trigger
 from resolver.core.settings import Settings
 from tests.integrations.github.conftest import BOT, INSTALLATION_ID, REPO
 
@@ -34,7 +35,7 @@ def run_issue_flow(
     """What the job does for `@resolver fix it` on issue #7; returns (trigger, status, PR url)."""
     trigger_id = github_api.add_comment(REPO, 7, f"@{BOT} fix it", "bob")
     trigger = {"repo": REPO, "number": 7, "installation_id": INSTALLATION_ID}
-    client = GitHubClient(settings, lambda: token_for_job(trigger, None, settings))
+    client = GitHubClient(settings, lambda: token_for_job(read_trigger(trigger), None, settings))
 
     assert client.can_write(REPO, "bob")
     assert not client.can_write(REPO, "dave")
@@ -42,7 +43,7 @@ def run_issue_flow(
     status_id = client.post_comment(REPO, 7, "Queued")
 
     clone_url, base = client.repository(REPO)
-    env = git_auth_env(clone_url, token_for_job(trigger, None, settings))
+    env = git_auth_env(clone_url, token_for_job(read_trigger(trigger), None, settings))
     work = tmp_path / "workspace"
     run_git("clone", "--quiet", clone_url, str(work), env=env)
     client.edit_comment(REPO, status_id, "Working: step 3")
@@ -144,7 +145,7 @@ def test_a_git_failure_message_can_be_stored_safely(
     settings: Settings, github_api: GitHubAPI
 ) -> None:
     """git echoes the URL it was given; strip_credentials makes such output safe to keep."""
-    token = token_for_job({"installation_id": INSTALLATION_ID}, None, settings)
+    token = token_for_job(read_trigger({"installation_id": INSTALLATION_ID}), None, settings)
     bare_url = "http://127.0.0.1:9/octo/missing.git"
     stderr = f"fatal: repository '{authenticated_clone_url(bare_url, token)}/' not found"
     assert strip_credentials(stderr) == f"fatal: repository '{bare_url}/' not found"

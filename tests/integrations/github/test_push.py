@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from resolver.contract.conflicts import BasePush
+from resolver.contract.triggers import BasePushed, read_trigger
 from tests.integrations.deliveries import github, load, post
 from tests.integrations.github.test_red_ci import branch_job
 
@@ -29,7 +31,8 @@ def test_a_push_to_the_default_branch_makes_a_quiet_job_for_a_bot_branchs_reques
     assert response.status_code == 202, response.text
     job = store.jobs()[-1]
     assert job.id != first and job.requester == "Codertocat"
-    assert job.trigger["base_push"] == {"branch": "master", "sha": AFTER}
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, BasePushed) and trigger.push == BasePush("master", AFTER)
     assert job.conversation_key == "github:Codertocat/Hello-World@master"
     # Nothing is said: the worker reads the opt-in first, and a push has no conversation.
     assert [c for c in store.callbacks() if c.job_id == job.id] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from resolver.contract.triggers import CiFailure, read_trigger
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from tests.integrations.deliveries import github, load, post
@@ -48,8 +49,9 @@ def test_a_red_check_on_the_bots_branch_makes_a_quiet_job_for_its_requester(
     assert response.status_code == 202, response.text
     job = store.jobs()[-1]
     assert job.id != first and job.requester == "Codertocat"
-    assert job.trigger["ci"]["name"] == "test" and job.trigger["ci"]["branch"] == BRANCH
-    assert job.trigger["number"] == 7 and job.trigger["is_pull_request"] is True
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, CiFailure) and trigger.number == 7
+    assert trigger.check.name == "test" and trigger.check.branch == BRANCH
     assert job.conversation_key == "github:Codertocat/Hello-World#7"
     assert "`test` failed" in job.task
     # Nothing is said until the worker has read the opt-in and the bound.

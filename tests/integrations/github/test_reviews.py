@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from integrations.github.routes import REVIEW_TASK
+from resolver.contract.triggers import ReviewBatch, read_trigger
 from tests.integrations.deliveries import github, load, post
 
 CODERTOCAT = "21031067"
@@ -42,8 +43,9 @@ def test_a_review_of_the_bots_pull_request_is_a_job_without_a_mention(
 
     assert answer.status_code == 202
     [job] = linked.jobs()
-    assert job.task == REVIEW_TASK and job.trigger["review_batch"] is True
-    assert job.trigger["review_id"] == REVIEW_ID and job.trigger["comment_kind"] == "review"
+    trigger = read_trigger(job.trigger)
+    assert job.task == REVIEW_TASK and isinstance(trigger, ReviewBatch)
+    assert trigger.review_id == REVIEW_ID and trigger.part["comment_kind"] == "review"
     [delivery] = linked.deliveries()
     assert delivery.delivery_key == f"review:Codertocat/Hello-World:{REVIEW_ID}"
 
@@ -67,7 +69,8 @@ def test_a_mention_in_an_approval_still_asks(client: Any, linked: Any) -> None:
     payload = review("approved", "@resolver squash the typo too", author="Codertocat")
     assert post(client, github("pull_request_review.submitted", payload)).status_code == 202
     [job] = linked.jobs()
-    assert job.task == "squash the typo too" and job.trigger["review_batch"] is True
+    assert job.task == "squash the typo too"
+    assert isinstance(read_trigger(job.trigger), ReviewBatch)
 
 
 def test_the_deliveries_of_one_review_make_one_job(client: Any, linked: Any) -> None:
@@ -85,5 +88,5 @@ def test_the_deliveries_of_one_review_make_one_job(client: Any, linked: Any) -> 
     [job] = linked.jobs()
     assert {a.json()["job_id"] for a in answers[:3]} == {job.id}
     assert answers[3].status_code == 204
-    assert job.task == "rename x" and job.trigger["review_batch"] is True
+    assert job.task == "rename x" and isinstance(read_trigger(job.trigger), ReviewBatch)
     assert len(linked.deliveries()) == 1

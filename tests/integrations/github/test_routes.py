@@ -10,6 +10,14 @@ import redis
 from integrations.github.verify import verify_signature
 from resolver.broker.outbox import waiting_message_ids
 from resolver.contract.inbound import SignatureError
+from resolver.contract.triggers import (
+    ForgeIssue,
+    PullRequest,
+    ReviewBatch,
+    comment_of,
+    read_trigger,
+    repo_of,
+)
 from tests.integrations.conftest import TEST_REDIS
 from tests.integrations.deliveries import github, load, post
 
@@ -50,14 +58,13 @@ def test_issue_comment_mention_creates_a_published_job(client: Any, linked: Any)
     )
     assert job.requester == "Codertocat" and job.requester_id is not None
     assert job.conversation_key == "github:Codertocat/Hello-World#1"
-    trigger = job.trigger
-    assert trigger["event"] == "issue_comment.created"
-    assert trigger["clone_url"] == "https://github.com/Codertocat/Hello-World.git"
-    assert trigger["installation_id"] == 1 and trigger["number"] == 1
-    assert (
-        trigger["comment_id"] == load("github", "issue_comment.created__on_issue")["comment"]["id"]
-    )
-    assert trigger["is_pull_request"] is False and trigger["is_followup"] is False
+    trigger = read_trigger(job.trigger)
+    assert trigger.origin.event == "issue_comment.created"
+    assert isinstance(trigger, ForgeIssue)
+    assert trigger.repo.clone_url == "https://github.com/Codertocat/Hello-World.git"
+    assert trigger.reach["installation_id"] == 1 and trigger.number == 1
+    assert trigger.comment_id == load("github", "issue_comment.created__on_issue")["comment"]["id"]
+    assert trigger.origin.is_followup is False
     assert waiting_message_ids(redis.Redis.from_url(TEST_REDIS)) == {job.message_id}
     [delivery] = linked.deliveries()
     assert (delivery.job_id, delivery.outcome) == (job.id, "job")
@@ -67,7 +74,7 @@ def test_comment_on_a_pull_request(client: Any, linked: Any) -> None:
     payload = comment("Hey @Resolver, rebase this", "issue_comment.created__on_pull_request")
     assert post(client, github("issue_comment.created", payload)).status_code == 202
     [job] = linked.jobs()
-    assert job.task == "rebase this" and job.trigger["is_pull_request"] is True
+    assert job.task == "rebase this" and isinstance(read_trigger(job.trigger), PullRequest)
 
 
 def test_review_comment_on_a_diff_line(client: Any, linked: Any) -> None:
@@ -76,8 +83,9 @@ def test_review_comment_on_a_diff_line(client: Any, linked: Any) -> None:
     assert post(client, github("pull_request_review_comment.created", payload)).status_code == 202
     [job] = linked.jobs()
     assert job.task == "use a constant here"
-    assert job.trigger["path"] == "README.md" and job.trigger["head_ref"] == "changes"
-    assert job.trigger["comment_kind"] == "review_comment" and job.trigger["is_pull_request"]
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, ReviewBatch) and trigger.head_ref == "changes"
+    assert trigger.part["path"] == "README.md" and trigger.part["comment_kind"] == "review_comment"
 
 
 @pytest.mark.parametrize(
@@ -99,7 +107,7 @@ def test_trigger_label_makes_the_issue_the_task(client: Any, linked: Any) -> Non
     [job] = linked.jobs()
     issue = payload["issue"]
     assert job.task == f"{issue['title']}\n\n{issue['body']}".strip()
-    assert job.trigger["label"] == "Resolver"
+    assert read_trigger(job.trigger).label == "Resolver"
 
 
 def test_other_labels_do_nothing(client: Any, linked: Any) -> None:
@@ -114,7 +122,8 @@ def test_assignment_to_the_bot_triggers(client: Any, linked: Any) -> None:
     payload = load("github", "issues.assigned__to_user")
     payload["assignee"]["login"] = "resolver[bot]"
     assert post(client, github("issues.assigned", payload)).status_code == 202
-    assert linked.jobs()[0].trigger["assignee"] == "resolver[bot]"
+    trigger = read_trigger(linked.jobs()[0].trigger)
+    assert isinstance(trigger, ForgeIssue) and trigger.assignee == "resolver[bot]"
 
 
 def test_assignment_to_someone_else_does_nothing(client: Any, linked: Any) -> None:
@@ -182,8 +191,8 @@ def test_a_second_mention_in_the_same_issue_is_a_followup(client: Any, linked: A
     first = post(client, github("issue_comment.created", comment("@resolver fix it")))
     post(client, github("issue_comment.created", comment("@resolver also add a test")))
     second = linked.jobs()[1]
-    assert second.trigger["is_followup"] is True
-    assert second.trigger["previous_job_id"] == first.json()["job_id"]
+    origin = read_trigger(second.trigger).origin
+    assert origin.is_followup is True and origin.previous_job_id == first.json()["job_id"]
 
 
 def test_a_redelivery_answers_200_with_the_first_job(client: Any, linked: Any) -> None:
@@ -221,7 +230,8 @@ def test_unlinked_sender_gets_one_notice_and_no_job(client: Any, store: Any) -> 
     assert notice.kind == "unlinked" and notice.sent_at is None
     assert notice.conversation_key == "github:Codertocat/Hello-World#1"
     assert "resolver users link" in notice.body and "--external-id 21031067" in notice.body
-    assert notice.context["comment_id"] and notice.context["repo"] == "Codertocat/Hello-World"
+    asked = read_trigger(notice.context)
+    assert comment_of(asked) and repo_of(asked) == "Codertocat/Hello-World"
 
 
 @pytest.mark.parametrize(

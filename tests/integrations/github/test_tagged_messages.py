@@ -14,6 +14,7 @@ from integrations.github.provider import GitHubConversation
 from integrations.github.standin.api import BOT_LOGIN, GitHubAPI, Repo
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import hidden_tag
+from resolver.contract.triggers import read_trigger
 from resolver.core.settings import Settings
 from tests.conftest import ResolverEnv
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
@@ -57,7 +58,7 @@ def test_a_comment_whose_answer_was_lost_is_found_and_edited_with_its_tag(
     client: GitHubClient, github_api: GitHubAPI, where: str, route: str
 ) -> None:
     context = issue_context(github_api) if where == "issue" else review_context(github_api)
-    conversation = GitHubConversation(client, context)
+    conversation = GitHubConversation(client, read_trigger(context))
     since = datetime.now(UTC) - timedelta(seconds=1)
     github_api.fail(route, 502, applied=True)
 
@@ -75,7 +76,7 @@ def test_a_comment_whose_answer_was_lost_is_found_and_edited_with_its_tag(
 def test_only_the_bots_own_tagged_comments_since_the_first_try_count(
     client: GitHubClient, github_api: GitHubAPI
 ) -> None:
-    conversation = GitHubConversation(client, issue_context(github_api))
+    conversation = GitHubConversation(client, read_trigger(issue_context(github_api)))
     github_api.add_comment(REPO, 5, f"copied\n{hidden_tag('status-12')}", "alice")
     github_api.add_comment(REPO, 6, f"another issue\n{hidden_tag('status-12')}", BOT_LOGIN)
     plain = conversation.post("an untagged reply")
@@ -94,7 +95,7 @@ def test_only_the_bots_own_tagged_comments_since_the_first_try_count(
 def test_the_common_path_does_not_ask_whom_the_token_acts_as(
     client: GitHubClient, github_api: GitHubAPI
 ) -> None:
-    conversation = GitHubConversation(client, issue_context(github_api))
+    conversation = GitHubConversation(client, read_trigger(issue_context(github_api)))
     ref = conversation.post("Queued", tag="status-12")
     assert conversation.find("status-12", datetime.now(UTC) - timedelta(minutes=5)) == ref
     assert conversation.find("status-13", datetime.now(UTC) - timedelta(minutes=5)) is None
@@ -107,7 +108,7 @@ def test_with_a_users_token_that_users_tagged_comment_is_ours(
     """A job without the App acts with the requester's token, so its comments are theirs."""
     github_api.add_token("alice-token", "alice")
     conversation = GitHubConversation(
-        GitHubClient(settings, lambda: "alice-token"), issue_context(github_api)
+        GitHubClient(settings, lambda: "alice-token"), read_trigger(issue_context(github_api))
     )
     since = datetime.now(UTC) - timedelta(seconds=1)
     github_api.add_comment(REPO, 5, f"someone else's\n{hidden_tag('status-12')}", "mallory")
@@ -126,12 +127,12 @@ def test_with_a_users_token_that_users_tagged_comment_is_ours(
 
     github_api.add_token("mallory-token", "mallory")
     as_mallory = GitHubConversation(
-        GitHubClient(settings, lambda: "mallory-token"), issue_context(github_api)
+        GitHubClient(settings, lambda: "mallory-token"), read_trigger(issue_context(github_api))
     )
     assert as_mallory.find("status-12", since) is not None  # mallory's own copy, as mallory
     github_api.add_token("bob-token", "bob")
     as_bob = GitHubConversation(
-        GitHubClient(settings, lambda: "bob-token"), issue_context(github_api)
+        GitHubClient(settings, lambda: "bob-token"), read_trigger(issue_context(github_api))
     )
     assert as_bob.find("status-12", since) is None
 
@@ -142,7 +143,7 @@ def test_with_a_users_token_that_users_tagged_comment_is_ours(
 def test_a_failed_search_is_mapped_like_every_call(
     client: GitHubClient, github_api: GitHubAPI, status: int, error: type[Exception]
 ) -> None:
-    conversation = GitHubConversation(client, issue_context(github_api))
+    conversation = GitHubConversation(client, read_trigger(issue_context(github_api)))
     github_api.fail(LIST_COMMENTS, status)
     with pytest.raises(error):
         conversation.find("status-12", datetime.now(UTC))

@@ -18,6 +18,7 @@ from integrations.github.standin.graphql import SCHEMA_FIXTURE, github_schema, o
 from integrations.github.standin.make_graphql_schema import trim
 from integrations.github.threads import find_thread, resolve_review_thread
 from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.triggers import read_trigger
 from resolver.core.settings import Settings
 from tests.integrations.github.conftest import (
     APP_ID,
@@ -184,7 +185,7 @@ def _conversation(settings: Settings) -> Any:
     from integrations.github.provider import GitHubConversation
 
     context = {"repo": REPO, "number": 1, "is_pull_request": True}
-    return GitHubConversation(_client(settings), context)
+    return GitHubConversation(_client(settings), read_trigger(context))
 
 
 def test_a_thread_a_person_resolved_is_not_taken_again(

@@ -20,6 +20,7 @@ from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.standin.api import DEVELOPER, GitLabAPI, Project
 from integrations.standin.git_http import IDENTITY, GitHttpServer, create_bare_repo, run_git
 from resolver.contract.inbound import Policy
+from resolver.contract.triggers import dump_trigger
 from resolver.core.settings import Settings, get_settings
 from resolver.store import accounts
 from resolver.store.db import session_scope
@@ -163,5 +164,5 @@ def trigger_of(fixture: str, text: str) -> dict[str, Any]:
     payload["object_attributes"]["note"] = text
     trigger = on_note(NoteEvent.model_validate(payload), Policy(BOT, BOT))
     assert trigger is not None
-    context: dict[str, Any] = json.loads(json.dumps(trigger.context))
+    context: dict[str, Any] = json.loads(json.dumps(dump_trigger(trigger.subject)))
     return context

@@ -12,6 +12,7 @@ from integrations import registry
 from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.errors import TransientCallbackError
 from resolver.contract.outbound import hidden_tag
+from resolver.contract.triggers import comment_of, is_pull, number_of, read_trigger
 from resolver.core.settings import Settings
 from tests.integrations.gitlab.conftest import (
     BOT_TOKEN,
@@ -38,10 +39,11 @@ POSTED_TO = pytest.mark.parametrize(
 
 def add_trigger_note(api: GitLabAPI, project: Project, context: dict[str, Any]) -> str:
     """root's triggering note, where the context says it is; returns the noteable's plural."""
-    plural = "issues" if context["noteable_type"] == "issue" else "merge_requests"
+    trigger = read_trigger(context)
+    plural = "merge_requests" if is_pull(trigger) else "issues"
     api.add_note(
-        project, plural, int(context["iid"]), "@resolver please fix", "root",
-        id=int(context["note_id"]), discussion_id=context.get("discussion_id") or "d0",
+        project, plural, iid_of(context), "@resolver please fix", "root",
+        id=comment_of(trigger), discussion_id=trigger.part.get("discussion_id") or "d0",
     )  # fmt: skip
     return plural
 
@@ -54,8 +56,8 @@ def test_a_note_whose_answer_was_lost_is_found_by_its_hidden_tag(
     context = trigger_of(fixture, "@resolver please fix")
     plural = add_trigger_note(gitlab_api, recorded, context)
     tagged = hidden_tag("status-12")
-    gitlab_api.add_note(recorded, plural, int(context["iid"]), tagged, "root")
-    conversation = registry.conversation("gitlab", context, None)
+    gitlab_api.add_note(recorded, plural, iid_of(context), tagged, "root")
+    conversation = registry.conversation("gitlab", read_trigger(context), None)
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None  # root's note, not the bot's
 
@@ -72,10 +74,10 @@ def test_a_note_whose_answer_was_lost_is_found_by_its_hidden_tag(
     mine = [n for n in gitlab_api.notes.values() if n.author == bot]
     assert [(n.id, n.body) for n in mine] == [(ref["note_id"], f"Done\n{tagged}")]
     thread = THREAD if plural == "merge_requests" else None
-    kind = context["noteable_type"]
+    kind = "merge_request" if plural == "merge_requests" else "issue"
     assert ref == {
         "kind": kind,
-        "iid": context["iid"],
+        "iid": iid_of(context),
         "note_id": mine[0].id,
         "discussion_id": thread,
         "tag": "status-12",
@@ -91,8 +93,8 @@ def test_a_note_posted_with_the_requesters_token_is_found_after_a_lost_answer(
     context = trigger_of(fixture, "@resolver please fix")
     plural = add_trigger_note(gitlab_api, recorded, context)
     tagged = hidden_tag("status-12")
-    theirs = gitlab_api.add_note(recorded, plural, int(context["iid"]), f"Hi\n{tagged}", "alice")
-    conversation = registry.conversation("gitlab", context, requester)
+    theirs = gitlab_api.add_note(recorded, plural, iid_of(context), f"Hi\n{tagged}", "alice")
+    conversation = registry.conversation("gitlab", read_trigger(context), requester)
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None  # alice's note, not ours
 
@@ -118,7 +120,7 @@ def test_the_bot_finding_its_own_note_asks_no_one_who_it_is(
     store_bot_token(gitlab_env, BOT_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver please fix")
     add_trigger_note(gitlab_api, recorded, context)
-    conversation = registry.conversation("gitlab", context, None)
+    conversation = registry.conversation("gitlab", read_trigger(context), None)
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None
 
@@ -130,3 +132,9 @@ def test_the_bot_finding_its_own_note_asks_no_one_who_it_is(
     assert ref is not None
     assert gitlab_api.notes[ref["note_id"]].author == gitlab_api.tokens[BOT_TOKEN]
     assert "/user" not in [r.path for r in gitlab_api.requests]
+
+
+def iid_of(context: dict[str, Any]) -> int:
+    iid = number_of(read_trigger(context))
+    assert iid is not None
+    return iid

@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from resolver.contract.conflicts import BasePush
+from resolver.contract.triggers import BasePushed, read_trigger
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from tests.integrations.deliveries import gitlab, load, post
@@ -49,8 +51,9 @@ def test_a_push_to_the_default_branch_makes_a_quiet_job_for_a_bot_branchs_reques
     assert response.status_code == 202, response.text
     job = store.jobs()[-1]
     assert job.id != first and job.requester == "root"  # not jsmith, who pushed
-    assert job.trigger["base_push"] == {"branch": "master", "sha": AFTER}
-    assert job.trigger["project_id"] == 15 and job.repo == REPO
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, BasePushed) and trigger.push == BasePush("master", AFTER)
+    assert trigger.reach["project_id"] == 15 and job.repo == REPO
     assert job.conversation_key == f"gitlab:{REPO}@master"
     # Nothing is said: the worker reads the opt-in first, and a push has no conversation.
     assert [c for c in store.callbacks() if c.job_id == job.id] == []

@@ -10,6 +10,7 @@ from typing import Any
 from integrations.gitlab.client import GitLabClient
 from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.ci import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
+from resolver.contract.triggers import CiFailure, read_trigger
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from tests.integrations.deliveries import gitlab, load, post
@@ -49,9 +50,10 @@ def test_a_failed_pipeline_on_the_bots_branch_makes_a_fix_job(
 
     assert response.status_code == 202, response.text
     job = store.jobs()[-1]
-    check = job.trigger["ci"]
-    assert (check["name"], check["check_id"], check["pipeline_id"]) == ("test", 381, 31)
-    assert job.trigger["noteable_type"] == "merge_request" and job.trigger["iid"] == 1
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, CiFailure) and trigger.number == 1
+    check = trigger.check
+    assert (check.name, check.check_id, check.pipeline_id) == ("test", 381, 31)
     assert job.conversation_key == "gitlab:gitlabhq/gitlab-test!1"
     assert [c for c in store.callbacks() if c.job_id == job.id] == []
 

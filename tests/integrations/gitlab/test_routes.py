@@ -10,6 +10,7 @@ import pytest
 
 from integrations.gitlab.verify import check_standard_signature
 from resolver.contract.inbound import SignatureError
+from resolver.contract.triggers import ForgeIssue, PullRequest, ReviewBatch, read_trigger
 from tests.integrations.deliveries import SECRETS, gitlab, load, post, standard_webhook_headers
 
 
@@ -58,10 +59,10 @@ def test_note_on_an_issue(webhook_client: Any, linked: Any) -> None:
         "please fix the export",
     )
     assert job.conversation_key == "gitlab:gitlab-org/gitlab-test#17"
-    trigger = job.trigger
-    assert trigger["clone_url"] == "http://example.com/gitlab-org/gitlab-test.git"
-    assert trigger["iid"] == 17 and trigger["note_id"] == 1241 and trigger["project_id"] == 5
-    assert trigger["noteable_type"] == "issue" and trigger["default_branch"] == "master"
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, ForgeIssue) and trigger.repo.default_branch == "master"
+    assert trigger.repo.clone_url == "http://example.com/gitlab-org/gitlab-test.git"
+    assert trigger.number == 17 and trigger.comment_id == 1241 and trigger.reach["project_id"] == 5
 
 
 def test_note_on_a_merge_request(webhook_client: Any, linked: Any) -> None:
@@ -69,15 +70,19 @@ def test_note_on_a_merge_request(webhook_client: Any, linked: Any) -> None:
     assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
     [job] = linked.jobs()
     assert job.conversation_key == "gitlab:gitlab-org/gitlab-test!1"
-    assert job.trigger["source_branch"] == "master" and job.trigger["target_branch"] == "markdown"
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, PullRequest)
+    assert trigger.head_ref == "master" and trigger.base_ref == "markdown"
 
 
 def test_diff_note_carries_its_position(webhook_client: Any, linked: Any) -> None:
     payload = note("@resolver simplify this", "Note_Hook__diff_note_on_merge_request")
     assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
     [job] = linked.jobs()
-    assert job.trigger["note_type"] == "DiffNote"
-    assert job.trigger["position"]["new_line"] == 14 and job.trigger["discussion_id"]
+    part = read_trigger(job.trigger).part
+    assert part["note_type"] == "DiffNote"
+    position = part["position"]
+    assert isinstance(position, dict) and position["new_line"] == 14 and part["discussion_id"]
 
 
 @pytest.mark.parametrize("note_type", ["DiffNote", "DiscussionNote"])
@@ -89,8 +94,9 @@ def test_a_thread_mention_on_the_bots_merge_request_is_a_review_batch(
     payload["merge_request"]["source_branch"] = "resolver/7-fix-add"
     assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
     [job] = linked.jobs()
-    assert job.trigger["review_batch"] is True and job.trigger["mention_discussion"]
-    assert job.trigger["discussion_id"] is None  # its status goes to the merge request
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, ReviewBatch) and trigger.part["mention_discussion"]
+    assert trigger.part["discussion_id"] is None  # its status goes to the merge request
 
 
 def test_thread_mentions_elsewhere_are_single_requests(webhook_client: Any, linked: Any) -> None:
@@ -100,7 +106,7 @@ def test_thread_mentions_elsewhere_are_single_requests(webhook_client: Any, link
     plain["merge_request"]["source_branch"] = "resolver/7-fix-add"
     for payload in (others, plain):
         assert post(webhook_client, gitlab("Note Hook", payload)).status_code == 202
-    assert [job.trigger.get("review_batch") for job in linked.jobs()] == [None, None]
+    assert [read_trigger(job.trigger).kind for job in linked.jobs()] == ["pull_request"] * 2
 
 
 def test_confidential_notes_are_routed_too(webhook_client: Any, linked: Any) -> None:

@@ -10,6 +10,7 @@ import pytest
 from integrations import registry
 from integrations.jira.provider import JiraConversation
 from integrations.jira.standin.api import JiraAPI, User
+from resolver.contract.triggers import read_trigger
 from resolver.core.settings import get_settings
 from resolver.store.accounts import ensure_installation
 from resolver.store.db import session_scope
@@ -82,6 +83,6 @@ def context(site: str | None, **extra: object) -> dict[str, object]:
 def conversation(env: ResolverEnv, jira: JiraAPI, bot: User) -> JiraConversation:
     """The Cloud ticket, as the provider registry builds it from a trigger."""
     store_site_token(jira.site, f"{EMAIL}:{API_TOKEN}")
-    found = registry.conversation("jira", context(jira.site), None)
+    found = registry.conversation("jira", read_trigger(context(jira.site)), None)
     assert isinstance(found, JiraConversation)
     return found

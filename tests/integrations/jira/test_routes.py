@@ -8,6 +8,7 @@ import pytest
 
 from integrations.jira.verify import verify_signature
 from resolver.contract.inbound import SignatureError
+from resolver.contract.triggers import TrackerTicket, read_trigger
 from tests.integrations.deliveries import jira, load, post
 
 ALICE = "5b10ac8d82e05b22cc7d4ef5"
@@ -72,10 +73,11 @@ def test_comment_with_the_handle(client: Any, linked: Any) -> None:
     [job] = linked.jobs()
     assert (job.source, job.repo, job.task) == ("jira", None, "please look at the export timeout")
     assert job.conversation_key == "jira:example.atlassian.net:SP-10"
-    trigger = job.trigger
-    assert trigger["issue_key"] == "SP-10" and trigger["site"] == "https://example.atlassian.net"
-    assert trigger["comment_id"] == "10042" and trigger["project_key"] == "SP"
-    assert trigger["url"] == "https://example.atlassian.net/browse/SP-10"
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, TrackerTicket) and trigger.key == "SP-10"
+    assert trigger.reach == {"site": "https://example.atlassian.net"}
+    assert trigger.part["comment_id"] == "10042" and trigger.part["project_key"] == "SP"
+    assert trigger.url == "https://example.atlassian.net/browse/SP-10"
 
 
 def test_data_center_site_keeps_its_context_path(client: Any, linked: Any) -> None:
@@ -83,8 +85,9 @@ def test_data_center_site_keeps_its_context_path(client: Any, linked: Any) -> No
     payload["issue"]["self"] = "https://jira.corp.example/jira/rest/api/2/issue/10002"
     assert post(client, jira(payload)).status_code == 202
     [job] = linked.jobs()
-    assert job.trigger["site"] == "https://jira.corp.example/jira"
-    assert job.trigger["url"] == "https://jira.corp.example/jira/browse/SP-10"
+    trigger = read_trigger(job.trigger)
+    assert trigger.reach == {"site": "https://jira.corp.example/jira"}
+    assert trigger.url == "https://jira.corp.example/jira/browse/SP-10"
     assert job.conversation_key == "jira:jira.corp.example/jira:SP-10"
 
 
@@ -138,7 +141,7 @@ def test_trigger_label_newly_added(client: Any, linked: Any) -> None:
     assert post(client, jira(labels("backend", "backend resolver"))).status_code == 202
     [job] = linked.jobs()
     assert job.task.startswith("Export fails for large reports")
-    assert job.trigger["label"] == "resolver"
+    assert read_trigger(job.trigger).label == "resolver"
 
 
 @pytest.mark.parametrize(("before", "after"), [("resolver", "resolver backend"), ("", "backend")])
@@ -189,7 +192,8 @@ def test_bad_signature_is_401(client: Any, linked: Any) -> None:
 
 def test_unlinked_user_gets_a_notice(client: Any, store: Any) -> None:
     assert post(client, jira(wiki("@resolver fix"))).json() == {"notice": "unlinked"}
-    assert store.notices()[0].context["issue_key"] == "SP-10"
+    trigger = read_trigger(store.notices()[0].context)
+    assert isinstance(trigger, TrackerTicket) and trigger.key == "SP-10"
 
 
 def test_off_without_a_secret(client: Any, store: Any, configure: Any) -> None:

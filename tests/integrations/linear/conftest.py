@@ -11,6 +11,7 @@ import pytest
 from integrations import registry
 from integrations.linear.provider import LinearConversation
 from integrations.linear.standin.api import Actor, LinearAPI, LinearComment, LinearIssue
+from resolver.contract.triggers import read_trigger
 from resolver.core.settings import get_settings
 from resolver.store.accounts import ensure_installation
 from resolver.store.db import session_scope
@@ -108,6 +109,6 @@ def conversation(
     env: ResolverEnv, app: Actor, issue: LinearIssue, trigger: LinearComment
 ) -> LinearConversation:
     store_workspace_token(ORGANIZATION, OAUTH_TOKEN)
-    found = registry.conversation("linear", comment_context(issue, trigger), None)
+    found = registry.conversation("linear", read_trigger(comment_context(issue, trigger)), None)
     assert isinstance(found, LinearConversation)
     return found

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from resolver.contract.triggers import read_trigger
 from tests.integrations.deliveries import linear, load, post
 
 ACTOR = "aacdca22-6266-4c0a-ab3c-8fa70a26765c"
@@ -43,10 +44,11 @@ def test_comment_mentioning_the_bot(client: Any, linked: Any) -> None:
     assert (job.source, job.repo) == ("linear", None)
     assert job.task == "the export times out, please fix"
     assert job.conversation_key == f"linear:{ORG}:{ISSUE}"
-    trigger = job.trigger
-    assert trigger["issue_id"] == ISSUE and trigger["issue_identifier"] == "ENG-1778"
-    assert trigger["team"] == {"id": "72b2a2dc-6f4f-4423-9d34-24b5bd10634a", "key": "ENG"}
-    assert trigger["comment_id"] == "2174add1-f7c8-44e3-bbf3-2d60b5ea8bc9"
+    trigger = read_trigger(job.trigger)
+    part = trigger.part
+    assert part["issue_id"] == ISSUE and part["issue_identifier"] == "ENG-1778"
+    assert part["team"] == {"id": "72b2a2dc-6f4f-4423-9d34-24b5bd10634a", "key": "ENG"}
+    assert part["comment_id"] == "2174add1-f7c8-44e3-bbf3-2d60b5ea8bc9"
 
 
 def test_mention_written_as_a_profile_link(client: Any, linked: Any) -> None:
@@ -66,8 +68,9 @@ def test_trigger_label_just_added(client: Any, linked: Any) -> None:
     assert post(client, linear(payload)).status_code == 202
     [job] = linked.jobs()
     assert job.task.startswith("Export fails for large reports")
-    assert job.trigger["label"] == "resolver" and job.trigger["issue_identifier"] == "ENG-1778"
-    assert job.trigger["updated_at"] == payload["data"]["updatedAt"]
+    trigger = read_trigger(job.trigger)
+    assert trigger.label == "resolver" and trigger.part["issue_identifier"] == "ENG-1778"
+    assert trigger.part["updated_at"] == payload["data"]["updatedAt"]
 
 
 def test_editing_an_already_labelled_issue_does_not_retrigger(client: Any, linked: Any) -> None:
@@ -160,7 +163,7 @@ def test_bot_actors_are_ignored(client: Any, store: Any, change: dict[str, Any])
 
 def test_unlinked_actor_gets_a_notice(client: Any, store: Any) -> None:
     assert post(client, linear(comment("@resolver fix"))).json() == {"notice": "unlinked"}
-    assert store.notices()[0].context["issue_identifier"] == "ENG-1778"
+    assert read_trigger(store.notices()[0].context).part["issue_identifier"] == "ENG-1778"
 
 
 def _raw(payload: dict[str, Any]) -> bytes:

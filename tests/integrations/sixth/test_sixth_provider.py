@@ -30,6 +30,7 @@ from starlette.testclient import TestClient
 from integrations import registry
 from resolver.callbacks.send import send
 from resolver.cli.doctor import _providers
+from resolver.contract.triggers import read_trigger
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.ingress.notices import render_unlinked
@@ -200,8 +201,9 @@ def test_a_signed_delivery_becomes_a_job_and_a_bad_signature_nothing(
     assert created.requester == "ada" and created.requester_id is not None
     thread = request["message"]["id"]
     assert created.conversation_key == f"sixth:W0ACME:{CHANNEL}:{thread}"
-    assert created.trigger["provider"] == "sixth"
-    assert (created.trigger["channel"], created.trigger["thread"]) == (CHANNEL, thread)
+    assert read_trigger(created.trigger).origin.provider == "sixth"
+    part = read_trigger(created.trigger).part
+    assert (part["channel"], part["thread"]) == (CHANNEL, thread)
     [delivery] = store.deliveries()
     assert (delivery.provider, delivery.event, delivery.job_id) == (
         "sixth",

@@ -10,6 +10,7 @@ import pytest
 
 from integrations.slack.verify import verify_request
 from resolver.contract.inbound import SignatureError
+from resolver.contract.triggers import ChatThread, read_trigger
 from tests.integrations.deliveries import load, post, slack
 
 ALICE = "T061EG9R6:W021FGA1Z"
@@ -84,10 +85,12 @@ def test_app_mention_in_a_channel(webhook_client: Any, linked: Any) -> None:
     assert (job.source, job.task, job.repo) == ("slack", "fix the login bug", "acme/web")
     assert job.requester_id is not None
     assert job.conversation_key == "slack:T061EG9R6:C0LAN2Q65:1515449483.000108"
-    trigger = job.trigger
-    assert trigger["options"] == {"repo": "acme/web", "branch": "fix-login"}
-    assert trigger["branch"] == "fix-login" and trigger["channel"] == "C0LAN2Q65"
-    assert trigger["thread_ts"] == "1515449483.000108" and trigger["team_id"] == "T061EG9R6"
+    trigger = read_trigger(job.trigger)
+    assert isinstance(trigger, ChatThread)
+    assert trigger.options == {"repo": "acme/web", "branch": "fix-login"}
+    assert trigger.branch == "fix-login" and trigger.part["channel"] == "C0LAN2Q65"
+    assert trigger.part["thread_ts"] == "1515449483.000108"
+    assert trigger.reach["team_id"] == "T061EG9R6"
 
 
 def test_documented_mention_text(webhook_client: Any, linked: Any) -> None:
@@ -98,7 +101,8 @@ def test_documented_mention_text(webhook_client: Any, linked: Any) -> None:
 def test_invalid_options_stay_in_the_request(webhook_client: Any, linked: Any) -> None:
     post(webhook_client, slack(mention(f"<@{BOT_USER}> try repo=not-a-repo branch=../../etc")))
     [job] = linked.jobs()
-    assert job.repo is None and job.trigger["options"] == {}
+    trigger = read_trigger(job.trigger)
+    assert job.repo is None and isinstance(trigger, ChatThread) and trigger.options == {}
     assert job.task == "try repo=not-a-repo branch=../../etc"
 
 
@@ -112,8 +116,8 @@ def test_app_mention_in_a_thread_then_a_plain_reply_is_a_followup(
     first_job, second_job = linked.jobs()
     assert second_job.conversation_key == first_job.conversation_key
     assert second_job.task == "also handle the empty case"
-    assert second_job.trigger["is_followup"] is True
-    assert second_job.trigger["previous_job_id"] == first_job.id
+    origin = read_trigger(second_job.trigger).origin
+    assert origin.is_followup is True and origin.previous_job_id == first_job.id
 
 
 def test_thread_reply_without_a_job_in_the_thread_is_ignored(
@@ -227,4 +231,4 @@ def test_unlinked_user_gets_a_notice(webhook_client: Any, store: Any) -> None:
     assert post(webhook_client, slack(mention(f"<@{BOT_USER}> x"))).json() == {"notice": "unlinked"}
     [notice] = store.notices()
     assert f"--external-id {ALICE}" in notice.body
-    assert notice.context["thread_ts"] == "1515449483.000108"
+    assert read_trigger(notice.context).part["thread_ts"] == "1515449483.000108"

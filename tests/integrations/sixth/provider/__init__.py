@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Final
 
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
-from resolver.contract.outbound import Conversation, TriggerContext
+from resolver.contract.outbound import Conversation
 from resolver.contract.provider import Provider
 from resolver.contract.setup import ProviderSetup
+from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 from tests.integrations.sixth.provider.events import parse_event
 from tests.integrations.sixth.provider.routes import IGNORED, ROUTES
@@ -49,15 +50,15 @@ INTEGRATION: Final = Integration(
 )
 
 
-def _conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
+def _conversation(context: TaskTrigger, requester_id: int | None) -> Conversation:
     from tests.integrations.sixth.provider.conversation import conversation_for
 
     return conversation_for(context, requester_id)
 
 
-def _route_scope(trigger: TriggerContext) -> str | None:
+def _route_scope(trigger: TaskTrigger) -> str | None:
     """A default repository is set per channel."""
-    channel = trigger.get("channel")
+    channel = trigger.part.get("channel")
     return channel if isinstance(channel, str) and channel else None
 
 

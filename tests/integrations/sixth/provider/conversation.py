@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.outbound import TAG, History, TriggerContext
+from resolver.contract.outbound import TAG, History
+from resolver.contract.triggers import TaskTrigger
 
 OUTBOX_ENV: Final = "RESOLVER_SIXTH_OUTBOX"
 
@@ -76,7 +77,8 @@ class SixthThread:
         return History()
 
 
-def conversation_for(context: TriggerContext, _requester_id: int | None) -> SixthThread:
+def conversation_for(trigger: TaskTrigger, _requester_id: int | None) -> SixthThread:
+    context = trigger.part
     channel, thread = context.get("channel"), context.get("thread")
     if not isinstance(channel, str) or not isinstance(thread, str):
         raise PermanentCallbackError("the trigger names no Sixth channel and thread")

@@ -6,6 +6,7 @@ from typing import Any, Final
 
 from resolver.contract.inbound import Policy, Route, Sender, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.triggers import ChatThread
 from tests.integrations.sixth.provider.events import MessageCreated
 
 
@@ -22,14 +23,16 @@ def on_message_created(event: MessageCreated, policy: Policy) -> Trigger | None:
         task=request,
         sender=Sender(author.id, login=author.handle, is_bot=author.bot),
         conversation_key=f"sixth:{event.workspace}:{message.channel}:{thread}",
-        context={
-            "workspace": event.workspace,
-            "channel": message.channel,
-            "thread": thread,
-            "message_id": message.id,
-            "title": "",
-            "body": message.text,
-        },
+        subject=ChatThread(
+            title="",
+            body=message.text,
+            part={
+                "workspace": event.workspace,
+                "channel": message.channel,
+                "thread": thread,
+                "message_id": message.id,
+            },
+        ),
     )
 
 
