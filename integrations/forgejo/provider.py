@@ -26,11 +26,11 @@ from resolver.contract.outbound import (
     PullInfo,
     RepoInfo,
     ReviewThread,
-    TriggerContext,
     has_hidden_tag,
     tag_of,
     with_hidden_tag,
 )
+from resolver.contract.triggers import TaskTrigger, comment_of, is_pull, number_of, repo_of
 from resolver.core.logs import redact, register_secret
 from resolver.core.settings import Settings, get_settings
 
@@ -233,34 +233,30 @@ def _job_client(requester_id: int | None) -> tuple[ForgejoClient, TokenProvider,
     return ForgejoClient(url, token, user_agent=f"Resolver ({settings.bot_name})"), token, settings
 
 
-def _required(context: TriggerContext, key: str) -> Any:
-    value = context.get(key)
-    if value is None:
-        raise PermanentCallbackError(f"the Forgejo trigger has no {key}")
-    return value
-
-
-def conversation(context: TriggerContext, requester_id: int | None) -> Conversation:
-    """The conversation of a trigger recorded by `integrations.forgejo.routes`."""
+def conversation(trigger: TaskTrigger, requester_id: int | None) -> Conversation:
+    """The conversation of a trigger recorded by `integrations.forgejo.routes`: an issue's or a
+    pull request's comments."""
+    repo, number = repo_of(trigger), number_of(trigger)
+    if repo is None or number is None:
+        raise PermanentCallbackError(f"a Forgejo conversation is on an issue, not a {trigger.kind}")
     client, _, settings = _job_client(requester_id)
-    comment_id = context.get("comment_id")
     return ForgejoConversation(
         client,
-        str(_required(context, "repo")),
-        int(_required(context, "number")),
+        repo,
+        number,
         bot_name=settings.bot_name,
-        comment_id=int(comment_id) if comment_id is not None else None,
-        is_pull=bool(context.get("is_pull_request")),
+        comment_id=comment_of(trigger),
+        is_pull=is_pull(trigger),
     )
 
 
-def forge(context: TriggerContext, requester_id: int | None) -> Forge:
+def forge(trigger: TaskTrigger, requester_id: int | None) -> Forge:
     client, token, _ = _job_client(requester_id)
     return ForgejoForge(client, token)
 
 
 def open_pulls(
-    context: TriggerContext, requester_id: int | None, full_name: str, base: str
+    trigger: TaskTrigger, requester_id: int | None, full_name: str, base: str
 ) -> tuple[PullInfo, ...]:
     """The open pull requests into `base` (`conflicts: fix` on a push to it)."""
     client, _, _ = _job_client(requester_id)

@@ -16,13 +16,23 @@ from integrations.forgejo.events import (
     Envelope,
     IssueCommentEvent,
     IssueEvent,
-    PullRequest,
     PushEvent,
     ReviewEvent,
 )
-from resolver.contract.conflicts import BASE_PUSH_KEY, BasePush
+from integrations.forgejo.events import PullRequest as PullPayload
+from integrations.forgejo.trigger import ISSUE_COMMENT, REVIEW
+from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.triggers import (
+    BasePushed,
+    ForgeIssue,
+    JsonObject,
+    OnForge,
+    PullRequest,
+    Repository,
+    ReviewBatch,
+)
 
 NAME: Final = "forgejo"
 REVIEW_TASK: Final = "Address the review: every open review thread on this pull request."
@@ -37,14 +47,17 @@ def on_comment_created(event: IssueCommentEvent, policy: Policy) -> Trigger | No
     if request is None:
         return None
     issue, comment = event.issue, event.comment
-    is_pull = event.is_pull or issue.pull_request is not None
-    extra: dict[str, Any] = {"comment_kind": "issue_comment", "comment_id": comment.id}
+    fields = _on_forge(event, issue.number, issue.title, issue.body)
+    fields.update(url=comment.html_url, comment_id=comment.id, part={"comment_kind": ISSUE_COMMENT})
     pull = event.pull_request
+    subject: OnForge
     if pull is not None:
-        extra |= _branches(pull)
-    trigger = _trigger(
-        event, issue.number, is_pull, issue.title, issue.body, request, extra, comment.html_url
-    )
+        subject = PullRequest(**fields, **_branches(pull))
+    elif event.is_pull or issue.pull_request is not None:
+        subject = PullRequest(**fields)
+    else:
+        subject = ForgeIssue(**fields)
+    trigger = _trigger(event, subject, request)
     return replace(trigger, once_key=f"comment:{event.repository.full_name}:{comment.id}")
 
 
@@ -58,13 +71,14 @@ def on_review_submitted(event: ReviewEvent, policy: Policy) -> Trigger | None:
     if request is None:
         return None
     pull = event.pull_request
-    extra = {
-        "comment_kind": "review",
-        "review_type": review.type if review else None,
-        "review_batch": True,
+    part: JsonObject = {"comment_kind": REVIEW, "review_type": review.type if review else None}
+    subject = ReviewBatch(
+        **_on_forge(event, pull.number, pull.title, pull.body),
         **_branches(pull),
-    }
-    return _trigger(event, pull.number, True, pull.title, pull.body, request, extra, pull.html_url)
+        url=pull.html_url,
+        part=part,
+    )
+    return _trigger(event, subject, request)
 
 
 def _asks_the_bot(event: ReviewEvent, policy: Policy) -> bool:
@@ -84,7 +98,7 @@ def on_issue_labeled(event: IssueEvent, policy: Policy) -> Trigger | None:
     label = next((x.name for x in issue.labels or [] if policy.is_trigger_label(x.name)), None)
     if label is None:
         return None
-    trigger = _issue_trigger(event, {"label": label})
+    trigger = _issue_trigger(event, label=label)
     return replace(trigger, once_key=f"label:{event.repository.full_name}#{issue.number}")
 
 
@@ -94,7 +108,7 @@ def on_issue_assigned(event: IssueEvent, policy: Policy) -> Trigger | None:
     bot = next((u.login for u in issue.assignees or [] if policy.is_bot_login(u.login)), None)
     if bot is None:
         return None
-    trigger = _issue_trigger(event, {"assignee": bot})
+    trigger = _issue_trigger(event, assignee=bot)
     return replace(trigger, once_key=f"assign:{event.repository.full_name}#{issue.number}")
 
 
@@ -106,25 +120,35 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
     branch = repo.default_branch
     if event.after == _DELETED or not branch or event.ref != f"refs/heads/{branch}":
         return None
-    context = {
-        "repo": repo.full_name,
-        "clone_url": repo.clone_url,
-        "default_branch": branch,
-        "url": repo.html_url,
-        BASE_PUSH_KEY: BasePush(branch=branch, sha=event.after).as_context(),
-    }
+    subject = BasePushed(
+        repo=_repository(event),
+        url=repo.html_url,
+        push=BasePush(branch=branch, sha=event.after),
+    )
     return Trigger(
         task=f"Update my pull requests on `{branch}` that no longer merge cleanly.",
         sender=event.sender.as_sender(),
         conversation_key=f"{NAME}:{repo.full_name}@{branch}",
         repo=repo.full_name,
-        context=context,
+        subject=subject,
         bot_branches=True,
         once_key=f"push:{repo.full_name}:{event.ref}:{event.after}",
     )
 
 
-def _branches(pull: PullRequest) -> dict[str, Any]:
+def _repository(event: Envelope) -> Repository:
+    repo = event.repository
+    return Repository(
+        full_name=repo.full_name, clone_url=repo.clone_url, default_branch=repo.default_branch
+    )
+
+
+def _on_forge(event: Envelope, number: int, title: str, body: str | None) -> dict[str, Any]:
+    """What every trigger on an issue or a pull request has."""
+    return {"repo": _repository(event), "number": number, "title": title, "body": body or ""}
+
+
+def _branches(pull: PullPayload) -> dict[str, Any]:
     return {
         "head_ref": pull.head.ref if pull.head else None,
         "head_sha": pull.head.sha if pull.head else None,
@@ -132,43 +156,25 @@ def _branches(pull: PullRequest) -> dict[str, Any]:
     }
 
 
-def _issue_trigger(event: IssueEvent, extra: dict[str, Any]) -> Trigger:
+def _issue_trigger(event: IssueEvent, **extra: str) -> Trigger:
+    """A label or an assignment: on an issue, or on a pull request (Forgejo's issue events
+    carry both; its branches are not in them)."""
     issue = event.issue
-    is_pull = issue.pull_request is not None
-    return _trigger(
-        event, issue.number, is_pull, issue.title, issue.body, None, extra, issue.html_url
-    )
+    kind = PullRequest if issue.pull_request is not None else ForgeIssue
+    fields = _on_forge(event, issue.number, issue.title, issue.body)
+    return _trigger(event, kind(**fields, url=issue.html_url, **extra), None)
 
 
-def _trigger(
-    event: Envelope,
-    number: int,
-    is_pull_request: bool,
-    title: str,
-    body: str | None,
-    request: str | None,
-    extra: dict[str, Any],
-    url: str | None,
-) -> Trigger:
+def _trigger(event: Envelope, subject: OnForge, request: str | None) -> Trigger:
     """The job request; without a request text, the issue or pull request itself is the task."""
     repo = event.repository
-    context = {
-        "repo": repo.full_name,
-        "clone_url": repo.clone_url,
-        "default_branch": repo.default_branch,
-        "number": number,
-        "is_pull_request": is_pull_request,
-        "title": title,
-        "body": body or "",
-        "url": url,
-        **extra,
-    }
+    title, body = subject.title or "", subject.body or ""
     return Trigger(
-        task=request or f"{title}\n\n{body or ''}".strip(),
+        task=request or f"{title}\n\n{body}".strip(),
         sender=event.sender.as_sender(),
-        conversation_key=f"{NAME}:{repo.full_name}#{number}",
+        conversation_key=f"{NAME}:{repo.full_name}#{subject.number}",
         repo=repo.full_name,
-        context=context,
+        subject=subject,
     )
 
 

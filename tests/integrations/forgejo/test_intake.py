@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 
 from integrations import registry
 from integrations.forgejo import PROVIDER
+from resolver.contract.triggers import ForgeIssue, read_trigger
 from tests.integrations.conftest import Store
 from tests.integrations.forgejo.deliveries import SECRET, headers_for, load
 
@@ -44,7 +45,9 @@ def test_a_signed_mention_becomes_a_job(forgejo_client: TestClient, store: Store
         "queued",
     )
     assert job.conversation_key == "forgejo:forgejo/widgets#7"
-    assert job.trigger["comment_id"] == 42 and job.trigger["number"] == 7
+    stored = read_trigger(job.trigger)
+    assert isinstance(stored, ForgeIssue) and (stored.comment_id, stored.number) == (42, 7)
+    assert stored.origin.provider == "forgejo"
 
 
 def test_the_same_comment_through_a_second_hook_is_the_same_job(

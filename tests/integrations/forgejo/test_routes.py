@@ -7,8 +7,10 @@ from typing import Any
 
 from integrations.forgejo.events import parse_event
 from integrations.forgejo.routes import REVIEW_TASK, ROUTES
-from resolver.contract.conflicts import BASE_PUSH_KEY
+from integrations.forgejo.trigger import part_of
+from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, RouteResult, Trigger, ignored_sender, route_event
+from resolver.contract.triggers import BasePushed, ForgeIssue, PullRequest, ReviewBatch
 from tests.integrations.forgejo.deliveries import headers_for, load
 
 POLICY = Policy(bot_name="resolver", trigger_label="resolver")
@@ -33,10 +35,12 @@ def test_a_mention_in_an_issue_comment_is_a_request() -> None:
     assert (found.repo, found.conversation_key) == ("forgejo/widgets", "forgejo:forgejo/widgets#7")
     assert found.sender.external_id == "2" and found.sender.login == "alice"
     assert found.once_key == "comment:forgejo/widgets:42"
-    context = found.context
-    assert context["clone_url"] == "http://localhost:3000/forgejo/widgets.git"
-    assert (context["number"], context["is_pull_request"], context["comment_id"]) == (7, False, 42)
-    assert context["url"].endswith("/issues/7#issuecomment-42")
+    subject = found.subject
+    assert isinstance(subject, ForgeIssue)
+    assert subject.repo.clone_url == "http://localhost:3000/forgejo/widgets.git"
+    assert (subject.number, subject.comment_id) == (7, 42)
+    assert subject.url is not None and subject.url.endswith("/issues/7#issuecomment-42")
+    assert part_of(subject).comment_kind == "issue_comment" and subject.reach == {}
 
 
 def test_a_comment_without_a_mention_is_nothing() -> None:
@@ -49,15 +53,15 @@ def test_a_mention_on_a_pull_request_carries_its_branches() -> None:
     found = trigger("pull_request_comment.created__on_pull_request")
     assert found.task == "also cover `None`"
     assert found.conversation_key == "forgejo:forgejo/widgets#9"
-    context = found.context
-    assert context["is_pull_request"] is True
-    assert (context["head_ref"], context["base_ref"]) == ("resolver/7-fix-empty-input", "main")
+    subject = found.subject
+    assert isinstance(subject, PullRequest)
+    assert (subject.head_ref, subject.base_ref) == ("resolver/7-fix-empty-input", "main")
 
 
 def test_the_trigger_label_on_an_issue_makes_the_issue_the_task_once() -> None:
     found = trigger("issue_label.label_updated__trigger_label")
     assert found.task.startswith("The widget breaks on empty input\n\nSteps:")
-    assert found.context["label"] == "resolver"
+    assert isinstance(found.subject, ForgeIssue) and found.subject.label == "resolver"
     # Forgejo does not say which label changed: every later change while the label is on the
     # issue is the same job.
     assert found.once_key == "label:forgejo/widgets#7"
@@ -72,7 +76,8 @@ def test_other_labels_are_nothing() -> None:
 def test_assigning_the_bot_makes_the_issue_the_task_once() -> None:
     found = trigger("issue_assign.assigned__to_bot")
     assert found.task.startswith("Document the widget options")
-    assert (found.context["assignee"], found.once_key) == ("resolver", "assign:forgejo/widgets#8")
+    assert isinstance(found.subject, ForgeIssue)
+    assert (found.subject.assignee, found.once_key) == ("resolver", "assign:forgejo/widgets#8")
 
 
 def test_assigning_someone_else_is_nothing() -> None:
@@ -85,9 +90,10 @@ def test_assigning_someone_else_is_nothing() -> None:
 def test_a_commenting_review_of_the_bots_pull_request_is_a_review_batch() -> None:
     found = trigger("pull_request_review_comment.reviewed__on_bot_pull")
     assert found.task == REVIEW_TASK
-    context = found.context
-    assert context["review_batch"] is True and context["is_pull_request"] is True
-    assert (context["number"], context["review_type"]) == (9, "pull_request_review_comment")
+    subject = found.subject
+    assert isinstance(subject, ReviewBatch)
+    review_type = part_of(subject).review_type
+    assert (subject.number, review_type) == (9, "pull_request_review_comment")
 
 
 def test_a_review_that_mentions_the_bot_asks_what_it_says() -> None:
@@ -117,7 +123,8 @@ def test_a_push_to_the_default_branch_is_a_base_push() -> None:
     assert found.bot_branches is True
     assert found.conversation_key == "forgejo:forgejo/widgets@main"
     sha = "bffeb74224043ba2feb48d137756c8a9331c449a"
-    assert found.context[BASE_PUSH_KEY] == {"branch": "main", "sha": sha}
+    assert isinstance(found.subject, BasePushed)
+    assert found.subject.push == BasePush(branch="main", sha=sha)
     assert found.once_key == f"push:forgejo/widgets:refs/heads/main:{sha}"
 
 
