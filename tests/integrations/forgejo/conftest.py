@@ -1,5 +1,5 @@
 """Fixtures for the Forgejo edge: a local Forgejo with the bot's token and a repository, and
-the client pointed at it."""
+the client pointed at it; the end-to-end tests' stand-in and git server (flow.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import pytest
 from integrations.forgejo.client import ForgejoClient
 from integrations.forgejo.standin.api import ForgejoAPI
 from integrations.forgejo.standin.state import Repo
+from tests.integrations.forgejo.flow import forgejo_git, forgejo_standin
+
+__all__ = ["client", "forgejo_api", "forgejo_git", "forgejo_standin", "repo"]
 
 REPO = "forgejo/widgets"
 BOT = "resolver"

@@ -6,9 +6,6 @@ job. The Forgejo stand-in answers the API, `git http-backend` the pushes."""
 
 from __future__ import annotations
 
-import copy
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,85 +13,41 @@ import pytest
 from sqlalchemy import select
 
 from integrations.forgejo.standin.api import ForgejoAPI
-from integrations.forgejo.standin.state import Repo
-from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
+from integrations.standin.git_http import GitHttpServer, run_git
 from resolver.store.db import session_scope
 from resolver.store.models import Job
 from tests.conftest import ResolverEnv
-from tests.e2e.stack import REPO_FILES, SUMMARY, Stack, fix_script, ingress, running_stack
+from tests.e2e.stack import SUMMARY, Stack, fix_script, ingress, running_stack
 from tests.integrations.deliveries import Delivery, post
-from tests.integrations.forgejo.deliveries import SECRET, headers_for, load
+from tests.integrations.forgejo.deliveries import SECRET
+from tests.integrations.forgejo.flow import (
+    BOT,
+    BOT_TOKEN,
+    ISSUE,
+    REPO,
+    STATUS_EDIT,
+    mention,
+    said,
+    settings,
+    widgets,
+)
+from tests.integrations.forgejo.flow import delivery as signed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-REPO = "forgejo/widgets"
-ISSUE = 7
-TITLE = "add() subtracts instead of adding"
-BOT = "resolver"
-BOT_TOKEN = "fjb0t" * 8
-STATUS_EDIT = "PATCH /repos/{owner}/{repo}/issues/comments/{id}"
+
+@pytest.fixture
+def forgejo_api(forgejo_standin: ForgejoAPI) -> ForgejoAPI:
+    return forgejo_standin
 
 
 @pytest.fixture
-def forgejo_api() -> Iterator[ForgejoAPI]:
-    with ForgejoAPI() as api:
-        api.add_token(BOT_TOKEN, BOT)
-        yield api
-
-
-@pytest.fixture
-def git_server(tmp_path: Path) -> Iterator[GitHttpServer]:
-    """Bare repositories over HTTP; only the bot's token may push."""
-    with GitHttpServer(tmp_path / "git", tokens={BOT_TOKEN}) as server:
-        yield server
-
-
-def widgets(api: ForgejoAPI, git: GitHttpServer) -> tuple[Repo, Path]:
-    """`forgejo/widgets` with a broken add() and its test, issue #7; the bot administers it,
-    alice writes, bob reads."""
-    bare = create_bare_repo(git.root, REPO, dict(REPO_FILES))
-    repo = api.add_repo(REPO, git.url_for(REPO))
-    for login, mode in ((BOT, "admin"), ("alice", "write"), ("bob", "read")):
-        api.add_collaborator(repo, login, mode)
-    api.add_issue(repo, ISSUE)
-    return repo, bare
-
-
-def settings(api: ForgejoAPI) -> dict[str, str]:
-    return {
-        "RESOLVER_FORGEJO_URL": api.url,
-        "RESOLVER_FORGEJO_TOKEN": BOT_TOKEN,
-        "RESOLVER_FORGEJO_WEBHOOK_SECRET": SECRET,
-    }
-
-
-def mention(api: ForgejoAPI, repo: Repo, login: str, text: str) -> dict[str, Any]:
-    """The recorded `issue_comment` made to carry `login`'s comment `text` on issue 7, as the
-    stand-in now holds it."""
-    comment = api.add_comment(repo, ISSUE, text, login)
-    payload: dict[str, Any] = copy.deepcopy(load("issue_comment.created__on_issue"))
-    user = api.user(api.user_id(login))
-    payload["sender"] = payload["comment"]["user"] = user
-    payload["comment"].update(id=comment.id, body=text)
-    payload["issue"].update(number=ISSUE, title=TITLE, body="It returns a - b.")
-    payload["repository"].update(
-        full_name=REPO,
-        name=REPO.split("/")[1],
-        clone_url=repo.clone_url,
-        default_branch="main",
-        html_url=f"{api.url}/{REPO}",
-    )
-    return payload
+def git_server(forgejo_git: GitHttpServer) -> GitHttpServer:
+    return forgejo_git
 
 
 def delivery(payload: dict[str, Any], *, secret: str = SECRET) -> Delivery:
-    body = json.dumps(payload).encode()
-    return Delivery("/webhooks/forgejo", body, headers_for("issue_comment", body, secret=secret))
-
-
-def said(api: ForgejoAPI) -> list[str]:
-    bot = api.user_id(BOT)
-    return [c.body for c in sorted(api.comments.values(), key=lambda c: c.id) if c.user_id == bot]
+    return signed(payload, "issue_comment", secret=secret)
 
 
 def run(stack: Stack, monkeypatch: pytest.MonkeyPatch, sent: Delivery) -> int:
