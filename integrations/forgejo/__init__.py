@@ -1,8 +1,9 @@
 """Forgejo and Gitea: issue and pull-request comments, reviews, labels, assignments and pushes.
 
-The webhook side (`verify`, `events`, `routes`), the REST client (`client`), the conversation
-and the forge built on it (`provider`), the job's token (`tokens`), the settings, sign-in,
-set-up and preflight, and the stand-in for tests (`standin/`). Forgejo has no API to resolve a
+The webhook side (`verify`, `events`, `routes`, and Forgejo's part of a trigger, `trigger`),
+the REST client (`client`), the conversation and the forge built on it (`provider`), the job's
+token (`tokens`), the settings, sign-in, set-up and preflight, and the stand-in for tests
+(`standin/`). Forgejo has no API to resolve a
 review thread and no CI of its own that Resolver reads, so those stay unset.
 """
 
