@@ -256,6 +256,12 @@ class Settings(BaseSettings):
     sandbox_egress_uplink: str = Field(
         default="bridge", description="Docker network through which a job's proxy reaches out."
     )
+    sandbox_runtime: Literal["runc", "runsc", "auto"] = Field(
+        default="runc",
+        description="The sandbox's OCI runtime: runc (the host's kernel), runsc (gVisor, a "
+        "kernel of its own; the engine must have it, see Security model) or auto (runsc where "
+        "the engine has it).",
+    )
     sandbox_memory: str = Field(default="2g", description="Memory limit of a sandbox.")
     sandbox_pids: int = Field(default=512, ge=16, description="Process limit of a sandbox.")
     sandbox_cpus: float = Field(default=2.0, gt=0, description="CPU limit of a sandbox.")
