@@ -18,13 +18,6 @@ from integrations.github.events import (
 )
 from integrations.github.events import PullRequest as PullRequestPayload
 from integrations.github.trigger import ISSUE_COMMENT, REVIEW_COMMENT
-from resolver.contract.ci import (
-    BOT_BRANCH_PREFIX,
-    FAILED_CONCLUSIONS,
-    FailedCheck,
-    build_fix_task,
-)
-from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
@@ -37,6 +30,13 @@ from resolver.contract.triggers import (
     Repository,
     ReviewBatch,
 )
+from resolver.features.ci.contract import (
+    BOT_BRANCH_PREFIX,
+    FAILED_CONCLUSIONS,
+    FailedCheck,
+    build_fix_task,
+)
+from resolver.features.conflicts.contract import BasePush
 
 REVIEW_TASK: Final = "Address the review: every open review thread on this pull request."
 # A review that asks for something; an approval asks for nothing unless it mentions the bot.

@@ -16,8 +16,6 @@ from integrations.gitlab.events import (
     User,
     WorkItemEvent,
 )
-from resolver.contract.ci import BOT_BRANCH_PREFIX, FailedCheck, build_fix_task
-from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
@@ -30,6 +28,8 @@ from resolver.contract.triggers import (
     Repository,
     ReviewBatch,
 )
+from resolver.features.ci.contract import BOT_BRANCH_PREFIX, FailedCheck, build_fix_task
+from resolver.features.conflicts.contract import BasePush
 
 _KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
 _THREAD_NOTES: Final = frozenset({"DiffNote", "DiscussionNote"})

@@ -13,13 +13,13 @@ from typing import Literal
 from pydantic import JsonValue
 
 from resolver.contract.checks import Preflight
-from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
 from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
 from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import ProviderSettings
+from resolver.features.ci.contract import CIReport, FailedCheck
 
 # Both factories take the job's trigger and the requester's user id (for user tokens).
 ConversationFactory = Callable[[TaskTrigger, int | None], Conversation]

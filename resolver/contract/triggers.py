@@ -15,8 +15,8 @@ from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 
-from resolver.contract.ci import FailedCheck
-from resolver.contract.conflicts import BasePush
+from resolver.features.ci.contract import FailedCheck
+from resolver.features.conflicts.contract import BasePush
 
 VERSION: Final = 1
 JsonObject: TypeAlias = dict[str, JsonValue]

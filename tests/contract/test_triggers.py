@@ -7,8 +7,6 @@ import json
 
 import pytest
 
-from resolver.contract.ci import FailedCheck
-from resolver.contract.conflicts import BasePush
 from resolver.contract.triggers import (
     BasePushed,
     ChatThread,
@@ -29,6 +27,8 @@ from resolver.contract.triggers import (
     read_trigger,
     repo_of,
 )
+from resolver.features.ci.contract import FailedCheck
+from resolver.features.conflicts.contract import BasePush
 
 INTAKE = {
     "provider": "github",

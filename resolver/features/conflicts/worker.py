@@ -37,8 +37,13 @@ from resolver.agent.session import (
 )
 from resolver.agent.task import AgentResult, TaskContext
 from resolver.contract import outbound as providers
-from resolver.contract.ci import QUIET
-from resolver.contract.conflicts import (
+from resolver.contract.errors import CallbackError
+from resolver.contract.triggers import base_push_in, is_pull, number_of, pull_of, read_trigger
+from resolver.core.job import JobContext, RunResult
+from resolver.core.settings import get_settings
+from resolver.core.states import JobState, Outcome
+from resolver.features.ci.contract import QUIET
+from resolver.features.conflicts.contract import (
     MAX_FILES_NAMED,
     UNRESOLVED_KEY,
     ConflictsConfig,
@@ -48,11 +53,6 @@ from resolver.contract.conflicts import (
     parse_conflicts_config,
     render_unresolved,
 )
-from resolver.contract.errors import CallbackError
-from resolver.contract.triggers import base_push_in, is_pull, number_of, pull_of, read_trigger
-from resolver.core.job import JobContext, RunResult
-from resolver.core.settings import get_settings
-from resolver.core.states import JobState, Outcome
 from resolver.store import ci_attempts, jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_commit_message

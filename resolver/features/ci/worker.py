@@ -9,7 +9,12 @@ from typing import Final
 
 from integrations import registry
 from resolver.agent import git as git_repo
-from resolver.contract.ci import (
+from resolver.contract.errors import CallbackError
+from resolver.contract.outbound import Comment
+from resolver.core.logs import log
+from resolver.core.settings import get_settings
+from resolver.core.states import Outcome
+from resolver.features.ci.contract import (
     CIConfig,
     CIConfigError,
     CIReport,
@@ -20,11 +25,6 @@ from resolver.contract.ci import (
     report_comments,
     why_not_fix,
 )
-from resolver.contract.errors import CallbackError
-from resolver.contract.outbound import Comment
-from resolver.core.logs import log
-from resolver.core.settings import get_settings
-from resolver.core.states import Outcome
 from resolver.store import ci_attempts
 from resolver.store.db import session_scope
 from resolver.worker.push import bot_identity

@@ -13,10 +13,10 @@ from pydantic import JsonValue
 from integrations import registry
 from resolver.agent import git as git_repo
 from resolver.contract.outbound import History, ReviewThread
-from resolver.contract.reviews import RESOLVE_KEY, ReviewsConfigError, parse_reviews_config
 from resolver.contract.triggers import ReviewBatch
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
+from resolver.features.reviews.contract import RESOLVE_KEY, ReviewsConfigError, parse_reviews_config
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.worker.values import Plan, Snapshot, Stop

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.contract.ci import (
+from resolver.contract.triggers import (
+    CiFailure,
+    Repository,
+    dump_trigger,
+    failed_check_in,
+    read_trigger,
+)
+from resolver.features.ci.contract import (
     LOG_TAIL_CHARS,
     CIConfig,
     CIConfigError,
@@ -17,13 +24,6 @@ from resolver.contract.ci import (
     report_comments,
     tail,
     why_not_fix,
-)
-from resolver.contract.triggers import (
-    CiFailure,
-    Repository,
-    dump_trigger,
-    failed_check_in,
-    read_trigger,
 )
 from resolver.worker.branches import BRANCH_PREFIX
 
