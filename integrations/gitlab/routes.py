@@ -58,7 +58,7 @@ def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
         return _trigger(event.user, event.project, ForgeIssue(**fields), request)
     if note.type in _THREAD_NOTES and (target.source_branch or "").startswith(BOT_BRANCH_PREFIX):
         # A mention in a thread of the bot's own merge request: its job takes every unresolved
-        # discussion (`worker.reviews`). GitLab gives the notes of one review no common id, so
+        # discussion (`reviews.worker`). GitLab gives the notes of one review no common id, so
         # a mention while the batch runs joins it (steering); any other is a job of its own,
         # which leaves out the threads the bot answered last.
         # Its status goes to the merge request, not into the mention's thread (the bot speaking

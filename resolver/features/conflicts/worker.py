@@ -10,7 +10,7 @@ head as its first parent, so the push is a fast-forward and nobody's commits are
    onto that tree, like any change; a tree with no markers left in the conflicted files
    becomes the merge commit that is pushed.
 3. Conflicts the agent leaves are reported with their files, and nothing is pushed (for
-   `conflicts: fix`, in a comment on the pull request too: `callbacks.conflicts`).
+   `conflicts: fix`, in a comment on the pull request too: `conflicts.callbacks`).
 
 `conflicts: fix` (the default branch's `.resolver/config.yml`) does the same without anyone
 asking, when a push to the default branch leaves one of the bot's open pull requests on it

@@ -1,6 +1,6 @@
 """A review taken as one batch (`review_batch` on the trigger): the job gets every open thread
 of the pull request, not only the comment that mentioned the bot, and records which threads it
-took, so that `callbacks.reviews` replies in each once the job is done."""
+took, so that `reviews.callbacks` replies in each once the job is done."""
 
 from __future__ import annotations
 

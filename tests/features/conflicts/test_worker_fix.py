@@ -1,4 +1,4 @@
-"""`conflicts: fix` after a push to the default branch (worker/conflicts.py
+"""`conflicts: fix` after a push to the default branch (features/conflicts/worker.py
 `update_on_base_push`), without a stack: the Sixth test provider installed as a forge whose
 open pull requests and writers are plain values, over a real git origin. Which of the bot's
 pull requests it takes, why it leaves each of the others, and that it speaks in no
