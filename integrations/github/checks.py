@@ -12,13 +12,12 @@ from integrations.github.auth import ci_client
 from integrations.github.client import TIMEOUT_SECONDS, _tls_context
 from integrations.github.trigger import part_of
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
-from resolver.contract.triggers import TaskTrigger, repo_of
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import FailedCheck, TaskTrigger, repo_of
 from resolver.features.ci.contract import (
     LOG_READ_BYTES,
     LOG_TAIL_CHARS,
     MAX_ANNOTATIONS,
-    CIReport,
-    FailedCheck,
     limited,
     render_annotation,
     tail,

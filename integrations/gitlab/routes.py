@@ -19,8 +19,11 @@ from integrations.gitlab.events import (
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
+    BOT_BRANCH_PREFIX,
+    BasePush,
     BasePushed,
     CiFailure,
+    FailedCheck,
     ForgeIssue,
     JsonObject,
     OnForge,
@@ -28,8 +31,7 @@ from resolver.contract.triggers import (
     Repository,
     ReviewBatch,
 )
-from resolver.features.ci.contract import BOT_BRANCH_PREFIX, FailedCheck, build_fix_task
-from resolver.features.conflicts.contract import BasePush
+from resolver.features.ci.contract import build_fix_task
 
 _KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
 _THREAD_NOTES: Final = frozenset({"DiffNote", "DiscussionNote"})

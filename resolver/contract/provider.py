@@ -17,9 +17,20 @@ from resolver.contract.inbound import Integration
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
 from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
-from resolver.contract.triggers import TaskTrigger
+from resolver.contract.triggers import FailedCheck, TaskTrigger
 from resolver.core.settings import ProviderSettings
-from resolver.features.ci.contract import CIReport, FailedCheck
+
+
+@dataclass(frozen=True)
+class CIReport:
+    """What the forge says about the failing check: annotations and the tail of its log."""
+
+    annotations: tuple[str, ...] = ()
+    log_tail: str = ""
+    log_cut: bool = False
+    unavailable: tuple[str, ...] = ()
+    """What could not be read, said in the prompt and the status rather than failing the job."""
+
 
 # Both factories take the job's trigger and the requester's user id (for user tokens).
 ConversationFactory = Callable[[TaskTrigger, int | None], Conversation]

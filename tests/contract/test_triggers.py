@@ -8,9 +8,11 @@ import json
 import pytest
 
 from resolver.contract.triggers import (
+    BasePush,
     BasePushed,
     ChatThread,
     CiFailure,
+    FailedCheck,
     ForgeIssue,
     Origin,
     PullRequest,
@@ -27,8 +29,6 @@ from resolver.contract.triggers import (
     read_trigger,
     repo_of,
 )
-from resolver.features.ci.contract import FailedCheck
-from resolver.features.conflicts.contract import BasePush
 
 INTAKE = {
     "provider": "github",

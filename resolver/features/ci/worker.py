@@ -11,14 +11,14 @@ from integrations import registry
 from resolver.agent import git as git_repo
 from resolver.contract.errors import CallbackError
 from resolver.contract.outbound import Comment
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import FailedCheck
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
 from resolver.features.ci.contract import (
     CIConfig,
     CIConfigError,
-    CIReport,
-    FailedCheck,
     HeadCommit,
     over_attempts_note,
     parse_ci_config,

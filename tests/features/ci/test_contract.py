@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from resolver.contract.provider import CIReport
 from resolver.contract.triggers import (
     CiFailure,
+    FailedCheck,
     Repository,
     dump_trigger,
     failed_check_in,
@@ -15,8 +17,6 @@ from resolver.features.ci.contract import (
     LOG_TAIL_CHARS,
     CIConfig,
     CIConfigError,
-    CIReport,
-    FailedCheck,
     HeadCommit,
     ci_status_line,
     over_attempts_note,

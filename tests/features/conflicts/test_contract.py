@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from resolver.contract.triggers import (
+    BasePush,
     BasePushed,
     Repository,
     base_push_in,
@@ -15,7 +16,6 @@ from resolver.contract.triggers import (
     read_trigger,
 )
 from resolver.features.conflicts.contract import (
-    BasePush,
     ConflictsConfig,
     ConflictsConfigError,
     once_key,
