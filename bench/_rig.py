@@ -218,9 +218,17 @@ class Rig:
     deployment. Everything it makes registers its removal on `cleanup` as it is made."""
 
     def __init__(
-        self, layout: Layout, mentions: int, delay: float, calls: int, postgres: bool
+        self,
+        layout: Layout,
+        mentions: int,
+        delay: float,
+        calls: int,
+        postgres: bool,
+        replies: list[Reply] | None = None,
     ) -> None:
+        """`replies`: the model's script for every job, in place of `script(calls)`."""
         self.layout, self.mentions, self.delay, self.calls = layout, mentions, delay, calls
+        self.replies = replies
         self.postgres = postgres
         self.deployment = f"bench-load-{uuid.uuid4().hex[:10]}"
         self.logins = [f"dev{n:02d}" for n in range(mentions)]
@@ -252,7 +260,9 @@ class Rig:
         known, reaches = self.api.tokens.__contains__, self.api.may_reach_path
         self.git = GitHttpServer(self.tmp / "git", accepts=known, reaches=reaches)
         self.cleanup.callback(self.git.close)
-        self.llm = ScriptedLLMServer(by_step(script(self.calls), self.delay)).start()
+        self.llm = ScriptedLLMServer(
+            by_step(self.replies or script(self.calls), self.delay)
+        ).start()
         self.cleanup.callback(self.llm.stop)
         bare = create_bare_repo(self.git.root, REPO, REPO_FILES)
         writers = dict.fromkeys(self.logins, "write")

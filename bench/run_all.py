@@ -50,10 +50,21 @@ BENCHES = (
         ("POST → draft PR", "memory: every worker process"),
         ("--mentions", "2", "--delay", "0.2", "--calls", "2"),
     ),
+    Bench("migrations.py", ("migrations after", "per million jobs"), ("--rows", "2000")),
+    Bench(
+        "retention.py",
+        ("while retention prunes", "pruned "),
+        ("--jobs", "300", "--steps", "3", "--duration", "1", "--rate", "20"),
+    ),
     Bench(
         "sandboxes.py",
         ("warm pool claim", "memory of all"),
         ("--execs", "3", "--starts", "2", "--idle", "2"),
+    ),
+    Bench(
+        "storage.py",
+        ("bytes per job", "a year at 1,000 jobs a day"),
+        ("--jobs", "1", "--steps", "4"),
     ),
     Bench("startup.py", ("web (resolver serve)", "web / worker"), ("--runs", "1")),
     Bench(

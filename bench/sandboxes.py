@@ -1,6 +1,7 @@
 """Sandbox figures: exec latency against the `docker exec` CLI, cold start against a warm claim,
-taking a change out (exporter, stop, checked read) against the old host-side `git diff`, and
-the memory of idle sandboxes. Run with `uv run python bench/sandboxes.py`.
+taking a change out (exporter, stop, checked read) against the old host-side `git diff`, the
+memory of idle sandboxes, and runc beside gVisor's runsc (when the engine has it) on a start,
+a claim, an exec, a file-heavy and a CPU-bound step. Run with `uv run python bench/sandboxes.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sandbox import (
     ExportLimits,
@@ -22,6 +25,7 @@ from sandbox import (
     ensure_image,
     open_sandbox,
 )
+from sandbox.runtime import RuntimeMissingError, engine_runtimes
 
 MEMORY_USAGE = (
     "cat /sys/fs/cgroup/memory/memory.usage_in_bytes 2>/dev/null"
@@ -70,8 +74,9 @@ def exec_latency(box: Sandbox, count: int) -> list[str]:
     return lines
 
 
-def start_latency(policy: SandboxPolicy, count: int) -> list[str]:
-    """A cold create-and-start against a claim from a full warm pool."""
+def start_latency(policy: SandboxPolicy, count: int, raw: bool = False) -> Any:
+    """A cold create-and-start against a claim from a full warm pool: rows, or with `raw`
+    the seconds of each."""
     cold: list[float] = []
     for n in range(count):
         started = time.perf_counter()
@@ -92,6 +97,8 @@ def start_latency(policy: SandboxPolicy, count: int) -> list[str]:
             box.__exit__(None, None, None)
     finally:
         pool.close()
+    if raw:
+        return {"cold start": cold, "warm pool claim": warm}
     return [row("cold start (create + start)", cold), row("warm pool claim", warm)]
 
 
@@ -144,6 +151,45 @@ def idle_memory(policy: SandboxPolicy, count: int) -> list[str]:
     ]
 
 
+# 2,000 small files, a grep through them and a 300-file commit; then pure-Python arithmetic.
+FILE_HEAVY = """
+set -e
+rm -rf /tmp/heavy && mkdir /tmp/heavy && cd /tmp/heavy && git init -q .
+for n in $(seq 2000); do echo "line $n" > f$n.txt; done
+grep -r "line 1999" . > /dev/null
+git add $(seq -f 'f%g.txt' 300) && git -c user.name=b -c user.email=b@e.x commit -qm files
+"""
+CPU_BOUND = "python3 -c 'sum(i * i for i in range(3_000_000))'"
+
+
+def runtime_figures(policy: SandboxPolicy, count: int) -> dict[str, list[float]]:
+    """Seconds of each step under `policy`'s runtime."""
+    figures: dict[str, list[float]] = {}
+    started = start_latency(policy, count, raw=True)
+    figures.update(started)
+    with open_sandbox("bench-runtime", policy) as box:
+        figures["exec `true`"] = timings(lambda: box.run("true"), count * 5)
+        figures["file-heavy step"] = timings(lambda: box.run(FILE_HEAVY), count)
+        figures["CPU-bound step"] = timings(lambda: box.run(CPU_BOUND), count)
+    return figures
+
+
+def runtimes_side_by_side(policy: SandboxPolicy, count: int) -> list[str]:
+    """runc and runsc, the same steps, one column each (median ms) and their ratio."""
+    try:
+        engine_runtimes("runsc")
+    except RuntimeMissingError as error:
+        return [f"runsc: not measured ({error})"]
+    runc = runtime_figures(replace(policy, runtime="runc"), count)
+    runsc = runtime_figures(replace(policy, runtime="runsc"), count)
+    lines = [f"{'runtime (median ms)':<34} {'runc':>9} {'runsc':>9} {'ratio':>7}"]
+    for name, ours in runc.items():
+        theirs = runsc[name]
+        a, b = statistics.median(ours) * 1000, statistics.median(theirs) * 1000
+        lines.append(f"{name:<34} {a:9.1f} {b:9.1f} {b / a:7.2f}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--execs", type=int, default=50, help="Samples per exec figure.")
@@ -164,6 +210,9 @@ def main() -> None:
             print(line)
         print()
         for line in idle_memory(policy, args.idle):
+            print(line)
+        print()
+        for line in runtimes_side_by_side(policy, max(args.starts, 2)):
             print(line)
 
 

@@ -9,15 +9,19 @@ provider (`integrations.registry`). A request that is a command (`@bot stop`) is
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Final
 
 from celery import Task, shared_task
+from celery.worker.control import inspect_command
 
 from integrations import registry
 from resolver.broker import locks
 from resolver.broker.celery_app import (
     DELIVER,
+    PRUNE_TRAJECTORIES,
     REAP_SANDBOXES,
     RECONCILE,
     RUN_JOB,
@@ -27,7 +31,7 @@ from resolver.broker.celery_app import (
 from resolver.callbacks.send import send
 from resolver.contract.commands import Command, parse_command
 from resolver.contract.triggers import base_push_in
-from resolver.core import metrics
+from resolver.core import metrics, version
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
@@ -37,7 +41,7 @@ from resolver.schedules import beat
 from resolver.schedules import commands as schedule_commands
 from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
 from resolver.schedules.runner import run_scheduled
-from resolver.store import configured, jobs
+from resolver.store import configured, jobs, retention
 from resolver.store.db import session_scope
 from resolver.worker import commands, request
 from resolver.worker.execute import execute
@@ -141,6 +145,42 @@ def reap_sandboxes() -> list[str]:
     removed = list(reap(jobs.sandbox_is_stale, settings.sandbox_max_age, settings.deployment))
     metrics.REAPER_REMOVALS.inc(len(removed))
     return removed
+
+
+@inspect_command(name="resolver_version")
+def resolver_version(_state: object) -> dict[str, str]:
+    """This worker's release, for `resolver db upgrade` (resolver.broker.versions)."""
+    return {"version": version.current()}
+
+
+RETENTION_BATCH: Final = 200  # jobs per transaction: a short write lock, intake goes on
+RETENTION_BUDGET: Final = 240.0  # seconds per run; the next hour's run goes on from there
+
+
+@shared_task(name=PRUNE_TRAJECTORIES, max_retries=0, time_limit=300, soft_time_limit=280)
+def prune_trajectories() -> int:
+    """Retention (RESOLVER_RETENTION_DAYS): prune finished jobs' trajectories in batches."""
+    days = get_settings().retention_days
+    if days is None or not _first_in_slot("prune-trajectories", 3600.0):
+        return 0
+    return prune_all(days, RETENTION_BATCH, RETENTION_BUDGET)
+
+
+def prune_all(days: int, batch: int, budget: float) -> int:
+    """Prune batch after batch until none is left or `budget` seconds have gone."""
+    started = time.monotonic()
+    before = retention.cutoff(datetime.now(UTC), days)
+    total = 0
+    while time.monotonic() - started < budget:
+        with session_scope() as session:
+            done = retention.prune_batch(session, before, batch)
+        metrics.RETENTION_PRUNED_JOBS.inc(done.jobs)
+        metrics.RETENTION_PRUNED_EVENTS.inc(done.events)
+        total += done.jobs
+        if done.jobs < batch:
+            break
+    log(logger, logging.INFO, "retention.pruned", jobs=total, days=days)
+    return total
 
 
 @shared_task(name=SCHEDULES_TICK, max_retries=0, time_limit=60, soft_time_limit=50)

@@ -12,6 +12,7 @@ from docker.utils import parse_bytes
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.naming import build_labels
 from sandbox.policy import HOME, TMP, WORKDIR, SandboxPolicy
+from sandbox.runtime import engine_runtimes
 
 BRIDGE: Final = "bridge"
 HOSTNAME: Final = "sandbox"
@@ -20,8 +21,12 @@ HOSTNAME: Final = "sandbox"
 NO_DNS: Final = "127.0.0.1"
 
 
-def host_config_args(policy: SandboxPolicy, volume: str, network_mode: str) -> dict[str, Any]:
-    """The engine's HostConfig for the policy: no capabilities, no secrets, bounded resources."""
+def host_config_args(
+    policy: SandboxPolicy, volume: str, network_mode: str, connected: bool = False
+) -> dict[str, Any]:
+    """The engine's HostConfig for the policy: no capabilities, no secrets, bounded resources,
+    under the policy's runtime (its variant with network when the sandbox is `connected`)."""
+    runtimes = engine_runtimes(policy.runtime)
     tmp_opts = "rw,nosuid,nodev"
     owner = f"uid={policy.user},gid={policy.user}"
     # The workspace is a tmpfs volume: its pages count against the container's memory, so the
@@ -43,6 +48,7 @@ def host_config_args(policy: SandboxPolicy, volume: str, network_mode: str) -> d
         "pids_limit": policy.pids,
         "nano_cpus": int(policy.cpus * 1e9),
         "ipc_mode": "private",
+        "runtime": runtimes.network if connected else runtimes.plain,
     }
 
 
@@ -60,7 +66,8 @@ def start_container(
     With `network` (a job's internal egress network) it is on that network alone."""
     api = client().api
     mode = network or _network_mode(policy)
-    host_config = host_config_args(policy, volume, mode)
+    connected = network is not None or policy.network == BRIDGE
+    host_config = host_config_args(policy, volume, mode, connected)
     if network:
         # Names are the proxy's business: the sandbox's resolver forwards to nothing.
         host_config["dns"] = [NO_DNS]

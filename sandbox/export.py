@@ -27,6 +27,7 @@ from sandbox.engine import SandboxError, client, engine_errors
 from sandbox.execution import close_socket, wait_exit_code
 from sandbox.naming import build_labels, job_name, new_token
 from sandbox.policy import TMP, WORKDIR, SandboxPolicy
+from sandbox.runtime import engine_runtimes
 
 EXPORTER_MEMORY: Final = "512m"
 EXPORTER_PIDS: Final = 64
@@ -127,6 +128,8 @@ def _start_exporter(box: Exported) -> str:
         pids_limit=EXPORTER_PIDS,
         nano_cpus=int(policy.cpus * 1e9),
         ipc_mode="private",
+        # It runs git on what the agent wrote: behind the same kernel boundary as the agent.
+        runtime=engine_runtimes(policy.runtime).plain,
     )
     with engine_errors("create exporter"):
         container_id: str = api.create_container(

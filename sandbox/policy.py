@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from sandbox.hosts import Allowance
+from sandbox.runtime import Wanted
 
 Network = Literal["none", "bridge"]
 
@@ -39,6 +40,8 @@ class SandboxPolicy:
     """The egress proxy's image; default: the tag built from Dockerfile.proxy."""
     egress_uplink: str = "bridge"
     """The network through which a job's egress proxy reaches out."""
+    runtime: Wanted = "runc"
+    """The OCI runtime: runc, gVisor's runsc, or `auto` (runsc where the engine has it)."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ DELIVER: Final = "resolver.callbacks.deliver"
 RECONCILE: Final = "resolver.reconcile"
 REAP_SANDBOXES: Final = "resolver.reap_sandboxes"
 SCHEDULES_TICK: Final = "resolver.schedules.tick"
+PRUNE_TRAJECTORIES: Final = "resolver.retention.prune"
 SCHEDULES_SYNC: Final = "resolver.schedules.sync"
 
 
@@ -78,6 +79,12 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "schedules-tick": {
                 "task": SCHEDULES_TICK,
                 "schedule": settings.reconcile_interval,
+                "options": {"queue": DEFAULT_QUEUE},
+            },
+            # Hourly; it does nothing unless RESOLVER_RETENTION_DAYS is set.
+            "prune-trajectories": {
+                "task": PRUNE_TRAJECTORIES,
+                "schedule": 3600.0,
                 "options": {"queue": DEFAULT_QUEUE},
             },
         },

@@ -7,8 +7,9 @@ import sys
 import typer
 
 from integrations import registry
-from resolver.cli import admin, budgets, jobs, routes, run, schedules, services, setup
+from resolver.cli import admin, backup, budgets, jobs, routes, run, schedules, services, setup
 from resolver.cli import sandbox as sandbox_cli
+from resolver.core import version
 from resolver.core.settings import ConfigError, get_settings
 from resolver.store import configured
 
@@ -17,6 +18,27 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"resolver {version.current()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    _version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print this release's version and exit.",
+    ),
+) -> None:
+    """Resolver: @mention a bot, get a pull request."""
+
+
 services.register(app)
 admin.register(app)
 app.add_typer(jobs.app, name="jobs")
@@ -26,6 +48,8 @@ app.add_typer(routes.app, name="routes")
 app.add_typer(schedules.app, name="schedules")
 app.add_typer(setup.app, name="setup")
 app.command("budgets")(budgets.budgets)
+app.command("backup")(backup.backup)
+app.command("restore")(backup.restore)
 
 
 def main() -> None:

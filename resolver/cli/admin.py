@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import typer
 from rich.console import Console
@@ -10,8 +11,8 @@ from rich.table import Table
 
 from integrations import registry
 from resolver.core.settings import get_settings
-from resolver.store import accounts
-from resolver.store.db import session_scope
+from resolver.store import accounts, forget
+from resolver.store.db import get_engine, session_scope
 from resolver.store.vault import Vault, generate_key, rotate_all, store_credential
 
 console = Console()
@@ -98,6 +99,31 @@ def users_revoke(
     if owner is None:
         fail(f"no {provider} account {external_id} is linked; `resolver users list` shows links")
     console.print(f"revoked {provider}:{external_id} of {owner}")
+
+
+@users_app.command("forget")
+def users_forget(
+    name: str,
+    wait: float = typer.Option(120.0, help="Seconds to wait for their running jobs to stop."),
+) -> None:
+    """Forget a person: stop their running jobs, delete their identities, tokens, sessions and
+    user, and replace their request texts and trajectories with "removed"; their job rows
+    stay, with costs."""
+    try:
+        with session_scope() as session:
+            running = forget.stop_jobs(session, name)
+        deadline = time.monotonic() + wait
+        while running and time.monotonic() < deadline:
+            time.sleep(1.0)
+            with session_scope() as session:
+                running = forget.still_running(session, running)
+        gone = forget.forget_now(get_engine(), name)
+    except forget.ForgetError as error:
+        fail(str(error))
+    console.print(
+        f"forgot {gone.name}: {gone.identities} linked account(s), {gone.tokens} token(s), "
+        f"{gone.sessions} web session(s); {gone.jobs} job(s) kept with their text removed"
+    )
 
 
 @tokens_app.command("set")

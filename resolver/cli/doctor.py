@@ -80,6 +80,26 @@ def _sandbox_image(settings: Settings) -> Check:
     return Check("sandbox image", "ok", tag)
 
 
+# The kernel release gVisor reports to what runs inside it.
+GVISOR_KERNEL = "4.4.0"
+
+
+def _sandbox_runtime(settings: Settings) -> Check:
+    """Start a real sandbox and read the kernel inside: the runtime it got, not the one asked."""
+    from resolver.agent.sandboxes import policy_from_settings
+    from sandbox import SandboxError, open_sandbox
+
+    wanted = settings.sandbox_runtime
+    try:
+        with open_sandbox("doctor-runtime", policy_from_settings(settings)) as box:
+            kernel = box.run("uname -r").output.strip()
+    except SandboxError as error:
+        return Check("sandbox runtime", "fail", f"{wanted}: {error}")
+    got = "runsc (gVisor)" if kernel == GVISOR_KERNEL else "runc (the host's kernel)"
+    ok = wanted != "runsc" or kernel == GVISOR_KERNEL
+    return Check("sandbox runtime", "ok" if ok else "fail", f"{wanted}: {got}, kernel {kernel}")
+
+
 # Reserved by RFC 2606: never a real host, so it can only be refused.
 _DENIED_EXAMPLE = "denied.invalid"
 _PROBE = "curl -k -sS -m 20 -o /dev/null -w '%{{http_code}}' {url}"
@@ -231,6 +251,7 @@ CHECKS: tuple[Callable[[Settings], Check], ...] = (
     _redis,
     _docker,
     _sandbox_image,
+    _sandbox_runtime,
     _egress,
     _llm,
     _admin,

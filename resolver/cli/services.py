@@ -93,16 +93,46 @@ def beat() -> None:
 
 
 @db_app.command("upgrade")
-def db_upgrade() -> None:
-    """Apply every database migration."""
+def db_upgrade(
+    force: bool = typer.Option(
+        False, "--force", help="Upgrade even while workers of another release are alive."
+    ),
+) -> None:
+    """Apply every database migration. Refuses while a worker of another release is alive:
+    stop the workers first (CHANGELOG.md)."""
     from resolver.store.migrate import MigrationRefused, upgrade
 
+    if not force:
+        _refuse_while_other_workers()
     try:
         upgrade(get_settings().database_url)
     except MigrationRefused as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from None
     typer.echo("database is up to date")
+
+
+def _refuse_while_other_workers() -> None:
+    from resolver.broker.versions import worker_versions
+    from resolver.core import version
+
+    try:
+        found = worker_versions()
+    except Exception:  # no broker: no worker can be alive on it
+        return
+    this = version.current()
+    others = {name: said for name, said in found.items() if said != this}
+    if others:
+        named = ", ".join(
+            f"{name} ({said or 'a release before 0.2.0'})" for name, said in sorted(others.items())
+        )
+        typer.echo(
+            f"error: stop the workers first: {named} still run on this broker, and this is "
+            f"{this}. Stop every worker and beat, upgrade, then start the new release "
+            "(--force upgrades anyway).",
+            err=True,
+        )
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

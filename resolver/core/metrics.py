@@ -42,6 +42,13 @@ CALLBACK_ATTEMPTS: Final = Counter(
 REAPER_REMOVALS: Final = Counter(
     "resolver_reaper_removals_total", "Sandboxes the reaper removed (dead, stale or too old)."
 )
+RETENTION_PRUNED_JOBS: Final = Counter(
+    "resolver_retention_pruned_jobs_total",
+    "Finished jobs whose trajectory retention pruned (RESOLVER_RETENTION_DAYS).",
+)
+RETENTION_PRUNED_EVENTS: Final = Counter(
+    "resolver_retention_pruned_events_total", "Trajectory entries retention deleted."
+)
 QUEUE_MESSAGES: Final = Gauge(
     "resolver_queue_messages", "Messages waiting in each broker queue.", ["queue"]
 )

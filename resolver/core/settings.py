@@ -256,11 +256,23 @@ class Settings(BaseSettings):
     sandbox_egress_uplink: str = Field(
         default="bridge", description="Docker network through which a job's proxy reaches out."
     )
+    sandbox_runtime: Literal["runc", "runsc", "auto"] = Field(
+        default="runc",
+        description="The sandbox's OCI runtime: runc (the host's kernel), runsc (gVisor, a "
+        "kernel of its own; the engine must have it, see Security model) or auto (runsc where "
+        "the engine has it).",
+    )
     sandbox_memory: str = Field(default="2g", description="Memory limit of a sandbox.")
     sandbox_pids: int = Field(default=512, ge=16, description="Process limit of a sandbox.")
     sandbox_cpus: float = Field(default=2.0, gt=0, description="CPU limit of a sandbox.")
     sandbox_pool_size: int = Field(
         default=0, ge=0, description="Warm containers kept ready; 0 turns the pool off."
+    )
+    retention_days: int | None = Field(
+        default=None,
+        ge=1,
+        description="Prune the trajectories (commands, outputs, diffs) of finished jobs older "
+        "than this many days; the job rows, outcomes, costs and links stay. Unset: keep all.",
     )
     sandbox_max_age: int = Field(
         default=7200, ge=60, description="Seconds after which the reaper removes a sandbox."

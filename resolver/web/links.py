@@ -10,8 +10,8 @@ from starlette.responses import RedirectResponse, Response
 
 from integrations import registry
 from resolver.core.logs import log
-from resolver.store import accounts
-from resolver.store.db import session_scope
+from resolver.store import accounts, forget
+from resolver.store.db import get_engine, session_scope
 from resolver.web.actions import checked_viewer
 from resolver.web.context import not_found
 from resolver.web.inputs import path_id
@@ -46,4 +46,42 @@ async def revoke(request: Request) -> Response:
         if gone
         else "Nothing was revoked: that link no longer exists."
     )
+    return RedirectResponse("/admin", status_code=303)
+
+
+async def forget_person(request: Request) -> Response:
+    """`POST /admin/users/{user_id}/forget`: the person's running jobs are asked to stop; once
+    none runs, they are forgotten as `resolver users forget` does. Anyone but an admin is told
+    there is nothing here."""
+    checked = await checked_viewer(request)
+    if isinstance(checked, Response):
+        return checked
+    user_id = path_id(request, "user_id")
+    if not checked.admin or user_id is None:
+        return not_found(request, checked)
+
+    def act() -> str:
+        with session_scope() as session:
+            name = forget.name_of(session, user_id)
+            if name is None:
+                return "Nobody was forgotten: that user no longer exists."
+            running = forget.stop_jobs(session, name)
+        if running:
+            return (
+                f"Asked {name}'s running job(s) {', '.join(map(str, running))} to stop; press "
+                "Forget again once they have stopped."
+            )
+        gone = forget.forget_now(get_engine(), name)
+        return (
+            f"Forgot {gone.name}: {gone.identities} linked account(s), {gone.tokens} token(s) "
+            f"and {gone.sessions} web session(s) deleted; {gone.jobs} job(s) kept with their "
+            "text removed."
+        )
+
+    try:
+        said = await run_in_threadpool(act)
+    except forget.ForgetError as error:
+        said = str(error)
+    log(logger, logging.INFO, "web.user_forgotten", user=user_id, by=checked.person.login)
+    request.session["flash"] = said
     return RedirectResponse("/admin", status_code=303)

@@ -62,6 +62,7 @@ def web_routes(settings: Settings) -> list[BaseRoute]:
         ("/admin", pages_.admin_page, ["GET"]),
         ("/setup/start/{token}", operator.start, ["GET"]),
         ("/admin/links/{identity_id}/revoke", links.revoke, ["POST"]),
+        ("/admin/users/{user_id}/forget", links.forget_person, ["POST"]),
         ("/setup", setup.setup_page, ["GET"]),
         ("/setup/checks", setup.checks, ["POST"]),
         *setup_providers.pages(),

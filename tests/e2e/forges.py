@@ -1,7 +1,7 @@
 """The forge an end-to-end test runs against, behind one face. A test that holds for GitHub and
 GitLab alike takes the `forge` fixture (both, by default; `indirect` parametrisation picks
-one) and asks it what differs: the stand-in and its settings, how a delivery is made, signed
-and sent, and what the stand-in recorded."""
+one, or adds Forgejo: `EVERY_FORGE`) and asks it what differs: the stand-in and its settings,
+how a delivery is made, signed and sent, and what the stand-in recorded."""
 
 from __future__ import annotations
 
@@ -13,15 +13,21 @@ from typing import Any, Protocol
 
 import pytest
 
+from integrations.forgejo.standin.api import ForgejoAPI
+from integrations.forgejo.standin.state import Pull, Repo
 from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
 from integrations.gitlab.standin.api import GitLabAPI, MergeRequest, Project
 from integrations.standin.git_http import GitHttpServer
 from tests.e2e import github_flow, gitlab_flow
 from tests.e2e.stack import REPO_FILES, Stack, ingress
 from tests.integrations.deliveries import Delivery, github, gitlab, load, post
+from tests.integrations.forgejo import flow as forgejo_flow
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 
 FORGES = ("github", "gitlab")
+# The suites Forgejo runs too (`indirect` parametrisation): it has no CI whose logs Resolver
+# reads and no API to resolve a review thread, so the others stay on the two.
+EVERY_FORGE = (*FORGES, "forgejo")
 ISSUE = gitlab_flow.IID  # the issue alice asks on: 7, on either forge
 
 
@@ -332,6 +338,93 @@ class GitLabForge:
         ]
 
 
+@dataclass
+class ForgejoForge:
+    api: ForgejoAPI
+    git: GitHttpServer
+    name: str = "forgejo"
+    pull_word: str = "pull request"
+    token_marker: str = forgejo_flow.BOT_TOKEN
+    _repo: Repo | None = None
+
+    @property
+    def repo(self) -> Repo:
+        assert self._repo is not None, "widgets() makes the repository"
+        return self._repo
+
+    def settings(self) -> dict[str, str]:
+        return forgejo_flow.settings(self.api)
+
+    def widgets(self, files: Mapping[str, str] = REPO_FILES) -> Path:
+        self._repo, bare = forgejo_flow.widgets(self.api, self.git, files)
+        return bare
+
+    def start(self, stack: Stack) -> None:
+        stack.link("alice", "forgejo", str(self.api.user_id("alice")), "alice")
+        stack.start_worker()
+
+    def mention_on_issue(self, stack: Stack, monkeypatch: pytest.MonkeyPatch, text: str) -> int:
+        payload = forgejo_flow.mention(self.api, self.repo, "alice", text)
+        sent = forgejo_flow.delivery(payload, "issue_comment")
+        return ended(deliver(stack, monkeypatch, sent))
+
+    def only_pull(self) -> tuple[int, str]:
+        [pull] = self.api.pulls
+        return pull.number, pull.head
+
+    def bots_pull(self, branch: str) -> int:
+        return self.api.add_pull(self.repo, branch, "Fix add()", author=forgejo_flow.BOT).number
+
+    def _pull(self, number: int) -> Pull:
+        [pull] = [p for p in self.api.pulls if p.number == number]
+        return pull
+
+    def comment_on_pull(
+        self, stack: Stack, monkeypatch: pytest.MonkeyPatch, number: int, text: str
+    ) -> int:
+        payload = forgejo_flow.pull_comment(self.api, self.repo, self._pull(number), "alice", text)
+        sent = forgejo_flow.delivery(payload, "pull_request_comment")
+        return ended(deliver(stack, monkeypatch, sent))
+
+    def push(
+        self, stack: Stack, monkeypatch: pytest.MonkeyPatch, ref: str, after: str
+    ) -> int | None:
+        payload = forgejo_flow.push(self.api, self.repo, ref, after, "alice")
+        return deliver(stack, monkeypatch, forgejo_flow.delivery(payload, "push"))
+
+    def said_on_pull(self, number: int) -> list[str]:
+        return forgejo_flow.said(self.api, number)
+
+    def said_on_issue(self) -> list[str]:
+        return forgejo_flow.said(self.api, ISSUE)
+
+    def status_edits(self) -> list[int]:
+        return [r.status for r in self.api.calls(forgejo_flow.STATUS_EDIT)]
+
+    def reactions_on_request(self) -> list[str]:
+        bot = self.api.user_id(forgejo_flow.BOT)
+        alice = self.api.user_id("alice")
+        asked = {c.id for c in self.api.comments.values() if c.user_id == alice}
+        return [r.content for r in self.api.reactions if r.user_id == bot and r.comment_id in asked]
+
+    def opened(self, number: int) -> Opened:
+        pull = self._pull(number)
+        url = f"{self.api.url}/{forgejo_flow.REPO}/pulls/{number}"
+        return Opened(pull.head, pull.base, pull.draft, pull.body, url)
+
+    def pull_count(self) -> int:
+        return len(self.api.pulls)
+
+    def api_calls(self) -> int:
+        return len(self.api.requests)
+
+    def open_pull_listings(self) -> list[tuple[str, int]]:
+        """Forgejo lists open pulls without a base (the client keeps those into it): each
+        listing as `*`."""
+        listings = self.api.calls("GET /repos/{owner}/{repo}/pulls")
+        return [("*", r.status) for r in listings if r.query.get("state") == ["open"]]
+
+
 @pytest.fixture(params=FORGES)
 def forge(request: pytest.FixtureRequest) -> Forge:
     """The forge of the test's parameter, on its stand-in and git server (only that one's
@@ -341,5 +434,9 @@ def forge(request: pytest.FixtureRequest) -> Forge:
             request.getfixturevalue("github_api"),
             request.getfixturevalue("git_server"),
             request.getfixturevalue("key_file"),
+        )
+    if request.param == "forgejo":
+        return ForgejoForge(
+            request.getfixturevalue("forgejo_standin"), request.getfixturevalue("forgejo_git")
         )
     return GitLabForge(request.getfixturevalue("gitlab_api"), request.getfixturevalue("gitlab_git"))

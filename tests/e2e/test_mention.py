@@ -10,12 +10,13 @@ import pytest
 
 from integrations.standin.git_http import run_git
 from tests.conftest import ResolverEnv
-from tests.e2e.forges import ISSUE, Forge
+from tests.e2e.forges import EVERY_FORGE, ISSUE, Forge
 from tests.e2e.stack import SUMMARY, fix_script, running_stack
 
 pytestmark = pytest.mark.timeout(300)
 
 
+@pytest.mark.parametrize("forge", EVERY_FORGE, indirect=True)
 def test_a_mention_on_an_issue_ends_in_one_draft_pull(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,6 +17,11 @@ COPIES = 20
 
 
 def delivery_for(provider: str) -> sent.Delivery:
+    if provider not in sent.SENDERS:  # a provider that signs its own deliveries
+        path = next(p for p in sent.fixture_paths(provider) if "comment" in p.name.lower())
+        payload = json.loads(path.read_text())
+        sent.own_sending(provider).set_text(payload, "@resolver fix it")
+        return sent.signed(provider, sent.fixture_key(provider, path), payload)
     if provider == "github":
         payload = load("github", "issue_comment.created__on_issue")
         payload["comment"]["body"] = "@resolver fix it"
@@ -38,7 +44,7 @@ def delivery_for(provider: str) -> sent.Delivery:
 
 @pytest.mark.parametrize("provider", sent.PROVIDERS)
 def test_concurrent_copies_create_one_job(server: str, store: Any, provider: str) -> None:
-    store.link(provider, sent.SENDERS[provider])
+    store.link(provider, sent.sender(provider))
     delivery = delivery_for(provider)
     start = threading.Barrier(COPIES)
 

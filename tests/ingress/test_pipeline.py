@@ -9,15 +9,8 @@ from typing import Any
 
 import pytest
 
+from integrations import registry
 from tests.integrations.deliveries import PROVIDERS, github, load, post
-
-SETTING = {
-    "github": ["RESOLVER_GITHUB_WEBHOOK_SECRET"],
-    "gitlab": ["RESOLVER_GITLAB_WEBHOOK_TOKEN", "RESOLVER_GITLAB_SIGNING_TOKEN"],
-    "slack": ["RESOLVER_SLACK_SIGNING_SECRET"],
-    "jira": ["RESOLVER_JIRA_WEBHOOK_SECRET"],
-    "linear": ["RESOLVER_LINEAR_WEBHOOK_SECRET"],
-}
 
 
 def mention(text: str = "@resolver fix it", number: int = 1, repo: str = "") -> Any:
@@ -31,7 +24,7 @@ def mention(text: str = "@resolver fix it", number: int = 1, repo: str = "") -> 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_provider_without_a_secret_is_off(client: Any, configure: Any, provider: str) -> None:
-    configure(**{name: "" for name in SETTING[provider]})
+    configure(**{f"RESOLVER_{name.upper()}": "" for name in registry.get(provider).secrets})
     assert client.post(f"/webhooks/{provider}", content=b"{}").status_code == 404
     others = [p for p in PROVIDERS if p != provider]
     assert client.post(f"/webhooks/{others[0]}", content=b"{}").status_code == 401

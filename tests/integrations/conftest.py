@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 from resolver.store import accounts
 from resolver.store.models import Callback, Delivery, Job, Notice, User
 from tests.conftest import redis_db_url
-from tests.integrations.deliveries import BOT, SECRETS
+from tests.integrations.deliveries import BOT, SECRETS, own_env
 from tests.integrations.signin import CHROMIUM
 from tests.support.serving import served_app
 
@@ -69,6 +69,7 @@ def webhook_vars(database: Path) -> dict[str, str]:
         "RESOLVER_JIRA_WEBHOOK_SECRET": SECRETS["jira"],
         "RESOLVER_LINEAR_WEBHOOK_SECRET": SECRETS["linear"],
         "RESOLVER_LOG_LEVEL": "WARNING",
+        **own_env(),
     }
 
 

@@ -10,11 +10,13 @@ import base64
 import copy
 import hashlib
 import hmac
+import importlib
 import json
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import standardwebhooks
@@ -43,6 +45,28 @@ SENDERS = {
     "linear": "aacdca22-6266-4c0a-ab3c-8fa70a26765c",
 }
 BY_NAME = {item.name: item for item in INTEGRATIONS}
+
+
+def own_sending(provider: str) -> ModuleType:
+    """The sending side of a provider this module does not know, from its own test folder:
+    `tests/integrations/<name>/deliveries.py`, which has `ENV` (its settings, for
+    `webhook_env`), `SENDER` (who sends its recorded payloads), `signed(key, payload)` (a
+    `Delivery`) and `set_text(payload, text)` (a comment fixture's text replaced)."""
+    return importlib.import_module(f"tests.integrations.{provider}.deliveries")
+
+
+def sender(provider: str) -> str:
+    """The account that sends a provider's recorded payloads."""
+    return SENDERS[provider] if provider in SENDERS else str(own_sending(provider).SENDER)
+
+
+def own_env() -> dict[str, str]:
+    """The settings of every installed provider this module does not know."""
+    env: dict[str, str] = {}
+    for provider in PROVIDERS:
+        if provider not in SENDERS:
+            env |= own_sending(provider).ENV
+    return env
 
 
 @dataclass(frozen=True)
@@ -192,6 +216,9 @@ def signed(provider: str, key: str, payload: dict[str, Any] | bytes) -> Delivery
         return github(key, payload)
     if provider == "gitlab":
         return gitlab(key, payload)
+    if provider not in SENDERS:
+        delivery: Delivery = own_sending(provider).signed(key, payload)
+        return delivery
     return {"slack": slack, "jira": jira, "linear": linear}[provider](payload)
 
 

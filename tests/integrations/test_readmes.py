@@ -1,5 +1,6 @@
 """Each installed provider's folder has the page an operator follows (`README.md`), and it names
-every event the provider acts on and every setting its set-up, webhook and sign-in read."""
+every event the provider acts on and every setting its set-up, webhook and sign-in read, and
+every variable of its settings class (the site's settings reference lists them too, generated)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,7 @@ def test_the_providers_page_names_its_events_and_settings(provider: Provider) ->
     assert not unnamed, f"{page} does not name the events it acts on: {unnamed}"
     unset = [n for n in sorted(_settings_of(provider)) if f"`RESOLVER_{n.upper()}`" not in text]
     assert not unset, f"{page} does not name its settings: {unset}"
+    kind = provider.settings
+    variables = [kind.variable(field) for field in kind.model_fields]
+    untold = [name for name in variables if f"`{name}`" not in text]
+    assert not untold, f"{page} does not name every variable of {kind.__name__}: {untold}"

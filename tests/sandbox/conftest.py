@@ -6,6 +6,7 @@ These tests need the Docker engine; when it is unreachable they fail, never skip
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
@@ -22,6 +23,8 @@ from sandbox.workspace import list_volumes
 # its sandboxes are a deployment of their own, so its reaper tests touch nothing else.
 RUN_PREFIX = f"t{uuid.uuid4().hex[:8]}"
 DEPLOYMENT = f"test-{RUN_PREFIX}"
+# The CI runs this suite once per runtime (scripts/test's runsc group sets it to runsc).
+RUNTIME: Any = os.environ.get("RESOLVER_SANDBOX_RUNTIME", "runc")
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +58,7 @@ def policy(image: str) -> SandboxPolicy:
         cpus=1.0,
         output_limit=2000,
         deployment=DEPLOYMENT,
+        runtime=RUNTIME,
     )
 
 

@@ -4,6 +4,8 @@ failure stops the run before the costly groups start. What a test needs decides 
 - `docker`: it needs the Docker engine (marked by hand, or through the sandbox image fixtures);
 - `services`: it needs a migrated database or Redis (through the fixtures that give them);
 - none of these: it runs on its own, in process.
+The `runsc` group runs the sandbox and security suites and one end-to-end test again, with
+RESOLVER_SANDBOX_RUNTIME=runsc (gVisor); they carry the `runsc` mark.
 """
 
 from __future__ import annotations
@@ -20,13 +22,17 @@ SERVICES = frozenset(
 )
 DOCKER = frozenset({"image", "sandbox_image"})
 E2E = frozenset({"e2e", "test_demo.py"})  # top-level names under tests/
+RUNSC = (("sandbox",), ("security",), ("e2e", "test_mention.py"))  # leading parts under tests/
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.is_relative_to(TESTS) and item.path.relative_to(TESTS).parts[0] in E2E:
+        parts = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
+        if parts and parts[0] in E2E:
             item.add_marker(pytest.mark.e2e)
+        if any(parts[: len(prefix)] == prefix for prefix in RUNSC):
+            item.add_marker(pytest.mark.runsc)
         if DOCKER.intersection(item.fixturenames):
             item.add_marker(pytest.mark.docker)
         if SERVICES.intersection(item.fixturenames):

@@ -292,3 +292,39 @@ def test_the_admin_sees_every_link_and_revokes_one(hooked, forge: GitHubAPI) -> 
     missing = admin.post("/admin/links/999999/revoke", data={"csrf": csrf_of(admin, "/admin")})
     assert missing.status_code == 303 and "Nothing was revoked" in admin.get("/admin").text
     assert [user.name for user in _rows(User)] == [ada.name, "olga"], "users stay"
+
+
+def test_the_admin_forgets_a_person_once_their_running_job_stopped(hooked, forge) -> None:
+    ada_browser, ada = _linked_ada(hooked, forge)
+    with session_scope() as session:
+        job = jobs.create_job(
+            session, jobs.NewJob(source="github", task="a secret plan", requester_id=ada.id)
+        )
+        job.state = JobState.RUNNING.value
+        job_id = job.id
+    admin = browser(hooked)
+    sign_in(admin, forge, "root")
+    assert f"/admin/users/{ada.id}/forget" in admin.get("/admin").text
+    action = f"/admin/users/{ada.id}/forget"
+
+    assert ada_browser.post(action, data={"csrf": csrf_of(ada_browser, "/jobs")}).status_code == 404
+    assert admin.post(action).status_code == 403, "no CSRF token"
+    assert admin.post(action, data={"csrf": "forged"}).status_code == 403
+
+    asked = admin.post(action, data={"csrf": csrf_of(admin, "/admin")})
+    assert asked.status_code == 303
+    assert f"running job(s) {job_id} to stop" in admin.get("/admin").text
+    assert [u.name for u in _rows(User) if u.id == ada.id] == ["ada"], "not yet"
+    with session_scope() as session:
+        running = jobs.get_job(session, job_id)
+        assert running.cancel_requested
+        running.state = JobState.CANCELLED.value  # its worker stopped it
+
+    done = admin.post(action, data={"csrf": csrf_of(admin, "/admin")})
+    assert done.status_code == 303
+    assert "Forgot ada: 1 linked account(s), 1 token(s)" in admin.get("/admin").text
+    assert ada.id not in [u.id for u in _rows(User)]
+    assert _rows(Credential) == []
+    with session_scope() as session:
+        assert jobs.get_job(session, job_id).task == "removed"
+    assert ada_browser.get("/jobs").status_code in (302, 303, 401), "her sign-in ended"
