@@ -36,13 +36,14 @@ from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
+from resolver.features.conflicts import worker as conflicts
 from resolver.schedules import beat
 from resolver.schedules import commands as schedule_commands
 from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
 from resolver.schedules.runner import run_scheduled
 from resolver.store import configured, jobs, retention
 from resolver.store.db import session_scope
-from resolver.worker import commands, conflicts, request
+from resolver.worker import commands, request
 from resolver.worker.execute import execute
 from resolver.worker.reconcile import reconcile
 from resolver.worker.values import Snapshot

@@ -21,10 +21,10 @@ from integrations.forgejo.events import (
 )
 from integrations.forgejo.events import PullRequest as PullPayload
 from integrations.forgejo.trigger import ISSUE_COMMENT, REVIEW
-from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
+    BasePush,
     BasePushed,
     ForgeIssue,
     JsonObject,

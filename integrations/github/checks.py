@@ -11,18 +11,17 @@ import httpx
 from integrations.github.auth import ci_client
 from integrations.github.client import TIMEOUT_SECONDS, _tls_context
 from integrations.github.trigger import part_of
-from resolver.contract.ci import (
+from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import FailedCheck, TaskTrigger, repo_of
+from resolver.features.ci.contract import (
     LOG_READ_BYTES,
     LOG_TAIL_CHARS,
     MAX_ANNOTATIONS,
-    CIReport,
-    FailedCheck,
     limited,
     render_annotation,
     tail,
 )
-from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
-from resolver.contract.triggers import TaskTrigger, repo_of
 
 ACTIONS_APP: Final = "github-actions"
 # Characters are at most four bytes: this many bytes always hold the characters kept.

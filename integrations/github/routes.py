@@ -18,18 +18,14 @@ from integrations.github.events import (
 )
 from integrations.github.events import PullRequest as PullRequestPayload
 from integrations.github.trigger import ISSUE_COMMENT, REVIEW_COMMENT
-from resolver.contract.ci import (
-    BOT_BRANCH_PREFIX,
-    FAILED_CONCLUSIONS,
-    FailedCheck,
-    build_fix_task,
-)
-from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
+    BOT_BRANCH_PREFIX,
+    BasePush,
     BasePushed,
     CiFailure,
+    FailedCheck,
     ForgeIssue,
     JsonObject,
     OnForge,
@@ -37,6 +33,7 @@ from resolver.contract.triggers import (
     Repository,
     ReviewBatch,
 )
+from resolver.features.ci.contract import FAILED_CONCLUSIONS, build_fix_task
 
 REVIEW_TASK: Final = "Address the review: every open review thread on this pull request."
 # A review that asks for something; an approval asks for nothing unless it mentions the bot.

@@ -27,7 +27,6 @@ from integrations.gitlab.client import (
 from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.tokens import JobToken
 from integrations.gitlab.trigger import part_of, project_id_of
-from resolver.contract.ci import LOG_READ_BYTES, LOG_TAIL_CHARS, CIReport, FailedCheck, tail
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -40,8 +39,17 @@ from resolver.contract.outbound import (
     tag_of,
     with_hidden_tag,
 )
-from resolver.contract.triggers import TaskTrigger, comment_of, is_pull, number_of, repo_of
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import (
+    FailedCheck,
+    TaskTrigger,
+    comment_of,
+    is_pull,
+    number_of,
+    repo_of,
+)
 from resolver.core.settings import Settings, get_settings
+from resolver.features.ci.contract import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
 
 KINDS: Final[dict[str, NoteableKind]] = {"issue": "issue", "merge_request": "merge_request"}
 # Notes in a thread: on a diff line, or a discussion started as such. Others stand alone.

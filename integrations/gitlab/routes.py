@@ -16,13 +16,14 @@ from integrations.gitlab.events import (
     User,
     WorkItemEvent,
 )
-from resolver.contract.ci import BOT_BRANCH_PREFIX, FailedCheck, build_fix_task
-from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
+    BOT_BRANCH_PREFIX,
+    BasePush,
     BasePushed,
     CiFailure,
+    FailedCheck,
     ForgeIssue,
     JsonObject,
     OnForge,
@@ -30,6 +31,7 @@ from resolver.contract.triggers import (
     Repository,
     ReviewBatch,
 )
+from resolver.features.ci.contract import build_fix_task
 
 _KINDS = {"Issue": "issue", "MergeRequest": "merge_request"}
 _THREAD_NOTES: Final = frozenset({"DiffNote", "DiscussionNote"})
@@ -58,7 +60,7 @@ def on_note(event: NoteEvent, policy: Policy) -> Trigger | None:
         return _trigger(event.user, event.project, ForgeIssue(**fields), request)
     if note.type in _THREAD_NOTES and (target.source_branch or "").startswith(BOT_BRANCH_PREFIX):
         # A mention in a thread of the bot's own merge request: its job takes every unresolved
-        # discussion (`worker.reviews`). GitLab gives the notes of one review no common id, so
+        # discussion (`reviews.worker`). GitLab gives the notes of one review no common id, so
         # a mention while the batch runs joins it (steering); any other is a job of its own,
         # which leaves out the threads the bot answered last.
         # Its status goes to the merge request, not into the mention's thread (the bot speaking

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from integrations import registry
 from resolver.broker.publish import publish_callback
-from resolver.callbacks import conflicts, reviews, status
+from resolver.callbacks import status
 from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
 from resolver.contract.results import read_result
 from resolver.contract.triggers import Planned, read_trigger
@@ -23,6 +23,8 @@ from resolver.core.logs import log
 from resolver.core.sanitize import sanitize
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
+from resolver.features.conflicts import callbacks as conflicts
+from resolver.features.reviews import callbacks as reviews
 from resolver.store import jobs, steering
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope

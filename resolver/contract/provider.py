@@ -13,13 +13,24 @@ from typing import Literal
 from pydantic import JsonValue
 
 from resolver.contract.checks import Preflight
-from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.inbound import Integration
 from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
 from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
-from resolver.contract.triggers import TaskTrigger
+from resolver.contract.triggers import FailedCheck, TaskTrigger
 from resolver.core.settings import ProviderSettings
+
+
+@dataclass(frozen=True)
+class CIReport:
+    """What the forge says about the failing check: annotations and the tail of its log."""
+
+    annotations: tuple[str, ...] = ()
+    log_tail: str = ""
+    log_cut: bool = False
+    unavailable: tuple[str, ...] = ()
+    """What could not be read, said in the prompt and the status rather than failing the job."""
+
 
 # Both factories take the job's trigger and the requester's user id (for user tokens).
 ConversationFactory = Callable[[TaskTrigger, int | None], Conversation]

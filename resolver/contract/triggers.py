@@ -11,15 +11,40 @@ converts it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 
-from resolver.contract.ci import FailedCheck
-from resolver.contract.conflicts import BasePush
-
 VERSION: Final = 1
 JsonObject: TypeAlias = dict[str, JsonValue]
+
+BOT_BRANCH_PREFIX: Final = "resolver/"
+"""The bot's own branches (named by `worker.branches`): a red check elsewhere is another's."""
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A red check (GitHub check run) or failed job (GitLab pipeline) on the bot's branch."""
+
+    name: str
+    head_sha: str
+    branch: str
+    conclusion: str
+    url: str | None = None
+    check_id: int | None = None
+    """The GitHub check run, or the GitLab job, whose details and log are read."""
+    pipeline_id: int | None = None
+    title: str | None = None
+    summary: str | None = None
+
+
+@dataclass(frozen=True)
+class BasePush:
+    """A push to a repository's default branch: the new head of the base."""
+
+    branch: str
+    sha: str
 
 
 class TriggerError(ValueError):

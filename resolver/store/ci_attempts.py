@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from resolver.contract.ci import BOT_BRANCH_PREFIX
+from resolver.contract.triggers import BOT_BRANCH_PREFIX
 from resolver.store.models import CIAttempt, Job, utcnow
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from resolver.contract.ci import BOT_BRANCH_PREFIX
+from resolver.contract.triggers import BOT_BRANCH_PREFIX
 
 BRANCH_PREFIX: Final = BOT_BRANCH_PREFIX
 MAX_SLUG = 40

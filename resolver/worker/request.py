@@ -22,7 +22,6 @@ from resolver.agent.session import SessionRequest, run_result, run_session
 from resolver.agent.task import TaskContext
 from resolver.callbacks import record
 from resolver.contract import outbound as providers
-from resolver.contract.ci import QUIET, ci_status_line
 from resolver.contract.errors import CallbackError
 from resolver.contract.outbound import Comment
 from resolver.contract.results import read_result
@@ -41,13 +40,14 @@ from resolver.core.logs import log
 from resolver.core.model_choice import allowed_models, parse_model_option, refusal
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
+from resolver.features.ci.contract import QUIET, ci_status_line
+from resolver.features.ci.worker import QuietStop, check_fix
+from resolver.features.reviews.worker import note_pushed, resolves_threads, take_review
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
-from resolver.worker.ci import QuietStop, check_fix
 from resolver.worker.plan import co_author, is_forge, prepare
 from resolver.worker.push import branch_lock, push
-from resolver.worker.reviews import note_pushed, resolves_threads, take_review
 from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by
 
 logger = logging.getLogger(__name__)

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from resolver.contract.ci import FailedCheck
-from resolver.contract.conflicts import BasePush
 from resolver.contract.triggers import (
+    BasePush,
     BasePushed,
     ChatThread,
     CiFailure,
+    FailedCheck,
     ForgeIssue,
     Origin,
     PullRequest,

@@ -4,7 +4,7 @@ model in the sandbox; either way the push is a fast-forward (the old head is an 
 new one). Conflicts left unresolved are reported with their files, and nothing is pushed.
 
 Which pulls it takes, and a branch that has its base already, are decided without a stack
-(tests/worker/test_conflicts.py)."""
+(tests/features/conflicts/test_worker.py)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ same push again moves nothing, and after someone else pushed to the branch nothi
 conflict left, and several pulls at once: test_conflicts_bounds.py.
 
 Which pulls a push takes, the opt-in, the once-per-base-commit bound and the report's text are
-decided without a stack (tests/worker/test_conflicts.py, tests/worker/test_conflicts_fix.py,
-tests/callbacks/test_conflict_reports.py)."""
+decided without a stack (tests/features/conflicts/)."""
 
 from __future__ import annotations
 

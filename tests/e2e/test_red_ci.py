@@ -3,7 +3,7 @@ GitHub or a failed pipeline on GitLab, makes one fix job whose prompt holds the 
 failed job's log; the attempt bound and a person's push stop the loop (issue 22, item 3).
 
 The bound, a person's commit, the log's tail and the fenced report are decided without a stack
-(tests/contract/test_ci.py, tests/worker/test_ci.py)."""
+(tests/features/ci/)."""
 
 from __future__ import annotations
 

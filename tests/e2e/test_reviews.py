@@ -4,7 +4,7 @@ where the repository's default branch allows it; on GitHub, someone who may not 
 refused. A resolve GitHub's GraphQL API refuses: test_github_review_resolve.py.
 
 The words of each reply and when a reply asks to resolve are decided without a stack
-(tests/callbacks/test_thread_replies.py, tests/worker/test_reviews.py)."""
+(tests/features/reviews/)."""
 
 from __future__ import annotations
 

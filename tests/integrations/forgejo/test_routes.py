@@ -8,9 +8,8 @@ from typing import Any
 from integrations.forgejo.events import parse_event
 from integrations.forgejo.routes import REVIEW_TASK, ROUTES
 from integrations.forgejo.trigger import part_of
-from resolver.contract.conflicts import BasePush
 from resolver.contract.inbound import Policy, RouteResult, Trigger, ignored_sender, route_event
-from resolver.contract.triggers import BasePushed, ForgeIssue, PullRequest, ReviewBatch
+from resolver.contract.triggers import BasePush, BasePushed, ForgeIssue, PullRequest, ReviewBatch
 from tests.integrations.forgejo.deliveries import headers_for, load
 
 POLICY = Policy(bot_name="resolver", trigger_label="resolver")

@@ -12,10 +12,10 @@ import pytest
 from integrations.github.auth import ci_client
 from integrations.github.checks import ACTIONS_APP, ci_report, read_tail
 from integrations.github.standin.api import GitHubAPI
-from resolver.contract.ci import LOG_TAIL_CHARS, FailedCheck
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
-from resolver.contract.triggers import read_trigger
+from resolver.contract.triggers import FailedCheck, read_trigger
 from resolver.core.settings import Settings
+from resolver.features.ci.contract import LOG_TAIL_CHARS
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 from tests.integrations.github.test_auth import github_env  # noqa: F401 - a fixture
 

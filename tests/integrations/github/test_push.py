@@ -7,8 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from resolver.contract.conflicts import BasePush
-from resolver.contract.triggers import BasePushed, read_trigger
+from resolver.contract.triggers import BasePush, BasePushed, read_trigger
 from tests.integrations.deliveries import github, load, post
 from tests.integrations.github.test_red_ci import branch_job
 

@@ -191,7 +191,7 @@ def _conversation(settings: Settings) -> Any:
 def test_a_thread_a_person_resolved_is_not_taken_again(
     settings: Settings, github_api: GitHubAPI, repo: Repo
 ) -> None:
-    from resolver.worker.reviews import open_threads
+    from resolver.features.reviews.worker import open_threads
 
     github_api.add_pull(REPO, "resolver/1-x", "main", "Fix", BOT_LOGIN)
     roots = [

@@ -7,8 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from resolver.contract.conflicts import BasePush
-from resolver.contract.triggers import BasePushed, read_trigger
+from resolver.contract.triggers import BasePush, BasePushed, read_trigger
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from tests.integrations.deliveries import gitlab, load, post

@@ -9,8 +9,8 @@ from typing import Any
 
 from integrations.gitlab.client import GitLabClient
 from integrations.gitlab.standin.api import GitLabAPI, Project
-from resolver.contract.ci import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
 from resolver.contract.triggers import CiFailure, read_trigger
+from resolver.features.ci.contract import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from tests.integrations.deliveries import gitlab, load, post

@@ -11,12 +11,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Final
 
-from resolver.contract.conflicts import (
-    UNRESOLVED_KEY,
-    render_unresolved_report,
-    report_key,
-    unresolved_of,
-)
 from resolver.contract.triggers import (
     base_push_in,
     dump_trigger,
@@ -25,6 +19,12 @@ from resolver.contract.triggers import (
     repo_of,
 )
 from resolver.core.sanitize import sanitize
+from resolver.features.conflicts.contract import (
+    UNRESOLVED_KEY,
+    render_unresolved_report,
+    report_key,
+    unresolved_of,
+)
 from resolver.store.notices import NewNotice, insert_notices
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from resolver.callbacks.record import record_finish
-from resolver.contract.conflicts import Unresolved
 from resolver.contract.triggers import number_of, read_trigger
 from resolver.core.states import JobState, Outcome
+from resolver.features.conflicts.contract import Unresolved
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, Notice

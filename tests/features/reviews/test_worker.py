@@ -14,7 +14,7 @@ from integrations.standin.git_http import create_bare_repo, run_git
 from resolver.contract.outbound import RepoInfo
 from resolver.contract.triggers import read_trigger
 from resolver.core.states import Outcome
-from resolver.worker.reviews import resolves_threads
+from resolver.features.reviews.worker import resolves_threads
 from resolver.worker.values import Plan, Snapshot, Stop
 from tests.conftest import ResolverEnv
 

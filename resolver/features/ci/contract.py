@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from resolver.contract.outbound import Comment
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import FailedCheck
 
-BOT_BRANCH_PREFIX: Final = "resolver/"
-"""The bot's own branches (`worker.branches`): a red check elsewhere is someone else's."""
 QUIET: Final = "quiet"
 """A job result key: the job ended without a word in its conversation (a red check left alone)."""
 CI_KEY: Final = "ci"
@@ -66,22 +66,6 @@ def parse_ci_config(repo_config: Mapping[str, object]) -> CIConfig:
     return CIConfig(fix=fix, max_attempts=attempts)
 
 
-@dataclass(frozen=True)
-class FailedCheck:
-    """A red check (GitHub check run) or failed job (GitLab pipeline) on the bot's branch."""
-
-    name: str
-    head_sha: str
-    branch: str
-    conclusion: str
-    url: str | None = None
-    check_id: int | None = None
-    """The GitHub check run, or the GitLab job, whose details and log are read."""
-    pipeline_id: int | None = None
-    title: str | None = None
-    summary: str | None = None
-
-
 def build_fix_task(check: FailedCheck) -> str:
     """The request a CI fix job runs: the check's name is written by the repository."""
     return (
@@ -89,17 +73,6 @@ def build_fix_task(check: FailedCheck) -> str:
         f"commit {check.head_sha[:12]}. Find the cause from its output below and fix the code "
         "(not the check) so that it passes; run the failing command when you can."
     )
-
-
-@dataclass(frozen=True)
-class CIReport:
-    """What the forge says about the failing check: annotations and the tail of its log."""
-
-    annotations: tuple[str, ...] = ()
-    log_tail: str = ""
-    log_cut: bool = False
-    unavailable: tuple[str, ...] = ()
-    """What could not be read, said in the prompt and the status rather than failing the job."""
 
 
 def tail(text: str, limit: int = LOG_TAIL_CHARS) -> tuple[str, bool]:

@@ -14,12 +14,12 @@ from resolver.agent import git as git_repo
 from resolver.agent.session import SessionResult, Work
 from resolver.agent.task import AgentResult
 from resolver.contract import outbound as providers
-from resolver.contract.conflicts import MAX_FILES_NAMED, UNRESOLVED_KEY
 from resolver.contract.triggers import read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
-from resolver.worker import conflicts
+from resolver.features.conflicts import worker as conflicts
+from resolver.features.conflicts.contract import MAX_FILES_NAMED, UNRESOLVED_KEY
 from resolver.worker.values import Plan, Snapshot, Stop
 from tests.agent.conftest import git, make_repo
 from tests.conftest import ResolverEnv

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.contract.ci import (
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import (
+    CiFailure,
+    FailedCheck,
+    Repository,
+    dump_trigger,
+    failed_check_in,
+    read_trigger,
+)
+from resolver.features.ci.contract import (
     LOG_TAIL_CHARS,
     CIConfig,
     CIConfigError,
-    CIReport,
-    FailedCheck,
     HeadCommit,
     ci_status_line,
     over_attempts_note,
@@ -17,13 +24,6 @@ from resolver.contract.ci import (
     report_comments,
     tail,
     why_not_fix,
-)
-from resolver.contract.triggers import (
-    CiFailure,
-    Repository,
-    dump_trigger,
-    failed_check_in,
-    read_trigger,
 )
 from resolver.worker.branches import BRANCH_PREFIX
 

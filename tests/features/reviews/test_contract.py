@@ -6,7 +6,11 @@ from typing import Any
 
 import pytest
 
-from resolver.contract.reviews import ReviewsConfig, ReviewsConfigError, parse_reviews_config
+from resolver.features.reviews.contract import (
+    ReviewsConfig,
+    ReviewsConfigError,
+    parse_reviews_config,
+)
 
 
 def test_threads_are_left_open_unless_the_repository_allows_resolving() -> None:

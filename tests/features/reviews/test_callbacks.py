@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from resolver.callbacks.reviews import record_thread_replies, render_thread_reply
 from resolver.core.states import JobState, Outcome
+from resolver.features.reviews.callbacks import record_thread_replies, render_thread_reply
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, Job

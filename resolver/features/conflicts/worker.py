@@ -10,7 +10,7 @@ head as its first parent, so the push is a fast-forward and nobody's commits are
    onto that tree, like any change; a tree with no markers left in the conflicted files
    becomes the merge commit that is pushed.
 3. Conflicts the agent leaves are reported with their files, and nothing is pushed (for
-   `conflicts: fix`, in a comment on the pull request too: `callbacks.conflicts`).
+   `conflicts: fix`, in a comment on the pull request too: `conflicts.callbacks`).
 
 `conflicts: fix` (the default branch's `.resolver/config.yml`) does the same without anyone
 asking, when a push to the default branch leaves one of the bot's open pull requests on it
@@ -37,8 +37,13 @@ from resolver.agent.session import (
 )
 from resolver.agent.task import AgentResult, TaskContext
 from resolver.contract import outbound as providers
-from resolver.contract.ci import QUIET
-from resolver.contract.conflicts import (
+from resolver.contract.errors import CallbackError
+from resolver.contract.triggers import base_push_in, is_pull, number_of, pull_of, read_trigger
+from resolver.core.job import JobContext, RunResult
+from resolver.core.settings import get_settings
+from resolver.core.states import JobState, Outcome
+from resolver.features.ci.contract import QUIET
+from resolver.features.conflicts.contract import (
     MAX_FILES_NAMED,
     UNRESOLVED_KEY,
     ConflictsConfig,
@@ -48,11 +53,6 @@ from resolver.contract.conflicts import (
     parse_conflicts_config,
     render_unresolved,
 )
-from resolver.contract.errors import CallbackError
-from resolver.contract.triggers import base_push_in, is_pull, number_of, pull_of, read_trigger
-from resolver.core.job import JobContext, RunResult
-from resolver.core.settings import get_settings
-from resolver.core.states import JobState, Outcome
 from resolver.store import ci_attempts, jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_commit_message

@@ -1,6 +1,6 @@
 """A review handled as one batch: after the job, a reply in each review thread it took, saying
 what it did there (the model's own words, keyed by thread) or, failing that, where the change
-is. The threads were recorded by the worker (`worker.reviews`) before the agent ran."""
+is. The threads were recorded by the worker (`reviews.worker`) before the agent ran."""
 
 from __future__ import annotations
 

@@ -9,22 +9,22 @@ from typing import Final
 
 from integrations import registry
 from resolver.agent import git as git_repo
-from resolver.contract.ci import (
+from resolver.contract.errors import CallbackError
+from resolver.contract.outbound import Comment
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import FailedCheck
+from resolver.core.logs import log
+from resolver.core.settings import get_settings
+from resolver.core.states import Outcome
+from resolver.features.ci.contract import (
     CIConfig,
     CIConfigError,
-    CIReport,
-    FailedCheck,
     HeadCommit,
     over_attempts_note,
     parse_ci_config,
     report_comments,
     why_not_fix,
 )
-from resolver.contract.errors import CallbackError
-from resolver.contract.outbound import Comment
-from resolver.core.logs import log
-from resolver.core.settings import get_settings
-from resolver.core.states import Outcome
 from resolver.store import ci_attempts
 from resolver.store.db import session_scope
 from resolver.worker.push import bot_identity

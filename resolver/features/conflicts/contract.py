@@ -45,14 +45,6 @@ def parse_conflicts_config(repo_config: Mapping[str, object]) -> ConflictsConfig
     return ConflictsConfig(fix=value == "fix")
 
 
-@dataclass(frozen=True)
-class BasePush:
-    """A push to a repository's default branch: the new head of the base."""
-
-    branch: str
-    sha: str
-
-
 def once_key(number: int, base_sha: str) -> str:
     """The bound: one update per pull request per base commit (`store.ci_attempts` row key,
     at most 64 characters)."""

@@ -12,12 +12,12 @@ import pytest
 
 from integrations import registry
 from resolver.contract import outbound as providers
-from resolver.contract.ci import CIReport, FailedCheck
 from resolver.contract.errors import TransientCallbackError
-from resolver.contract.triggers import read_trigger
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import FailedCheck, read_trigger
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
-from resolver.worker.ci import QuietStop, check_fix
+from resolver.features.ci.worker import QuietStop, check_fix
 from resolver.worker.values import Plan, Snapshot, Stop
 from tests.agent.conftest import git, make_repo
 from tests.conftest import ResolverEnv

@@ -1,6 +1,6 @@
 """A review taken as one batch (`review_batch` on the trigger): the job gets every open thread
 of the pull request, not only the comment that mentioned the bot, and records which threads it
-took, so that `callbacks.reviews` replies in each once the job is done."""
+took, so that `reviews.callbacks` replies in each once the job is done."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pydantic import JsonValue
 from integrations import registry
 from resolver.agent import git as git_repo
 from resolver.contract.outbound import History, ReviewThread
-from resolver.contract.reviews import RESOLVE_KEY, ReviewsConfigError, parse_reviews_config
 from resolver.contract.triggers import ReviewBatch
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
+from resolver.features.reviews.contract import RESOLVE_KEY, ReviewsConfigError, parse_reviews_config
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.worker.values import Plan, Snapshot, Stop

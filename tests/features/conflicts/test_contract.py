@@ -7,19 +7,19 @@ from typing import Any
 import pytest
 import yaml
 
-from resolver.contract.conflicts import (
-    BasePush,
-    ConflictsConfig,
-    ConflictsConfigError,
-    once_key,
-    parse_conflicts_config,
-)
 from resolver.contract.triggers import (
+    BasePush,
     BasePushed,
     Repository,
     base_push_in,
     dump_trigger,
     read_trigger,
+)
+from resolver.features.conflicts.contract import (
+    ConflictsConfig,
+    ConflictsConfigError,
+    once_key,
+    parse_conflicts_config,
 )
 
 
