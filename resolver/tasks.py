@@ -30,7 +30,7 @@ from resolver.contract.triggers import base_push_in
 from resolver.core import metrics
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.schedules import beat
 from resolver.schedules import commands as schedule_commands
@@ -115,9 +115,9 @@ def deliver(self: Task, callback_id: int) -> None:
         raise self.retry(countdown=wait)
 
 
-def _first_in_slot(duty: str, every: float) -> bool:
+def _first_in_slot(settings: Settings, duty: str) -> bool:
     """Beat runs on every host: a periodic duty runs once per slot, whoever sent it."""
-    slot = locks.claim_slot(duty, every)
+    slot = locks.claim_slot(settings.redis_url, duty, settings.reconcile_interval)
     if slot is None:
         log(logger, logging.INFO, "duty.skipped", duty=duty)
         return False
@@ -127,10 +127,11 @@ def _first_in_slot(duty: str, every: float) -> bool:
 
 @shared_task(name=RECONCILE, max_retries=0, time_limit=60, soft_time_limit=50)
 def reconcile_task() -> list[int]:
-    if not _first_in_slot("reconcile", get_settings().reconcile_interval):
+    settings = get_settings()
+    if not _first_in_slot(settings, "reconcile"):
         return []
     with session_scope() as session:
-        return reconcile(session)
+        return reconcile(session, settings)
 
 
 @shared_task(name=REAP_SANDBOXES, max_retries=0, time_limit=300)
@@ -144,7 +145,7 @@ def reap_sandboxes() -> list[str]:
 
 @shared_task(name=SCHEDULES_TICK, max_retries=0, time_limit=60, soft_time_limit=50)
 def schedules_tick() -> list[int]:
-    if not _first_in_slot("schedules-tick", get_settings().reconcile_interval):
+    if not _first_in_slot(get_settings(), "schedules-tick"):
         return []
     return beat.tick()
 
