@@ -95,7 +95,7 @@ def runner_for(source: str) -> Runner:
 
 @shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, max_retries=0)
 def run_job(job_id: int) -> None:
-    execute(int(job_id), runner_for)
+    execute(int(job_id), runner_for, get_settings())
 
 
 # No retry limit here: the attempt rows decide when to give up (`callbacks.send.MAX_TRIES`).
