@@ -33,7 +33,10 @@ def webhook_routes() -> list[BaseRoute]:
     """`POST /webhooks/<name>` for each installed provider; one without a secret answers 404."""
     return [
         Route(
-            f"{WEBHOOKS}{item.name}", endpoint(item.integration), methods=["POST"], name=item.name
+            f"{WEBHOOKS}{item.name}",
+            endpoint(item.integration, get_settings),
+            methods=["POST"],
+            name=item.name,
         )
         for item in registry.installed()
     ]
