@@ -134,7 +134,7 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
     env = forge.git_env(repo.clone_url)
     with look.scratch_clone(ctx.settings.sandbox_workspace_root, repo.clone_url, env) as clone:
         ref = git_repo.default_ref(clone)
-        found = _find(run, forge, full_name, clone, ref)
+        found = _find(run, forge, full_name, clone, ref, ctx.settings.bot_name)
         decision = decide(run.remembered, found.finding, found.inputs)
         pulls.remember(run.schedule_id, decision.remembered)
         if decision.action is Action.SKIP_EDITED and found.pull is not None:
@@ -164,7 +164,7 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
 
 
 def _find(
-    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Clone, ref: str
+    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Clone, ref: str, bot: str
 ) -> Found:
     manifests = look.manifests(clone, ref)
     inputs = Inputs(
@@ -175,7 +175,7 @@ def _find(
         run.max_cost_usd,
         manifests.digest,
     ).digest()
-    finding, pull = pulls.find(forge, full_name, run.schedule_id, run.remembered, clone, ref)
+    finding, pull = pulls.find(forge, full_name, run.schedule_id, run.remembered, clone, ref, bot)
     return Found(inputs, manifests.paths, finding, pull)
 
 
