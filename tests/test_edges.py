@@ -30,7 +30,6 @@ REMAINING: frozenset[str] = frozenset(
         "resolver/broker/celery_app.py",
         "resolver/broker/locks.py",
         "resolver/callbacks/record.py",
-        "resolver/onboarding/hooks.py",
         "resolver/schedules/queue.py",
         "resolver/store/db.py",
         "resolver/store/secrets.py",
