@@ -134,7 +134,7 @@ def _run(server: ScriptedLLMServer, steps: int) -> list[Any]:
     task = AgentTask(job_id, "bench", None, None, limits_from(settings), ())
     server.set_script(scripted(steps))
     with open_sandbox(str(job_id), policy_from_settings(settings)) as sandbox:
-        result = run_agent(task, sandbox, JobContext(job_id), config)
+        result = run_agent(task, sandbox, JobContext(job_id, get_settings()), config)
     assert result.outcome == "answered", result
     with session_scope() as session:
         rows = jobs.get_job(session, job_id).events

@@ -132,7 +132,7 @@ def bench_app() -> Any:
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
     app = create_app()
-    routed = endpoint(integration, record=unrecorded)
+    routed = endpoint(integration, get_settings, record=unrecorded)
     app.router.routes.append(Route(ENDPOINTS["verify + route, no write"], routed, methods=["POST"]))
     app.router.routes.append(Route(ENDPOINTS["bare 204"], bare, methods=["POST"]))
     return app

@@ -33,7 +33,10 @@ def webhook_routes() -> list[BaseRoute]:
     """`POST /webhooks/<name>` for each installed provider; one without a secret answers 404."""
     return [
         Route(
-            f"{WEBHOOKS}{item.name}", endpoint(item.integration), methods=["POST"], name=item.name
+            f"{WEBHOOKS}{item.name}",
+            endpoint(item.integration, get_settings),
+            methods=["POST"],
+            name=item.name,
         )
         for item in registry.installed()
     ]
@@ -47,7 +50,7 @@ async def metrics_page(_request: Request) -> Response:
 
 def _measure_queues() -> None:
     try:
-        for queue, length in queue_lengths().items():
+        for queue, length in queue_lengths(get_settings().redis_url).items():
             metrics.QUEUE_MESSAGES.labels(queue).set(length)
     except locks.BrokerError as error:
         log(logger, logging.WARNING, "metrics.redis_failed", error=type(error).__name__)
@@ -70,7 +73,7 @@ async def readyz(_request: Request) -> Response:
     except Exception as error:  # any failure means not ready; the reason is reported
         checks["database"] = f"error: {type(error).__name__}"
     try:
-        locks.server_version(timeout=2)
+        locks.server_version(get_settings().redis_url, timeout=2)
         checks["redis"] = "ok"
     except Exception as error:  # as above
         checks["redis"] = f"error: {type(error).__name__}"

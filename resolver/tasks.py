@@ -34,7 +34,7 @@ from resolver.contract.triggers import base_push_in
 from resolver.core import metrics, version
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import worker as conflicts
 from resolver.schedules import beat
@@ -100,7 +100,7 @@ def runner_for(source: str) -> Runner:
 
 @shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, max_retries=0)
 def run_job(job_id: int) -> None:
-    execute(int(job_id), runner_for)
+    execute(int(job_id), runner_for, get_settings())
 
 
 # No retry limit here: the attempt rows decide when to give up (`callbacks.send.MAX_TRIES`).
@@ -120,9 +120,9 @@ def deliver(self: Task, callback_id: int) -> None:
         raise self.retry(countdown=wait)
 
 
-def _first_in_slot(duty: str, every: float) -> bool:
+def _first_in_slot(settings: Settings, duty: str) -> bool:
     """Beat runs on every host: a periodic duty runs once per slot, whoever sent it."""
-    slot = locks.claim_slot(duty, every)
+    slot = locks.claim_slot(settings.redis_url, duty, settings.reconcile_interval)
     if slot is None:
         log(logger, logging.INFO, "duty.skipped", duty=duty)
         return False
@@ -132,10 +132,11 @@ def _first_in_slot(duty: str, every: float) -> bool:
 
 @shared_task(name=RECONCILE, max_retries=0, time_limit=60, soft_time_limit=50)
 def reconcile_task() -> list[int]:
-    if not _first_in_slot("reconcile", get_settings().reconcile_interval):
+    settings = get_settings()
+    if not _first_in_slot(settings, "reconcile"):
         return []
     with session_scope() as session:
-        return reconcile(session)
+        return reconcile(session, settings)
 
 
 @shared_task(name=REAP_SANDBOXES, max_retries=0, time_limit=300)
@@ -185,11 +186,11 @@ def prune_all(days: int, batch: int, budget: float) -> int:
 
 @shared_task(name=SCHEDULES_TICK, max_retries=0, time_limit=60, soft_time_limit=50)
 def schedules_tick() -> list[int]:
-    if not _first_in_slot("schedules-tick", get_settings().reconcile_interval):
+    if not _first_in_slot(get_settings(), "schedules-tick"):
         return []
     return beat.tick()
 
 
 @shared_task(name=SCHEDULES_SYNC, max_retries=0, time_limit=300, soft_time_limit=280)
 def schedules_sync(repo_id: int) -> list[str]:
-    return beat.sync_one(int(repo_id))
+    return beat.sync_one(int(repo_id), get_settings().sandbox_workspace_root)

@@ -45,7 +45,7 @@ from resolver.agent.trajectory import Trajectory
 from resolver.core.job import JobContext
 from resolver.core.logs import log, register_secret
 from resolver.core.redact import Redactor
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from sandbox import Sandbox, SandboxError
 
 logger = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def run_agent(
     task: AgentTask, sandbox: Sandbox, ctx: JobContext, llm: LLMConfig | None = None
 ) -> AgentResult:
     """Run the loop until the agent finishes or something stops it. Never changes job state."""
-    settings = get_settings()
+    settings = ctx.settings
     config = llm or llm_config_from(settings)
     known = job_secrets(task, settings, config)
     for value in known:

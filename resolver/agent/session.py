@@ -31,7 +31,7 @@ from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import register_secret
 from resolver.core.model_choice import allowed_models, choose_model
 from resolver.core.redact import Redactor
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
@@ -125,7 +125,7 @@ def run_session(
 
     The sandbox, its workspace and the clone are removed before this returns.
     """
-    settings = get_settings()
+    settings = ctx.settings
     config = llm or llm_config_from(settings)
     for secret in request.secrets:
         # A clone URL may carry a token, and git errors quote the URL.
@@ -157,7 +157,7 @@ def _in_sandbox(
     egress = job_egress(settings, repo_config, network)
     plan = egress_plan(egress, setup is not None)
     with open_sandbox(str(request.job_id), policy, ctx.owner, plan) as sandbox:
-        load_repository(sandbox, clone, policy)
+        load_repository(sandbox, clone, policy, settings.sandbox_setup_timeout)
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
         if plan is not None and setup is not None and egress.agent != egress.setup:
             sandbox.allow(egress.agent)
@@ -240,7 +240,11 @@ def _record_instructions(task: AgentTask, settings: Settings, config: LLMConfig)
 
 
 def load_repository(
-    sandbox: Sandbox, clone: git_repo.Clone, policy: SandboxPolicy, checkout: str | None = None
+    sandbox: Sandbox,
+    clone: git_repo.Clone,
+    policy: SandboxPolicy,
+    setup_timeout: float,
+    checkout: str | None = None,
 ) -> None:
     """Give the sandbox its own copy of the clone and check it out there: HEAD, or the branch
     `checkout` (from `origin/…`)."""
@@ -249,7 +253,7 @@ def load_repository(
         archive.seek(0)
         sandbox.load(archive)
     command = f"git checkout --quiet --force {shlex.quote(checkout)} --" if checkout else CHECKOUT
-    done = sandbox.run(command, timeout=float(get_settings().sandbox_setup_timeout))
+    done = sandbox.run(command, timeout=setup_timeout)
     if not done.ok:
         raise git_repo.RepoError(
             f"the repository could not be checked out in the sandbox: {done.output[-500:]}"
@@ -441,7 +445,7 @@ def run_in_clone(
 ) -> SessionResult:
     """`run_session` on a clone the caller made and prepared: the agent starts from its HEAD
     (a merge with conflicts, for `@bot rebase`). The caller removes the clone."""
-    settings = get_settings()
+    settings = ctx.settings
     for secret in request.secrets:
         register_secret(secret)
     return _in_sandbox(request, ctx, settings, llm_config_from(settings), clone, after)

@@ -66,21 +66,21 @@ def held(name: str, *, timeout: float, wait: float) -> Iterator[Held]:
         client.close()
 
 
-def server_version(url: str | None = None, timeout: float = 2.0) -> str:
+def server_version(url: str, timeout: float = 2.0) -> str:
     """Redis's version, asked within `timeout` seconds; BrokerError when it does not answer."""
-    client = redis.Redis.from_url(url or get_settings().redis_url, socket_timeout=timeout)
+    client = redis.Redis.from_url(url, socket_timeout=timeout)
     try:
         return str(client.info("server").get("redis_version", "?"))
     finally:
         client.close()
 
 
-def claim_slot(duty: str, every: float) -> int | None:
+def claim_slot(url: str, duty: str, every: float) -> int | None:
     """The current slot of `every` seconds when this caller is the first to run `duty` in it,
     else None: with two beats (two hosts), each periodic duty still runs once per slot. Raises
     BrokerError when Redis cannot be reached."""
     slot = int(time.time() // every)
-    client = redis.Redis.from_url(get_settings().redis_url)
+    client = redis.Redis.from_url(url)
     try:
         key = f"resolver:duty:{duty}:{slot}"
         return slot if client.set(key, "1", nx=True, ex=max(1, int(every * 2))) else None

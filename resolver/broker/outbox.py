@@ -12,7 +12,6 @@ import redis
 from resolver.broker.celery_app import JOBS_QUEUE, QUEUES
 from resolver.broker.publish import job_message, send_messages
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
 from resolver.store import jobs
 from resolver.store.jobs import new_message_id
 
@@ -60,18 +59,18 @@ def waiting_message_ids(client: redis.Redis, queue: str = JOBS_QUEUE) -> set[str
     return ids
 
 
-def waiting_job_messages() -> set[str]:
-    """The ids of the job messages waiting in Redis now."""
-    client = redis.Redis.from_url(get_settings().redis_url)
+def waiting_job_messages(url: str) -> set[str]:
+    """The ids of the job messages waiting in the Redis at `url` now."""
+    client = redis.Redis.from_url(url)
     try:
         return waiting_message_ids(client)
     finally:
         client.close()
 
 
-def queue_lengths() -> dict[str, int]:
-    """Messages waiting in each queue (every priority level of it)."""
-    client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=2)
+def queue_lengths(url: str) -> dict[str, int]:
+    """Messages waiting in each queue (every priority level of it) in the Redis at `url`."""
+    client = redis.Redis.from_url(url, socket_timeout=2)
     try:
         lengths = {}
         for queue in QUEUES:

@@ -19,6 +19,7 @@ import typer
 if TYPE_CHECKING:
     from resolver.agent.session import SessionResult
     from resolver.core.job import JobContext, RunResult
+    from resolver.core.settings import Settings
 
 
 def run(
@@ -36,7 +37,7 @@ def run(
     upgrade(settings.database_url)
     job_id = _create_job(repo, task)
     typer.echo(f"job {job_id}: running the agent on {repo}")
-    outcome, session = _run(job_id, repo, task, branch)
+    outcome, session = _run(job_id, repo, task, branch, settings)
     _record(job_id, outcome)
     _print_report(job_id, outcome, session)
     raise typer.Exit(0 if outcome.state == "succeeded" else 1)
@@ -57,7 +58,7 @@ def _create_job(repo: str, task: str) -> int:
 
 
 def _run(
-    job_id: int, repo: str, task: str, branch: str | None
+    job_id: int, repo: str, task: str, branch: str | None, settings: Settings
 ) -> tuple[RunResult, SessionResult | None]:
     from resolver.agent.git import RepoError
     from resolver.agent.llm import LLMError
@@ -69,7 +70,7 @@ def _run(
     from resolver.core.states import JobState, Outcome
     from sandbox import ChangeRejectedError, EgressConfigError, RepoSetupError, SandboxError
 
-    ctx = JobContext(job_id, "cli")
+    ctx = JobContext(job_id, settings, "cli")
     request = SessionRequest(job_id=job_id, repo=repo, instruction=task, branch=branch)
     try:
         with _cancel_on_interrupt(ctx):

@@ -217,6 +217,7 @@ def sync(
     ),
 ) -> None:
     """Follow the repository's .resolver/schedules.yml: read it now, and again every 15 min."""
+    from resolver.core.settings import get_settings
     from resolver.schedules.sync import sync_repo
 
     try:
@@ -227,7 +228,7 @@ def sync(
             repo_id = row.id
     except (ScheduleError, accounts.AccountError) as error:
         fail(str(error))
-    changes = sync_repo(repo_id)
+    changes = sync_repo(repo_id, get_settings().sandbox_workspace_root)
     with session_scope() as session:
         row = repository(session, repo)
         if row.sync_error:

@@ -35,10 +35,13 @@ Inbox = Callable[[int], list[InboxMessage]]
 
 @dataclass
 class JobContext:
-    """Handed to a runner: the job id, the lease owner running it, and a flag set when the job
-    should stop."""
+    """Handed to a runner: the job id, the settings its task read once, the lease owner running
+    it, and a flag set when the job should stop."""
 
     job_id: int
+    settings: Settings
+    """Read once by the composition root that runs the job (with the stored settings over
+    them); every stage of the job takes its values from here."""
     owner: str | None = None
     """The lease owner of this attempt; its sandboxes carry it, so the reaper can tell when
     another attempt has taken the job over."""

@@ -37,7 +37,7 @@ from resolver.contract.inbound import (
     route_event,
 )
 from resolver.core.logs import log
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.ingress.batching import write
 from resolver.ingress.intake import Accepted, Pending
 from resolver.store.db import StoreUnavailable
@@ -58,12 +58,16 @@ does the work no sooner; it only keeps a long parse from stalling other requests
 body the hop there and back costs half as much as the work."""
 
 
-def endpoint(integration: Integration, record: Record = write) -> Endpoint:
-    """The POST handler of one integration, with every refusal mapped to its status. `record`
-    stores a routed trigger (bench/ingress swaps it to measure the path without its write)."""
+def endpoint(
+    integration: Integration, settings_now: Callable[[], Settings], record: Record = write
+) -> Endpoint:
+    """The POST handler of one integration, with every refusal mapped to its status. The
+    composition root gives `settings_now`, read once per delivery (so a webhook secret stored
+    by /setup takes effect without a restart). `record` stores a routed trigger (bench/ingress
+    swaps it to measure the path without its write)."""
 
     async def receive(request: Request) -> Response:
-        settings = get_settings()
+        settings = settings_now()
         if not integration.enabled(settings):
             return JSONResponse({"error": "not found"}, status_code=404)
         try:

@@ -30,7 +30,7 @@ from resolver.contract.setup import (
     pasted_token,
 )
 from resolver.core.logs import log, register_secret
-from resolver.core.settings import Settings, get_settings, load_settings
+from resolver.core.settings import Settings, load_settings
 from resolver.store import configured
 from resolver.store.db import session_scope
 
@@ -96,7 +96,12 @@ def store(settings: Settings, values: Mapping[str, str]) -> None:
 
 
 def register_hook(
-    name: str, credential: str, scope: str | None = None, *, rotate: bool = False
+    settings: Settings,
+    name: str,
+    credential: str,
+    scope: str | None = None,
+    *,
+    rotate: bool = False,
 ) -> HookResult:
     """Register (or, with `rotate`, re-key) the provider's webhook and store its secrets;
     SetupError with what to fix, and nothing changed, when it cannot."""
@@ -110,7 +115,6 @@ def register_hook(
         *([webhook.signing_setting] if webhook.signing_setting else []),
     )
     check_not_in_environment(names)
-    settings = get_settings()
     signing = generate_signing_secret() if webhook.signing_setting else None
     request = HookRequest(
         url=webhook_url(settings, name),
@@ -125,7 +129,7 @@ def register_hook(
     if webhook.signing_setting and signing:
         values[webhook.signing_setting] = signing
     store(settings, values)
-    tested = _test(webhook, request, registered.hook_id)
+    tested = _test(settings, webhook, request, registered.hook_id)
     event = "setup.webhook_rotated" if rotate else "setup.webhook_registered"
     log(logger, logging.INFO, event, provider=name, hook=registered.hook_id)
     return HookResult(
@@ -139,11 +143,11 @@ def register_hook(
     )
 
 
-def _test(webhook: WebhookSetup, request: HookRequest, hook_id: str) -> bool:
+def _test(settings: Settings, webhook: WebhookSetup, request: HookRequest, hook_id: str) -> bool:
     """Ask for a test delivery where the provider offers one; it arrives at the new secret."""
     if webhook.test is None:
         return False
-    webhook.test(get_settings(), request, hook_id)
+    webhook.test(settings, request, hook_id)
     return True
 
 
@@ -157,7 +161,7 @@ def hook_actions(name: str) -> tuple[WebAction, ...]:
     def run(rotate: bool) -> WebAction:
         def act(given: ActionInput) -> Answer:
             credential, scope = given.values.get("credential", ""), given.values.get("scope")
-            done = register_hook(name, credential, scope, rotate=rotate)
+            done = register_hook(given.settings, name, credential, scope, rotate=rotate)
             verb = "Rotated the secret of" if rotate else "Registered"
             tested = " A test delivery was requested." if done.tested else ""
             events = ", ".join(done.events)
@@ -175,7 +179,7 @@ def hook_command(name: str, webhook: WebhookSetup) -> SetupCommand:
         scope = webhook.scope_of(given.options)
         rotate = bool(given.options.get("rotate"))
         credential = given.console.read_lines(f"{name} admin token")[0]
-        result = register_hook(name, credential, scope, rotate=rotate)
+        result = register_hook(given.settings, name, credential, scope, rotate=rotate)
         say = given.console.say
         verb = (
             "rotated the secret of" if rotate else ("registered" if result.created else "updated")

@@ -5,6 +5,8 @@ The Celery tasks that call these are in `resolver.tasks`.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from resolver.broker.celery_app import DEFAULT_QUEUE, SCHEDULES_SYNC
 from resolver.broker.publish import send_task
 from resolver.schedules import queue, sync
@@ -23,5 +25,5 @@ def tick() -> list[int]:
     return started
 
 
-def sync_one(repo_id: int) -> list[str]:
-    return sync.sync_repo(int(repo_id))
+def sync_one(repo_id: int, workspace_root: Path) -> list[str]:
+    return sync.sync_repo(int(repo_id), workspace_root)

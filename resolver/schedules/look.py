@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Final
 
 from resolver.agent import git as git_repo
@@ -14,7 +15,6 @@ from resolver.agent.git import Clone
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.session import egress_plan, load_repository
 from resolver.core.job import JobContext
-from resolver.core.settings import get_settings
 from resolver.schedules.prompts import Manifests, parse_manifests
 from sandbox import ExecResult, open_sandbox, run_setup, setup_failure
 from sandbox.policy import WORKDIR
@@ -23,9 +23,8 @@ TEST_CONFIG_KEY: Final = "test_command"
 
 
 @contextmanager
-def scratch_clone(url: str, env: dict[str, str] | None) -> Iterator[Clone]:
-    """A private full clone (every branch as `origin/…`), removed after."""
-    root = get_settings().sandbox_workspace_root
+def scratch_clone(root: Path, url: str, env: dict[str, str] | None) -> Iterator[Clone]:
+    """A private full clone (every branch as `origin/…`) under `root`, removed after."""
     with git_repo.private_clone(url, root, None, env) as clone:
         yield clone
 
@@ -76,14 +75,14 @@ def run_tests(
     """Run the repository's setup, then `command`, in a sandbox on a copy of the clone, checked
     out at `checkout` (default: HEAD). Returns the test run and the setup's failure (the tests
     did not run) if any."""
-    settings = get_settings()
+    settings = ctx.settings
     setup = git_repo.read_setup(clone, ref)
     policy = policy_from_settings(settings)
     network = setup.network if setup else None
     egress = job_egress(settings, git_repo.repo_config(clone, ref), network)
     plan = egress_plan(egress, setup is not None)
     with open_sandbox(str(job_id), policy, ctx.owner, plan) as sandbox:
-        load_repository(sandbox, clone, policy, checkout)
+        load_repository(sandbox, clone, policy, settings.sandbox_setup_timeout, checkout)
         ctx.on_cancel.append(sandbox.interrupt)
         try:
             if setup is not None:

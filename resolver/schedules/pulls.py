@@ -9,7 +9,6 @@ from resolver.agent.git import Clone
 from resolver.broker.publish import publish_callback
 from resolver.contract import outbound as providers
 from resolver.contract.triggers import TaskTrigger, dump_trigger, notice_on_pull
-from resolver.core.settings import get_settings
 from resolver.schedules import look
 from resolver.schedules.decide import OPEN, Finding, Remembered
 from resolver.store.db import session_scope
@@ -17,9 +16,9 @@ from resolver.store.models import Job, Schedule, ScheduleRun
 from resolver.store.notices import NewNotice, record_notice
 
 
-def bot_email() -> str:
+def bot_email(bot_name: str) -> str:
     """The address the bot commits with (resolver/worker/push.py `push`)."""
-    return f"{get_settings().bot_name}@users.noreply"
+    return f"{bot_name}@users.noreply"
 
 
 def find(
@@ -29,13 +28,14 @@ def find(
     remembered: Remembered,
     clone: Clone,
     ref: str,
+    bot_name: str,
 ) -> tuple[Finding, providers.PullInfo | None]:
     """What became of the pull request the schedule remembers as open (the open one, if so)."""
     if remembered.state != OPEN or not remembered.branch:
         return Finding.NONE, None
     pull = forge.find_open_pull(full_name, remembered.branch)
     if pull is not None:
-        edited = look.others_pushed(clone, ref, remembered.branch, bot_email())
+        edited = look.others_pushed(clone, ref, remembered.branch, bot_email(bot_name))
         return (Finding.EDITED if edited else Finding.OPEN), pull
     # The forge protocol reports no merge state: git tells merged from closed.
     if not _was_opened(schedule_id, remembered.branch):

@@ -31,6 +31,7 @@ from resolver.contract.triggers import TaskTrigger, read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.redact import Redactor
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.schedules import look, pulls
 from resolver.schedules.decide import OPEN, Action, Decision, Finding, Remembered, decide
@@ -131,9 +132,9 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
     forge = registry.forge(forge_name, run.trigger, run.requester_id)
     repo = forge.repository(full_name)
     env = forge.git_env(repo.clone_url)
-    with look.scratch_clone(repo.clone_url, env) as clone:
+    with look.scratch_clone(ctx.settings.sandbox_workspace_root, repo.clone_url, env) as clone:
         ref = git_repo.default_ref(clone)
-        found = _find(run, forge, full_name, clone, ref)
+        found = _find(run, forge, full_name, clone, ref, ctx.settings.bot_name)
         decision = decide(run.remembered, found.finding, found.inputs)
         pulls.remember(run.schedule_id, decision.remembered)
         if decision.action is Action.SKIP_EDITED and found.pull is not None:
@@ -163,7 +164,7 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
 
 
 def _find(
-    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Clone, ref: str
+    run: ScheduledRun, forge: providers.Forge, full_name: str, clone: Clone, ref: str, bot: str
 ) -> Found:
     manifests = look.manifests(clone, ref)
     inputs = Inputs(
@@ -174,7 +175,7 @@ def _find(
         run.max_cost_usd,
         manifests.digest,
     ).digest()
-    finding, pull = pulls.find(forge, full_name, run.schedule_id, run.remembered, clone, ref)
+    finding, pull = pulls.find(forge, full_name, run.schedule_id, run.remembered, clone, ref, bot)
     return Found(inputs, manifests.paths, finding, pull)
 
 
@@ -279,7 +280,7 @@ def _work(
         record_plan(run.job_id, plan)
         pushed: dict[str, str] = {}
         with branch_lock(plan, ctx):
-            done = run_session(request, ctx, after=_pushing(run, plan, env, pushed))
+            done = run_session(request, ctx, after=_pushing(run, plan, env, pushed, ctx.settings))
         if pushed:
             remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
             pulls.remember(run.schedule_id, remembered)
@@ -292,7 +293,7 @@ def _work(
 
 
 def _pushing(
-    run: ScheduledRun, plan: Plan, env: dict[str, str], pushed: dict[str, str]
+    run: ScheduledRun, plan: Plan, env: dict[str, str], pushed: dict[str, str], settings: Settings
 ) -> AfterAgent:
     """The pipeline's push, noting the branch and commit it pushed (the schedule remembers
     them: the next run updates that pull request, or tells whether it was merged)."""
@@ -313,4 +314,4 @@ def _pushing(
         log(logger, logging.INFO, "schedule.pushed", job=run.job_id, branch=branch)
 
     # Nobody asked for a scheduled run, so nobody is credited as its co-author.
-    return push(snapshot, plan, env, NO_CO_AUTHOR, on_pushed=noted)
+    return push(snapshot, plan, env, NO_CO_AUTHOR, settings, on_pushed=noted)

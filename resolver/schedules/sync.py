@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Final
 
 from sqlalchemy import or_, select, update
@@ -20,7 +21,6 @@ from resolver.agent import git as git_repo
 from resolver.contract.errors import CallbackError
 from resolver.contract.triggers import ScheduleRun
 from resolver.core.logs import log, redact
-from resolver.core.settings import get_settings
 from resolver.schedules.queue import installation_reach
 from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, parse_file
 from resolver.schedules.store import apply_file
@@ -50,16 +50,17 @@ def read_file(clone: git_repo.Clone, ref: str) -> ScheduleFile:
     return EMPTY if text is None else parse_file(text)
 
 
-def sync_repo(repo_id: int) -> list[str]:
-    """Read the repository's schedules file now and apply it. Returns what changed; a failure
-    is kept on the repository's row (`resolver schedules list` shows it)."""
+def sync_repo(repo_id: int, workspace_root: Path) -> list[str]:
+    """Read the repository's schedules file now (cloned under `workspace_root`) and apply it.
+    Returns what changed; a failure is kept on the repository's row (`resolver schedules list`
+    shows it)."""
     with session_scope() as session:
         row = session.get(ScheduleRepo, repo_id)
         if row is None:
             return []
         spec, trigger, user_id = row.repo, forge_trigger(row.repo, row.installation_id), row.user_id
     try:
-        parsed = _fetch(spec, trigger, user_id)
+        parsed = _fetch(spec, trigger, user_id, workspace_root)
     except (CallbackError, git_repo.RepoError, ScheduleError) as error:
         message = redact(str(error))
         log(logger, logging.WARNING, "schedule.sync_failed", repo=spec, error=message)
@@ -73,11 +74,10 @@ def sync_repo(repo_id: int) -> list[str]:
     return changes
 
 
-def _fetch(spec: str, trigger: ScheduleRun, user_id: int | None) -> ScheduleFile:
+def _fetch(spec: str, trigger: ScheduleRun, user_id: int | None, root: Path) -> ScheduleFile:
     forge_name, full_name = parse_repo_spec(spec)
     forge = registry.forge(forge_name, trigger, user_id)
     info = forge.repository(full_name)
-    root = get_settings().sandbox_workspace_root
     auth = forge.git_env(info.clone_url)
     with git_repo.private_clone(info.clone_url, root, None, auth, shallow=True) as clone:
         return read_file(clone, "HEAD")

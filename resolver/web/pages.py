@@ -19,7 +19,7 @@ from resolver.contract.results import read_result
 from resolver.contract.signin import ForgeUnreachableError, SignInError
 from resolver.contract.triggers import read_trigger
 from resolver.core import budgets as caps
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, is_terminal
 from resolver.store import accounts, browse, jobs
 from resolver.store import budgets as spend
@@ -236,10 +236,11 @@ async def admin_page(request: Request) -> Response:
         return to_signin(request)
     if not viewer.admin:
         return not_found(request, viewer)
+    settings = web_of(request).settings
 
     def load() -> dict[str, Any]:
         try:
-            queues: dict[str, int] | None = queue_lengths()
+            queues: dict[str, int] | None = queue_lengths(settings.redis_url)
         except locks.BrokerError:
             queues = None
         with session_scope() as session:
@@ -257,7 +258,7 @@ async def admin_page(request: Request) -> Response:
                 "routes": browse.routes(session),
                 "running": browse.count_in_state(session, JobState.RUNNING),
                 "queued": browse.count_in_state(session, JobState.QUEUED),
-                "budgets": _budget_rows(session, now),
+                "budgets": _budget_rows(session, now, settings),
             }
             session.expunge_all()
             return values
@@ -265,7 +266,7 @@ async def admin_page(request: Request) -> Response:
     return page(request, "admin.html", viewer, **await run_in_threadpool(load))
 
 
-def _budget_rows(session: Session, now: datetime) -> list[dict[str, Any]]:
+def _budget_rows(session: Session, now: datetime, settings: Settings) -> list[dict[str, Any]]:
     """The admin page's lines of `resolver budgets`."""
     return [
         {
@@ -276,5 +277,5 @@ def _budget_rows(session: Session, now: datetime) -> list[dict[str, Any]]:
             "full": line.spent >= line.cap.limit,
             "resets": line.resets_at.strftime("%Y-%m-%d %H:%M UTC"),
         }
-        for line in spend.overview(session, caps.caps_from(get_settings()), now)
+        for line in spend.overview(session, caps.caps_from(settings), now)
     ]

@@ -20,14 +20,14 @@ from resolver.contract.checks import Check
 from resolver.contract.provider import Provider
 from resolver.contract.setup import SectionInput, SetupSection
 from resolver.core.logs import log
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.onboarding.described import section_of, setup_of
 from resolver.onboarding.preflight import provider_checks
 from resolver.onboarding.status import SettingOrigin, origins
 from resolver.store.db import session_scope
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
-from resolver.web.context import current_viewer, not_found, page, to_signin
+from resolver.web.context import current_viewer, not_found, page, to_signin, web_of
 from resolver.web.guard import origin
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ async def setup_page(request: Request) -> Response:
     viewer = await _admin(request)
     if isinstance(viewer, Response):
         return viewer
-    settings = get_settings()
+    settings = web_of(request).settings
     return page(
         request,
         "setup.html",
@@ -115,7 +115,7 @@ async def checks(request: Request) -> Response:
     viewer = await _admin_post(request)
     if isinstance(viewer, Response):
         return viewer
-    found = await run_in_threadpool(provider_checks, get_settings())
+    found = await run_in_threadpool(provider_checks, web_of(request).settings)
     log(logger, logging.INFO, "setup.preflight", by=viewer.label, failed=_failed(found))
     return page(request, "setup/checks.html", viewer, checks=found, failed=_failed(found))
 

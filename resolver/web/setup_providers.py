@@ -19,12 +19,11 @@ from starlette.responses import RedirectResponse, Response
 from integrations import registry
 from resolver.contract.setup import ActionInput, Answer, Flash, GoTo, SetupError, WebAction
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
 from resolver.onboarding.described import actions_of
 from resolver.onboarding.store import VaultStore
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
-from resolver.web.context import current_viewer, not_found, page, to_signin
+from resolver.web.context import current_viewer, not_found, page, to_signin, web_of
 from resolver.web.inputs import route_of
 
 logger = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ def endpoint(name: str, action: WebAction) -> Endpoint:
         if isinstance(checked, Response):
             return checked
         viewer, values = checked
-        settings = get_settings()
+        settings = web_of(request).settings
         store = VaultStore(settings)
         given = ActionInput(settings, store, values, request.session, time.time(), viewer.label)
         return await _answer(request, viewer, name, action, given)

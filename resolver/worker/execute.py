@@ -17,7 +17,7 @@ from resolver.contract.commands import parse_command
 from resolver.core import metrics
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log, redact
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import StoreError, session_scope
@@ -126,9 +126,9 @@ def _observe_finish(job: Job) -> None:
     metrics.LLM_COST.inc(job.cost_usd or 0.0)
 
 
-def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
-    """Run one job if we can take its lease; a finished or held job is a no-op."""
-    settings = get_settings()
+def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings) -> None:
+    """Run one job if we can take its lease; a finished or held job is a no-op. `settings` are
+    the task's, read once by its root and handed to the runner in its context."""
     owner = uuid.uuid4().hex
     if steering.steer(job_id):
         return  # a request to its conversation's running job joins it (or is refused)
@@ -160,7 +160,7 @@ def execute(job_id: int, runner_for: Callable[[str], Runner]) -> None:
         waited = metrics.since(job.created_at, utcnow())
     if waited is not None:
         metrics.JOB_START_SECONDS.observe(waited)
-    ctx = JobContext(job_id, owner, inbox=steering.inbox_for(job_id))
+    ctx = JobContext(job_id, settings, owner, inbox=steering.inbox_for(job_id))
     heartbeat = _Heartbeat(
         ctx, owner, settings.lease_seconds, settings.status_interval, settings.job_time_limit
     )

@@ -14,7 +14,7 @@ from resolver.agent.task import AgentResult
 from resolver.broker import locks
 from resolver.core.job import JobContext
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
@@ -31,9 +31,8 @@ def branch_lock(plan: Plan, ctx: JobContext, wait: float = BRANCH_LOCK_WAIT) -> 
     """Two jobs never push to the same branch at once: the second waits `wait` seconds. The
     lock lives a few lease periods and is renewed by the job's heartbeat, so a killed worker's
     lock lapses as its job's lease does."""
-    settings = get_settings()
     name = f"resolver:branch:{plan.forge_name}:{plan.repo.full_name}:{plan.branch}"
-    with locks.held(name, timeout=settings.lease_seconds * 3, wait=wait) as lock:
+    with locks.held(name, timeout=ctx.settings.lease_seconds * 3, wait=wait) as lock:
         if not lock.acquired:
             raise Stop(
                 Outcome.ERROR,
@@ -52,12 +51,12 @@ def push(
     plan: Plan,
     env: dict[str, str] | None,
     author: tuple[str, str],
+    settings: Settings,
     on_pushed: Callable[[str, str], None] | None = None,
 ) -> AfterAgent:
     """The after-agent hook: commit the agent's tree as the bot and push it to the job's own
     repository; `on_pushed` hears the branch and commit. Unfinished work is pushed (without a
     pull request) only when RESOLVER_PUSH_UNFINISHED."""
-    settings = get_settings()
     bot = settings.bot_name
 
     def after(work: Work, agent: AgentResult) -> None:

@@ -10,7 +10,6 @@ from resolver.broker.outbox import publish_job, waiting_job_messages
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import record
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
 from resolver.store import jobs
 from resolver.store.callbacks import stalled_callbacks
 from resolver.store.jobs import stranded_jobs
@@ -19,13 +18,14 @@ from resolver.worker import watchdog
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from resolver.core.settings import Settings
+
 logger = logging.getLogger(__name__)
 
 
-def reconcile(session: Session) -> list[int]:
+def reconcile(session: Session, settings: Settings) -> list[int]:
     """Re-publish every stranded job. A duplicate message is harmless: leases make runs unique."""
-    settings = get_settings()
-    waiting = waiting_job_messages()
+    waiting = waiting_job_messages(settings.redis_url)
     # The watchdog first: a job it ends is not stranded any more.
     ended = watchdog.sweep(session, settings)
     session.commit()

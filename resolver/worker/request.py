@@ -38,7 +38,7 @@ from resolver.contract.triggers import (
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.model_choice import allowed_models, parse_model_option, refusal
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.ci.contract import QUIET, ci_status_line
 from resolver.features.ci.worker import QuietStop, check_fix
@@ -58,7 +58,8 @@ HISTORY_NOTE: Final = "(an earlier request in this conversation)"
 def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Do the work a person asked for: plan the repository, run the agent, push its change."""
     try:
-        requested_model(snapshot.task)  # a model outside the list is refused before any work
+        # A model outside the list is refused before any work.
+        requested_model(snapshot.task, ctx.settings)
         plan, requester, git_env = prepare(snapshot, _plan)
         check = failed_check_in(snapshot.trigger)
         fixing = check_fix(snapshot, plan, check, git_env) if check is not None else None
@@ -74,7 +75,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     history = take_review(snapshot, _history(snapshot), resolving)
     if fixing is not None:
         history = providers.History(history.comments + fixing[2], history.review_threads)
-    instruction, model = requested_model(snapshot.task)
+    instruction, model = requested_model(snapshot.task, ctx.settings)
     request = SessionRequest(
         job_id=ctx.job_id,
         repo=plan.repo.clone_url,
@@ -91,7 +92,9 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     try:
         with branch_lock(plan, ctx):
             author = co_author(plan.forge_name, requester)
-            after = push(snapshot, plan, request.git_env, author, note_pushed(ctx.job_id))
+            after = push(
+                snapshot, plan, request.git_env, author, ctx.settings, note_pushed(ctx.job_id)
+            )
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
         return ended_by(error)
@@ -107,11 +110,10 @@ def quiet_end(snapshot: Snapshot, why: str) -> RunResult:
     return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={QUIET: True, "skipped": why})
 
 
-def requested_model(task: str) -> tuple[str, str | None]:
+def requested_model(task: str, settings: Settings) -> tuple[str, str | None]:
     """The request without its `model=NAME`, and that name; Stop when the operator does not
     allow it."""
     instruction, model = parse_model_option(task)
-    settings = get_settings()
     allowed = allowed_models(settings.llm_model, settings.llm_models)
     if model is not None and model not in allowed:
         raise Stop(Outcome.REFUSED, refusal(model, "request", allowed))

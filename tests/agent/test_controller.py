@@ -81,7 +81,7 @@ def run(
     **changes: Any,
 ) -> AgentResult:
     box: Any = sandbox or MemorySandbox()
-    return run_agent(task(job_id, **changes), box, ctx or JobContext(job_id))
+    return run_agent(task(job_id, **changes), box, ctx or JobContext(job_id, get_settings()))
 
 
 def of_kind(job_id: int, kind: str) -> list[dict[str, Any]]:
@@ -137,7 +137,7 @@ def test_a_cost_budget_spent_stops_the_run_before_the_next_call(
 
 
 def test_a_cancelled_job_asks_the_llm_nothing(job_id: int, llm_server: ScriptedLLMServer) -> None:
-    ctx = JobContext(job_id)
+    ctx = JobContext(job_id, get_settings())
     ctx.cancel()
     result = run(job_id, ctx=ctx)
     assert (result.stop_reason, result.summary) == (stops.CANCELLED, "The job was cancelled.")
@@ -147,7 +147,7 @@ def test_a_cancelled_job_asks_the_llm_nothing(job_id: int, llm_server: ScriptedL
 def test_cancelling_interrupts_the_sandbox_while_the_job_runs(
     job_id: int, llm_server: ScriptedLLMServer
 ) -> None:
-    ctx = JobContext(job_id)
+    ctx = JobContext(job_id, get_settings())
     sandbox = MemorySandbox()
 
     def cancel_at_first_call(request: dict[str, Any]) -> Any:
@@ -190,7 +190,7 @@ def test_a_steering_message_joins_the_conversation_before_the_next_step(
         asked.append(step)
         return [InboxMessage("ada", "Use the stdlib only.")] if step == 2 else []
 
-    ctx = JobContext(job_id, inbox=inbox)
+    ctx = JobContext(job_id, get_settings(), inbox=inbox)
     llm_server.push(text("Looking around."), finish("answered", "Done."))
     result = run(job_id, ctx=ctx)
     assert result.outcome == "answered"

@@ -13,6 +13,7 @@ import pytest
 from resolver.agent.events import Event
 from resolver.agent.session import SessionRequest, SessionResult, run_result, run_session
 from resolver.core.job import JobContext
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from tests.agent.conftest import LLM_KEY, AgentEnv, git, make_repo
 from tests.support.llm_server import (
@@ -45,7 +46,7 @@ def session(
     job_id: int, repo: Path, ctx: JobContext | None = None, **request: Any
 ) -> SessionResult:
     instruction = request.pop("instruction", "do the task")
-    ctx = ctx or JobContext(job_id)
+    ctx = ctx or JobContext(job_id, get_settings())
     return run_session(SessionRequest(job_id, str(repo), instruction, **request), ctx)
 
 
@@ -231,7 +232,7 @@ def test_cancel_kills_the_running_command(
     job_id: int, source_repo: Path, llm_server: ScriptedLLMServer
 ) -> None:
     llm_server.push(bash("sleep 60"), finish("answered", "never"))
-    ctx = JobContext(job_id)
+    ctx = JobContext(job_id, get_settings())
     cancelled_at: list[float] = []
 
     def cancel_once_it_runs() -> None:

@@ -74,14 +74,14 @@ def test_renewing_a_lock_that_was_lost_is_logged_and_the_holder_goes_on(
 
 
 def test_a_periodic_duty_is_claimed_once_per_slot() -> None:
-    first = locks.claim_slot("test-duty", every=60)
+    first = locks.claim_slot(get_settings().redis_url, "test-duty", every=60)
     assert first == int(time.time() // 60)
-    assert locks.claim_slot("test-duty", every=60) is None
-    assert locks.claim_slot("other-duty", every=60) == first
+    assert locks.claim_slot(get_settings().redis_url, "test-duty", every=60) is None
+    assert locks.claim_slot(get_settings().redis_url, "other-duty", every=60) == first
 
 
 def test_the_redis_version_is_reported() -> None:
-    assert locks.server_version().split(".")[0].isdigit()
+    assert locks.server_version(get_settings().redis_url).split(".")[0].isdigit()
 
 
 def test_an_unreachable_redis_raises_the_brokers_error(

@@ -16,6 +16,7 @@ from integrations.gitlab.routes import ROUTES
 from integrations.gitlab.standin.hooks import FIXTURES, GitLabHooksAPI, Hook, standard_signature
 from resolver.cli.setup import app as setup_app
 from resolver.contract.setup import SetupError
+from resolver.core.settings import get_settings
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
 
@@ -63,7 +64,7 @@ def test_a_project_hook_subscribes_the_routed_events_and_its_test_passes_our_ing
     gitlab: GitLabHooksAPI, live: Live, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    result = hooks.register_hook("gitlab", OWNER_TOKEN, "project:group/widgets")
+    result = hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets")
     hook = _only_hook(gitlab)
     assert hook.url == f"{live.url}/webhooks/gitlab" and result.created
     assert {flag for flag, on in hook.as_json().items() if on is True and "events" in flag} == {
@@ -84,10 +85,12 @@ def test_a_project_hook_subscribes_the_routed_events_and_its_test_passes_our_ing
 def test_rotation_refuses_the_old_token_and_accepts_the_new(
     gitlab: GitLabHooksAPI, live: Live
 ) -> None:
-    hooks.register_hook("gitlab", OWNER_TOKEN, "project:group/widgets")
+    hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets")
     old = _only_hook(gitlab).token
     assert old and _deliver(live, old) == 204
-    result = hooks.register_hook("gitlab", OWNER_TOKEN, "project:group/widgets", rotate=True)
+    result = hooks.register_hook(
+        get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets", rotate=True
+    )
     new = _only_hook(gitlab).token
     assert new and new != old and not result.created
     assert _deliver(live, old) == 401
@@ -98,9 +101,9 @@ def test_rotation_refuses_the_old_token_and_accepts_the_new(
 def test_a_signed_delivery_with_the_old_signing_token_is_refused(
     gitlab: GitLabHooksAPI, live: Live
 ) -> None:
-    hooks.register_hook("gitlab", OWNER_TOKEN, "group:group")
+    hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "group:group")
     old = _only_hook(gitlab).signing_token
-    hooks.register_hook("gitlab", OWNER_TOKEN, "group:group", rotate=True)
+    hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "group:group", rotate=True)
     hook = _only_hook(gitlab)
     body = (FIXTURES / "Note_Hook__on_issue.json").read_bytes()
     for secret, status in ((old, 401), (hook.signing_token, 204)):
@@ -114,19 +117,21 @@ def test_a_signed_delivery_with_the_old_signing_token_is_refused(
 
 def test_a_developer_token_is_refused_and_nothing_is_stored(gitlab: GitLabHooksAPI) -> None:
     with pytest.raises(SetupError, match="needs the Maintainer role"):
-        hooks.register_hook("gitlab", DEVELOPER_TOKEN, "project:group/widgets")
+        hooks.register_hook(get_settings(), "gitlab", DEVELOPER_TOKEN, "project:group/widgets")
     with pytest.raises(SetupError, match="needs the Owner role"):
-        hooks.register_hook("gitlab", DEVELOPER_TOKEN, "group:group")
+        hooks.register_hook(get_settings(), "gitlab", DEVELOPER_TOKEN, "group:group")
     with pytest.raises(SetupError, match="no project group/nope"):
-        hooks.register_hook("gitlab", OWNER_TOKEN, "project:group/nope")
+        hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "project:group/nope")
     with pytest.raises(SetupError, match="refused the token"):
-        hooks.register_hook("gitlab", "glpat-wrong", "project:group/widgets")
+        hooks.register_hook(get_settings(), "gitlab", "glpat-wrong", "project:group/widgets")
     assert gitlab.hooks == {} and stored() == {}
 
 
 def test_rotating_a_hook_never_registered_changes_nothing(gitlab: GitLabHooksAPI) -> None:
     with pytest.raises(SetupError, match="register it first"):
-        hooks.register_hook("gitlab", OWNER_TOKEN, "project:group/widgets", rotate=True)
+        hooks.register_hook(
+            get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets", rotate=True
+        )
     assert gitlab.hooks == {} and stored() == {}
 
 
@@ -157,5 +162,5 @@ def test_a_secret_the_environment_sets_is_left_alone(
 ) -> None:
     live.set(monkeypatch, gitlab_webhook_token="from-the-environment-0123456789")
     with pytest.raises(SetupError, match="RESOLVER_GITLAB_WEBHOOK_TOKEN is set in the environment"):
-        hooks.register_hook("gitlab", OWNER_TOKEN, "project:group/widgets")
+        hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets")
     assert gitlab.hooks == {} and stored() == {}

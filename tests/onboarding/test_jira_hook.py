@@ -12,6 +12,7 @@ import pytest
 from integrations.jira.routes import ROUTES
 from integrations.jira.standin.webhooks import JiraWebhooksAPI, Webhook
 from resolver.contract.setup import SetupError
+from resolver.core.settings import get_settings
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
 
@@ -43,7 +44,7 @@ def test_the_webhook_carries_the_routed_events_and_its_deliveries_pass(
     jira: JiraWebhooksAPI, live: Live, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    result = hooks.register_hook("jira", ADMIN, "SP")
+    result = hooks.register_hook(get_settings(), "jira", ADMIN, "SP")
     webhook = _only(jira)
     assert webhook.url == f"{live.url}/webhooks/jira" and result.created
     assert sorted(webhook.events) == sorted(ROUTES)
@@ -58,11 +59,11 @@ def test_the_webhook_carries_the_routed_events_and_its_deliveries_pass(
 def test_rotation_refuses_the_old_secret_and_accepts_the_new(
     jira: JiraWebhooksAPI, live: Live
 ) -> None:
-    hooks.register_hook("jira", ADMIN)
+    hooks.register_hook(get_settings(), "jira", ADMIN)
     webhook = _only(jira)
     old = webhook.secret
     assert webhook.filters == {}, "no project: every project"
-    again = hooks.register_hook("jira", ADMIN, rotate=True)
+    again = hooks.register_hook(get_settings(), "jira", ADMIN, rotate=True)
     assert _only(jira) is webhook and not again.created and webhook.secret != old
     assert jira.deliver(webhook, COMMENT, secret=old) == 401
     assert jira.deliver(webhook, COMMENT) in (200, 202, 204)
@@ -73,9 +74,9 @@ def test_a_member_without_admin_rights_is_refused_and_nothing_is_stored(
     jira: JiraWebhooksAPI,
 ) -> None:
     with pytest.raises(SetupError, match="Administer Jira"):
-        hooks.register_hook("jira", MEMBER)
+        hooks.register_hook(get_settings(), "jira", MEMBER)
     with pytest.raises(SetupError, match="refused the credential"):
-        hooks.register_hook("jira", "ada@example.com:wrong")
+        hooks.register_hook(get_settings(), "jira", "ada@example.com:wrong")
     with pytest.raises(SetupError, match="not a Jira project key"):
-        hooks.register_hook("jira", ADMIN, "SP OR 1=1")
+        hooks.register_hook(get_settings(), "jira", ADMIN, "SP OR 1=1")
     assert jira.webhooks == {} and stored() == {}

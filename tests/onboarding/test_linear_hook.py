@@ -15,6 +15,7 @@ from integrations.linear.standin.api import LinearAPI
 from integrations.linear.standin.webhooks import Webhook, deliver
 from resolver.cli.setup import app as setup_app
 from resolver.contract.setup import SetupError
+from resolver.core.settings import get_settings
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
 
@@ -44,7 +45,7 @@ def test_the_webhook_takes_the_routed_types_and_its_deliveries_pass(
     linear: LinearAPI, live: Live, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    result = hooks.register_hook("linear", ADMIN_KEY)
+    result = hooks.register_hook(get_settings(), "linear", ADMIN_KEY)
     webhook = _only(linear)
     assert webhook.url == f"{live.url}/webhooks/linear" and result.created
     assert sorted(webhook.resource_types) == sorted({key.split(".")[0] for key in ROUTES})
@@ -57,11 +58,11 @@ def test_the_webhook_takes_the_routed_types_and_its_deliveries_pass(
 
 
 def test_rotation_refuses_the_old_secret_and_accepts_the_new(linear: LinearAPI) -> None:
-    hooks.register_hook("linear", ADMIN_KEY, "team-0001")
+    hooks.register_hook(get_settings(), "linear", ADMIN_KEY, "team-0001")
     webhook = _only(linear)
     old = webhook.secret
     assert webhook.team_id == "team-0001"
-    again = hooks.register_hook("linear", ADMIN_KEY, rotate=True)
+    again = hooks.register_hook(get_settings(), "linear", ADMIN_KEY, rotate=True)
     assert _only(linear) is webhook and not again.created and webhook.secret != old
     assert deliver(webhook, secret=old) == 401
     assert deliver(webhook) in (200, 202, 204)
@@ -70,9 +71,9 @@ def test_rotation_refuses_the_old_secret_and_accepts_the_new(linear: LinearAPI) 
 
 def test_a_member_is_refused_and_nothing_is_stored(linear: LinearAPI) -> None:
     with pytest.raises(SetupError, match="workspace admin"):
-        hooks.register_hook("linear", MEMBER_KEY)
+        hooks.register_hook(get_settings(), "linear", MEMBER_KEY)
     with pytest.raises(SetupError, match="refused the API key"):
-        hooks.register_hook("linear", "lin_api_wrong")
+        hooks.register_hook(get_settings(), "linear", "lin_api_wrong")
     assert linear.webhooks == {} and stored() == {}
 
 

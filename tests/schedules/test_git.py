@@ -11,6 +11,7 @@ import pytest
 from integrations.github.standin.api import GitHubAPI
 from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.agent import git as git_repo
+from resolver.core.settings import get_settings
 from resolver.schedules.look import find_test_command, manifests, others_pushed, was_merged
 from resolver.schedules.store import find_schedule, repository
 from resolver.schedules.sync import claim_stale, read_file, sync_repo
@@ -125,7 +126,7 @@ def test_the_schedules_file_is_read_through_the_forge_from_a_shallow_clone(
     with session_scope() as session:
         assert claim_stale(session, row.created_at) == [repo_id]
         assert claim_stale(session, row.created_at) == []  # claimed: not sent twice
-    assert sync_repo(repo_id) == ["added tidy"]
+    assert sync_repo(repo_id, get_settings().sandbox_workspace_root) == ["added tidy"]
     with session_scope() as session:
         tidy = find_schedule(session, "tidy", REPO)
         assert (tidy.origin, tidy.timezone, tidy.repository.sync_error) == (
@@ -157,7 +158,7 @@ def test_a_broken_schedules_file_is_kept_as_the_repositorys_sync_error(
     reset_caches()
     with session_scope() as session:
         repo_id = repository(session, REPO, installation_id=INSTALLATION_ID).id
-    assert sync_repo(repo_id) == []
+    assert sync_repo(repo_id, get_settings().sandbox_workspace_root) == []
     with session_scope() as session:
         error = repository(session, REPO).sync_error or ""
     assert "schedules[0]" in error and "cron" in error

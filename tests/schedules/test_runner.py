@@ -21,6 +21,7 @@ from resolver.agent.task import AgentResult
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
 from resolver.core.job import JobContext, RunResult
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.schedules import look, runner
 from resolver.schedules.decide import DECLINED, OPEN, Action, Decision, Remembered
@@ -115,7 +116,7 @@ def scheduled_job(schedule_id: int, **values: Any) -> int:
 
 
 def run(job_id: int) -> RunResult:
-    return runner.run_scheduled(JobContext(job_id))
+    return runner.run_scheduled(JobContext(job_id, get_settings()))
 
 
 def inputs_now(bare: Path, tmp_path: Path, schedule_id: int) -> str:
@@ -245,7 +246,7 @@ def test_a_scheduled_push_credits_no_one_and_the_schedule_remembers_its_branch(
     proposal = plan(Decision(Action.PROPOSE, Remembered()), None)
     proposal = replace(proposal, repo=replace(proposal.repo, clone_url=str(bare)))
     pushed: dict[str, str] = {}
-    after = runner._pushing(scheduled, proposal, {}, pushed)
+    after = runner._pushing(scheduled, proposal, {}, pushed, get_settings())
     clone = git_repo.clone(str(bare), tmp_path / "clone")
     base = git_repo.head(clone)
     tree = git_repo.git(clone, "rev-parse", f"{base}^{{tree}}").strip()

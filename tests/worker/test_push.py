@@ -73,7 +73,12 @@ def test_the_agents_tree_is_pushed_as_the_bots_commit_crediting_the_requester(
     snapshot = new_job()
     pushed: list[tuple[str, str]] = []
     hook = push(
-        snapshot, plan_for(origin), {}, AUTHOR, on_pushed=lambda b, s: pushed.append((b, s))
+        snapshot,
+        plan_for(origin),
+        {},
+        AUTHOR,
+        get_settings(),
+        on_pushed=lambda b, s: pushed.append((b, s)),
     )
     hook(work_on(origin, tmp_path), agent())
     head = git(origin, "rev-parse", BRANCH).strip()
@@ -90,7 +95,7 @@ def test_a_branch_name_someone_else_uses_gets_the_jobs_number(origin: Path, tmp_
     git(origin, "branch", BRANCH)
     theirs = git(origin, "rev-parse", BRANCH).strip()
     snapshot = new_job()
-    push(snapshot, plan_for(origin), {}, AUTHOR)(work_on(origin, tmp_path), agent())
+    push(snapshot, plan_for(origin), {}, AUTHOR, get_settings())(work_on(origin, tmp_path), agent())
     assert git(origin, "rev-parse", BRANCH).strip() == theirs
     assert git(origin, "show", f"{BRANCH}-{snapshot.id}:app.py") == "print('hi!')\n"
     assert branch_of(snapshot.id) == f"{BRANCH}-{snapshot.id}"
@@ -106,7 +111,7 @@ def test_a_pull_requests_branch_only_moves_forward(origin: Path, tmp_path: Path)
     git(origin, "-c", "user.name=Bo", "-c", "user.email=bo@example.com", "commit", "-qm", "mine")
     git(origin, "checkout", "-q", "main")
     theirs = git(origin, "rev-parse", BRANCH).strip()
-    hook = push(new_job(), plan_for(origin, update=True), {}, AUTHOR)
+    hook = push(new_job(), plan_for(origin, update=True), {}, AUTHOR, get_settings())
     with pytest.raises(git_repo.RepoError):
         hook(work, agent())
     assert git(origin, "rev-parse", BRANCH).strip() == theirs
@@ -117,7 +122,9 @@ def test_work_the_agent_did_not_finish_is_not_pushed_by_default(
     origin: Path, tmp_path: Path, outcome: str
 ) -> None:
     snapshot = new_job()
-    push(snapshot, plan_for(origin), {}, AUTHOR)(work_on(origin, tmp_path), agent(outcome))
+    push(snapshot, plan_for(origin), {}, AUTHOR, get_settings())(
+        work_on(origin, tmp_path), agent(outcome)
+    )
     assert git(origin, "branch", "--list", BRANCH) == ""
     assert branch_of(snapshot.id) is None
 
@@ -127,16 +134,18 @@ def test_unfinished_work_is_pushed_when_the_operator_allows_it(
 ) -> None:
     monkeypatch.setenv("RESOLVER_PUSH_UNFINISHED", "true")
     get_settings.cache_clear()
-    push(new_job(), plan_for(origin), {}, AUTHOR)(work_on(origin, tmp_path), agent("stopped"))
+    push(new_job(), plan_for(origin), {}, AUTHOR, get_settings())(
+        work_on(origin, tmp_path), agent("stopped")
+    )
     assert git(origin, "show", f"{BRANCH}:app.py") == "print('hi!')\n"
-    push(new_job(), plan_for(origin, "resolver/answer"), {}, AUTHOR)(
+    push(new_job(), plan_for(origin, "resolver/answer"), {}, AUTHOR, get_settings())(
         work_on(origin, tmp_path), agent("answered")
     )
     assert git(origin, "branch", "--list", "resolver/answer") == ""
 
 
 def test_a_second_job_on_the_same_branch_is_told_to_wait(origin: Path) -> None:
-    first, second = JobContext(1), JobContext(2)
+    first, second = JobContext(1, get_settings()), JobContext(2, get_settings())
     with branch_lock(plan_for(origin), first):
         assert len(first.on_beat) == 1  # the heartbeat renews the lock
         with pytest.raises(Stop) as stopped, branch_lock(plan_for(origin), second, wait=0.2):

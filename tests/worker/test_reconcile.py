@@ -10,6 +10,7 @@ import redis
 from sqlalchemy import update
 
 from resolver.broker.outbox import waiting_job_messages
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState
 from resolver.store import jobs
 from resolver.store.callbacks import record_callback
@@ -39,7 +40,7 @@ def message_of(job_id: int) -> str:
 
 def run_reconcile() -> list[int]:
     with session_scope() as session:
-        return reconcile(session)
+        return reconcile(session, get_settings())
 
 
 def test_a_queued_job_whose_message_is_gone_is_sent_again(resolver_env: ResolverEnv) -> None:
@@ -48,7 +49,7 @@ def test_a_queued_job_whose_message_is_gone_is_sent_again(resolver_env: Resolver
     assert run_reconcile() == [job_id]
     new = message_of(job_id)
     assert new != old
-    assert waiting_job_messages() == {new}
+    assert waiting_job_messages(get_settings().redis_url) == {new}
 
 
 def test_a_queued_job_whose_message_waits_is_left_alone(resolver_env: ResolverEnv) -> None:
@@ -68,7 +69,7 @@ def test_a_job_within_its_grace_is_not_sent_twice(resolver_env: ResolverEnv) -> 
     with session_scope() as session:
         jobs.create_job(session, jobs.NewJob(source="github", task="fix it"))
     assert run_reconcile() == []
-    assert waiting_job_messages() == set()
+    assert waiting_job_messages(get_settings().redis_url) == set()
 
 
 def test_a_running_job_whose_lease_ran_out_is_sent_again(resolver_env: ResolverEnv) -> None:
@@ -81,7 +82,7 @@ def test_a_running_job_whose_lease_ran_out_is_sent_again(resolver_env: ResolverE
     assert run_reconcile() == [job_id]
     with session_scope() as session:
         assert jobs.get_job(session, job_id).state == JobState.RUNNING  # the lease decides
-    assert waiting_job_messages() == {message_of(job_id)}
+    assert waiting_job_messages(get_settings().redis_url) == {message_of(job_id)}
 
 
 def test_a_callback_long_past_due_is_sent_again(resolver_env: ResolverEnv) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from resolver.core.job import InboxMessage, JobContext, Runner, RunResult
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.accounts import add_user
@@ -87,7 +88,7 @@ def running(alice: int) -> Iterator[Callable[[Blocking], tuple[int, threading.Th
 
     def start(runner: Blocking) -> tuple[int, threading.Thread]:
         job_id = new_job("fix add()", alice)
-        thread = threading.Thread(target=execute, args=(job_id, runner.runner_for))
+        thread = threading.Thread(target=execute, args=(job_id, runner.runner_for, get_settings()))
         thread.start()
         assert runner.started.wait(60)
         threads.append((runner, thread))
@@ -104,14 +105,16 @@ def test_a_request_to_a_running_job_is_taken_once_at_its_next_step(alice, runnin
     first, thread = running(runner)
     second = new_job("use the new helper instead", alice)
 
-    execute(second, runner.runner_for)
+    execute(second, runner.runner_for, get_settings())
 
     waiting = job_of(second)
     assert (waiting.state, waiting.message_id) == ("queued", jobs.PARKED)
     assert waiting.result["steering"] == first
     [row] = inbox_rows()
     assert (row.job_id, row.from_job_id, row.taken_at) == (first, second, None)
-    execute(second, runner.runner_for)  # a second delivery of its message changes nothing
+    execute(
+        second, runner.runner_for, get_settings()
+    )  # a second delivery of its message changes nothing
     assert len(inbox_rows()) == 1
 
     runner.release.set()
@@ -129,7 +132,7 @@ def test_a_message_the_job_never_read_runs_as_a_follow_up(alice, running) -> Non
     runner = Blocking(read_inbox=False)
     first, thread = running(runner)
     second = new_job("also add a docstring", alice)
-    execute(second, runner.runner_for)
+    execute(second, runner.runner_for, get_settings())
     assert job_of(second).message_id == jobs.PARKED
 
     runner.release.set()
@@ -137,7 +140,7 @@ def test_a_message_the_job_never_read_runs_as_a_follow_up(alice, running) -> Non
 
     published = job_of(second)
     assert published.state == "queued" and published.message_id != jobs.PARKED
-    execute(second, runner.runner_for)
+    execute(second, runner.runner_for, get_settings())
     assert runner.ran == [first, second]
     assert job_of(second).state == "succeeded"
     assert inbox_rows()[0].taken_at is None
@@ -147,7 +150,7 @@ def test_stop_cancels_the_running_job_and_the_messages_waiting_for_it(alice, run
     runner = Blocking(read_inbox=False)
     first, _ = running(runner)
     second = new_job("and rename it", alice)
-    execute(second, runner.runner_for)
+    execute(second, runner.runner_for, get_settings())
     stop = new_job("stop", alice)
 
     from resolver.worker.commands import answer_stop

@@ -67,7 +67,9 @@ def snapshot(**trigger: Any) -> Snapshot:
 
 
 def update(repo: Path, gate: conflicts.Gate | None = None) -> RunResult:
-    return conflicts._update(JobContext(1), snapshot(), plan_for(repo), {}, AUTHOR, gate)
+    return conflicts._update(
+        JobContext(1, get_settings()), snapshot(), plan_for(repo), {}, AUTHOR, gate
+    )
 
 
 def branch_head(repo: Path) -> str:

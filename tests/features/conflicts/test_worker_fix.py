@@ -123,7 +123,7 @@ def pushed_to(repo: Path, branch_name: str = "main") -> tuple[JobContext, Snapsh
         job_id = jobs.create_job(
             session, jobs.NewJob(source=NAME, task="merge", trigger=trigger)
         ).id
-    return JobContext(job_id), Snapshot(
+    return JobContext(job_id, get_settings()), Snapshot(
         job_id, NAME, "merge", REPO, None, None, read_trigger(trigger), None, None
     )
 

@@ -286,6 +286,7 @@ def test_the_write_step_sees_only_verified_routed_triggers(webhook_env: dict[str
     from starlette.testclient import TestClient
 
     from integrations.github import INTEGRATION as integration
+    from resolver.core.settings import get_settings
     from resolver.ingress.endpoint import endpoint
     from resolver.ingress.intake import Accepted, Pending
 
@@ -295,7 +296,7 @@ def test_the_write_step_sees_only_verified_routed_triggers(webhook_env: dict[str
         recorded.append(pending)
         return Accepted("created", job_id=7)
 
-    routed = endpoint(integration, record=record)
+    routed = endpoint(integration, get_settings, record=record)
     app = Starlette(routes=[Route("/webhooks/github", routed, methods=["POST"])])
     delivery = github("issue_comment.created", comment("@resolver fix the typo"))
     with TestClient(app) as client:

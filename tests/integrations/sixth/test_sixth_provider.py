@@ -226,7 +226,7 @@ def test_the_job_runs_and_its_reply_is_posted_in_the_sixth_thread(
     request = message(f"@{BOT} status", thread="M0PARENT")
     job_id = deliver(sixth_client, request).json()["job_id"]
 
-    execute(job_id, runner_for)
+    execute(job_id, runner_for, get_settings())
     done = job(job_id)
     assert (done.state, done.outcome) == (JobState.SUCCEEDED, Outcome.ANSWERED)
     # The intake acknowledged the command with 👀 (sent in its turn); the job answers it.
