@@ -120,9 +120,10 @@ def deliver(self: Task, callback_id: int) -> None:
         raise self.retry(countdown=wait)
 
 
-def _first_in_slot(settings: Settings, duty: str) -> bool:
-    """Beat runs on every host: a periodic duty runs once per slot, whoever sent it."""
-    slot = locks.claim_slot(settings.redis_url, duty, settings.reconcile_interval)
+def _first_in_slot(settings: Settings, duty: str, every: float | None = None) -> bool:
+    """Beat runs on every host: a periodic duty runs once per slot (of `every` seconds, else
+    the reconcile interval), whoever sent it."""
+    slot = locks.claim_slot(settings.redis_url, duty, every or settings.reconcile_interval)
     if slot is None:
         log(logger, logging.INFO, "duty.skipped", duty=duty)
         return False
@@ -161,8 +162,9 @@ RETENTION_BUDGET: Final = 240.0  # seconds per run; the next hour's run goes on 
 @shared_task(name=PRUNE_TRAJECTORIES, max_retries=0, time_limit=300, soft_time_limit=280)
 def prune_trajectories() -> int:
     """Retention (RESOLVER_RETENTION_DAYS): prune finished jobs' trajectories in batches."""
-    days = get_settings().retention_days
-    if days is None or not _first_in_slot("prune-trajectories", 3600.0):
+    settings = get_settings()
+    days = settings.retention_days
+    if days is None or not _first_in_slot(settings, "prune-trajectories", 3600.0):
         return 0
     return prune_all(days, RETENTION_BATCH, RETENTION_BUDGET)
 

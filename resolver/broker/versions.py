@@ -13,9 +13,9 @@ from resolver.broker.locks import server_version
 COMMAND: Final = "resolver_version"
 
 
-def worker_versions(timeout: float = 1.0) -> dict[str, str | None]:
+def worker_versions(redis_url: str, timeout: float = 1.0) -> dict[str, str | None]:
     """Each live worker's release (None: one too old to say); raises when Redis is down."""
-    server_version(timeout=2.0)  # fail fast rather than retry an absent broker
+    server_version(redis_url, timeout=2.0)  # fail fast rather than retry an absent broker
     control = get_celery().control
     alive = {name for reply in control.ping(timeout=timeout) for name in reply}
     said: dict[str, str | None] = dict.fromkeys(alive)

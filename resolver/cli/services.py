@@ -117,7 +117,7 @@ def _refuse_while_other_workers() -> None:
     from resolver.core import version
 
     try:
-        found = worker_versions()
+        found = worker_versions(get_settings().redis_url)
     except Exception:  # no broker: no worker can be alive on it
         return
     this = version.current()

@@ -113,12 +113,14 @@ def old_worker(tree: Path, env: dict[str, str], log: Path) -> Iterator[subproces
 def refused_while_alive(worker: subprocess.Popen[bytes], env: dict[str, str], log: Path) -> None:
     """`resolver db upgrade` refuses while the old worker answers, naming it."""
     from resolver.broker.versions import worker_versions
+    from resolver.core.settings import get_settings
 
+    redis_url = get_settings().redis_url
     deadline = time.monotonic() + 90
-    while not worker_versions() and time.monotonic() < deadline:
+    while not worker_versions(redis_url) and time.monotonic() < deadline:
         assert worker.poll() is None, log.read_text()
         time.sleep(0.5)
-    assert list(worker_versions().values()) == [None], "too old to say its version"
+    assert list(worker_versions(redis_url).values()) == [None], "too old to say its version"
     refused = cli(env, "db", "upgrade")
     said = " ".join(refused.stderr.split())
     assert refused.returncode == 1 and "stop the workers first: old@" in said, said
