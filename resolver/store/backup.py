@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import tarfile
@@ -191,9 +192,18 @@ def restore(url: str, path: Path, keys: list[str], *, replace: bool = False) -> 
         )
     with tempfile.TemporaryDirectory(prefix="resolver-restore-") as scratch:
         member = SQLITE_MEMBER if backend == "sqlite" else PG_MEMBER
-        with tarfile.open(path, "r") as tar:
-            tar.extract(member, scratch, filter="data")
         dump = Path(scratch) / member
+        # Read as bytes into a path of our own naming: no name, link or mode from the archive
+        # reaches the disk (tarfile's extraction filters need Python 3.11.4, Debian has 3.11.2).
+        try:
+            with tarfile.open(path, "r") as tar:
+                found = tar.extractfile(member)
+                if found is None:
+                    raise BackupError(f"{member} in the backup is not a file")
+                with found, dump.open("wb") as out:
+                    shutil.copyfileobj(found, out)
+        except (tarfile.TarError, KeyError) as error:
+            raise BackupError(f"the backup has no readable {member}: {error}") from None
         engine_for(url).dispose()
         if backend == "sqlite":
             source = sqlite3.connect(dump)
