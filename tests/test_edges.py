@@ -22,10 +22,8 @@ ROOTS = (
 # Modules that still read settings deep, to be handed their values by a root. Shrink to empty.
 REMAINING: frozenset[str] = frozenset(
     {
-        # the feature slices: their worker parts can take ctx.settings (JobContext has them)
+        # the conflicts slice: its bot identity is read deep (JobContext has the settings)
         "resolver/features/conflicts/worker.py",
-        "resolver/features/ci/worker.py",
-        "resolver/features/reviews/worker.py",
         # not yet handed their settings
         "resolver/broker/celery_app.py",
         "resolver/broker/locks.py",

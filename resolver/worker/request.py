@@ -62,8 +62,9 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         requested_model(snapshot.task, ctx.settings)
         plan, requester, git_env = prepare(snapshot, _plan)
         check = failed_check_in(snapshot.trigger)
-        fixing = check_fix(snapshot, plan, check, git_env) if check is not None else None
-        resolving = resolves_threads(snapshot, plan, git_env)
+        settings = ctx.settings
+        fixing = check_fix(settings, snapshot, plan, check, git_env) if check is not None else None
+        resolving = resolves_threads(snapshot, plan, git_env, settings.sandbox_workspace_root)
     except QuietStop as quiet:
         return quiet_end(snapshot, str(quiet))
     except Stop as stop:

@@ -5,6 +5,7 @@ attempt bound (in the store); then what the forge says about the failing check."
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Final
 
 from integrations import registry
@@ -14,7 +15,7 @@ from resolver.contract.outbound import Comment
 from resolver.contract.provider import CIReport
 from resolver.contract.triggers import FailedCheck
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import Outcome
 from resolver.features.ci.contract import (
     CIConfig,
@@ -40,13 +41,18 @@ class QuietStop(Exception):
 
 
 def check_fix(
-    snapshot: Snapshot, plan: Plan, check: FailedCheck, git_env: dict[str, str] | None
+    settings: Settings,
+    snapshot: Snapshot,
+    plan: Plan,
+    check: FailedCheck,
+    git_env: dict[str, str] | None,
 ) -> tuple[int, int, tuple[Comment, ...]]:
     """The attempt number, its bound and the check's output as context; QuietStop or Stop when
     the fix must not run."""
-    config = _config(plan, git_env)
-    head = _head(plan, git_env)
-    bot_email = bot_identity(get_settings().bot_name)[1]
+    root = settings.sandbox_workspace_root
+    config = _config(plan, git_env, root)
+    head = _head(plan, git_env, root)
+    bot_email = bot_identity(settings.bot_name)[1]
     why = why_not_fix(config, check, head, bot_email)
     if why is not None and not why[1]:
         raise QuietStop(why[0])
@@ -62,9 +68,8 @@ def check_fix(
     return attempt, config.max_attempts, report_comments(check, _report(snapshot, plan, check))
 
 
-def _config(plan: Plan, git_env: dict[str, str] | None) -> CIConfig:
+def _config(plan: Plan, git_env: dict[str, str] | None, root: Path) -> CIConfig:
     """`ci` from `.resolver/config.yml` on the default branch, read through the existing helper."""
-    root = get_settings().sandbox_workspace_root
     with git_repo.private_clone(plan.repo.clone_url, root, None, git_env, shallow=True) as clone:
         try:
             return parse_ci_config(git_repo.repo_config(clone, git_repo.default_ref(clone)))
@@ -72,10 +77,9 @@ def _config(plan: Plan, git_env: dict[str, str] | None) -> CIConfig:
             raise Stop(Outcome.COULD_NOT, f"I cannot fix the failing check: {error}") from None
 
 
-def _head(plan: Plan, git_env: dict[str, str] | None) -> HeadCommit:
+def _head(plan: Plan, git_env: dict[str, str] | None, root: Path) -> HeadCommit:
     """The pull request branch's newest commit: its id and who wrote and committed it. Only
     git's own records are read; nothing of the tree."""
-    root = get_settings().sandbox_workspace_root
     with git_repo.private_clone(
         plan.repo.clone_url, root, plan.branch, git_env, shallow=True
     ) as clone:

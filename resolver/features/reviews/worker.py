@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Final
 
 from pydantic import JsonValue
@@ -14,7 +15,6 @@ from integrations import registry
 from resolver.agent import git as git_repo
 from resolver.contract.outbound import History, ReviewThread
 from resolver.contract.triggers import ReviewBatch
-from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
 from resolver.features.reviews.contract import RESOLVE_KEY, ReviewsConfigError, parse_reviews_config
 from resolver.store import jobs
@@ -30,7 +30,9 @@ def open_threads(history: History) -> tuple[ReviewThread, ...]:
     return tuple(waiting)[:MAX_THREADS]
 
 
-def resolves_threads(snapshot: Snapshot, plan: Plan, git_env: dict[str, str] | None) -> bool:
+def resolves_threads(
+    snapshot: Snapshot, plan: Plan, git_env: dict[str, str] | None, root: Path
+) -> bool:
     """Whether a review batch resolves the threads it addressed: its forge can, and
     `.resolver/config.yml` on the default branch says `reviews: {resolve_threads: true}`. A bad
     setting stops the job with what is wrong; other jobs never read it."""
@@ -38,7 +40,6 @@ def resolves_threads(snapshot: Snapshot, plan: Plan, git_env: dict[str, str] | N
         return False
     if registry.get(plan.forge_name).resolve_thread is None:
         return False
-    root = get_settings().sandbox_workspace_root
     with git_repo.private_clone(plan.repo.clone_url, root, None, git_env, shallow=True) as clone:
         try:
             config = git_repo.repo_config(clone, git_repo.default_ref(clone))

@@ -103,7 +103,7 @@ def test_a_red_check_on_the_bots_head_is_fixed_with_its_output_as_context(
         CIReport(annotations=("app.py:1: error: bad print",), log_tail="FAILED test_app")
     )
     check = check_on(repo, title="1 test failed", summary="test_app failed")
-    attempt, bound, comments = check_fix(SNAPSHOT, plan_for(repo), check, {})
+    attempt, bound, comments = check_fix(get_settings(), SNAPSHOT, plan_for(repo), check, {})
     assert (attempt, bound) == (1, 2)
     assert [c.author for c in comments] == [
         "CI check tests (summary)",
@@ -120,9 +120,11 @@ def test_each_commit_gets_at_most_its_bound_of_attempts_then_silence(
     repo = origin(tmp_path, OPT_IN)
     check = check_on(repo)
     reports.extend([CIReport(), CIReport()])
-    assert [check_fix(SNAPSHOT, plan_for(repo), check, {})[0] for _ in range(2)] == [1, 2]
+    assert [
+        check_fix(get_settings(), SNAPSHOT, plan_for(repo), check, {})[0] for _ in range(2)
+    ] == [1, 2]
     with pytest.raises(QuietStop) as quiet:
-        check_fix(SNAPSHOT, plan_for(repo), check, {})
+        check_fix(get_settings(), SNAPSHOT, plan_for(repo), check, {})
     assert str(quiet.value) == (
         f"the check `tests` failed on {check.head_sha[:12]} after 2 fix attempt(s) on that "
         "commit; not trying again"
@@ -134,7 +136,7 @@ def test_the_opt_in_is_read_from_the_default_branch_never_from_the_pull_request(
 ) -> None:
     repo = origin(tmp_path, None, branch_config=OPT_IN)
     with pytest.raises(QuietStop, match=r"CI fixing is off for this repository"):
-        check_fix(SNAPSHOT, plan_for(repo), check_on(repo), {})
+        check_fix(get_settings(), SNAPSHOT, plan_for(repo), check_on(repo), {})
     assert reports == []
 
 
@@ -144,7 +146,7 @@ def test_a_check_on_a_commit_the_branch_has_moved_on_from_is_left_quietly(
     repo = origin(tmp_path, OPT_IN)
     stale = check_on(repo, head_sha="0" * 40)
     with pytest.raises(QuietStop, match=r"the branch moved on from 000000000000"):
-        check_fix(SNAPSHOT, plan_for(repo), stale, {})
+        check_fix(get_settings(), SNAPSHOT, plan_for(repo), stale, {})
 
 
 def test_someone_elses_push_is_refused_once_and_then_left_quietly(
@@ -154,17 +156,17 @@ def test_someone_elses_push_is_refused_once_and_then_left_quietly(
     commit(repo, BRANCH, {"app.py": "print('mine')\n"}, HUMAN)
     check = check_on(repo)
     with pytest.raises(Stop) as refused:
-        check_fix(SNAPSHOT, plan_for(repo), check, {})
+        check_fix(get_settings(), SNAPSHOT, plan_for(repo), check, {})
     assert refused.value.outcome == Outcome.REFUSED
     assert str(refused.value).startswith(f"Someone else pushed to `{BRANCH}`")
     with pytest.raises(QuietStop):
-        check_fix(SNAPSHOT, plan_for(repo), check, {})
+        check_fix(get_settings(), SNAPSHOT, plan_for(repo), check, {})
 
 
 def test_a_broken_ci_setting_stops_saying_what_is_wrong(reports: list[Any], tmp_path: Path) -> None:
     repo = origin(tmp_path, "ci:\n  fix: yes please\n")
     with pytest.raises(Stop) as stopped:
-        check_fix(SNAPSHOT, plan_for(repo), check_on(repo), {})
+        check_fix(get_settings(), SNAPSHOT, plan_for(repo), check_on(repo), {})
     assert stopped.value.outcome == Outcome.COULD_NOT
     assert str(stopped.value) == "I cannot fix the failing check: `ci.fix` must be true or false"
 
@@ -174,7 +176,7 @@ def test_a_report_the_forge_cannot_give_is_named_and_the_fix_still_runs(
 ) -> None:
     repo = origin(tmp_path, OPT_IN)
     reports.append(TransientCallbackError("HTTP 502", status=502))
-    _, _, comments = check_fix(SNAPSHOT, plan_for(repo), check_on(repo), {})
+    _, _, comments = check_fix(get_settings(), SNAPSHOT, plan_for(repo), check_on(repo), {})
     assert [(c.author, c.body) for c in comments] == [
         ("CI check tests (not available)", "the check's details could not be read: HTTP 502")
     ]

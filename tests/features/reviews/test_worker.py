@@ -13,6 +13,7 @@ from integrations import registry
 from integrations.standin.git_http import create_bare_repo, run_git
 from resolver.contract.outbound import RepoInfo
 from resolver.contract.triggers import read_trigger
+from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
 from resolver.features.reviews.worker import resolves_threads
 from resolver.worker.values import Plan, Snapshot, Stop
@@ -50,11 +51,21 @@ def _plan(tmp_path: Path, forge: str, config: str | None, branch_config: str | N
 def test_threads_are_resolved_only_when_the_default_branch_allows_it(
     resolver_env: ResolverEnv, tmp_path: Path, forge: str
 ) -> None:
-    assert resolves_threads(_snapshot(forge), _plan(tmp_path / "a", forge, RESOLVING), None)
-    assert not resolves_threads(_snapshot(forge), _plan(tmp_path / "b", forge, None), None)
+    assert resolves_threads(
+        _snapshot(forge),
+        _plan(tmp_path / "a", forge, RESOLVING),
+        None,
+        get_settings().sandbox_workspace_root,
+    )
+    assert not resolves_threads(
+        _snapshot(forge),
+        _plan(tmp_path / "b", forge, None),
+        None,
+        get_settings().sandbox_workspace_root,
+    )
     # The bot's branch saying so is not the repository saying so.
     plan = _plan(tmp_path / "c", forge, None, branch_config=RESOLVING)
-    assert not resolves_threads(_snapshot(forge), plan, None)
+    assert not resolves_threads(_snapshot(forge), plan, None, get_settings().sandbox_workspace_root)
 
 
 def test_no_setting_is_read_where_nothing_would_be_resolved(
@@ -63,9 +74,16 @@ def test_no_setting_is_read_where_nothing_would_be_resolved(
     """Not a review batch, or a provider that cannot resolve: no clone, even of a bad
     setting."""
     plan = _plan(tmp_path, "gitlab", "reviews: yes\n")
-    assert not resolves_threads(_snapshot("gitlab", batch=False), plan, None)
+    assert not resolves_threads(
+        _snapshot("gitlab", batch=False), plan, None, get_settings().sandbox_workspace_root
+    )
     unable = next(p.name for p in registry.installed() if p.resolve_thread is None)
-    assert not resolves_threads(_snapshot(unable), replace(plan, forge_name=unable), None)
+    assert not resolves_threads(
+        _snapshot(unable),
+        replace(plan, forge_name=unable),
+        None,
+        get_settings().sandbox_workspace_root,
+    )
 
 
 @pytest.mark.parametrize(
@@ -80,6 +98,11 @@ def test_a_bad_setting_stops_the_job_saying_what_is_wrong(
     resolver_env: ResolverEnv, tmp_path: Path, config: str, says: str
 ) -> None:
     with pytest.raises(Stop) as stopped:
-        resolves_threads(_snapshot("gitlab"), _plan(tmp_path, "gitlab", config), None)
+        resolves_threads(
+            _snapshot("gitlab"),
+            _plan(tmp_path, "gitlab", config),
+            None,
+            get_settings().sandbox_workspace_root,
+        )
     assert stopped.value.outcome == Outcome.COULD_NOT
     assert "I cannot take the review" in str(stopped.value) and says in str(stopped.value)
