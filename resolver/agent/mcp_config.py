@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
+from resolver.contract.mcp import SERVER_NAME
 from sandbox import Allowance, split_list
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ MCP_KEY: Final = "mcp"
 MAX_SERVERS: Final = 8
 # A tool reaches the model as `<server>__<tool>`, and function names are [A-Za-z0-9_-]{1,64}.
 SEPARATOR: Final = "__"
-SERVER_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,19}")
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _KEYS: Final = frozenset({"command", "url", "tools"})
 

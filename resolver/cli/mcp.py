@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import sys
-from typing import Final
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from resolver.contract.mcp import credential_problem
 from resolver.core.settings import get_settings
 from resolver.store.db import session_scope
 from resolver.store.mcp_credentials import (
@@ -21,9 +20,6 @@ from resolver.store.vault import Vault
 
 console = Console()
 app = typer.Typer(help="Credentials of repositories' remote MCP servers.", no_args_is_help=True)
-# A header's name is an HTTP token; the server's name is its key under `mcp:`.
-HEADER_NAME: Final = re.compile(r"[A-Za-z0-9-]{1,64}")
-SERVER_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,19}")
 
 
 def fail(message: str) -> None:
@@ -39,13 +35,12 @@ def mcp_set(
 ) -> None:
     """Store the header value a remote server is called with, read from standard input (never
     from the command line): `printf 'Bearer %s' "$TOKEN" | resolver mcp set org/repo tracker`."""
-    if not SERVER_NAME.fullmatch(server):
-        fail("a server's name is a-z, 0-9 and -, up to 20 characters, as under `mcp:`")
-    if not HEADER_NAME.fullmatch(header):
-        fail("--header must be a header's name, like Authorization or X-Api-Key")
     value = sys.stdin.readline().strip()
     if not value:
         fail("no value on standard input; pipe it in")
+    problem = credential_problem(repo, server, header, value)
+    if problem:
+        fail(problem)
     vault = Vault(get_settings().fernet_keys)
     with session_scope() as session:
         set_mcp_credential(session, vault, repo, server, header, value)

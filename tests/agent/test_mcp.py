@@ -93,6 +93,7 @@ def test_a_stdio_and_a_remote_server_answer_the_model_and_the_calls_are_on_the_p
             result = session(job_id, repo, instruction="what do the docs say?")
 
     assert result.agent.outcome == "answered"
+    assert result.diff == ""  # the server left nothing in the change
     offered = tools_offered(llm_server.requests[0])
     assert {"docs__search", "tracker__lookup"} <= set(offered)
     assert "docs__drop_tables" not in offered  # the repository's deny list

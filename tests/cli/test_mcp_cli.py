@@ -38,5 +38,5 @@ def test_bad_input_is_refused_and_stores_nothing(resolver_env) -> None:
     bad_server = cli(env, "mcp", "set", "acme/app", "Tracker!", stdin="x\n")
     assert bad_server.returncode == 1 and "server's name" in bad_server.stdout
     bad_header = cli(env, "mcp", "set", "acme/app", "t", "--header", "A: b", stdin="x\n")
-    assert bad_header.returncode == 1 and "--header" in bad_header.stdout
+    assert bad_header.returncode == 1 and "header" in bad_header.stdout
     assert "acme/app" not in cli(env, "mcp", "list").stdout
