@@ -11,6 +11,9 @@ print a few KB each, through the real loop (older outputs cut, condensation), be
 run sending its full, untruncated history at every step; and the share of them a prefix cache
 served, as the scripted server reports it the way OpenAI's usage object does.
 
+Between them, an MCP tool call (_mcp.py): a stdio server in the sandbox and a remote one the
+host calls, each through the loop's own path, beside a shell command in the same sandbox.
+
     uv run python bench/agent.py [--steps 40]
 """
 
@@ -30,6 +33,7 @@ from cryptography.fernet import Fernet
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _mcp import bench_mcp, print_mcp
 from _tokens import TokenFigures, bench_tokens, print_tokens
 
 from tests.support.llm_server import MODEL, ScriptedLLMServer, finish, tool
@@ -154,6 +158,7 @@ def main() -> None:
             llm = bench_llm(server, args.steps)
             exec_time, engine_exec = bench_exec(args.steps)
             loop = bench_loop(server, args.steps)
+            mcp = bench_mcp(tmp, args.steps, median_seconds)
             tokens: TokenFigures = bench_tokens(args.steps)
         finally:
             server.stop()
@@ -171,6 +176,8 @@ def main() -> None:
     print(f"baseline: raw sandbox exec       {exec_time * ms:7.1f}   (median of {args.steps})")
     print(f"baseline: one bare engine exec   {engine_exec * ms:7.1f}   (median of {args.steps})")
     print(f"baseline: litellm, one message   {llm * ms:7.1f}   (median of {args.steps})")
+    print()
+    print_mcp(mcp, args.steps)
     print()
     print_tokens(tokens)
 

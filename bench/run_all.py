@@ -38,7 +38,11 @@ class Bench:
 
 
 BENCHES = (
-    Bench("agent.py", ("overhead (end to end", "condensations in the run"), ("--steps", "3")),
+    Bench(
+        "agent.py",
+        ("overhead (end to end", "MCP call, remote", "condensations in the run"),
+        ("--steps", "3"),
+    ),
     Bench("egress.py", ("until open:", "50 MB over https"), ("--starts", "1", "--downloads", "1")),
     Bench(
         "ingress.py",

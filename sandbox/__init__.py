@@ -8,6 +8,7 @@ A repository goes in as an archive; the agent's change comes out as data, read f
 container once the agent's is gone, and checked before anyone uses it.
 """
 
+from sandbox.attach import Attached
 from sandbox.change import Change, ChangedFile, ChangeRejectedError, ExportLimits, check_path
 from sandbox.egress import HostRecord
 from sandbox.engine import SandboxError, SandboxNotFoundError
@@ -34,6 +35,7 @@ __all__ = [
     "ANYWHERE",
     "NOTHING",
     "Allowance",
+    "Attached",
     "Change",
     "ChangeRejectedError",
     "ChangedFile",

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import IO, Final
 
 from sandbox import files
+from sandbox.attach import Attached
 from sandbox.change import Change, ExportLimits
 from sandbox.container import remove_container
 from sandbox.egress import HostRecord, Window, command_at, record
@@ -119,6 +120,13 @@ class Sandbox:
             cancelled=run.cancelled,
             blocked=blocked,
         )
+
+    def attach(self, argv: list[str]) -> Attached:
+        """Start `argv` in /workspace with its stdin and stdout attached (an MCP server over
+        stdio); the caller closes it, and closing the sandbox ends it anyway."""
+        if self.egress is not None:
+            self.egress.ready()
+        return Attached(self.container_id, argv, self.policy.user)
 
     def allow(self, allowance: Allowance) -> None:
         """Change what the sandbox may reach from now on (between setup and the agent)."""

@@ -11,7 +11,7 @@ import logging
 import secrets
 import time
 from dataclasses import asdict, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resolver.agent import limits as stops
 from resolver.agent.budget import running_stop
@@ -48,6 +48,9 @@ from resolver.core.redact import Redactor
 from resolver.core.settings import Settings
 from sandbox import Sandbox, SandboxError
 
+if TYPE_CHECKING:
+    from resolver.agent.mcp import McpTools
+
 logger = logging.getLogger(__name__)
 
 
@@ -61,7 +64,11 @@ class _StoppedError(Exception):
 
 
 def run_agent(
-    task: AgentTask, sandbox: Sandbox, ctx: JobContext, llm: LLMConfig | None = None
+    task: AgentTask,
+    sandbox: Sandbox,
+    ctx: JobContext,
+    llm: LLMConfig | None = None,
+    mcp: McpTools | None = None,
 ) -> AgentResult:
     """Run the loop until the agent finishes or something stops it. Never changes job state."""
     settings = ctx.settings
@@ -70,6 +77,7 @@ def run_agent(
     for value in known:
         register_secret(value)
     loop = AgentLoop(task, sandbox, ctx, config, settings, Redactor(known))
+    loop.mcp = mcp
     ctx.on_cancel.append(sandbox.interrupt)
     try:
         return loop.run()
@@ -105,6 +113,8 @@ class AgentLoop:
         )
         self.started = time.monotonic()
         self.nonce = secrets.token_hex(6)
+        self.mcp: McpTools | None = None
+        """The repository's MCP servers' tools, beside the built-in ones."""
 
     def run(self) -> AgentResult:
         self._record_task()
@@ -196,7 +206,7 @@ class AgentLoop:
             return complete(
                 self.config,
                 messages,
-                TOOLS if tools else None,
+                (TOOLS + (self.mcp.schemas if self.mcp else ())) if tools else None,
                 on_retry=self._record_retry,
                 wait=self.ctx.cancelled.wait,
                 timeout=min(self.config.timeout, max(self._seconds_left(), 1.0)),
@@ -287,7 +297,10 @@ class AgentLoop:
     def _observe(self, step: int, call_id: str, tool: str, arguments: str) -> Finish | None:
         if self.ctx.cancelled.is_set():
             raise _StoppedError(stops.CANCELLED)
-        observation = self.tools.run(tool, arguments, self._seconds_left())
+        if self.mcp is not None and self.mcp.owns(tool):
+            observation = self.mcp.run(tool, arguments, self._seconds_left(), self.nonce)
+        else:
+            observation = self.tools.run(tool, arguments, self._seconds_left())
         payload = {
             "step": step,
             "call_id": call_id,

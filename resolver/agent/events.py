@@ -27,6 +27,7 @@ class Kind(StrEnum):
     EGRESS = "egress"  # the proxy's record: setup, agent (what each allowed), hosts, refused
     INSTRUCTIONS = "instructions"  # the repository's instruction files used: files [{path, …}]
     VERIFICATION = "verification"  # the checks the trajectory shows: checks, not_run
+    MCP = "mcp"  # the repository's MCP servers: servers [{server, remote, tools | error}]
     STEER = "steer"  # a message sent to the running job: content (fenced), author, from_job
 
 

@@ -86,6 +86,14 @@ def _verification(p: Mapping[str, Any]) -> list[str]:
     return ["verification" + (f" (not run: {missing})" if missing else ""), *lines]
 
 
+def _mcp(p: Mapping[str, Any]) -> list[str]:
+    lines = [
+        f"  {s.get('server')}: {', '.join(s.get('tools') or ()) or s.get('error') or 'no tools'}"
+        for s in p.get("servers") or ()
+    ]
+    return ["MCP servers", *lines]
+
+
 _RENDERERS: Final[dict[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     Kind.TASK: _task,
     Kind.SETUP: _setup,
@@ -99,6 +107,7 @@ _RENDERERS: Final[dict[str, Callable[[Mapping[str, Any]], list[str]]]] = {
     Kind.EGRESS: _egress,
     Kind.INSTRUCTIONS: _instructions,
     Kind.VERIFICATION: _verification,
+    Kind.MCP: _mcp,
 }
 
 

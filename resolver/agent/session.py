@@ -21,6 +21,8 @@ from resolver.agent.egress import JobEgress, blocked_notes, egress_record, job_e
 from resolver.agent.events import Kind
 from resolver.agent.instructions import paths_named, read_instructions
 from resolver.agent.llm import LLMConfig, llm_config_from
+from resolver.agent.mcp_config import servers_from
+from resolver.agent.mcp_job import credentials_for, job_mcp, repository_of
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.agent.trajectory import latest_attempt
@@ -145,9 +147,12 @@ def _in_sandbox(
 ) -> SessionResult:
     base, ref = git_repo.head(clone), git_repo.default_ref(clone)
     repo_config = git_repo.repo_config(clone, ref)
+    servers = servers_from(settings, repo_config)  # a bad `mcp:` entry refuses the job here
     config = chosen_model(config, settings, request.model, repo_config)
     _record_model(request.job_id, config.model)
     task = build_task(request, settings, clone, ref, repo_config)
+    credentials = credentials_for(repository_of(task.job_id, request.repo), servers, settings)
+    task = replace(task, secrets=task.secrets + tuple(c.value for c in credentials.values()))
     task, refused = reserve_start(task, settings, repo_config)
     if refused is not None:
         return SessionResult(_not_started(task, settings, config, refused), "")
@@ -165,7 +170,10 @@ def _in_sandbox(
         if failure and not ctx.cancelled.is_set():
             agent = _setup_failed(task, settings, config, failure)
         else:
-            agent = run_agent(task, sandbox, ctx, config)  # a cancelled job stops at once
+            with job_mcp(servers, sandbox, credentials, settings) as mcp:
+                if mcp is not None:
+                    _record(task, settings, config, Kind.MCP, {"servers": mcp.record})
+                agent = run_agent(task, sandbox, ctx, config, mcp)  # a cancelled job stops at once
         change, unread = _take_change(sandbox, clone, base, agent, settings, ctx)
     record = _record_egress(task, settings, config, egress, sandbox) if plan else None
     verification = build_verification(latest_attempt(task.job_id), configured_commands(repo_config))

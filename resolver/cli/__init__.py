@@ -8,6 +8,7 @@ import typer
 
 from integrations import registry
 from resolver.cli import admin, backup, budgets, jobs, routes, run, schedules, services, setup
+from resolver.cli import mcp as mcp_cli
 from resolver.cli import sandbox as sandbox_cli
 from resolver.core import version
 from resolver.core.settings import ConfigError, get_settings
@@ -47,6 +48,7 @@ app.add_typer(sandbox_cli.app, name="sandbox")
 app.add_typer(routes.app, name="routes")
 app.add_typer(schedules.app, name="schedules")
 app.add_typer(setup.app, name="setup")
+app.add_typer(mcp_cli.app, name="mcp")
 app.command("budgets")(budgets.budgets)
 app.command("backup")(backup.backup)
 app.command("restore")(backup.restore)

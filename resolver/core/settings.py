@@ -356,6 +356,25 @@ class Settings(BaseSettings):
         "litellm cannot price; default: the input price.",
     )
 
+    # --- MCP servers a repository names in `.resolver/config.yml` (`mcp:`)
+    mcp: Literal["on", "off"] = Field(
+        default="on",
+        description="`off` ignores every repository's `mcp:` section: the agent gets no MCP tools.",
+    )
+    mcp_allow: str = Field(
+        default="",
+        description="Hosts a repository's remote (streamable HTTP) MCP servers may be on "
+        "(comma- or space-separated; each covers its subdomains). Empty: no remote servers.",
+    )
+    mcp_timeout: float = Field(
+        default=60.0, gt=0, description="Seconds an MCP server has to start or answer one call."
+    )
+    mcp_max_bytes: int = Field(
+        default=1_000_000,
+        ge=10_000,
+        description="Bytes an MCP server's one message may have; a longer one cuts the server off.",
+    )
+
     # --- budgets shared by jobs (unset: no cap); a repository's config may only lower its own
     budget_repo_daily_usd: float | None = Field(
         default=None, gt=0, description="Spend cap per repository per UTC day, USD."

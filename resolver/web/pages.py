@@ -25,6 +25,7 @@ from resolver.store import accounts, browse, jobs
 from resolver.store import budgets as spend
 from resolver.store.callbacks import failures_of
 from resolver.store.db import session_scope
+from resolver.store.mcp_credentials import list_mcp_credentials
 from resolver.store.models import Job, utcnow
 from resolver.web import steps
 from resolver.web.access import AccessCache, Viewer, can_act, can_see, visible_to
@@ -255,6 +256,7 @@ async def admin_page(request: Request) -> Response:
                 "users": browse.users(session),
                 "links": accounts.links(session, now),
                 "tokens": browse.tokens(session),
+                "mcp": list_mcp_credentials(session),
                 "routes": browse.routes(session),
                 "running": browse.count_in_state(session, JobState.RUNNING),
                 "queued": browse.count_in_state(session, JobState.QUEUED),

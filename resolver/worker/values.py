@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from resolver.agent.git import RepoError
+from resolver.agent.mcp_config import McpConfigError
 from resolver.contract import outbound as providers
 from resolver.contract.outbound import Comment
 from resolver.contract.triggers import TaskTrigger
@@ -29,6 +30,7 @@ class Stop(Exception):
 ENDING_ERRORS = (
     Stop,
     ModelNotAllowedError,
+    McpConfigError,
     SandboxError,
     RepoError,
     RepoSetupError,
@@ -41,7 +43,7 @@ def ended_by(error: Exception) -> RunResult:
     """The result of a run that one of ENDING_ERRORS stopped."""
     if isinstance(error, Stop):
         return RunResult(error.state, error.outcome, error=str(error))
-    if isinstance(error, ModelNotAllowedError):
+    if isinstance(error, ModelNotAllowedError | McpConfigError):
         return RunResult(JobState.FAILED, Outcome.REFUSED, error=str(error))
     if isinstance(error, SandboxError):
         reason = f"the sandbox failed ({error}); an operator can run `resolver doctor`"

@@ -1,0 +1,101 @@
+"""The credentials of a repository's remote MCP servers, in the vault: one header per server
+(`Authorization: Bearer …`, say), which only the host sends, on its calls to that server.
+
+A repository owns them as an installation of the `mcp` kind, named by its full name, so they
+sit in the credentials table beside every other secret and rotate with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from resolver.store.models import Credential, Installation
+from resolver.store.vault import Secret, Vault, store_credential
+
+MCP: Final = "mcp"
+HEADER: Final = "header"
+
+
+@dataclass(frozen=True)
+class StoredMcpCredential:
+    repo: str
+    server: str
+    header: str
+
+
+def _installation(session: Session, repo: str, create: bool) -> Installation | None:
+    found = session.scalars(
+        select(Installation).where(Installation.provider == MCP, Installation.external_id == repo)
+    ).first()
+    if found is None and create:
+        found = Installation(provider=MCP, external_id=repo, name=repo)
+        session.add(found)
+        session.flush()
+    return found
+
+
+def set_mcp_credential(
+    session: Session, vault: Vault, repo: str, server: str, header: str, value: str
+) -> None:
+    """Store (or replace) the header `server` of `repo` is called with."""
+    owner = _installation(session, repo, create=True)
+    assert owner is not None
+    store_credential(
+        session,
+        vault,
+        provider=MCP,
+        kind=server,
+        secret=value,
+        installation_id=owner.id,
+        scope=header,
+    )
+
+
+def remove_mcp_credential(session: Session, repo: str, server: str) -> bool:
+    """Forget it; False when there was none."""
+    found = _credentials(session, repo, server)
+    for credential in found:
+        session.delete(credential)
+    return bool(found)
+
+
+def mcp_credentials(
+    session: Session, vault: Vault, repo: str, servers: tuple[str, ...]
+) -> dict[str, tuple[str, Secret]]:
+    """The header name and value of each of `servers` that has one, by server."""
+    return {
+        c.kind: (c.scope or "Authorization", vault.decrypt(c.ciphertext))
+        for server in servers
+        for c in _credentials(session, repo, server)
+    }
+
+
+def list_mcp_credentials(session: Session) -> list[StoredMcpCredential]:
+    """Every stored one, without its value."""
+    rows = session.execute(
+        select(Installation.external_id, Credential.kind, Credential.scope)
+        .join(Credential, Credential.installation_id == Installation.id)
+        .where(Installation.provider == MCP, Credential.provider == MCP)
+        .order_by(Installation.external_id, Credential.kind)
+    )
+    return [StoredMcpCredential(repo, server, header or "") for repo, server, header in rows]
+
+
+def _credentials(session: Session, repo: str, server: str) -> list[Credential]:
+    owner = _installation(session, repo, create=False)
+    if owner is None:
+        return []
+    return list(
+        session.scalars(
+            select(Credential).where(
+                Credential.provider == MCP,
+                Credential.kind == server,
+                Credential.installation_id == owner.id,
+                Credential.revoked_at.is_(None),
+            )
+        )
+    )
