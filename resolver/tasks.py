@@ -15,9 +15,11 @@ from datetime import UTC, datetime
 from typing import Final
 
 from celery import Task, shared_task
+from celery.signals import worker_init
 from celery.worker.control import inspect_command
 
 from integrations import registry
+from resolver import observability
 from resolver.broker import locks
 from resolver.broker.celery_app import (
     DELIVER,
@@ -64,6 +66,13 @@ WORK_COMMANDS: Final[dict[Command, Callable[[JobContext, Snapshot], RunResult]]]
     "rebase": conflicts.update_branch
 }
 """Commands that are work on a branch, run like a request (`@bot rebase`)."""
+
+
+@worker_init.connect
+def _traced(**_kwargs: object) -> None:
+    """Traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set: at the worker's start, not at import
+    (a process may import the tasks long before it runs them)."""
+    observability.install("resolver-worker")
 
 
 def run_request(ctx: JobContext) -> RunResult:
