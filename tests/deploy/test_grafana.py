@@ -10,7 +10,6 @@ from prometheus_client import REGISTRY
 from resolver.core import metrics
 from tests.deploy.grafana import DASHBOARD, dashboard_series, parse, queries, series_in
 
-
 SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"), "gauge": ("",)}
 
 
