@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
+UNTRACED_PATHS: Final = "/metrics,/healthz,/readyz,/static/"
 PUBLISHED: Final = (RUN_JOB, DELIVER)
 """The tasks the web process sends but does not define."""
 
@@ -90,12 +91,25 @@ def install_web(app: Starlette) -> Tracing | None:
     done = install("resolver-web")
     if done is None:
         return None
-    from opentelemetry.instrumentation.starlette import StarletteInstrumentor
+    from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+    from opentelemetry.util.http import parse_excluded_urls
 
     _name_published_tasks()
-    StarletteInstrumentor.instrument_app(app, tracer_provider=done.provider)
-    done.undo.append(lambda: StarletteInstrumentor.uninstrument_app(app))
+    # The ASGI middleware itself (what Starlette's instrumentation adds), for its options: no
+    # span per chunk of a body sent or received, and no trace per scrape or health check.
+    app.add_middleware(
+        OpenTelemetryMiddleware,
+        tracer_provider=done.provider,
+        exclude_spans=["receive", "send"],
+        excluded_urls=parse_excluded_urls(UNTRACED_PATHS),
+    )
+    done.undo.append(lambda: _remove_middleware(app, OpenTelemetryMiddleware))
     return done
+
+
+def _remove_middleware(app: Starlette, kind: object) -> None:
+    app.user_middleware = [m for m in app.user_middleware if m.cls is not kind]
+    app.middleware_stack = app.build_middleware_stack()
 
 
 def _instrument_libraries(done: Tracing) -> None:
@@ -121,15 +135,19 @@ def _instrument_libraries(done: Tracing) -> None:
 
 
 def _work_sampler() -> Sampler:
-    """Every trace that starts with work (a request, a task), and none that starts with a lone
-    client call: a worker polls Redis all the time, and each poll would be a trace of its own."""
+    """Traces that start with work (a request, a task; a share of them, `_ratio`), and none that
+    starts with a lone client call: a worker polls Redis all the time, and each poll would be a
+    trace of its own."""
     from opentelemetry.sdk.trace.sampling import (
         Decision,
         ParentBased,
         Sampler,
         SamplingResult,
+        TraceIdRatioBased,
     )
     from opentelemetry.trace import SpanKind
+
+    ratio = TraceIdRatioBased(_ratio())
 
     class WorkOnly(Sampler):
         def should_sample(
@@ -144,12 +162,22 @@ def _work_sampler() -> Sampler:
         ) -> SamplingResult:
             if kind == SpanKind.CLIENT:
                 return SamplingResult(Decision.DROP)
-            return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes)
+            return ratio.should_sample(parent_context, trace_id, name, kind, attributes, links)
 
         def get_description(self) -> str:
             return "WorkOnly"
 
     return ParentBased(root=WorkOnly())
+
+
+def _ratio() -> float:
+    """The share of jobs traced: OTEL_TRACES_SAMPLER_ARG (the SDK's own name), else all."""
+    raw = os.environ.get("OTEL_TRACES_SAMPLER_ARG", "").strip()
+    try:
+        return min(1.0, max(0.0, float(raw))) if raw else 1.0
+    except ValueError:
+        log(logger, logging.WARNING, "tracing.bad_ratio", value=raw)
+        return 1.0
 
 
 def _name_published_tasks() -> None:
