@@ -42,7 +42,7 @@ MODES = ("off", "on")
 
 
 def traced_env(endpoint: str) -> dict[str, str]:
-    return {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "500"}
+    return {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
 
 
 @contextmanager

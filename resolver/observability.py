@@ -29,6 +29,11 @@ logger = logging.getLogger(__name__)
 
 ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
 UNTRACED_PATHS: Final = "/metrics,/healthz,/readyz,/static/"
+DISABLED: Final = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+WEB_QUIET: Final = frozenset({"sqlalchemy", "redis"})
+"""Left off in the web process by default: a webhook's whole work is a few milliseconds, and a
+span for each of its statements and Redis commands doubled its CPU time (bench/tracing.py).
+Its request, intake and publish spans stay, and a worker traces every statement."""
 PUBLISHED: Final = (RUN_JOB, DELIVER)
 """The tasks the web process sends but does not define."""
 
@@ -61,8 +66,10 @@ def shutdown() -> None:
         _active.pop().shutdown()
 
 
-def install(service: str) -> Tracing | None:
-    """Trace this process (`service` names it unless OTEL_SERVICE_NAME does); None when off."""
+def install(service: str, quiet: frozenset[str] = frozenset()) -> Tracing | None:
+    """Trace this process (`service` names it unless OTEL_SERVICE_NAME does); None when off.
+    `quiet` names the instrumentations left off unless OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
+    says otherwise."""
     shutdown()
     if not wanted():
         return None
@@ -81,14 +88,14 @@ def install(service: str) -> Tracing | None:
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     done = Tracing(provider)
     _active.append(done)
-    _instrument_libraries(done)
+    _instrument_libraries(done, quiet)
     tracing.turn_on(provider.get_tracer("resolver"))
     return done
 
 
 def install_web(app: Starlette) -> Tracing | None:
     """`install` for the web process, with its Starlette app's requests."""
-    done = install("resolver-web")
+    done = install("resolver-web", WEB_QUIET)
     if done is None:
         return None
     from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
@@ -112,26 +119,32 @@ def _remove_middleware(app: Starlette, kind: object) -> None:
     app.middleware_stack = app.build_middleware_stack()
 
 
-def _instrument_libraries(done: Tracing) -> None:
+def _instrument_libraries(done: Tracing, quiet: frozenset[str]) -> None:
+    """Every library's instrumentation but those named in OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
+    (the SDK's own variable), or when it is unset, those in `quiet`."""
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
     from opentelemetry.instrumentation.redis import RedisInstrumentor
     from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
 
-    instrumentors: list[Any] = [
-        CeleryInstrumentor(),  # type: ignore[no-untyped-call]
-        HTTPXClientInstrumentor(),
-        RedisInstrumentor(),
-    ]
-    for instrumentor in instrumentors:
-        instrumentor.instrument(tracer_provider=done.provider)
+    disabled = os.environ.get(DISABLED)
+    off = quiet if disabled is None else frozenset(n.strip() for n in disabled.split(","))
+    instrumentors: dict[str, tuple[Any, dict[str, Any]]] = {
+        "celery": (CeleryInstrumentor(), {}),  # type: ignore[no-untyped-call]
+        "httpx": (HTTPXClientInstrumentor(), {}),
+        "redis": (RedisInstrumentor(), {}),
+        # The process's engine, made by store.db's own create_engine (which no patch reaches).
+        # The instrumentation declares SQLAlchemy below 2.1 and would do nothing on 2.1 without
+        # the skip; the engine events it listens to are the same (tests/e2e/test_traces.py).
+        "sqlalchemy": (SQLAlchemyInstrumentor(), {"skip_dep_check": True}),
+    }
+    for name, (instrumentor, extra) in instrumentors.items():
+        if name in off:
+            continue
+        if name == "sqlalchemy":
+            extra = {**extra, "engine": get_engine()}
+        instrumentor.instrument(tracer_provider=done.provider, **extra)
         done.undo.append(instrumentor.uninstrument)
-    # The process's engine, made by store.db's own create_engine (which no patch reaches). The
-    # instrumentation declares SQLAlchemy below 2.1 and would do nothing on 2.1 without the
-    # skip; the engine events it listens to are the same (tests/e2e/test_traces.py holds it).
-    sql = SQLAlchemyInstrumentor()
-    sql.instrument(tracer_provider=done.provider, engine=get_engine(), skip_dep_check=True)
-    done.undo.append(sql.uninstrument)
 
 
 def _work_sampler() -> Sampler:
