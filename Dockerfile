@@ -9,6 +9,8 @@ COPY pyproject.toml uv.lock README.md ./
 COPY resolver resolver
 COPY integrations integrations
 COPY sandbox sandbox
-RUN uv sync --frozen --no-dev --compile-bytecode
+# `--build-arg EXTRAS=tracing` adds OpenTelemetry (traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set).
+ARG EXTRAS=""
+RUN uv sync --frozen --no-dev --compile-bytecode ${EXTRAS:+--extra $EXTRAS}
 ENV PATH="/app/.venv/bin:$PATH"
 CMD ["resolver", "serve", "--host", "0.0.0.0", "--port", "8000"]

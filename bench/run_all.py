@@ -54,6 +54,11 @@ BENCHES = (
         ("POST → draft PR", "memory: every worker process"),
         ("--mentions", "2", "--delay", "0.2", "--calls", "2"),
     ),
+    Bench(
+        "tracing.py",
+        ("ingress, fixed rate", "agent loop, per step", "spans received"),
+        ("--duration", "1", "--senders", "5", "--steps", "2", "--rounds", "1", "--rate", "20"),
+    ),
     Bench("migrations.py", ("migrations after", "per million jobs"), ("--rows", "2000")),
     Bench(
         "retention.py",

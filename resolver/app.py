@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from integrations import registry
+from resolver import observability
 from resolver.broker import locks
 from resolver.broker.outbox import queue_lengths
 from resolver.core import metrics
@@ -94,4 +95,5 @@ def create_app(**kwargs: Any) -> Starlette:
     ]
     app = Starlette(routes=routes, middleware=web_middleware(settings, WEBHOOKS), **kwargs)
     install(app, settings)
+    observability.install_web(app)  # traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app

@@ -13,9 +13,11 @@ from datetime import UTC, datetime
 from typing import Final
 
 from celery import Task, shared_task
+from celery.signals import worker_init
 from celery.worker.control import inspect_command
 
 from integrations import registry
+from resolver import observability
 from resolver.broker import locks
 from resolver.broker.celery_app import (
     DELIVER,
@@ -39,6 +41,13 @@ logger = logging.getLogger(__name__)
 
 get_settings.compose(registry.settings_classes)  # each installed provider's settings
 configured.install()  # app credentials and webhook secrets stored by /setup
+
+
+@worker_init.connect
+def _traced(**_kwargs: object) -> None:
+    """Traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set: at the worker's start, not at import
+    (a process may import the tasks long before it runs them)."""
+    observability.install("resolver-worker")
 
 
 @shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, max_retries=0)

@@ -93,3 +93,18 @@ STANDINS = tuple(
 def test_no_process_of_the_service_loads_a_stand_in(root: str) -> None:
     assert len(STANDINS) > 1
     assert loaded(root, STANDINS) == {}
+
+
+# Traces are off unless OTEL_EXPORTER_OTLP_ENDPOINT is set: then no process loads the tracing SDK,
+# its exporter or an instrumentation. (redis-py loads the SDK's metrics part where the `tracing`
+# extra is installed, as in the dev environment: that is redis's, not ours.)
+TRACING = (
+    "opentelemetry.sdk.trace",
+    "opentelemetry.exporter.otlp.proto.http",
+    "opentelemetry.instrumentation",
+)
+
+
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.tasks"])
+def test_a_process_without_an_otlp_endpoint_loads_no_tracing(root: str) -> None:
+    assert loaded(root, TRACING) == {}

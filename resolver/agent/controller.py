@@ -42,6 +42,7 @@ from resolver.agent.stuck import detect_stuck, turns_of
 from resolver.agent.task import AgentResult, AgentTask
 from resolver.agent.tools import TOOLS, Finish, ToolRunner
 from resolver.agent.trajectory import Trajectory
+from resolver.core import tracing
 from resolver.core.job import JobContext
 from resolver.core.logs import log, register_secret
 from resolver.core.redact import Redactor
@@ -131,9 +132,10 @@ class AgentLoop:
             self._condense_if_large()
             self._check_limits()
             self._take_steering()
-            asked = time.monotonic()
-            reply = self._ask()
-            finish = self._act(reply, time.monotonic() - asked)
+            with tracing.span("agent.step"):
+                asked = time.monotonic()
+                reply = self._ask()
+                finish = self._act(reply, time.monotonic() - asked)
             if finish is not None:
                 return self._finish(finish)
             stuck = detect_stuck(turns_of(self.trajectory.events))
@@ -203,14 +205,18 @@ class AgentLoop:
 
     def _complete(self, messages: list[dict[str, Any]], tools: bool) -> Reply:
         try:
-            return complete(
-                self.config,
-                messages,
-                (TOOLS + (self.mcp.schemas if self.mcp else ())) if tools else None,
-                on_retry=self._record_retry,
-                wait=self.ctx.cancelled.wait,
-                timeout=min(self.config.timeout, max(self._seconds_left(), 1.0)),
-            )
+            with tracing.span("llm.call", **{"llm.model": self.config.model}):
+                started = time.monotonic()
+                reply = complete(
+                    self.config,
+                    messages,
+                    (TOOLS + (self.mcp.schemas if self.mcp else ())) if tools else None,
+                    on_retry=self._record_retry,
+                    wait=self.ctx.cancelled.wait,
+                    timeout=min(self.config.timeout, max(self._seconds_left(), 1.0)),
+                )
+                tracing.note(**_llm_attributes(reply, time.monotonic() - started))
+            return reply
         except LLMCancelledError:
             raise _StoppedError(stops.CANCELLED) from None
         except TRANSIENT as error:
@@ -275,6 +281,7 @@ class AgentLoop:
 
     def _act(self, reply: Reply, llm_seconds: float) -> Finish | None:
         step = totals(self.trajectory.events).steps + 1
+        tracing.note(step=step)
         spent = {"usage": reply.usage.as_dict(), "llm_seconds": round(llm_seconds, 4)}
         if not reply.tool_calls:
             self.trajectory.append(Kind.MESSAGE, {"step": step, "content": reply.content, **spent})
@@ -297,10 +304,12 @@ class AgentLoop:
     def _observe(self, step: int, call_id: str, tool: str, arguments: str) -> Finish | None:
         if self.ctx.cancelled.is_set():
             raise _StoppedError(stops.CANCELLED)
-        if self.mcp is not None and self.mcp.owns(tool):
-            observation = self.mcp.run(tool, arguments, self._seconds_left(), self.nonce)
-        else:
-            observation = self.tools.run(tool, arguments, self._seconds_left())
+        with tracing.span("agent.tool", tool=tool):
+            if self.mcp is not None and self.mcp.owns(tool):
+                observation = self.mcp.run(tool, arguments, self._seconds_left(), self.nonce)
+            else:
+                observation = self.tools.run(tool, arguments, self._seconds_left())
+            tracing.note(error=observation.error, exit_code=observation.details.get("exit_code"))
         payload = {
             "step": step,
             "call_id": call_id,
@@ -341,3 +350,15 @@ class AgentLoop:
         self.trajectory.append(Kind.STOP, {"reason": reason, "message": message})
         log(logger, logging.INFO, "agent.stopped", job=self.task.job_id, reason=reason)
         return self._result("stopped", message, reason)
+
+
+def _llm_attributes(reply: Reply, seconds: float) -> dict[str, tracing.Value | None]:
+    """What a trace shows of one model call: its tokens, cost and latency, never its text."""
+    usage = reply.usage
+    return {
+        "llm.tokens.prompt": usage.prompt_tokens,
+        "llm.tokens.completion": usage.completion_tokens,
+        "llm.tokens.cached": usage.cached_tokens,
+        "llm.cost_usd": usage.cost_usd,
+        "llm.latency_ms": round(seconds * 1000, 1),
+    }

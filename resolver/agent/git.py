@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from resolver.agent.hardened import RepoError, protocol_of, run_git
+from resolver.core import tracing
 from sandbox import Change, RepoSetup, parse_repo_config
 
 __all__ = ["RepoError"]  # the error of every step here
@@ -83,7 +84,9 @@ def private_clone(
     under a random name in `root`, removed afterwards."""
     path = private_root(root) / f"clone-{secrets.token_hex(8)}"
     try:
-        yield clone(source, path, branch, auth, shallow=shallow)
+        with tracing.span("git.clone", shallow=shallow):
+            made = clone(source, path, branch, auth, shallow=shallow)
+        yield made
     finally:
         shutil.rmtree(path, ignore_errors=True)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import shlex
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -28,6 +29,7 @@ from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext
 from resolver.agent.trajectory import latest_attempt
 from resolver.agent.verify import build_verification, configured_commands
 from resolver.contract.verification import Verification
+from resolver.core import tracing
 from resolver.core.budgets import BUDGET
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import register_secret
@@ -161,8 +163,7 @@ def _in_sandbox(
     network = setup.network if setup else None
     egress = job_egress(settings, repo_config, network)
     plan = egress_plan(egress, setup is not None)
-    with open_sandbox(str(request.job_id), policy, ctx.owner, plan) as sandbox:
-        load_repository(sandbox, clone, policy, settings.sandbox_setup_timeout)
+    with _started(str(request.job_id), policy, ctx, plan, clone, settings) as sandbox:
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
         if plan is not None and setup is not None and egress.agent != egress.setup:
             sandbox.allow(egress.agent)
@@ -247,6 +248,23 @@ def _record_instructions(task: AgentTask, settings: Settings, config: LLMConfig)
     _record(task, settings, config, Kind.INSTRUCTIONS, {"files": files})
 
 
+@contextmanager
+def _started(
+    name: str,
+    policy: SandboxPolicy,
+    ctx: JobContext,
+    plan: EgressPlan | None,
+    clone: git_repo.Clone,
+    settings: Settings,
+) -> Iterator[Sandbox]:
+    """The job's sandbox with its copy of the repository: its start is one span."""
+    with ExitStack() as stack:
+        with tracing.span("sandbox.start"):
+            sandbox = stack.enter_context(open_sandbox(name, policy, ctx.owner, plan))
+            load_repository(sandbox, clone, policy, settings.sandbox_setup_timeout)
+        yield sandbox
+
+
 def load_repository(
     sandbox: Sandbox,
     clone: git_repo.Clone,
@@ -290,7 +308,10 @@ def _take_change(
         return Change(), None
     listing = git_repo.base_listing(clone, base)
     try:
-        return sandbox.export(listing, export_limits(settings)), None
+        with tracing.span("sandbox.export"):
+            change = sandbox.export(listing, export_limits(settings))
+            tracing.note(files=len(change.files), deleted=len(change.deleted))
+        return change, None
     except ChangeRejectedError as error:
         if agent.outcome == "changed_code" or settings.push_unfinished:
             raise

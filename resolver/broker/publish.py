@@ -14,24 +14,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from resolver.broker.celery_app import CALLBACKS_QUEUE, DELIVER, JOBS_QUEUE, RUN_JOB, get_celery
+from resolver.core import tracing
 
 
 @dataclass(frozen=True)
 class Message:
-    """A task message: the task's name, its arguments (ids only), its queue and its id."""
+    """A task message: the task's name, its arguments (ids only), its queue, its id and the
+    trace it belongs to (its headers carry it on, as `traceparent`)."""
 
     task: str
     args: tuple[int, ...]
     queue: str
     task_id: str | None = None
+    trace: tracing.Carrier = ()
 
 
-def job_message(job_id: int, message_id: str) -> Message:
-    return Message(RUN_JOB, (job_id,), JOBS_QUEUE, message_id)
+def job_message(job_id: int, message_id: str, trace: tracing.Carrier = ()) -> Message:
+    return Message(RUN_JOB, (job_id,), JOBS_QUEUE, message_id, trace)
 
 
-def callback_message(callback_id: int) -> Message:
-    return Message(DELIVER, (callback_id,), CALLBACKS_QUEUE)
+def callback_message(callback_id: int, trace: tracing.Carrier = ()) -> Message:
+    return Message(DELIVER, (callback_id,), CALLBACKS_QUEUE, trace=trace)
 
 
 def send_messages(messages: Sequence[Message]) -> None:
@@ -50,9 +53,10 @@ def send_messages(messages: Sequence[Message]) -> None:
             task = amqp.as_task_v2(
                 task_id, message.task, args=list(message.args), ignore_result=True
             )
-            amqp.send_task_message(
-                producer, message.task, task, queue=message.queue, declare=[], retry=False
-            )
+            with tracing.within(message.trace):
+                amqp.send_task_message(
+                    producer, message.task, task, queue=message.queue, declare=[], retry=False
+                )
 
 
 def publish_callback(callback_id: int, countdown: float | None = None) -> None:

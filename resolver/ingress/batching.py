@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Generic, TypeAlias, TypeVar
 
 from resolver.broker.publish import callback_message, job_message, send_messages
+from resolver.core import tracing
 from resolver.core.logs import log
 from resolver.ingress.intake import Accepted, Pending, record
 from resolver.store.db import StoreUnavailable, get_engine
@@ -192,10 +193,15 @@ def _write_alone(pending: Pending) -> Accepted | Exception:
 
 def _write(batch: Sequence[Pending]) -> list[Accepted]:
     started = time.monotonic()
-    with get_engine().begin() as conn:
+    # A batch is one transaction for many requests: its span joins the first one's trace.
+    with (
+        tracing.within(batch[0].trace),
+        tracing.span("ingress.intake", triggers=len(batch)),
+        get_engine().begin() as conn,
+    ):
         answers = record(conn, batch)
     # Committed: the jobs and notices are durable, so their messages may go out.
-    _publish(answers)
+    _publish(batch, answers)
     _log_batch(batch, answers, time.monotonic() - started)
     return answers
 
@@ -212,17 +218,20 @@ def _log_batch(batch: Sequence[Pending], answers: Sequence[Accepted], seconds: f
     )
 
 
-def _publish(answers: Sequence[Accepted]) -> None:
-    jobs = [(a.job_id, a.message_id) for a in answers if a.job_id and a.message_id]
-    callbacks = [callback_id for a in answers for callback_id in a.callbacks]
-    messages = [job_message(*job) for job in jobs] + [callback_message(c) for c in callbacks]
+def _publish(batch: Sequence[Pending], answers: Sequence[Accepted]) -> None:
+    """Each message carries the trace of the request it answers."""
+    pairs = list(zip(batch, answers, strict=True))
+    jobs = [(a.job_id, a.message_id, p.trace) for p, a in pairs if a.job_id and a.message_id]
+    callbacks = [(c, p.trace) for p, a in pairs for c in a.callbacks]
+    messages = [job_message(*job) for job in jobs] + [callback_message(*c) for c in callbacks]
     if not messages:
         return
     try:
         send_messages(messages)
     except Exception as error:  # the rows are committed: the reconciler publishes them later
-        job_ids = [job_id for job_id, _ in jobs]
-        fields = {"jobs": job_ids, "callbacks": callbacks, "error": repr(error)}
+        job_ids = [job_id for job_id, _, _ in jobs]
+        callback_ids = [callback_id for callback_id, _ in callbacks]
+        fields = {"jobs": job_ids, "callbacks": callback_ids, "error": repr(error)}
         log(logger, logging.WARNING, "webhook.publish_failed", **fields)
 
 

@@ -36,6 +36,7 @@ from resolver.contract.inbound import (
     ignored_sender,
     route_event,
 )
+from resolver.core import tracing
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.ingress.batching import write
@@ -106,7 +107,7 @@ def route(
     if outcome is None or why is not None:
         log(logger, logging.DEBUG, f"webhook.{integration.name}.ignored", key=event.key, why=why)
         return Response(status_code=204)
-    return Pending(integration.name, event, outcome, settings)
+    return Pending(integration.name, event, outcome, settings, tracing.carrier())
 
 
 def _why_ignored(

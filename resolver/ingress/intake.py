@@ -25,6 +25,7 @@ from resolver.contract.triggers import (
     read_trigger,
     with_origin,
 )
+from resolver.core import tracing
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.settings import Settings
@@ -61,6 +62,8 @@ class Pending:
     event: WebhookEvent
     trigger: Trigger
     settings: Settings
+    trace: tracing.Carrier = ()
+    """The request's trace context: the writer thread records and publishes within it."""
 
     @property
     def conversation_key(self) -> str:

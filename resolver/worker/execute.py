@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.commands import parse_command
-from resolver.core import metrics
+from resolver.core import metrics, tracing
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log, redact
 from resolver.core.settings import Settings
@@ -46,8 +46,13 @@ class _Heartbeat(threading.Thread):
         self.status_every = status_every
         self.status_at = time.monotonic()
         self.steps = 0
+        self.trace = tracing.carrier()  # its status updates belong to the job's trace
 
     def run(self) -> None:
+        with tracing.within(self.trace):
+            self._keep()
+
+    def _keep(self) -> None:
         renewed_at = time.monotonic()
         while not self.stopped.wait(self.seconds / 3):
             try:

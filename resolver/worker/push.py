@@ -12,6 +12,7 @@ from resolver.agent import git as git_repo
 from resolver.agent.session import AfterAgent, Work
 from resolver.agent.task import AgentResult
 from resolver.broker import locks
+from resolver.core import tracing
 from resolver.core.job import JobContext
 from resolver.core.logs import log
 from resolver.core.settings import Settings
@@ -75,7 +76,8 @@ def push(
         sha = git_repo.commit(work.clone, work.tree, work.base, message, bot_identity(bot))
         # The job's own new branch may hold an earlier attempt's commit: replace it. A pull
         # request's branch only moves forward; if someone pushed meanwhile, the push fails.
-        git_repo.push(work.clone, sha, branch, force=not plan.update, auth=env)
+        with tracing.span("git.push", forced=not plan.update):
+            git_repo.push(work.clone, sha, branch, force=not plan.update, auth=env)
         log(logger, logging.INFO, "job.branch_pushed", job=snapshot.id, branch=branch)
         if on_pushed is not None:
             on_pushed(branch, sha)

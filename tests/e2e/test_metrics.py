@@ -11,6 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from integrations.github.standin.api import GitHubAPI
 from integrations.standin.git_http import GitHttpServer
 from tests.conftest import ResolverEnv
+from tests.deploy.grafana import dashboard_series
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
@@ -84,6 +85,11 @@ def test_every_series_has_a_sane_value_after_a_scripted_job(
         assert page[("resolver_queue_messages", (("queue", queue),))] == 0
     for queue in ("jobs", "callbacks"):
         assert page[("resolver_queue_oldest_age_seconds", (("queue", queue),))] == 0
+
+    # Every series a panel of the Grafana dashboard reads is on one of the two pages.
+    exposed = {name for name, _ in [*worker, *page]}
+    missing = {n: panel for n, panel in dashboard_series().items() if n not in exposed}
+    assert missing == {}
 
 
 def _answers(port: int) -> bool:

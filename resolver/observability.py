@@ -1,0 +1,207 @@
+"""Traces with OpenTelemetry, turned on at a composition root when OTEL_EXPORTER_OTLP_ENDPOINT is
+set (the SDK's own variables configure the rest: OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS)
+and the `tracing` extra is installed.
+
+Unset, nothing here imports OpenTelemetry. Set, the maintained instrumentations trace the web
+requests (Starlette), the Celery messages (whose headers carry the W3C `traceparent` from the
+request to the worker and on to each callback), the database, Redis and every httpx call (the
+model's and the forges'); `resolver.core.tracing` adds the job's own steps.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from resolver.broker.celery_app import DELIVER, RUN_JOB, get_celery
+from resolver.core import tracing
+from resolver.core.logs import log
+from resolver.store.db import get_engine
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.sampling import Sampler
+    from starlette.applications import Starlette
+
+logger = logging.getLogger(__name__)
+
+ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
+UNTRACED_PATHS: Final = "/metrics,/healthz,/readyz,/static/"
+DISABLED: Final = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+WEB_QUIET: Final = frozenset({"sqlalchemy", "redis"})
+"""Left off in the web process by default: a webhook's whole work is a few milliseconds, and a
+span for each of its statements and Redis commands doubled its CPU time (bench/tracing.py).
+Its request, intake and publish spans stay, and a worker traces every statement."""
+PUBLISHED: Final = (RUN_JOB, DELIVER)
+"""The tasks the web process sends but does not define."""
+
+
+@dataclass
+class Tracing:
+    """The tracer provider of this process and how to stop it (tests, a worker's shutdown)."""
+
+    provider: Any
+    undo: list[Callable[[], None]] = field(default_factory=list)
+
+    def shutdown(self) -> None:
+        """Flush the spans still queued, take the instrumentation off, turn tracing off."""
+        tracing.turn_off()
+        for step in reversed(self.undo):
+            step()
+        self.provider.shutdown()
+
+
+_active: list[Tracing] = []
+
+
+def wanted() -> bool:
+    return bool(os.environ.get(ENDPOINT, "").strip())
+
+
+def shutdown() -> None:
+    """Stop this process's tracing, if any (an app made again in one process starts anew)."""
+    while _active:
+        _active.pop().shutdown()
+
+
+def install(service: str, quiet: frozenset[str] = frozenset()) -> Tracing | None:
+    """Trace this process (`service` names it unless OTEL_SERVICE_NAME does); None when off.
+    `quiet` names the instrumentations left off unless OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
+    says otherwise."""
+    shutdown()
+    if not wanted():
+        return None
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        log(logger, logging.WARNING, "tracing.not_installed", extra="resolver[tracing]")
+        return None
+
+    name = os.environ.get("OTEL_SERVICE_NAME") or service
+    sampler = None if os.environ.get("OTEL_TRACES_SAMPLER") else _work_sampler()
+    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}), sampler=sampler)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    done = Tracing(provider)
+    _active.append(done)
+    _instrument_libraries(done, quiet)
+    tracing.turn_on(provider.get_tracer("resolver"))
+    return done
+
+
+def install_web(app: Starlette) -> Tracing | None:
+    """`install` for the web process, with its Starlette app's requests."""
+    done = install("resolver-web", WEB_QUIET)
+    if done is None:
+        return None
+    from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+    from opentelemetry.util.http import parse_excluded_urls
+
+    _name_published_tasks()
+    # The ASGI middleware itself (what Starlette's instrumentation adds), for its options: no
+    # span per chunk of a body sent or received, and no trace per scrape or health check.
+    app.add_middleware(
+        OpenTelemetryMiddleware,
+        tracer_provider=done.provider,
+        exclude_spans=["receive", "send"],
+        excluded_urls=parse_excluded_urls(UNTRACED_PATHS),
+    )
+    done.undo.append(lambda: _remove_middleware(app, OpenTelemetryMiddleware))
+    return done
+
+
+def _remove_middleware(app: Starlette, kind: object) -> None:
+    app.user_middleware = [m for m in app.user_middleware if m.cls is not kind]
+    app.middleware_stack = app.build_middleware_stack()
+
+
+def _instrument_libraries(done: Tracing, quiet: frozenset[str]) -> None:
+    """Every library's instrumentation but those named in OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
+    (the SDK's own variable), or when it is unset, those in `quiet`."""
+    from opentelemetry.instrumentation.celery import CeleryInstrumentor
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.instrumentation.redis import RedisInstrumentor
+    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
+
+    disabled = os.environ.get(DISABLED)
+    off = quiet if disabled is None else frozenset(n.strip() for n in disabled.split(","))
+    instrumentors: dict[str, tuple[Any, dict[str, Any]]] = {
+        "celery": (CeleryInstrumentor(), {}),  # type: ignore[no-untyped-call]
+        "httpx": (HTTPXClientInstrumentor(), {}),
+        "redis": (RedisInstrumentor(), {}),
+        # The process's engine, made by store.db's own create_engine (which no patch reaches).
+        # The instrumentation declares SQLAlchemy below 2.1 and would do nothing on 2.1 without
+        # the skip; the engine events it listens to are the same (tests/e2e/test_traces.py).
+        "sqlalchemy": (SQLAlchemyInstrumentor(), {"skip_dep_check": True}),
+    }
+    for name, (instrumentor, extra) in instrumentors.items():
+        if name in off:
+            continue
+        if name == "sqlalchemy":
+            extra = {**extra, "engine": get_engine()}
+        instrumentor.instrument(tracer_provider=done.provider, **extra)
+        done.undo.append(instrumentor.uninstrument)
+
+
+def _work_sampler() -> Sampler:
+    """Traces that start with work (a request, a task; a share of them, `_ratio`), and none that
+    starts with a lone client call: a worker polls Redis all the time, and each poll would be a
+    trace of its own."""
+    from opentelemetry.sdk.trace.sampling import (
+        Decision,
+        ParentBased,
+        Sampler,
+        SamplingResult,
+        TraceIdRatioBased,
+    )
+    from opentelemetry.trace import SpanKind
+
+    ratio = TraceIdRatioBased(_ratio())
+
+    class WorkOnly(Sampler):
+        def should_sample(
+            self,
+            parent_context: Any,
+            trace_id: int,
+            name: str,
+            kind: SpanKind | None = None,
+            attributes: Any = None,
+            links: Any = None,
+            trace_state: Any = None,
+        ) -> SamplingResult:
+            if kind == SpanKind.CLIENT:
+                return SamplingResult(Decision.DROP)
+            return ratio.should_sample(parent_context, trace_id, name, kind, attributes, links)
+
+        def get_description(self) -> str:
+            return "WorkOnly"
+
+    return ParentBased(root=WorkOnly())
+
+
+def _ratio() -> float:
+    """The share of jobs traced: OTEL_TRACES_SAMPLER_ARG (the SDK's own name), else all."""
+    raw = os.environ.get("OTEL_TRACES_SAMPLER_ARG", "").strip()
+    try:
+        return min(1.0, max(0.0, float(raw))) if raw else 1.0
+    except ValueError:
+        log(logger, logging.WARNING, "tracing.bad_ratio", value=raw)
+        return 1.0
+
+
+def _name_published_tasks() -> None:
+    """The Celery instrumentation ends a publish's span only for a task its process knows by
+    name, and the web process does not load the tasks (they import the agent and the sandbox):
+    name them here, with a body that is never run in this process."""
+    app = get_celery()
+    for name in PUBLISHED:
+        if name not in app.tasks:
+            app.task(name=name, shared=False)(_runs_in_the_worker)
+
+
+def _runs_in_the_worker(*_args: object) -> None:
+    raise RuntimeError("this task runs in a worker, not in the web process")
