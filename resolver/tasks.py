@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 get_settings.compose(registry.settings_classes)  # each installed provider's settings
 configured.install()  # app credentials and webhook secrets stored by /setup
 
-COMMANDS: Final[dict[Command, Callable[[Snapshot], RunResult]]] = {
+COMMANDS: Final[dict[Command, Callable[[Snapshot, Settings], RunResult]]] = {
     "stop": commands.answer_stop,
     "status": commands.answer_status,
     "run": schedule_commands.run,
@@ -79,7 +79,7 @@ def run_request(ctx: JobContext) -> RunResult:
     if work is not None:
         return work(ctx, snapshot)
     if command is not None:
-        return COMMANDS[command](snapshot)
+        return COMMANDS[command](snapshot, ctx.settings)
     return request.run_request(ctx, snapshot)
 
 
@@ -115,7 +115,7 @@ def run_job(job_id: int) -> None:
 def deliver(self: Task, callback_id: int) -> None:
     """Send one callback; a transient failure is tried again by Celery, after the wait that
     `send` computed (the provider's Retry-After, or backoff with jitter)."""
-    wait = send(int(callback_id))
+    wait = send(int(callback_id), get_settings())
     if wait is not None:
         raise self.retry(countdown=wait)
 
@@ -188,9 +188,10 @@ def prune_all(days: int, batch: int, budget: float) -> int:
 
 @shared_task(name=SCHEDULES_TICK, max_retries=0, time_limit=60, soft_time_limit=50)
 def schedules_tick() -> list[int]:
-    if not _first_in_slot(get_settings(), "schedules-tick"):
+    settings = get_settings()
+    if not _first_in_slot(settings, "schedules-tick"):
         return []
-    return beat.tick()
+    return beat.tick(settings)
 
 
 @shared_task(name=SCHEDULES_SYNC, max_retries=0, time_limit=300, soft_time_limit=280)

@@ -24,6 +24,7 @@ from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_P
 from resolver.contract.provider import ThreadResolver
 from resolver.contract.triggers import Planned, TaskTrigger, in_thread, read_trigger
 from resolver.core.logs import log
+from resolver.core.settings import Settings
 from resolver.store import callbacks, jobs
 from resolver.store.callbacks import mark_posting
 from resolver.store.db import session_scope
@@ -46,11 +47,13 @@ POSTING_SKEW: Final = timedelta(minutes=5)
 
 
 @contextmanager
-def _status_lock(job_id: int) -> Iterator[None]:
+def _status_lock(job_id: int, redis_url: str) -> Iterator[None]:
     """One status writer per job, so the first message is never posted twice."""
     name = f"resolver:status:{job_id}"
     try:
-        with locks.held(name, timeout=STATUS_LOCK_SECONDS, wait=STATUS_LOCK_WAIT) as lock:
+        with locks.held(
+            name, redis_url, timeout=STATUS_LOCK_SECONDS, wait=STATUS_LOCK_WAIT
+        ) as lock:
             if not lock.acquired:
                 raise TransientCallbackError(
                     "another status update is in progress", retry_after=2.0
@@ -67,13 +70,13 @@ def _job_conversation(job_id: int) -> tuple[providers.Conversation, Job]:
     return registry.conversation(job.source, read_trigger(job.trigger), job.requester_id), job
 
 
-def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_status(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     job_id = int(payload["job_id"])
     tag = f"status-{job_id}"
-    with _status_lock(job_id):
+    with _status_lock(job_id, settings.redis_url):
         with session_scope() as session:
             job = jobs.get_job(session, job_id)
-            text = status.render(view_of(session, job))
+            text = status.render(view_of(session, job, settings))
             ref = dict(job.status_ref or {})
             source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
         digest = hashlib.sha256(text.encode()).hexdigest()
@@ -132,20 +135,20 @@ def _supersede(session: Session, job_id: int, newest: int) -> None:
     callbacks.supersede(session, job_id, STATUS, newest)
 
 
-def send_react(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_react(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     conversation, _ = _job_conversation(int(payload["job_id"]))
     conversation.acknowledge()
     return {}
 
 
-def send_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_reply(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     conversation, _ = _job_conversation(int(payload["job_id"]))
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
     return {"message": _post_once(conversation, f"reply-{callback_id}", text, callback_id)}
 
 
-def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_notice(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     notice_id = int(payload["notice_id"])
     with session_scope() as session:
         notice = session.get(Notice, notice_id)
@@ -191,12 +194,12 @@ def _drop_private(notice_id: int, body: str | None) -> None:
                 found.body = body
 
 
-def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_open_pull(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     """Open the job's draft pull request, unless one from its branch is open already."""
     job_id = int(payload["job_id"])
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        view = view_of(session, job)
+        view = view_of(session, job, settings)
         trigger, requester_id = read_trigger(job.trigger), job.requester_id
         branch, task = str(job.branch), job.task
     planned = planned_of(trigger)
@@ -217,13 +220,15 @@ def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"url": pull.url, "number": pull.number}
 
 
-def send_update_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_update_pull(
+    provider: str, payload: Mapping[str, Any], settings: Settings
+) -> dict[str, Any]:
     """Write a follow-up's description (its files and Verification block) onto the pull
     request it pushed to; nothing when that pull request is no longer open."""
     job_id = int(payload["job_id"])
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        view = view_of(session, job)
+        view = view_of(session, job, settings)
         trigger, requester_id = read_trigger(job.trigger), job.requester_id
         branch, task = str(job.branch), job.task
     planned = planned_of(trigger)
@@ -253,7 +258,9 @@ def pull_title(trigger: TaskTrigger, task: str) -> str:
     return first[:200]
 
 
-def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_thread_reply(
+    provider: str, payload: Mapping[str, Any], settings: Settings
+) -> dict[str, Any]:
     """A reply in one review thread of a review the job took as a batch: the job's conversation,
     moved into the thread by the context entries the provider gave for it; then, when the job
     pushed and the repository allows it, the thread resolved (forges that can)."""

@@ -19,6 +19,7 @@ from resolver.contract.errors import PermanentCallbackError, TransientCallbackEr
 from resolver.contract.outbound import REACT, THREAD_REPLY
 from resolver.core import metrics
 from resolver.core.logs import log
+from resolver.core.settings import Settings
 from resolver.store import callbacks, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, utcnow
@@ -29,8 +30,8 @@ logger = logging.getLogger(__name__)
 MAX_TRIES: Final = 8
 MAX_BACKOFF: Final = 300.0
 
-Action = Callable[[str, Mapping[str, Any]], dict[str, Any]]
-"""`action(provider, payload) -> result`, stored on the callback row once sent."""
+Action = Callable[[str, Mapping[str, Any], Settings], dict[str, Any]]
+"""`action(provider, payload, settings) -> result`, stored on the callback row once sent."""
 ACTIONS: Final[dict[str, Action]] = {
     actions.STATUS: actions.send_status,
     actions.REACT: actions.send_react,
@@ -50,7 +51,7 @@ def backoff(tries: int, retry_after: float | None) -> float:
     return random.uniform(0, min(MAX_BACKOFF, 2.0 ** (tries + 1)))
 
 
-def send(callback_id: int) -> float | None:
+def send(callback_id: int, settings: Settings) -> float | None:
     """Try a callback once. Returns seconds to wait before the next try, or None when done."""
     with session_scope() as session:
         callback = session.get(Callback, callback_id)
@@ -66,7 +67,7 @@ def send(callback_id: int) -> float | None:
         callbacks.finish(callback_id, "failed", error=f"no callback action {action!r}")
         return None
     try:
-        result = handler(provider, payload)
+        result = handler(provider, payload, settings)
     except TransientCallbackError as error:
         tries = callbacks.record_attempt(callback_id, "transient", error)
         metrics.CALLBACK_ATTEMPTS.labels(action, "transient").inc()

@@ -154,8 +154,10 @@ def run_now(
     name: str, repo: str | None = typer.Option(None, help=f"Needed if ambiguous: {REPO_HELP}")
 ) -> None:
     """Run a schedule now (a limit that is full makes the run wait, and says so)."""
+    from resolver.core.settings import get_settings
+
     try:
-        requested = queue.run_now(name, repo, queue.MANUAL, "cli")
+        requested = queue.run_now(name, repo, queue.MANUAL, "cli", get_settings())
     except ScheduleError as error:
         fail(str(error))
     if requested.job_id is None:

@@ -10,6 +10,7 @@ from resolver.callbacks import record, status
 from resolver.contract.commands import Command
 from resolver.contract.errors import CallbackError
 from resolver.core.job import RunResult
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store import steering as store_steering
@@ -22,17 +23,17 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 
-def answer_stop(snapshot: Snapshot) -> RunResult:
+def answer_stop(snapshot: Snapshot, settings: Settings) -> RunResult:
     """`@bot stop`: cancel the conversation's active job, for whoever may."""
-    return _answer(snapshot, "stop")
+    return _answer(snapshot, "stop", settings)
 
 
-def answer_status(snapshot: Snapshot) -> RunResult:
+def answer_status(snapshot: Snapshot, settings: Settings) -> RunResult:
     """`@bot status`: the conversation's job, as its status message shows it."""
-    return _answer(snapshot, "status")
+    return _answer(snapshot, "status", settings)
 
 
-def _answer(snapshot: Snapshot, command: Command) -> RunResult:
+def _answer(snapshot: Snapshot, command: Command, settings: Settings) -> RunResult:
     """Answer the command in the conversation; the job itself has then succeeded."""
     with session_scope() as session:
         target = _command_target(session, snapshot)
@@ -41,7 +42,9 @@ def _answer(snapshot: Snapshot, command: Command) -> RunResult:
         if target is None:
             text = "There is no job of mine in this conversation."
         elif command == "status":
-            text = f"Job {target.id}:\n\n" + status.render(record.view_of(session, target))
+            text = f"Job {target.id}:\n\n" + status.render(
+                record.view_of(session, target, settings)
+            )
         elif target.state not in (JobState.QUEUED, JobState.RUNNING):
             text = f"Job {target.id} has already ended ({target.state})."
         elif (refusal := _stop_refusal(snapshot, target.id, target.requester_id)) is not None:

@@ -71,8 +71,10 @@ def test_a_running_job_is_asked_to_stop_and_says_so(app, forge) -> None:
         assert job.state == "running" and job.cancel_requested
         from resolver.callbacks import record, status
 
-        assert "**Stopping**" in status.render(record.view_of(session, job))
-        assert "root asked me to stop" in status.render(record.view_of(session, job))
+        assert "**Stopping**" in status.render(record.view_of(session, job, get_settings()))
+        assert "root asked me to stop" in status.render(
+            record.view_of(session, job, get_settings())
+        )
 
 
 def test_stop_from_the_page_also_ends_the_messages_waiting_to_steer_the_job(app, forge) -> None:
