@@ -196,4 +196,5 @@ def schedules_tick() -> list[int]:
 
 @shared_task(name=SCHEDULES_SYNC, max_retries=0, time_limit=300, soft_time_limit=280)
 def schedules_sync(repo_id: int) -> list[str]:
-    return beat.sync_one(int(repo_id), get_settings().sandbox_workspace_root)
+    settings = get_settings()
+    return beat.sync_one(int(repo_id), settings.sandbox_workspace_root, settings)

@@ -25,13 +25,6 @@ REMAINING: frozenset[str] = frozenset(
         # not yet handed their settings
         "resolver/broker/celery_app.py",
         "resolver/store/db.py",
-        "resolver/store/secrets.py",
-        "integrations/forgejo/provider.py",
-        "integrations/github/auth.py",
-        "integrations/gitlab/provider.py",
-        "integrations/jira/provider.py",
-        "integrations/linear/provider.py",
-        "integrations/slack/provider.py",
     }
 )
 

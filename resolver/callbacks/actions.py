@@ -63,11 +63,14 @@ def _status_lock(job_id: int, redis_url: str) -> Iterator[None]:
         raise TransientCallbackError(f"status lock unavailable: {type(error).__name__}") from None
 
 
-def _job_conversation(job_id: int) -> tuple[providers.Conversation, Job]:
+def _job_conversation(job_id: int, settings: Settings) -> tuple[providers.Conversation, Job]:
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         session.expunge(job)
-    return registry.conversation(job.source, read_trigger(job.trigger), job.requester_id), job
+    conversation = registry.conversation(
+        job.source, read_trigger(job.trigger), job.requester_id, settings
+    )
+    return conversation, job
 
 
 def send_status(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
@@ -82,7 +85,7 @@ def send_status(provider: str, payload: Mapping[str, Any], settings: Settings) -
         digest = hashlib.sha256(text.encode()).hexdigest()
         if ref.get("digest") == digest:
             return {"unchanged": True}
-        conversation = registry.conversation(source, trigger, requester_id)
+        conversation = registry.conversation(source, trigger, requester_id, settings)
         message = ref.get("message") or _posted_earlier(conversation, tag, _posting(ref))
         if message:
             conversation.edit(message, text)
@@ -136,13 +139,13 @@ def _supersede(session: Session, job_id: int, newest: int) -> None:
 
 
 def send_react(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    conversation, _ = _job_conversation(int(payload["job_id"]))
+    conversation, _ = _job_conversation(int(payload["job_id"]), settings)
     conversation.acknowledge()
     return {}
 
 
 def send_reply(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    conversation, _ = _job_conversation(int(payload["job_id"]))
+    conversation, _ = _job_conversation(int(payload["job_id"]), settings)
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
     return {"message": _post_once(conversation, f"reply-{callback_id}", text, callback_id)}
@@ -155,8 +158,8 @@ def send_notice(provider: str, payload: Mapping[str, Any], settings: Settings) -
         if notice is None or notice.sent_at is not None:
             return {"skipped": True}
         context, body = dict(notice.context), notice.body
-    body = _send_private(provider, notice_id, context) or body
-    conversation = registry.conversation(provider, read_trigger(context), None)
+    body = _send_private(provider, notice_id, context, settings) or body
+    conversation = registry.conversation(provider, read_trigger(context), None, settings)
     message = _post_once(conversation, f"notice-{notice_id}", body, int(payload["callback_id"]))
     with session_scope() as session:
         found = session.get(Notice, notice_id)
@@ -165,7 +168,9 @@ def send_notice(provider: str, payload: Mapping[str, Any], settings: Settings) -
     return {"message": message}
 
 
-def _send_private(provider: str, notice_id: int, context: Mapping[str, Any]) -> str | None:
+def _send_private(
+    provider: str, notice_id: int, context: Mapping[str, Any], settings: Settings
+) -> str | None:
     """The notice's private part (its link), where only its recipient sees it; then dropped
     from the row, so a retry does not send it again and the link is kept nowhere. When the
     provider refuses it for good, the public text to post instead (a public link)."""
@@ -175,7 +180,7 @@ def _send_private(provider: str, notice_id: int, context: Mapping[str, Any]) -> 
         return None
     instead = None
     try:
-        post(read_trigger(context), str(private["to"]), str(private["text"]))
+        post(read_trigger(context), str(private["to"]), str(private["text"]), settings)
     except PermanentCallbackError as error:
         log(logger, logging.WARNING, "callback.private_refused", notice=notice_id, error=str(error))
         fallback = private.get("fallback")
@@ -203,7 +208,7 @@ def send_open_pull(provider: str, payload: Mapping[str, Any], settings: Settings
         trigger, requester_id = read_trigger(job.trigger), job.requester_id
         branch, task = str(job.branch), job.task
     planned = planned_of(trigger)
-    forge = registry.forge(provider, trigger, requester_id)
+    forge = registry.forge(provider, trigger, requester_id, settings)
     repo, base = planned.repo, str(planned.base)
     title = pull_title(trigger, task)
     fixes = planned.fixes
@@ -232,7 +237,7 @@ def send_update_pull(
         trigger, requester_id = read_trigger(job.trigger), job.requester_id
         branch, task = str(job.branch), job.task
     planned = planned_of(trigger)
-    forge = registry.forge(provider, trigger, requester_id)
+    forge = registry.forge(provider, trigger, requester_id, settings)
     repo = planned.repo
     pull = forge.find_open_pull(repo, branch)
     if pull is None:
@@ -269,14 +274,14 @@ def send_thread_reply(
         source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
     where = payload.get("where")
     in_thread_of = in_thread(trigger, where) if isinstance(where, Mapping) else trigger
-    conversation = registry.conversation(source, in_thread_of, requester_id)
+    conversation = registry.conversation(source, in_thread_of, requester_id, settings)
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
     message = _post_once(conversation, f"thread-{callback_id}", text, callback_id)
     resolver = registry.get(source).resolve_thread
     if payload.get("resolve") and resolver is not None and isinstance(where, Mapping):
         # After the reply, so a retry finds the reply posted and resolves again (no change).
-        _resolve_after_reply(resolver, trigger, requester_id, where, callback_id)
+        _resolve_after_reply(resolver, trigger, requester_id, where, callback_id, settings)
         return {"message": message, "resolved": True}
     return {"message": message}
 
@@ -287,11 +292,12 @@ def _resolve_after_reply(
     requester_id: int | None,
     where: Mapping[str, JsonValue],
     callback_id: int,
+    settings: Settings,
 ) -> None:
     """A refusal fails the callback saying so (kept on its row, shown on the job page): the
     reply stands, and the thread stays open."""
     try:
-        resolver(trigger, requester_id, where)
+        resolver(trigger, requester_id, where, settings)
     except PermanentCallbackError as error:
         fields = {"callback": callback_id, "error": str(error)}
         log(logger, logging.WARNING, "review.resolve_failed", **fields)

@@ -230,7 +230,8 @@ def sync(
             repo_id = row.id
     except (ScheduleError, accounts.AccountError) as error:
         fail(str(error))
-    changes = sync_repo(repo_id, get_settings().sandbox_workspace_root)
+    settings = get_settings()
+    changes = sync_repo(repo_id, settings.sandbox_workspace_root, settings)
     with session_scope() as session:
         row = repository(session, repo)
         if row.sync_error:

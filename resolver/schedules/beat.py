@@ -26,5 +26,5 @@ def tick(settings: Settings) -> list[int]:
     return started
 
 
-def sync_one(repo_id: int, workspace_root: Path) -> list[str]:
-    return sync.sync_repo(int(repo_id), workspace_root)
+def sync_one(repo_id: int, workspace_root: Path, settings: Settings) -> list[str]:
+    return sync.sync_repo(int(repo_id), workspace_root, settings)

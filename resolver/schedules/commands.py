@@ -41,7 +41,7 @@ def run(snapshot: Snapshot, settings: Settings) -> RunResult:
     name = schedule_to_run(snapshot.task) or ""
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
         check_permission(snapshot, forge, forge_name, full_name)
         text = answer_run_request(f"{forge_name}:{full_name}", name, snapshot.requester, settings)
     except Stop as stop:

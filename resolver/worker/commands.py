@@ -47,7 +47,9 @@ def _answer(snapshot: Snapshot, command: Command, settings: Settings) -> RunResu
             )
         elif target.state not in (JobState.QUEUED, JobState.RUNNING):
             text = f"Job {target.id} has already ended ({target.state})."
-        elif (refusal := _stop_refusal(snapshot, target.id, target.requester_id)) is not None:
+        elif (
+            refusal := _stop_refusal(snapshot, target.id, target.requester_id, settings)
+        ) is not None:
             text = refusal
         else:
             callbacks += record.stop_job(session, target, snapshot.requester or "its requester")
@@ -69,14 +71,16 @@ def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
     return target
 
 
-def _stop_refusal(snapshot: Snapshot, job_id: int, owner_id: int | None) -> str | None:
+def _stop_refusal(
+    snapshot: Snapshot, job_id: int, owner_id: int | None, settings: Settings
+) -> str | None:
     """Why the sender may not stop the job; None for whoever asked for it, and for anyone who
     may push to its repository."""
     if owner_id is not None and owner_id == snapshot.requester_id:
         return None
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
         check_permission(snapshot, forge, forge_name, full_name)
     except Stop:
         return (

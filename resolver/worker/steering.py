@@ -78,7 +78,7 @@ def _refusal(
     snapshot = replace(snapshot, repo=snapshot.repo or target_repo)
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
         check_permission(snapshot, forge, forge_name, full_name)
     except Stop as stop:
         return str(stop)

@@ -76,19 +76,19 @@ def sixth(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: 
     monkeypatch.setenv(OUTBOX_ENV, str(outbox))
     installed = Installed(outbox, Forge(), [], [])
 
-    def post_private(context: Any, to: str, text: str) -> None:
+    def post_private(context: Any, to: str, text: str, settings: Any) -> None:
         if "private" in installed.refuse:
             raise PermanentCallbackError(installed.refuse["private"], status=403)
         installed.private.append((to, text))
 
-    def resolve_thread(context: Any, requester_id: int | None, where: Any) -> None:
+    def resolve_thread(context: Any, requester_id: int | None, where: Any, settings: Any) -> None:
         if "resolve" in installed.refuse:
             raise PermanentCallbackError(installed.refuse["resolve"], status=403)
         installed.resolved.append(dict(where))
 
     provider = replace(
         PROVIDER,
-        forge=lambda context, requester_id: installed.forge,  # type: ignore[arg-type,return-value]
+        forge=lambda context, requester_id, settings: installed.forge,  # type: ignore[arg-type,return-value]
         post_private=post_private,
         resolve_thread=resolve_thread,
     )

@@ -44,7 +44,7 @@ class Permissions:
 @pytest.fixture
 def forge(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> Permissions:
     permissions = Permissions({"U1"})
-    provider = replace(PROVIDER, forge=lambda context, requester_id: permissions)  # type: ignore[arg-type,return-value]
+    provider = replace(PROVIDER, forge=lambda context, requester_id, settings: permissions)  # type: ignore[arg-type,return-value]
     monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, provider))
     make_schedule("weekly-deps", f"{NAME}:{REPO}")
     return permissions

@@ -41,7 +41,7 @@ class Writers:
 @pytest.fixture
 def writers(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> Writers:
     found = Writers({"U-carol"})
-    provider = replace(PROVIDER, forge=lambda context, requester_id: found)  # type: ignore[arg-type,return-value]
+    provider = replace(PROVIDER, forge=lambda context, requester_id, settings: found)  # type: ignore[arg-type,return-value]
     monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, provider))
     return found
 

@@ -72,13 +72,13 @@ def update_branch(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Merge the pull request's base into the bot's branch, resolving conflicts with the
     agent where git cannot, and push the merge as a new commit."""
     try:
-        plan, requester, git_env = prepare(snapshot, _plan)
+        plan, requester, git_env = prepare(snapshot, _plan, ctx.settings)
     except Stop as stop:
         return ended_by(stop)
     except CallbackError as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not prepare this: {error}")
     record_plan(ctx.job_id, plan)
-    author = co_author(plan.forge_name, requester)
+    author = co_author(plan.forge_name, requester, ctx.settings)
     try:
         with branch_lock(plan, ctx):
             return _update(ctx, snapshot, plan, git_env, author)
@@ -143,7 +143,7 @@ def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     _keep_quiet(ctx.job_id)
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, ctx.settings)
         repo = repo_info(snapshot, forge, forge_name, full_name)
         if push is None or push.branch != repo.default_branch:
             return quiet_end(snapshot, "the push is not to the default branch")
@@ -153,7 +153,9 @@ def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         lister = registry.get(forge_name).open_pulls
         if lister is None:
             return quiet_end(snapshot, f"{forge_name} pull requests cannot be listed")
-        pulls = lister(snapshot.trigger, snapshot.requester_id, full_name, push.branch)
+        pulls = lister(
+            snapshot.trigger, snapshot.requester_id, full_name, push.branch, ctx.settings
+        )
     except Stop as stop:
         return _quiet(ended_by(stop))
     except CallbackError as error:
@@ -212,7 +214,7 @@ def _update_pull(
     gate = _gate(plan, pull.number, _bot(ctx.settings))
     try:
         with branch_lock(plan, ctx):
-            author = co_author(forge_name, requester)
+            author = co_author(forge_name, requester, ctx.settings)
             return _update(ctx, for_pull, plan, git_env, author, gate)
     except ENDING_ERRORS as error:
         return ended_by(error)
