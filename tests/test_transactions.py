@@ -40,7 +40,6 @@ REMAINING: frozenset[str] = frozenset(
         "resolver/schedules/runner.py",
         "resolver/schedules/sync.py",
         # store: its helpers take a session (db.py makes the unit of work)
-        "resolver/store/callbacks.py",
         "resolver/store/jobs.py",
         "resolver/store/secrets.py",
         # web: the request's context opens them

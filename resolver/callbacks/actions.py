@@ -128,7 +128,9 @@ def _post_once(
     conversation: providers.Conversation, tag: str, text: str, callback_id: int
 ) -> dict[str, Any]:
     """Post `text` for a callback, unless an earlier try of it already did."""
-    found = _posted_earlier(conversation, tag, mark_posting(callback_id))
+    with session_scope() as session:  # committed before the post: a later try looks for it
+        earlier = mark_posting(session, callback_id)
+    found = _posted_earlier(conversation, tag, earlier)
     return found if found is not None else conversation.post(text, tag=tag)
 
 

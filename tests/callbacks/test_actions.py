@@ -194,6 +194,22 @@ def test_a_reply_retried_after_its_answer_was_lost_is_not_posted_twice(
     assert first == again
 
 
+def test_the_posting_mark_is_kept_when_the_post_fails(
+    sixth: Installed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark is committed in its own transaction before the post: a try that fails while
+    posting leaves it, so the next try looks for a post it may have made."""
+    job_id = new_job()
+    callback_id = new_callback(actions.REPLY, job_id)
+    payload = {"job_id": job_id, "callback_id": callback_id, "text": "Queued behind job 3."}
+    monkeypatch.delenv(OUTBOX_ENV)  # Sixth's API refuses the post
+    with pytest.raises(PermanentCallbackError):
+        actions.send_reply(NAME, payload, get_settings())
+    with session_scope() as session:
+        callback = session.get(Callback, callback_id)
+        assert callback is not None and "posting" in (callback.result or {})
+
+
 def new_notice(context: dict[str, Any], body: str = "Link your account first.") -> int:
     with session_scope() as session:
         notice = Notice(
