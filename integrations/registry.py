@@ -67,15 +67,17 @@ def routed_names() -> tuple[str, ...]:
     return tuple(item.name for item in installed() if item.route_scope is not None)
 
 
-def conversation(name: str, trigger: TaskTrigger, requester_id: int | None) -> Conversation:
-    return get(name).conversation(trigger, requester_id)
+def conversation(
+    name: str, trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> Conversation:
+    return get(name).conversation(trigger, requester_id, settings)
 
 
-def forge(name: str, trigger: TaskTrigger, requester_id: int | None) -> Forge:
+def forge(name: str, trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> Forge:
     factory = get(name).forge
     if factory is None:
         raise PermanentCallbackError(f"{name} does not host repositories")
-    return factory(trigger, requester_id)
+    return factory(trigger, requester_id, settings)
 
 
 def parse_repo_spec(spec: str) -> tuple[str, str]:

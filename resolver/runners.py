@@ -15,6 +15,7 @@ from integrations import registry
 from resolver.contract.commands import Command, parse_command
 from resolver.contract.triggers import base_push_in
 from resolver.core.job import JobContext, Runner, RunResult
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import worker as conflicts
 from resolver.schedules import commands as schedule_commands
@@ -23,7 +24,7 @@ from resolver.schedules.runner import run_scheduled
 from resolver.worker import commands, request
 from resolver.worker.values import Snapshot
 
-COMMANDS: Final[dict[Command, Callable[[Snapshot], RunResult]]] = {
+COMMANDS: Final[dict[Command, Callable[[Snapshot, Settings], RunResult]]] = {
     "stop": commands.answer_stop,
     "status": commands.answer_status,
     "run": schedule_commands.run,
@@ -48,7 +49,7 @@ def run_request(ctx: JobContext) -> RunResult:
     if work is not None:
         return work(ctx, snapshot)
     if command is not None:
-        return COMMANDS[command](snapshot)
+        return COMMANDS[command](snapshot, ctx.settings)
     return request.run_request(ctx, snapshot)
 
 

@@ -72,7 +72,7 @@ def run_job(job_id: int) -> None:
 def deliver(self: Task, callback_id: int) -> None:
     """Send one callback; a transient failure is tried again by Celery, after the wait that
     `send` computed (the provider's Retry-After, or backoff with jitter)."""
-    wait = send(int(callback_id))
+    wait = send(int(callback_id), get_settings())
     if wait is not None:
         raise self.retry(countdown=wait)
 
@@ -148,11 +148,13 @@ def prune_all(days: int, batch: int, budget: float) -> int:
 
 @shared_task(name=SCHEDULES_TICK, max_retries=0, time_limit=60, soft_time_limit=50)
 def schedules_tick() -> list[int]:
-    if not _first_in_slot(get_settings(), "schedules-tick"):
+    settings = get_settings()
+    if not _first_in_slot(settings, "schedules-tick"):
         return []
-    return beat.tick()
+    return beat.tick(settings)
 
 
 @shared_task(name=SCHEDULES_SYNC, max_retries=0, time_limit=300, soft_time_limit=280)
 def schedules_sync(repo_id: int) -> list[str]:
-    return beat.sync_one(int(repo_id), get_settings().sandbox_workspace_root)
+    settings = get_settings()
+    return beat.sync_one(int(repo_id), settings.sandbox_workspace_root, settings)

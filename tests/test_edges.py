@@ -22,21 +22,9 @@ ROOTS = (
 # Modules that still read settings deep, to be handed their values by a root. Shrink to empty.
 REMAINING: frozenset[str] = frozenset(
     {
-        # the conflicts slice: its bot identity is read deep (JobContext has the settings)
-        "resolver/features/conflicts/worker.py",
         # not yet handed their settings
         "resolver/broker/celery_app.py",
-        "resolver/broker/locks.py",
-        "resolver/callbacks/record.py",
-        "resolver/schedules/queue.py",
         "resolver/store/db.py",
-        "resolver/store/secrets.py",
-        "integrations/forgejo/provider.py",
-        "integrations/github/auth.py",
-        "integrations/gitlab/provider.py",
-        "integrations/jira/provider.py",
-        "integrations/linear/provider.py",
-        "integrations/slack/provider.py",
     }
 )
 

@@ -32,7 +32,7 @@ from resolver.contract.outbound import (
 )
 from resolver.contract.triggers import TaskTrigger, comment_of, is_pull, number_of, repo_of
 from resolver.core.logs import redact, register_secret
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 
 ISSUE_COMMENT: Final = "issue_comment"
 HISTORY_LIMIT: Final = 50
@@ -226,20 +226,23 @@ def forge_for(client: ForgejoClient, token: TokenProvider) -> Forge:
     return ForgejoForge(client, token)
 
 
-def _job_client(requester_id: int | None) -> tuple[ForgejoClient, TokenProvider, Settings]:
-    settings = get_settings()
+def _job_client(
+    requester_id: int | None, settings: Settings
+) -> tuple[ForgejoClient, TokenProvider, Settings]:
     token = JobToken(requester_id, settings)
     url = instance(settings)
     return ForgejoClient(url, token, user_agent=f"Resolver ({settings.bot_name})"), token, settings
 
 
-def conversation(trigger: TaskTrigger, requester_id: int | None) -> Conversation:
+def conversation(
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> Conversation:
     """The conversation of a trigger recorded by `integrations.forgejo.routes`: an issue's or a
     pull request's comments."""
     repo, number = repo_of(trigger), number_of(trigger)
     if repo is None or number is None:
         raise PermanentCallbackError(f"a Forgejo conversation is on an issue, not a {trigger.kind}")
-    client, _, settings = _job_client(requester_id)
+    client, _, settings = _job_client(requester_id, settings)
     return ForgejoConversation(
         client,
         repo,
@@ -250,23 +253,23 @@ def conversation(trigger: TaskTrigger, requester_id: int | None) -> Conversation
     )
 
 
-def forge(trigger: TaskTrigger, requester_id: int | None) -> Forge:
-    client, token, _ = _job_client(requester_id)
+def forge(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> Forge:
+    client, token, _ = _job_client(requester_id, settings)
     return ForgejoForge(client, token)
 
 
 def open_pulls(
-    trigger: TaskTrigger, requester_id: int | None, full_name: str, base: str
+    trigger: TaskTrigger, requester_id: int | None, full_name: str, base: str, settings: Settings
 ) -> tuple[PullInfo, ...]:
     """The open pull requests into `base` (`conflicts: fix` on a push to it)."""
-    client, _, _ = _job_client(requester_id)
+    client, _, _ = _job_client(requester_id, settings)
     return client.open_pulls(full_name, base)
 
 
-def co_author(user: ForgeUser) -> tuple[str, str]:
+def co_author(user: ForgeUser, settings: Settings) -> tuple[str, str]:
     """The person as Forgejo credits a commit to them: `<login>@noreply.<host>`, the address
     it shows for a hidden e-mail (`[service] NO_REPLY_ADDRESS`'s default)."""
     login = user.login or user.external_id
-    url = ForgejoSettings.of(get_settings()).url or ""
+    url = ForgejoSettings.of(settings).url or ""
     host = urlsplit(url).hostname or "localhost"
     return login, f"{login.lower()}@noreply.{host}"

@@ -46,11 +46,11 @@ INTEGRATION = Integration(
 
 
 def _open_pulls(
-    context: TaskTrigger, requester_id: int | None, repo: str, base: str
+    context: TaskTrigger, requester_id: int | None, repo: str, base: str, settings: Settings
 ) -> tuple[PullInfo, ...]:
     from integrations.github.auth import client_for_job
 
-    return client_for_job(context, requester_id).open_pulls(repo, base)
+    return client_for_job(context, requester_id, settings).open_pulls(repo, base)
 
 
 def _setup() -> ProviderSetup:

@@ -29,7 +29,7 @@ from resolver.contract.errors import CallbackError, PermanentCallbackError, Tran
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, sign_in_again
 from resolver.contract.triggers import TaskTrigger, repo_of
 from resolver.core.logs import log, redact, register_secret
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.store.secrets import Clock, TokenRevokedError, refuse_token, stored_token
 
 logger = logging.getLogger(__name__)
@@ -196,20 +196,17 @@ installation_tokens: Final = InstallationTokens()
 
 
 def installation_token(
-    installation_id: int, settings: Settings | None = None, repository: str | None = None
+    installation_id: int, settings: Settings, repository: str | None = None
 ) -> str:
     """A valid installation token (for `repository` alone, when given), from this process's
     cache or freshly minted."""
-    return installation_tokens.get(settings or get_settings(), installation_id, repository)
+    return installation_tokens.get(settings, installation_id, repository)
 
 
-def user_token(
-    requester_id: int, settings: Settings | None = None, clock: Clock | None = None
-) -> str | None:
+def user_token(requester_id: int, settings: Settings, clock: Clock | None = None) -> str | None:
     """The user's newest GitHub token (from signing in, or `resolver tokens set`), renewed first
     when it expires within minutes. A token GitHub refused is a GitHubAuthError that tells them
     to sign in again."""
-    settings = settings or get_settings()
 
     def renew(refresh_token: str) -> IssuedToken:
         return signin.refresh(settings, refresh_token)
@@ -259,13 +256,11 @@ class JobToken:
         return GitHubAuthError(sign_in_again("GitHub", self._settings))
 
 
-def token_for_job(
-    trigger: TaskTrigger, requester_id: int | None, settings: Settings | None = None
-) -> str:
+def token_for_job(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> str:
     """The token a job acts with: the App's installation token when the event came through the
     App (minted for the job's repository alone), else the requester's own stored token. Raises
     GitHubAuthError when there is neither."""
-    return JobToken(trigger, requester_id, settings or get_settings())()
+    return JobToken(trigger, requester_id, settings)()
 
 
 def job_repository(trigger: TaskTrigger) -> str | None:
@@ -275,12 +270,9 @@ def job_repository(trigger: TaskTrigger) -> str | None:
     return repo if repo and "/" in repo else None
 
 
-def ci_client(
-    trigger: TaskTrigger, requester_id: int | None, settings: Settings | None = None
-) -> GitHubClient:
+def ci_client(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> GitHubClient:
     """A client that reads a job's check runs and Actions logs: an installation token with
     CI_READ_PERMISSIONS on the job's repository alone, else the job's own token."""
-    settings = settings or get_settings()
     installation_id = installation_of(trigger)
     repository = job_repository(trigger)
     if installation_id is None or repository is None or not app_configured(settings):
@@ -294,10 +286,9 @@ def ci_client(
 
 
 def client_for_job(
-    trigger: TaskTrigger, requester_id: int | None, settings: Settings | None = None
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
 ) -> GitHubClient:
     """A client that acts with the job's token (looked up again before every call)."""
-    settings = settings or get_settings()
     token = JobToken(trigger, requester_id, settings)
     return GitHubClient(settings, token, refused=token.refused)
 

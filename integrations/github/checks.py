@@ -14,6 +14,7 @@ from integrations.github.trigger import part_of
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.provider import CIReport
 from resolver.contract.triggers import FailedCheck, TaskTrigger, repo_of
+from resolver.core.settings import Settings
 from resolver.features.ci.contract import (
     LOG_READ_BYTES,
     LOG_TAIL_CHARS,
@@ -28,13 +29,15 @@ ACTIONS_APP: Final = "github-actions"
 _TAIL_BYTES: Final = LOG_TAIL_CHARS * 4
 
 
-def ci_report(trigger: TaskTrigger, requester_id: int | None, check: FailedCheck) -> CIReport:
+def ci_report(
+    trigger: TaskTrigger, requester_id: int | None, check: FailedCheck, settings: Settings
+) -> CIReport:
     """Annotations and the log's tail. A check run of GitHub Actions is one job, with the
     same id; other apps' checks have no log here."""
     repo = repo_of(trigger) or ""
     if check.check_id is None or not repo:
         return CIReport()
-    client = ci_client(trigger, requester_id)
+    client = ci_client(trigger, requester_id, settings)
     notes = [
         render_annotation(item)
         for item in client.check_annotations(repo, check.check_id, MAX_ANNOTATIONS)

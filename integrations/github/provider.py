@@ -27,6 +27,7 @@ from resolver.contract.outbound import (
 )
 from resolver.contract.triggers import TaskTrigger, comment_of, is_pull, number_of, repo_of
 from resolver.core.logs import log
+from resolver.core.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -200,10 +201,17 @@ def _threads(
 class GitHubForge:
     """Repositories, permissions, git auth and pull requests, as the job's GitHub identity."""
 
-    def __init__(self, client: GitHubClient, trigger: TaskTrigger, requester_id: int | None):
+    def __init__(
+        self,
+        client: GitHubClient,
+        trigger: TaskTrigger,
+        requester_id: int | None,
+        settings: Settings,
+    ):
         self._client = client
         self._trigger = trigger
         self._requester_id = requester_id
+        self._settings = settings
 
     def repository(self, full_name: str) -> RepoInfo:
         clone_url, default_branch = self._client.repository(full_name)
@@ -215,7 +223,9 @@ class GitHubForge:
         return self._client.can_write(full_name, user.login)
 
     def git_env(self, clone_url: str) -> dict[str, str]:
-        return git_auth_env(clone_url, token_for_job(self._trigger, self._requester_id))
+        return git_auth_env(
+            clone_url, token_for_job(self._trigger, self._requester_id, self._settings)
+        )
 
     def find_open_pull(self, full_name: str, head: str) -> PullInfo | None:
         return self._client.find_open_pull(full_name, head)
@@ -232,16 +242,23 @@ class GitHubForge:
         self._client.edit_pull_body(full_name, number, body)
 
 
-def conversation(trigger: TaskTrigger, requester_id: int | None) -> GitHubConversation:
-    return GitHubConversation(client_for_job(trigger, requester_id), trigger)
+def conversation(
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> GitHubConversation:
+    return GitHubConversation(client_for_job(trigger, requester_id, settings), trigger)
 
 
-def forge(trigger: TaskTrigger, requester_id: int | None) -> GitHubForge:
-    return GitHubForge(client_for_job(trigger, requester_id), trigger, requester_id)
+def forge(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> GitHubForge:
+    return GitHubForge(
+        client_for_job(trigger, requester_id, settings), trigger, requester_id, settings
+    )
 
 
 def resolve_thread(
-    trigger: TaskTrigger, requester_id: int | None, where: Mapping[str, JsonValue]
+    trigger: TaskTrigger,
+    requester_id: int | None,
+    where: Mapping[str, JsonValue],
+    settings: Settings,
 ) -> None:
     """Resolve the review thread a thread reply went to (`where`), as the identity that posted
     the reply; one already resolved is left as it is."""
@@ -250,10 +267,10 @@ def resolve_thread(
     root = _int(where.get("in_reply_to_id")) or _int(where.get("comment_id"))
     if not repo or number is None or root is None:
         raise PermanentCallbackError("only a pull request's review thread can be resolved")
-    resolve_review_thread(client_for_job(trigger, requester_id), repo, number, root)
+    resolve_review_thread(client_for_job(trigger, requester_id, settings), repo, number, root)
 
 
-def co_author(user: ForgeUser) -> tuple[str, str]:
+def co_author(user: ForgeUser, settings: Settings) -> tuple[str, str]:
     """The person as GitHub credits a commit to them: their no-reply address."""
     login = user.login or user.external_id
     return login, f"{user.external_id}+{login}@users.noreply.github.com"

@@ -48,7 +48,7 @@ from resolver.contract.triggers import (
     number_of,
     repo_of,
 )
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.features.ci.contract import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
 
 KINDS: Final[dict[str, NoteableKind]] = {"issue": "issue", "merge_request": "merge_request"}
@@ -56,8 +56,9 @@ KINDS: Final[dict[str, NoteableKind]] = {"issue": "issue", "merge_request": "mer
 THREADED_NOTE_TYPES: Final = frozenset({"DiffNote", "DiscussionNote"})
 
 
-def _client(requester_id: int | None) -> tuple[GitLabClient, TokenProvider, Settings]:
-    settings = get_settings()
+def _client(
+    requester_id: int | None, settings: Settings
+) -> tuple[GitLabClient, TokenProvider, Settings]:
 
     token = JobToken(requester_id, settings)
     return GitLabClient(settings, token, refused=token.refused), token, settings
@@ -231,9 +232,11 @@ def _noteable(trigger: TaskTrigger) -> NoteableKind:
     return "merge_request" if is_pull(trigger) else "issue"
 
 
-def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> GitLabConversation:
+def conversation_for(
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> GitLabConversation:
     """The conversation of a trigger recorded by `integrations.gitlab.routes`."""
-    client, _, settings = _client(requester_id)
+    client, _, settings = _client(requester_id, settings)
     part = part_of(trigger)
     threaded = part.note_type in THREADED_NOTE_TYPES and part.discussion_id
     return GitLabConversation(
@@ -248,42 +251,47 @@ def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> GitLabCo
 
 
 def resolve_thread(
-    trigger: TaskTrigger, requester_id: int | None, where: Mapping[str, JsonValue]
+    trigger: TaskTrigger,
+    requester_id: int | None,
+    where: Mapping[str, JsonValue],
+    settings: Settings,
 ) -> None:
     """Resolve the merge request's discussion a thread reply went to (`where`)."""
     discussion_id = where.get("discussion_id")
     if _noteable(trigger) != "merge_request" or not discussion_id:
         raise PermanentCallbackError("only a merge request's discussion can be resolved")
-    client, _, _ = _client(requester_id)
+    client, _, _ = _client(requester_id, settings)
     client.resolve_discussion(_project(trigger), _iid(trigger), str(discussion_id))
 
 
-def forge_for(trigger: TaskTrigger, requester_id: int | None) -> GitLabForge:
-    client, token, _ = _client(requester_id)
+def forge_for(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> GitLabForge:
+    client, token, _ = _client(requester_id, settings)
     return GitLabForge(client, token)
 
 
-def co_author(user: ForgeUser) -> tuple[str, str]:
+def co_author(user: ForgeUser, settings: Settings) -> tuple[str, str]:
     """The person as GitLab credits a commit to them: the no-reply address of its host."""
     login = user.login or user.external_id
-    host = urlsplit(GitLabSettings.of(get_settings()).url).hostname or "gitlab.com"
+    host = urlsplit(GitLabSettings.of(settings).url).hostname or "gitlab.com"
     return login, f"{user.external_id}-{login}@users.noreply.{host}"
 
 
-def ci_report(trigger: TaskTrigger, requester_id: int | None, check: FailedCheck) -> CIReport:
+def ci_report(
+    trigger: TaskTrigger, requester_id: int | None, check: FailedCheck, settings: Settings
+) -> CIReport:
     """The end of the failed job's log (GitLab has no annotations)."""
     project = _project(trigger)
     if check.check_id is None:
         return CIReport()
-    client, _, _ = _client(requester_id)
+    client, _, _ = _client(requester_id, settings)
     kept = client.job_trace_tail(project, check.check_id, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
     text, cut = tail(kept.decode("utf-8", errors="replace"))
     return CIReport(log_tail=text, log_cut=cut or len(kept) >= LOG_TAIL_CHARS * 4)
 
 
 def open_pulls(
-    trigger: TaskTrigger, requester_id: int | None, full_name: str, base: str
+    trigger: TaskTrigger, requester_id: int | None, full_name: str, base: str, settings: Settings
 ) -> tuple[PullInfo, ...]:
     """The project's open merge requests into `base` (`conflicts: fix` on a push to it)."""
-    client, _, _ = _client(requester_id)
+    client, _, _ = _client(requester_id, settings)
     return client.open_merge_requests(project_id_of(trigger) or full_name, base)

@@ -17,7 +17,7 @@ from integrations.jira.wiki import to_wiki
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import TAG, Comment, History
 from resolver.contract.triggers import TaskTrigger, TrackerTicket
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.store.secrets import stored_token
 
 HISTORY_LIMIT: Final = 50
@@ -36,9 +36,9 @@ def site_for(trigger: TaskTrigger, settings: Settings) -> str:
     return str(site).rstrip("/")
 
 
-def credential_for(site: str) -> str:
+def credential_for(site: str, settings: Settings) -> str:
     """The token stored for `site`, or a permanent error that says how to store one."""
-    token = stored_token("jira", installation=site)
+    token = stored_token("jira", installation=site, settings=settings)
     if token is None:
         raise PermanentCallbackError(
             f"no Jira token is stored for {site}: store `email:api_token` (Jira Cloud) or a "
@@ -130,11 +130,12 @@ def _author(comment: JiraComment) -> str:
     )
 
 
-def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> JiraConversation:
+def conversation_for(
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> JiraConversation:
     """The ticket of a Jira trigger, acting with the token stored for its site."""
-    settings = get_settings()
     site = site_for(trigger, settings)
     if not isinstance(trigger, TrackerTicket) or not trigger.key:
         raise PermanentCallbackError("the Jira trigger has no issue_key")
     issue_key = trigger.key
-    return JiraConversation(JiraClient(site, credential_for(site)), issue_key, settings)
+    return JiraConversation(JiraClient(site, credential_for(site, settings)), issue_key, settings)

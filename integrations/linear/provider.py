@@ -25,15 +25,15 @@ from integrations.linear.settings import LinearSettings
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import TAG, Comment, History
 from resolver.contract.triggers import TaskTrigger
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.store.secrets import stored_token
 
 HISTORY_LIMIT: Final = 50
 
 
-def credential_for(organization_id: str) -> str:
+def credential_for(organization_id: str, settings: Settings) -> str:
     """The token stored for the workspace, or a permanent error that says how to store one."""
-    token = stored_token("linear", installation=organization_id)
+    token = stored_token("linear", installation=organization_id, settings=settings)
     if token is None:
         raise PermanentCallbackError(
             f"no Linear token is stored for workspace {organization_id}: store an API key or "
@@ -142,10 +142,11 @@ def _author(comment: LinearComment) -> str:
     return comment.user_display_name or comment.user_name or comment.user_id or "unknown"
 
 
-def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> LinearConversation:
+def conversation_for(
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> LinearConversation:
     """The issue of a Linear trigger, acting with the token stored for its workspace."""
-    settings = get_settings()
-    token = credential_for(_text(trigger.reach, "organization_id", "Linear trigger"))
+    token = credential_for(_text(trigger.reach, "organization_id", "Linear trigger"), settings)
     return LinearConversation(
         LinearClient(LinearSettings.of(settings).api_url, token), trigger, settings
     )

@@ -17,7 +17,7 @@ from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.inbound import VendorModel
 from resolver.contract.outbound import TAG, Comment, History
 from resolver.contract.triggers import TaskTrigger
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings
 from resolver.store.secrets import stored_token
 
 # The whole thread is the agent's context, but a long one only by its start and latest replies.
@@ -106,10 +106,10 @@ def slack_ts(moment: datetime) -> str:
     return f"{seconds}.{micros:06d}"
 
 
-def bot_token(team_id: str) -> str:
+def bot_token(team_id: str, settings: Settings) -> str:
     """The workspace's stored bot token (SlackClient registers it for log masking); without
     one, the admin is told how to store it."""
-    token = stored_token("slack", installation=team_id)
+    token = stored_token("slack", installation=team_id, settings=settings)
     if token is None:
         raise PermanentCallbackError(
             f"no Slack bot token for workspace {team_id}: an admin can store one with "
@@ -161,15 +161,17 @@ class SlackConversation:
         return History(comments=build_history(messages, self._client.identity()))
 
 
-def conversation_for(trigger: TaskTrigger, requester_id: int | None) -> SlackConversation:
+def conversation_for(
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> SlackConversation:
     """The thread a trigger came from, acting with its workspace's bot token."""
     thread = parse_thread(trigger)
-    return SlackConversation(SlackClient(get_settings(), bot_token(thread.team_id)), thread)
+    return SlackConversation(SlackClient(settings, bot_token(thread.team_id, settings)), thread)
 
 
-def post_private(trigger: TaskTrigger, external_id: str, text: str) -> None:
+def post_private(trigger: TaskTrigger, external_id: str, text: str, settings: Settings) -> None:
     """An ephemeral message in the trigger's thread, which only the sender (`TEAM:USER`) sees."""
     thread = parse_thread(trigger)
     user = external_id.rpartition(":")[2]
-    client = SlackClient(get_settings(), bot_token(thread.team_id))
+    client = SlackClient(settings, bot_token(thread.team_id, settings))
     client.post_ephemeral(thread.channel, user, thread.thread_ts, to_mrkdwn(text))

@@ -17,7 +17,6 @@ import redis
 from redis.lock import Lock
 
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +47,10 @@ class Held:
 
 
 @contextmanager
-def held(name: str, *, timeout: float, wait: float) -> Iterator[Held]:
+def held(name: str, redis_url: str, *, timeout: float, wait: float) -> Iterator[Held]:
     """Hold the lock `name` for the block, waiting at most `wait` seconds for it. Yields whether
     it was acquired; raises BrokerError when Redis cannot be reached."""
-    client = redis.Redis.from_url(get_settings().redis_url)
+    client = redis.Redis.from_url(redis_url)
     try:
         lock = client.lock(name, timeout=timeout, blocking_timeout=wait, thread_local=False)
         handle = Held(name, bool(lock.acquire()), lock)

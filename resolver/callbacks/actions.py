@@ -24,6 +24,7 @@ from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_P
 from resolver.contract.provider import ThreadResolver
 from resolver.contract.triggers import Planned, TaskTrigger, in_thread, read_trigger
 from resolver.core.logs import log
+from resolver.core.settings import Settings
 from resolver.store import callbacks, jobs
 from resolver.store.callbacks import mark_posting
 from resolver.store.db import session_scope
@@ -46,11 +47,13 @@ POSTING_SKEW: Final = timedelta(minutes=5)
 
 
 @contextmanager
-def _status_lock(job_id: int) -> Iterator[None]:
+def _status_lock(job_id: int, redis_url: str) -> Iterator[None]:
     """One status writer per job, so the first message is never posted twice."""
     name = f"resolver:status:{job_id}"
     try:
-        with locks.held(name, timeout=STATUS_LOCK_SECONDS, wait=STATUS_LOCK_WAIT) as lock:
+        with locks.held(
+            name, redis_url, timeout=STATUS_LOCK_SECONDS, wait=STATUS_LOCK_WAIT
+        ) as lock:
             if not lock.acquired:
                 raise TransientCallbackError(
                     "another status update is in progress", retry_after=2.0
@@ -60,26 +63,29 @@ def _status_lock(job_id: int) -> Iterator[None]:
         raise TransientCallbackError(f"status lock unavailable: {type(error).__name__}") from None
 
 
-def _job_conversation(job_id: int) -> tuple[providers.Conversation, Job]:
+def _job_conversation(job_id: int, settings: Settings) -> tuple[providers.Conversation, Job]:
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         session.expunge(job)
-    return registry.conversation(job.source, read_trigger(job.trigger), job.requester_id), job
+    conversation = registry.conversation(
+        job.source, read_trigger(job.trigger), job.requester_id, settings
+    )
+    return conversation, job
 
 
-def send_status(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_status(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     job_id = int(payload["job_id"])
     tag = f"status-{job_id}"
-    with _status_lock(job_id):
+    with _status_lock(job_id, settings.redis_url):
         with session_scope() as session:
             job = jobs.get_job(session, job_id)
-            text = status.render(view_of(session, job))
+            text = status.render(view_of(session, job, settings))
             ref = dict(job.status_ref or {})
             source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
         digest = hashlib.sha256(text.encode()).hexdigest()
         if ref.get("digest") == digest:
             return {"unchanged": True}
-        conversation = registry.conversation(source, trigger, requester_id)
+        conversation = registry.conversation(source, trigger, requester_id, settings)
         message = ref.get("message") or _posted_earlier(conversation, tag, _posting(ref))
         if message:
             conversation.edit(message, text)
@@ -122,7 +128,9 @@ def _post_once(
     conversation: providers.Conversation, tag: str, text: str, callback_id: int
 ) -> dict[str, Any]:
     """Post `text` for a callback, unless an earlier try of it already did."""
-    found = _posted_earlier(conversation, tag, mark_posting(callback_id))
+    with session_scope() as session:  # committed before the post: a later try looks for it
+        earlier = mark_posting(session, callback_id)
+    found = _posted_earlier(conversation, tag, earlier)
     return found if found is not None else conversation.post(text, tag=tag)
 
 
@@ -132,28 +140,28 @@ def _supersede(session: Session, job_id: int, newest: int) -> None:
     callbacks.supersede(session, job_id, STATUS, newest)
 
 
-def send_react(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    conversation, _ = _job_conversation(int(payload["job_id"]))
+def send_react(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    conversation, _ = _job_conversation(int(payload["job_id"]), settings)
     conversation.acknowledge()
     return {}
 
 
-def send_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    conversation, _ = _job_conversation(int(payload["job_id"]))
+def send_reply(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    conversation, _ = _job_conversation(int(payload["job_id"]), settings)
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
     return {"message": _post_once(conversation, f"reply-{callback_id}", text, callback_id)}
 
 
-def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_notice(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     notice_id = int(payload["notice_id"])
     with session_scope() as session:
         notice = session.get(Notice, notice_id)
         if notice is None or notice.sent_at is not None:
             return {"skipped": True}
         context, body = dict(notice.context), notice.body
-    body = _send_private(provider, notice_id, context) or body
-    conversation = registry.conversation(provider, read_trigger(context), None)
+    body = _send_private(provider, notice_id, context, settings) or body
+    conversation = registry.conversation(provider, read_trigger(context), None, settings)
     message = _post_once(conversation, f"notice-{notice_id}", body, int(payload["callback_id"]))
     with session_scope() as session:
         found = session.get(Notice, notice_id)
@@ -162,7 +170,9 @@ def send_notice(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"message": message}
 
 
-def _send_private(provider: str, notice_id: int, context: Mapping[str, Any]) -> str | None:
+def _send_private(
+    provider: str, notice_id: int, context: Mapping[str, Any], settings: Settings
+) -> str | None:
     """The notice's private part (its link), where only its recipient sees it; then dropped
     from the row, so a retry does not send it again and the link is kept nowhere. When the
     provider refuses it for good, the public text to post instead (a public link)."""
@@ -172,7 +182,7 @@ def _send_private(provider: str, notice_id: int, context: Mapping[str, Any]) -> 
         return None
     instead = None
     try:
-        post(read_trigger(context), str(private["to"]), str(private["text"]))
+        post(read_trigger(context), str(private["to"]), str(private["text"]), settings)
     except PermanentCallbackError as error:
         log(logger, logging.WARNING, "callback.private_refused", notice=notice_id, error=str(error))
         fallback = private.get("fallback")
@@ -191,16 +201,16 @@ def _drop_private(notice_id: int, body: str | None) -> None:
                 found.body = body
 
 
-def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_open_pull(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     """Open the job's draft pull request, unless one from its branch is open already."""
     job_id = int(payload["job_id"])
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        view = view_of(session, job)
+        view = view_of(session, job, settings)
         trigger, requester_id = read_trigger(job.trigger), job.requester_id
         branch, task = str(job.branch), job.task
     planned = planned_of(trigger)
-    forge = registry.forge(provider, trigger, requester_id)
+    forge = registry.forge(provider, trigger, requester_id, settings)
     repo, base = planned.repo, str(planned.base)
     title = pull_title(trigger, task)
     fixes = planned.fixes
@@ -217,17 +227,19 @@ def send_open_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"url": pull.url, "number": pull.number}
 
 
-def send_update_pull(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_update_pull(
+    provider: str, payload: Mapping[str, Any], settings: Settings
+) -> dict[str, Any]:
     """Write a follow-up's description (its files and Verification block) onto the pull
     request it pushed to; nothing when that pull request is no longer open."""
     job_id = int(payload["job_id"])
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        view = view_of(session, job)
+        view = view_of(session, job, settings)
         trigger, requester_id = read_trigger(job.trigger), job.requester_id
         branch, task = str(job.branch), job.task
     planned = planned_of(trigger)
-    forge = registry.forge(provider, trigger, requester_id)
+    forge = registry.forge(provider, trigger, requester_id, settings)
     repo = planned.repo
     pull = forge.find_open_pull(repo, branch)
     if pull is None:
@@ -253,7 +265,9 @@ def pull_title(trigger: TaskTrigger, task: str) -> str:
     return first[:200]
 
 
-def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+def send_thread_reply(
+    provider: str, payload: Mapping[str, Any], settings: Settings
+) -> dict[str, Any]:
     """A reply in one review thread of a review the job took as a batch: the job's conversation,
     moved into the thread by the context entries the provider gave for it; then, when the job
     pushed and the repository allows it, the thread resolved (forges that can)."""
@@ -262,14 +276,14 @@ def send_thread_reply(provider: str, payload: Mapping[str, Any]) -> dict[str, An
         source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
     where = payload.get("where")
     in_thread_of = in_thread(trigger, where) if isinstance(where, Mapping) else trigger
-    conversation = registry.conversation(source, in_thread_of, requester_id)
+    conversation = registry.conversation(source, in_thread_of, requester_id, settings)
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
     message = _post_once(conversation, f"thread-{callback_id}", text, callback_id)
     resolver = registry.get(source).resolve_thread
     if payload.get("resolve") and resolver is not None and isinstance(where, Mapping):
         # After the reply, so a retry finds the reply posted and resolves again (no change).
-        _resolve_after_reply(resolver, trigger, requester_id, where, callback_id)
+        _resolve_after_reply(resolver, trigger, requester_id, where, callback_id, settings)
         return {"message": message, "resolved": True}
     return {"message": message}
 
@@ -280,11 +294,12 @@ def _resolve_after_reply(
     requester_id: int | None,
     where: Mapping[str, JsonValue],
     callback_id: int,
+    settings: Settings,
 ) -> None:
     """A refusal fails the callback saying so (kept on its row, shown on the job page): the
     reply stands, and the thread stays open."""
     try:
-        resolver(trigger, requester_id, where)
+        resolver(trigger, requester_id, where, settings)
     except PermanentCallbackError as error:
         fields = {"callback": callback_id, "error": str(error)}
         log(logger, logging.WARNING, "review.resolve_failed", **fields)

@@ -21,7 +21,7 @@ from resolver.contract.verification import verification_of
 from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.sanitize import sanitize
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import callbacks as conflicts
 from resolver.features.reviews import callbacks as reviews
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def job_url(job_id: int) -> str:
-    return f"{get_settings().public_url.rstrip('/')}/jobs/{job_id}"
+def job_url(job_id: int, settings: Settings) -> str:
+    return f"{settings.public_url.rstrip('/')}/jobs/{job_id}"
 
 
 def planned_of(job: Job) -> Planned | None:
@@ -45,7 +45,7 @@ def planned_of(job: Job) -> Planned | None:
     return read_trigger(job.trigger).planned
 
 
-def view_of(session: Session, job: Job) -> status.JobView:
+def view_of(session: Session, job: Job, settings: Settings) -> status.JobView:
     steps = jobs.count_steps(session, job.id)
     result, details = read_result(job.result), job.result or {}
     planned = planned_of(job)
@@ -65,7 +65,7 @@ def view_of(session: Session, job: Job) -> status.JobView:
         started_at=job.started_at,
         finished_at=job.finished_at,
         now=utcnow(),
-        job_url=job_url(job.id),
+        job_url=job_url(job.id, settings),
         summary=sanitize(result.summary or "", hosts),
         error=error,
         pr_url=job.pr_url,
@@ -76,7 +76,7 @@ def view_of(session: Session, job: Job) -> status.JobView:
         pull_word=pull_word(planned.provider if planned else None),
         pull_error=result.pull_error or None,
         notes=result.notes,
-        place=_place(session, job),
+        place=_place(session, job, settings),
         stopped_by=_stopped_by(job),
         verification=verification_of(details.get("verification")),
         files=tuple(
@@ -101,12 +101,12 @@ def _stopped_by(job: Job) -> str | None:
     return str(by) if by and asked else None
 
 
-def _place(session: Session, job: Job) -> QueuePlace | None:
+def _place(session: Session, job: Job, settings: Settings) -> QueuePlace | None:
     """A queued job's place in line (the caps count the active jobs ahead of it)."""
     if job.state != JobState.QUEUED:
         return None
     ahead = jobs.jobs_ahead(session.connection(), [job.id]).get(job.id)
-    return place_in_queue(*ahead, get_settings()) if ahead else None
+    return place_in_queue(*ahead, settings) if ahead else None
 
 
 def pull_word(forge_name: object) -> str:
@@ -160,7 +160,7 @@ def record_reply(session: Session, job: Job, text: str) -> list[int]:
     return [record_callback(session, job.source, REPLY, payload, job.id).id]
 
 
-def record_finish(session: Session, job: Job) -> list[int]:
+def record_finish(session: Session, job: Job, settings: Settings) -> list[int]:
     """What a finished job sends: its pull request (when it pushed a new branch), its status."""
     ids: list[int] = []
     planned = planned_of(job)
@@ -179,8 +179,12 @@ def record_finish(session: Session, job: Job) -> list[int]:
             session, planned.provider, UPDATE_PULL, {"job_id": job.id}, job.id
         )
         ids.append(callback.id)
-    replies = reviews.record_thread_replies(session, job, forge_hosts(job), job_url(job.id))
-    reports = conflicts.record_unresolved_reports(session, job, forge_hosts(job), job_url(job.id))
+    replies = reviews.record_thread_replies(
+        session, job, forge_hosts(job), job_url(job.id, settings)
+    )
+    reports = conflicts.record_unresolved_reports(
+        session, job, forge_hosts(job), job_url(job.id, settings)
+    )
     return ids + replies + reports + record_status(session, job)
 
 

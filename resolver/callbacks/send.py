@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from resolver.callbacks import actions
-from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import REACT, THREAD_REPLY
 from resolver.core import metrics
 from resolver.core.logs import log
+from resolver.core.settings import Settings
 from resolver.store import callbacks, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, utcnow
@@ -29,8 +30,8 @@ logger = logging.getLogger(__name__)
 MAX_TRIES: Final = 8
 MAX_BACKOFF: Final = 300.0
 
-Action = Callable[[str, Mapping[str, Any]], dict[str, Any]]
-"""`action(provider, payload) -> result`, stored on the callback row once sent."""
+Action = Callable[[str, Mapping[str, Any], Settings], dict[str, Any]]
+"""`action(provider, payload, settings) -> result`, stored on the callback row once sent."""
 ACTIONS: Final[dict[str, Action]] = {
     actions.STATUS: actions.send_status,
     actions.REACT: actions.send_react,
@@ -50,7 +51,26 @@ def backoff(tries: int, retry_after: float | None) -> float:
     return random.uniform(0, min(MAX_BACKOFF, 2.0 ** (tries + 1)))
 
 
-def send(callback_id: int) -> float | None:
+# Each of these commits on its own, as when the store opened the transactions: a try's attempt
+# row is kept even when what follows it fails, and the row's end is never rolled back with it.
+def _record_attempt(callback_id: int, outcome: str, error: CallbackError | None) -> int:
+    with session_scope() as session:
+        return callbacks.record_attempt(session, callback_id, outcome, error)
+
+
+def _set_due(callback_id: int, seconds: float) -> None:
+    with session_scope() as session:
+        callbacks.set_due(session, callback_id, seconds)
+
+
+def _finish(
+    callback_id: int, state: str, *, result: dict[str, Any] | None = None, error: str | None = None
+) -> None:
+    with session_scope() as session:
+        callbacks.finish(session, callback_id, state, result=result, error=error)
+
+
+def send(callback_id: int, settings: Settings) -> float | None:
     """Try a callback once. Returns seconds to wait before the next try, or None when done."""
     with session_scope() as session:
         callback = session.get(Callback, callback_id)
@@ -63,35 +83,35 @@ def send(callback_id: int) -> float | None:
         received = jobs.received_at(session, callback.job_id)
     handler = ACTIONS.get(action)
     if handler is None:
-        callbacks.finish(callback_id, "failed", error=f"no callback action {action!r}")
+        _finish(callback_id, "failed", error=f"no callback action {action!r}")
         return None
     try:
-        result = handler(provider, payload)
+        result = handler(provider, payload, settings)
     except TransientCallbackError as error:
-        tries = callbacks.record_attempt(callback_id, "transient", error)
+        tries = _record_attempt(callback_id, "transient", error)
         metrics.CALLBACK_ATTEMPTS.labels(action, "transient").inc()
         log(logger, logging.WARNING, "callback.transient", callback=callback_id, tries=tries)
         if tries >= MAX_TRIES:
-            callbacks.finish(callback_id, "failed", error=f"gave up after {tries} tries: {error}")
+            _finish(callback_id, "failed", error=f"gave up after {tries} tries: {error}")
             return None
         wait = backoff(tries, error.retry_after)
-        callbacks.set_due(callback_id, wait)
+        _set_due(callback_id, wait)
         return wait
     except PermanentCallbackError as error:
-        callbacks.record_attempt(callback_id, "permanent", error)
+        _record_attempt(callback_id, "permanent", error)
         metrics.CALLBACK_ATTEMPTS.labels(action, "permanent").inc()
         log(logger, logging.WARNING, "callback.failed", callback=callback_id, status=error.status)
-        callbacks.finish(callback_id, "failed", error=str(error))
+        _finish(callback_id, "failed", error=str(error))
         return None
     except Exception as error:  # a bug, not the provider: record it once, never loop on it
         logger.exception("callback.crashed", extra={"fields": {"callback": callback_id}})
         failure = PermanentCallbackError(f"internal error: {type(error).__name__}")
-        callbacks.record_attempt(callback_id, "permanent", failure)
+        _record_attempt(callback_id, "permanent", failure)
         metrics.CALLBACK_ATTEMPTS.labels(action, "permanent").inc()
-        callbacks.finish(callback_id, "failed", error=str(failure))
+        _finish(callback_id, "failed", error=str(failure))
         return None
-    callbacks.record_attempt(callback_id, "ok", None)
-    callbacks.finish(callback_id, "sent", result=result)
+    _record_attempt(callback_id, "ok", None)
+    _finish(callback_id, "sent", result=result)
     metrics.CALLBACK_ATTEMPTS.labels(action, "ok").inc()
     seen = metrics.since(received, utcnow())
     if action == REACT and seen is not None:

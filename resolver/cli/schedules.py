@@ -154,8 +154,10 @@ def run_now(
     name: str, repo: str | None = typer.Option(None, help=f"Needed if ambiguous: {REPO_HELP}")
 ) -> None:
     """Run a schedule now (a limit that is full makes the run wait, and says so)."""
+    from resolver.core.settings import get_settings
+
     try:
-        requested = queue.run_now(name, repo, queue.MANUAL, "cli")
+        requested = queue.run_now(name, repo, queue.MANUAL, "cli", get_settings())
     except ScheduleError as error:
         fail(str(error))
     if requested.job_id is None:
@@ -228,7 +230,8 @@ def sync(
             repo_id = row.id
     except (ScheduleError, accounts.AccountError) as error:
         fail(str(error))
-    changes = sync_repo(repo_id, get_settings().sandbox_workspace_root)
+    settings = get_settings()
+    changes = sync_repo(repo_id, settings.sandbox_workspace_root, settings)
     with session_scope() as session:
         row = repository(session, repo)
         if row.sync_error:

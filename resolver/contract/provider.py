@@ -18,7 +18,7 @@ from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
 from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
 from resolver.contract.triggers import FailedCheck, TaskTrigger
-from resolver.core.settings import ProviderSettings
+from resolver.core.settings import ProviderSettings, Settings
 
 
 @dataclass(frozen=True)
@@ -32,19 +32,20 @@ class CIReport:
     """What could not be read, said in the prompt and the status rather than failing the job."""
 
 
-# Both factories take the job's trigger and the requester's user id (for user tokens).
-ConversationFactory = Callable[[TaskTrigger, int | None], Conversation]
-ForgeFactory = Callable[[TaskTrigger, int | None], Forge]
+# Both factories take the job's trigger, the requester's user id (for user tokens) and the
+# settings their caller's root read; so do the provider's other functions below.
+ConversationFactory = Callable[[TaskTrigger, int | None, Settings], Conversation]
+ForgeFactory = Callable[[TaskTrigger, int | None, Settings], Forge]
 ConversationKind = Literal["issue", "thread", "ticket"]
 # The job's trigger, the requester's user id and the failing check: what the forge says of it.
-CIReader = Callable[[TaskTrigger, int | None, FailedCheck], CIReport]
+CIReader = Callable[[TaskTrigger, int | None, FailedCheck, Settings], CIReport]
 # The job's trigger, the requester's user id, the repository and a base branch: the open
 # pull requests into that base (`conflicts: fix`).
-PullLister = Callable[[TaskTrigger, int | None, str, str], tuple[PullInfo, ...]]
+PullLister = Callable[[TaskTrigger, int | None, str, str, Settings], tuple[PullInfo, ...]]
 # The job's trigger, the requester's user id and the thread's `where` (`ReviewThread.where`).
-ThreadResolver = Callable[[TaskTrigger, int | None, Mapping[str, JsonValue]], None]
+ThreadResolver = Callable[[TaskTrigger, int | None, Mapping[str, JsonValue], Settings], None]
 # The job's trigger, the recipient's external id and the text.
-PrivatePost = Callable[[TaskTrigger, str, str], None]
+PrivatePost = Callable[[TaskTrigger, str, str, Settings], None]
 
 
 class ImportedOnCall:
@@ -103,7 +104,7 @@ class Provider:
     greets_by_login: bool = True
     """Whether a notice may address the sender as `@login` (Slack mentions by id instead)."""
     pull_word: str = "pull request"
-    co_author: Callable[[ForgeUser], tuple[str, str]] | None = None
+    co_author: Callable[[ForgeUser, Settings], tuple[str, str]] | None = None
     """How the forge credits a commit to a person: name and no-reply address."""
     sign_in: SignIn | None = None
     """How people sign in to the web app with it (forges only)."""

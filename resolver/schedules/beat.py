@@ -9,15 +9,16 @@ from pathlib import Path
 
 from resolver.broker.celery_app import DEFAULT_QUEUE, SCHEDULES_SYNC
 from resolver.broker.publish import send_task
+from resolver.core.settings import Settings
 from resolver.schedules import queue, sync
 from resolver.store.db import session_scope
 from resolver.store.models import utcnow
 
 
-def tick() -> list[int]:
+def tick(settings: Settings) -> list[int]:
     """Start the runs that are due (within the limits); send stale schedule files to be read."""
     now = utcnow()
-    started = queue.tick(now)
+    started = queue.tick(settings, now)
     with session_scope() as session:
         stale = sync.claim_stale(session, now)
     for repo_id in stale:
@@ -25,5 +26,5 @@ def tick() -> list[int]:
     return started
 
 
-def sync_one(repo_id: int, workspace_root: Path) -> list[str]:
-    return sync.sync_repo(int(repo_id), workspace_root)
+def sync_one(repo_id: int, workspace_root: Path, settings: Settings) -> list[str]:
+    return sync.sync_repo(int(repo_id), workspace_root, settings)

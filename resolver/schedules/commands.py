@@ -7,6 +7,7 @@ from resolver.callbacks import record
 from resolver.contract.commands import schedule_to_run
 from resolver.contract.errors import CallbackError
 from resolver.core.job import RunResult
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.schedules.queue import answer_run_request
 from resolver.schedules.spec import ScheduleError
@@ -34,15 +35,15 @@ def names_a_schedule(snapshot: Snapshot) -> bool:
     return True
 
 
-def run(snapshot: Snapshot) -> RunResult:
+def run(snapshot: Snapshot, settings: Settings) -> RunResult:
     """`@bot run <schedule>`: a run of one of the repository's schedules now, for people who
     may push to the repository (the usual permission check)."""
     name = schedule_to_run(snapshot.task) or ""
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
         check_permission(snapshot, forge, forge_name, full_name)
-        text = answer_run_request(f"{forge_name}:{full_name}", name, snapshot.requester)
+        text = answer_run_request(f"{forge_name}:{full_name}", name, snapshot.requester, settings)
     except Stop as stop:
         text = str(stop)
     except CallbackError as error:

@@ -22,7 +22,7 @@ from integrations.registry import parse_repo_spec
 from resolver.broker import locks
 from resolver.contract import triggers
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import JobState
 from resolver.schedules import limits
 from resolver.schedules.cron import CronError, latest_due
@@ -127,7 +127,7 @@ _INSERT_ONCE: dict[str, Any] = {
 # --- starting runs within the limits
 
 
-def start_waiting(session: Session, now: datetime) -> list[int]:
+def start_waiting(session: Session, now: datetime, settings: Settings) -> list[int]:
     """Start waiting runs, oldest first, while the limits allow. Returns the new jobs' ids (to
     publish after the commit); a run left waiting notes the limit it waits for."""
     waiting = session.execute(
@@ -147,7 +147,7 @@ def start_waiting(session: Session, now: datetime) -> list[int]:
         schedule = session.get(Schedule, schedule_id)
         if schedule is None:
             continue
-        reason = _held_by(schedule, used(schedule.repo_id), used(None))
+        reason = _held_by(schedule, used(schedule.repo_id), used(None), settings)
         if reason is not None:
             if reason != noted:
                 _set_run(session, run_id, waiting_for=reason)
@@ -160,11 +160,10 @@ def start_waiting(session: Session, now: datetime) -> list[int]:
 
 
 def _held_by(
-    schedule: Schedule, repo_usage: limits.Usage, service_usage: limits.Usage
+    schedule: Schedule, repo_usage: limits.Usage, service_usage: limits.Usage, settings: Settings
 ) -> str | None:
     repo = schedule.repository
     may_open = not schedule.dry_run and schedule.pull_state != OPEN
-    settings = get_settings()
     defaults = limits.repo_defaults(settings)
     mine = limits.repo_limits(_operator_limits(repo), repo.file_limits or {}, defaults)
     return limits.blocking(mine, repo_usage, "the repository's", may_open) or limits.blocking(
@@ -267,10 +266,12 @@ def _new_job(session: Session, schedule: Schedule, run_id: int) -> jobs.NewJob:
 
 
 @contextmanager
-def admission_lock(wait: float = LOCK_WAIT) -> Iterator[bool]:
+def admission_lock(redis_url: str, wait: float = LOCK_WAIT) -> Iterator[bool]:
     """One starter at a time, so two never both see room under a limit. The run's unique key,
     not this lock, is what keeps a slot from starting twice."""
-    with locks.held("resolver:schedules:admission", timeout=LOCK_SECONDS, wait=wait) as lock:
+    with locks.held(
+        "resolver:schedules:admission", redis_url, timeout=LOCK_SECONDS, wait=wait
+    ) as lock:
         yield lock.acquired
 
 
@@ -287,16 +288,16 @@ def publish_started(job_ids: list[int]) -> None:
             log(logger, logging.WARNING, "schedule.publish_failed", job=job_id, error=repr(error))
 
 
-def tick(now: datetime | None = None) -> list[int]:
+def tick(settings: Settings, now: datetime | None = None) -> list[int]:
     """Record what is due and start what the limits allow. Returns the started jobs' ids."""
     now = now or utcnow()
     with session_scope() as session:
         record_due(session, now)
-    with admission_lock(wait=0) as held:
+    with admission_lock(settings.redis_url, wait=0) as held:
         if not held:
             return []  # another tick is starting runs right now
         with session_scope() as session:
-            started = start_waiting(session, now)
+            started = start_waiting(session, now, settings)
     publish_started(started)
     return started
 
@@ -312,7 +313,9 @@ class Requested:
     waiting_for: str | None
 
 
-def run_now(name: str, repo: str | None, reason: str, by: str | None) -> Requested:
+def run_now(
+    name: str, repo: str | None, reason: str, by: str | None, settings: Settings
+) -> Requested:
     """Record a run of the schedule now and start it unless a limit holds it."""
     now = utcnow()
     with session_scope() as session:
@@ -322,8 +325,8 @@ def run_now(name: str, repo: str | None, reason: str, by: str | None) -> Request
         run_id = insert_run(session, schedule.id, now, reason, by)
         schedule_name, repo_name = schedule.name, schedule.repository.repo
     assert run_id is not None  # a new due time, to the microsecond
-    with admission_lock() as held, session_scope() as session:
-        started = start_waiting(session, now) if held else []
+    with admission_lock(settings.redis_url) as held, session_scope() as session:
+        started = start_waiting(session, now, settings) if held else []
     publish_started(started)
     with session_scope() as session:
         run = session.get(ScheduleRun, run_id)
@@ -331,13 +334,13 @@ def run_now(name: str, repo: str | None, reason: str, by: str | None) -> Request
         return Requested(schedule_name, repo_name, run_id, run.job_id, run.waiting_for)
 
 
-def answer_run_request(repo: str, name: str, by: str | None) -> str:
+def answer_run_request(repo: str, name: str, by: str | None, settings: Settings) -> str:
     """`@bot run <schedule>` on `repo` (its sender may push there): start it, and say so."""
     # Here, not at the top: replies loads the agent's LLM client, which the beat never needs.
     from resolver.callbacks.record import job_url
 
     try:
-        requested = run_now(name, repo, COMMENT, by)
+        requested = run_now(name, repo, COMMENT, by, settings)
     except ScheduleNotFoundError:
         with session_scope() as session:
             known = names(schedules_of(session, repo))
@@ -352,6 +355,6 @@ def answer_run_request(repo: str, name: str, by: str | None) -> str:
         return f"Queued a run of schedule `{name}`: it waits for {why}, then starts by itself."
     return (
         f"Started a run of schedule `{name}` ([job {requested.job_id}]"
-        f"({job_url(requested.job_id)})). If it changes anything, it opens or updates the "
-        "schedule's pull request."
+        f"({job_url(requested.job_id, settings)})). If it changes anything, it opens or updates "
+        "the schedule's pull request."
     )

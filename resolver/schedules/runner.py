@@ -129,7 +129,7 @@ def _load(job_id: int) -> ScheduledRun | None:
 
 def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
     forge_name, full_name = parse_repo_spec(run.repo)
-    forge = registry.forge(forge_name, run.trigger, run.requester_id)
+    forge = registry.forge(forge_name, run.trigger, run.requester_id, ctx.settings)
     repo = forge.repository(full_name)
     env = forge.git_env(repo.clone_url)
     with look.scratch_clone(ctx.settings.sandbox_workspace_root, repo.clone_url, env) as clone:

@@ -21,6 +21,7 @@ from resolver.agent import git as git_repo
 from resolver.contract.errors import CallbackError
 from resolver.contract.triggers import ScheduleRun
 from resolver.core.logs import log, redact
+from resolver.core.settings import Settings
 from resolver.schedules.queue import installation_reach
 from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, parse_file
 from resolver.schedules.store import apply_file
@@ -50,7 +51,7 @@ def read_file(clone: git_repo.Clone, ref: str) -> ScheduleFile:
     return EMPTY if text is None else parse_file(text)
 
 
-def sync_repo(repo_id: int, workspace_root: Path) -> list[str]:
+def sync_repo(repo_id: int, workspace_root: Path, settings: Settings) -> list[str]:
     """Read the repository's schedules file now (cloned under `workspace_root`) and apply it.
     Returns what changed; a failure is kept on the repository's row (`resolver schedules list`
     shows it)."""
@@ -60,7 +61,7 @@ def sync_repo(repo_id: int, workspace_root: Path) -> list[str]:
             return []
         spec, trigger, user_id = row.repo, forge_trigger(row.repo, row.installation_id), row.user_id
     try:
-        parsed = _fetch(spec, trigger, user_id, workspace_root)
+        parsed = _fetch(spec, trigger, user_id, workspace_root, settings)
     except (CallbackError, git_repo.RepoError, ScheduleError) as error:
         message = redact(str(error))
         log(logger, logging.WARNING, "schedule.sync_failed", repo=spec, error=message)
@@ -74,9 +75,11 @@ def sync_repo(repo_id: int, workspace_root: Path) -> list[str]:
     return changes
 
 
-def _fetch(spec: str, trigger: ScheduleRun, user_id: int | None, root: Path) -> ScheduleFile:
+def _fetch(
+    spec: str, trigger: ScheduleRun, user_id: int | None, root: Path, settings: Settings
+) -> ScheduleFile:
     forge_name, full_name = parse_repo_spec(spec)
-    forge = registry.forge(forge_name, trigger, user_id)
+    forge = registry.forge(forge_name, trigger, user_id, settings)
     info = forge.repository(full_name)
     auth = forge.git_env(info.clone_url)
     with git_repo.private_clone(info.clone_url, root, None, auth, shallow=True) as clone:

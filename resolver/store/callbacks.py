@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 
 from resolver.contract.errors import CallbackError
 from resolver.core.logs import redact
-from resolver.store.db import session_scope
 from resolver.store.models import Callback, CallbackAttempt, Job, utcnow
 
 
@@ -39,61 +38,65 @@ def stalled_callbacks(session: Session, grace_seconds: float) -> list[int]:
     return list(session.scalars(select(Callback.id).where(Callback.state == "pending", overdue)))
 
 
-def mark_posting(callback_id: int) -> datetime | None:
-    """Record that this callback is about to post a message. Returns when an earlier try did
-    the same (its post may have been made and its answer lost), else None."""
-    with session_scope() as session:
-        callback = session.get(Callback, callback_id)
-        if callback is None:
-            return None
-        earlier = (callback.result or {}).get("posting")
-        if isinstance(earlier, str):
-            return datetime.fromisoformat(earlier)
-        callback.result = {**(callback.result or {}), "posting": utcnow().isoformat()}
+def mark_posting(session: Session, callback_id: int) -> datetime | None:
+    """Record that this callback is about to post a message (the caller commits it before the
+    post). Returns when an earlier try did the same (its post may have been made and its
+    answer lost), else None."""
+    callback = session.get(Callback, callback_id)
+    if callback is None:
+        return None
+    earlier = (callback.result or {}).get("posting")
+    if isinstance(earlier, str):
+        return datetime.fromisoformat(earlier)
+    callback.result = {**(callback.result or {}), "posting": utcnow().isoformat()}
     return None
 
 
-def record_attempt(callback_id: int, outcome: str, error: CallbackError | None) -> int:
+def record_attempt(
+    session: Session, callback_id: int, outcome: str, error: CallbackError | None
+) -> int:
     """Record one try; returns how many tries there have been."""
-    with session_scope() as session:
-        number = (
-            session.scalar(
-                select(func.max(CallbackAttempt.number)).where(
-                    CallbackAttempt.callback_id == callback_id
-                )
-            )
-            or 0
-        ) + 1
-        session.add(
-            CallbackAttempt(
-                callback_id=callback_id,
-                number=number,
-                outcome=outcome,
-                status=error.status if error else None,
-                detail=redact(str(error)) if error else None,
-                retry_after=getattr(error, "retry_after", None),
+    number = (
+        session.scalar(
+            select(func.max(CallbackAttempt.number)).where(
+                CallbackAttempt.callback_id == callback_id
             )
         )
+        or 0
+    ) + 1
+    session.add(
+        CallbackAttempt(
+            callback_id=callback_id,
+            number=number,
+            outcome=outcome,
+            status=error.status if error else None,
+            detail=redact(str(error)) if error else None,
+            retry_after=getattr(error, "retry_after", None),
+        )
+    )
     return number
 
 
-def set_due(callback_id: int, seconds: float) -> None:
-    with session_scope() as session:
-        callback = session.get(Callback, callback_id)
-        if callback is not None:
-            callback.due_at = utcnow() + timedelta(seconds=seconds)
+def set_due(session: Session, callback_id: int, seconds: float) -> None:
+    callback = session.get(Callback, callback_id)
+    if callback is not None:
+        callback.due_at = utcnow() + timedelta(seconds=seconds)
 
 
 def finish(
-    callback_id: int, state: str, *, result: dict[str, Any] | None = None, error: str | None = None
+    session: Session,
+    callback_id: int,
+    state: str,
+    *,
+    result: dict[str, Any] | None = None,
+    error: str | None = None,
 ) -> None:
-    with session_scope() as session:
-        callback = session.get(Callback, callback_id)
-        if callback is not None:
-            callback.state = state
-            callback.result = result or {}
-            callback.error = redact(error) if error else None
-            callback.finished_at = utcnow()
+    callback = session.get(Callback, callback_id)
+    if callback is not None:
+        callback.state = state
+        callback.result = result or {}
+        callback.error = redact(error) if error else None
+        callback.finished_at = utcnow()
 
 
 def recently_failed(session: Session, action: str, since: datetime) -> list[tuple[Job, Callback]]:

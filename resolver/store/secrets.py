@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, RefreshRefusedError
 from resolver.core.logs import register_secret
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 from resolver.store.db import session_scope
 from resolver.store.models import Credential, Installation, utcnow
 from resolver.store.vault import Vault, store_credential
@@ -39,7 +39,7 @@ def stored_token(
     *,
     user_id: int | None = None,
     installation: str | None = None,
-    settings: Settings | None = None,
+    settings: Settings,
     refresh: Refresher | None = None,
     clock: Clock | None = None,
 ) -> str | None:
@@ -49,7 +49,7 @@ def stored_token(
     TokenRevokedError when the user's only token of the provider was refused."""
     if user_id is None and installation is None:
         return None
-    vault = Vault((settings or get_settings()).fernet_keys)
+    vault = Vault(settings.fernet_keys)
     clock = clock or utcnow
     now = clock()
     with session_scope() as session:

@@ -107,7 +107,7 @@ async def run_now(request: Request) -> Response:
         try:
             # The run is recorded as the viewer's, by their Resolver user; the job runs as the
             # schedule's, as its cron runs do.
-            requested = queue.run_now(name, repo, queue.MANUAL, viewer.name)
+            requested = queue.run_now(name, repo, queue.MANUAL, viewer.name, web.settings)
         except ScheduleError as error:
             return str(error)
         if requested.job_id is None:

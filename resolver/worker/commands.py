@@ -10,6 +10,7 @@ from resolver.callbacks import record, status
 from resolver.contract.commands import Command
 from resolver.contract.errors import CallbackError
 from resolver.core.job import RunResult
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store import steering as store_steering
@@ -22,17 +23,17 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 
-def answer_stop(snapshot: Snapshot) -> RunResult:
+def answer_stop(snapshot: Snapshot, settings: Settings) -> RunResult:
     """`@bot stop`: cancel the conversation's active job, for whoever may."""
-    return _answer(snapshot, "stop")
+    return _answer(snapshot, "stop", settings)
 
 
-def answer_status(snapshot: Snapshot) -> RunResult:
+def answer_status(snapshot: Snapshot, settings: Settings) -> RunResult:
     """`@bot status`: the conversation's job, as its status message shows it."""
-    return _answer(snapshot, "status")
+    return _answer(snapshot, "status", settings)
 
 
-def _answer(snapshot: Snapshot, command: Command) -> RunResult:
+def _answer(snapshot: Snapshot, command: Command, settings: Settings) -> RunResult:
     """Answer the command in the conversation; the job itself has then succeeded."""
     with session_scope() as session:
         target = _command_target(session, snapshot)
@@ -41,10 +42,14 @@ def _answer(snapshot: Snapshot, command: Command) -> RunResult:
         if target is None:
             text = "There is no job of mine in this conversation."
         elif command == "status":
-            text = f"Job {target.id}:\n\n" + status.render(record.view_of(session, target))
+            text = f"Job {target.id}:\n\n" + status.render(
+                record.view_of(session, target, settings)
+            )
         elif target.state not in (JobState.QUEUED, JobState.RUNNING):
             text = f"Job {target.id} has already ended ({target.state})."
-        elif (refusal := _stop_refusal(snapshot, target.id, target.requester_id)) is not None:
+        elif (
+            refusal := _stop_refusal(snapshot, target.id, target.requester_id, settings)
+        ) is not None:
             text = refusal
         else:
             callbacks += record.stop_job(session, target, snapshot.requester or "its requester")
@@ -66,14 +71,16 @@ def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
     return target
 
 
-def _stop_refusal(snapshot: Snapshot, job_id: int, owner_id: int | None) -> str | None:
+def _stop_refusal(
+    snapshot: Snapshot, job_id: int, owner_id: int | None, settings: Settings
+) -> str | None:
     """Why the sender may not stop the job; None for whoever asked for it, and for anyone who
     may push to its repository."""
     if owner_id is not None and owner_id == snapshot.requester_id:
         return None
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
         check_permission(snapshot, forge, forge_name, full_name)
     except Stop:
         return (

@@ -100,7 +100,7 @@ class _Heartbeat(threading.Thread):
         return record.record_status(session, job)
 
 
-def _record(job_id: int, owner: str, outcome: RunResult) -> None:
+def _record(job_id: int, owner: str, outcome: RunResult, settings: Settings) -> None:
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
         if job.lease_owner != owner or job.state != JobState.RUNNING:
@@ -111,7 +111,7 @@ def _record(job_id: int, owner: str, outcome: RunResult) -> None:
         jobs.finish_job(
             session, job, outcome.state, outcome.outcome, error=error, result=outcome.result
         )
-        callbacks = record.record_finish(session, job)
+        callbacks = record.record_finish(session, job, settings)
         waiting = jobs.next_waiting(session, job)
         _observe_finish(job)
     log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
@@ -135,7 +135,7 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
     """Run one job if we can take its lease; a finished or held job is a no-op. `settings` are
     the task's, read once by its root and handed to the runner in its context."""
     owner = uuid.uuid4().hex
-    if steering.steer(job_id):
+    if steering.steer(job_id, settings):
         return  # a request to its conversation's running job joins it (or is refused)
     with session_scope() as session:
         try:
@@ -165,7 +165,7 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
         waited = metrics.since(job.created_at, utcnow())
     if waited is not None:
         metrics.JOB_START_SECONDS.observe(waited)
-    ctx = JobContext(job_id, settings, owner, inbox=steering.inbox_for(job_id))
+    ctx = JobContext(job_id, settings, owner, inbox=steering.inbox_for(job_id, settings))
     heartbeat = _Heartbeat(
         ctx, owner, settings.lease_seconds, settings.status_interval, settings.job_time_limit
     )
@@ -192,4 +192,4 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
         outcome = RunResult(JobState.FAILED, Outcome.ERROR, error=reason, result=outcome.result)
     elif ctx.cancelled.is_set():
         outcome = RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=outcome.result)
-    _record(job_id, owner, outcome)
+    _record(job_id, owner, outcome, settings)

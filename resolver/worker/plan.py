@@ -9,6 +9,7 @@ from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.errors import RouteError
 from resolver.contract.triggers import ChatThread, TaskTrigger, repo_of, repository_in
+from resolver.core.settings import Settings
 from resolver.core.states import Outcome
 from resolver.store import accounts
 from resolver.store.db import session_scope
@@ -29,11 +30,13 @@ def route_scope(source: str, trigger: TaskTrigger) -> str | None:
     return scope(trigger) if scope is not None else None
 
 
-def co_author(forge_name: str, user: providers.ForgeUser) -> tuple[str, str]:
+def co_author(forge_name: str, user: providers.ForgeUser, settings: Settings) -> tuple[str, str]:
     """The requester as the forge credits a commit to them."""
     credit = registry.get(forge_name).co_author
     login = user.login or user.external_id
-    return credit(user) if credit is not None else (login, f"{login}@users.noreply.invalid")
+    return (
+        credit(user, settings) if credit is not None else (login, f"{login}@users.noreply.invalid")
+    )
 
 
 def repository_of(snapshot: Snapshot) -> tuple[str, str]:
@@ -121,13 +124,13 @@ PlanOf = Callable[[Snapshot, providers.Forge, str, providers.RepoInfo], Plan]
 
 
 def prepare(
-    snapshot: Snapshot, plan_of: PlanOf
+    snapshot: Snapshot, plan_of: PlanOf, settings: Settings
 ) -> tuple[Plan, providers.ForgeUser, dict[str, str]]:
     """What every run on a forge starts from: the plan `plan_of` makes for the repository,
     the requester (once they may push to it) and the forge's git environment for its clone.
     Stop, or the forge's CallbackError, when it cannot."""
     forge_name, full_name = repository_of(snapshot)
-    forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+    forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
     repo = repo_info(snapshot, forge, forge_name, full_name)
     requester = check_permission(snapshot, forge, forge_name, repo.full_name)
     plan = plan_of(snapshot, forge, forge_name, repo)

@@ -33,7 +33,9 @@ def branch_lock(plan: Plan, ctx: JobContext, wait: float = BRANCH_LOCK_WAIT) -> 
     lock lives a few lease periods and is renewed by the job's heartbeat, so a killed worker's
     lock lapses as its job's lease does."""
     name = f"resolver:branch:{plan.forge_name}:{plan.repo.full_name}:{plan.branch}"
-    with locks.held(name, timeout=ctx.settings.lease_seconds * 3, wait=wait) as lock:
+    with locks.held(
+        name, ctx.settings.redis_url, timeout=ctx.settings.lease_seconds * 3, wait=wait
+    ) as lock:
         if not lock.acquired:
             raise Stop(
                 Outcome.ERROR,

@@ -60,7 +60,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     try:
         # A model outside the list is refused before any work.
         requested_model(snapshot.task, ctx.settings)
-        plan, requester, git_env = prepare(snapshot, _plan)
+        plan, requester, git_env = prepare(snapshot, _plan, ctx.settings)
         check = failed_check_in(snapshot.trigger)
         settings = ctx.settings
         fixing = check_fix(settings, snapshot, plan, check, git_env) if check is not None else None
@@ -73,7 +73,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         reason = f"I could not prepare this job: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
     record_plan(ctx.job_id, plan)
-    history = take_review(snapshot, _history(snapshot), resolving)
+    history = take_review(snapshot, _history(snapshot, ctx.settings), resolving)
     if fixing is not None:
         history = providers.History(history.comments + fixing[2], history.review_threads)
     instruction, model = requested_model(snapshot.task, ctx.settings)
@@ -92,7 +92,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     )
     try:
         with branch_lock(plan, ctx):
-            author = co_author(plan.forge_name, requester)
+            author = co_author(plan.forge_name, requester, ctx.settings)
             after = push(
                 snapshot, plan, request.git_env, author, ctx.settings, note_pushed(ctx.job_id)
             )
@@ -210,10 +210,10 @@ def record_plan(job_id: int, plan: Plan) -> None:
 # --- context
 
 
-def _history(snapshot: Snapshot) -> providers.History:
+def _history(snapshot: Snapshot, settings: Settings) -> providers.History:
     try:
         conversation = registry.conversation(
-            snapshot.source, snapshot.trigger, snapshot.requester_id
+            snapshot.source, snapshot.trigger, snapshot.requester_id, settings
         )
         return conversation.history()
     except CallbackError as error:

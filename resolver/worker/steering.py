@@ -18,6 +18,7 @@ from resolver.contract.commands import parse_command
 from resolver.contract.errors import CallbackError
 from resolver.core.job import Inbox, InboxMessage
 from resolver.core.logs import log
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs, steering
 from resolver.store.db import session_scope
@@ -29,7 +30,7 @@ from resolver.worker.values import Stop
 logger = logging.getLogger(__name__)
 
 
-def steer(job_id: int) -> bool:
+def steer(job_id: int, settings: Settings) -> bool:
     """Send a queued request to its conversation's running job, or refuse it; False when it is
     no steering message (no job of its conversation runs, or it is a command)."""
     with session_scope() as session:
@@ -41,7 +42,7 @@ def steer(job_id: int) -> bool:
             return True  # a second delivery of the same message: it waits already
         target_id, target_repo = target.id, target.repo
         same_person = job.requester_id is not None and job.requester_id == target.requester_id
-    refusal = None if same_person else _refusal(job_id, target_id, target_repo)
+    refusal = None if same_person else _refusal(job_id, target_id, target_repo, settings)
     with session_scope() as session:
         job, target = jobs.get_job(session, job_id), jobs.get_job(session, target_id)
         if job.state != JobState.QUEUED:
@@ -50,7 +51,7 @@ def steer(job_id: int) -> bool:
             return False  # it ended meanwhile: this request runs as a follow-up
         if refusal is not None:
             jobs.finish_job(session, job, JobState.FAILED, Outcome.REFUSED, error=refusal)
-            callbacks = record.record_finish(session, job)
+            callbacks = record.record_finish(session, job, settings)
         else:
             steering.add_message(session, target, job)
             callbacks = record.record_status(session, job)
@@ -68,14 +69,16 @@ def _steerable(job: Job) -> bool:
     )
 
 
-def _refusal(job_id: int, target_id: int, target_repo: str | None) -> str | None:
+def _refusal(
+    job_id: int, target_id: int, target_repo: str | None, settings: Settings
+) -> str | None:
     """Why the sender may not steer the running job; None for anyone who may push to its
     repository."""
     snapshot = load(job_id)
     snapshot = replace(snapshot, repo=snapshot.repo or target_repo)
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
         check_permission(snapshot, forge, forge_name, full_name)
     except Stop as stop:
         return str(stop)
@@ -84,7 +87,7 @@ def _refusal(job_id: int, target_id: int, target_repo: str | None) -> str | None
     return None
 
 
-def inbox_for(job_id: int) -> Inbox:
+def inbox_for(job_id: int, settings: Settings) -> Inbox:
     """The running job's inbox, as one attempt of its agent reads it: each message once, the
     ones taken by an earlier attempt included."""
     seen: set[int] = set()
@@ -92,7 +95,9 @@ def inbox_for(job_id: int) -> Inbox:
     def take(step: int) -> list[InboxMessage]:
         with session_scope() as session:
             messages, delivered = steering.take_messages(session, job_id, step, frozenset(seen))
-            callbacks = [c for source in delivered for c in record.record_finish(session, source)]
+            callbacks = [
+                c for source in delivered for c in record.record_finish(session, source, settings)
+            ]
         record.publish_all(callbacks)
         seen.update(message.id for message in messages)
         return [InboxMessage(message.author, message.text) for message in messages]

@@ -41,14 +41,14 @@ LOOKBACK: Final = timedelta(days=1)
 def sweep(session: Session, settings: Settings) -> list[int]:
     """End what is stuck; returns the callbacks to publish once the session is committed."""
     return [
-        *_end_exhausted(session, settings.job_max_attempts),
-        *_expire_queued(session, timedelta(seconds=settings.queue_expiry_seconds)),
+        *_end_exhausted(session, settings.job_max_attempts, settings),
+        *_expire_queued(session, timedelta(seconds=settings.queue_expiry_seconds), settings),
         *_unstick_pulls(session),
         *_repost_final_statuses(session, timedelta(seconds=settings.status_repost_seconds)),
     ]
 
 
-def _end_exhausted(session: Session, max_attempts: int) -> list[int]:
+def _end_exhausted(session: Session, max_attempts: int, settings: Settings) -> list[int]:
     stuck = jobs.exhausted_jobs(session, max_attempts)
     ids: list[int] = []
     for job in stuck:
@@ -56,11 +56,11 @@ def _end_exhausted(session: Session, max_attempts: int) -> list[int]:
             f"The worker running this job stopped {job.attempts} times (it ran out of memory, "
             "or was restarted), so I gave up rather than try again."
         )
-        ids += _end(session, job, JobState.FAILED, Outcome.ERROR, reason)
+        ids += _end(session, job, JobState.FAILED, Outcome.ERROR, reason, settings)
     return ids
 
 
-def _expire_queued(session: Session, expiry: timedelta) -> list[int]:
+def _expire_queued(session: Session, expiry: timedelta, settings: Settings) -> list[int]:
     old = jobs.queued_before(session, utcnow() - expiry)
     ids: list[int] = []
     for job in old:
@@ -69,15 +69,17 @@ def _expire_queued(session: Session, expiry: timedelta) -> list[int]:
             f"This request waited more than {hours:g} hours for a free slot, so it expired "
             "without running. Mention me again if it is still wanted."
         )
-        ids += _end(session, job, JobState.FAILED, Outcome.EXPIRED, reason)
+        ids += _end(session, job, JobState.FAILED, Outcome.EXPIRED, reason, settings)
     return ids
 
 
-def _end(session: Session, job: Job, state: JobState, outcome: Outcome, reason: str) -> list[int]:
+def _end(
+    session: Session, job: Job, state: JobState, outcome: Outcome, reason: str, settings: Settings
+) -> list[int]:
     log(logger, logging.WARNING, "watchdog.job_ended", job=job.id, outcome=outcome)
     job.lease_owner = None
     jobs.finish_job(session, job, state, outcome, error=reason)
-    return record.record_finish(session, job)
+    return record.record_finish(session, job, settings)
 
 
 def _recently_failed(session: Session, action: str) -> list[tuple[Job, Callback]]:

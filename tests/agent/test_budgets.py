@@ -52,7 +52,7 @@ def finished_status(job_id: int, result: Any) -> tuple[Any, str]:
         jobs.finish_job(
             db, job, outcome.state, outcome.outcome, error=outcome.error, result=outcome.result
         )
-        return outcome, status.render(record.view_of(db, job))
+        return outcome, status.render(record.view_of(db, job, get_settings()))
 
 
 def test_a_job_over_the_repository_cap_is_not_started_and_says_why(

@@ -143,11 +143,12 @@ class Store:
     def status_text(self, job_id: int) -> str:
         """The job's status message as it would be posted now."""
         from resolver.callbacks import record, status
+        from resolver.core.settings import get_settings
         from resolver.store.db import session_scope
         from resolver.store.jobs import get_job
 
         with session_scope() as session:
-            return status.render(record.view_of(session, get_job(session, job_id)))
+            return status.render(record.view_of(session, get_job(session, job_id), get_settings()))
 
     def link(
         self, provider: str, external_id: str, login: str | None = None, user: str = "alice"

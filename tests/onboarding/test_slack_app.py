@@ -152,7 +152,7 @@ def test_an_admin_creates_and_installs_the_app_and_its_requests_pass(
     done = client.get(f"{back.path}?{back.query}")
     assert done.status_code == 303 and done.headers["location"] == "/setup"
     (app,) = slack_api.apps.values()
-    assert stored_token("slack", installation=TEAM_ID) == app.installs[0]
+    assert stored_token("slack", installation=TEAM_ID, settings=get_settings()) == app.installs[0]
     assert _challenge(client, app.signing_secret) == 200
     assert _challenge(client, "0" * 32) == 401
     replay = client.get(f"{back.path}?{back.query}")

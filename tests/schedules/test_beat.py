@@ -9,6 +9,7 @@ from datetime import timedelta
 import redis
 
 from resolver.broker.celery_app import DEFAULT_QUEUE, SCHEDULES_SYNC
+from resolver.core.settings import get_settings
 from resolver.schedules.beat import tick
 from resolver.schedules.store import repository
 from resolver.store.db import session_scope
@@ -30,9 +31,9 @@ def sync_messages() -> list[str]:
 
 def test_a_due_run_starts_on_the_tick(resolver_env: ResolverEnv) -> None:
     make_schedule("hourly", cron="0 * * * *", created_at=utcnow() - timedelta(days=2))
-    started = tick()
+    started = tick(get_settings())
     assert started == [job.id for job in schedule_jobs()] and len(started) == 1
-    assert tick() == []
+    assert tick(get_settings()) == []
 
 
 def test_a_followed_repositorys_file_is_sent_to_be_read_once_per_turn(
@@ -44,7 +45,7 @@ def test_a_followed_repositorys_file_is_sent_to_be_read_once_per_turn(
         repository(session, "octo/other")  # not followed: its schedules come from the CLI
         session.flush()
         followed_id = followed.id
-    tick()
+    tick(get_settings())
     assert sync_messages() == [f"[{followed_id}]"]
-    tick()
+    tick(get_settings())
     assert sync_messages() == []

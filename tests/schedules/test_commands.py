@@ -14,6 +14,7 @@ from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
 from resolver.contract.triggers import read_trigger
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.schedules.commands import names_a_schedule, run
 from resolver.store import jobs
@@ -43,7 +44,7 @@ class Permissions:
 @pytest.fixture
 def forge(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> Permissions:
     permissions = Permissions({"U1"})
-    provider = replace(PROVIDER, forge=lambda context, requester_id: permissions)  # type: ignore[arg-type,return-value]
+    provider = replace(PROVIDER, forge=lambda context, requester_id, settings: permissions)  # type: ignore[arg-type,return-value]
     monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, provider))
     make_schedule("weekly-deps", f"{NAME}:{REPO}")
     return permissions
@@ -81,7 +82,7 @@ def test_run_names_a_schedule_of_the_repository_only(forge: Permissions) -> None
 
 def test_someone_who_may_push_starts_the_run_and_is_told_its_job(forge: Permissions) -> None:
     snapshot = asked("run weekly-deps")
-    result = run(snapshot)
+    result = run(snapshot, get_settings())
     assert (result.state, result.outcome) == (JobState.SUCCEEDED, Outcome.ANSWERED)
     assert result.result == {"command": "run"}
     [job_id] = schedule_jobs()
@@ -90,7 +91,7 @@ def test_someone_who_may_push_starts_the_run_and_is_told_its_job(forge: Permissi
 
 def test_someone_who_may_not_push_is_refused_and_nothing_runs(forge: Permissions) -> None:
     snapshot = asked("run weekly-deps", sender="U2", login="bo")
-    run(snapshot)
+    run(snapshot, get_settings())
     assert reply_to(snapshot) == (
         f"Sorry @bo, I only take requests from people who can push to `{REPO}`. "
         "Ask a maintainer to mention me, or to give you write access."
@@ -101,7 +102,7 @@ def test_someone_who_may_not_push_is_refused_and_nothing_runs(forge: Permissions
 def test_a_forge_that_cannot_answer_is_named_and_nothing_runs(forge: Permissions) -> None:
     forge.down = True
     snapshot = asked("run weekly-deps")
-    run(snapshot)
+    run(snapshot, get_settings())
     assert reply_to(snapshot) == (
         "I could not reach the forge to check who may run schedules: HTTP 503"
     )

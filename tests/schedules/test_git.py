@@ -126,7 +126,9 @@ def test_the_schedules_file_is_read_through_the_forge_from_a_shallow_clone(
     with session_scope() as session:
         assert claim_stale(session, row.created_at) == [repo_id]
         assert claim_stale(session, row.created_at) == []  # claimed: not sent twice
-    assert sync_repo(repo_id, get_settings().sandbox_workspace_root) == ["added tidy"]
+    assert sync_repo(repo_id, get_settings().sandbox_workspace_root, get_settings()) == [
+        "added tidy"
+    ]
     with session_scope() as session:
         tidy = find_schedule(session, "tidy", REPO)
         assert (tidy.origin, tidy.timezone, tidy.repository.sync_error) == (
@@ -158,7 +160,7 @@ def test_a_broken_schedules_file_is_kept_as_the_repositorys_sync_error(
     reset_caches()
     with session_scope() as session:
         repo_id = repository(session, REPO, installation_id=INSTALLATION_ID).id
-    assert sync_repo(repo_id, get_settings().sandbox_workspace_root) == []
+    assert sync_repo(repo_id, get_settings().sandbox_workspace_root, get_settings()) == []
     with session_scope() as session:
         error = repository(session, REPO).sync_error or ""
     assert "schedules[0]" in error and "cron" in error

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import update
 
 from resolver.contract.triggers import ScheduleRun, read_trigger
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState
 from resolver.schedules import queue
 from resolver.schedules.history import history
@@ -34,7 +35,7 @@ def tick(now: datetime) -> list[int]:
     with session_scope() as session:
         queue.record_due(session, now)
     with session_scope() as session:
-        return queue.start_waiting(session, now)
+        return queue.start_waiting(session, now, get_settings())
 
 
 def finish(job_id: int) -> None:
@@ -98,7 +99,8 @@ def test_a_cron_run_waiting_for_a_limit_covers_the_slots_after_it(
     for hours in (1, 2, 3):
         tick(MONDAY_0600_BERLIN + timedelta(hours=hours))
     assert [r.state for r in runs_of(hourly)] == ["started", "waiting"]
-    queue.run_now("hourly", None, queue.MANUAL, "cli")  # a person's request is its own run
+    # a person's request is its own run
+    queue.run_now("hourly", None, queue.MANUAL, "cli", get_settings())
     assert [r.reason for r in runs_of(hourly)] == ["cron", "cron", "manual"]
     finish(running)
     [next_job] = tick(MONDAY_0600_BERLIN + timedelta(hours=3, minutes=1))
@@ -166,13 +168,13 @@ def test_the_services_limits_apply_across_repositories(
 
 def test_run_now_starts_a_run_or_says_what_it_waits_for(resolver_env: ResolverEnv) -> None:
     make_schedule("nightly")
-    started = queue.run_now("nightly", None, queue.MANUAL, "cli")
+    started = queue.run_now("nightly", None, queue.MANUAL, "cli", get_settings())
     assert started.job_id is not None and started.waiting_for is None
-    held = queue.run_now("nightly", "github:octo/widgets", queue.MANUAL, "cli")
+    held = queue.run_now("nightly", "github:octo/widgets", queue.MANUAL, "cli", get_settings())
     assert held.job_id is None
     assert held.waiting_for == "the repository's limit of 1 run at once"
     with pytest.raises(ScheduleNotFoundError):
-        queue.run_now("nightly", "octo/other", queue.MANUAL, "cli")
+        queue.run_now("nightly", "octo/other", queue.MANUAL, "cli", get_settings())
 
 
 def test_a_comment_asking_for_an_unknown_schedule_is_told_the_known_ones(
@@ -180,9 +182,9 @@ def test_a_comment_asking_for_an_unknown_schedule_is_told_the_known_ones(
 ) -> None:
     make_schedule("weekly-deps")
     make_schedule("lint")
-    text = queue.answer_run_request("github:octo/widgets", "tests", "alice")
+    text = queue.answer_run_request("github:octo/widgets", "tests", "alice", get_settings())
     assert "no schedule named `tests`" in text and "`lint`, `weekly-deps`" in text
-    text = queue.answer_run_request("github:octo/widgets", "lint", "alice")
+    text = queue.answer_run_request("github:octo/widgets", "lint", "alice", get_settings())
     assert text.startswith("Started a run of schedule `lint`")
 
 

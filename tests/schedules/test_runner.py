@@ -81,7 +81,7 @@ def forge(
 ) -> Forge:
     """The in-memory forge, installed as a forge provider named `sixth`."""
     installed = Forge(str(origin[0]))
-    provider = replace(PROVIDER, forge=lambda context, requester_id: installed)  # type: ignore[arg-type,return-value]
+    provider = replace(PROVIDER, forge=lambda context, requester_id, settings: installed)  # type: ignore[arg-type,return-value]
     monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, provider))
     return installed
 

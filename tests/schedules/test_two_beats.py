@@ -31,6 +31,7 @@ from pathlib import Path
 from sqlalchemy import update
 from resolver.store.db import session_scope
 from resolver.store.models import Job
+from resolver.core.settings import get_settings
 from resolver.schedules.queue import tick
 ready, start, minutes = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 started = []
@@ -41,7 +42,7 @@ for minute in range(minutes):
         if time.monotonic() > deadline:
             sys.exit("the other beat never came")
         time.sleep(0.005)
-    jobs = tick(datetime.fromisoformat(start) + timedelta(minutes=minute))
+    jobs = tick(get_settings(), datetime.fromisoformat(start) + timedelta(minutes=minute))
     with session_scope() as session:
         session.execute(update(Job).where(Job.id.in_(jobs)).values(state="succeeded"))
     started += jobs

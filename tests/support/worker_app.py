@@ -15,7 +15,7 @@ from resolver.callbacks.send import ACTIONS
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store.db import session_scope
 from resolver.store.jobs import get_job
@@ -63,7 +63,9 @@ runners.RUNNERS["test-careless"] = careless
 app = get_celery()
 
 
-def scripted_post(provider: str, payload: Mapping[str, object]) -> dict[str, object]:
+def scripted_post(
+    provider: str, payload: Mapping[str, object], settings: Settings
+) -> dict[str, object]:
     """Plays `payload["script"]`, one entry per try: "ok", a status code, or "429:<seconds>"."""
     calls = Path(str(payload["calls"]))
     with calls.open("a") as f:

@@ -71,8 +71,10 @@ def test_a_running_job_is_asked_to_stop_and_says_so(app, forge) -> None:
         assert job.state == "running" and job.cancel_requested
         from resolver.callbacks import record, status
 
-        assert "**Stopping**" in status.render(record.view_of(session, job))
-        assert "root asked me to stop" in status.render(record.view_of(session, job))
+        assert "**Stopping**" in status.render(record.view_of(session, job, get_settings()))
+        assert "root asked me to stop" in status.render(
+            record.view_of(session, job, get_settings())
+        )
 
 
 def test_stop_from_the_page_also_ends_the_messages_waiting_to_steer_the_job(app, forge) -> None:
@@ -190,10 +192,10 @@ def test_run_again_by_another_pusher_is_theirs(app, forge) -> None:
         assert (new.requester, new.requester_id) == ("wendy", wendy)
         assert new.message_id and new.published_at is not None
     snapshot = request.load(new_id)
-    github = registry.forge("github", snapshot.trigger, snapshot.requester_id)
+    github = registry.forge("github", snapshot.trigger, snapshot.requester_id, get_settings())
     checked = plan.check_permission(snapshot, github, "github", SECRET_REPO)
     assert (checked.external_id, checked.login) == (str(forge.user_id("wendy")), "wendy")
-    token = token_for_job(snapshot.trigger, snapshot.requester_id)
+    token = token_for_job(snapshot.trigger, snapshot.requester_id, get_settings())
     assert token != ADA_TOKEN and forge.tokens[token] == "wendy"
 
 
@@ -216,7 +218,7 @@ def test_run_again_of_a_chat_request_checks_the_viewers_own_forge_account(app, f
     again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
     snapshot = request.load(int(again.headers["location"].rsplit("/", 1)[1]))
     assert snapshot.trigger.origin.sender is None and snapshot.requester_id == wendy
-    github = registry.forge("github", snapshot.trigger, snapshot.requester_id)
+    github = registry.forge("github", snapshot.trigger, snapshot.requester_id, get_settings())
     checked = plan.check_permission(snapshot, github, "github", SECRET_REPO)
     assert checked.external_id == str(forge.user_id("wendy"))
 

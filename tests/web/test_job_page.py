@@ -176,9 +176,10 @@ def test_a_thread_left_unresolved_is_named_in_the_history(app, forge) -> None:
     with session_scope() as session:
         sent = record_callback(session, "github", THREAD_REPLY, {}, job_id).id
         failed = record_callback(session, "github", THREAD_REPLY, {}, job_id).id
-    finish(sent, "sent")
     reason = "replied in the thread, but could not resolve it: FORBIDDEN: not allowed"
-    finish(failed, "failed", error=reason)
+    with session_scope() as session:
+        finish(session, sent, "sent")
+        finish(session, failed, "failed", error=reason)
     client = browser(app)
     sign_in(client, forge, "root")
     page = client.get(f"/jobs/{job_id}").text

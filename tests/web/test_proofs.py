@@ -181,7 +181,7 @@ def test_a_private_slack_link_links_on_a_forge_sign_in_alone(app, forge, slack_a
     notice = _newest_notice()
     assert "/link/" not in notice.body and "private message" in notice.body
     [callback] = _rows(Callback, Callback.action == "notice")
-    assert send(callback.id) is None
+    assert send(callback.id, get_settings()) is None
     [whisper] = slack_api.ephemeral(CHANNEL, SLACK_USER)
     assert whisper.thread_ts == "1515449483.000108" and "only you can see" in whisper.text
     [public] = [m for m in slack_api.thread(CHANNEL, "1515449483.000108") if m.user == BOT]
@@ -331,7 +331,7 @@ def test_when_slack_refuses_the_private_message_the_thread_gets_a_public_link(
     slack_api.fail("chat.postEphemeral", "user_not_in_channel")
     _slack_mention(app)
     [callback] = _rows(Callback, Callback.action == "notice")
-    assert send(callback.id) is None
+    assert send(callback.id, get_settings()) is None
     assert slack_api.ephemeral(CHANNEL, SLACK_USER) == []
     [public] = [m for m in slack_api.thread(CHANNEL, "1515449483.000108") if m.user == BOT]
     assert "could not send you a private message" in public.text

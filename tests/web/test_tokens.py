@@ -119,10 +119,10 @@ def test_linking_stores_the_token_and_it_is_renewed_just_before_it_expires(
     assert timedelta(hours=8) <= lasts < timedelta(hours=8, minutes=1)
 
     clock.now += timedelta(hours=1)
-    assert user_token(user.id, clock=clock) == first and forge.oauth.refreshes == []
+    assert user_token(user.id, get_settings(), clock=clock) == first and forge.oauth.refreshes == []
 
     clock.now += timedelta(hours=6, minutes=56)  # four minutes before it expires
-    renewed = user_token(user.id, clock=clock)
+    renewed = user_token(user.id, get_settings(), clock=clock)
     assert renewed != first and forge.oauth.refreshes == ["renewed"]
     assert first not in forge.tokens, "GitHub retires the old token"
     [credential] = _rows(Credential)
@@ -140,7 +140,7 @@ def test_linking_stores_the_token_and_it_is_renewed_just_before_it_expires(
         trust_env=False,
     )
     assert spent.status_code == 200 and spent.json()["error"] == "bad_refresh_token"
-    assert client_for_job(read_trigger({}), user.id).authenticated_login() == "ada"
+    assert client_for_job(read_trigger({}), user.id, get_settings()).authenticated_login() == "ada"
     assert credential.revoked_at is None
     me = client.get("/me").text
     assert "sign in again" not in me
@@ -186,7 +186,15 @@ def test_two_renewals_at_once_keep_one_working_token(
 
     def use() -> None:
         start.wait()
-        got.append(stored_token("github", user_id=user_id, refresh=slow_renewal, clock=clock))
+        got.append(
+            stored_token(
+                "github",
+                user_id=user_id,
+                refresh=slow_renewal,
+                clock=clock,
+                settings=get_settings(),
+            )
+        )
 
     threads = [threading.Thread(target=use) for _ in range(2)]
     for thread in threads:
@@ -242,7 +250,7 @@ def test_a_revoked_token_is_noticed_and_signing_in_again_renews_it(
     [credential] = _rows(Credential)
     assert credential.revoked_at is not None
     with pytest.raises(GitHubAuthError, match="sign in again"):
-        user_token(user.id, clock=clock)
+        user_token(user.id, get_settings(), clock=clock)
     me = client.get("/me")
     assert 'href="/signin?next=/me">sign in again' in me.text
 
@@ -250,7 +258,9 @@ def test_a_revoked_token_is_noticed_and_signing_in_again_renews_it(
     [credential] = _rows(Credential)
     fresh, fresh_refresh = _opened(credential)
     assert credential.revoked_at is None and fresh not in secrets
-    assert user_token(user.id, clock=clock) == fresh and forge.tokens[fresh] == "ada"
+    assert (
+        user_token(user.id, get_settings(), clock=clock) == fresh and forge.tokens[fresh] == "ada"
+    )
     me = client.get("/me")
     assert "sign in again" not in me.text
     _never_shown([*secrets, fresh, fresh_refresh], caplog, me.text, status, result.error)

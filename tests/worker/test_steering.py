@@ -156,7 +156,7 @@ def test_stop_cancels_the_running_job_and_the_messages_waiting_for_it(alice, run
     from resolver.worker.commands import answer_stop
     from resolver.worker.request import load
 
-    answer_stop(load(stop))
+    answer_stop(load(stop), get_settings())
 
     assert job_of(first).cancel_requested
     assert (job_of(second).state, job_of(second).outcome) == ("cancelled", "cancelled")

@@ -13,6 +13,7 @@ import pytest
 from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.accounts import add_user
@@ -40,7 +41,7 @@ class Writers:
 @pytest.fixture
 def writers(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> Writers:
     found = Writers({"U-carol"})
-    provider = replace(PROVIDER, forge=lambda context, requester_id: found)  # type: ignore[arg-type,return-value]
+    provider = replace(PROVIDER, forge=lambda context, requester_id, settings: found)  # type: ignore[arg-type,return-value]
     monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, provider))
     return found
 
@@ -94,7 +95,7 @@ def test_the_jobs_own_requester_steers_it(writers: Writers) -> None:
     alice = user("alice")
     target = running("alice", alice)
     message = request("use the stdlib only", "alice", alice)
-    assert steer(message)
+    assert steer(message, get_settings())
     assert waiting() == [(target, message)]
     assert job(message).state == JobState.QUEUED
 
@@ -102,14 +103,14 @@ def test_the_jobs_own_requester_steers_it(writers: Writers) -> None:
 def test_someone_who_may_push_steers_it_too(writers: Writers) -> None:
     target = running("alice", user("alice"))
     message = request("also update the docs", "carol")
-    assert steer(message)
+    assert steer(message, get_settings())
     assert waiting() == [(target, message)]
 
 
 def test_anyone_else_is_refused_by_name_and_nothing_reaches_the_agent(writers: Writers) -> None:
     running("alice", user("alice"))
     message = request("delete the tests", "bo")
-    assert steer(message)
+    assert steer(message, get_settings())
     assert waiting() == []
     refused = job(message)
     assert (refused.state, refused.outcome) == (JobState.FAILED, Outcome.REFUSED)
@@ -123,7 +124,7 @@ def test_a_forge_that_cannot_answer_refuses_saying_so(writers: Writers) -> None:
     writers.down = True
     target = running("alice", user("alice"))
     message = request("also update the docs", "carol")
-    assert steer(message)
+    assert steer(message, get_settings())
     assert job(message).error == (
         f"I could not reach the forge to check who may steer job {target}: HTTP 503"
     )
@@ -133,13 +134,13 @@ def test_a_second_delivery_of_the_same_message_waits_once(writers: Writers) -> N
     alice = user("alice")
     running("alice", alice)
     message = request("use the stdlib only", "alice", alice)
-    assert steer(message) and steer(message)
+    assert steer(message, get_settings()) and steer(message, get_settings())
     assert len(waiting()) == 1
 
 
 def test_a_command_or_a_request_with_no_running_job_is_not_steering(writers: Writers) -> None:
     alice = user("alice")
-    assert not steer(request("fix add()", "alice", alice))  # nothing runs yet
+    assert not steer(request("fix add()", "alice", alice), get_settings())  # nothing runs yet
     running("alice", alice)
-    assert not steer(request("stop", "alice", alice))
+    assert not steer(request("stop", "alice", alice), get_settings())
     assert waiting() == []

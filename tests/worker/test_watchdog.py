@@ -34,7 +34,7 @@ def sweep() -> list[int]:
 
 def shown(job_id: int) -> str:
     with session_scope() as session:
-        return render(view_of(session, jobs.get_job(session, job_id)))
+        return render(view_of(session, jobs.get_job(session, job_id), get_settings()))
 
 
 def status_callbacks(job_id: int) -> list[Callback]:

@@ -65,7 +65,11 @@ def check_fix(
         raise QuietStop(over_attempts_note(check, config.max_attempts))
     if why is not None:
         raise Stop(Outcome.REFUSED, why[0])
-    return attempt, config.max_attempts, report_comments(check, _report(snapshot, plan, check))
+    return (
+        attempt,
+        config.max_attempts,
+        report_comments(check, _report(snapshot, plan, check, settings)),
+    )
 
 
 def _config(plan: Plan, git_env: dict[str, str] | None, root: Path) -> CIConfig:
@@ -89,12 +93,12 @@ def _head(plan: Plan, git_env: dict[str, str] | None, root: Path) -> HeadCommit:
     return HeadCommit(sha, author, committer)
 
 
-def _report(snapshot: Snapshot, plan: Plan, check: FailedCheck) -> CIReport:
+def _report(snapshot: Snapshot, plan: Plan, check: FailedCheck, settings: Settings) -> CIReport:
     reader = registry.get(plan.forge_name).ci_report
     if reader is None:
         return CIReport()
     try:
-        return reader(snapshot.trigger, snapshot.requester_id, check)
+        return reader(snapshot.trigger, snapshot.requester_id, check, settings)
     except CallbackError as error:
         # The fix can still start from the check's name and summary.
         log(logger, logging.WARNING, "job.ci_report_unavailable", job=snapshot.id, error=str(error))

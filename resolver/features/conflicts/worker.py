@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Final
 
 from integrations import registry
@@ -40,7 +41,7 @@ from resolver.contract import outbound as providers
 from resolver.contract.errors import CallbackError
 from resolver.contract.triggers import base_push_in, is_pull, number_of, pull_of, read_trigger
 from resolver.core.job import JobContext, RunResult
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.ci.contract import QUIET
 from resolver.features.conflicts.contract import (
@@ -71,13 +72,13 @@ def update_branch(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Merge the pull request's base into the bot's branch, resolving conflicts with the
     agent where git cannot, and push the merge as a new commit."""
     try:
-        plan, requester, git_env = prepare(snapshot, _plan)
+        plan, requester, git_env = prepare(snapshot, _plan, ctx.settings)
     except Stop as stop:
         return ended_by(stop)
     except CallbackError as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not prepare this: {error}")
     record_plan(ctx.job_id, plan)
-    author = co_author(plan.forge_name, requester)
+    author = co_author(plan.forge_name, requester, ctx.settings)
     try:
         with branch_lock(plan, ctx):
             return _update(ctx, snapshot, plan, git_env, author)
@@ -110,7 +111,7 @@ def _update(
     author: tuple[str, str],
     gate: Gate | None = None,
 ) -> RunResult:
-    root = get_settings().sandbox_workspace_root
+    root, bot = ctx.settings.sandbox_workspace_root, _bot(ctx.settings)
     with git_repo.private_clone(plan.repo.clone_url, root, plan.branch, git_env) as clone:
         ours = git_repo.head(clone)
         theirs = git_repo.git(clone, "rev-parse", "--verify", f"origin/{plan.base}^{{commit}}")
@@ -124,10 +125,10 @@ def _update(
             return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={"summary": why})
         title = f"Merge branch '{plan.base}' into {plan.branch}"
         if not merge.conflicts:
-            return _push_clean(clone, plan, merge.tree, (ours, theirs), title, author, git_env)
-        resolver = _Resolution(plan, git_env, author, (ours, theirs), merge.conflicts, title)
+            return _push_clean(clone, plan, merge.tree, (ours, theirs), title, author, git_env, bot)
+        resolver = _Resolution(plan, git_env, author, (ours, theirs), merge.conflicts, title, bot)
         # The conflicted merge is the agent's starting point (never pushed as it is).
-        start = git_repo.commit_merge(clone, merge.tree, (ours, theirs), title, _bot())
+        start = git_repo.commit_merge(clone, merge.tree, (ours, theirs), title, bot)
         git_repo.detach_head(clone, start)
         request = _request(ctx, snapshot, plan, git_env, merge.conflicts)
         done = run_in_clone(request, ctx, clone, after=resolver.after)
@@ -142,17 +143,19 @@ def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     _keep_quiet(ctx.job_id)
     try:
         forge_name, full_name = repository_of(snapshot)
-        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id)
+        forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, ctx.settings)
         repo = repo_info(snapshot, forge, forge_name, full_name)
         if push is None or push.branch != repo.default_branch:
             return quiet_end(snapshot, "the push is not to the default branch")
         git_env = forge.git_env(repo.clone_url)
-        if not _config(repo, git_env).fix:
+        if not _config(repo, git_env, ctx.settings.sandbox_workspace_root).fix:
             return quiet_end(snapshot, "`conflicts: fix` is not set in .resolver/config.yml")
         lister = registry.get(forge_name).open_pulls
         if lister is None:
             return quiet_end(snapshot, f"{forge_name} pull requests cannot be listed")
-        pulls = lister(snapshot.trigger, snapshot.requester_id, full_name, push.branch)
+        pulls = lister(
+            snapshot.trigger, snapshot.requester_id, full_name, push.branch, ctx.settings
+        )
     except Stop as stop:
         return _quiet(ended_by(stop))
     except CallbackError as error:
@@ -173,10 +176,9 @@ def _keep_quiet(job_id: int) -> None:
         jobs.note_result(job, {QUIET: True})
 
 
-def _config(repo: providers.RepoInfo, git_env: dict[str, str]) -> ConflictsConfig:
+def _config(repo: providers.RepoInfo, git_env: dict[str, str], root: Path) -> ConflictsConfig:
     """`conflicts` from `.resolver/config.yml` on the default branch, through the existing
     helper; Stop with what is wrong when it is not valid."""
-    root = get_settings().sandbox_workspace_root
     with git_repo.private_clone(repo.clone_url, root, None, git_env, shallow=True) as clone:
         try:
             return parse_conflicts_config(git_repo.repo_config(clone, git_repo.default_ref(clone)))
@@ -209,10 +211,10 @@ def _update_pull(
     plan = Plan(forge_name, repo, base, pull.head, pull.head, True, pull.url)
     trigger = pull_of(snapshot.trigger, pull.number, f"Merge `{base}` into `{pull.head}`", pull.url)
     for_pull = replace(snapshot, requester=requester.login, trigger=trigger, branch=pull.head)
-    gate = _gate(plan, pull.number)
+    gate = _gate(plan, pull.number, _bot(ctx.settings))
     try:
         with branch_lock(plan, ctx):
-            author = co_author(forge_name, requester)
+            author = co_author(forge_name, requester, ctx.settings)
             return _update(ctx, for_pull, plan, git_env, author, gate)
     except ENDING_ERRORS as error:
         return ended_by(error)
@@ -227,14 +229,14 @@ def _branch_requester(forge_name: str, full_name: str, branch: str) -> providers
     return providers.ForgeUser(sender.id, sender.login or None)
 
 
-def _gate(plan: Plan, number: int) -> Gate:
+def _gate(plan: Plan, number: int, bot: tuple[str, str]) -> Gate:
     def gate(
         clone: git_repo.Clone, ours: str, theirs: str, conflicts: tuple[str, ...]
     ) -> str | None:
         if not conflicts:
             return f"`{plan.branch}` still merges cleanly with `{plan.base}`"
         emails = git_repo.git(clone, "log", "-1", _HEAD_FORMAT, ours).strip().split("\0")
-        if {email.lower() for email in emails} != {_bot()[1].lower()}:
+        if {email.lower() for email in emails} != {bot[1].lower()}:
             return (
                 f"someone else pushed to `{plan.branch}` (its head {ours[:12]} is not mine): "
                 "left to them"
@@ -288,12 +290,13 @@ def _push_clean(
     title: str,
     author: tuple[str, str],
     git_env: dict[str, str],
+    bot: tuple[str, str],
 ) -> RunResult:
     """Commit git's own clean merge as the bot and push it; the branch's files for the
     pull request's description, as a follow-up's are."""
     summary = f"Merged `{plan.base}` into `{plan.branch}`; git found no conflicts."
     message = build_commit_message(title, summary, *author)
-    sha = git_repo.commit_merge(clone, tree, parents, message, _bot())
+    sha = git_repo.commit_merge(clone, tree, parents, message, bot)
     git_repo.push(clone, sha, plan.branch, force=False, auth=git_env)
     files = branch_files(clone, plan.base, sha, None)
     result = {
@@ -316,8 +319,9 @@ class _Resolution:
         parents: tuple[str, str],
         conflicts: tuple[str, ...],
         title: str,
+        bot: tuple[str, str],
     ) -> None:
-        self.plan, self.git_env, self.author = plan, git_env, author
+        self.plan, self.git_env, self.author, self.bot = plan, git_env, author, bot
         self.parents, self.conflicts, self.title = parents, conflicts, title
         self.left: list[str] = list(conflicts)
         self.pushed = False
@@ -330,7 +334,7 @@ class _Resolution:
         if self.left:
             return
         message = build_commit_message(self.title, agent.summary, *self.author)
-        sha = git_repo.commit_merge(work.clone, work.tree, self.parents, message, _bot())
+        sha = git_repo.commit_merge(work.clone, work.tree, self.parents, message, self.bot)
         git_repo.push(work.clone, sha, self.plan.branch, force=False, auth=self.git_env)
         self.pushed = True
 
@@ -388,5 +392,5 @@ def build_resolve_instruction(base: str, branch: str, conflicts: tuple[str, ...]
     )
 
 
-def _bot() -> tuple[str, str]:
-    return bot_identity(get_settings().bot_name)
+def _bot(settings: Settings) -> tuple[str, str]:
+    return bot_identity(settings.bot_name)

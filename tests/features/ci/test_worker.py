@@ -83,7 +83,7 @@ def reports(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> list[
     error to raise."""
     answers: list[Any] = []
 
-    def read(trigger: Any, requester_id: int | None, check: FailedCheck) -> CIReport:
+    def read(trigger: Any, requester_id: int | None, check: FailedCheck, settings: Any) -> CIReport:
         answer = answers.pop(0)
         if isinstance(answer, Exception):
             raise answer

@@ -7,6 +7,7 @@ from typing import Any
 
 from resolver.callbacks.record import record_finish
 from resolver.contract.triggers import number_of, read_trigger
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts.contract import Unresolved
 from resolver.store import jobs
@@ -31,7 +32,7 @@ def finished_push_job(pulls: dict[str, Any], *, push: bool = True) -> tuple[int,
         job = jobs.create_job(session, new)
         job.state, job.outcome = JobState.FAILED, Outcome.COULD_NOT
         job.result = {"quiet": True, "pulls": pulls}
-        return job.id, record_finish(session, job)
+        return job.id, record_finish(session, job, get_settings())
 
 
 def reports() -> list[tuple[str, str, dict[str, Any]]]:

@@ -173,7 +173,7 @@ def test_conflicts_fix_leaves_a_branch_that_still_merges_cleanly(
 ) -> None:
     repo = origin(tmp_path, {"b.txt": "B\n"})
     before = branch_head(repo)
-    result = update(repo, conflicts._gate(plan_for(repo), 7))
+    result = update(repo, conflicts._gate(plan_for(repo), 7, conflicts._bot(get_settings())))
     assert result.outcome == Outcome.NO_CHANGES
     assert result.result["summary"] == f"`{BRANCH}` still merges cleanly with `main`"
     assert branch_head(repo) == before
@@ -184,7 +184,7 @@ def test_conflicts_fix_never_merges_over_a_humans_push_to_the_branch(
 ) -> None:
     repo = origin(tmp_path, {"a.txt": "one\n2\nthree\n"})
     before = branch_head(repo)
-    result = update(repo, conflicts._gate(plan_for(repo), 7))
+    result = update(repo, conflicts._gate(plan_for(repo), 7, conflicts._bot(get_settings())))
     assert result.outcome == Outcome.NO_CHANGES
     assert result.result["summary"] == (
         f"someone else pushed to `{BRANCH}` (its head {before[:12]} is not mine): left to them"
@@ -201,9 +201,15 @@ def test_conflicts_fix_tries_once_per_base_commit_per_pull_request(
     plan = plan_for(repo)
     with git_repo.private_clone(str(repo), tmp_path / "clones", BRANCH) as clone:
         ours = git_repo.head(clone)
-        first = conflicts._gate(plan, 7)(clone, ours, main, ("a.txt",))
-        again = conflicts._gate(plan, 7)(clone, ours, main, ("a.txt",))
-        other_pull = conflicts._gate(plan, 8)(clone, ours, main, ("a.txt",))
+        first = conflicts._gate(plan, 7, conflicts._bot(get_settings()))(
+            clone, ours, main, ("a.txt",)
+        )
+        again = conflicts._gate(plan, 7, conflicts._bot(get_settings()))(
+            clone, ours, main, ("a.txt",)
+        )
+        other_pull = conflicts._gate(plan, 8, conflicts._bot(get_settings()))(
+            clone, ours, main, ("a.txt",)
+        )
     assert first is None and other_pull is None
     assert again == f"already updated once for `main` at {main[:12]}"
 
@@ -232,7 +238,15 @@ def tree_with(clone: git_repo.Clone, tree: str, path: str, text: str) -> str:
 
 def resolution(repo: Path, ours: str, theirs: str) -> conflicts._Resolution:
     title = f"Merge branch 'main' into {BRANCH}"
-    return conflicts._Resolution(plan_for(repo), {}, AUTHOR, (ours, theirs), ("a.txt",), title)
+    return conflicts._Resolution(
+        plan_for(repo),
+        {},
+        AUTHOR,
+        (ours, theirs),
+        ("a.txt",),
+        title,
+        conflicts._bot(get_settings()),
+    )
 
 
 def test_a_resolution_without_markers_is_pushed_as_the_merge_commit(

@@ -51,13 +51,13 @@ def forge(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> Forge:
     found = Forge(writers={"U-ada"})
 
     def open_pulls(
-        context: Any, requester_id: int | None, full_name: str, base: str
+        context: Any, requester_id: int | None, full_name: str, base: str, settings: Any
     ) -> tuple[providers.PullInfo, ...]:
         return tuple(pull for pull in found.pulls if pull.base == base)
 
     provider = replace(
         PROVIDER,
-        forge=lambda context, requester_id: found,  # type: ignore[arg-type,return-value]
+        forge=lambda context, requester_id, settings: found,  # type: ignore[arg-type,return-value]
         open_pulls=open_pulls,
     )
     monkeypatch.setattr(registry, "INSTALLED", (*registry.INSTALLED, provider))

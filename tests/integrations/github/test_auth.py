@@ -172,7 +172,7 @@ def test_a_job_from_the_app_uses_the_installation_token(
     github_env: Settings, github_api: GitHubAPI
 ) -> None:
     user_id = store_user_token(github_env, "bob", "ghp_" + "b" * 36)
-    assert token_for_job(read_trigger(TRIGGER), user_id) == github_api.minted[0]
+    assert token_for_job(read_trigger(TRIGGER), user_id, get_settings()) == github_api.minted[0]
 
 
 def test_without_an_installation_the_requesters_token_is_used(
@@ -180,7 +180,7 @@ def test_without_an_installation_the_requesters_token_is_used(
 ) -> None:
     user_id = store_user_token(github_env, "bob", "ghp_" + "b" * 36)
     trigger = {**TRIGGER, "installation_id": None}
-    assert token_for_job(read_trigger(trigger), user_id) == "ghp_" + "b" * 36
+    assert token_for_job(read_trigger(trigger), user_id, get_settings()) == "ghp_" + "b" * 36
     assert github_api.requests == []
 
 
@@ -197,12 +197,12 @@ def test_an_expired_user_token_is_not_used(github_env: Settings) -> None:
     yesterday = datetime.now(UTC) - timedelta(days=1)
     user_id = store_user_token(github_env, "bob", "gho_expired-token", expires_at=yesterday)
     with pytest.raises(GitHubAuthError, match="resolver tokens set"):
-        token_for_job(read_trigger({"installation_id": None}), user_id)
+        token_for_job(read_trigger({"installation_id": None}), user_id, get_settings())
 
 
 def test_no_credential_at_all_is_a_permanent_error(github_env: Settings) -> None:
     with pytest.raises(PermanentCallbackError, match="no GitHub credential"):
-        token_for_job(read_trigger({"installation_id": None}), None)
+        token_for_job(read_trigger({"installation_id": None}), None, get_settings())
 
 
 # --- tokens in URLs, environments and text -----------------------------------------------

@@ -14,7 +14,7 @@ from integrations.github.checks import ACTIONS_APP, ci_report, read_tail
 from integrations.github.standin.api import GitHubAPI
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.triggers import FailedCheck, read_trigger
-from resolver.core.settings import Settings
+from resolver.core.settings import Settings, get_settings
 from resolver.features.ci.contract import LOG_TAIL_CHARS
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 from tests.integrations.github.test_auth import github_env  # noqa: F401 - a fixture
@@ -41,7 +41,9 @@ def test_an_actions_check_brings_its_annotations_and_the_end_of_its_log(
     github_api.checks.annotations[CHECK_ID] = [ANNOTATION]
     noise = "".join(f"2026-01-01T00:00:00Z step {n}\n" for n in range(2000))
     github_api.checks.logs[CHECK_ID] = noise + "FAILED calc.py::test_add\n"
-    report = ci_report(read_trigger({**CONTEXT, "check_app": ACTIONS_APP}), None, failed())
+    report = ci_report(
+        read_trigger({**CONTEXT, "check_app": ACTIONS_APP}), None, failed(), get_settings()
+    )
     assert report.annotations == ("calc.py:12: failure: test_add: assert 3 == 4",)
     assert report.log_tail.endswith("FAILED calc.py::test_add\n")
     assert len(report.log_tail) <= LOG_TAIL_CHARS and report.log_cut
@@ -56,7 +58,9 @@ def test_another_apps_check_brings_its_annotations_only(
 ) -> None:
     github_api.checks.annotations[CHECK_ID] = [ANNOTATION]
     github_api.checks.logs[CHECK_ID] = "never read"
-    report = ci_report(read_trigger({**CONTEXT, "check_app": "circleci-checks"}), None, failed())
+    report = ci_report(
+        read_trigger({**CONTEXT, "check_app": "circleci-checks"}), None, failed(), get_settings()
+    )
     assert report.annotations == ("calc.py:12: failure: test_add: assert 3 == 4",)
     assert (report.log_tail, report.log_cut) == ("", False)
     assert github_api.checks.downloads == []
@@ -67,7 +71,7 @@ def test_a_check_without_an_id_asks_github_nothing(
     github_api: GitHubAPI,
 ) -> None:
     before = len(github_api.requests)
-    report = ci_report(read_trigger(CONTEXT), None, failed(check_id=None))
+    report = ci_report(read_trigger(CONTEXT), None, failed(check_id=None), get_settings())
     assert report.annotations == () and report.log_tail == ""
     assert len(github_api.requests) == before
 
@@ -78,7 +82,9 @@ def test_a_short_log_is_kept_whole(
 ) -> None:
     github_api.checks.annotations[CHECK_ID] = []
     github_api.checks.logs[CHECK_ID] = "1 failed\n"
-    report = ci_report(read_trigger({**CONTEXT, "check_app": ACTIONS_APP}), None, failed())
+    report = ci_report(
+        read_trigger({**CONTEXT, "check_app": ACTIONS_APP}), None, failed(), get_settings()
+    )
     assert (report.log_tail, report.log_cut) == ("1 failed\n", False)
 
 
@@ -100,6 +106,8 @@ def test_only_the_read_budget_is_read_of_a_huge_log(
     github_api: GitHubAPI,
 ) -> None:
     github_api.checks.logs[CHECK_ID] = "x" * 300_000 + "the end\n"
-    location = ci_client(read_trigger(CONTEXT), None).job_log_location(REPO, CHECK_ID)
+    location = ci_client(read_trigger(CONTEXT), None, get_settings()).job_log_location(
+        REPO, CHECK_ID
+    )
     text, cut = read_tail(location, budget=100_000)
     assert cut and "the end" not in text and len(text) <= LOG_TAIL_CHARS

@@ -13,7 +13,7 @@ from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.errors import TransientCallbackError
 from resolver.contract.outbound import hidden_tag
 from resolver.contract.triggers import comment_of, is_pull, number_of, read_trigger
-from resolver.core.settings import Settings
+from resolver.core.settings import Settings, get_settings
 from tests.integrations.gitlab.conftest import (
     BOT_TOKEN,
     THREAD,
@@ -57,7 +57,7 @@ def test_a_note_whose_answer_was_lost_is_found_by_its_hidden_tag(
     plural = add_trigger_note(gitlab_api, recorded, context)
     tagged = hidden_tag("status-12")
     gitlab_api.add_note(recorded, plural, iid_of(context), tagged, "root")
-    conversation = registry.conversation("gitlab", read_trigger(context), None)
+    conversation = registry.conversation("gitlab", read_trigger(context), None, get_settings())
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None  # root's note, not the bot's
 
@@ -94,7 +94,7 @@ def test_a_note_posted_with_the_requesters_token_is_found_after_a_lost_answer(
     plural = add_trigger_note(gitlab_api, recorded, context)
     tagged = hidden_tag("status-12")
     theirs = gitlab_api.add_note(recorded, plural, iid_of(context), f"Hi\n{tagged}", "alice")
-    conversation = registry.conversation("gitlab", read_trigger(context), requester)
+    conversation = registry.conversation("gitlab", read_trigger(context), requester, get_settings())
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None  # alice's note, not ours
 
@@ -120,7 +120,7 @@ def test_the_bot_finding_its_own_note_asks_no_one_who_it_is(
     store_bot_token(gitlab_env, BOT_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver please fix")
     add_trigger_note(gitlab_api, recorded, context)
-    conversation = registry.conversation("gitlab", read_trigger(context), None)
+    conversation = registry.conversation("gitlab", read_trigger(context), None, get_settings())
     since = datetime.now(UTC)
     assert conversation.find("status-12", since) is None
 

@@ -21,7 +21,7 @@ from resolver.contract.outbound import (
     hidden_tag,
 )
 from resolver.contract.triggers import comment_of, read_trigger
-from resolver.core.settings import Settings
+from resolver.core.settings import Settings, get_settings
 from tests.integrations.gitlab.conftest import (
     BOT,
     BOT_TOKEN,
@@ -55,7 +55,7 @@ def test_a_diff_note_is_answered_in_its_thread(
         id=1246, type="DiffNote", discussion_id=THREAD, position=position,
     )  # fmt: skip
     context = trigger_of("Note_Hook__diff_note_on_merge_request", "@resolver simpler please")
-    conversation = registry.conversation("gitlab", read_trigger(context), None)
+    conversation = registry.conversation("gitlab", read_trigger(context), None, get_settings())
 
     conversation.acknowledge()
     ref = conversation.post("Queued")
@@ -95,7 +95,7 @@ def test_a_plain_note_is_answered_with_a_note(
     context = trigger_of(fixture, "@resolver please fix")
     note_id = comment_of(read_trigger(context))
     trigger = gitlab_api.add_note(recorded, plural, iid, "@resolver please fix", "root", id=note_id)
-    conversation = registry.conversation("gitlab", read_trigger(context), None)
+    conversation = registry.conversation("gitlab", read_trigger(context), None, get_settings())
 
     conversation.acknowledge()
     ref = conversation.post("Queued")
@@ -115,7 +115,7 @@ def test_a_label_trigger_has_nothing_to_acknowledge(
     store_bot_token(gitlab_env, BOT_TOKEN)
     context = {"repo": RECORDED_PROJECT, "project_id": 5, "noteable_type": "issue", "iid": 17}
     conversation = registry.conversation(
-        "gitlab", read_trigger({**context, "label": "resolver"}), None
+        "gitlab", read_trigger({**context, "label": "resolver"}), None, get_settings()
     )
     conversation.acknowledge()
     assert gitlab_api.requests == []
@@ -145,7 +145,7 @@ def test_history_leaves_out_system_and_bot_notes(
     gitlab_api.add_note(recorded, "merge_requests", 1, "@resolver fix these", "alice")
     context = trigger_of("Note_Hook__on_merge_request", "@resolver fix these")
 
-    history = registry.conversation("gitlab", read_trigger(context), None).history()
+    history = registry.conversation("gitlab", read_trigger(context), None, get_settings()).history()
 
     assert history == History(
         comments=(
@@ -173,7 +173,7 @@ def test_a_discussion_is_a_thread_once_and_is_resolved_through_the_registry(
         recorded, "merge_requests", 1, "rename the module?", "alice", type="DiscussionNote"
     )
     context = trigger_of("Note_Hook__on_merge_request", "@resolver fix these")
-    history = registry.conversation("gitlab", read_trigger(context), None).history()
+    history = registry.conversation("gitlab", read_trigger(context), None, get_settings()).history()
     where = (("discussion_id", started.discussion_id), ("note_type", "DiscussionNote"))
     assert history == History(
         comments=(),  # not again as a plain comment
@@ -190,7 +190,7 @@ def test_a_discussion_is_a_thread_once_and_is_resolved_through_the_registry(
 
     resolve = registry.get("gitlab").resolve_thread
     assert resolve is not None
-    resolve(read_trigger(context), None, dict(where))
+    resolve(read_trigger(context), None, dict(where), get_settings())
     assert started.resolved
     put = gitlab_api.requests[-1]
     assert (put.method, put.path) == (
@@ -198,7 +198,12 @@ def test_a_discussion_is_a_thread_once_and_is_resolved_through_the_registry(
         f"/projects/5/merge_requests/1/discussions/{started.discussion_id}",
     )
     with pytest.raises(PermanentCallbackError):
-        resolve(read_trigger(trigger_of("Note_Hook__on_issue", "@resolver fix")), None, dict(where))
+        resolve(
+            read_trigger(trigger_of("Note_Hook__on_issue", "@resolver fix")),
+            None,
+            dict(where),
+            get_settings(),
+        )
 
 
 def test_history_leaves_out_notes_posted_with_the_requesters_token(
@@ -215,7 +220,7 @@ def test_history_leaves_out_notes_posted_with_the_requesters_token(
     status = f"Queued\n{hidden_tag('status-13')}"
     gitlab_api.add_note(recorded, "merge_requests", 1, status, "root")
     context = trigger_of("Note_Hook__diff_note_on_merge_request", "@resolver simpler please")
-    conversation = registry.conversation("gitlab", read_trigger(context), requester)
+    conversation = registry.conversation("gitlab", read_trigger(context), requester, get_settings())
     conversation.post("On it", tag="status-12")  # into the diff thread, as root
 
     history = conversation.history()
@@ -241,7 +246,7 @@ def test_history_of_an_issue_has_no_diff_threads(
     store_bot_token(gitlab_env, BOT_TOKEN)
     gitlab_api.add_note(recorded, "issues", 17, "It fails on CSV", "alice")
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
-    history = registry.conversation("gitlab", read_trigger(context), None).history()
+    history = registry.conversation("gitlab", read_trigger(context), None, get_settings()).history()
     assert history == History(comments=(Comment("alice", "It fails on CSV"),))
     assert [r.path for r in gitlab_api.requests] == ["/projects/5/issues/17/notes"]
 
@@ -250,7 +255,7 @@ def test_without_any_token_the_admin_is_told_what_to_run(
     gitlab_env: Settings, gitlab_api: GitLabAPI, recorded: Project
 ) -> None:
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
-    conversation = registry.conversation("gitlab", read_trigger(context), None)
+    conversation = registry.conversation("gitlab", read_trigger(context), None, get_settings())
     with pytest.raises(PermanentCallbackError) as failed:
         conversation.post("Queued")
     assert f"--provider gitlab --installation {gitlab_api.url}" in str(failed.value)
@@ -263,7 +268,7 @@ def test_without_a_bot_token_the_requesters_token_is_used(
     gitlab_api.add_token(USER_TOKEN, "root")
     requester = store_user_token(gitlab_env, "root", USER_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
-    registry.conversation("gitlab", read_trigger(context), requester).post("Queued")
+    registry.conversation("gitlab", read_trigger(context), requester, get_settings()).post("Queued")
     assert gitlab_api.requests[0].headers["private-token"] == USER_TOKEN
 
 
@@ -273,7 +278,7 @@ def test_the_bot_token_comes_before_the_requesters(
     store_bot_token(gitlab_env, BOT_TOKEN)
     requester = store_user_token(gitlab_env, "root", USER_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
-    registry.conversation("gitlab", read_trigger(context), requester).post("Queued")
+    registry.conversation("gitlab", read_trigger(context), requester, get_settings()).post("Queued")
     assert gitlab_api.requests[0].headers["private-token"] == BOT_TOKEN
 
 
@@ -284,7 +289,7 @@ def test_a_stored_token_gitlab_refuses_is_permanent(
     store_bot_token(gitlab_env, revoked)
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
     with pytest.raises(PermanentCallbackError) as failed:
-        registry.conversation("gitlab", read_trigger(context), None).post("Queued")
+        registry.conversation("gitlab", read_trigger(context), None, get_settings()).post("Queued")
     assert failed.value.status == 401
     assert revoked not in str(failed.value)
 
@@ -298,7 +303,7 @@ def test_the_forge_opens_one_draft_merge_request_from_a_pushed_branch(
 ) -> None:
     store_bot_token(gitlab_env, BOT_TOKEN)
     context = trigger_of("Note_Hook__on_issue", "@resolver fix the export")
-    forge = registry.forge("gitlab", read_trigger(context), None)
+    forge = registry.forge("gitlab", read_trigger(context), None, get_settings())
     assert isinstance(forge, GitLabForge)
 
     assert forge.can_write(RECORDED_PROJECT, ForgeUser("1", "root"))
@@ -332,7 +337,7 @@ def test_a_user_linked_without_a_numeric_id_is_refused(
     gitlab_env: Settings, recorded: Project
 ) -> None:
     store_bot_token(gitlab_env, BOT_TOKEN)
-    forge = registry.forge("gitlab", read_trigger({"repo": RECORDED_PROJECT}), None)
+    forge = registry.forge("gitlab", read_trigger({"repo": RECORDED_PROJECT}), None, get_settings())
     with pytest.raises(PermanentCallbackError, match="numeric id"):
         forge.can_write(RECORDED_PROJECT, ForgeUser("root", "root"))
 
@@ -340,6 +345,8 @@ def test_a_user_linked_without_a_numeric_id_is_refused(
 def test_a_trigger_without_a_noteable_is_permanent(gitlab_env: Settings) -> None:
     push = {"repo": RECORDED_PROJECT, "base_push": {"branch": "main", "sha": "a" * 40}}
     with pytest.raises(PermanentCallbackError, match="names no issue or merge request"):
-        registry.conversation("gitlab", read_trigger(push), None)
+        registry.conversation("gitlab", read_trigger(push), None, get_settings())
     with pytest.raises(PermanentCallbackError, match="names no project"):
-        registry.conversation("gitlab", read_trigger({"noteable_type": "commit"}), None)
+        registry.conversation(
+            "gitlab", read_trigger({"noteable_type": "commit"}), None, get_settings()
+        )

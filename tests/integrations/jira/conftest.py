@@ -83,6 +83,6 @@ def context(site: str | None, **extra: object) -> dict[str, object]:
 def conversation(env: ResolverEnv, jira: JiraAPI, bot: User) -> JiraConversation:
     """The Cloud ticket, as the provider registry builds it from a trigger."""
     store_site_token(jira.site, f"{EMAIL}:{API_TOKEN}")
-    found = registry.conversation("jira", read_trigger(context(jira.site)), None)
+    found = registry.conversation("jira", read_trigger(context(jira.site)), None, get_settings())
     assert isinstance(found, JiraConversation)
     return found

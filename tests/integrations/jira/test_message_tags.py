@@ -16,6 +16,7 @@ from resolver.contract.errors import (
     TransientCallbackError,
 )
 from resolver.contract.triggers import read_trigger
+from resolver.core.settings import get_settings
 from tests.conftest import ResolverEnv
 from tests.integrations.jira.conftest import ISSUE, PAT, context, store_site_token
 
@@ -142,7 +143,9 @@ def test_on_data_center_the_bot_is_known_by_its_username(
     env: ResolverEnv, jira_dc: JiraAPI
 ) -> None:
     store_site_token(jira_dc.site, PAT)
-    conversation = registry.conversation("jira", read_trigger(context(jira_dc.site)), None)
+    conversation = registry.conversation(
+        "jira", read_trigger(context(jira_dc.site)), None, get_settings()
+    )
     since = jira_dc.now
     ref = conversation.post("Queued", tag="notice-3")
     assert conversation.find("notice-3", since) == ref

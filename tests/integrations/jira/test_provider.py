@@ -61,7 +61,9 @@ def test_history_recognises_the_bot_by_account_id(
     monkeypatch.setenv("RESOLVER_BOT_ACCOUNT_IDS", f"other, {service.account_id}")
     get_settings.cache_clear()
     store_site_token(jira.site, f"{EMAIL}:{API_TOKEN}")
-    history = registry.conversation("jira", read_trigger(context(jira.site)), None).history()
+    history = registry.conversation(
+        "jira", read_trigger(context(jira.site)), None, get_settings()
+    ).history()
     assert history.comments == (Comment("Ann Example", "Thanks"),)
 
 
@@ -70,7 +72,9 @@ def test_data_center_with_a_stored_personal_access_token(
 ) -> None:
     """The bot is recognised by its username; the site keeps its context path."""
     store_site_token(jira_dc.site, PAT)
-    conversation = registry.conversation("jira", read_trigger(context(jira_dc.site + "/")), None)
+    conversation = registry.conversation(
+        "jira", read_trigger(context(jira_dc.site + "/")), None, get_settings()
+    )
     conversation.post("Queued")
     jira_dc.add_comment(ISSUE, "more detail", jira_dc.add_user("Ann", name="ann"))
     assert conversation.history().comments == (Comment("Ann", "more detail"),)
@@ -83,13 +87,13 @@ def test_the_configured_site_serves_triggers_without_one(
     monkeypatch.setenv("RESOLVER_JIRA_URL", jira.site)
     get_settings.cache_clear()
     store_site_token(jira.site, f"{EMAIL}:{API_TOKEN}")
-    registry.conversation("jira", read_trigger(context(None)), None).post("Queued")
+    registry.conversation("jira", read_trigger(context(None)), None, get_settings()).post("Queued")
     assert [r.status for r in jira.requests] == [201]
 
 
 def test_a_site_without_a_token_says_how_to_store_one(env: ResolverEnv, jira: JiraAPI) -> None:
     with pytest.raises(PermanentCallbackError) as failed:
-        registry.conversation("jira", read_trigger(context(jira.site)), None)
+        registry.conversation("jira", read_trigger(context(jira.site)), None, get_settings())
     assert (
         f'printf %s "$TOKEN" | resolver tokens set --provider jira --installation {jira.site}'
         in str(failed.value)
@@ -102,20 +106,22 @@ def test_a_token_stored_for_another_site_is_not_sent(
 ) -> None:
     store_site_token("https://other.atlassian.net", f"{EMAIL}:{API_TOKEN}")
     with pytest.raises(PermanentCallbackError):
-        registry.conversation("jira", read_trigger(context(jira.site)), None)
+        registry.conversation("jira", read_trigger(context(jira.site)), None, get_settings())
     assert jira.requests == []
 
 
 def test_no_site_at_all_is_permanent(env: ResolverEnv) -> None:
     with pytest.raises(PermanentCallbackError, match="RESOLVER_JIRA_URL"):
-        registry.conversation("jira", read_trigger(context(None)), None)
+        registry.conversation("jira", read_trigger(context(None)), None, get_settings())
 
 
 def test_a_refused_token_is_permanent_and_masked(
     env: ResolverEnv, jira: JiraAPI, bot: User
 ) -> None:
     store_site_token(jira.site, f"{EMAIL}:revoked-token-value")
-    conversation = registry.conversation("jira", read_trigger(context(jira.site)), None)
+    conversation = registry.conversation(
+        "jira", read_trigger(context(jira.site)), None, get_settings()
+    )
     with pytest.raises(PermanentCallbackError) as failed:
         conversation.post("Queued")
     assert failed.value.status == 401

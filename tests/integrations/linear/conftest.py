@@ -109,6 +109,8 @@ def conversation(
     env: ResolverEnv, app: Actor, issue: LinearIssue, trigger: LinearComment
 ) -> LinearConversation:
     store_workspace_token(ORGANIZATION, OAUTH_TOKEN)
-    found = registry.conversation("linear", read_trigger(comment_context(issue, trigger)), None)
+    found = registry.conversation(
+        "linear", read_trigger(comment_context(issue, trigger)), None, get_settings()
+    )
     assert isinstance(found, LinearConversation)
     return found

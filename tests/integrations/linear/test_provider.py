@@ -41,9 +41,9 @@ def test_a_reply_to_a_reply_goes_under_the_threads_root(
     root = linear.add_comment(issue, "export is broken", ann)
     reply = linear.add_comment(issue, "@resolver take this", ann, parent_id=root.id)
     store_workspace_token(ORGANIZATION, OAUTH_TOKEN)
-    ref = registry.conversation("linear", read_trigger(comment_context(issue, reply)), None).post(
-        "Queued"
-    )
+    ref = registry.conversation(
+        "linear", read_trigger(comment_context(issue, reply)), None, get_settings()
+    ).post("Queued")
     assert linear.comments[ref["comment_id"]].parent_id == root.id
 
 
@@ -51,7 +51,9 @@ def test_a_label_trigger_posts_at_the_top_and_acknowledges_nothing(
     env: ResolverEnv, linear: LinearAPI, app: Actor, issue: LinearIssue
 ) -> None:
     store_workspace_token(ORGANIZATION, OAUTH_TOKEN)
-    conversation = registry.conversation("linear", read_trigger(label_context(issue)), None)
+    conversation = registry.conversation(
+        "linear", read_trigger(label_context(issue)), None, get_settings()
+    )
     conversation.acknowledge()
     assert linear.requests == []
     ref = conversation.post("Queued")
@@ -99,7 +101,7 @@ def test_history_recognises_a_bot_user_by_name_and_by_id(
     get_settings.cache_clear()
     store_workspace_token(ORGANIZATION, API_KEY)
     conversation = registry.conversation(
-        "linear", read_trigger(comment_context(issue, trigger)), None
+        "linear", read_trigger(comment_context(issue, trigger)), None, get_settings()
     )
     conversation.post("Queued")
     assert conversation.history().comments == (Comment("ann", "@resolver fix the export"),)
@@ -109,7 +111,9 @@ def test_a_workspace_without_a_token_says_how_to_store_one(
     env: ResolverEnv, linear: LinearAPI, issue: LinearIssue, trigger: LinearComment
 ) -> None:
     with pytest.raises(PermanentCallbackError) as failed:
-        registry.conversation("linear", read_trigger(comment_context(issue, trigger)), None)
+        registry.conversation(
+            "linear", read_trigger(comment_context(issue, trigger)), None, get_settings()
+        )
     hint = 'printf %s "$TOKEN" | resolver tokens set --provider linear --installation '
     assert hint + ORGANIZATION in str(failed.value)
     assert linear.requests == []
@@ -119,7 +123,7 @@ def test_a_trigger_without_an_organization_is_permanent(
     env: ResolverEnv, issue: LinearIssue
 ) -> None:
     with pytest.raises(PermanentCallbackError, match="organization_id"):
-        registry.conversation("linear", read_trigger({"issue_id": issue.id}), None)
+        registry.conversation("linear", read_trigger({"issue_id": issue.id}), None, get_settings())
 
 
 def test_a_refused_token_is_permanent(
@@ -127,7 +131,7 @@ def test_a_refused_token_is_permanent(
 ) -> None:
     store_workspace_token(ORGANIZATION, "lin_oauth_revoked-token-value")
     conversation = registry.conversation(
-        "linear", read_trigger(comment_context(issue, trigger)), None
+        "linear", read_trigger(comment_context(issue, trigger)), None, get_settings()
     )
     with pytest.raises(PermanentCallbackError) as failed:
         conversation.post("Queued")

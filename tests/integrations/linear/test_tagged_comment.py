@@ -104,7 +104,9 @@ def test_the_same_tag_from_another_trigger_is_another_comment(
     then not the comment an old trigger's `status-1` was."""
     old = conversation.post("**Done**", tag="status-1")
     again = linear.add_comment(issue, "@resolver and the CSV export", ann)
-    later = registry.conversation("linear", read_trigger(comment_context(issue, again)), None)
+    later = registry.conversation(
+        "linear", read_trigger(comment_context(issue, again)), None, get_settings()
+    )
     assert later.find("status-1", since) is None
     new = later.post("**Queued**", tag="status-1")
     assert new != old
@@ -118,7 +120,7 @@ def test_a_label_trigger_finds_its_tagged_comment(
     """A label trigger has no comment: the id is derived from when the label was added."""
     store_workspace_token(ORGANIZATION, OAUTH_TOKEN)
     labelled = {**label_context(issue), "updated_at": "2026-11-22T10:00:00.000Z"}
-    conversation = registry.conversation("linear", read_trigger(labelled), None)
+    conversation = registry.conversation("linear", read_trigger(labelled), None, get_settings())
     ref = conversation.post("Queued", tag="status-12")
     deployment = get_settings().public_url
     expected = tagged_comment_id(deployment, issue.id, "status-12", labelled["updated_at"])
@@ -126,7 +128,9 @@ def test_a_label_trigger_finds_its_tagged_comment(
     assert conversation.find("status-12", since) == ref
     relabelled = {**labelled, "updated_at": "2026-11-22T11:00:00.000Z"}
     assert (
-        registry.conversation("linear", read_trigger(relabelled), None).find("status-12", since)
+        registry.conversation("linear", read_trigger(relabelled), None, get_settings()).find(
+            "status-12", since
+        )
         is None
     )
 

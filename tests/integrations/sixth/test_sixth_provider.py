@@ -233,14 +233,14 @@ def test_the_job_runs_and_its_reply_is_posted_in_the_sixth_thread(
     [seen, reply] = callbacks(job_id)
     assert (seen.action, reply.action) == ("react", "reply")
     assert (reply.provider, reply.state) == ("sixth", "pending")
-    assert send(reply.id) is None
+    assert send(reply.id, get_settings()) is None
     [sent] = [c for c in callbacks(job_id) if c.action == "reply"]
     assert sent.state == "sent"
 
     [post] = posts(sixth)
     assert (post["channel"], post["thread"], post["text"]) == (CHANNEL, "M0PARENT", NO_JOB_YET)
     assert post["tag"] == f"reply-{reply.id}" and sent.result["message"]["id"] == post["id"]
-    assert send(reply.id) is None  # sent already: never posted twice
+    assert send(reply.id, get_settings()) is None  # sent already: never posted twice
     assert len(posts(sixth)) == 1
 
 
@@ -254,7 +254,7 @@ def test_an_unlinked_sender_is_answered_in_the_sixth_thread(
     assert store.jobs() == []
     [notice] = callbacks()
     assert (notice.provider, notice.action) == ("sixth", "notice")
-    assert send(notice.id) is None
+    assert send(notice.id, get_settings()) is None
     [post] = posts(sixth)
     assert "Sixth account" in post["text"] and "--provider sixth" in post["text"]
     assert "--external-id U0STRANGER" in post["text"] and post["tag"] == f"notice-{notice.id}"

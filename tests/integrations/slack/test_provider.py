@@ -20,7 +20,7 @@ from resolver.contract.errors import PermanentCallbackError, TransientCallbackEr
 from resolver.contract.inbound import Policy, Trigger, route_event
 from resolver.contract.outbound import Comment
 from resolver.contract.triggers import dump_trigger, read_trigger
-from resolver.core.settings import Settings
+from resolver.core.settings import Settings, get_settings
 from tests.integrations.slack.conftest import BOT_TOKEN, store_bot_token
 
 FIXTURES = Path(integrations.slack.__file__).with_name("fixtures")
@@ -72,7 +72,7 @@ def test_slack_is_installed_as_a_conversation_without_a_forge() -> None:
 def test_replies_go_in_the_thread_of_the_mention(
     workspace: SlackAPI, fixture: str, answered_in: str
 ) -> None:
-    chat = conversation("slack", read_trigger(trigger_context(fixture)), None)
+    chat = conversation("slack", read_trigger(trigger_context(fixture)), None, get_settings())
 
     ref = chat.post("**Queued** · [details](https://resolver.test/jobs/1)")
 
@@ -84,7 +84,9 @@ def test_replies_go_in_the_thread_of_the_mention(
 
 
 def test_the_status_message_is_edited_in_place(workspace: SlackAPI) -> None:
-    chat = conversation("slack", read_trigger(trigger_context("app_mention__in_thread")), None)
+    chat = conversation(
+        "slack", read_trigger(trigger_context("app_mention__in_thread")), None, get_settings()
+    )
     ref = chat.post("Queued")
 
     chat.edit(ref, "Working: `make test` & friends")
@@ -95,7 +97,9 @@ def test_the_status_message_is_edited_in_place(workspace: SlackAPI) -> None:
 
 
 def test_acknowledge_puts_eyes_on_the_mention_once(workspace: SlackAPI) -> None:
-    chat = conversation("slack", read_trigger(trigger_context("app_mention__in_thread")), None)
+    chat = conversation(
+        "slack", read_trigger(trigger_context("app_mention__in_thread")), None, get_settings()
+    )
 
     chat.acknowledge()
     chat.acknowledge()  # a retried task
@@ -106,7 +110,9 @@ def test_acknowledge_puts_eyes_on_the_mention_once(workspace: SlackAPI) -> None:
 
 
 def test_history_is_the_thread_without_the_bots_own_messages(workspace: SlackAPI) -> None:
-    chat = conversation("slack", read_trigger(trigger_context("app_mention__in_thread")), None)
+    chat = conversation(
+        "slack", read_trigger(trigger_context("app_mention__in_thread")), None, get_settings()
+    )
     chat.post("Queued")  # the bot's status message (bot_id)
     workspace.add_message(CHANNEL, BOT_USER, "an old reply", thread_ts=PARENT_TS)  # user only
     workspace.add_message(
@@ -141,7 +147,9 @@ def test_history_as_a_person_leaves_out_only_that_persons_messages() -> None:
 def test_history_of_a_long_thread_keeps_its_start_and_latest_replies(workspace: SlackAPI) -> None:
     for n in range(120):
         workspace.add_message(CHANNEL, REPLY_AUTHOR, f"reply {n}", thread_ts=PARENT_TS)
-    chat = conversation("slack", read_trigger(trigger_context("app_mention__in_channel")), None)
+    chat = conversation(
+        "slack", read_trigger(trigger_context("app_mention__in_channel")), None, get_settings()
+    )
 
     comments = chat.history().comments
 
@@ -155,14 +163,18 @@ def test_without_a_stored_token_the_admin_is_told_how_to_store_one(
 ) -> None:
     store_bot_token("T0OTHER", BOT_TOKEN)  # another workspace's token is no use here
     with pytest.raises(PermanentCallbackError) as failed:
-        conversation("slack", read_trigger(trigger_context("app_mention__in_channel")), None)
+        conversation(
+            "slack", read_trigger(trigger_context("app_mention__in_channel")), None, get_settings()
+        )
     command = 'printf %s "$TOKEN" | resolver tokens set --provider slack --installation T061EG9R6'
     assert command in str(failed.value)
     assert slack_api.requests == []
 
 
 def test_slack_errors_reach_the_callback_mapped(workspace: SlackAPI) -> None:
-    chat = conversation("slack", read_trigger(trigger_context("app_mention__in_channel")), None)
+    chat = conversation(
+        "slack", read_trigger(trigger_context("app_mention__in_channel")), None, get_settings()
+    )
     workspace.fail("chat.postMessage", 429, headers={"Retry-After": "4"})
     with pytest.raises(TransientCallbackError) as limited:
         chat.post("Queued")
@@ -185,7 +197,10 @@ def test_malformed_contexts_and_references_are_permanent(
 ) -> None:
     with pytest.raises(PermanentCallbackError):
         chat = conversation(
-            "slack", read_trigger(context or trigger_context("app_mention__in_channel")), None
+            "slack",
+            read_trigger(context or trigger_context("app_mention__in_channel")),
+            None,
+            get_settings(),
         )
         chat.edit(ref or {}, "Done")
     assert workspace.calls("chat.update") == []

@@ -50,10 +50,12 @@ INTEGRATION: Final = Integration(
 )
 
 
-def _conversation(context: TaskTrigger, requester_id: int | None) -> Conversation:
+def _conversation(
+    context: TaskTrigger, requester_id: int | None, settings: Settings
+) -> Conversation:
     from tests.integrations.sixth.provider.conversation import conversation_for
 
-    return conversation_for(context, requester_id)
+    return conversation_for(context, requester_id, settings)
 
 
 def _route_scope(trigger: TaskTrigger) -> str | None:

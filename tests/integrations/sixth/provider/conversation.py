@@ -15,6 +15,7 @@ from typing import Any, Final
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import TAG, History
 from resolver.contract.triggers import TaskTrigger
+from resolver.core.settings import Settings
 
 OUTBOX_ENV: Final = "RESOLVER_SIXTH_OUTBOX"
 
@@ -77,7 +78,9 @@ class SixthThread:
         return History()
 
 
-def conversation_for(trigger: TaskTrigger, _requester_id: int | None) -> SixthThread:
+def conversation_for(
+    trigger: TaskTrigger, _requester_id: int | None, _settings: Settings
+) -> SixthThread:
     context = trigger.part
     channel, thread = context.get("channel"), context.get("thread")
     if not isinstance(channel, str) or not isinstance(thread, str):

@@ -1,0 +1,111 @@
+"""A transaction is opened at the edge of a stage: once per stage entry (a request, a task, a
+command), in one module of the stage, and the helpers below it take the `Session` they are
+handed. This walks the syntax tree of every module in `resolver/` and `integrations/` and fails
+when a stage has more than one module calling `session_scope()` outside the list below, or when
+a module on the list no longer calls it (so the list only shrinks).
+
+A stage is a folder of `resolver/` (each slice of `resolver/features/` is one), a composition
+root (`resolver/app.py`, `resolver/tasks.py`), or a provider's folder in `integrations/`."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Modules that still open transactions beside their stage's one, to be handed a session by it.
+# Shrink to empty. The module of each stage left off this list is the one that may open them.
+REMAINING: frozenset[str] = frozenset(
+    {
+        # agent: the session opens them
+        "resolver/agent/budget.py",
+        "resolver/agent/trajectory.py",
+        # callbacks: sending opens them
+        "resolver/callbacks/actions.py",
+        "resolver/callbacks/record.py",
+        # cli: the commands of admin.py open theirs; the other command modules too, still
+        "resolver/cli/budgets.py",
+        "resolver/cli/jobs.py",
+        "resolver/cli/routes.py",
+        "resolver/cli/run.py",
+        "resolver/cli/schedules.py",
+        # onboarding: its store opens them
+        "resolver/onboarding/hooks.py",
+        "resolver/onboarding/preflight.py",
+        # schedules: the queue opens them
+        "resolver/schedules/beat.py",
+        "resolver/schedules/commands.py",
+        "resolver/schedules/pulls.py",
+        "resolver/schedules/runner.py",
+        "resolver/schedules/sync.py",
+        # store: its helpers take a session (db.py makes the unit of work)
+        "resolver/store/jobs.py",
+        "resolver/store/secrets.py",
+        # web: the request's context opens them
+        "resolver/web/actions.py",
+        "resolver/web/api.py",
+        "resolver/web/linking.py",
+        "resolver/web/links.py",
+        "resolver/web/live.py",
+        "resolver/web/operator.py",
+        "resolver/web/pages.py",
+        "resolver/web/schedules.py",
+        "resolver/web/setup.py",
+        "resolver/web/signin.py",
+        # worker: executing a job opens them
+        "resolver/worker/commands.py",
+        "resolver/worker/plan.py",
+        "resolver/worker/push.py",
+        "resolver/worker/request.py",
+        "resolver/worker/steering.py",
+    }
+)
+
+
+def _opens(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text(), str(path))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "session_scope")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "session_scope")
+        )
+    ]
+
+
+def _stage(name: str) -> str:
+    parts = name.split("/")
+    if parts[0] == "integrations" or len(parts) == 2:
+        return "/".join(parts[:2])
+    if parts[1] == "features" and len(parts) > 3:
+        return "/".join(parts[:3])
+    return "/".join(parts[:2])
+
+
+def _openers() -> dict[str, dict[str, list[int]]]:
+    found: dict[str, dict[str, list[int]]] = {}
+    for package in ("resolver", "integrations"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            lines = _opens(path)
+            if lines:
+                name = path.relative_to(ROOT).as_posix()
+                found.setdefault(_stage(name), {})[name] = lines
+    return found
+
+
+def test_each_stage_opens_transactions_in_one_module() -> None:
+    crowded = {
+        stage: sorted(n for n in modules if n not in REMAINING)
+        for stage, modules in _openers().items()
+    }
+    crowded = {stage: names for stage, names in crowded.items() if len(names) > 1}
+    assert not crowded, f"more than one module opens transactions in a stage: {crowded}"
+
+
+def test_the_remaining_list_only_names_modules_that_still_open_transactions() -> None:
+    openers = {name for modules in _openers().values() for name in modules}
+    stale = sorted(n for n in REMAINING if n not in openers)
+    assert not stale, f"these no longer open transactions: take them off REMAINING: {stale}"
