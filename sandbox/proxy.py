@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from docker.types import LogConfig
+
 from sandbox import squid
 from sandbox.container import remove_container
+from sandbox.egress import after_stamp
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.execution import capture
 from sandbox.hosts import Allowance
@@ -77,7 +80,8 @@ class EgressProxy:
     container_id: str
     network: str
     address: str = PROXY_HOST
-    _log_offset: int = 0
+    _log_seen: int = 0
+    """The stamp of the last log line read (ns since the epoch)."""
     _starting: Future[None] | None = None
 
     @property
@@ -106,15 +110,16 @@ class EgressProxy:
         return f"{output.decode(errors='replace')}{tail.decode(errors='replace')}".strip()
 
     def read_log(self) -> list[squid.LogEntry]:
-        """The requests logged since the last read (complete lines only)."""
+        """The requests logged since the last read."""
         self.ready()
-        argv = ["tail", "-c", f"+{self._log_offset + 1}", squid.ACCESS_LOG]
-        code, data = capture(self.container_id, argv, PROXY_UID, squid.DIR)
-        if code != 0:
-            return []
-        complete = data[: data.rfind(b"\n") + 1]
-        self._log_offset += len(complete)
-        return squid.parse_log(complete.decode(errors="replace"))
+        # The engine's `since` has whole-second precision at best: the stamps sort out the rest.
+        since = max(self._log_seen / 1e9 - 1, 1.0)
+        with engine_errors("read egress proxy's log"):
+            output: bytes = client().api.logs(
+                self.container_id, stdout=True, stderr=False, timestamps=True, since=since
+            )
+        lines, self._log_seen = after_stamp(output.decode(errors="replace"), self._log_seen)
+        return squid.parse_log("\n".join(lines))
 
     def close(self) -> None:
         """Remove the proxy, then its network (the sandbox must be gone first). A network the
@@ -193,6 +198,8 @@ def _create_proxy(
         memswap_limit="256m",
         pids_limit=128,
         nano_cpus=int(1e9),
+        # Its access log is its output (read_log); capped, whatever the engine's default.
+        log_config=LogConfig(type="json-file", config={"max-size": "16m", "max-file": "2"}),
     )
     command = [
         "sh",
@@ -222,7 +229,7 @@ def _last_words(container_id: str) -> str:
     """The end of what the proxy's container printed (it is Squid's, never the sandbox's)."""
     try:
         with engine_errors("read egress proxy's output"):
-            output: bytes = client().api.logs(container_id, tail=5)
+            output: bytes = client().api.logs(container_id, stdout=False, stderr=True, tail=5)
     except SandboxError as error:
         return str(error)
     return output.decode(errors="replace").strip()
