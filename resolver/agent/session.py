@@ -21,7 +21,7 @@ from resolver.agent.egress import JobEgress, blocked_notes, egress_record, job_e
 from resolver.agent.events import Kind
 from resolver.agent.instructions import paths_named, read_instructions
 from resolver.agent.llm import LLMConfig, llm_config_from
-from resolver.agent.sandboxes import policy_from_settings
+from resolver.agent.sandboxes import claim_sandbox, policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.agent.trajectory import latest_attempt
 from resolver.agent.verify import build_verification, configured_commands
@@ -44,7 +44,6 @@ from sandbox import (
     RepoSetup,
     Sandbox,
     SandboxPolicy,
-    open_sandbox,
     run_setup,
     setup_failure,
 )
@@ -156,7 +155,7 @@ def _in_sandbox(
     network = setup.network if setup else None
     egress = job_egress(settings, repo_config, network)
     plan = egress_plan(egress, setup is not None)
-    with open_sandbox(str(request.job_id), policy, ctx.owner, plan) as sandbox:
+    with claim_sandbox(str(request.job_id), policy, ctx.owner, plan) as sandbox:
         load_repository(sandbox, clone, policy, settings.sandbox_setup_timeout)
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
         if plan is not None and setup is not None and egress.agent != egress.setup:

@@ -10,7 +10,15 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from cryptography.fernet import Fernet
 
+from resolver.agent.sandboxes import (
+    claim_sandbox,
+    policy_from_settings,
+    start_warm_pool,
+    stop_warm_pool,
+)
+from resolver.core.settings import Settings
 from sandbox import (
     Allowance,
     EgressPlan,
@@ -24,7 +32,7 @@ from sandbox.naming import SPARE_MAX_AGE
 from sandbox.proxy import ROLE_NETWORK, ROLE_PROXY, list_egress
 from sandbox.workspace import list_volumes
 from tests.sandbox.conftest import DEPLOYMENT, docker_inspect, volume_exists
-from tests.sandbox.standins import ALLOWED, DENIED
+from tests.sandbox.standins import ALLOWED, DENIED, Outside
 from tests.support.procs import wait_until
 
 pytestmark = pytest.mark.docker
@@ -140,3 +148,32 @@ def _warm(deployment: str) -> list[str]:
 
 def _never(_job: str, _owner: str | None) -> bool:
     return False
+
+
+def test_a_worker_process_claims_its_jobs_sandboxes_from_its_pool(
+    image: str, stand_ins: Outside, proxy_image: str, job_id: str
+) -> None:
+    deployment = f"{DEPLOYMENT}-{uuid.uuid4().hex[:4]}"
+    settings = Settings(
+        _env_file=None,
+        secret_keys=Fernet.generate_key().decode(),
+        sandbox_image=image,
+        deployment_id=deployment,
+        sandbox_egress="allowlist",
+        sandbox_egress_allow=ALLOWED,
+        sandbox_egress_uplink=stand_ins.network,
+    )
+    assert start_warm_pool(settings.model_copy(update={"sandbox_egress": "none"})) is None
+    pool = start_warm_pool(settings)
+    assert pool is not None
+    try:
+        wait_until(lambda: pool.ready(networked=True) == 1, 60, "a warm spare")
+        [spare] = _warm(deployment)
+        policy = policy_from_settings(settings)
+        with claim_sandbox(job_id, policy, "attempt-1", ONLY_ALLOWED) as box:
+            assert box.container_id == spare
+            assert box.run(_curl(ALLOWED)).output == "200"
+    finally:
+        stop_warm_pool()
+        remove_all(deployment)
+    assert _warm(deployment) == []
