@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 
 _FIRST_BACKOFF: Final = 1.0
 _LAST_BACKOFF: Final = 60.0
+# After a claim the pool waits this long before starting the next one, so that the claimed
+# sandbox's first commands do not queue behind a network, a proxy and a container at the engine.
+REFILL_PAUSE: Final = 1.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class WarmPool:
         self._wanted = {False: size, True: spares if egress is not None else 0}
         self._ready: dict[bool, deque[_Warm]] = {False: deque(), True: deque()}
         self._lock = threading.Lock()
+        self._claimed_at = 0.0
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._refill, name="sandbox-pool", daemon=True)
@@ -75,13 +79,6 @@ class WarmPool:
                 return box
         return open_sandbox(job_id, self._policy, owner, egress)
 
-    def _fits(self, egress: EgressPlan | None) -> bool:
-        """A spare's tools were set up for the pool's plan: a job with other settings (another
-        registry) cannot use one."""
-        if egress is None:
-            return True
-        return self._egress is not None and egress.env == self._egress.env
-
     def ready(self, networked: bool = False) -> int:
         """How many warm containers (with networked, spares) wait to be claimed."""
         return len(self._ready[networked])
@@ -95,6 +92,13 @@ class WarmPool:
         for networked in (False, True):
             while warm := self._take(networked, fresh_only=False):
                 discard(warm.started)
+
+    def _fits(self, egress: EgressPlan | None) -> bool:
+        """A spare's tools were set up for the pool's plan: a job with other settings (another
+        registry) cannot use one."""
+        if egress is None:
+            return True
+        return self._egress is not None and egress.env == self._egress.env
 
     def _adopt(
         self, warm: _Warm, job_id: str, owner: str | None, egress: EgressPlan | None
@@ -128,6 +132,7 @@ class WarmPool:
                     warm = self._ready[networked].popleft()
                 except IndexError:
                     return None
+            self._claimed_at = time.monotonic()
             self._wake.set()
             if not fresh_only or time.monotonic() - warm.born < self._lifetime:
                 return warm
@@ -141,6 +146,10 @@ class WarmPool:
             if not wanting:
                 self._wake.wait(self._lifetime / 4)
                 self._wake.clear()
+                continue
+            pause = self._claimed_at + REFILL_PAUSE - time.monotonic()
+            if pause > 0:
+                self._closed.wait(pause)
                 continue
             try:
                 warm = self._start(wanting[0])
