@@ -22,10 +22,16 @@ LABEL_DEPLOYMENT: Final = "resolver.deployment"
 LABEL_ROLE: Final = "resolver.role"
 """Set on a job's egress proxy and network; a sandbox has none."""
 
+SPARE_LIFETIME: Final = 300.0
+"""Seconds a warm container waits unclaimed before its pool replaces it."""
+SPARE_MAX_AGE: Final = 2 * SPARE_LIFETIME
+"""An unclaimed warm container older than this outlived its pool: its worker died."""
+
 _JOB_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _JOB_NAME: Final = re.compile(r"resolver-job-[0-9a-f]{8}-(?P<job>.+)")
-# A job's sandbox, proxy and network share the token of their names.
-_TOKEN: Final = re.compile(r"resolver-(?:job|egress)-(?P<token>[0-9a-f]{8})-.+")
+_POOL_NAME: Final = re.compile(r"resolver-pool-[0-9a-f]{8}")
+# A job's (or a warm spare's) sandbox, proxy and network share the token of their names.
+_TOKEN: Final = re.compile(r"resolver-(?:job|egress|pool)-(?P<token>[0-9a-f]{8})(?:-.+)?")
 DEAD_STATES: Final = frozenset({"exited", "dead"})
 
 
@@ -46,6 +52,11 @@ class SandboxInfo:
     def job_id(self) -> str | None:
         """The job that owns the container; None for an unclaimed warm one."""
         return job_of(self.name)
+
+    @property
+    def unclaimed(self) -> bool:
+        """Whether it is a warm container no job has claimed yet."""
+        return _POOL_NAME.fullmatch(self.name) is not None
 
     def age(self, now: datetime) -> float:
         return (now - self.created).total_seconds()
@@ -128,8 +139,10 @@ IsStale = Callable[[str, str | None], bool]
 
 
 def should_reap(info: SandboxInfo, now: datetime, max_age: float, is_stale: IsStale) -> bool:
-    """Reap a dead container, one past the maximum age, or one whose job has ended or whose
-    attempt no longer holds the job."""
+    """Reap a dead container, one past the maximum age, a warm one its pool outlived, or one
+    whose job has ended or whose attempt no longer holds the job."""
     if info.state in DEAD_STATES or info.age(now) > max_age:
+        return True
+    if info.unclaimed and info.age(now) > SPARE_MAX_AGE:
         return True
     return info.job_id is not None and is_stale(info.job_id, info.owner)

@@ -1,109 +1,187 @@
-"""A warm pool: containers started ahead of time, so a job's sandbox is ready in milliseconds."""
+"""A warm pool: containers started ahead of time, so a job's sandbox is ready in milliseconds.
+
+Jobs with network have spares of their own: an internal network, its proxy listening with the
+pool's egress plan, and a container on that network. A job whose plan starts elsewhere gets
+the spare's proxy reconfigured in place.
+
+A spare lives at most `lifetime` seconds unclaimed; the pool replaces older ones, so a spare
+older than that (the reaper's `SPARE_MAX_AGE`) belongs to a worker that died.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
-from sandbox.container import remove_container, rename_container, start_container
+from sandbox.container import rename_container
 from sandbox.engine import SandboxError
-from sandbox.launch import open_sandbox
-from sandbox.naming import check_job_id, job_name, new_token, pool_name
-from sandbox.policy import SandboxPolicy
+from sandbox.launch import Started, discard, open_sandbox, start_sandbox
+from sandbox.naming import SPARE_LIFETIME, check_job_id, job_name, new_token
+from sandbox.policy import EgressPlan, SandboxPolicy
 from sandbox.session import Sandbox
-from sandbox.workspace import create_volume, remove_volume
 
 log = logging.getLogger(__name__)
 
 _FIRST_BACKOFF: Final = 1.0
 _LAST_BACKOFF: Final = 60.0
+# After a claim the pool waits this long before starting the next one, so that the claimed
+# sandbox's first commands do not queue behind a network, a proxy and a container at the engine.
+REFILL_PAUSE: Final = 1.0
 
 
 @dataclass(frozen=True)
 class _Warm:
-    container_id: str
+    started: Started
     token: str
-    volume: str
+    born: float
+    """time.monotonic() when it was ready."""
 
 
 class WarmPool:
-    """Keeps `size` started containers, each with its own empty workspace; 0 turns it off."""
+    """Keeps `size` started containers, each with its own empty workspace (0: none), and, with
+    an `egress` plan, `spares` more behind proxies of their own."""
 
-    def __init__(self, policy: SandboxPolicy, size: int):
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        size: int,
+        egress: EgressPlan | None = None,
+        spares: int = 1,
+        lifetime: float = SPARE_LIFETIME,
+    ):
         self._policy = policy
-        self._size = size
-        self._ready: deque[_Warm] = deque()
+        self._egress = egress
+        self._lifetime = lifetime
+        self._wanted = {False: size, True: spares if egress is not None else 0}
+        self._ready: dict[bool, deque[_Warm]] = {False: deque(), True: deque()}
+        self._lock = threading.Lock()
+        self._claimed_at = 0.0
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._refill, name="sandbox-pool", daemon=True)
-        if size > 0:
+        if any(self._wanted.values()):
             self._thread.start()
 
-    def claim(self, job_id: str) -> Sandbox:
-        """A started sandbox for the job: a warm one if ready, else a cold start."""
+    def claim(
+        self, job_id: str, owner: str | None = None, egress: EgressPlan | None = None
+    ) -> Sandbox:
+        """A started sandbox for the job: a warm one if ready, else a cold start. A job with
+        `egress` takes a spare when its tools' settings are the pool's."""
         check_job_id(job_id)
-        while warm := self._take():
-            try:
-                rename_container(warm.container_id, job_name(warm.token, job_id))
-            except SandboxError:
-                # The reaper may have removed it (too old); it is of no use either way.
-                log.warning("sandbox.pool.stale", extra={"container": warm.container_id})
-                self._discard(warm)
-                continue
-            return Sandbox(warm.container_id, job_id, warm.volume, self._policy)
-        return open_sandbox(job_id, self._policy)
+        networked = egress is not None
+        while self._fits(egress) and (warm := self._take(networked)):
+            box = self._adopt(warm, job_id, owner, egress)
+            if box is not None:
+                return box
+        return open_sandbox(job_id, self._policy, owner, egress)
 
-    def ready(self) -> int:
-        """How many warm containers wait to be claimed."""
-        return len(self._ready)
+    def ready(self, networked: bool = False) -> int:
+        """How many warm containers (with networked, spares) wait to be claimed."""
+        return len(self._ready[networked])
 
     def close(self) -> None:
-        """Stop refilling and remove every unclaimed container and its workspace."""
+        """Stop refilling and remove every unclaimed container, proxy and workspace."""
         self._closed.set()
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join()
-        while warm := self._take():
-            self._discard(warm)
+        for networked in (False, True):
+            while warm := self._take(networked, fresh_only=False):
+                discard(warm.started)
 
-    def _take(self) -> _Warm | None:
+    def _fits(self, egress: EgressPlan | None) -> bool:
+        """A spare's tools were set up for the pool's plan: a job with other settings (another
+        registry) cannot use one."""
+        if egress is None:
+            return True
+        return self._egress is not None and egress.env == self._egress.env
+
+    def _adopt(
+        self, warm: _Warm, job_id: str, owner: str | None, egress: EgressPlan | None
+    ) -> Sandbox | None:
+        started = warm.started
         try:
-            warm = self._ready.popleft()
-        except IndexError:
+            rename_container(started.container_id, job_name(warm.token, job_id))
+        except SandboxError:
+            # The reaper may have removed it (too old); it is of no use either way.
+            log.warning("sandbox.pool.stale", extra={"container": started.container_id})
+            discard(started)
             return None
-        self._wake.set()
-        return warm
+        box = Sandbox(
+            started.container_id, job_id, started.volume, self._policy, owner, started.proxy
+        )
+        if egress is None or self._egress is None or egress.first == self._egress.first:
+            return box
+        try:
+            box.allow(egress.first)
+        except SandboxError:
+            log.warning("sandbox.pool.spare_unusable", exc_info=True, extra={"id": job_id})
+            box.__exit__(None, None, None)
+            return None
+        return box
+
+    def _take(self, networked: bool, fresh_only: bool = True) -> _Warm | None:
+        """The oldest warm container of the kind; older ones past their lifetime are dropped."""
+        while True:
+            with self._lock:
+                try:
+                    warm = self._ready[networked].popleft()
+                except IndexError:
+                    return None
+            self._claimed_at = time.monotonic()
+            self._wake.set()
+            if not fresh_only or time.monotonic() - warm.born < self._lifetime:
+                return warm
+            discard(warm.started)
 
     def _refill(self) -> None:
         backoff = _FIRST_BACKOFF
         while not self._closed.is_set():
-            if len(self._ready) >= self._size:
-                self._wake.wait()
+            self._expire()
+            wanting = [kind for kind, size in self._wanted.items() if self.ready(kind) < size]
+            if not wanting:
+                self._wake.wait(self._lifetime / 4)
                 self._wake.clear()
                 continue
+            pause = self._claimed_at + REFILL_PAUSE - time.monotonic()
+            if pause > 0:
+                self._closed.wait(pause)
+                continue
             try:
-                self._ready.append(self._start())
-                backoff = _FIRST_BACKOFF
+                warm = self._start(wanting[0])
             except SandboxError:
                 log.warning("sandbox.pool.refill_failed", exc_info=True)
                 self._closed.wait(backoff)
                 backoff = min(backoff * 2, _LAST_BACKOFF)
+                continue
+            backoff = _FIRST_BACKOFF
+            with self._lock:
+                self._ready[wanting[0]].append(warm)
 
-    def _start(self) -> _Warm:
+    def _expire(self) -> None:
+        """Replace what waited past its lifetime: the reaper takes an older one for a dead
+        worker's."""
+        for networked in (False, True):
+            with self._lock:
+                queue = self._ready[networked]
+                old = [w for w in queue if time.monotonic() - w.born >= self._lifetime]
+                for warm in old:
+                    queue.remove(warm)
+            for warm in old:
+                discard(warm.started)
+
+    def _start(self, networked: bool) -> _Warm:
         token = new_token()
-        volume = create_volume(self._policy, None)
-        try:
-            container_id = start_container(self._policy, pool_name(token), volume, None)
-        except BaseException:
-            remove_volume(volume)
-            raise
-        return _Warm(container_id, token, volume)
-
-    def _discard(self, warm: _Warm) -> None:
-        try:
-            remove_container(warm.container_id)
-        finally:
-            remove_volume(warm.volume)
+        plan = self._egress if networked else None
+        started = start_sandbox(self._policy, token, None, None, plan)
+        if started.proxy is not None:
+            try:
+                started.proxy.ready()
+            except BaseException:
+                discard(started)
+                raise
+        return _Warm(started, token, time.monotonic())

@@ -13,15 +13,17 @@ finds a proxy or network whose sandbox is gone.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from docker.types import LogConfig
+
 from sandbox import squid
 from sandbox.container import remove_container
+from sandbox.egress import after_stamp
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.execution import capture
 from sandbox.hosts import Allowance
@@ -41,15 +43,27 @@ PROXY_HOST: Final = "egress-proxy"
 # default route to it, so a sandbox could reach any service the host binds to all interfaces
 # (measured: HTTP 200 from the host through the gateway). Without that address nothing answers.
 INTERNAL_OPTIONS: Final = {"com.docker.network.bridge.inhibit_ipv4": "true"}
-_POLL: Final = 0.02
-# Written to the tmpfs at start: squid.conf, then the domain list, then Squid in the foreground.
+_POLL: Final = 0.01
+_TIMED_OUT: Final = 3
+# Written to the tmpfs at start: squid.conf, then the domain list, then Squid in the foreground
+# (as pid 1, so `kill -HUP 1` below reaches it).
 _START: Final = (
     f'printf %s "$1" > {squid.CONFIG} && printf %s "$2" > {squid.ALLOW} '
     f"&& exec squid -N -f {squid.CONFIG}"
 )
-_WRITE: Final = (
+# Waits, inside the proxy, until Squid has opened its port more than $1 times; exit 3 past the
+# timeout. One exec instead of one per poll: an exec costs tens of milliseconds.
+_LISTENED: Final = (
+    f'c=$(grep -c "{squid.LISTENING}" {squid.CACHE_LOG} 2>/dev/null); echo "${{c:-0}}"'
+)
+_WAIT: Final = (
+    f'n=0; while [ "$({_LISTENED})" -le "$1" ]; do '
+    f"n=$((n+1)); [ $n -ge {int(READY_TIMEOUT / _POLL)} ] && exit {_TIMED_OUT}; sleep {_POLL}; done"
+)
+# The new configuration, then a reconfigure in place (the port reopens; no restart), waited for.
+_RECONFIGURE: Final = (
     f'printf %s "$1" > {squid.CONFIG}.new && printf %s "$2" > {squid.ALLOW} '
-    f"&& mv {squid.CONFIG}.new {squid.CONFIG}"
+    f"&& mv {squid.CONFIG}.new {squid.CONFIG} && set -- $({_LISTENED}) && kill -HUP 1 && {_WAIT}"
 )
 
 
@@ -66,8 +80,8 @@ class EgressProxy:
     container_id: str
     network: str
     address: str = PROXY_HOST
-    _log_offset: int = 0
-    _reloads: int = 1
+    _log_seen: int = 0
+    """The stamp of the last log line read (ns since the epoch)."""
     _starting: Future[None] | None = None
 
     @property
@@ -80,29 +94,32 @@ class EgressProxy:
             self._starting.result()
 
     def allow(self, allowance: Allowance) -> None:
-        """Make the proxy enforce `allowance` from now on (Squid reconfigures in place)."""
+        """Make the proxy enforce `allowance` from now on: Squid rereads its configuration in
+        place, and this returns once it listens again."""
         self.ready()
         config, domains = squid.render_config(allowance), squid.render_allow(allowance)
-        code, output = capture(
-            self.container_id, ["sh", "-c", _WRITE, "sh", config, domains], PROXY_UID, squid.DIR
-        )
+        argv = ["sh", "-c", _RECONFIGURE, "sh", config, domains]
+        code, output = capture(self.container_id, argv, PROXY_UID, squid.DIR)
         if code != 0:
-            raise SandboxError(f"egress proxy: cannot write its configuration: {output!r}")
-        with engine_errors("reconfigure egress proxy"):
-            client().api.kill(self.container_id, signal="HUP")
-        self._reloads += 1
-        _wait_listening(self.container_id, self._reloads)
+            raise SandboxError(f"egress proxy: cannot reconfigure: {self._tail(output)}")
+
+    def _tail(self, output: bytes) -> str:
+        _code, tail = capture(
+            self.container_id, ["tail", "-n", "5", squid.CACHE_LOG], PROXY_UID, squid.DIR
+        )
+        return f"{output.decode(errors='replace')}{tail.decode(errors='replace')}".strip()
 
     def read_log(self) -> list[squid.LogEntry]:
-        """The requests logged since the last read (complete lines only)."""
+        """The requests logged since the last read."""
         self.ready()
-        argv = ["tail", "-c", f"+{self._log_offset + 1}", squid.ACCESS_LOG]
-        code, data = capture(self.container_id, argv, PROXY_UID, squid.DIR)
-        if code != 0:
-            return []
-        complete = data[: data.rfind(b"\n") + 1]
-        self._log_offset += len(complete)
-        return squid.parse_log(complete.decode(errors="replace"))
+        # The engine's `since` has whole-second precision at best: the stamps sort out the rest.
+        since = max(self._log_seen / 1e9 - 1, 1.0)
+        with engine_errors("read egress proxy's log"):
+            output: bytes = client().api.logs(
+                self.container_id, stdout=True, stderr=False, timestamps=True, since=since
+            )
+        lines, self._log_seen = after_stamp(output.decode(errors="replace"), self._log_seen)
+        return squid.parse_log("\n".join(lines))
 
     def close(self) -> None:
         """Remove the proxy, then its network (the sandbox must be gone first). A network the
@@ -155,7 +172,16 @@ def open_proxy(
 def _start(container_id: str) -> None:
     with engine_errors("start egress proxy"):
         client().api.start(container_id)
-    _wait_listening(container_id, 1)
+    try:
+        code, _output = capture(container_id, ["sh", "-c", _WAIT, "sh", "0"], PROXY_UID, squid.DIR)
+    except SandboxError as error:
+        raise SandboxError(
+            f"egress proxy stopped before it listened: {_last_words(container_id)}"
+        ) from error
+    if code == _TIMED_OUT:
+        raise SandboxError(f"egress proxy did not start listening: {_last_words(container_id)}")
+    if code != 0:
+        raise SandboxError(f"egress proxy stopped before it listened: {_last_words(container_id)}")
 
 
 def _create_proxy(
@@ -172,6 +198,8 @@ def _create_proxy(
         memswap_limit="256m",
         pids_limit=128,
         nano_cpus=int(1e9),
+        # Its access log is its output (read_log); capped, whatever the engine's default.
+        log_config=LogConfig(type="json-file", config={"max-size": "16m", "max-file": "2"}),
     )
     command = [
         "sh",
@@ -197,29 +225,11 @@ def _labels(labels: Mapping[str, str], role: str) -> dict[str, str]:
     return {**labels, LABEL_ROLE: role}
 
 
-def _wait_listening(container_id: str, times: int) -> None:
-    """Wait until Squid has opened its port `times` times (once at start, once per reload)."""
-    argv = ["grep", "-c", squid.LISTENING, squid.CACHE_LOG]
-    deadline = time.monotonic() + READY_TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            _code, output = capture(container_id, argv, PROXY_UID, squid.DIR)
-        except SandboxError as error:
-            raise SandboxError(
-                f"egress proxy stopped before it listened: {_last_words(container_id)}"
-            ) from error
-        if output.strip().isdigit() and int(output) >= times:
-            return
-        time.sleep(_POLL)
-    _code, tail = capture(container_id, ["tail", "-n", "5", squid.CACHE_LOG], PROXY_UID, squid.DIR)
-    raise SandboxError(f"egress proxy did not start listening: {tail.decode(errors='replace')}")
-
-
 def _last_words(container_id: str) -> str:
     """The end of what the proxy's container printed (it is Squid's, never the sandbox's)."""
     try:
         with engine_errors("read egress proxy's output"):
-            output: bytes = client().api.logs(container_id, tail=5)
+            output: bytes = client().api.logs(container_id, stdout=False, stderr=True, tail=5)
     except SandboxError as error:
         return str(error)
     return output.decode(errors="replace").strip()

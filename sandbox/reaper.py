@@ -1,5 +1,6 @@
-"""Remove what crashed workers left: finished jobs' containers, old ones, workspace volumes
-that no container uses any more, and egress proxies and networks whose sandbox is gone."""
+"""Remove what crashed workers left: finished jobs' containers, old ones, warm ones whose pool
+is gone, workspace volumes that no container uses any more, and egress proxies and networks
+whose sandbox is gone."""
 
 from __future__ import annotations
 
@@ -41,11 +42,14 @@ def list_sandboxes(deployment: str | None = None) -> list[SandboxInfo]:
     return sorted((parse_info(summary) for summary in boxes), key=lambda info: info.created)
 
 
-def reap(is_stale: IsStale, max_age: float, deployment: str) -> list[str]:
+def reap(
+    is_stale: IsStale, max_age: float, deployment: str, now: datetime | None = None
+) -> list[str]:
     """Remove this deployment's dead, too old or stale sandboxes (their job ended, or their
-    attempt lost the job) and its unused workspaces; return the removed containers' ids.
-    Another deployment's sandboxes on the same engine are never touched."""
-    now = datetime.now(UTC)
+    attempt lost the job), the warm ones of dead workers, and its unused workspaces and egress;
+    return the removed containers' ids. Another deployment's sandboxes on the same engine are
+    never touched. `now` is the sweep's clock (default: the present)."""
+    now = now or datetime.now(UTC)
     removed: list[str] = []
     kept: set[str] = set()
     for info in list_sandboxes(deployment):

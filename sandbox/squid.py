@@ -17,7 +17,8 @@ PORT: Final = 3128
 DIR: Final = "/srv/egress"
 CONFIG: Final = f"{DIR}/squid.conf"
 ALLOW: Final = f"{DIR}/allow"
-ACCESS_LOG: Final = f"{DIR}/access.log"
+# The container's output, which the engine keeps: read back in one API call, not an exec.
+ACCESS_LOG: Final = "/dev/stdout"
 CACHE_LOG: Final = f"{DIR}/cache.log"
 # Squid writes this line to cache.log each time it has (re)opened its port.
 LISTENING: Final = "Accepting HTTP Socket connections"

@@ -24,7 +24,7 @@ from resolver.agent.instructions import paths_named, read_instructions
 from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.mcp_config import servers_from
 from resolver.agent.mcp_job import credentials_for, job_mcp, repository_of
-from resolver.agent.sandboxes import policy_from_settings
+from resolver.agent.sandboxes import claim_sandbox, policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.agent.trajectory import latest_attempt
 from resolver.agent.verify import build_verification, configured_commands
@@ -48,7 +48,6 @@ from sandbox import (
     RepoSetup,
     Sandbox,
     SandboxPolicy,
-    open_sandbox,
     run_setup,
     setup_failure,
 )
@@ -260,7 +259,7 @@ def _started(
     """The job's sandbox with its copy of the repository: its start is one span."""
     with ExitStack() as stack:
         with tracing.span("sandbox.start"):
-            sandbox = stack.enter_context(open_sandbox(name, policy, ctx.owner, plan))
+            sandbox = stack.enter_context(claim_sandbox(name, policy, ctx.owner, plan))
             load_repository(sandbox, clone, policy, settings.sandbox_setup_timeout)
         yield sandbox
 

@@ -53,6 +53,11 @@ def worker(
         # What runs a job, loaded now rather than by the first job (the tasks module leaves it
         # out, for the callbacks worker's sake).
         import resolver.runners  # noqa: F401
+
+        if pool in ("threads", "solo"):
+            # Jobs run in this process, which keeps their warm sandboxes; a prefork child
+            # would inherit the pool without its thread, so it starts each job cold instead.
+            _warm_sandboxes()
     args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool]
     args += ["--without-mingle", "--without-gossip"]
     if hostname:
@@ -87,6 +92,13 @@ def _reap_own_engine() -> None:
         settings.deployment,
         on_swept=lambda removed: metrics.REAPER_REMOVALS.inc(len(removed)),
     )
+
+
+def _warm_sandboxes() -> None:
+    """Start this process's warm pool: spare sandboxes, with network and without."""
+    from resolver.agent.sandboxes import start_warm_pool
+
+    start_warm_pool(get_settings())
 
 
 def beat() -> None:

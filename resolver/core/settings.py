@@ -268,6 +268,12 @@ class Settings(BaseSettings):
     sandbox_pool_size: int = Field(
         default=0, ge=0, description="Warm containers kept ready; 0 turns the pool off."
     )
+    sandbox_egress_spares: int = Field(
+        default=1,
+        ge=0,
+        description="Warm spares each worker keeps for jobs with network (an internal network, "
+        "its proxy and a sandbox on it), when RESOLVER_SANDBOX_EGRESS is not none; 0: none.",
+    )
     retention_days: int | None = Field(
         default=None,
         ge=1,

@@ -12,11 +12,11 @@ from typing import Final
 from resolver.agent import git as git_repo
 from resolver.agent.egress import job_egress
 from resolver.agent.git import Clone
-from resolver.agent.sandboxes import policy_from_settings
+from resolver.agent.sandboxes import claim_sandbox, policy_from_settings
 from resolver.agent.session import egress_plan, load_repository
 from resolver.core.job import JobContext
 from resolver.schedules.prompts import Manifests, parse_manifests
-from sandbox import ExecResult, open_sandbox, run_setup, setup_failure
+from sandbox import ExecResult, run_setup, setup_failure
 from sandbox.policy import WORKDIR
 
 TEST_CONFIG_KEY: Final = "test_command"
@@ -81,7 +81,7 @@ def run_tests(
     network = setup.network if setup else None
     egress = job_egress(settings, git_repo.repo_config(clone, ref), network)
     plan = egress_plan(egress, setup is not None)
-    with open_sandbox(str(job_id), policy, ctx.owner, plan) as sandbox:
+    with claim_sandbox(str(job_id), policy, ctx.owner, plan) as sandbox:
         load_repository(sandbox, clone, policy, settings.sandbox_setup_timeout, checkout)
         ctx.on_cancel.append(sandbox.interrupt)
         try:

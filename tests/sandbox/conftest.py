@@ -10,14 +10,23 @@ import os
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from sandbox import Sandbox, SandboxPolicy, ensure_image, list_sandboxes, open_sandbox
+from sandbox import (
+    Sandbox,
+    SandboxPolicy,
+    ensure_image,
+    ensure_proxy_image,
+    list_sandboxes,
+    open_sandbox,
+)
 from sandbox.engine import client
-from sandbox.naming import LABEL_JOB
+from sandbox.naming import LABEL_DEPLOYMENT, LABEL_JOB
 from sandbox.workspace import list_volumes
+from tests.sandbox.standins import Outside, outside
 
 # Every job id of this run starts with this, so the suite checks only what it created itself;
 # its sandboxes are a deployment of their own, so its reaper tests touch nothing else.
@@ -85,6 +94,25 @@ def open_box(job_id: str) -> Iterator[Callable[[SandboxPolicy], Sandbox]]:
 @pytest.fixture
 def box(open_box: Callable[[SandboxPolicy], Sandbox], policy: SandboxPolicy) -> Sandbox:
     return open_box(policy)
+
+
+@pytest.fixture(scope="module")
+def stand_ins(image: str) -> Iterator[Outside]:
+    """The egress tests' outside hosts, on a network of their own (the proxies' uplink)."""
+    with outside(
+        image, f"resolver-egress-test-{RUN_PREFIX}", {LABEL_DEPLOYMENT: DEPLOYMENT}
+    ) as out:
+        yield out
+
+
+@pytest.fixture(scope="module")
+def proxy_image() -> str:
+    return ensure_proxy_image(offline=True)
+
+
+@pytest.fixture
+def egress_policy(policy: SandboxPolicy, stand_ins: Outside, proxy_image: str) -> SandboxPolicy:
+    return replace(policy, proxy_image=proxy_image, egress_uplink=stand_ins.network)
 
 
 def docker_inspect(container_id: str) -> dict[str, Any]:

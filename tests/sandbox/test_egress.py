@@ -22,41 +22,21 @@ from sandbox import (
     EgressPlan,
     Sandbox,
     SandboxPolicy,
-    ensure_proxy_image,
     open_sandbox,
     run_setup,
 )
 from sandbox.container import remove_container
 from sandbox.engine import SandboxError
-from sandbox.naming import LABEL_DEPLOYMENT
 from sandbox.proxy import PROXY_HOST
 from sandbox.reaper import remove_orphan_egress
-from tests.sandbox.conftest import DEPLOYMENT, RUN_PREFIX
-from tests.sandbox.standins import ALLOWED, DENIED, Outside, outside
+from tests.sandbox.conftest import DEPLOYMENT
+from tests.sandbox.standins import ALLOWED, DENIED, Outside
 
 pytestmark = pytest.mark.docker
 
 ONLY_ALLOWED = Allowance((ALLOWED,))
 PIP = "pip download --no-deps --disable-pip-version-check -q -d /tmp/dl --trusted-host {h} "
 PIP += "--index-url http://{h}/simple tiny"
-
-
-@pytest.fixture(scope="module")
-def stand_ins(image: str) -> Iterator[Outside]:
-    with outside(
-        image, f"resolver-egress-test-{RUN_PREFIX}", {LABEL_DEPLOYMENT: DEPLOYMENT}
-    ) as out:
-        yield out
-
-
-@pytest.fixture(scope="module")
-def proxy_image() -> str:
-    return ensure_proxy_image(offline=True)
-
-
-@pytest.fixture
-def egress_policy(policy: SandboxPolicy, stand_ins: Outside, proxy_image: str) -> SandboxPolicy:
-    return replace(policy, proxy_image=proxy_image, egress_uplink=stand_ins.network)
 
 
 @pytest.fixture
