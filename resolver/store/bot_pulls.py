@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final, Literal
 
-from sqlalchemy import and_, delete, exists, select
+from sqlalchemy import and_, delete, exists, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from resolver.contract.pulls import PullChange, Standing
@@ -29,7 +29,10 @@ def standing(
     """The repository's options and whether one of the bot's pull requests is open into `base`,
     in one read; None when no job has read the repository's options yet."""
     into_base = exists().where(
-        BotPull.forge == forge, BotPull.repo == repo, BotPull.base == (base or "")
+        BotPull.forge == forge,
+        BotPull.repo == repo,
+        BotPull.base == (base or ""),
+        BotPull.closed.is_(False),
     )
     row = conn.execute(
         select(
@@ -91,15 +94,13 @@ def _dialect(conn: Connection | Session) -> str:
 
 def apply(conn: Connection | Session, forge: str, change: PullChange) -> None:
     """Record one of the bot's pull requests as an event left it."""
-    if not change.open:
-        conn.execute(
-            delete(BotPull).where(
-                BotPull.forge == forge, BotPull.repo == change.repo, BotPull.number == change.number
-            )
-        )
-        return
     dialect = postgresql if _dialect(conn) == "postgresql" else sqlite
-    values = {"head": change.head[:255], "base": change.base[:255], "updated_at": utcnow()}
+    values = {
+        "head": change.head[:255],
+        "base": change.base[:255],
+        "closed": not change.open,
+        "updated_at": utcnow(),
+    }
     statement = dialect.insert(BotPull).values(
         forge=forge, repo=change.repo, number=change.number, **values
     )
@@ -115,10 +116,12 @@ def replace_into_base(
     there is: the rest recorded into it closed while no event told us."""
     listed = dict(pulls)
     conn.execute(
-        delete(BotPull).where(
+        update(BotPull)
+        .where(
             and_(BotPull.forge == forge, BotPull.repo == repo, BotPull.base == base),
             BotPull.number.not_in(list(listed)),
         )
+        .values(closed=True, updated_at=utcnow())
     )
     for number, head in listed.items():
         apply(conn, forge, PullChange(repo, number, head, base, open=True))
@@ -126,5 +129,9 @@ def replace_into_base(
 
 def open_heads(conn: Connection | Session, forge: str, repo: str) -> set[str]:
     """The head branches of the bot's open pull requests in `repo`."""
-    rows = conn.execute(select(BotPull.head).where(BotPull.forge == forge, BotPull.repo == repo))
+    rows = conn.execute(
+        select(BotPull.head).where(
+            BotPull.forge == forge, BotPull.repo == repo, BotPull.closed.is_(False)
+        )
+    )
     return {head for (head,) in rows}

@@ -418,7 +418,7 @@ class CIAttempt(Base):
 
 
 class BotPull(Base):
-    """An open pull request from one of the bot's branches: kept from the forge's events that
+    """A pull request from one of the bot's branches: kept from the forge's events that
     open, close and retarget it, and from the bot's own pushes, so that intake knows without a
     forge call whether a push to a base can concern the bot."""
 
@@ -434,6 +434,9 @@ class BotPull(Base):
     number: Mapped[int] = mapped_column(Integer)
     head: Mapped[str] = mapped_column(String(255))
     base: Mapped[str] = mapped_column(String(255))
+    closed: Mapped[bool] = mapped_column(default=False)
+    """Closed or merged: kept, so that a schedule's pull request a person closed no longer
+    counts toward the open-PR limit (`schedules.queue`)."""
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
 

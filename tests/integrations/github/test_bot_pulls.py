@@ -47,8 +47,10 @@ def options(*, conflicts: bool | None = None, ci: bool | None = None) -> None:
 
 
 def recorded_pulls() -> list[tuple[int, str, str]]:
+    """The bot's pull requests recorded as open."""
     with session_scope() as session:
-        rows = session.execute(select(BotPull.number, BotPull.head, BotPull.base)).all()
+        query = select(BotPull.number, BotPull.head, BotPull.base).where(~BotPull.closed)
+        rows = session.execute(query).all()
     return [tuple(row) for row in rows]
 
 

@@ -28,6 +28,7 @@ def upgrade() -> None:
         sa.Column("number", sa.Integer(), nullable=False),
         sa.Column("head", sa.String(length=255), nullable=False),
         sa.Column("base", sa.String(length=255), nullable=False),
+        sa.Column("closed", sa.Boolean(), nullable=False),
         sa.Column("updated_at", resolver.store.models.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("forge", "repo", "number", name="bot_pull_once"),
