@@ -12,8 +12,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from resolver.broker.celery_app import CALLBACKS_QUEUE, DELIVER, JOBS_QUEUE, RUN_JOB, get_celery
+
+FIRST: Final = 0
+"""The priority of a mention's acknowledgements (its 👀 and first status, or the notice to an
+unlinked sender): taken before any later callback in the queue. On Redis, kombu keeps each
+priority step in a list of its own and a worker pops the lists lowest number first."""
+LATER: Final = 6
+"""Every other callback: status edits, replies, pull requests, reports."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,7 @@ class Message:
     args: tuple[int, ...]
     queue: str
     task_id: str | None = None
+    priority: int = FIRST
 
 
 def job_message(job_id: int, message_id: str) -> Message:
@@ -51,13 +60,22 @@ def send_messages(messages: Sequence[Message]) -> None:
                 task_id, message.task, args=list(message.args), ignore_result=True
             )
             amqp.send_task_message(
-                producer, message.task, task, queue=message.queue, declare=[], retry=False
+                producer,
+                message.task,
+                task,
+                queue=message.queue,
+                declare=[],
+                retry=False,
+                priority=message.priority,
             )
 
 
 def publish_callback(callback_id: int, countdown: float | None = None) -> None:
-    """Send a recorded (committed) callback to the callbacks queue."""
-    get_celery().send_task(DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown)
+    """Send a recorded (committed) callback to the callbacks queue, behind any waiting
+    acknowledgement (`FIRST`)."""
+    get_celery().send_task(
+        DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown, priority=LATER
+    )
 
 
 def send_task(name: str, args: Sequence[int | str], queue: str) -> None:
