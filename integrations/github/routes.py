@@ -20,6 +20,7 @@ from integrations.github.events import PullRequest as PullRequestPayload
 from integrations.github.trigger import ISSUE_COMMENT, REVIEW_COMMENT
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.pulls import touches_config
 from resolver.contract.triggers import (
     BOT_BRANCH_PREFIX,
     BasePush,
@@ -35,7 +36,6 @@ from resolver.contract.triggers import (
 )
 from resolver.features.ci.contract import FAILED_CONCLUSIONS, build_fix_task
 
-CONFIG_PATH: Final = ".resolver/config.yml"
 MAX_PUSH_COMMITS: Final = 2048
 """https://docs.github.com/webhooks/webhook-events-and-payloads#push: `commits` holds at most
 2048 of the pushed commits."""
@@ -203,11 +203,10 @@ def _touches_config(event: PushEvent) -> bool | None:
     """Whether the push changed `.resolver/config.yml`; None when its list of commits may be
     cut short (GitHub lists at most MAX_PUSH_COMMITS) or is missing."""
     commits = event.commits
-    if commits is None or len(commits) >= MAX_PUSH_COMMITS:
+    if commits is None:
         return None
-    return any(
-        CONFIG_PATH in (*commit.added, *commit.modified, *commit.removed) for commit in commits
-    )
+    changed = [(*c.added, *c.modified, *c.removed) for c in commits]
+    return touches_config(changed, len(commits) < MAX_PUSH_COMMITS)
 
 
 def _is_bot_head(pull: PullRequestPayload, sha: str) -> bool:

@@ -3,13 +3,14 @@ what intake reads to know, without a forge call, whether an event can concern th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 if TYPE_CHECKING:
     from resolver.contract.inbound import Policy, WebhookEvent
 
+CONFIG_PATH: Final = ".resolver/config.yml"
 IGNORED_NOT_OPTED_IN: Final = "not opted in"
 IGNORED_NO_BOT_PULL: Final = "no bot pull request into the base"
 IGNORED_BEING_READ: Final = "options being read"
@@ -61,3 +62,12 @@ def why_check_ignored(standing: Standing | None) -> str | None:
     if standing is None or standing.ci_fix is None:
         return IGNORED_BEING_READ if standing is not None and standing.ci_reading else None
     return None if standing.ci_fix else IGNORED_NOT_OPTED_IN
+
+
+def touches_config(changed: Iterable[Iterable[str]] | None, complete: bool) -> bool | None:
+    """Whether a push whose commits changed these paths (added, modified or removed, one
+    iterable per commit) changed `.resolver/config.yml`; None when the forge's list of its
+    commits is missing or cut short (`complete` false)."""
+    if changed is None or not complete:
+        return None
+    return any(CONFIG_PATH in paths for paths in (set(commit) for commit in changed))
