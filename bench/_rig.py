@@ -60,10 +60,15 @@ class Layout:
         return [name for name in self.commands if name not in ("web", "beat")]
 
 
-def procfile() -> Layout:
+def procfile(slots: int | None = None) -> Layout:
+    """The Procfile's layout; with `slots`, its jobs worker runs that many jobs at once."""
     lines = (ROOT / "Procfile").read_text().splitlines()
     pairs = (line.split(":", 1) for line in lines if line.strip() and not line.startswith("#"))
-    return Layout("Procfile", {name.strip(): command.strip() for name, command in pairs})
+    commands = {name.strip(): command.strip() for name, command in pairs}
+    if slots is None:
+        return Layout("Procfile", commands)
+    worker = re.sub(r"--concurrency \d+", f"--concurrency {slots}", commands["worker"])
+    return Layout(f"Procfile, {slots} job slots", {**commands, "worker": worker})
 
 
 def two_slots() -> Layout:

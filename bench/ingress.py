@@ -5,7 +5,8 @@ and a Probot app as a peer.
                                    [--no-peer]
 
 Starts one real server process (uvicorn) on loopback, with its own SQLite database and Redis
-db 7 (`--postgres`: a database of its own on the project's PostgreSQL), serving three endpoints:
+db 7 (`--postgres`: then all again on a database of its own on the project's PostgreSQL, in the
+same run), serving three endpoints:
 - ingress: the real `POST /webhooks/github`, which creates and publishes a job;
 - verify + route, no write: the same request path up to the write (body limit, signature,
   parse, route), answering 202 without recording anything: the most the ingress could do were
@@ -25,8 +26,9 @@ Then the peer (bench/_peer.py, skipped with `--no-peer`): a minimal Probot app (
 installed by `npm ci` into var/bench/probot) that verifies the same signature and records a
 mention in memory, started beside our server. Both receive the same deliveries, measured one
 after the other in this run, in two workloads: only mentions, and a mix where nine deliveries in
-ten are events both ignore (check runs, statuses, pushes: bench/_mix.py). Prints both servers'
-figures and our throughput as a ratio of Probot's.
+ten are events both ignore (check runs, statuses, pushes, one in ten to the default branch of a
+repository where the bot has no open pull request: bench/_mix.py). Prints both servers' figures,
+our throughput as a ratio of Probot's, and the job rows the default-branch pushes made.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from _load import (
     sign,
     wait_until_answering,
 )
-from _mix import mix
+from _mix import PUSHED_REPO, mix
 from _peer import Peer, probot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,6 +153,9 @@ def serve(port: int, workers: int) -> None:
 def prepare(env: dict[str, str], senders: int) -> list[Signed]:
     """Migrate, link `senders` GitHub accounts, and sign one mention from each."""
     os.environ.update(env)
+    from resolver.core.settings import get_settings
+
+    get_settings.cache_clear()  # a second run (--postgres) has its own database
     from resolver.store.accounts import add_user, link_identity
     from resolver.store.db import session_scope
     from resolver.store.migrate import upgrade
@@ -167,7 +172,41 @@ def prepare(env: dict[str, str], senders: int) -> list[Signed]:
             payload["repository"]["full_name"] = f"bench/repo-{n}"
             payload["comment"]["body"] = "@resolver please fix the flaky export test"
             signed.append(sign(json.dumps(payload).encode(), SECRET))
+        bots_old_branch(session)
     return signed
+
+
+def bots_old_branch(session: Any) -> None:
+    """The mix's default-branch pushes go to a repository where the bot once worked (a job on
+    one of its branches, its pull request long merged) and that opted in to `conflicts: fix`,
+    as a job reading its config recorded it (where this version records it)."""
+    from resolver.store import jobs
+
+    job = jobs.create_job(
+        session,
+        jobs.NewJob(
+            source="github", task="an old fix", repo=PUSHED_REPO, requester="dev0",
+            requester_id=1, trigger={"sender": {"id": "1000", "login": "dev0"}},
+        ),
+    )  # fmt: skip
+    job.branch = "resolver/1-an-old-fix"
+    try:
+        from resolver.store import bot_pulls
+    except ImportError:  # a version before the record: nothing to seed
+        return
+    bot_pulls.remember_option(session, "github", PUSHED_REPO, "b" * 40, "conflicts", True)
+
+
+def push_jobs() -> int:
+    """The job rows the mix's default-branch pushes made (should be none)."""
+    from sqlalchemy import func, select
+
+    from resolver.store.db import session_scope
+    from resolver.store.models import Job
+
+    with session_scope() as session:
+        made = select(func.count(Job.id)).where(Job.task.like("Update my pull requests%"))
+        return int(session.scalar(made) or 0)
 
 
 def table(rows: dict[str, dict[str, Figures]]) -> None:
@@ -254,7 +293,11 @@ def peer_table(
             for name, f in figures.items():
                 if f.errors:
                     print(f"  {'':28}{name} non-2xx: {f.errors}")
-    print("the same signed deliveries to both; mix: 9 in 10 are check runs, statuses and pushes")
+    print(
+        "the same signed deliveries to both; mix: 9 in 10 are check runs, statuses and pushes"
+        " (1 in 10 to the default branch of a repository without a bot pull request)"
+    )
+    print(f"job rows the default-branch pushes made: {push_jobs()}")
 
 
 def python_speed() -> float:
@@ -276,7 +319,7 @@ def main() -> None:
         "--workers", type=int, default=1, help="server processes (resolver serve --workers)"
     )
     parser.add_argument(
-        "--postgres", action="store_true", help="PostgreSQL (scripts/postgres) instead of SQLite"
+        "--postgres", action="store_true", help="PostgreSQL (scripts/postgres) too, after SQLite"
     )
     parser.add_argument(
         "--no-peer", action="store_true", help="skip the Probot peer (needs node and npm)"
@@ -285,15 +328,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.workers)
-    tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
-    try:
-        with database(tmp, args.postgres) as url:
-            measure(args, tmp, bench_env(url))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    for postgres in (False, True) if args.postgres else (False,):
+        tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
+        try:
+            with database(tmp, postgres) as url:
+                measure(args, tmp, bench_env(url), postgres)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
-def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> None:
+def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str], postgres: bool) -> None:
     """Start the server on `env`'s database, measure every endpoint, print the table."""
     import redis
 
@@ -311,7 +355,7 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> None:
         endpoints = {name: (server.pid, port, path) for name, path in ENDPOINTS.items()}
         rows = measurements(args, script, endpoints, {"mention": signed})
         processes = f"{args.workers} server process{'es' if args.workers > 1 else ''}"
-        print(f"{processes}, {'PostgreSQL' if args.postgres else 'SQLite'}")
+        print(f"\n{processes}, {'PostgreSQL' if postgres else 'SQLite'}")
         table({label: workloads["mention"] for label, workloads in rows.items()})
         if not args.no_peer:
             against_probot(args, tmp, script, endpoints["ingress"], signed)

@@ -2,7 +2,10 @@
 process layout and, with `--baseline`, today's two-slot layout, in the same run.
 
     uv run --frozen python bench/load.py [--mentions 24] [--delay 8] [--calls 3] [--baseline]
-                                         [--postgres] [--keep DIR]
+                                         [--slots N] [--postgres] [--keep DIR]
+
+The shapes issue #36 names: `--mentions 24`, and `--mentions 48 --slots 48` (a host configured
+for 48 jobs: the Procfile's jobs worker at `--concurrency 48`); every 👀 within 2 s in both.
 
 Each layout gets a fresh service (bench/_rig.py): the Procfile's commands as child processes
 (`python -m resolver.cli …`, the web process on a loopback port), on a SQLite file
@@ -298,6 +301,9 @@ def main() -> None:
     parser.add_argument("--mentions", type=int, default=24, help="concurrent mentions")
     parser.add_argument("--delay", type=float, default=8.0, help="seconds per model completion")
     parser.add_argument("--calls", type=int, default=3, help="completions per job (at least 2)")
+    parser.add_argument(
+        "--slots", type=int, help="job slots: the Procfile's jobs worker with this --concurrency"
+    )
     parser.add_argument("--baseline", action="store_true", help="also run the two-slot layout")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
     parser.add_argument("--timeout", type=float, help="seconds to wait for every job and PR")
@@ -313,7 +319,7 @@ def main() -> None:
     # every run's processes, sandboxes and files go.
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, signal.default_int_handler)
-    layouts = [procfile(), *([two_slots()] if args.baseline else [])]
+    layouts = [procfile(args.slots), *([two_slots()] if args.baseline else [])]
     table(args, [measure(layout, args) for layout in layouts])
 
 

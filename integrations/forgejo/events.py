@@ -139,8 +139,16 @@ class ReviewEvent(Envelope):
     review: Review | None = None
 
 
+class PushCommit(VendorModel):
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
 class PushEvent(Envelope):
     """A push to a branch or a tag; `sender` is the pusher."""
 
     ref: str
     after: str
+    commits: tuple[PushCommit, ...] | None = None
+    total_commits: int | None = None

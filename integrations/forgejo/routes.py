@@ -23,6 +23,7 @@ from integrations.forgejo.events import PullRequest as PullPayload
 from integrations.forgejo.trigger import ISSUE_COMMENT, REVIEW
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.pulls import touches_config
 from resolver.contract.triggers import (
     BasePush,
     BasePushed,
@@ -123,7 +124,7 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
     subject = BasePushed(
         repo=_repository(event),
         url=repo.html_url,
-        push=BasePush(branch=branch, sha=event.after),
+        push=BasePush(branch=branch, sha=event.after, config_touched=_touches_config(event)),
     )
     return Trigger(
         task=f"Update my pull requests on `{branch}` that no longer merge cleanly.",
@@ -134,6 +135,16 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
         bot_branches=True,
         once_key=f"push:{repo.full_name}:{event.ref}:{event.after}",
     )
+
+
+def _touches_config(event: PushEvent) -> bool | None:
+    """Whether the push changed `.resolver/config.yml`: known only when the payload lists every
+    pushed commit (`total_commits` of them)."""
+    commits = event.commits
+    if commits is None:
+        return None
+    changed = [(*c.added, *c.modified, *c.removed) for c in commits]
+    return touches_config(changed, event.total_commits == len(commits))
 
 
 def _repository(event: Envelope) -> Repository:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from integrations.github.events import parse_event
+from integrations.github.pulls import PULLS
 from integrations.github.routes import IGNORED, ROUTES
 from integrations.github.settings import GitHubSettings
 from integrations.github.signin import SIGN_IN
@@ -42,6 +43,7 @@ INTEGRATION = Integration(
     enabled=_enabled,
     verify=_verify,
     parse=parse_event,
+    pulls=PULLS,
 )
 
 

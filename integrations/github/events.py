@@ -163,9 +163,16 @@ class CheckRunEvent(Envelope):
     check_run: CheckRun
 
 
+class PushCommit(VendorModel):
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
 class PushEvent(Envelope):
     """https://docs.github.com/webhooks/webhook-events-and-payloads#push"""
 
     ref: str
     after: str
     deleted: bool = False
+    commits: tuple[PushCommit, ...] | None = None

@@ -20,6 +20,7 @@ from integrations.github.events import PullRequest as PullRequestPayload
 from integrations.github.trigger import ISSUE_COMMENT, REVIEW_COMMENT
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.pulls import touches_config
 from resolver.contract.triggers import (
     BOT_BRANCH_PREFIX,
     BasePush,
@@ -35,6 +36,9 @@ from resolver.contract.triggers import (
 )
 from resolver.features.ci.contract import FAILED_CONCLUSIONS, build_fix_task
 
+MAX_PUSH_COMMITS: Final = 2048
+"""https://docs.github.com/webhooks/webhook-events-and-payloads#push: `commits` holds at most
+2048 of the pushed commits."""
 REVIEW_TASK: Final = "Address the review: every open review thread on this pull request."
 # A review that asks for something; an approval asks for nothing unless it mentions the bot.
 ASKING_REVIEWS: Final = frozenset({"commented", "changes_requested"})
@@ -183,7 +187,7 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
         repo=_repository(event),
         reach=_reach(event),
         url=repo.html_url,
-        push=BasePush(branch=branch, sha=event.after),
+        push=BasePush(branch=branch, sha=event.after, config_touched=_touches_config(event)),
     )
     return Trigger(
         task=f"Update my pull requests on `{branch}` that no longer merge cleanly.",
@@ -193,6 +197,16 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
         subject=subject,
         bot_branches=True,
     )
+
+
+def _touches_config(event: PushEvent) -> bool | None:
+    """Whether the push changed `.resolver/config.yml`; None when its list of commits may be
+    cut short (GitHub lists at most MAX_PUSH_COMMITS) or is missing."""
+    commits = event.commits
+    if commits is None:
+        return None
+    changed = [(*c.added, *c.modified, *c.removed) for c in commits]
+    return touches_config(changed, len(commits) < MAX_PUSH_COMMITS)
 
 
 def _is_bot_head(pull: PullRequestPayload, sha: str) -> bool:

@@ -139,6 +139,12 @@ class PipelineEvent(VendorModel):
     builds: list[PipelineJob] = []
 
 
+class PushCommit(VendorModel):
+    added: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
 class PushEvent(VendorModel):
     """A `Push Hook` (`object_kind: push`): the pusher is flat (`user_id`, `user_username`),
     not a `user` object. https://docs.gitlab.com/user/project/integrations/webhook_events/#push-events"""
@@ -149,6 +155,8 @@ class PushEvent(VendorModel):
     user_username: str
     user_name: str | None = None
     project: Project
+    commits: tuple[PushCommit, ...] | None = None
+    total_commits_count: int | None = None
 
     @property
     def user(self) -> User:

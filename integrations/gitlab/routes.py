@@ -18,6 +18,7 @@ from integrations.gitlab.events import (
 )
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
+from resolver.contract.pulls import touches_config
 from resolver.contract.triggers import (
     BOT_BRANCH_PREFIX,
     BasePush,
@@ -135,7 +136,7 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
         reach={"project_id": project.id},
         url=project.web_url,
         part={"web_url": project.web_url},
-        push=BasePush(branch=branch, sha=event.after),
+        push=BasePush(branch=branch, sha=event.after, config_touched=_touches_config(event)),
     )
     return Trigger(
         task=f"Update my merge requests on `{branch}` that no longer merge cleanly.",
@@ -145,6 +146,16 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
         subject=subject,
         bot_branches=True,
     )
+
+
+def _touches_config(event: PushEvent) -> bool | None:
+    """Whether the push changed `.resolver/config.yml`: known only when the payload lists every
+    pushed commit (GitLab lists at most 20 of `total_commits_count`)."""
+    commits = event.commits
+    if commits is None:
+        return None
+    changed = [(*c.added, *c.modified, *c.removed) for c in commits]
+    return touches_config(changed, event.total_commits_count == len(commits))
 
 
 def _repository(project: Project) -> Repository:

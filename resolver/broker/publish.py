@@ -12,9 +12,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from resolver.broker.celery_app import CALLBACKS_QUEUE, DELIVER, JOBS_QUEUE, RUN_JOB, get_celery
 from resolver.core import tracing
+
+FIRST: Final = 0
+"""The priority of a mention's acknowledgements (its 👀 and first status, or the notice to an
+unlinked sender): taken before any later callback in the queue. On Redis, kombu keeps each
+priority step in a list of its own and a worker pops the lists lowest number first."""
+LATER: Final = 6
+"""Every other callback: status edits, replies, pull requests, reports."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,7 @@ class Message:
     queue: str
     task_id: str | None = None
     trace: tracing.Carrier = ()
+    priority: int = FIRST
 
 
 def job_message(job_id: int, message_id: str, trace: tracing.Carrier = ()) -> Message:
@@ -55,13 +64,22 @@ def send_messages(messages: Sequence[Message]) -> None:
             )
             with tracing.within(message.trace):
                 amqp.send_task_message(
-                    producer, message.task, task, queue=message.queue, declare=[], retry=False
+                    producer,
+                    message.task,
+                    task,
+                    queue=message.queue,
+                    declare=[],
+                    retry=False,
+                    priority=message.priority,
                 )
 
 
 def publish_callback(callback_id: int, countdown: float | None = None) -> None:
-    """Send a recorded (committed) callback to the callbacks queue."""
-    get_celery().send_task(DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown)
+    """Send a recorded (committed) callback to the callbacks queue, behind any waiting
+    acknowledgement (`FIRST`)."""
+    get_celery().send_task(
+        DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown, priority=LATER
+    )
 
 
 def send_task(name: str, args: Sequence[int | str], queue: str) -> None:

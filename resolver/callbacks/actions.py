@@ -22,10 +22,11 @@ from resolver.contract import outbound as providers
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_PULL
 from resolver.contract.provider import ThreadResolver
+from resolver.contract.pulls import PullChange
 from resolver.contract.triggers import Planned, TaskTrigger, in_thread, read_trigger
 from resolver.core.logs import log
 from resolver.core.settings import Settings
-from resolver.store import callbacks, jobs
+from resolver.store import bot_pulls, callbacks, jobs
 from resolver.store.callbacks import mark_posting
 from resolver.store.db import session_scope
 from resolver.store.models import Job, Notice, utcnow
@@ -221,6 +222,8 @@ def send_open_pull(provider: str, payload: Mapping[str, Any], settings: Settings
         job = jobs.get_job(session, job_id)
         job.pr_url = pull.url
         jobs.note_result(job, {"pull_pending": False, "pull_number": pull.number})
+        opened = PullChange(repo, pull.number, branch, base, open=True)
+        bot_pulls.apply(session, planned.provider, opened)  # before its pull_request event
         ids = record_status(session, job)
     publish_all(ids)
     log(logger, logging.INFO, "job.pull_opened", job=job_id, url=pull.url)

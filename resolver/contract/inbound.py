@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue, SecretStr, ValidationError
 from pydantic_core import from_json
 
+from resolver.contract.pulls import PullTrackers
 from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
@@ -170,6 +171,9 @@ class Integration:
     enabled: Callable[[Settings], bool]
     verify: Callable[[Headers, bytes, Settings, float], None]
     parse: Callable[[Headers, bytes], WebhookEvent]
+    pulls: PullTrackers = field(default_factory=dict)
+    """Events that tell of the bot's own pull requests, each with its reader: intake keeps the
+    record of them (`contract.pulls`), beside routing the event."""
 
 
 def decode_object(body: bytes) -> dict[str, JsonValue]:

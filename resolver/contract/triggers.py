@@ -45,6 +45,8 @@ class BasePush:
 
     branch: str
     sha: str
+    config_touched: bool | None = None
+    """Whether the push changed `.resolver/config.yml` (None: the event does not say)."""
 
 
 class TriggerError(ValueError):

@@ -39,6 +39,11 @@ CALLBACK_ATTEMPTS: Final = Counter(
     "Tries of outbound callbacks, by action and outcome (ok, transient, permanent).",
     ["action", "outcome"],
 )
+IGNORED_EVENTS: Final = Counter(
+    "resolver_ignored_events_total",
+    "Webhook deliveries answered 204 without a row, by provider and reason.",
+    ["provider", "reason"],
+)
 REAPER_REMOVALS: Final = Counter(
     "resolver_reaper_removals_total", "Sandboxes the reaper removed (dead, stale or too old)."
 )

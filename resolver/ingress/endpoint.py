@@ -36,11 +36,15 @@ from resolver.contract.inbound import (
     ignored_sender,
     route_event,
 )
+from resolver.contract.pulls import PullChange
 from resolver.core import tracing
 from resolver.core.logs import log
+from resolver.core.metrics import IGNORED_EVENTS
 from resolver.core.settings import Settings
 from resolver.ingress.batching import write
+from resolver.ingress.concerns import needs_standing, why_not_ours
 from resolver.ingress.intake import Accepted, Pending
+from resolver.ingress.pulls import pull_change, record_pull
 from resolver.store.db import StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -75,11 +79,17 @@ def endpoint(
             body = await read_body(request, settings.max_body_bytes)
             headers = {name.lower(): value for name, value in request.headers.items()}
             if len(body) <= INLINE_BODY_BYTES:
-                routed = route(integration, headers, body, settings)
+                routed, change = take(integration, headers, body, settings)
             else:  # verifying and parsing a large body is CPU work: keep it off the event loop
-                routed = await run_in_threadpool(route, integration, headers, body, settings)
+                routed, change = await run_in_threadpool(take, integration, headers, body, settings)
+            if change is not None:
+                await run_in_threadpool(record_pull, integration.name, change)
             if isinstance(routed, Response):
                 return routed
+            if needs_standing(routed.trigger):
+                why = await run_in_threadpool(why_not_ours, integration.name, routed.trigger)
+                if why is not None:
+                    return _ignored(integration.name, routed.event.key, why)
             return _answer(await record(routed))
         except WebhookError as error:
             return _refusal(integration.name, error)
@@ -94,9 +104,23 @@ def route(
     integration: Integration, headers: Headers, body: bytes, settings: Settings
 ) -> Pending | Response:
     """Verify, parse and route one delivery: the trigger to record, or the answer already."""
+    return take(integration, headers, body, settings)[0]
+
+
+def take(
+    integration: Integration, headers: Headers, body: bytes, settings: Settings
+) -> tuple[Pending | Response, PullChange | None]:
+    """Verify and parse one delivery; route it, and read what it changes about one of the bot's
+    own pull requests (kept apart from routing: `ingress.pulls`)."""
     integration.verify(headers, body, settings, time.time())
     event = integration.parse(headers, body)
     policy = policy_for(settings)
+    return _routed(integration, event, policy, settings), pull_change(integration, event, policy)
+
+
+def _routed(
+    integration: Integration, event: WebhookEvent, policy: Policy, settings: Settings
+) -> Pending | Response:
     try:
         outcome = route_event(integration.routes, event, policy)
     except MalformedError as error:
@@ -105,9 +129,15 @@ def route(
         return JSONResponse({"challenge": outcome.value})
     why = _why_ignored(integration, event, outcome, policy)
     if outcome is None or why is not None:
-        log(logger, logging.DEBUG, f"webhook.{integration.name}.ignored", key=event.key, why=why)
-        return Response(status_code=204)
+        return _ignored(integration.name, event.key, why or "not a trigger")
     return Pending(integration.name, event, outcome, settings, tracing.carrier())
+
+
+def _ignored(provider: str, key: str, why: str) -> Response:
+    """204 for a delivery that cannot concern us: logged at debug, counted by reason."""
+    log(logger, logging.DEBUG, f"webhook.{provider}.ignored", key=key, why=why)
+    IGNORED_EVENTS.labels(provider, why).inc()
+    return Response(status_code=204)
 
 
 def _why_ignored(

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from integrations import registry
 from resolver.contract.commands import is_answered
 from resolver.contract.inbound import Sender, Trigger, WebhookEvent
 from resolver.contract.outbound import REACT, STATUS
@@ -30,7 +31,7 @@ from resolver.core.job import QueuePlace, place_in_queue
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.ingress.notices import render_unlinked
-from resolver.store import accounts, callbacks, ci_attempts, deliveries, jobs
+from resolver.store import accounts, callbacks, ci_attempts, deliveries, jobs, repo_defaults
 from resolver.store.deliveries import DeliveryId
 from resolver.store.notices import PRIVATE, UNLINKED, NewNotice, insert_notices
 
@@ -138,6 +139,7 @@ def _drafts(
     round_ = [round_[n] if pending is None else pending for n, pending in enumerate(owned)]
     previous = jobs.latest_jobs(conn, {pending.conversation_key for pending in round_})
     users = _linked_users(conn, round_)
+    round_ = _with_routed_repos(conn, round_)
     answers: dict[int, Accepted] = {}
     drafts: dict[int, _Draft] = {}
     for n, pending in enumerate(round_):
@@ -170,6 +172,30 @@ def _as_branch_owner(conn: Connection, round_: list[Pending]) -> list[Pending | 
         person = Sender(external_id=sender.id, login=sender.login)
         owned.append(replace(pending, trigger=replace(pending.trigger, sender=person)))
     return owned
+
+
+def _with_routed_repos(conn: Connection, round_: list[Pending]) -> list[Pending]:
+    """A chat or tracker request that names no repository takes the default of its channel,
+    project or team, as the worker would: its first acknowledgement names it."""
+    scopes = [_route_scope(pending) for pending in round_]
+    routes = repo_defaults.routed_repos(conn, [scope for scope in scopes if scope is not None])
+    routed: list[Pending] = []
+    for pending, scope in zip(round_, scopes, strict=True):
+        repo = routes.get(scope) if scope is not None else None
+        if repo is not None:
+            pending = replace(pending, trigger=replace(pending.trigger, repo=repo))
+        routed.append(pending)
+    return routed
+
+
+def _route_scope(pending: Pending) -> tuple[str, str] | None:
+    if pending.trigger.repo:
+        return None
+    provider = registry.find(pending.provider)
+    if provider is None or provider.route_scope is None:
+        return None
+    scope = provider.route_scope(pending.trigger.subject)
+    return None if scope is None else (pending.provider, scope)
 
 
 def _linked_users(conn: Connection, round_: list[Pending]) -> list[int | None]:

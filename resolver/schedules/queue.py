@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import Select, func, insert, or_, select, update
+from sqlalchemy import Select, exists, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -37,7 +37,15 @@ from resolver.schedules.spec import (
 from resolver.schedules.store import ScheduleNotFoundError, find_schedule, names, schedules_of
 from resolver.store import jobs
 from resolver.store.db import session_scope
-from resolver.store.models import Job, Schedule, ScheduleRepo, ScheduleRun, User, utcnow
+from resolver.store.models import (
+    BotPull,
+    Job,
+    Schedule,
+    ScheduleRepo,
+    ScheduleRun,
+    User,
+    utcnow,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -188,12 +196,30 @@ def _usage(session: Session, now: datetime, repo_id: int | None) -> limits.Usage
     runs = select(func.count(ScheduleRun.id)).join(Schedule)
     active = runs.join(Job, Job.id == ScheduleRun.job_id).where(Job.state.in_(ACTIVE))
     opening = active.where(Schedule.pull_state.is_distinct_from(OPEN), ~Schedule.dry_run)
-    open_pulls = select(func.count(Schedule.id)).where(Schedule.pull_state == OPEN)
+    open_pulls = select(func.count(Schedule.id)).where(
+        Schedule.pull_state == OPEN, ~_closed_since(Schedule)
+    )
     hour_ago = now - timedelta(hours=1)
     return limits.Usage(
         runs_last_hour=count(runs.where(ScheduleRun.started_at > hour_ago)),
         running=count(active),
         open_prs=count(open_pulls) + count(opening),
+    )
+
+
+def _closed_since(schedule: type[Schedule]) -> Any:
+    """The schedule's pull request was closed or merged since its run remembered it open: the
+    record of the bot's pull requests (`store.bot_pulls`, kept from the forge's events) says so.
+    Its next run finds out what became of it; until then it holds no other schedule back."""
+    return (
+        exists()
+        .where(
+            BotPull.closed.is_(True),
+            BotPull.head == schedule.pull_branch,
+            ScheduleRepo.id == schedule.repo_id,
+            BotPull.forge + ":" + BotPull.repo == ScheduleRepo.repo,
+        )
+        .correlate(schedule)
     )
 
 

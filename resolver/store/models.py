@@ -417,6 +417,49 @@ class CIAttempt(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
 
+class BotPull(Base):
+    """A pull request from one of the bot's branches: kept from the forge's events that
+    open, close and retarget it, and from the bot's own pushes, so that intake knows without a
+    forge call whether a push to a base can concern the bot."""
+
+    __tablename__ = "bot_pulls"
+    __table_args__ = (
+        UniqueConstraint("forge", "repo", "number", name="bot_pull_once"),
+        Index("bot_pulls_by_base", "forge", "repo", "base"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    forge: Mapped[str] = mapped_column(String(20))
+    repo: Mapped[str] = mapped_column(String(300))
+    number: Mapped[int] = mapped_column(Integer)
+    head: Mapped[str] = mapped_column(String(255))
+    base: Mapped[str] = mapped_column(String(255))
+    closed: Mapped[bool] = mapped_column(default=False)
+    """Closed or merged: kept, so that a schedule's pull request a person closed no longer
+    counts toward the open-PR limit (`schedules.queue`)."""
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class RepoOptions(Base):
+    """A repository's `.resolver/config.yml` options that intake decides on (`ci`, `conflicts`),
+    as a worker last read them at a default-branch commit. None: not read yet (the next event
+    runs a job, which reads it). A push that touches the file removes the row."""
+
+    __tablename__ = "repo_options"
+    __table_args__ = (UniqueConstraint("forge", "repo", name="repo_options_once"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    forge: Mapped[str] = mapped_column(String(20))
+    repo: Mapped[str] = mapped_column(String(300))
+    sha: Mapped[str | None] = mapped_column(String(64))
+    ci_fix: Mapped[bool | None]
+    conflicts_fix: Mapped[bool | None]
+    ci_asked_at: Mapped[datetime | None]
+    """When intake let an event through to a job that reads `ci` (others wait for it a while)."""
+    conflicts_asked_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
 class SteeringMessage(Base):
     """A message sent to a running job (`job_id`) by a later request of its conversation
     (`from_job_id`, parked meanwhile). The agent reads it at its next step and marks it taken;

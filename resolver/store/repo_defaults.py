@@ -3,10 +3,16 @@ project, a Linear team. `resolver routes set slack C0123 owner/name`."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
 from resolver.store.models import Job, RepoRoute
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 
 def set_route(session: Session, provider: str, scope: str, forge: str, name: str) -> RepoRoute:
@@ -34,6 +40,21 @@ def routed_repo(session: Session, provider: str, scope: str) -> str | None:
     return session.scalar(
         select(RepoRoute.repo).where(RepoRoute.provider == provider, RepoRoute.scope == scope)
     )
+
+
+def routed_repos(
+    conn: Connection | Session, scopes: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """The default repository of each (provider, scope) that has one, in one query."""
+    wanted = set(scopes)
+    if not wanted:
+        return {}
+    rows = conn.execute(
+        select(RepoRoute.provider, RepoRoute.scope, RepoRoute.repo).where(
+            tuple_(RepoRoute.provider, RepoRoute.scope).in_(list(wanted))
+        )
+    )
+    return {(provider, scope): repo for provider, scope, repo in rows}
 
 
 def all_routes(session: Session) -> list[RepoRoute]:

@@ -153,6 +153,29 @@ def test_the_open_pull_request_limit_holds_new_proposals_but_not_updates(
     assert runs_of(proposing)[0].waiting_for == "the repository's limit of 1 open pull request"
 
 
+def test_a_pull_request_a_person_closed_no_longer_counts_toward_the_limit(
+    resolver_env: ResolverEnv, backend: str
+) -> None:
+    """The `pull_request` event that closed it (kept in store.bot_pulls) frees the slot at once,
+    not when the schedule runs again."""
+    from resolver.contract.pulls import PullChange
+    from resolver.store import bot_pulls
+
+    proposing = make_schedule("proposing", created_at=LONG_AGO)
+    closed = make_schedule("closed", created_at=LONG_AGO, cron="0 6 * * 2")
+    with session_scope() as session:
+        session.execute(update(ScheduleRepo).values(open_prs=1, concurrent_runs=5))
+        session.execute(
+            update(Schedule)
+            .where(Schedule.id == closed)
+            .values(pull_state="open", pull_branch="resolver/schedule-closed")
+        )
+        change = PullChange("octo/widgets", 9, "resolver/schedule-closed", "main", open=False)
+        bot_pulls.apply(session, "github", change)
+    tick(MONDAY_0600_BERLIN + timedelta(minutes=1))
+    assert runs_of(proposing)[0].state == "started"
+
+
 def test_the_services_limits_apply_across_repositories(
     resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:

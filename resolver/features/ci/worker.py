@@ -26,7 +26,7 @@ from resolver.features.ci.contract import (
     report_comments,
     why_not_fix,
 )
-from resolver.store import ci_attempts
+from resolver.store import bot_pulls, ci_attempts
 from resolver.store.db import session_scope
 from resolver.worker.push import bot_identity
 from resolver.worker.values import Plan, Snapshot, Stop
@@ -75,10 +75,18 @@ def check_fix(
 def _config(plan: Plan, git_env: dict[str, str] | None, root: Path) -> CIConfig:
     """`ci` from `.resolver/config.yml` on the default branch, read through the existing helper."""
     with git_repo.private_clone(plan.repo.clone_url, root, None, git_env, shallow=True) as clone:
+        ref = git_repo.default_ref(clone)
         try:
-            return parse_ci_config(git_repo.repo_config(clone, git_repo.default_ref(clone)))
+            config = parse_ci_config(git_repo.repo_config(clone, ref))
+            sha = git_repo.git(clone, "rev-parse", ref).strip()
         except (CIConfigError, git_repo.RepoError) as error:
             raise Stop(Outcome.COULD_NOT, f"I cannot fix the failing check: {error}") from None
+    # What intake decides the next red check on (`ingress.concerns`).
+    with session_scope() as session:
+        bot_pulls.remember_option(
+            session, plan.forge_name, plan.repo.full_name, sha, "ci", config.fix
+        )
+    return config
 
 
 def _head(plan: Plan, git_env: dict[str, str] | None, root: Path) -> HeadCommit:

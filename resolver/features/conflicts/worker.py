@@ -54,7 +54,7 @@ from resolver.features.conflicts.contract import (
     parse_conflicts_config,
     render_unresolved,
 )
-from resolver.store import ci_attempts, jobs
+from resolver.store import bot_pulls, ci_attempts, jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_commit_message
 from resolver.worker.plan import co_author, prepare, repo_info, repository_of
@@ -148,7 +148,9 @@ def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         if push is None or push.branch != repo.default_branch:
             return quiet_end(snapshot, "the push is not to the default branch")
         git_env = forge.git_env(repo.clone_url)
-        if not _config(repo, git_env, ctx.settings.sandbox_workspace_root).fix:
+        opted_in = _config(repo, git_env, ctx.settings.sandbox_workspace_root).fix
+        _remember(forge_name, full_name, push.sha, opted_in)
+        if not opted_in:
             return quiet_end(snapshot, "`conflicts: fix` is not set in .resolver/config.yml")
         lister = registry.get(forge_name).open_pulls
         if lister is None:
@@ -156,6 +158,7 @@ def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         pulls = lister(
             snapshot.trigger, snapshot.requester_id, full_name, push.branch, ctx.settings
         )
+        _remember_pulls(forge_name, full_name, push.branch, pulls)
     except Stop as stop:
         return _quiet(ended_by(stop))
     except CallbackError as error:
@@ -167,6 +170,21 @@ def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         if pull.head.startswith(BRANCH_PREFIX):
             done[str(pull.number)] = _update_pull(ctx, snapshot, forge, repo, pull, git_env)
     return _quiet(_combined(done))
+
+
+def _remember(forge_name: str, full_name: str, sha: str, opted_in: bool) -> None:
+    """What intake decides the next push on (`ingress.concerns`): the option as read now."""
+    with session_scope() as session:
+        bot_pulls.remember_option(session, forge_name, full_name, sha, "conflicts", opted_in)
+
+
+def _remember_pulls(
+    forge_name: str, full_name: str, base: str, pulls: tuple[providers.PullInfo, ...]
+) -> None:
+    """The forge's listing of the bot's open pull requests into `base` is what holds now."""
+    ours = [(pull.number, pull.head) for pull in pulls if pull.head.startswith(BRANCH_PREFIX)]
+    with session_scope() as session:
+        bot_pulls.replace_into_base(session, forge_name, full_name, base, ours)
 
 
 def _keep_quiet(job_id: int) -> None:

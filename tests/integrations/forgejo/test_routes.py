@@ -123,7 +123,7 @@ def test_a_push_to_the_default_branch_is_a_base_push() -> None:
     assert found.conversation_key == "forgejo:forgejo/widgets@main"
     sha = "bffeb74224043ba2feb48d137756c8a9331c449a"
     assert isinstance(found.subject, BasePushed)
-    assert found.subject.push == BasePush(branch="main", sha=sha)
+    assert found.subject.push == BasePush(branch="main", sha=sha, config_touched=False)
     assert found.once_key == f"push:forgejo/widgets:refs/heads/main:{sha}"
 
 

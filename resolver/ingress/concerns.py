@@ -1,0 +1,57 @@
+"""Whether a default-branch push or a red check can concern the bot, decided at intake without
+a forge call: the repository's options (`conflicts: fix`, `ci: fix`) as a job last read them,
+and the bot's open pull requests into the pushed base (`store.bot_pulls`). One indexed read;
+a write only when the options are not known yet (the event then runs the one job that reads
+them, and others wait for it) or a push changed them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from resolver.contract.inbound import Trigger
+from resolver.contract.pulls import Standing, why_check_ignored, why_push_ignored
+from resolver.contract.triggers import BasePushed
+from resolver.store import bot_pulls
+from resolver.store.db import get_engine
+from resolver.store.models import utcnow
+
+
+def needs_standing(trigger: Trigger) -> bool:
+    """Whether the trigger is one that the records decide on."""
+    return trigger.bot_branches or trigger.ci_branch is not None
+
+
+def why_not_ours(provider: str, trigger: Trigger) -> str | None:
+    """Why the trigger cannot concern the bot (answered 204, no row), or None to record it."""
+    repo, now = trigger.repo or "", utcnow()
+    subject = trigger.subject
+    if trigger.bot_branches and isinstance(subject, BasePushed):
+        if subject.push.config_touched is not False:
+            _refresh(provider, repo)
+            return None
+        return _decide(provider, repo, subject.push.branch, now, push=True)
+    return _decide(provider, repo, None, now, push=False)
+
+
+def _decide(provider: str, repo: str, base: str | None, now: datetime, *, push: bool) -> str | None:
+    with get_engine().connect() as conn:
+        standing = bot_pulls.standing(conn, provider, repo, base, now)
+    why = why_push_ignored(standing) if push else why_check_ignored(standing)
+    if why is None and _unknown(standing, push):
+        with get_engine().begin() as conn:
+            bot_pulls.asked(conn, provider, repo, "conflicts" if push else "ci")
+    return why
+
+
+def _unknown(standing: Standing | None, push: bool) -> bool:
+    if standing is None:
+        return True
+    return (standing.conflicts_fix if push else standing.ci_fix) is None
+
+
+def _refresh(provider: str, repo: str) -> None:
+    """A push that changed (or may have changed) `.resolver/config.yml`: what was read before
+    no longer holds; this push's job reads the options again."""
+    with get_engine().begin() as conn:
+        bot_pulls.forget_options(conn, provider, repo)
+        bot_pulls.asked(conn, provider, repo, "conflicts")
