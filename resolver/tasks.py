@@ -30,13 +30,14 @@ from resolver.broker.celery_app import (
 )
 from resolver.callbacks.send import send
 from resolver.contract.commands import Command, parse_command
-from resolver.contract.triggers import base_push_in
+from resolver.contract.triggers import ReviewRequest, base_push_in
 from resolver.core import metrics, version
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
 from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import worker as conflicts
+from resolver.features.review_requests.worker import run_review
 from resolver.schedules import beat
 from resolver.schedules import commands as schedule_commands
 from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
@@ -72,6 +73,8 @@ def run_request(ctx: JobContext) -> RunResult:
     snapshot = request.load(ctx.job_id)
     if base_push_in(snapshot.trigger) is not None:
         return conflicts.update_on_base_push(ctx, snapshot)
+    if isinstance(snapshot.trigger, ReviewRequest):
+        return run_review(ctx, snapshot)
     command = parse_command(snapshot.task)
     if command == "run" and not schedule_commands.names_a_schedule(snapshot):
         command = None  # "@bot run tests" asks for work when no schedule has that name

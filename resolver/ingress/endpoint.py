@@ -38,6 +38,7 @@ from resolver.contract.inbound import (
 )
 from resolver.core.logs import log
 from resolver.core.settings import Settings
+from resolver.features.review_requests.contract import as_review_request
 from resolver.ingress.batching import write
 from resolver.ingress.intake import Accepted, Pending
 from resolver.store.db import StoreUnavailable
@@ -102,6 +103,8 @@ def route(
         raise MalformedError(f"{error} (delivery {event.delivery_key})") from error
     if isinstance(outcome, Challenge):
         return JSONResponse({"challenge": outcome.value})
+    if outcome is not None:
+        outcome = as_review_request(outcome)
     why = _why_ignored(integration, event, outcome, policy)
     if outcome is None or why is not None:
         log(logger, logging.DEBUG, f"webhook.{integration.name}.ignored", key=event.key, why=why)

@@ -1,0 +1,88 @@
+"""End to end, on GitHub and GitLab: `@bot review` on alice's pull request runs the sandboxed
+agent on its head; the scripted model runs the tests, leaves three comments on lines of the diff
+(one with a suggested change) and one on a line outside it, and asks for changes. The forge
+receives one review with the three comments, each where the model put it (on GitHub, checked
+against GitHub's OpenAPI description, comments and all); the fourth is in the summary, with the
+Verification block; nothing is pushed.
+
+Which words ask for a review, where a comment may go and what the summary says are decided
+without a stack (tests/features/review_requests/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from integrations.github.standin.api import conformance_problems
+from integrations.standin.git_http import branch_head, run_git
+from tests.conftest import ResolverEnv
+from tests.e2e.conflicts_flow import commit_to
+from tests.e2e.forges import Forge, GitHubForge
+from tests.e2e.review_requests_flow import FEATURE, FEATURE_CALC, alices_pull, reviews
+from tests.e2e.stack import by_step, running_stack
+from tests.support.llm_server import Reply, tool
+
+pytestmark = pytest.mark.timeout(300)
+
+TESTS = "python3 -m unittest -q 2>&1 | tail -n 2"
+SUGGESTED = "    return a * b"
+OUTSIDE = "test_calc.py never tests mul()."
+SAID = "mul() adds, and nothing tests it."
+
+
+def reviewer() -> list[Reply]:
+    """The model's part: run the tests, comment on three lines of the diff and one outside it,
+    and ask for changes."""
+    return [
+        tool("execute_bash", command=TESTS),
+        tool(
+            "comment",
+            path="calc.py",
+            line=6,
+            side="RIGHT",
+            body="mul() adds.",
+            suggestion=SUGGESTED,
+        ),
+        tool("comment", path="calc.py", line=2, body="add() still subtracts."),
+        tool("comment", path="calc.py", line=9, side="RIGHT", body="sub() has no test."),
+        tool("comment", path="test_calc.py", line=3, body=OUTSIDE),
+        tool("finish", verdict="request_changes", summary=SAID),
+    ]
+
+
+def test_a_review_request_posts_one_review_with_the_anchored_comments(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    bare = forge.widgets()
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    head = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge)
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        stack.llm.set_script(by_step(reviewer()))
+        forge.start(stack)
+        job = stack.job(forge.comment_on_pull(stack, monkeypatch, number, "@resolver review this"))
+
+    assert (job.state, job.outcome) == ("succeeded", "answered"), job.error
+    assert job.trigger["kind"] == "review_request"
+    [review] = reviews(forge, number)
+    assert review.commit == head
+    placed = sorted((c.path, c.line) for c in review.comments)
+    assert placed == [("calc.py", 2), ("calc.py", 6), ("calc.py", 9)]
+    [suggesting] = [c for c in review.comments if c.line == 6]
+    assert f"```suggestion\n{SUGGESTED}\n```" in suggesting.body
+    # The comment outside the diff, the verdict and what the reviewer ran are in the summary.
+    assert SAID in review.summary and OUTSIDE in review.summary
+    assert "`test_calc.py` line 3" in review.summary
+    assert "Changes requested" in review.summary
+    assert "### Verification" in review.summary and "python3 -m unittest" in review.summary
+    if isinstance(forge, GitHubForge):
+        assert review.verdict == "REQUEST_CHANGES"
+        assert conformance_problems(forge.api.requests) == []
+    # A review never pushes: main and the pull request's branch are as they were.
+    assert run_git("--git-dir", str(bare), "branch", "--format=%(refname:short)").split() == [
+        FEATURE,
+        "main",
+    ]
+    assert branch_head(bare, FEATURE) == head
+    assert job.branch is None
