@@ -4,11 +4,14 @@ the review the stand-in received (its body, and each line comment with its place
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from integrations.github.standin.api import BOT_LOGIN
 from tests.e2e import gitlab_flow
 from tests.e2e.forges import Forge, GitHubForge, GitLabForge
-from tests.integrations.github.conftest import REPO
+from tests.e2e.github_flow import ALICE_ID
+from tests.integrations.deliveries import Delivery, github, load
+from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 
 FEATURE = "feature"
 FEATURE_CALC = (
@@ -76,3 +79,28 @@ def reviews(forge: Forge, number: int) -> list[Received]:
     commit = heads.pop() if len(heads) == 1 else None
     summaries = [n.body for n in mine if "resolver:review-" in n.body]
     return [Received(summary, None, commit, posted) for summary in summaries]
+
+
+def pull_request_event(forge: GitHubForge, action: str, number: int, head: str) -> Delivery:
+    """GitHub's `pull_request.<action>` for alice's pull `number`, now at `head`."""
+    name = {"synchronize": "synchronize__new_commits"}.get(action, f"{action}__plain")
+    payload: dict[str, Any] = load("github", f"pull_request.{name}")
+    alice = {"login": "alice", "id": ALICE_ID, "type": "User"}
+    payload["pull_request"].update(
+        number=number,
+        title="Add mul() and sub()",
+        body="",
+        draft=False,
+        html_url=f"{forge.api.web_url}/{REPO}/pull/{number}",
+        user=alice,
+        head={"ref": FEATURE, "sha": head},
+        base={"ref": "main", "sha": None},
+    )
+    payload.update(number=number, sender=alice, installation={"id": INSTALLATION_ID})
+    payload["repository"].update(
+        full_name=REPO,
+        name=REPO.split("/")[1],
+        clone_url=forge.git.url_for(REPO),
+        default_branch="main",
+    )
+    return github(f"pull_request.{action}", payload)

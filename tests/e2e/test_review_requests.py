@@ -18,9 +18,16 @@ from integrations.github.standin.api import conformance_problems
 from integrations.standin.git_http import branch_head, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.conflicts_flow import commit_to
-from tests.e2e.forges import Forge, GitHubForge
-from tests.e2e.review_requests_flow import FEATURE, FEATURE_CALC, alices_pull, reviews
-from tests.e2e.stack import by_step, running_stack
+from tests.e2e.forges import Forge, GitHubForge, deliver, ended
+from tests.e2e.review_requests_flow import (
+    FEATURE,
+    FEATURE_CALC,
+    alices_pull,
+    pull_request_event,
+    reviews,
+)
+from tests.e2e.stack import REPO_FILES, by_step, ingress, running_stack
+from tests.integrations.deliveries import post
 from tests.support.llm_server import Reply, tool
 
 pytestmark = pytest.mark.timeout(300)
@@ -86,3 +93,58 @@ def test_a_review_request_posts_one_review_with_the_anchored_comments(
     ]
     assert branch_head(bare, FEATURE) == head
     assert job.branch is None
+
+
+AUTO = {".resolver/config.yml": "review:\n  auto: true\n"}
+NEWER_CALC = FEATURE_CALC + "\n\ndef div(a, b):\n    return a * b\n"
+
+
+def auto_reviewer() -> list[Reply]:
+    """The same model for both reviews: a comment on mul() (line 6) and one on div() (line 14,
+    which only the second head has)."""
+    return [
+        tool("comment", path="calc.py", line=6, body="mul() adds."),
+        tool("comment", path="calc.py", line=14, body="div() multiplies."),
+        tool("finish", verdict="comment", summary="Two functions do the wrong thing."),
+    ]
+
+
+@pytest.mark.parametrize("forge", ["github"], indirect=True)
+def test_an_auto_review_on_new_commits_comments_only_on_the_new_lines(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    assert isinstance(forge, GitHubForge)
+    bare = forge.widgets({**REPO_FILES, **AUTO})
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    first = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge)
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        stack.llm.set_script(by_step(auto_reviewer()))
+        forge.start(stack)
+        opened = deliver(stack, monkeypatch, pull_request_event(forge, "opened", number, first))
+        second = commit_to(bare, FEATURE, {"calc.py": NEWER_CALC}, "Add div()")
+        pushed = deliver(
+            stack, monkeypatch, pull_request_event(forge, "synchronize", number, second)
+        )
+        # The same head again (a redelivery, or opened and marked ready at once): one review.
+        again = post(
+            ingress(stack, monkeypatch), pull_request_event(forge, "synchronize", number, second)
+        )
+        jobs = [stack.job(ended(opened)), stack.job(ended(pushed))]
+
+    assert [(j.state, j.outcome) for j in jobs] == [("succeeded", "answered")] * 2
+    assert again.json() == {"job_id": pushed, "duplicate": True}
+    first_review, second_review = reviews(forge, number)
+    assert [(c.path, c.line) for c in first_review.comments] == [("calc.py", 6)]
+    assert "`calc.py` line 14: div() multiplies." in first_review.summary
+    assert "since my last review" not in first_review.summary
+    # On new commits: only their lines take comments; the rest is in the summary, which says
+    # the review covers only what changed since the last one.
+    assert (second_review.commit, [(c.path, c.line) for c in second_review.comments]) == (
+        second,
+        [("calc.py", 14)],
+    )
+    assert "`calc.py` line 6: mul() adds." in second_review.summary
+    assert f"only what changed since my last review ({first[:12]})" in second_review.summary
+    # An auto-review says nothing but its review: no 👀, no status message.
+    assert forge.said_on_pull(number) == []

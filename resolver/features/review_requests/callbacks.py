@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from integrations import registry
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.results import read_result
 from resolver.contract.review import POST_REVIEW, ReviewPost
 from resolver.contract.triggers import read_trigger
 from resolver.core.sanitize import sanitize
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 def record_review(session: Session, job: Job, hosts: Collection[str]) -> list[int]:
     """The review callback of a review job that finished its review; none for any other job."""
     review = read_review((job.result or {}).get(RESULT_KEY))
-    if review is None or job.state != JobState.SUCCEEDED or read_result(job.result).quiet:
+    if review is None or job.state != JobState.SUCCEEDED:
         return []
     payload = {"job_id": job.id, "review": sanitized(review, hosts).as_dict()}
     return [record_callback(session, job.source, POST_REVIEW, payload, job.id).id]

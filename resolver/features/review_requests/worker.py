@@ -26,6 +26,7 @@ from resolver.contract.review import FileDiff, diff_files
 from resolver.contract.triggers import ReviewRequest, number_of, read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.states import JobState, Outcome
+from resolver.features.ci.contract import QUIET
 from resolver.features.review_requests.contract import (
     RESULT_KEY,
     ReviewConfig,
@@ -55,15 +56,15 @@ class _Quiet(Exception):
 
 def run_review(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Review the pull request the trigger names, and keep the review for its callback."""
-    trigger = snapshot.trigger
-    auto = isinstance(trigger, ReviewRequest) and trigger.auto
+    auto = _is_auto(snapshot)
     try:
         _, model = requested_model(snapshot.task, ctx.settings)
         plan, _, git_env = prepare(snapshot, _plan)
     except _Quiet as quiet:
         return quiet_end(snapshot, str(quiet))
     except Stop as stop:
-        return ended_by(stop)
+        # An auto-review nobody asked for says nothing of why it did not run (the job says).
+        return quiet_end(snapshot, str(stop)) if auto else ended_by(stop)
     except CallbackError as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not prepare this: {error}")
     if not auto:
@@ -72,8 +73,15 @@ def run_review(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         return _review(ctx, snapshot, plan, git_env, model)
     except _Quiet as quiet:
         return quiet_end(snapshot, str(quiet))
+    except Stop as stop:
+        return quiet_end(snapshot, str(stop)) if auto else ended_by(stop)
     except ENDING_ERRORS as error:
         return ended_by(error)
+
+
+def _is_auto(snapshot: Snapshot) -> bool:
+    trigger = snapshot.trigger
+    return isinstance(trigger, ReviewRequest) and trigger.auto
 
 
 def _plan(
@@ -84,8 +92,7 @@ def _plan(
     if snapshot.source != forge_name or number is None:
         raise Stop(Outcome.COULD_NOT, "I review pull requests: ask me on one.")
     pull = forge.get_pull(repo.full_name, number)
-    trigger = snapshot.trigger
-    if isinstance(trigger, ReviewRequest) and trigger.auto and pull.head.startswith(BRANCH_PREFIX):
+    if _is_auto(snapshot) and pull.head.startswith(BRANCH_PREFIX):
         raise _Quiet("the bot does not review its own pull requests")
     base = pull.base or repo.default_branch
     return Plan(forge_name, repo, base, pull.head, checkout=pull.head, pr_url=pull.url)
@@ -107,11 +114,19 @@ def _review(
         newer = git_repo.diff(clone, since, head) if since else None
         allowed = reviewed_files(diff_files(newer), config) if newer is not None else None
         _check_auto(snapshot, config, files, allowed)
+        if _is_auto(snapshot):
+            _keep_quiet(ctx.job_id)
         shown = newer if newer is not None else patch
         request = _request(ctx, snapshot, plan, git_env, model, (base, head, since), shown)
         done = run_in_clone(request, ctx, clone)
     review = _built(ctx.job_id, done, files, allowed, (head, base, start, since))
-    return _result(done, review)
+    return _result(done, review, _is_auto(snapshot))
+
+
+def _keep_quiet(job_id: int) -> None:
+    """An auto-review's review is its only message: no status message while it runs."""
+    with session_scope() as session:
+        jobs.note_result(jobs.get_job(session, job_id), {QUIET: True})
 
 
 def _config(clone: git_repo.Clone) -> ReviewConfig:
@@ -124,12 +139,14 @@ def _config(clone: git_repo.Clone) -> ReviewConfig:
 def _since(job_id: int, snapshot: Snapshot, clone: git_repo.Clone, head: str) -> str | None:
     """For an auto-review, the head its last review of this pull request saw, when the new head
     still has it (a force-push starts over); None: review all of it."""
-    trigger = snapshot.trigger
-    if not isinstance(trigger, ReviewRequest) or not trigger.auto:
+    if not _is_auto(snapshot):
         return None
     with session_scope() as session:
         earlier = jobs.earlier_in_conversation(session, job_id)
-        seen = [_reviewed_head(job.trigger, job.result) for job in earlier]
+        reviews = [job for job in earlier if isinstance(read_trigger(job.trigger), ReviewRequest)]
+        if reviews and reviews[0].state == JobState.CANCELLED:
+            raise _Quiet("a person stopped the last review; `@bot review again` resumes them")
+        seen = [_reviewed_head(job.result) for job in reviews]
     last = next((sha for sha in seen if sha), None)
     if last is None:
         return None
@@ -138,9 +155,7 @@ def _since(job_id: int, snapshot: Snapshot, clone: git_repo.Clone, head: str) ->
     return last if git_repo.is_ancestor(clone, last, head) else None
 
 
-def _reviewed_head(trigger: Mapping[str, Any], result: Mapping[str, Any] | None) -> str | None:
-    if not isinstance(read_trigger(trigger), ReviewRequest):
-        return None
+def _reviewed_head(result: Mapping[str, Any] | None) -> str | None:
     review = read_review((result or {}).get(RESULT_KEY))
     return review.head_sha if review is not None else None
 
@@ -235,7 +250,7 @@ def _recorded(job_id: int) -> tuple[list[Mapping[str, Any]], object]:
     return comments, verdict
 
 
-def _result(done: SessionResult, review: ReviewResult | None) -> RunResult:
+def _result(done: SessionResult, review: ReviewResult | None, auto: bool) -> RunResult:
     ran = run_result(done.agent, "", done.notes, done.egress, done.verification)
     if review is None:
         return ran
@@ -243,4 +258,6 @@ def _result(done: SessionResult, review: ReviewResult | None) -> RunResult:
     said = "requested changes" if review.verdict == "request_changes" else "commented"
     summary = f"I reviewed the change and {said}, with {count} comment(s) on its lines."
     result = {**ran.result, "summary": summary, RESULT_KEY: review.as_dict()}
+    if auto:
+        result[QUIET] = True  # the review is its message: no status message beside it
     return RunResult(ran.state, ran.outcome, error=ran.error, result=result)
