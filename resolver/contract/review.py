@@ -9,7 +9,7 @@ summary carries those). Texts are already sanitised; the provider only adds its 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 Side = Literal["RIGHT", "LEFT"]
@@ -84,17 +84,31 @@ class DiffLine:
     new_line: int | None
 
 
+DiffRow = tuple[str, int | None, int | None, str]
+"""One line of a hunk as the diff shows it: its mark (" ", "+", "-"), old and new number, text."""
+EXCERPT_LINES: Final = 3
+
+
 @dataclass(frozen=True)
 class FileDiff:
-    """The lines of one file that the diff shows, by side."""
+    """The lines of one file that the diff shows, by side, and its hunks' rows in order."""
 
     path: str
     old_path: str
     right: dict[int, DiffLine]
     left: dict[int, DiffLine]
+    rows: list[DiffRow] = field(default_factory=list)
 
     def at(self, line: int, side: Side) -> DiffLine | None:
         return (self.right if side == "RIGHT" else self.left).get(line)
+
+    def excerpt(self, line: int, side: Side, around: int = EXCERPT_LINES) -> list[DiffRow]:
+        """The rows around a line of the diff (for people to see a comment beside its line)."""
+        column = 2 if side == "RIGHT" else 1
+        index = next((i for i, row in enumerate(self.rows) if row[column] == line), None)
+        if index is None:
+            return []
+        return self.rows[max(0, index - around) : index + around + 1]
 
 
 _HUNK: Final = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -119,18 +133,21 @@ def diff_files(patch: str) -> dict[str, FileDiff]:
         elif current is not None and (hunk := _HUNK.match(text)):
             old, new = int(hunk.group(1)), int(hunk.group(2))
         elif current is not None and text[:1] in (" ", "+", "-"):
-            old, new = _take_line(current, text[0], old, new)
+            old, new = _take_line(current, text[0], old, new, text[1:])
     return files
 
 
-def _take_line(file: FileDiff, mark: str, old: int, new: int) -> tuple[int, int]:
+def _take_line(file: FileDiff, mark: str, old: int, new: int, text: str) -> tuple[int, int]:
     if mark == "+":
         file.right[new] = DiffLine(None, new)
+        file.rows.append((mark, None, new, text))
         return old, new + 1
     if mark == "-":
         file.left[old] = DiffLine(old, None)
+        file.rows.append((mark, old, None, text))
         return old + 1, new
     file.right[new] = file.left[old] = DiffLine(old, new)
+    file.rows.append((mark, old, new, text))
     return old + 1, new + 1
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from resolver.contract.inbound import Trigger
-from resolver.contract.review import DiffComment, FileDiff, Side, Verdict
+from resolver.contract.review import DiffComment, DiffRow, FileDiff, Side, Verdict
 from resolver.contract.triggers import PullRequest, ReviewRequest
 
 REVIEW_KEY: Final = "review"
@@ -214,6 +214,8 @@ class ReviewResult:
     base_sha: str
     start_sha: str
     since: str | None = None
+    excerpts: tuple[tuple[DiffRow, ...], ...] = ()
+    """For each comment, the diff's rows around its line (the job page shows it there)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -224,6 +226,7 @@ class ReviewResult:
             "base_sha": self.base_sha,
             "start_sha": self.start_sha,
             "since": self.since,
+            "excerpts": [[list(row) for row in rows] for rows in self.excerpts],
         }
 
 
@@ -243,7 +246,26 @@ def read_review(data: object) -> ReviewResult | None:
         base_sha=str(data.get("base_sha") or ""),
         start_sha=str(data.get("start_sha") or ""),
         since=_text(data.get("since")),
+        excerpts=_excerpts(data.get("excerpts")),
     )
+
+
+def _excerpts(value: object) -> tuple[tuple[DiffRow, ...], ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        tuple(
+            (str(r[0]), _number(r[1]), _number(r[2]), str(r[3]))
+            for r in rows
+            if isinstance(r, list) and len(r) == 4
+        )
+        for rows in value
+        if isinstance(rows, list)
+    )
+
+
+def _number(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _text(value: object) -> str | None:

@@ -234,7 +234,8 @@ def _built(
     head, base, start, since = shas
     verification = render_verification(done.verification) if done.verification else ""
     summary = render_summary(done.agent.summary, verdict_of(verdict), outside, verification, since)
-    return ReviewResult(summary, verdict_of(verdict), placed, head, base, start, since)
+    excerpts = tuple(tuple(files[c.path].excerpt(c.line, c.side)) for c in placed)
+    return ReviewResult(summary, verdict_of(verdict), placed, head, base, start, since, excerpts)
 
 
 def _recorded(job_id: int) -> tuple[list[Mapping[str, Any]], object]:
