@@ -23,5 +23,6 @@ EVENTS: Final[tuple[str, ...]] = (
     "pull_request_review_comment",
     "check_run",
     "push",  # the default branch moved: `conflicts: fix` updates the bot's branches
+    "pull_request",  # opened, ready or pushed to: an auto-review (`review: {auto: true}`)
 )
 """The webhook events the App subscribes to: those `routes.ROUTES` acts on."""
