@@ -8,9 +8,10 @@ from typing import Any
 
 from integrations.github.standin.api import BOT_LOGIN
 from tests.e2e import gitlab_flow
-from tests.e2e.forges import Forge, GitHubForge, GitLabForge
+from tests.e2e.forges import Forge, ForgejoForge, GitHubForge, GitLabForge
 from tests.e2e.github_flow import ALICE_ID
 from tests.integrations.deliveries import Delivery, github, load
+from tests.integrations.forgejo import flow as forgejo_flow
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 
 FEATURE = "feature"
@@ -47,6 +48,8 @@ def alices_pull(forge: Forge, branch: str = FEATURE) -> int:
     elif isinstance(forge, GitLabForge):
         alice = forge.api.add_user("alice")
         forge.api.add_merge_request(forge.project, branch, "Add mul() and sub()", author=alice)
+    elif isinstance(forge, ForgejoForge):
+        forge.api.add_pull(forge.repo, branch, "Add mul() and sub()", author="alice")
     number, _ = forge.only_pull()
     return number
 
@@ -65,6 +68,8 @@ def reviews(forge: Forge, number: int) -> list[Received]:
             for r in forge.api.reviews
             if (r.number, r.login) == (number, BOT_LOGIN)
         ]
+    if isinstance(forge, ForgejoForge):
+        return _forgejo_reviews(forge, number)
     assert isinstance(forge, GitLabForge)
     bot = forge.api.add_user(gitlab_flow.BOT)
     notes = sorted(forge.api.notes.values(), key=lambda n: n.id)
@@ -104,3 +109,23 @@ def pull_request_event(forge: GitHubForge, action: str, number: int, head: str) 
         default_branch="main",
     )
     return github(f"pull_request.{action}", payload)
+
+
+def _forgejo_reviews(forge: ForgejoForge, number: int) -> list[Received]:
+    bot = forge.api.user_id(forgejo_flow.BOT)
+    posted = [
+        r
+        for r in forge.api.calls("POST /repos/{owner}/{repo}/pulls/{index}/reviews")
+        if r.status == 200
+    ]
+    commits = [r.body.get("commit_id") if isinstance(r.body, dict) else None for r in posted]
+    mine = [r for r in forge.api.reviews if (r.number, r.user_id) == (number, bot)]
+    return [
+        Received(
+            r.body,
+            r.state,
+            commit,
+            tuple(Posted(c.path, abs(c.line), c.body) for c in r.comments),
+        )
+        for r, commit in zip(mine, commits, strict=True)
+    ]

@@ -1,9 +1,10 @@
-"""End to end, on GitHub and GitLab: `@bot review` on alice's pull request runs the sandboxed
-agent on its head; the scripted model runs the tests, leaves three comments on lines of the diff
-(one with a suggested change) and one on a line outside it, and asks for changes. The forge
-receives one review with the three comments, each where the model put it (on GitHub, checked
-against GitHub's OpenAPI description, comments and all); the fourth is in the summary, with the
-Verification block; nothing is pushed.
+"""End to end, on GitHub, GitLab and Forgejo: `@bot review` on alice's pull request runs the
+sandboxed agent on its head; the scripted model runs the tests, leaves three comments on lines of
+the diff (one with a suggested change) and one on a line outside it, and asks for changes. The
+forge receives one review with the three comments, each where the model put it (on GitHub,
+checked against GitHub's OpenAPI description, comments and all); the fourth is in the summary,
+with the Verification block; nothing is pushed. On GitHub, an auto-review on new commits
+comments only on their lines.
 
 Which words ask for a review, where a comment may go and what the summary says are decided
 without a stack (tests/features/review_requests/)."""
@@ -18,7 +19,7 @@ from integrations.github.standin.api import conformance_problems
 from integrations.standin.git_http import branch_head, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.conflicts_flow import commit_to
-from tests.e2e.forges import Forge, GitHubForge, deliver, ended
+from tests.e2e.forges import EVERY_FORGE, Forge, ForgejoForge, GitHubForge, deliver, ended
 from tests.e2e.review_requests_flow import (
     FEATURE,
     FEATURE_CALC,
@@ -58,6 +59,7 @@ def reviewer() -> list[Reply]:
     ]
 
 
+@pytest.mark.parametrize("forge", EVERY_FORGE, indirect=True)
 def test_a_review_request_posts_one_review_with_the_anchored_comments(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:
@@ -83,8 +85,9 @@ def test_a_review_request_posts_one_review_with_the_anchored_comments(
     assert "`test_calc.py` line 3" in review.summary
     assert "Changes requested" in review.summary
     assert "### Verification" in review.summary and "python3 -m unittest" in review.summary
-    if isinstance(forge, GitHubForge):
+    if isinstance(forge, GitHubForge | ForgejoForge):
         assert review.verdict == "REQUEST_CHANGES"
+    if isinstance(forge, GitHubForge):
         assert conformance_problems(forge.api.requests) == []
     # A review never pushes: main and the pull request's branch are as they were.
     assert run_git("--git-dir", str(bare), "branch", "--format=%(refname:short)").split() == [
