@@ -13,11 +13,12 @@ from typing import Final
 
 from integrations import registry
 from resolver.contract.commands import Command, parse_command
-from resolver.contract.triggers import base_push_in
+from resolver.contract.triggers import ReviewRequest, base_push_in
 from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import worker as conflicts
+from resolver.features.review_requests.worker import run_review
 from resolver.schedules import commands as schedule_commands
 from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
 from resolver.schedules.runner import run_scheduled
@@ -37,11 +38,13 @@ WORK_COMMANDS: Final[dict[Command, Callable[[JobContext, Snapshot], RunResult]]]
 
 
 def run_request(ctx: JobContext) -> RunResult:
-    """A provider's request: a push to the default branch (`conflicts: fix`), a command
-    answered at once, or work for the agent."""
+    """A provider's request: a push to the default branch (`conflicts: fix`), a review, a
+    command answered at once, or work for the agent."""
     snapshot = request.load(ctx.job_id)
     if base_push_in(snapshot.trigger) is not None:
         return conflicts.update_on_base_push(ctx, snapshot)
+    if isinstance(snapshot.trigger, ReviewRequest):
+        return run_review(ctx, snapshot)
     command = parse_command(snapshot.task)
     if command == "run" and not schedule_commands.names_a_schedule(snapshot):
         command = None  # "@bot run tests" asks for work when no schedule has that name

@@ -22,10 +22,11 @@ from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
-    from integrations.forgejo import preflight, provider
+    from integrations.forgejo import preflight, provider, review
 else:  # imported on first call: the web process never loads the clients
     preflight = ImportedOnCall("integrations.forgejo.preflight")
     provider = ImportedOnCall("integrations.forgejo.provider")
+    review = ImportedOnCall("integrations.forgejo.review")
 
 
 def _enabled(settings: Settings) -> bool:
@@ -70,4 +71,5 @@ PROVIDER = Provider(
     setup=_setup,
     preflight=preflight.checks,
     open_pulls=provider.open_pulls,
+    post_review=review.post_review,
 )

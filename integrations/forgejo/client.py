@@ -239,6 +239,20 @@ class ForgejoClient:
                 break
         return comments
 
+    def reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
+        """The first page of a pull request's reviews (a retry looks for its own there)."""
+        owner, name = split_repo(repo)
+        path = f"/repos/{owner}/{name}/pulls/{number}/reviews"
+        action = "GET /repos/{owner}/{repo}/pulls/{index}/reviews"
+        return [dict(item) for item in self._json("GET", action, path, params={"limit": PAGE_SIZE})]
+
+    def create_review(self, repo: str, number: int, review: dict[str, Any]) -> dict[str, Any]:
+        """Submit one review of a pull request with its line comments."""
+        owner, name = split_repo(repo)
+        path = f"/repos/{owner}/{name}/pulls/{number}/reviews"
+        action = "POST /repos/{owner}/{repo}/pulls/{index}/reviews"
+        return dict(self._json("POST", action, path, json=review))
+
     def _review_comments(self, base: str, review_id: int) -> list[dict[str, Any]]:
         action = "GET /repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments"
         return [dict(item) for item in self._json("GET", action, f"{base}/{review_id}/comments")]

@@ -18,11 +18,12 @@ from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
-    from integrations.github import checks, preflight, provider
+    from integrations.github import checks, preflight, provider, review
 else:  # imported on first call: the web process never loads the clients
     checks = ImportedOnCall("integrations.github.checks")
     preflight = ImportedOnCall("integrations.github.preflight")
     provider = ImportedOnCall("integrations.github.provider")
+    review = ImportedOnCall("integrations.github.review")
 
 
 def _enabled(settings: Settings) -> bool:
@@ -78,4 +79,5 @@ PROVIDER = Provider(
     ci_report=checks.ci_report,
     open_pulls=_open_pulls,
     resolve_thread=provider.resolve_thread,
+    post_review=review.post_review,
 )

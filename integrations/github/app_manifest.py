@@ -23,6 +23,6 @@ EVENTS: Final[tuple[str, ...]] = (
     "pull_request_review_comment",
     "check_run",
     "push",  # the default branch moved: `conflicts: fix` updates the bot's branches
-    "pull_request",  # the bot's own pull requests opened, retargeted, closed: github/pulls.py
+    "pull_request",  # the bot's own pull requests (github/pulls.py); auto-reviews (`review:`)
 )
 """The webhook events the App subscribes to: those `routes.ROUTES` acts on."""

@@ -303,6 +303,25 @@ class GitHubClient:
             )
         return _pull_info(created.json())
 
+    def create_review(self, repo: str, number: int, review: dict[str, Any]) -> dict[str, Any]:
+        """Submit one review of a pull request: its body, event, commit and line comments."""
+        owner, name = split_repo(repo)
+        with self._translated("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews"):
+            github = self._api()
+            created = github.rest.pulls.create_review(owner, name, number, data=review)  # type: ignore[call-overload]
+        data: dict[str, Any] = created.json()
+        return data
+
+    def reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
+        """The first page of a pull request's reviews (a retry looks for its own there)."""
+        owner, name = split_repo(repo)
+        with self._translated("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews"):
+            github = self._api()
+            found: list[dict[str, Any]] = github.rest.pulls.list_reviews(
+                owner, name, number, per_page=PAGE_SIZE
+            ).json()
+        return found
+
     def reply_to_review_comment(
         self, repo: str, pull_number: int, comment_id: int, body: str
     ) -> int:

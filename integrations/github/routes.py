@@ -17,6 +17,7 @@ from integrations.github.events import (
     ReviewEvent,
 )
 from integrations.github.events import PullRequest as PullRequestPayload
+from integrations.github.review_routes import REVIEW_ROUTES
 from integrations.github.trigger import ISSUE_COMMENT, REVIEW_COMMENT
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
@@ -266,6 +267,7 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "issues.assigned": Route(IssueAssignEvent, on_issue_assigned),
     "check_run.completed": Route(CheckRunEvent, on_check_run_completed),
     "push": Route(PushEvent, on_push),
+    **REVIEW_ROUTES,  # auto-reviews (review_routes.py)
 }
 
 IGNORED: Final = frozenset(
@@ -291,16 +293,13 @@ IGNORED: Final = frozenset(
         "issues.unlocked",
         "issues.pinned",
         "issues.unpinned",
-        "pull_request.opened",
         "pull_request.edited",
         "pull_request.closed",
         "pull_request.reopened",
-        "pull_request.synchronize",
         "pull_request.labeled",
         "pull_request.unlabeled",
         "pull_request.assigned",
         "pull_request.unassigned",
-        "pull_request.ready_for_review",
         "pull_request.converted_to_draft",
         "pull_request.review_requested",
         "pull_request.review_request_removed",

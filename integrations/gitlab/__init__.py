@@ -15,10 +15,11 @@ from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
-    from integrations.gitlab import preflight, provider
+    from integrations.gitlab import preflight, provider, review
 else:  # imported on first call: the web process never loads the clients
     preflight = ImportedOnCall("integrations.gitlab.preflight")
     provider = ImportedOnCall("integrations.gitlab.provider")
+    review = ImportedOnCall("integrations.gitlab.review")
 
 
 def _enabled(settings: Settings) -> bool:
@@ -65,4 +66,5 @@ PROVIDER = Provider(
     ci_report=provider.ci_report,
     resolve_thread=provider.resolve_thread,
     open_pulls=provider.open_pulls,
+    post_review=review.post_review,
 )

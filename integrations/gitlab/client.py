@@ -290,6 +290,15 @@ class GitLabClient:
             thread = _noteable(api, project, kind, iid).discussions.get(discussion_id, lazy=True)
             thread.notes.update(note_id, {"body": body})
 
+    def start_diff_discussion(
+        self, project: ProjectRef, iid: int, body: str, position: dict[str, Any]
+    ) -> str:
+        """Open a thread on a line of a merge request's diff; returns the discussion's id."""
+        with self._api("POST /projects/:id/merge_requests/:iid/discussions") as api:
+            merge_request = _noteable(api, project, "merge_request", iid)
+            thread = merge_request.discussions.create({"body": body, "position": position})
+        return str(thread.id)
+
     def resolve_discussion(self, project: ProjectRef, iid: int, discussion_id: str) -> None:
         """Mark a merge request's thread resolved (again: resolving twice is no change)."""
         action = "PUT /projects/:id/merge_requests/:iid/discussions/:discussion_id"

@@ -38,6 +38,7 @@ from resolver.agent.llm import (
     llm_config_from,
 )
 from resolver.agent.prompt import build_steering_message, build_system_prompt, build_task_message
+from resolver.agent.review_tools import REVIEW_TOOLS, ReviewToolRunner
 from resolver.agent.stuck import detect_stuck, turns_of
 from resolver.agent.task import AgentResult, AgentTask
 from resolver.agent.tools import TOOLS, Finish, ToolRunner
@@ -109,9 +110,11 @@ class AgentLoop:
         self.bot_name = settings.bot_name
         self.push_unfinished = settings.push_unfinished
         self.trajectory = Trajectory(task.job_id, redactor)
-        self.tools = ToolRunner(
+        runner = ReviewToolRunner if task.review else ToolRunner
+        self.tools = runner(
             sandbox, settings.sandbox_output_limit, float(settings.sandbox_command_timeout)
         )
+        self.tool_schemas = REVIEW_TOOLS if task.review else TOOLS
         self.started = time.monotonic()
         self.nonce = secrets.token_hex(6)
         self.mcp: McpTools | None = None
@@ -210,7 +213,7 @@ class AgentLoop:
                 reply = complete(
                     self.config,
                     messages,
-                    (TOOLS + (self.mcp.schemas if self.mcp else ())) if tools else None,
+                    (self.tool_schemas + (self.mcp.schemas if self.mcp else ())) if tools else None,
                     on_retry=self._record_retry,
                     wait=self.ctx.cancelled.wait,
                     timeout=min(self.config.timeout, max(self._seconds_left(), 1.0)),

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from resolver.agent.review_tools import REVIEW_RULES
 from resolver.agent.task import AgentTask, TaskContext
 from resolver.contract.outbound import Comment, ReviewThread
 
@@ -82,6 +83,8 @@ def build_system_prompt(task: AgentTask, nonce: str, bot_name: str = "resolver")
             for f in task.repo_instructions
         )
         extra = REPO_INSTRUCTIONS.format(names=names, fenced=fenced)
+    if task.review:
+        extra += REVIEW_RULES
     return SYSTEM.format(bot=bot_name, nonce=nonce, repo_instructions=extra)
 
 

@@ -78,6 +78,8 @@ class SessionRequest:
     the work leaves it (default: the default branch)."""
     model: str | None = None
     """The model the request named (`model=NAME`); else the repository's, else the default."""
+    review: bool = False
+    """A review: the agent has `comment` and a `finish` with a verdict; nothing is pushed."""
 
 
 # Paths whose nearest nested AGENTS.md is looked for (a branch may change many more).
@@ -375,6 +377,7 @@ def build_task(
         limits=_lowered(limits_from(settings, repo_config), request),
         secrets=request.secrets,
         requester=request.requester,
+        review=request.review,
     )
 
 

@@ -61,6 +61,8 @@ class AgentTask:
     requester: str | None = None
     caps: tuple[Cap, ...] = ()
     """The shared budgets this job counts against; checked before every step."""
+    review: bool = False
+    """A review: the agent comments on the diff and finishes with a verdict (`review_tools`)."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from resolver.core.sanitize import sanitize
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import callbacks as conflicts
+from resolver.features.review_requests import callbacks as review_requests
 from resolver.features.reviews import callbacks as reviews
 from resolver.store import jobs, steering
 from resolver.store.callbacks import record_callback
@@ -185,7 +186,8 @@ def record_finish(session: Session, job: Job, settings: Settings) -> list[int]:
     reports = conflicts.record_unresolved_reports(
         session, job, forge_hosts(job), job_url(job.id, settings)
     )
-    return ids + replies + reports + record_status(session, job)
+    review = review_requests.record_review(session, job, forge_hosts(job))
+    return ids + replies + reports + review + record_status(session, job)
 
 
 def _updated_pull(job: Job) -> bool:

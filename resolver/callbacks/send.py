@@ -17,9 +17,11 @@ from typing import Any, Final
 from resolver.callbacks import actions
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import REACT, THREAD_REPLY
+from resolver.contract.review import POST_REVIEW
 from resolver.core import metrics
 from resolver.core.logs import log
 from resolver.core.settings import Settings
+from resolver.features.review_requests.callbacks import send_review
 from resolver.store import callbacks, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, utcnow
@@ -40,6 +42,7 @@ ACTIONS: Final[dict[str, Action]] = {
     actions.OPEN_PULL: actions.send_open_pull,
     actions.UPDATE_PULL: actions.send_update_pull,
     THREAD_REPLY: actions.send_thread_reply,
+    POST_REVIEW: send_review,
 }
 
 

@@ -105,6 +105,9 @@ class Trigger:
     """A push to the default branch, for the bot's branches on it (`conflicts: fix`): it acts
     for the requester of the newest job on one of them (the pusher may be anyone); nothing
     happens when no job of ours has a branch there."""
+    auto_review: bool = False
+    """A pull request's own event for an auto-review: nothing is said (no 👀, no status, no
+    notice to an unlinked author) until the worker has read the repository's opt-in."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from pydantic import JsonValue
 
 from resolver.contract.checks import Preflight
 from resolver.contract.inbound import Integration
-from resolver.contract.outbound import Conversation, Forge, ForgeUser, PullInfo
+from resolver.contract.outbound import Conversation, Forge, ForgeUser, MessageRef, PullInfo
+from resolver.contract.review import ReviewPost
 from resolver.contract.setup import ProviderSetup
 from resolver.contract.signin import IdentityProof, SignIn
 from resolver.contract.triggers import FailedCheck, TaskTrigger
@@ -44,6 +45,8 @@ CIReader = Callable[[TaskTrigger, int | None, FailedCheck, Settings], CIReport]
 PullLister = Callable[[TaskTrigger, int | None, str, str, Settings], tuple[PullInfo, ...]]
 # The job's trigger, the requester's user id and the thread's `where` (`ReviewThread.where`).
 ThreadResolver = Callable[[TaskTrigger, int | None, Mapping[str, JsonValue], Settings], None]
+# The job's trigger, the requester's user id and the review: posted as one review.
+ReviewPoster = Callable[[TaskTrigger, int | None, ReviewPost, Settings], MessageRef]
 # The job's trigger, the recipient's external id and the text.
 PrivatePost = Callable[[TaskTrigger, str, str, Settings], None]
 
@@ -127,6 +130,10 @@ class Provider:
 
     open_pulls: PullLister | None = None
     """Lists the open pull requests into a base branch (`conflicts: fix` on a push to it)."""
+
+    post_review: ReviewPoster | None = None
+    """Posts a review of a pull request (`@bot review`): the summary, the verdict and the
+    comments anchored to lines of its diff, in one review where the forge has one."""
 
     @property
     def is_forge(self) -> bool:

@@ -150,6 +150,17 @@ class ReviewBatch(_OnPull):
     review_id: int | None = None
 
 
+class ReviewRequest(_OnPull):
+    """A request to review a pull request (`@bot review`, or a repository's auto-review): the
+    job comments on its diff and posts one review; it never pushes."""
+
+    kind: Literal["review_request"] = "review_request"
+    auto: bool = False
+    """Started by the pull request's own event (opened, ready, new commits), not a person."""
+    draft: bool = False
+    """The pull request was a draft when its event came (an auto-review may skip it)."""
+
+
 class CiFailure(_OnPull):
     """A red check on the head of one of the bot's pull requests."""
 
@@ -201,14 +212,15 @@ TaskTrigger: TypeAlias = (
     ForgeIssue
     | PullRequest
     | ReviewBatch
+    | ReviewRequest
     | CiFailure
     | BasePushed
     | ChatThread
     | TrackerTicket
     | ScheduleRun
 )
-OnForge: TypeAlias = ForgeIssue | PullRequest | ReviewBatch | CiFailure
-OnPull: TypeAlias = PullRequest | ReviewBatch | CiFailure
+OnForge: TypeAlias = ForgeIssue | PullRequest | ReviewBatch | ReviewRequest | CiFailure
+OnPull: TypeAlias = PullRequest | ReviewBatch | ReviewRequest | CiFailure
 _ADAPTER: Final[TypeAdapter[TaskTrigger]] = TypeAdapter(
     Annotated[TaskTrigger, Field(discriminator="kind")]
 )
@@ -235,7 +247,7 @@ def read_trigger(data: Mapping[str, object] | TaskTrigger) -> TaskTrigger:
 
 def is_pull(trigger: TaskTrigger) -> bool:
     """Whether the trigger is about a pull or merge request."""
-    return isinstance(trigger, PullRequest | ReviewBatch | CiFailure)
+    return isinstance(trigger, PullRequest | ReviewBatch | ReviewRequest | CiFailure)
 
 
 def number_of(trigger: TaskTrigger) -> int | None:

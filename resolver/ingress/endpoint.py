@@ -41,6 +41,7 @@ from resolver.core import tracing
 from resolver.core.logs import log
 from resolver.core.metrics import IGNORED_EVENTS
 from resolver.core.settings import Settings
+from resolver.features.review_requests.contract import as_review_request
 from resolver.ingress.batching import write
 from resolver.ingress.concerns import needs_standing, why_not_ours
 from resolver.ingress.intake import Accepted, Pending
@@ -127,6 +128,8 @@ def _routed(
         raise MalformedError(f"{error} (delivery {event.delivery_key})") from error
     if isinstance(outcome, Challenge):
         return JSONResponse({"challenge": outcome.value})
+    if outcome is not None:
+        outcome = as_review_request(outcome)
     why = _why_ignored(integration, event, outcome, policy)
     if outcome is None or why is not None:
         return _ignored(integration.name, event.key, why or "not a trigger")

@@ -243,7 +243,11 @@ def _create(
     )
     places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in created.items()})
     acknowledged = _acknowledge(conn, {n: (job.id, linked[n]) for n, job in created.items()})
-    unlinked = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in created}
+    unlinked = {
+        n: _unlinked_notice(draft)
+        for n, draft in new.items()
+        if n not in created and not draft.pending.trigger.auto_review
+    }
     positions = list(unlinked)
     sending = insert_notices(conn, [unlinked[n] for n in positions])
     notices = dict(zip(positions, sending, strict=True))
@@ -285,7 +289,7 @@ def _acknowledgements(trigger: Trigger) -> tuple[str, ...]:
     """A command is answered by a reply; a red check (or a push to the default branch) is only
     spoken of once the worker has read the repository's opt-in and the bounds (most of them
     end quietly)."""
-    if trigger.ci_branch is not None or trigger.bot_branches:
+    if trigger.ci_branch is not None or trigger.bot_branches or trigger.auto_review:
         return ()
     return (REACT,) if is_answered(trigger.task) else (REACT, STATUS)
 

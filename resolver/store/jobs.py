@@ -194,6 +194,22 @@ def previous_in_conversation(session: Session, job: Job) -> Job | None:
     ).first()
 
 
+def earlier_in_conversation(session: Session, job_id: int, limit: int = 50) -> list[Job]:
+    """The newest earlier jobs of the job's conversation, newest first (a review looks for its
+    last review of the same pull request)."""
+    job = session.get(Job, job_id)
+    if job is None or job.conversation_key is None:
+        return []
+    return list(
+        session.scalars(
+            select(Job)
+            .where(Job.conversation_key == job.conversation_key, Job.id < job.id)
+            .order_by(Job.id.desc())
+            .limit(limit)
+        )
+    )
+
+
 def active_in_conversation(session: Session, conversation_key: str, exclude: int) -> Job | None:
     """The newest queued or running job of a conversation other than `exclude` (`@bot stop`)."""
     return session.scalars(

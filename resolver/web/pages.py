@@ -21,6 +21,8 @@ from resolver.contract.triggers import read_trigger
 from resolver.core import budgets as caps
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, is_terminal
+from resolver.features.review_requests.contract import RESULT_KEY as REVIEW_RESULT
+from resolver.features.review_requests.contract import read_review
 from resolver.store import accounts, browse, jobs
 from resolver.store import budgets as spend
 from resolver.store.callbacks import failures_of
@@ -182,6 +184,15 @@ def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str
     }
 
 
+def shown_review(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A review job's review, each comment beside the diff's lines around it."""
+    review = read_review((result or {}).get(REVIEW_RESULT))
+    if review is None:
+        return None
+    rows = review.excerpts or ((),) * len(review.comments)
+    return {**vars(review), "shown": list(zip(review.comments, rows, strict=False))}
+
+
 def load_visible_job(session: Session, request: Request, viewer: Viewer) -> Job | None:
     web = web_of(request)
     job_id = path_id(request, "job_id")
@@ -216,6 +227,7 @@ async def job_page(request: Request) -> Response:
                 source_url=trigger.url,
                 source_name=found.display_name if found else job.source,
                 rerun_of=trigger.origin.rerun_of,
+                review=shown_review(job.result),
             )
             session.expunge_all()
             return values

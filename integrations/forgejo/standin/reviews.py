@@ -94,7 +94,44 @@ def list_review_comments(api: ForgejoAPI, call: Call) -> Reply:
     return 200, [comment_json(api, review, c) for c in review.comments], {}
 
 
+EVENTS = frozenset({"APPROVED", "PENDING", "COMMENT", "REQUEST_CHANGES", "REQUEST_REVIEW"})
+
+
+def create_review(api: ForgejoAPI, call: Call) -> Reply:
+    """A review with its line comments (`CreatePullReviewOptions`): each comment's line is its
+    `new_position`, else its `old_position` on the old side."""
+    pull = api.pull_of(call)
+    body = call.body
+    event = body.get("event", "PENDING")
+    if event not in EVENTS:
+        return api.refuse(422, f"unknown review state {event!r}")
+    made = []
+    for item in body.get("comments") or []:
+        new, old = item.get("new_position") or 0, item.get("old_position") or 0
+        if not isinstance(item.get("path"), str) or not (new or old):
+            return api.refuse(422, "a review comment needs a path and a position")
+        line = int(new) if new else -int(old)
+        made.append(
+            ReviewComment(
+                api.new_id(), item["path"], line, str(item.get("body") or ""), call.user_id
+            )
+        )
+    review = Review(
+        api.new_id(),
+        pull.repo,
+        pull.number,
+        call.user_id,
+        state=event,
+        body=str(body.get("body") or ""),
+        comments=made,
+    )
+    api.reviews.append(review)
+    found = review_json(api, review)
+    return 200, {**found, "commit_id": str(body.get("commit_id") or "")}, {}
+
+
 REVIEW_ROUTES = {
+    "POST /repos/{owner}/{repo}/pulls/{index}/reviews": create_review,
     "GET /repos/{owner}/{repo}/pulls/{index}/reviews": list_reviews,
     "GET /repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments": list_review_comments,
 }

@@ -82,6 +82,7 @@ from integrations.github.standin.repos import (
     list_pulls,
     update_pull,
 )
+from integrations.github.standin.reviews import REVIEW_ROUTES, Review
 from integrations.github.standin.state import (
     BOT_LOGIN,
     DOCS,
@@ -158,6 +159,7 @@ class GitHubAPI(RestStandIn):
         self.comments: dict[int, Comment] = {}
         self.review_comments: dict[int, Comment] = {}
         self.pulls: list[Pull] = []
+        self.reviews: list[Review] = []  # pull request reviews, with their comments (reviews)
         self.oauth = OAuthWeb()
         self.manifests = Manifests()  # Apps created from a manifest (manifest)
         self.user_ids: dict[str, int] = {}  # login -> its numeric id
@@ -390,6 +392,7 @@ ROUTES: dict[str, Handler] = {
     "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments": list_review_comments,
     "PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}": update_review_comment,
     "POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions": create_review_reaction,
+    **REVIEW_ROUTES,
     **CHECK_ROUTES,
     **APP_ROUTES,
     **MANIFEST_ROUTES,  # GET /app and its hook config: a created App, else the one above

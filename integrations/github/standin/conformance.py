@@ -9,6 +9,7 @@ import json
 import re
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from integrations.github.standin.graphql import operation_problems
 from integrations.standin.server import Recorded, template_regex
@@ -17,10 +18,11 @@ OPENAPI_FIXTURE = Path(__file__).with_name("openapi_paths.json")
 
 
 @cache
-def openapi_operations() -> dict[str, dict[str, list[str]]]:
-    """`"METHOD /template"` -> its query parameter and JSON body property names."""
+def openapi_operations() -> dict[str, dict[str, Any]]:
+    """`"METHOD /template"` -> its query parameter and JSON body property names (and, under
+    `items`, the property names of the objects in the body's arrays)."""
     data = json.loads(OPENAPI_FIXTURE.read_text())
-    operations: dict[str, dict[str, list[str]]] = data["operations"]
+    operations: dict[str, dict[str, Any]] = data["operations"]
     return operations
 
 
@@ -57,6 +59,19 @@ def conformance_problems(requests: list[Recorded]) -> list[str]:
         unknown_query = set(request.query) - set(operations[key].get("query", []))
         body_keys = set(request.body) if isinstance(request.body, dict) else set()
         unknown_body = body_keys - set(operations[key].get("body", []))
+        unknown_body |= _unknown_item_keys(request.body, operations[key].get("items", {}))
         if unknown_query or unknown_body:
             problems.append(f"{key}: unknown {sorted(unknown_query)} {sorted(unknown_body)}")
     return problems
+
+
+def _unknown_item_keys(body: object, items: dict[str, list[str]]) -> set[str]:
+    """`comments[].typo` for each key of an object in a body array the description lacks."""
+    unknown: set[str] = set()
+    if not isinstance(body, dict):
+        return unknown
+    for name, known in items.items():
+        for item in body.get(name) or []:
+            keys = set(item) if isinstance(item, dict) else set()
+            unknown |= {f"{name}[].{key}" for key in keys - set(known)}
+    return unknown

@@ -4,7 +4,8 @@
 
 Without an argument it runs `npm pack @octokit/openapi` in a temporary directory. The fixture
 keeps only what the conformance checks read: every operation's method and path template, its
-query parameter names and the top-level property names of its JSON request body.
+query parameter names, the top-level property names of its JSON request body, and the property
+names of the objects in its body's arrays (a review's `comments`).
 """
 
 from __future__ import annotations
@@ -64,15 +65,32 @@ def _body_names(spec: dict[str, Any], operation: dict[str, Any]) -> list[str]:
     return sorted(_schema_properties(spec, schema)) if schema else []
 
 
+def _item_names(spec: dict[str, Any], operation: dict[str, Any]) -> dict[str, list[str]]:
+    """For each array of objects in the JSON body, its items' property names."""
+    body = _resolve(spec, operation.get("requestBody", {}))
+    schema = body.get("content", {}).get("application/json", {}).get("schema")
+    if not schema:
+        return {}
+    properties = _resolve(spec, schema).get("properties", {})
+    found = {}
+    for name, prop in properties.items():
+        items = _resolve(spec, prop).get("items")
+        names = _schema_properties(spec, items) if isinstance(items, dict) else set()
+        if names:
+            found[name] = sorted(names)
+    return found
+
+
 def build_fixture(spec: dict[str, Any]) -> dict[str, Any]:
     """The compact description: `"METHOD /path/{template}": {"query": [...], "body": [...]}`."""
-    operations: dict[str, dict[str, list[str]]] = {}
+    operations: dict[str, dict[str, Any]] = {}
     for path, item in sorted(spec["paths"].items()):
         for method in METHODS:
             if method in item:
-                entry = {
+                entry: dict[str, Any] = {
                     "query": _query_names(spec, item, item[method]),
                     "body": _body_names(spec, item[method]),
+                    "items": _item_names(spec, item[method]),
                 }
                 operations[f"{method.upper()} {path}"] = {k: v for k, v in entry.items() if v}
     source = f"{PACKAGE} {spec['info']['version']}, generated/api.github.com.json"

@@ -57,6 +57,7 @@ from integrations.gitlab.standin.projects import (
     list_merge_requests,
     update_merge_request,
 )
+from integrations.gitlab.standin.reviews import REVIEW_ROUTES
 from integrations.gitlab.standin.state import (
     DRAFT_PREFIX,
     KINDS,
@@ -311,3 +312,4 @@ for _kind in KINDS:
         f"PUT {_base}/discussions/{{discussion_id}}/notes/{{note_id}}": update_note,
     }
 ROUTES["PUT /projects/{id}/merge_requests/{iid}/discussions/{discussion_id}"] = resolve_discussion
+ROUTES |= REVIEW_ROUTES

@@ -115,6 +115,10 @@ def test_every_request_and_answer_of_every_client_method_conforms(
     forgejo_api.add_review(made, "alice", [("widget.py", 3, "Rename this"), ("widget.py", -2, "?")])
     forgejo_api.add_review(made, "bob", [], body="Looks fine")
     assert len(client.review_comments(REPO, pull.number)) == 2
+    review = {"body": "Two notes", "event": "COMMENT", "commit_id": "", "comments": []}
+    review["comments"] = [{"path": "widget.py", "body": "x", "new_position": 3}]
+    client.create_review(REPO, pull.number, review)
+    assert [r["body"] for r in client.reviews(REPO, pull.number)][-1] == "Two notes"
     hook = client.create_repo_hook(REPO, "https://resolver.example/webhooks/forgejo", "s3")
     org_hook = client.create_org_hook("forgejo", "https://resolver.example/webhooks/forgejo", "s3")
     assert len(client.hooks(REPO)) == len(client.hooks("forgejo", org=True)) == 1

@@ -66,6 +66,8 @@ def test_every_request_of_every_client_method_conforms(
     client.react_to_review_comment(REPO, review_comment)
     client.get_pull(REPO, 1)
     client.edit_pull_body(REPO, 1, "Fixes #3, verified")
+    client.create_review(REPO, 1, {"body": "Looks fine", "event": "COMMENT", "comments": []})
+    assert [r["body"] for r in client.reviews(REPO, 1)] == ["Looks fine"]
     client.issue_comments(REPO, 3, 10)
     client.review_comments(REPO, 4, 10)
     github_api.add_token("bob-token", "bob")
@@ -102,6 +104,8 @@ def test_the_checker_flags_what_github_does_not_document() -> None:
             recorded("GET", "/repos/o/r/pulls", {"branch": ["o:b"]}, None),
             recorded("POST", "/repos/o/r/pulls", {}, {"title": "t", "is_draft": True}),
             recorded("GET", "/repos/o/r/pulls", {"head": ["o:b"], "state": ["open"]}, None),
+            recorded("POST", "/repos/o/r/pulls/1/reviews", {}, {"comments": [{"line": 1}]}),
+            recorded("POST", "/repos/o/r/pulls/1/reviews", {}, {"comments": [{"lines": 1}]}),
         ]
     )
     assert problems == [
@@ -109,4 +113,5 @@ def test_the_checker_flags_what_github_does_not_document() -> None:
         "PUT /repos/o/r/pulls: no such operation",
         "GET /repos/{owner}/{repo}/pulls: unknown ['branch'] []",
         "POST /repos/{owner}/{repo}/pulls: unknown [] ['is_draft']",
+        "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews: unknown [] ['comments[].lines']",
     ]

@@ -1,0 +1,65 @@
+"""Posting a review job's review: recorded when the job ends (`callbacks.record`), its texts
+sanitised there as every posted text is, and sent through the forge's own `post_review`."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from integrations import registry
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.review import POST_REVIEW, ReviewPost
+from resolver.contract.triggers import read_trigger
+from resolver.core.sanitize import sanitize
+from resolver.core.settings import Settings
+from resolver.core.states import JobState
+from resolver.features.review_requests.contract import RESULT_KEY, ReviewResult, read_review
+from resolver.store import jobs
+from resolver.store.callbacks import record_callback
+from resolver.store.db import session_scope
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from resolver.store.models import Job
+
+
+def record_review(session: Session, job: Job, hosts: Collection[str]) -> list[int]:
+    """The review callback of a review job that finished its review; none for any other job."""
+    review = read_review((job.result or {}).get(RESULT_KEY))
+    if review is None or job.state != JobState.SUCCEEDED:
+        return []
+    payload = {"job_id": job.id, "review": sanitized(review, hosts).as_dict()}
+    return [record_callback(session, job.source, POST_REVIEW, payload, job.id).id]
+
+
+def sanitized(review: ReviewResult, hosts: Collection[str]) -> ReviewResult:
+    """The review with every text the model wrote made safe to show (a suggestion is code: it
+    goes into a fenced block as written)."""
+    comments = tuple(replace(c, body=sanitize(c.body, hosts)) for c in review.comments)
+    return replace(review, summary=sanitize(review.summary, hosts), comments=comments)
+
+
+def send_review(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    """Post the recorded review as one review of the job's pull request."""
+    review = read_review(payload.get("review"))
+    if review is None:
+        raise PermanentCallbackError("the callback holds no review")
+    with session_scope() as session:
+        job = jobs.get_job(session, int(payload["job_id"]))
+        trigger, requester_id = read_trigger(job.trigger), job.requester_id
+    post = registry.get(provider).post_review
+    if post is None:
+        raise PermanentCallbackError(f"{provider} cannot post a review")
+    tag = f"review-{int(payload['callback_id'])}"
+    posted = ReviewPost(
+        summary=review.summary,
+        verdict=review.verdict,
+        comments=review.comments,
+        head_sha=review.head_sha,
+        base_sha=review.base_sha,
+        start_sha=review.start_sha,
+        tag=tag,
+    )
+    return {"review": post(trigger, requester_id, posted, settings)}

@@ -1,0 +1,131 @@
+"""What the review tests need of each forge beyond `forges.Forge`: someone's pull request, and
+the review the stand-in received (its body, and each line comment with its place)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from integrations.github.standin.api import BOT_LOGIN
+from tests.e2e import gitlab_flow
+from tests.e2e.forges import Forge, ForgejoForge, GitHubForge, GitLabForge
+from tests.e2e.github_flow import ALICE_ID
+from tests.integrations.deliveries import Delivery, github, load
+from tests.integrations.forgejo import flow as forgejo_flow
+from tests.integrations.github.conftest import INSTALLATION_ID, REPO
+
+FEATURE = "feature"
+FEATURE_CALC = (
+    "def add(a, b):\n    return a - b\n\n\n"
+    "def mul(a, b):\n    return a + b\n\n\n"
+    "def sub(a, b):\n    return a - b\n"
+)
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A line comment as the forge holds it: file, line (in the head), body."""
+
+    path: str
+    line: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Received:
+    """What the forge received of the bot's review."""
+
+    summary: str
+    verdict: str | None
+    commit: str | None
+    comments: tuple[Posted, ...]
+
+
+def alices_pull(forge: Forge, branch: str = FEATURE) -> int:
+    """alice's open pull from `branch` into main (registered with the adapter); its number."""
+    if isinstance(forge, GitHubForge):
+        forge.api.add_pull(REPO, branch, "main", "Add mul() and sub()", "alice")
+    elif isinstance(forge, GitLabForge):
+        alice = forge.api.add_user("alice")
+        forge.api.add_merge_request(forge.project, branch, "Add mul() and sub()", author=alice)
+    elif isinstance(forge, ForgejoForge):
+        forge.api.add_pull(forge.repo, branch, "Add mul() and sub()", author="alice")
+    number, _ = forge.only_pull()
+    return number
+
+
+def reviews(forge: Forge, number: int) -> list[Received]:
+    """Each review the bot posted on pull `number` (GitLab: its diff threads, then the summary
+    note that closes them, as one)."""
+    if isinstance(forge, GitHubForge):
+        return [
+            Received(
+                r.body,
+                r.event,
+                r.commit_id,
+                tuple(Posted(c["path"], c["line"], c["body"]) for c in r.comments),
+            )
+            for r in forge.api.reviews
+            if (r.number, r.login) == (number, BOT_LOGIN)
+        ]
+    if isinstance(forge, ForgejoForge):
+        return _forgejo_reviews(forge, number)
+    assert isinstance(forge, GitLabForge)
+    bot = forge.api.add_user(gitlab_flow.BOT)
+    notes = sorted(forge.api.notes.values(), key=lambda n: n.id)
+    mine = [n for n in notes if (n.kind, n.iid, n.author) == ("merge_requests", number, bot)]
+    threads = [n for n in mine if n.type == "DiffNote" and n.position is not None]
+    posted = tuple(
+        Posted(n.position["new_path"], n.position.get("new_line") or n.position["old_line"], n.body)
+        for n in threads
+        if n.position is not None
+    )
+    heads = {n.position["head_sha"] for n in threads if n.position is not None}
+    commit = heads.pop() if len(heads) == 1 else None
+    summaries = [n.body for n in mine if "resolver:review-" in n.body]
+    return [Received(summary, None, commit, posted) for summary in summaries]
+
+
+def pull_request_event(forge: GitHubForge, action: str, number: int, head: str) -> Delivery:
+    """GitHub's `pull_request.<action>` for alice's pull `number`, now at `head`."""
+    name = {"synchronize": "synchronize__new_commits"}.get(action, f"{action}__plain")
+    payload: dict[str, Any] = load("github", f"pull_request.{name}")
+    alice = {"login": "alice", "id": ALICE_ID, "type": "User"}
+    payload["pull_request"].update(
+        number=number,
+        title="Add mul() and sub()",
+        body="",
+        draft=False,
+        html_url=f"{forge.api.web_url}/{REPO}/pull/{number}",
+        user=alice,
+        head={"ref": FEATURE, "sha": head},
+        base={"ref": "main", "sha": None},
+    )
+    payload.update(number=number, sender=alice, installation={"id": INSTALLATION_ID})
+    payload["repository"].update(
+        full_name=REPO,
+        name=REPO.split("/")[1],
+        clone_url=forge.git.url_for(REPO),
+        default_branch="main",
+    )
+    return github(f"pull_request.{action}", payload)
+
+
+def _forgejo_reviews(forge: ForgejoForge, number: int) -> list[Received]:
+    bot = forge.api.user_id(forgejo_flow.BOT)
+    posted = [
+        r
+        for r in forge.api.calls("POST /repos/{owner}/{repo}/pulls/{index}/reviews")
+        if r.status == 200
+    ]
+    commits = [r.body.get("commit_id") if isinstance(r.body, dict) else None for r in posted]
+    mine = [r for r in forge.api.reviews if (r.number, r.user_id) == (number, bot)]
+    return [
+        Received(
+            r.body,
+            r.state,
+            commit,
+            tuple(Posted(c.path, abs(c.line), c.body) for c in r.comments),
+        )
+        for r, commit in zip(mine, commits, strict=True)
+    ]

@@ -1,0 +1,153 @@
+"""End to end, on GitHub, GitLab and Forgejo: `@bot review` on alice's pull request runs the
+sandboxed agent on its head; the scripted model runs the tests, leaves three comments on lines of
+the diff (one with a suggested change) and one on a line outside it, and asks for changes. The
+forge receives one review with the three comments, each where the model put it (on GitHub,
+checked against GitHub's OpenAPI description, comments and all); the fourth is in the summary,
+with the Verification block; nothing is pushed. On GitHub, an auto-review on new commits
+comments only on their lines.
+
+Which words ask for a review, where a comment may go and what the summary says are decided
+without a stack (tests/features/review_requests/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from integrations.github.standin.api import conformance_problems
+from integrations.standin.git_http import branch_head, run_git
+from tests.conftest import ResolverEnv
+from tests.e2e.conflicts_flow import commit_to
+from tests.e2e.forges import EVERY_FORGE, Forge, ForgejoForge, GitHubForge, deliver, ended
+from tests.e2e.review_requests_flow import (
+    FEATURE,
+    FEATURE_CALC,
+    alices_pull,
+    pull_request_event,
+    reviews,
+)
+from tests.e2e.stack import REPO_FILES, by_step, ingress, running_stack
+from tests.integrations.deliveries import post
+from tests.support.llm_server import Reply, tool
+
+pytestmark = pytest.mark.timeout(300)
+
+TESTS = "python3 -m unittest -q 2>&1 | tail -n 2"
+SUGGESTED = "    return a * b"
+OUTSIDE = "test_calc.py never tests mul()."
+SAID = "mul() adds, and nothing tests it."
+
+
+def reviewer() -> list[Reply]:
+    """The model's part: run the tests, comment on three lines of the diff and one outside it,
+    and ask for changes."""
+    return [
+        tool("execute_bash", command=TESTS),
+        tool(
+            "comment",
+            path="calc.py",
+            line=6,
+            side="RIGHT",
+            body="mul() adds.",
+            suggestion=SUGGESTED,
+        ),
+        tool("comment", path="calc.py", line=2, body="add() still subtracts."),
+        tool("comment", path="calc.py", line=9, side="RIGHT", body="sub() has no test."),
+        tool("comment", path="test_calc.py", line=3, body=OUTSIDE),
+        tool("finish", verdict="request_changes", summary=SAID),
+    ]
+
+
+@pytest.mark.parametrize("forge", EVERY_FORGE, indirect=True)
+def test_a_review_request_posts_one_review_with_the_anchored_comments(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    bare = forge.widgets()
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    head = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge)
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        stack.llm.set_script(by_step(reviewer()))
+        forge.start(stack)
+        job = stack.job(forge.comment_on_pull(stack, monkeypatch, number, "@resolver review this"))
+
+    assert (job.state, job.outcome) == ("succeeded", "answered"), job.error
+    assert job.trigger["kind"] == "review_request"
+    [review] = reviews(forge, number)
+    assert review.commit == head
+    placed = sorted((c.path, c.line) for c in review.comments)
+    assert placed == [("calc.py", 2), ("calc.py", 6), ("calc.py", 9)]
+    [suggesting] = [c for c in review.comments if c.line == 6]
+    assert f"```suggestion\n{SUGGESTED}\n```" in suggesting.body
+    # The comment outside the diff, the verdict and what the reviewer ran are in the summary.
+    assert SAID in review.summary and OUTSIDE in review.summary
+    assert "`test_calc.py` line 3" in review.summary
+    assert "Changes requested" in review.summary
+    assert "### Verification" in review.summary and "python3 -m unittest" in review.summary
+    if isinstance(forge, GitHubForge | ForgejoForge):
+        assert review.verdict == "REQUEST_CHANGES"
+    if isinstance(forge, GitHubForge):
+        assert conformance_problems(forge.api.requests) == []
+    # A review never pushes: main and the pull request's branch are as they were.
+    assert run_git("--git-dir", str(bare), "branch", "--format=%(refname:short)").split() == [
+        FEATURE,
+        "main",
+    ]
+    assert branch_head(bare, FEATURE) == head
+    assert job.branch is None
+
+
+AUTO = {".resolver/config.yml": "review:\n  auto: true\n"}
+NEWER_CALC = FEATURE_CALC + "\n\ndef div(a, b):\n    return a * b\n"
+
+
+def auto_reviewer() -> list[Reply]:
+    """The same model for both reviews: a comment on mul() (line 6) and one on div() (line 14,
+    which only the second head has)."""
+    return [
+        tool("comment", path="calc.py", line=6, body="mul() adds."),
+        tool("comment", path="calc.py", line=14, body="div() multiplies."),
+        tool("finish", verdict="comment", summary="Two functions do the wrong thing."),
+    ]
+
+
+@pytest.mark.parametrize("forge", ["github"], indirect=True)
+def test_an_auto_review_on_new_commits_comments_only_on_the_new_lines(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    assert isinstance(forge, GitHubForge)
+    bare = forge.widgets({**REPO_FILES, **AUTO})
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    first = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge)
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        stack.llm.set_script(by_step(auto_reviewer()))
+        forge.start(stack)
+        opened = deliver(stack, monkeypatch, pull_request_event(forge, "opened", number, first))
+        second = commit_to(bare, FEATURE, {"calc.py": NEWER_CALC}, "Add div()")
+        pushed = deliver(
+            stack, monkeypatch, pull_request_event(forge, "synchronize", number, second)
+        )
+        # The same head again (a redelivery, or opened and marked ready at once): one review.
+        again = post(
+            ingress(stack, monkeypatch), pull_request_event(forge, "synchronize", number, second)
+        )
+        jobs = [stack.job(ended(opened)), stack.job(ended(pushed))]
+
+    assert [(j.state, j.outcome) for j in jobs] == [("succeeded", "answered")] * 2
+    assert again.json() == {"job_id": pushed, "duplicate": True}
+    first_review, second_review = reviews(forge, number)
+    assert [(c.path, c.line) for c in first_review.comments] == [("calc.py", 6)]
+    assert "`calc.py` line 14: div() multiplies." in first_review.summary
+    assert "since my last review" not in first_review.summary
+    # On new commits: only their lines take comments; the rest is in the summary, which says
+    # the review covers only what changed since the last one.
+    assert (second_review.commit, [(c.path, c.line) for c in second_review.comments]) == (
+        second,
+        [("calc.py", 14)],
+    )
+    assert "`calc.py` line 6: mul() adds." in second_review.summary
+    assert f"only what changed since my last review ({first[:12]})" in second_review.summary
+    # An auto-review says nothing but its review: no 👀, no status message.
+    assert forge.said_on_pull(number) == []
