@@ -31,6 +31,7 @@ REMAINING: frozenset[str] = frozenset(
         "resolver/schedules/queue.py",
         "resolver/store/db.py",
         "resolver/store/secrets.py",
+        "integrations/bitbucket/provider.py",
         "integrations/forgejo/provider.py",
         "integrations/github/auth.py",
         "integrations/gitlab/provider.py",
