@@ -64,7 +64,7 @@ def _admin(client: BitbucketClient, repo: str, uuid: str, login: str) -> Check:
     try:
         permission = client.permission(repo, uuid)
     except CallbackError as error:
-        return Check(name, "fail", f"{error}; give {login} admin access to {repo}")
+        return Check(name, "fail", f"{error}; make {login} an admin of {repo}")
     if permission != "admin":
         return Check(name, "fail", f"{login} has {permission} access to {repo}: make it an admin "
                      "(repository:admin), so it may read who may write")  # fmt: skip

@@ -67,14 +67,14 @@ def request_problems(method: str, path: str, query: list[str], body: object) -> 
     unknown_query = sorted(set(query) - set(spec.get("query", [])) - PAGING)
     keys = set(body) if isinstance(body, dict) else set()
     unknown_body = sorted(keys - set(spec.get("body", [])))
-    problems = (
-        [f"{key}: unknown {unknown_query} {unknown_body}"] if unknown_query or unknown_body else []
-    )
+    if unknown_query or unknown_body:
+        return [f"{key}: unknown {unknown_query} {unknown_body}"]
     returns = spec.get("returns")
     if isinstance(body, dict) and returns and spec.get("body"):
-        # A body is the schema the operation answers with, written in part.
-        problems += shape_problems(returns, body, f"{key} body")
-    return problems
+        # A body is the schema the operation answers with, written in part: its nested keys
+        # are checked against that schema.
+        return shape_problems(returns, body, f"{key} body")
+    return []
 
 
 def answer_problems(method: str, path: str, answer: object) -> list[str]:

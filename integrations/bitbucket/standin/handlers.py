@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import unquote
 
 from integrations.bitbucket.standin.state import (
     Comment,
@@ -290,7 +291,7 @@ def create_hook(api: BitbucketAPI, call: Call) -> Reply:
 
 def edit_hook(api: BitbucketAPI, call: Call) -> Reply:
     owner = _hook_owner(api, call)
-    hook = api.hooks.get(call.params["uid"])
+    hook = api.hooks.get(unquote(call.params["uid"]))
     if hook is None or hook.owner != owner[0]:
         return api.refuse(404, "No such webhook.")
     body = call.body
