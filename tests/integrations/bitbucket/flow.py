@@ -17,8 +17,8 @@ from integrations.bitbucket.standin.api import BitbucketAPI
 from integrations.bitbucket.standin.state import Pull, Repo
 from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from tests.e2e.stack import REPO_FILES
-from tests.integrations.deliveries import Delivery
 from tests.integrations.bitbucket.deliveries import SECRET, headers_for, load
+from tests.integrations.deliveries import Delivery
 
 REPO: Final = "acme/widgets"
 TITLE: Final = "add() subtracts instead of adding"
