@@ -24,8 +24,8 @@ Mention = tuple[str, str, bytes, dict[str, str], float]
 
 
 def mentions(settings: Settings) -> list[Mention]:
-    """(provider, event key, body, lower-cased headers, when signed) of every recorded comment fixture that
-    routes to a job, signed with the test secrets."""
+    """(provider, event key, body, lower-cased headers, when signed) of every recorded comment
+    fixture that routes to a job, signed with the test secrets."""
     from integrations import registry
     from resolver.contract.inbound import Trigger, route_event
     from resolver.ingress.endpoint import policy_for
