@@ -33,6 +33,7 @@ HOOK_EVENTS: Final = (
     "pullrequest:created",
     "pullrequest:changes_request_created",
     "repo:push",
+    "repo:commit_status_updated",
 )
 ERRORS: Final = HttpErrors("Bitbucket")
 # Workspace ids and repository slugs (letters, digits, `-`, `_`, `.`); nothing else reaches a

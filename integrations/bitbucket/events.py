@@ -146,6 +146,32 @@ class CommentEvent(PullRequestEvent):
     comment: Comment
 
 
+class StatusLinks(VendorModel):
+    commit: Link | None = None
+
+
+class CommitStatus(VendorModel):
+    key: str
+    name: str | None = None
+    state: str
+    description: str | None = None
+    url: str | None = None
+    refname: str | None = None
+    links: StatusLinks | None = None
+
+    @property
+    def commit(self) -> str | None:
+        """The commit's hash, the last part of its link (the payload has no other)."""
+        href = self.links.commit.href if self.links and self.links.commit else None
+        return href.rstrip("/").rpartition("/")[2] if href else None
+
+
+class CommitStatusEvent(Envelope):
+    """`repo:commit_status_created` and `_updated`: a build's state on a commit."""
+
+    commit_status: CommitStatus
+
+
 class Target(VendorModel):
     hash: str
 

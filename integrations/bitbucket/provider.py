@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from integrations.bitbucket.client import BitbucketClient, TokenProvider
 from integrations.bitbucket.tokens import JobToken, api_url
-from integrations.bitbucket.trigger import DATA_CENTER, reach_of
+from integrations.bitbucket.trigger import DATA_CENTER, UNKNOWN_PULL, reach_of
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     TAG,
@@ -31,7 +31,7 @@ from resolver.contract.outbound import (
     ReviewThread,
     tag_of,
 )
-from resolver.contract.triggers import TaskTrigger, number_of, repo_of
+from resolver.contract.triggers import CiFailure, TaskTrigger, number_of, repo_of
 from resolver.core.logs import redact, register_secret
 from resolver.core.settings import Settings, get_settings
 
@@ -162,11 +162,16 @@ def _made(item: Mapping[str, Any]) -> datetime:
 
 
 class BitbucketForge:
-    """Repositories, permissions, git auth and pull requests, as the job's identity."""
+    """Repositories, permissions, git auth and pull requests, as the job's identity. A red
+    check's pull request is known by its branch (`from_branch`): pull request UNKNOWN_PULL is
+    the bot's open one from there."""
 
-    def __init__(self, client: BitbucketClient, token: TokenProvider) -> None:
+    def __init__(
+        self, client: BitbucketClient, token: TokenProvider, from_branch: str | None = None
+    ) -> None:
         self._client = client
         self._token = token
+        self._from_branch = from_branch
 
     def repository(self, full_name: str) -> RepoInfo:
         return self._client.repository(full_name)
@@ -182,6 +187,8 @@ class BitbucketForge:
         return self._client.find_open_pull(full_name, head)
 
     def get_pull(self, full_name: str, number: int) -> PullInfo:
+        if number == UNKNOWN_PULL and self._from_branch:
+            return open_pull_from(self._client, full_name, self._from_branch)
         return self._client.get_pull(full_name, number)
 
     def open_draft_pull(
@@ -210,6 +217,20 @@ def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
         "GIT_CONFIG_KEY_0": f"http.{repository}.extraHeader",
         "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
     }
+
+
+def open_pull_from(client: BitbucketClient, full_name: str, branch: str) -> PullInfo:
+    found = client.find_open_pull(full_name, branch)
+    if found is None:
+        raise PermanentCallbackError(f"no open pull request from {branch} in {full_name}")
+    return found
+
+
+def _unknown_pull_branch(trigger: TaskTrigger) -> str | None:
+    """The branch of a red check's pull request, when the trigger names no number."""
+    if number_of(trigger) != UNKNOWN_PULL or not isinstance(trigger, CiFailure):
+        return None
+    return trigger.head_ref
 
 
 def conversation_for(client: BitbucketClient, repo: str, number: int) -> Conversation:
@@ -245,12 +266,15 @@ def conversation(trigger: TaskTrigger, requester_id: int | None) -> Conversation
             f"a Bitbucket conversation is on a pull request, not a {trigger.kind}"
         )
     client, _, _ = _job_client(trigger, requester_id)
+    branch = _unknown_pull_branch(trigger)
+    if branch is not None:
+        number = open_pull_from(client, repo, branch).number
     return BitbucketConversation(client, repo, number)
 
 
 def forge(trigger: TaskTrigger, requester_id: int | None) -> Forge:
     client, token, _ = _job_client(trigger, requester_id)
-    return BitbucketForge(client, token)
+    return BitbucketForge(client, token, _unknown_pull_branch(trigger))
 
 
 def open_pulls(

@@ -16,6 +16,7 @@ from typing import Any, Final
 from integrations.bitbucket.events import (
     Account,
     CommentEvent,
+    CommitStatusEvent,
     Envelope,
     PullRequestEvent,
     PushEvent,
@@ -23,18 +24,21 @@ from integrations.bitbucket.events import (
     ServerPushEvent,
 )
 from integrations.bitbucket.events import PullRequest as PullPayload
-from integrations.bitbucket.trigger import DATA_CENTER
+from integrations.bitbucket.trigger import DATA_CENTER, UNKNOWN_PULL
 from resolver.contract.inbound import Policy, Route, Sender, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
     BOT_BRANCH_PREFIX,
     BasePush,
     BasePushed,
+    CiFailure,
+    FailedCheck,
     JsonObject,
     PullRequest,
     Repository,
     ReviewBatch,
 )
+from resolver.features.ci.contract import build_fix_task
 
 NAME: Final = "bitbucket"
 REVIEW_TASK: Final = "Address the review: every open comment thread on this pull request."
@@ -79,6 +83,45 @@ def on_changes_requested(event: PullRequestEvent, policy: Policy) -> Trigger | N
         return None
     subject = ReviewBatch(**_on_pull(event, pull), url=_pull_url(pull))
     return _trigger(event.actor.as_sender(), event.repository.full_name, subject, REVIEW_TASK)
+
+
+def on_commit_status(event: CommitStatusEvent, policy: Policy) -> Trigger | None:
+    """A failed build on one of the bot's branches (a status that names its branch, as
+    Bitbucket Pipelines' do): a fix on the bot's pull request from that branch. The opt-in and
+    the bounds are the worker's to check."""
+    status = event.commit_status
+    branch, sha = status.refname or "", status.commit
+    if status.state != "FAILED" or not branch.startswith(BOT_BRANCH_PREFIX) or not sha:
+        return None
+    name = status.name or status.key
+    check = FailedCheck(
+        name=name,
+        head_sha=sha,
+        branch=branch,
+        conclusion="failed",
+        url=status.url,
+        title=name,
+        summary=status.description,
+    )
+    full_name = event.repository.full_name
+    subject = CiFailure(
+        repo=_repository(event),
+        number=UNKNOWN_PULL,
+        title=f"Fix the failing check {name}",
+        head_ref=branch,
+        head_sha=sha,
+        url=status.url,
+        check=check,
+    )
+    trigger = Trigger(
+        task=build_fix_task(check),
+        sender=event.actor.as_sender(),
+        conversation_key=f"{NAME}:{full_name}@{branch}",
+        repo=full_name,
+        subject=subject,
+        once_key=f"status:{full_name}:{sha}:{status.key}",
+    )
+    return replace(trigger, ci_branch=branch)
 
 
 def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
@@ -198,6 +241,7 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "pullrequest:created": Route(PullRequestEvent, on_pull_created),
     "pullrequest:changes_request_created": Route(PullRequestEvent, on_changes_requested),
     "repo:push": Route(PushEvent, on_push),
+    "repo:commit_status_updated": Route(CommitStatusEvent, on_commit_status),
     "pr:comment:added": Route(ServerCommentEvent, on_server_comment),
     "repo:refs_changed": Route(ServerPushEvent, on_server_push),
 }
@@ -220,7 +264,6 @@ IGNORED: Final = frozenset(
         "repo:transfer",
         "repo:commit_comment_created",
         "repo:commit_status_created",
-        "repo:commit_status_updated",
         "issue:created",
         "issue:updated",
         "issue:comment_created",

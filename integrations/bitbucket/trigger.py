@@ -10,6 +10,9 @@ from typing import Final, Literal
 from resolver.contract.inbound import VendorModel
 from resolver.contract.triggers import TaskTrigger
 
+UNKNOWN_PULL: Final = 0
+"""The number of a red check's pull request: a commit status names its branch, not its pull
+request; the bot's open pull request from that branch is looked up when the job acts."""
 CLOUD: Final = "cloud"
 DATA_CENTER: Final = "datacenter"
 

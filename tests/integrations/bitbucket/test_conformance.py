@@ -32,8 +32,11 @@ PAYLOAD_FIELDS = {
     "repository": "repository",
     "pullrequest": "pullrequest",
     "comment": "pullrequest_comment",
+    "commit_status": "commitstatus",
 }
-CLOUD = [p for p in fixture_paths() if p.name.startswith(("pullrequest_", "repo_push"))]
+CLOUD = [
+    p for p in fixture_paths() if p.name.startswith(("pullrequest_", "repo_push", "repo_commit"))
+]
 
 
 def test_the_subset_comes_from_the_published_description() -> None:

@@ -9,9 +9,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 
 from integrations.bitbucket.client import BitbucketClient
 from integrations.bitbucket.provider import (
+    BitbucketForge,
     conversation,
     conversation_for,
     forge_for,
@@ -20,10 +22,11 @@ from integrations.bitbucket.provider import (
 )
 from integrations.bitbucket.standin.api import BitbucketAPI
 from integrations.bitbucket.standin.state import Pull
+from integrations.bitbucket.trigger import UNKNOWN_PULL
 from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import ForgeUser
-from resolver.contract.triggers import PullRequest, Repository
+from resolver.contract.triggers import CiFailure, FailedCheck, PullRequest, Repository
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
 
 EARLIER = datetime.now(UTC) - timedelta(hours=1)
@@ -121,3 +124,41 @@ def test_a_token_is_never_sent_over_anything_but_http() -> None:
     with pytest.raises(PermanentCallbackError) as refused:
         git_auth_env("ssh://git@bitbucket.org/acme/widgets.git", BOT_TOKEN)
     assert BOT_TOKEN not in str(refused.value)
+
+
+def test_a_red_checks_pull_request_is_the_bots_open_one_from_its_branch(
+    bitbucket_api: BitbucketAPI, client: BitbucketClient, pull: Pull
+) -> None:
+    ours = bitbucket_api.add_pull(
+        bitbucket_api.repos[REPO], "resolver/1-go", "Go", author="resolver"
+    )
+    forge = BitbucketForge(client, lambda: BOT_TOKEN, from_branch="resolver/1-go")
+    assert forge.get_pull(REPO, UNKNOWN_PULL).number == ours.id
+    assert forge.get_pull(REPO, pull.id).number == pull.id
+    gone = BitbucketForge(client, lambda: BOT_TOKEN, from_branch="resolver/9-gone")
+    with pytest.raises(PermanentCallbackError, match="no open pull request"):
+        gone.get_pull(REPO, UNKNOWN_PULL)
+
+
+def test_a_red_checks_conversation_is_on_the_bots_pull_request(
+    bitbucket_api: BitbucketAPI, pull: Pull, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import reset_caches
+
+    ours = bitbucket_api.add_pull(
+        bitbucket_api.repos[REPO], "resolver/1-go", "Go", author="resolver"
+    )
+    monkeypatch.setenv("RESOLVER_BITBUCKET_API_URL", bitbucket_api.api_url)
+    monkeypatch.setenv("RESOLVER_BITBUCKET_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("RESOLVER_SECRET_KEYS", Fernet.generate_key().decode())
+    reset_caches()
+    check = FailedCheck(name="build", head_sha="abc", branch="resolver/1-go", conclusion="failed")
+    trigger = CiFailure(
+        repo=Repository(full_name=REPO), number=UNKNOWN_PULL, head_ref="resolver/1-go", check=check
+    )
+    try:
+        conversation(trigger, None).post("Fixing the build")
+    finally:
+        reset_caches()
+    [posted] = bitbucket_api.comments.values()
+    assert (posted.number, posted.raw) == (ours.id, "Fixing the build")

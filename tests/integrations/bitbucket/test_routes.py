@@ -7,9 +7,9 @@ from typing import Any
 
 from integrations.bitbucket.events import parse_event
 from integrations.bitbucket.routes import REVIEW_TASK, ROUTES
-from integrations.bitbucket.trigger import part_of, reach_of
+from integrations.bitbucket.trigger import UNKNOWN_PULL, part_of, reach_of
 from resolver.contract.inbound import Policy, RouteResult, Trigger, ignored_sender, route_event
-from resolver.contract.triggers import BasePush, BasePushed, PullRequest, ReviewBatch
+from resolver.contract.triggers import BasePush, BasePushed, CiFailure, PullRequest, ReviewBatch
 from tests.integrations.bitbucket.deliveries import headers_for, load
 
 POLICY = Policy(bot_name="resolver", trigger_label="resolver")
@@ -152,3 +152,37 @@ def test_the_bot_itself_and_app_users_are_ignored_senders() -> None:
     )
     people = trigger("pullrequest_comment_created__on_pull").sender
     assert ignored_sender(people, POLICY) is None
+
+
+def test_a_failed_build_on_a_bot_branch_is_a_ci_failure_on_its_pull_request() -> None:
+    found = routed_status("repo_commit_status_updated__failed_on_bot_branch")
+    assert isinstance(found, Trigger)
+    branch, sha = "resolver/3-handle-empty-input", "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+    assert found.ci_branch == branch and found.conversation_key == f"bitbucket:{REPO}@{branch}"
+    subject = found.subject
+    assert isinstance(subject, CiFailure) and subject.number == UNKNOWN_PULL
+    assert (subject.check.name, subject.check.head_sha, subject.check.branch) == (
+        "Pipeline #42 for resolver/3-handle-empty-input",
+        sha,
+        branch,
+    )
+    assert subject.check.summary == "Tests failed" and "failed" in found.task
+
+
+def test_a_passing_build_or_one_on_another_branch_is_nothing() -> None:
+    name = "repo_commit_status_updated__failed_on_bot_branch"
+    passed = load(name)
+    passed["commit_status"]["state"] = "SUCCESSFUL"
+    assert routed_status(name, passed) is None
+    elsewhere = load(name)
+    elsewhere["commit_status"]["refname"] = "feature/x"
+    assert routed_status(name, elsewhere) is None
+    unnamed = load(name)
+    del unnamed["commit_status"]["refname"]
+    assert routed_status(name, unnamed) is None
+
+
+def routed_status(name: str, payload: dict[str, Any] | None = None) -> RouteResult:
+    body = json.dumps(payload if payload is not None else load(name)).encode()
+    key = "repo:commit_status_updated"
+    return route_event(ROUTES, parse_event(headers_for(key, body), body), POLICY)
