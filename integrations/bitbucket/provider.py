@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -125,10 +125,7 @@ def _threads(
     by_id = {int(i["id"]): i for i in items}
     groups: dict[int, list[dict[str, Any]]] = {}
     for item in sorted(items, key=lambda i: int(i["id"])):
-        root = int(item["id"])
-        while (parent := (by_id.get(root) or {}).get("parent")) and int(parent["id"]) in by_id:
-            root = int(parent["id"])
-        groups.setdefault(root, []).append(item)
+        groups.setdefault(_root(by_id, int(item["id"])), []).append(item)
     threads = []
     for root, group in groups.items():
         inline = by_id[root].get("inline") or {}
@@ -142,6 +139,18 @@ def _threads(
             )
         )
     return tuple(t for t in threads if t.comments)
+
+
+def _root(by_id: Mapping[int, Mapping[str, Any]], comment_id: int) -> int:
+    """The first comment of the thread `comment_id` answers in (a chain of parents among the
+    line comments; a parent chain that loops stops where it would repeat)."""
+    seen = {comment_id}
+    parent = by_id[comment_id].get("parent")
+    while isinstance(parent, Mapping) and parent.get("id") in by_id and parent["id"] not in seen:
+        comment_id = int(parent["id"])
+        seen.add(comment_id)
+        parent = by_id[comment_id].get("parent")
+    return comment_id
 
 
 def _author(item: Mapping[str, Any]) -> str:
@@ -158,7 +167,11 @@ def _body(item: Mapping[str, Any]) -> str:
 
 
 def _made(item: Mapping[str, Any]) -> datetime:
-    return datetime.fromisoformat(str(item.get("created_on")).replace("Z", "+00:00"))
+    """When the comment was made; a comment without a readable time counts as made now."""
+    try:
+        return datetime.fromisoformat(str(item.get("created_on")).replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.now(UTC)
 
 
 class BitbucketForge:

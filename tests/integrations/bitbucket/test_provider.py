@@ -162,3 +162,13 @@ def test_a_red_checks_conversation_is_on_the_bots_pull_request(
         reset_caches()
     [posted] = bitbucket_api.comments.values()
     assert (posted.number, posted.raw) == (ours.id, "Fixing the build")
+
+
+def test_a_parent_chain_that_loops_still_ends_in_threads(
+    bitbucket_api: BitbucketAPI, client: BitbucketClient, pull: Pull
+) -> None:
+    first = bitbucket_api.add_comment(pull, "A", "alice", path="core.py", line=1)
+    second = bitbucket_api.add_comment(pull, "B", "bob", path="core.py", line=1, parent=first.id)
+    first.parent = second.id  # a loop Bitbucket should never send
+    threads = conversation_for(client, REPO, pull.id).history().review_threads
+    assert sorted(c.body for t in threads for c in t.comments) == ["A", "B"]
