@@ -16,6 +16,7 @@ from integrations.bitbucket.provider import (
     BitbucketForge,
     conversation,
     conversation_for,
+    forge,
     forge_for,
     git_auth_env,
     hidden_tag,
@@ -26,7 +27,13 @@ from integrations.bitbucket.trigger import UNKNOWN_PULL
 from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import ForgeUser
-from resolver.contract.triggers import CiFailure, FailedCheck, PullRequest, Repository
+from resolver.contract.triggers import (
+    CiFailure,
+    FailedCheck,
+    PullRequest,
+    Repository,
+    ScheduleRun,
+)
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
 
 EARLIER = datetime.now(UTC) - timedelta(hours=1)
@@ -172,3 +179,20 @@ def test_a_parent_chain_that_loops_still_ends_in_threads(
     first.parent = second.id  # a loop Bitbucket should never send
     threads = conversation_for(client, REPO, pull.id).history().review_threads
     assert sorted(c.body for t in threads for c in t.comments) == ["A", "B"]
+
+
+def test_a_schedule_run_acts_on_the_repository_through_the_forge(
+    bitbucket_api: BitbucketAPI, pull: Pull, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import reset_caches
+
+    monkeypatch.setenv("RESOLVER_BITBUCKET_API_URL", bitbucket_api.api_url)
+    monkeypatch.setenv("RESOLVER_BITBUCKET_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("RESOLVER_SECRET_KEYS", Fernet.generate_key().decode())
+    reset_caches()
+    run = ScheduleRun(schedule="weekly-deps", forge_name="bitbucket", repo=REPO, run_id=1)
+    try:
+        made = forge(run, None).open_draft_pull(REPO, "resolver/weekly-deps", "main", "Deps", "")
+    finally:
+        reset_caches()
+    assert bitbucket_api.pulls[-1].draft and made.head == "resolver/weekly-deps"
