@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from integrations import registry
 from integrations.bitbucket import PROVIDER
 from resolver.contract.triggers import PullRequest, read_trigger
-from tests.integrations.bitbucket.deliveries import SECRET, SENDER, headers_for, load
+from tests.integrations.bitbucket.deliveries import CLOUD_SENDER, SECRET, headers_for, load
 from tests.integrations.conftest import Store
 
 KEYS = {"pullrequest_comment_created": "pullrequest:comment_created", "repo_push": "repo:push"}
@@ -39,7 +39,7 @@ def deliver(client: TestClient, name: str, **kw: Any) -> Any:
 def test_a_signed_mention_becomes_a_job_acknowledged_by_its_status_comment(
     bitbucket_client: TestClient, store: Store
 ) -> None:
-    store.link("bitbucket", SENDER, "alice")
+    store.link("bitbucket", CLOUD_SENDER, "alice")
     accepted = deliver(bitbucket_client, "pullrequest_comment_created__on_pull")
     assert accepted.status_code == 202, accepted.text
     [job] = store.jobs()
@@ -57,7 +57,7 @@ def test_a_signed_mention_becomes_a_job_acknowledged_by_its_status_comment(
 def test_the_same_comment_through_a_second_hook_is_the_same_job(
     bitbucket_client: TestClient, store: Store
 ) -> None:
-    store.link("bitbucket", SENDER, "alice")
+    store.link("bitbucket", CLOUD_SENDER, "alice")
     first = deliver(bitbucket_client, "pullrequest_comment_created__on_pull")
     second = deliver(bitbucket_client, "pullrequest_comment_created__on_pull")
     assert (first.status_code, second.status_code) == (202, 200)
