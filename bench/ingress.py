@@ -22,6 +22,9 @@ Prints throughput, p50/p90/p99 and the server's CPU time per request, and each e
 of the bare endpoint's throughput. CPU time per request moves less than throughput when other
 work shares the machine. Figures only; nothing asserted.
 
+Before them, each installed provider's verify + parse + route cost per mention, in process
+(bench/_verify.py, `--verify-only` for just that), beside GitHub's.
+
 Then the peer (bench/_peer.py, skipped with `--no-peer`): a minimal Probot app (bench/probot,
 installed by `npm ci` into var/bench/probot) that verifies the same signature and records a
 mention in memory, started beside our server. Both receive the same deliveries, measured one
@@ -60,6 +63,7 @@ from _load import (
 )
 from _mix import PUSHED_REPO, mix
 from _peer import Peer, probot
+from _verify import table as verify_table
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"
@@ -324,10 +328,20 @@ def main() -> None:
     parser.add_argument(
         "--no-peer", action="store_true", help="skip the Probot peer (needs node and npm)"
     )
+    parser.add_argument(
+        "--verify-only", action="store_true", help="only each provider's verify + route cost"
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.workers)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
+    try:
+        verify_table(tmp, 2000)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.verify_only:
+        return
     for postgres in (False, True) if args.postgres else (False,):
         tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
         try:

@@ -13,6 +13,9 @@ from typing import Any, Protocol
 
 import pytest
 
+from integrations.bitbucket.standin.api import BitbucketAPI
+from integrations.bitbucket.standin.state import Pull as BitbucketPull
+from integrations.bitbucket.standin.state import Repo as BitbucketRepo
 from integrations.forgejo.standin.api import ForgejoAPI
 from integrations.forgejo.standin.state import Pull, Repo
 from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
@@ -20,6 +23,7 @@ from integrations.gitlab.standin.api import GitLabAPI, MergeRequest, Project
 from integrations.standin.git_http import GitHttpServer
 from tests.e2e import github_flow, gitlab_flow
 from tests.e2e.stack import REPO_FILES, Stack, ingress
+from tests.integrations.bitbucket import flow as bitbucket_flow
 from tests.integrations.deliveries import Delivery, github, gitlab, load, post
 from tests.integrations.forgejo import flow as forgejo_flow
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
@@ -28,6 +32,9 @@ FORGES = ("github", "gitlab")
 # The suites Forgejo runs too (`indirect` parametrisation): it has no CI whose logs Resolver
 # reads and no API to resolve a review thread, so the others stay on the two.
 EVERY_FORGE = (*FORGES, "forgejo")
+# The suites on the bot's own pull request run on Bitbucket too; it has no issues to mention
+# the bot on and no reactions, so the mention suite stays on the others.
+PULL_FORGES = (*EVERY_FORGE, "bitbucket")
 ISSUE = gitlab_flow.IID  # the issue alice asks on: 7, on either forge
 
 
@@ -425,6 +432,91 @@ class ForgejoForge:
         return [("*", r.status) for r in listings if r.query.get("state") == ["open"]]
 
 
+@dataclass
+class BitbucketForge:
+    api: BitbucketAPI
+    git: GitHttpServer
+    name: str = "bitbucket"
+    pull_word: str = "pull request"
+    token_marker: str = bitbucket_flow.BOT_TOKEN
+    _repo: BitbucketRepo | None = None
+    _bare: Path | None = None
+
+    @property
+    def repo(self) -> BitbucketRepo:
+        assert self._repo is not None, "widgets() makes the repository"
+        return self._repo
+
+    def settings(self) -> dict[str, str]:
+        return bitbucket_flow.settings(self.api)
+
+    def widgets(self, files: Mapping[str, str] = REPO_FILES) -> Path:
+        self._repo, self._bare = bitbucket_flow.widgets(self.api, self.git, files)
+        return self._bare
+
+    def start(self, stack: Stack) -> None:
+        stack.link("alice", "bitbucket", self.api.add_user("alice"), "alice")
+        stack.start_worker()
+
+    def mention_on_issue(self, stack: Stack, monkeypatch: pytest.MonkeyPatch, text: str) -> int:
+        """Bitbucket has no issues: alice's comment on her pull request that reports the bug."""
+        assert self._bare is not None, "widgets() makes the repository"
+        asked = bitbucket_flow.asking_pull(self.api, self.repo, self._bare)
+        return self.comment_on_pull(stack, monkeypatch, asked.id, text)
+
+    def only_pull(self) -> tuple[int, str]:
+        [pull] = [p for p in self.api.pulls if p.author == self.api.add_user(bitbucket_flow.BOT)]
+        return pull.id, pull.head
+
+    def bots_pull(self, branch: str) -> int:
+        return self.api.add_pull(self.repo, branch, "Fix add()", author=bitbucket_flow.BOT).id
+
+    def _pull(self, number: int) -> BitbucketPull:
+        [pull] = [p for p in self.api.pulls if p.id == number]
+        return pull
+
+    def comment_on_pull(
+        self, stack: Stack, monkeypatch: pytest.MonkeyPatch, number: int, text: str
+    ) -> int:
+        payload = bitbucket_flow.comment(self.api, self._pull(number), "alice", text)
+        sent = bitbucket_flow.delivery(payload, "pullrequest:comment_created")
+        return ended(deliver(stack, monkeypatch, sent))
+
+    def push(
+        self, stack: Stack, monkeypatch: pytest.MonkeyPatch, ref: str, after: str
+    ) -> int | None:
+        payload = bitbucket_flow.push(self.api, ref, after, "alice")
+        return deliver(stack, monkeypatch, bitbucket_flow.delivery(payload, "repo:push"))
+
+    def said_on_pull(self, number: int) -> list[str]:
+        return bitbucket_flow.said(self.api, number)
+
+    def said_on_issue(self) -> list[str]:
+        return []
+
+    def status_edits(self) -> list[int]:
+        return [r.status for r in self.api.calls(bitbucket_flow.STATUS_EDIT)]
+
+    def reactions_on_request(self) -> list[str]:
+        return []  # Bitbucket has no reactions
+
+    def opened(self, number: int) -> Opened:
+        pull = self._pull(number)
+        url = f"{self.api.url}/{bitbucket_flow.REPO}/pull-requests/{number}"
+        return Opened(pull.head, pull.base, pull.draft, pull.description, url)
+
+    def pull_count(self) -> int:
+        return len(self.api.pulls)
+
+    def api_calls(self) -> int:
+        return len(self.api.requests)
+
+    def open_pull_listings(self) -> list[tuple[str, int]]:
+        """Bitbucket lists open pulls without a base (the client keeps those into it)."""
+        listings = self.api.calls("GET /repositories/{workspace}/{repo_slug}/pullrequests")
+        return [("*", r.status) for r in listings if r.query.get("state") == ["OPEN"]]
+
+
 @pytest.fixture(params=FORGES)
 def forge(request: pytest.FixtureRequest) -> Forge:
     """The forge of the test's parameter, on its stand-in and git server (only that one's
@@ -434,6 +526,10 @@ def forge(request: pytest.FixtureRequest) -> Forge:
             request.getfixturevalue("github_api"),
             request.getfixturevalue("git_server"),
             request.getfixturevalue("key_file"),
+        )
+    if request.param == "bitbucket":
+        return BitbucketForge(
+            request.getfixturevalue("bitbucket_standin"), request.getfixturevalue("bitbucket_git")
         )
     if request.param == "forgejo":
         return ForgejoForge(

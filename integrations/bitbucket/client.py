@@ -1,0 +1,317 @@
+"""Bitbucket Cloud's REST API 2.0, through httpx: the calls Resolver makes back.
+
+Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
+(tell the user), as contract's `HttpErrors` decides; nothing here retries or sleeps, as the
+callback tasks retry with one attempt row per try. The token is asked for before every call
+and sent only to the API's own address: a listing's `next` link elsewhere is not followed.
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+from collections.abc import Callable, Iterator, Mapping
+from functools import cache
+from typing import Any, Final
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
+from resolver.contract.outbound import PullInfo, RepoInfo
+from resolver.core.logs import redact
+
+TokenProvider = Callable[[], str]
+
+TIMEOUT_SECONDS: Final = 30.0
+MAX_PAGES: Final = 10  # the bot's open pull requests are a few; never list without end
+MESSAGE_LIMIT: Final = 300
+WRITE_PERMISSIONS: Final = frozenset({"write", "admin"})
+# The hook events Resolver routes (`routes.ROUTES`, Cloud's part).
+HOOK_EVENTS: Final = (
+    "pullrequest:comment_created",
+    "pullrequest:created",
+    "pullrequest:changes_request_created",
+    "repo:push",
+    "repo:commit_status_updated",
+)
+ERRORS: Final = HttpErrors("Bitbucket")
+# Workspace ids and repository slugs (letters, digits, `-`, `_`, `.`); nothing else reaches a
+# URL path.
+_NAME: Final = re.compile(r"[\w.-]+")
+
+
+def split_repo(full_name: str) -> tuple[str, str]:
+    workspace, _, slug = full_name.partition("/")
+    if not (_NAME.fullmatch(workspace) and _NAME.fullmatch(slug)):
+        raise PermanentCallbackError(f"{full_name[:100]!r} is not a workspace/slug repository")
+    return workspace, slug
+
+
+def check_workspace(workspace: str) -> str:
+    if not _NAME.fullmatch(workspace):
+        raise PermanentCallbackError(f"{workspace[:100]!r} is not a workspace id")
+    return workspace
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
+def _detail(response: httpx.Response) -> str:
+    """Bitbucket's `error.message` (its `error` schema), redacted and shortened."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return redact(str(message or response.reason_phrase or "no message"))[:MESSAGE_LIMIT]
+
+
+def pull_info(data: Mapping[str, Any]) -> PullInfo:
+    source, destination = data.get("source") or {}, data.get("destination") or {}
+    author = data.get("author") or {}
+    return PullInfo(
+        number=int(data["id"]),
+        url=str(((data.get("links") or {}).get("html") or {}).get("href") or ""),
+        head=str((source.get("branch") or {}).get("name") or ""),
+        base=(destination.get("branch") or {}).get("name"),
+        author=author.get("nickname") or author.get("display_name"),
+    )
+
+
+def text(body: str) -> dict[str, Any]:
+    """A comment's or a description's content, as Markdown."""
+    return {"content": {"raw": body}}
+
+
+class BitbucketClient:
+    """The REST calls Resolver makes, as the account the token acts for (the bot's access
+    token, or a person's OAuth token)."""
+
+    def __init__(
+        self,
+        api_url: str,
+        token: TokenProvider,
+        *,
+        user_agent: str = "Resolver",
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._api = api_url.rstrip("/")
+        self._token = token
+        self._user_agent = user_agent
+        self._transport = transport
+
+    def __repr__(self) -> str:
+        return f"BitbucketClient({self._api!r})"
+
+    def _call(
+        self,
+        method: str,
+        action: str,
+        url: str,
+        *,
+        json: Mapping[str, Any] | None = None,
+        params: Mapping[str, str | int] | None = None,
+    ) -> httpx.Response:
+        """One request to `url` (a path below the API, or one of its own absolute links);
+        `action` (`"POST /repositories/{workspace}/{repo_slug}/pullrequests"`) names it."""
+        target = url if url.startswith(self._api + "/") else self._api + url
+        headers = {
+            "Authorization": f"Bearer {self._token()}",
+            "Accept": "application/json",
+            "User-Agent": self._user_agent,
+        }
+        try:
+            with httpx.Client(
+                timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
+            ) as http:
+                response = http.request(method, target, headers=headers, json=json, params=params)
+        except httpx.TimeoutException:
+            raise ERRORS.timed_out(action) from None
+        except httpx.TransportError as error:
+            raise ERRORS.unreachable(action, error) from None
+        except httpx.InvalidURL as error:
+            raise ERRORS.unusable_url(action, error) from None
+        if response.status_code >= 400:
+            wait = parse_retry_after(response.headers.get("retry-after"))
+            raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
+        return response
+
+    def _json(self, method: str, action: str, url: str, **options: Any) -> Any:
+        response = self._call(method, action, url, **options)
+        try:
+            return response.json()
+        except ValueError as error:
+            raise ERRORS.unusable_answer(action, error) from None
+
+    def _pages(
+        self, action: str, path: str, params: Mapping[str, str | int] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Every value of a paginated listing, page after page by its `next` link (at most
+        MAX_PAGES; a link off the API's own address ends it)."""
+        url: str | None = path
+        for _ in range(MAX_PAGES):
+            if url is None:
+                return
+            page = self._json("GET", action, url, params=params if url == path else None)
+            yield from (dict(item) for item in page.get("values") or [])
+            following = page.get("next")
+            url = following if isinstance(following, str) and self._own(following) else None
+
+    def _own(self, url: str) -> bool:
+        api, given = urlsplit(self._api), urlsplit(url)
+        return (given.scheme, given.netloc) == (api.scheme, api.netloc) and given.path.startswith(
+            api.path + "/"
+        )
+
+    def authenticated_user(self) -> dict[str, Any]:
+        """The account the token acts for (`GET /user`)."""
+        return dict(self._json("GET", "GET /user", "/user"))
+
+    def authenticated_login(self) -> str:
+        data = self.authenticated_user()
+        return str(data.get("nickname") or data.get("display_name") or data.get("uuid"))
+
+    def permission(self, repo: str, user_uuid: str) -> str:
+        """The person's effective permission on `repo` (admin, write, read, or none). Only a
+        repository admin may ask: the bot's token needs `repository:admin`."""
+        workspace, slug = split_repo(repo)
+        action = "GET /workspaces/{workspace}/permissions/repositories/{repo_slug}"
+        path = f"/workspaces/{workspace}/permissions/repositories/{slug}"
+        query = {"q": f'user.uuid="{user_uuid}"'}
+        found = next(iter(self._pages(action, path, query)), None)
+        return str((found or {}).get("permission") or "none")
+
+    def can_write(self, repo: str, user_uuid: str) -> bool:
+        return self.permission(repo, user_uuid) in WRITE_PERMISSIONS
+
+    def repository(self, repo: str) -> RepoInfo:
+        """The repository: its HTTPS clone link and main branch."""
+        workspace, slug = split_repo(repo)
+        path = f"/repositories/{workspace}/{slug}"
+        data = self._json("GET", "GET /repositories/{workspace}/{repo_slug}", path)
+        links = data.get("links") or {}
+        clone = next(
+            (c["href"] for c in links.get("clone") or [] if c.get("name") == "https"), None
+        )
+        if not clone:
+            raise PermanentCallbackError(f"Bitbucket gives no HTTPS clone link for {repo}")
+        main = (data.get("mainbranch") or {}).get("name")
+        return RepoInfo(
+            full_name=str(data["full_name"]),
+            clone_url=str(clone),
+            default_branch=str(main or "main"),
+            web_url=(links.get("html") or {}).get("href"),
+        )
+
+    def _comments_path(self, repo: str, number: int) -> str:
+        workspace, slug = split_repo(repo)
+        return f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}/comments"
+
+    def post_comment(self, repo: str, number: int, body: str, parent: int | None = None) -> int:
+        """Comment on a pull request (in a thread: an answer to `parent`); the comment's id."""
+        action = (
+            "POST /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/comments"
+        )
+        form = text(body) | ({"parent": {"id": parent}} if parent is not None else {})
+        return int(self._json("POST", action, self._comments_path(repo, number), json=form)["id"])
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
+        """Replace a comment's text (the status comment)."""
+        action = (
+            "PUT /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
+            "/comments/{comment_id}"
+        )
+        path = f"{self._comments_path(repo, number)}/{int(comment_id)}"
+        self._call("PUT", action, path, json=text(body))
+
+    def comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        """A pull request's comments, oldest first (at most MAX_PAGES pages of them)."""
+        action = "GET /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/comments"
+        return list(self._pages(action, self._comments_path(repo, number)))
+
+    def _open_pulls(self, repo: str) -> Iterator[PullInfo]:
+        workspace, slug = split_repo(repo)
+        action = "GET /repositories/{workspace}/{repo_slug}/pullrequests"
+        path = f"/repositories/{workspace}/{slug}/pullrequests"
+        yield from (pull_info(item) for item in self._pages(action, path, {"state": "OPEN"}))
+
+    def find_open_pull(self, repo: str, head: str) -> PullInfo | None:
+        """The open pull request from branch `head` of `repo` itself, if there is one."""
+        return next((pull for pull in self._open_pulls(repo) if pull.head == head), None)
+
+    def open_pulls(self, repo: str, base: str) -> tuple[PullInfo, ...]:
+        return tuple(pull for pull in self._open_pulls(repo) if pull.base == base)
+
+    def get_pull(self, repo: str, number: int) -> PullInfo:
+        workspace, slug = split_repo(repo)
+        action = "GET /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
+        path = f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}"
+        return pull_info(self._json("GET", action, path))
+
+    def edit_pull_body(self, repo: str, number: int, body: str) -> None:
+        workspace, slug = split_repo(repo)
+        action = "PUT /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
+        path = f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}"
+        self._call("PUT", action, path, json={"description": body})
+
+    def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> PullInfo:
+        """Open a draft pull request (`draft: true`) from `head` into `base`. If Bitbucket
+        refuses because one is open already (a race with another worker), that one."""
+        workspace, slug = split_repo(repo)
+        form = {
+            "title": title,
+            "description": body,
+            "source": {"branch": {"name": head}},
+            "destination": {"branch": {"name": base}},
+            "draft": True,
+        }
+        action = "POST /repositories/{workspace}/{repo_slug}/pullrequests"
+        path = f"/repositories/{workspace}/{slug}/pullrequests"
+        try:
+            data = self._json("POST", action, path, json=form)
+        except PermanentCallbackError as error:
+            existing = self.find_open_pull(repo, head) if error.status in (400, 409) else None
+            if existing is None:
+                raise
+            return existing
+        return pull_info(data)
+
+    def _hooks_path(self, owner: str, workspace: bool) -> tuple[str, str]:
+        if workspace:
+            return "/workspaces/{workspace}/hooks", f"/workspaces/{check_workspace(owner)}/hooks"
+        name, slug = split_repo(owner)
+        return "/repositories/{workspace}/{repo_slug}/hooks", f"/repositories/{name}/{slug}/hooks"
+
+    def hooks(self, owner: str, *, workspace: bool = False) -> list[dict[str, Any]]:
+        """The webhooks of a repository (`workspace/slug`) or, with `workspace`, of a workspace."""
+        template, path = self._hooks_path(owner, workspace)
+        return list(self._pages(f"GET {template}", path))
+
+    def create_hook(self, owner: str, url: str, secret: str, *, workspace: bool = False) -> str:
+        """A webhook to `url`, signed with `secret`, on HOOK_EVENTS; its uuid."""
+        template, path = self._hooks_path(owner, workspace)
+        return str(
+            self._json("POST", f"POST {template}", path, json=hook_form(url, secret))["uuid"]
+        )
+
+    def edit_hook(
+        self, owner: str, uid: str, url: str, secret: str, *, workspace: bool = False
+    ) -> None:
+        """Point hook `uid` at `url`, signed with a new `secret`, on HOOK_EVENTS, active."""
+        template, path = self._hooks_path(owner, workspace)
+        action = f"PUT {template}/{{uid}}"
+        self._call("PUT", action, f"{path}/{quote(uid, safe='{}-')}", json=hook_form(url, secret))
+
+
+def hook_form(url: str, secret: str) -> dict[str, Any]:
+    return {
+        "description": "Resolver",
+        "url": url,
+        "active": True,
+        "secret": secret,
+        "events": list(HOOK_EVENTS),
+    }

@@ -1,0 +1,71 @@
+"""Bitbucket's preflight (`resolver doctor`, `/setup`): the bot's token is accepted
+(`GET /2.0/user`), and on each repository Resolver knows the bot is an admin, so it may read a
+requester's permission (`GET /workspaces/{workspace}/permissions/repositories/{repo_slug}`).
+Never raises: every failure is a `fail` naming the fix."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from integrations.bitbucket.client import BitbucketClient
+from integrations.bitbucket.settings import BitbucketSettings
+from integrations.bitbucket.tokens import bot_token
+from resolver.contract.checks import Check, PreflightScope
+from resolver.contract.errors import CallbackError
+from resolver.core.logs import register_secret
+
+TOKEN: Final = "bitbucket token"
+ACCESS: Final = "bitbucket access"
+UNSIGNED: Final = "bitbucket webhook"
+
+
+def checks(scope: PreflightScope) -> list[Check]:
+    settings = scope.settings
+    config = BitbucketSettings.of(settings)
+    found = _unsigned(config)
+    token = bot_token(settings)
+    if token is None:
+        if not config.webhook_enabled:
+            return found
+        fix = "set RESOLVER_BITBUCKET_TOKEN to the bot's access token"
+        return [
+            *found,
+            Check(TOKEN, "fail", f"no Bitbucket token, so nothing can be posted: {fix}"),
+        ]
+    register_secret(token)
+    user_agent = f"Resolver ({settings.bot_name})"
+    client = BitbucketClient(config.api_url, lambda: token, user_agent=user_agent)
+    try:
+        me = client.authenticated_user()
+    except CallbackError as error:
+        return [
+            *found,
+            Check(TOKEN, "fail", f"{error}; set RESOLVER_BITBUCKET_TOKEN to a working token"),
+        ]
+    login = str(me.get("nickname") or me.get("display_name") or me.get("uuid"))
+    found.append(Check(TOKEN, "ok", f"acts as {login} on {config.api_url}"))
+    if not scope.repositories:
+        return [*found, Check(ACCESS, "off", "no Bitbucket repository known yet: the bot's "
+                              "access is checked once a route or a job names one")]  # fmt: skip
+    uuid = str(me.get("uuid") or "")
+    return found + [_admin(client, repo, uuid, login) for repo in scope.repositories]
+
+
+def _unsigned(config: BitbucketSettings) -> list[Check]:
+    if config.allow_unsigned and config.webhook_secret is None:
+        return [Check(UNSIGNED, "fail", "deliveries are accepted unsigned "
+                      "(RESOLVER_BITBUCKET_ALLOW_UNSIGNED): give the hook a secret and set "
+                      "RESOLVER_BITBUCKET_WEBHOOK_SECRET")]  # fmt: skip
+    return []
+
+
+def _admin(client: BitbucketClient, repo: str, uuid: str, login: str) -> Check:
+    name = f"{ACCESS} {repo}"
+    try:
+        permission = client.permission(repo, uuid)
+    except CallbackError as error:
+        return Check(name, "fail", f"{error}; make {login} an admin of {repo}")
+    if permission != "admin":
+        return Check(name, "fail", f"{login} has {permission} access to {repo}: make it an admin "
+                     "(repository:admin), so it may read who may write")  # fmt: skip
+    return Check(name, "ok", f"{login} administers {repo}")
