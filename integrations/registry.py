@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from integrations.azuredevops import PROVIDER as AZUREDEVOPS
 from integrations.forgejo import PROVIDER as FORGEJO
 from integrations.github import PROVIDER as GITHUB
 from integrations.gitlab import PROVIDER as GITLAB
@@ -22,7 +23,7 @@ from resolver.contract.provider import Provider
 from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import ProviderSettings, Settings, compose
 
-INSTALLED: Final[tuple[Provider, ...]] = (GITHUB, GITLAB, SLACK, JIRA, LINEAR, FORGEJO)
+INSTALLED: Final[tuple[Provider, ...]] = (GITHUB, GITLAB, SLACK, JIRA, LINEAR, FORGEJO, AZUREDEVOPS)
 
 
 def installed() -> tuple[Provider, ...]:
