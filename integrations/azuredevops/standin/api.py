@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlsplit
 
 from integrations.azuredevops.standin.handlers import ROUTES
 from integrations.azuredevops.standin.state import (
+    NotFoundError,
     Person,
     Pull,
     Repo,
@@ -45,10 +46,6 @@ class Answered:
     method: str
     path: str
     body: Any
-
-
-class NotFoundError(Exception):
-    """A path's project, repository, pull request or thread does not exist: 404."""
 
 
 class AzureDevOpsAPI(RestStandIn):

@@ -14,6 +14,7 @@ from integrations.azuredevops.standin.state import (
     GIT_NAMESPACE,
     READ,
     Comment,
+    NotFoundError,
     Subscription,
     Thread,
     WorkItemComment,
@@ -121,8 +122,6 @@ def _thread_json(api: AzureDevOpsAPI, thread: Thread) -> dict[str, Any]:
 
 
 def _thread_of(api: AzureDevOpsAPI, call: Routed) -> Thread:
-    from integrations.azuredevops.standin.api import NotFoundError
-
     pull = api.pull_of(call.params)
     found = next((t for t in pull.threads if t.id == int(call.params["threadId"])), None)
     if found is None:
@@ -131,8 +130,6 @@ def _thread_of(api: AzureDevOpsAPI, call: Routed) -> Thread:
 
 
 def _comment_of(api: AzureDevOpsAPI, call: Routed) -> Comment:
-    from integrations.azuredevops.standin.api import NotFoundError
-
     thread = _thread_of(api, call)
     found = next((c for c in thread.comments if c.id == int(call.params["commentId"])), None)
     if found is None:
@@ -247,8 +244,6 @@ def _wi_comment_json(api: AzureDevOpsAPI, comment: WorkItemComment) -> dict[str,
 
 
 def _work_item(api: AzureDevOpsAPI, call: Routed) -> list[WorkItemComment]:
-    from integrations.azuredevops.standin.api import NotFoundError
-
     key = (unquote(call.params["project"]), int(call.params["workItemId"]))
     if key not in api.work_items:
         raise NotFoundError(str(key))
@@ -269,8 +264,6 @@ def list_wi_comments(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
 
 
 def update_wi_comment(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
-    from integrations.azuredevops.standin.api import NotFoundError
-
     wanted = int(call.params["commentId"])
     comment = next((c for c in _work_item(api, call) if c.id == wanted), None)
     if comment is None:
@@ -316,8 +309,6 @@ def list_subscriptions(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
 
 
 def replace_subscription(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
-    from integrations.azuredevops.standin.api import NotFoundError
-
     found = api.subscriptions.get(call.params["subscriptionId"])
     if found is None:
         raise NotFoundError(call.params["subscriptionId"])

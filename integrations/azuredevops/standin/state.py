@@ -14,6 +14,10 @@ CONTRIBUTE: Final = 4
 READ: Final = 2
 
 
+class NotFoundError(Exception):
+    """A path's project, repository, pull request or thread does not exist: 404."""
+
+
 def now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
