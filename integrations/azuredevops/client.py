@@ -44,12 +44,12 @@ def _tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def authorization(token: str) -> str:
-    """A personal access token goes as Basic with an empty user; an Entra token (a JWT, three
-    dot-separated parts) as Bearer."""
+def authorization(token: str, *, user: str = "") -> str:
+    """A personal access token goes as Basic (with any user name: the REST docs use none); an
+    Entra token (a JWT, three dot-separated parts) as Bearer."""
     if token.count(".") == 2:
         return f"Bearer {token}"
-    return "Basic " + base64.b64encode(f":{token}".encode()).decode()
+    return "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()
 
 
 def split_repo(full_name: str) -> tuple[str, str]:

@@ -31,6 +31,9 @@ from resolver.core.logs import redact, register_secret
 from resolver.core.settings import Settings, get_settings
 
 HISTORY_LIMIT: Final = 50
+# Azure Repos takes a PAT as the password of any user name; `git http-backend` (Azure DevOps
+# Server's own front aside) lets a push through only with a user name, so one is sent.
+GIT_USER: Final = "resolver"
 THREAD: Final = "thread"
 WORK_ITEM: Final = "work_item"
 
@@ -170,7 +173,7 @@ def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
         raise PermanentCallbackError(f"cannot send an Azure DevOps token to {redact(bare)!r}")
-    header = authorization(token)
+    header = authorization(token, user=GIT_USER)
     register_secret(token)
     register_secret(header.split(" ", 1)[1])
     host = parts.netloc.rpartition("@")[2]
