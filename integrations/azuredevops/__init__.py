@@ -18,12 +18,14 @@ from integrations.azuredevops.settings import AzureDevOpsSettings
 from integrations.azuredevops.verify import verify_delivery
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.provider import ImportedOnCall, Provider
+from resolver.contract.setup import ProviderSetup
 from resolver.contract.triggers import TaskTrigger, TrackerTicket
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
-    from integrations.azuredevops import provider
+    from integrations.azuredevops import preflight, provider
 else:  # imported on first call: the web process never loads the clients
+    preflight = ImportedOnCall("integrations.azuredevops.preflight")
     provider = ImportedOnCall("integrations.azuredevops.provider")
 
 
@@ -57,6 +59,12 @@ def _route_scope(trigger: TaskTrigger) -> str | None:
     return project if isinstance(project, str) and project else None
 
 
+def _setup() -> ProviderSetup:
+    from integrations.azuredevops.setup import SETUP
+
+    return SETUP
+
+
 PROVIDER = Provider(
     name="azuredevops",
     display_name="Azure DevOps",
@@ -70,4 +78,6 @@ PROVIDER = Provider(
     pull_word="pull request",
     co_author=provider.co_author,
     open_pulls=provider.open_pulls,
+    setup=_setup,
+    preflight=preflight.checks,
 )

@@ -176,22 +176,30 @@ class AzureDevOpsClient:
         """Whether the identity may push to the repository: its effective allow of Contribute
         in the Git Repositories namespace, on the repository's token (`repoV2/<project>/<repo>`),
         inherited permissions included. The bot needs Security: manage to read it."""
-        repo = self._raw_repository(full_name)
         descriptor = self.descriptor(identity_id)
         if descriptor is None:
             return False
-        token = f"repoV2/{repo['project']['id']}/{repo['id']}"
-        params = {"token": token, "descriptors": descriptor, "includeExtendedInfo": "true"}
-        url = f"{self._base}/_apis/accesscontrollists/{GIT_NAMESPACE}"
-        found = self._json("GET", "GET accesscontrollists", url, params=params)
-        lists = found.get("value", []) if isinstance(found, dict) else []
-        for acl in lists:
+        for acl in self.access_lists(full_name, descriptor):
             ace = (acl.get("acesDictionary") or {}).get(descriptor) or {}
             info = ace.get("extendedInfo") or {}
             allow = int(info.get("effectiveAllow", ace.get("allow", 0)) or 0)
             if allow & CONTRIBUTE:
                 return True
         return False
+
+    def access_lists(self, full_name: str, descriptor: str = "") -> list[dict[str, Any]]:
+        """The repository's ACLs in the Git Repositories namespace, with `descriptor`'s
+        effective permissions (none asked: whether the bot may read them at all)."""
+        repo = self._raw_repository(full_name)
+        params = {
+            "token": f"repoV2/{repo['project']['id']}/{repo['id']}",
+            "includeExtendedInfo": "true",
+        }
+        if descriptor:
+            params["descriptors"] = descriptor
+        url = f"{self._base}/_apis/accesscontrollists/{GIT_NAMESPACE}"
+        found = self._json("GET", "GET accesscontrollists", url, params=params)
+        return [dict(acl) for acl in found.get("value", [])] if isinstance(found, dict) else []
 
     # --- pull request threads
     def _threads(self, full_name: str, number: int) -> str:
@@ -305,3 +313,70 @@ class AzureDevOpsClient:
         url = self._comments(project, work_item)
         found = self._json("GET", action, url, version=COMMENTS_VERSION)
         return [dict(item) for item in found.get("comments", [])]
+
+
+# The events Resolver routes (`routes.ROUTES`), with the resource version each is sent at.
+HOOK_EVENTS: Final = (
+    ("ms.vss-code.git-pullrequest-comment-event", "2.0"),
+    ("git.pullrequest.created", "1.0"),
+    ("git.pullrequest.updated", "1.0"),
+    ("git.push", "1.0"),
+    ("workitem.commented", "1.0"),
+    ("workitem.updated", "1.0"),
+)
+_GIT_EVENTS: Final = frozenset(name for name, _ in HOOK_EVENTS if not name.startswith("workitem"))
+
+
+def subscription_form(
+    event: str,
+    version: str,
+    url: str,
+    credentials: tuple[str, str, str],
+    project_id: str,
+    repository_id: str,
+) -> dict[str, Any]:
+    """A Web Hooks subscription to `url` for one event of one project (a Git event of one
+    repository), sending the basic-auth user and password and the secret header."""
+    user, password, header = credentials
+    publisher = {"projectId": project_id}
+    if event in _GIT_EVENTS:
+        publisher["repository"] = repository_id
+    return {
+        "publisherId": "tfs",
+        "eventType": event,
+        "resourceVersion": version,
+        "consumerId": "webHooks",
+        "consumerActionId": "httpRequest",
+        "publisherInputs": publisher,
+        "consumerInputs": {
+            "url": url,
+            "basicAuthUsername": user,
+            "basicAuthPassword": password,
+            "httpHeaders": f"X-Resolver-Secret:{header}",
+            "resourceDetailsToSend": "all",
+            "messagesToSend": "none",
+            "detailedMessagesToSend": "none",
+        },
+    }
+
+
+class HookClient(AzureDevOpsClient):
+    """The service-hook subscriptions of the organisation (what `/setup` registers)."""
+
+    def project_and_repository(self, full_name: str) -> tuple[str, str]:
+        data = self._raw_repository(full_name)
+        return str(data["project"]["id"]), str(data["id"])
+
+    def subscriptions(self) -> list[dict[str, Any]]:
+        url = f"{self._base}/_apis/hooks/subscriptions"
+        params = {"publisherId": "tfs", "consumerId": "webHooks"}
+        found = self._json("GET", "GET hooks/subscriptions", url, params=params)
+        return [dict(item) for item in found.get("value", [])]
+
+    def create_subscription(self, form: Mapping[str, Any]) -> str:
+        url = f"{self._base}/_apis/hooks/subscriptions"
+        return str(self._json("POST", "POST hooks/subscriptions", url, json=form)["id"])
+
+    def replace_subscription(self, subscription_id: str, form: Mapping[str, Any]) -> None:
+        url = f"{self._base}/_apis/hooks/subscriptions/{quote(subscription_id, safe='')}"
+        self._json("PUT", "PUT hooks/subscriptions/{subscriptionId}", url, json=form)
