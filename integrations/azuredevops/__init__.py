@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from integrations.azuredevops.events import parse_event
 from integrations.azuredevops.routes import IGNORED, ROUTES
 from integrations.azuredevops.settings import AzureDevOpsSettings
+from integrations.azuredevops.signin import SIGN_IN
 from integrations.azuredevops.verify import verify_delivery
 from resolver.contract.inbound import Headers, Integration, SignatureError, secret_value
 from resolver.contract.provider import ImportedOnCall, Provider
@@ -78,6 +79,7 @@ PROVIDER = Provider(
     pull_word="pull request",
     co_author=provider.co_author,
     open_pulls=provider.open_pulls,
+    sign_in=SIGN_IN,
     setup=_setup,
     preflight=preflight.checks,
 )

@@ -65,7 +65,16 @@ class AzureDevOpsSettings(ProviderSettings):
         description="The Microsoft Entra sign-in authority.",
     )
 
-    _address = field_validator("url", "identity_url", "login_url")(web_address)
+    profile_url: str = Field(
+        default="https://app.vssps.visualstudio.com",
+        description="Where a signed-in person's Azure DevOps profile is read.",
+    )
+
+    _address = field_validator("url", "identity_url", "login_url", "profile_url")(web_address)
+
+    @property
+    def sign_in_enabled(self) -> bool:
+        return bool(self.tenant and self.client_id) and secret_value(self.client_secret) is not None
 
     @property
     def webhook_enabled(self) -> bool:

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 from integrations.azuredevops.standin.handlers import ROUTES
+from integrations.azuredevops.standin.oauth import ENTRA_ROUTES, EntraApps
 from integrations.azuredevops.standin.state import (
     NotFoundError,
     Person,
@@ -56,6 +57,7 @@ class AzureDevOpsAPI(RestStandIn):
         "typeKey": "NotFoundException",
         "errorCode": 0,
     }
+    WEB_ROUTES = ENTRA_ROUTES
 
     def __init__(self) -> None:
         self.people: dict[str, Person] = {}
@@ -66,10 +68,16 @@ class AzureDevOpsAPI(RestStandIn):
         self.work_items: dict[tuple[str, int], list[WorkItemComment]] = {}
         self.subscriptions: dict[str, Subscription] = {}
         self.answers: list[Answered] = []
+        self.entra = EntraApps()
         self.ids = itertools.count(1)
         super().__init__(ROUTES)
 
     # --- set-up and inspection from tests
+    @property
+    def login_url(self) -> str:
+        """Entra's authority (`https://login.microsoftonline.com`); the tenant is TENANT."""
+        return self.origin
+
     @property
     def url(self) -> str:
         """The organisation's address (`https://dev.azure.com/contoso` on the service)."""
@@ -163,7 +171,7 @@ class AzureDevOpsAPI(RestStandIn):
         identity = self.tokens.get(self._token(call.headers))
         if identity is None:
             return 401, {"message": "TF400813: not authorized"}, {}
-        if call.params.get("organization") != ORGANISATION:
+        if call.params.get("organization", ORGANISATION) != ORGANISATION:
             return 404, self.NOT_FOUND, {}
         try:
             return ROUTES[call.route](self, call, identity)

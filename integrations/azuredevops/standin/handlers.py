@@ -95,6 +95,35 @@ def query_acls(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
     return listed([acl])
 
 
+def get_profile(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
+    """`me`, or the caller's own id: a profile is only its owner's to read."""
+    if call.params["id"] not in ("me", me):
+        return 404, api.NOT_FOUND, {}
+    person = api.people[me]
+    attributes = {
+        "DisplayName": {"value": person.display_name},
+        "EmailAddress": {"value": person.unique_name},
+    }
+    return 200, {"id": me, "coreAttributes": attributes, "revision": 1, "timeStamp": now()}, {}
+
+
+def has_permissions(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
+    """The caller's own permission bits on each token: one boolean each."""
+    bits = int(call.params["permissions"])
+    answers = []
+    for token in (_query(call, "tokens") or "").split(","):
+        repo = next(
+            (r for r in api.repos.values() if token == f"repoV2/{r.project_id}/{r.id}"), None
+        )
+        allow = 0
+        if repo is not None and me in repo.contributors:
+            allow = CONTRIBUTE | READ
+        elif repo is not None and me in repo.readers:
+            allow = READ
+        answers.append(call.params["securityNamespaceId"] == GIT_NAMESPACE and allow & bits == bits)
+    return listed(answers)
+
+
 def create_thread(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
     pull = api.pull_of(call.params)
     first = (_body(call).get("comments") or [{}])[0]
@@ -322,6 +351,8 @@ ROUTES: Final[dict[str, Handler]] = {
     f"GET {GIT}": get_repository,
     "GET /{organization}/_apis/identities": read_identities,
     "GET /{organization}/_apis/accesscontrollists/{securityNamespaceId}": query_acls,
+    "GET /_apis/profile/profiles/{id}": get_profile,
+    "GET /{organization}/_apis/permissions/{securityNamespaceId}/{permissions}": has_permissions,
     f"POST {THREADS}": create_thread,
     f"GET {THREADS}": list_threads,
     f"POST {THREADS}/{{threadId}}/comments": reply_in_thread,

@@ -27,6 +27,7 @@ AREAS = {
     "security": "security/7.1/security.json",
     "ims": "ims/7.1/identities.json",
     "hooks": "hooks/7.1/serviceHooks.json",
+    "profile": "profile/7.1/profile.json",
 }
 ROOTS = {
     "git": (
@@ -41,6 +42,7 @@ ROOTS = {
     "security": ("AccessControlList",),
     "ims": ("Identity",),
     "hooks": ("Subscription",),
+    "profile": ("Profile",),
 }
 # Paths the Resolver client never calls are kept only in areas it calls into; the wit area is
 # cut to work items and their comments.
@@ -130,6 +132,8 @@ def subset(root: Path, source: str) -> dict[str, Any]:
         spec = load(root / "specification" / file)
         for path, ops in spec["paths"].items():
             if area == "wit" and not path.startswith(WIT_PREFIX):
+                continue
+            if area == "profile" and "/profiles/{id}" not in path:
                 continue
             for method in METHODS:
                 if method in ops:
