@@ -19,7 +19,9 @@ For each endpoint:
    timed from each request's scheduled send time, so a slow server cannot hide its queue.
 Prints throughput, p50/p90/p99 and the server's CPU time per request, and each endpoint's share
 of the bare endpoint's throughput. CPU time per request moves less than throughput when other
-work shares the machine. Figures only; nothing asserted.
+work shares the machine. Figures only; nothing asserted. `--providers` prints only each
+installed provider's verify + parse + route cost, in process, beside GitHub's
+(bench/_providers.py).
 
 Then the peer (bench/_peer.py, skipped with `--no-peer`): a minimal Probot app (bench/probot,
 installed by `npm ci` into var/bench/probot) that verifies the same signature and records a
@@ -281,10 +283,17 @@ def main() -> None:
     parser.add_argument(
         "--no-peer", action="store_true", help="skip the Probot peer (needs node and npm)"
     )
+    parser.add_argument(
+        "--providers", action="store_true", help="only each provider's verify + route cost"
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.workers)
+    if args.providers:
+        from _providers import report
+
+        return report()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
     try:
         with database(tmp, args.postgres) as url:
