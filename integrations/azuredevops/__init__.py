@@ -79,6 +79,7 @@ PROVIDER = Provider(
     pull_word="pull request",
     co_author=provider.co_author,
     open_pulls=provider.open_pulls,
+    ci_report=provider.ci_report,
     sign_in=SIGN_IN,
     setup=_setup,
     preflight=preflight.checks,

@@ -291,6 +291,51 @@ class AzureDevOpsClient:
             return existing
         return pull_info(data, self._web(full_name))
 
+    # --- builds (Azure Pipelines)
+    def _build(self, project: str, build_id: int) -> str:
+        return f"{self._base}/{quote(project, safe='')}/_apis/build/builds/{build_id}"
+
+    def failed_records(self, project: str, build_id: int) -> list[dict[str, Any]]:
+        """The failed records of a build's timeline (its plan's), in order."""
+        build = self._json("GET", "GET build/builds/{buildId}", self._build(project, build_id))
+        plan = (build.get("orchestrationPlan") or {}).get("planId")
+        if not plan:
+            return []
+        action = "GET build/builds/{buildId}/timeline/{timelineId}"
+        url = f"{self._build(project, build_id)}/timeline/{quote(str(plan), safe='')}"
+        found = self._json("GET", action, url)
+        records = [dict(r) for r in found.get("records") or []] if isinstance(found, dict) else []
+        return sorted(
+            (r for r in records if r.get("result") == "failed"),
+            key=lambda r: int(r.get("order") or 0),
+        )
+
+    def log_tail(self, project: str, build_id: int, log_id: int, keep: int, budget: int) -> bytes:
+        """The last `keep` bytes of a build log, read as a stream of at most `budget` bytes."""
+        url = f"{self._build(project, build_id)}/logs/{log_id}"
+        headers = {
+            "Authorization": authorization(self._token()),
+            "Accept": "text/plain",
+            "User-Agent": self._user_agent,
+        }
+        kept, total = b"", 0
+        try:
+            with httpx.Client(timeout=TIMEOUT_SECONDS, transport=self._transport,
+                              verify=_tls_context()) as http, http.stream(
+                "GET", url, headers=headers, params={"api-version": API_VERSION}
+            ) as response:  # fmt: skip
+                if response.status_code >= 400:
+                    action = "GET build/builds/{buildId}/logs/{logId}"
+                    raise ERRORS.answered(action, response.status_code, "no log")
+                for chunk in response.iter_bytes(64 * 1024):
+                    total += len(chunk)
+                    kept = (kept + chunk)[-keep:]
+                    if total >= budget:
+                        break
+        except httpx.TransportError as error:
+            raise ERRORS.unreachable("GET build/builds/{buildId}/logs/{logId}", error) from None
+        return kept
+
     # --- work items (Azure Boards)
     def _comments(self, project: str, work_item: int) -> str:
         return f"{self._base}/{quote(project, safe='')}/_apis/wit/workItems/{work_item}/comments"
@@ -313,70 +358,3 @@ class AzureDevOpsClient:
         url = self._comments(project, work_item)
         found = self._json("GET", action, url, version=COMMENTS_VERSION)
         return [dict(item) for item in found.get("comments", [])]
-
-
-# The events Resolver routes (`routes.ROUTES`), with the resource version each is sent at.
-HOOK_EVENTS: Final = (
-    ("ms.vss-code.git-pullrequest-comment-event", "2.0"),
-    ("git.pullrequest.created", "1.0"),
-    ("git.pullrequest.updated", "1.0"),
-    ("git.push", "1.0"),
-    ("workitem.commented", "1.0"),
-    ("workitem.updated", "1.0"),
-)
-_GIT_EVENTS: Final = frozenset(name for name, _ in HOOK_EVENTS if not name.startswith("workitem"))
-
-
-def subscription_form(
-    event: str,
-    version: str,
-    url: str,
-    credentials: tuple[str, str, str],
-    project_id: str,
-    repository_id: str,
-) -> dict[str, Any]:
-    """A Web Hooks subscription to `url` for one event of one project (a Git event of one
-    repository), sending the basic-auth user and password and the secret header."""
-    user, password, header = credentials
-    publisher = {"projectId": project_id}
-    if event in _GIT_EVENTS:
-        publisher["repository"] = repository_id
-    return {
-        "publisherId": "tfs",
-        "eventType": event,
-        "resourceVersion": version,
-        "consumerId": "webHooks",
-        "consumerActionId": "httpRequest",
-        "publisherInputs": publisher,
-        "consumerInputs": {
-            "url": url,
-            "basicAuthUsername": user,
-            "basicAuthPassword": password,
-            "httpHeaders": f"X-Resolver-Secret:{header}",
-            "resourceDetailsToSend": "all",
-            "messagesToSend": "none",
-            "detailedMessagesToSend": "none",
-        },
-    }
-
-
-class HookClient(AzureDevOpsClient):
-    """The service-hook subscriptions of the organisation (what `/setup` registers)."""
-
-    def project_and_repository(self, full_name: str) -> tuple[str, str]:
-        data = self._raw_repository(full_name)
-        return str(data["project"]["id"]), str(data["id"])
-
-    def subscriptions(self) -> list[dict[str, Any]]:
-        url = f"{self._base}/_apis/hooks/subscriptions"
-        params = {"publisherId": "tfs", "consumerId": "webHooks"}
-        found = self._json("GET", "GET hooks/subscriptions", url, params=params)
-        return [dict(item) for item in found.get("value", [])]
-
-    def create_subscription(self, form: Mapping[str, Any]) -> str:
-        url = f"{self._base}/_apis/hooks/subscriptions"
-        return str(self._json("POST", "POST hooks/subscriptions", url, json=form)["id"])
-
-    def replace_subscription(self, subscription_id: str, form: Mapping[str, Any]) -> None:
-        url = f"{self._base}/_apis/hooks/subscriptions/{quote(subscription_id, safe='')}"
-        self._json("PUT", "PUT hooks/subscriptions/{subscriptionId}", url, json=form)

@@ -169,6 +169,35 @@ class WorkItemUpdate(VendorModel):
     revision: WorkItem
 
 
+class BuildRepository(VendorModel):
+    id: str
+    name: str | None = None
+
+
+class Definition(VendorModel):
+    name: str = ""
+
+
+class Build(VendorModel):
+    """A completed build (Azure Pipelines): a pull request's validation build carries the
+    pull request in `triggerInfo` (`pr.number`, `pr.sourceBranch`)."""
+
+    id: int
+    result: str | None = None
+    sourceBranch: str = ""
+    sourceVersion: str = ""
+    definition: Definition = Definition()
+    project: Project
+    repository: BuildRepository
+    requestedFor: Identity | None = None
+    triggerInfo: dict[str, str] = Field(default_factory=dict)
+    links: dict[str, Link] = Field(default_factory=dict, alias="_links")
+
+
+class BuildEvent(VendorModel):
+    resource: Build
+
+
 class PullCommentEvent(VendorModel):
     resource: PullCommentResource
 

@@ -26,9 +26,18 @@ from resolver.contract.outbound import (
     tag_of,
     with_hidden_tag,
 )
-from resolver.contract.triggers import TaskTrigger, TrackerTicket, comment_of, number_of, repo_of
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import (
+    FailedCheck,
+    TaskTrigger,
+    TrackerTicket,
+    comment_of,
+    number_of,
+    repo_of,
+)
 from resolver.core.logs import redact, register_secret
 from resolver.core.settings import Settings, get_settings
+from resolver.features.ci.contract import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
 
 HISTORY_LIMIT: Final = 50
 # Azure Repos takes a PAT as the password of any user name; `git http-backend` (Azure DevOps
@@ -211,6 +220,30 @@ def conversation(trigger: TaskTrigger, requester_id: int | None) -> Conversation
     return PullThreads(
         client, repo, number, thread_id=part.thread_id, comment_id=comment_of(trigger)
     )
+
+
+def ci_report(trigger: TaskTrigger, requester_id: int | None, check: FailedCheck) -> CIReport:
+    """The failed build's error issues as annotations, and the end of its first failed task's
+    log."""
+    repo = repo_of(trigger)
+    if repo is None or check.check_id is None:
+        return CIReport()
+    project = repo.split("/", 1)[0]
+    client, _ = _job_client(get_settings())
+    records = client.failed_records(project, check.check_id)
+    annotations = tuple(
+        f"{record.get('name') or 'task'}: {issue.get('message') or ''}".strip()
+        for record in records
+        for issue in record.get("issues") or []
+        if issue.get("type") == "error"
+    )
+    logged = next((r for r in records if (r.get("log") or {}).get("id") is not None), None)
+    if logged is None:
+        return CIReport(annotations=annotations, unavailable=("the build's log",))
+    log_id = int(logged["log"]["id"])
+    kept = client.log_tail(project, check.check_id, log_id, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
+    text, cut = tail(kept.decode("utf-8", errors="replace"))
+    return CIReport(annotations, text, cut or len(kept) >= LOG_TAIL_CHARS * 4)
 
 
 def forge(trigger: TaskTrigger, requester_id: int | None) -> Forge:

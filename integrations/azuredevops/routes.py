@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from integrations.azuredevops.events import (
+    BuildEvent,
     Identity,
     PullCommentEvent,
     PullEvent,
@@ -29,13 +30,17 @@ from integrations.azuredevops.events import Repository as RepoPayload
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
+    BOT_BRANCH_PREFIX,
     BasePush,
     BasePushed,
+    CiFailure,
+    FailedCheck,
     JsonObject,
     PullRequest,
     Repository,
     TrackerTicket,
 )
+from resolver.features.ci.contract import build_fix_task
 
 NAME: Final = "azuredevops"
 _TAG: Final = re.compile(r"<[^>]+>")
@@ -112,6 +117,49 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
         subject=subject,
         bot_branches=True,
         once_key=f"push:{repo.id}:{update.name}:{update.newObjectId}",
+    )
+
+
+def on_build_completed(event: BuildEvent, policy: Policy) -> Trigger | None:
+    """A failed validation build of a pull request from one of the bot's branches: it follows
+    up the job that pushed the branch (the opt-in and the bounds are the worker's to check)."""
+    build = event.resource
+    info = build.triggerInfo
+    branch = (info.get("pr.sourceBranch") or build.sourceBranch).removeprefix("refs/heads/")
+    number = info.get("pr.number", "")
+    if build.result != "failed" or not branch.startswith(BOT_BRANCH_PREFIX):
+        return None
+    if not number.isdigit() or not build.repository.name:
+        return None
+    web = build.links["web"].href if "web" in build.links else None
+    check = FailedCheck(
+        name=build.definition.name or f"build {build.id}",
+        head_sha=build.sourceVersion,
+        branch=branch,
+        conclusion="failed",
+        url=web,
+        check_id=build.id,
+    )
+    full_name = f"{build.project.name}/{build.repository.name}"
+    subject = CiFailure(
+        repo=Repository(full_name=full_name),
+        number=int(number),
+        title=f"Fix the failing build {check.name}",
+        url=web,
+        head_ref=branch,
+        head_sha=build.sourceVersion,
+        part={"repository_id": build.repository.id},
+        check=check,
+    )
+    requester = build.requestedFor or Identity(id="", displayName="Azure Pipelines")
+    return Trigger(
+        task=build_fix_task(check),
+        sender=requester.as_sender(),
+        conversation_key=f"{NAME}:{full_name}!{number}",
+        repo=full_name,
+        subject=subject,
+        ci_branch=branch,
+        once_key=f"build:{build.project.id}:{build.id}",
     )
 
 
@@ -225,6 +273,7 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "git.pullrequest.created": Route(PullEvent, on_pull_created),
     "git.pullrequest.updated": Route(PullEvent, on_pull_updated),
     "git.push": Route(PushEvent, on_push),
+    "build.complete": Route(BuildEvent, on_build_completed),
     "workitem.commented": Route(WorkItemCommentEvent, on_work_item_commented),
     "workitem.updated": Route(WorkItemUpdateEvent, on_work_item_updated),
 }
@@ -232,7 +281,6 @@ ROUTES: Final[dict[str, Route[Any]]] = {
 # The other events of the `tfs` publisher a subscription could send.
 IGNORED: Final = frozenset(
     {
-        "build.complete",
         "git.pullrequest.merged",
         "git.repo.created",
         "git.repo.deleted",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Final
 from urllib.parse import urlsplit
 
-from integrations.azuredevops.client import HOOK_EVENTS, HookClient, subscription_form
+from integrations.azuredevops.hooks import HOOK_EVENTS, HookClient, subscription_form
 from integrations.azuredevops.settings import AzureDevOpsSettings
 from resolver.contract.errors import CallbackError
 from resolver.contract.setup import (

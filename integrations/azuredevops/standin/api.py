@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 from integrations.azuredevops.standin.handlers import ROUTES
 from integrations.azuredevops.standin.oauth import ENTRA_ROUTES, EntraApps
 from integrations.azuredevops.standin.state import (
+    BuildRun,
     NotFoundError,
     Person,
     Pull,
@@ -58,6 +59,7 @@ class AzureDevOpsAPI(RestStandIn):
         "errorCode": 0,
     }
     WEB_ROUTES = ENTRA_ROUTES
+    TEXT_BODIES: ClassVar[tuple[type[str] | type[bytes], ...]] = (str,)  # a build's log
 
     def __init__(self) -> None:
         self.people: dict[str, Person] = {}
@@ -67,6 +69,7 @@ class AzureDevOpsAPI(RestStandIn):
         self.pulls: list[Pull] = []
         self.work_items: dict[tuple[str, int], list[WorkItemComment]] = {}
         self.subscriptions: dict[str, Subscription] = {}
+        self.builds: dict[int, BuildRun] = {}
         self.answers: list[Answered] = []
         self.entra = EntraApps()
         self.ids = itertools.count(1)
@@ -116,6 +119,12 @@ class AzureDevOpsAPI(RestStandIn):
         )
         self.pulls.append(pull)
         return pull
+
+    def add_build(self, project: str, failed: list[tuple[str, str, str]]) -> BuildRun:
+        """A failed build of `project`: each failed task as (name, error, log text)."""
+        run = BuildRun(next(self.ids), project, str(uuid.uuid4()), failed)
+        self.builds[run.id] = run
+        return run
 
     def add_work_item(self, project: str, number: int) -> None:
         self.work_items.setdefault((project, number), [])

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote
 
+from integrations.azuredevops.standin.builds import BUILD_ROUTES
 from integrations.azuredevops.standin.state import (
     CONTRIBUTE,
     GIT_NAMESPACE,
@@ -368,4 +369,5 @@ ROUTES: Final[dict[str, Handler]] = {
     "POST /{organization}/_apis/hooks/subscriptions": create_subscription,
     "GET /{organization}/_apis/hooks/subscriptions": list_subscriptions,
     "PUT /{organization}/_apis/hooks/subscriptions/{subscriptionId}": replace_subscription,
+    **BUILD_ROUTES,
 }

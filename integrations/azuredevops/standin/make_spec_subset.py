@@ -28,6 +28,7 @@ AREAS = {
     "ims": "ims/7.1/identities.json",
     "hooks": "hooks/7.1/serviceHooks.json",
     "profile": "profile/7.1/profile.json",
+    "build": "build/7.1/build.json",
 }
 ROOTS = {
     "git": (
@@ -43,6 +44,7 @@ ROOTS = {
     "ims": ("Identity",),
     "hooks": ("Subscription",),
     "profile": ("Profile",),
+    "build": ("Build", "Timeline"),
 }
 # Paths the Resolver client never calls are kept only in areas it calls into; the wit area is
 # cut to work items and their comments.
@@ -134,6 +136,8 @@ def subset(root: Path, source: str) -> dict[str, Any]:
             if area == "wit" and not path.startswith(WIT_PREFIX):
                 continue
             if area == "profile" and "/profiles/{id}" not in path:
+                continue
+            if area == "build" and "/_apis/build/builds/{buildId}" not in path:
                 continue
             for method in METHODS:
                 if method in ops:

@@ -153,3 +153,15 @@ def comment_json(comment: Comment, author: dict[str, Any], base: str) -> dict[st
         "isDeleted": False,
         "usersLiked": [],
     }
+
+
+@dataclass
+class BuildRun:
+    """A completed build of a project: its plan (timeline) id, and its failed tasks as (name,
+    error message, log text)."""
+
+    id: int
+    project: str
+    plan: str
+    failed: list[tuple[str, str, str]] = field(default_factory=list)
+    result: str = "failed"

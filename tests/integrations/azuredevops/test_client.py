@@ -5,6 +5,7 @@ them. Every request and answer is then checked against Microsoft's descriptions.
 from __future__ import annotations
 
 import pytest
+from cryptography.fernet import Fernet
 
 from integrations.azuredevops.client import AzureDevOpsClient, authorization
 from integrations.azuredevops.standin.api import AzureDevOpsAPI
@@ -114,3 +115,32 @@ def test_a_refused_token_is_permanent_and_an_outage_transient(
 def test_a_pat_goes_as_basic_and_an_entra_token_as_bearer() -> None:
     assert authorization("abc") == "Basic OmFiYw=="
     assert authorization("a.b.c") == "Bearer a.b.c"
+
+
+def test_a_failed_builds_errors_and_log_tail_are_read(
+    azure_api: AzureDevOpsAPI, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from integrations.azuredevops.provider import ci_report
+    from resolver.contract.triggers import CiFailure, FailedCheck, Repository
+    from tests.conftest import reset_caches
+    from tests.integrations.azuredevops.conftest import BOT_TOKEN
+
+    log = "".join(f"line {n}\n" for n in range(5000)) + "FAILED test_calc.py::test_add\n"
+    run = azure_api.add_build("Widgets", [("pytest", "Bash exited with code 1", log)])
+    monkeypatch.setenv("RESOLVER_AZUREDEVOPS_URL", azure_api.url)
+    monkeypatch.setenv("RESOLVER_AZUREDEVOPS_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("RESOLVER_SECRET_KEYS", Fernet.generate_key().decode())
+    reset_caches()
+    check = FailedCheck("widgets-ci", "8c1bb2c5", "resolver/7-x", "failed", check_id=run.id)
+    trigger = CiFailure(repo=Repository(full_name=REPO), number=3, check=check)
+    report = ci_report(trigger, None, check)
+    reset_caches()
+    assert report.annotations == ("pytest: Bash exited with code 1",)
+    assert report.log_tail.endswith("FAILED test_calc.py::test_add\n") and report.log_cut
+    assert not [
+        p for a in azure_api.answers if not isinstance(a.body, str)
+        for p in answer_problems(a.method, a.path, a.body)
+    ]  # fmt: skip
+    assert not [
+        p for r in azure_api.requests for p in request_problems(r.method, r.path, r.query, r.body)
+    ]

@@ -32,6 +32,7 @@ RESOURCES: dict[str, dict[str, str]] = {
     "workitem.commented": {"": "wit:WorkItem"},
     "workitem.created": {"": "wit:WorkItem"},
     "workitem.updated": {"revisedBy": "wit:IdentityRef", "revision": "wit:WorkItem"},
+    "build.complete": {"": "build:Build"},
 }
 
 

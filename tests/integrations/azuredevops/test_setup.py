@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from integrations.azuredevops.client import HOOK_EVENTS
+from integrations.azuredevops.hooks import HOOK_EVENTS
 from integrations.azuredevops.preflight import checks
 from integrations.azuredevops.settings import AzureDevOpsSettings
 from integrations.azuredevops.standin.api import AzureDevOpsAPI

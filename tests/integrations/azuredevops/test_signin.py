@@ -48,15 +48,17 @@ def test_a_person_signs_in_and_is_their_azure_devops_identity(
     azure_api.entra.signed_in = alice.id
     oauth = SIGN_IN.client(settings)
     assert oauth is not None and oauth.scope.endswith("offline_access")
-    client = OAuth2Client(
-        oauth.client_id,
-        oauth.client_secret,
-        redirect_uri=CALLBACK,
-        scope=oauth.scope,
-        token_endpoint_auth_method="client_secret_post",
-        trust_env=False,
-    )
-    with httpx.Client(trust_env=False) as http:
+    with (
+        OAuth2Client(
+            oauth.client_id,
+            oauth.client_secret,
+            redirect_uri=CALLBACK,
+            scope=oauth.scope,
+            token_endpoint_auth_method="client_secret_post",
+            trust_env=False,
+        ) as client,
+        httpx.Client(trust_env=False) as http,
+    ):
         _, token = sign_in(http, client, oauth.authorize_url, oauth.access_token_url)
 
     person = SIGN_IN.person(settings, token["access_token"])

@@ -22,7 +22,7 @@ from resolver.contract.inbound import (
     Trigger,
     route_event,
 )
-from resolver.contract.triggers import BasePushed, PullRequest, TrackerTicket
+from resolver.contract.triggers import BasePushed, CiFailure, PullRequest, TrackerTicket
 from tests.integrations.azuredevops.deliveries import (
     HEADER_SECRET,
     PASSWORD,
@@ -195,3 +195,28 @@ def test_text_helpers() -> None:
     assert plain_text("<div>@resolver&nbsp;go</div>") == "@resolver\xa0go"
     assert repo_option("fix repo=A/b now") == ("fix now", "A/b")
     assert repo_option("fix it") == ("fix it", None)
+
+
+def test_a_failed_validation_build_of_the_bots_pull_request_is_a_ci_failure() -> None:
+    found = trigger("build.complete__failed_pull_request_build")
+    subject = found.subject
+    assert isinstance(subject, CiFailure)
+    assert (subject.number, subject.repo.full_name) == (3, "Widgets/widgets")
+    assert subject.check.check_id == 42 and subject.check.name == "widgets-ci"
+    assert found.ci_branch == "resolver/7-add-subtracts-instead-of-adding"
+    assert found.conversation_key == "azuredevops:Widgets/widgets!3"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"result": "succeeded"},
+        {"triggerInfo": {"pr.number": "3", "pr.sourceBranch": "refs/heads/feature"}},
+        {"triggerInfo": {}, "sourceBranch": "refs/heads/resolver/7-x"},  # not a PR build
+    ],
+    ids=["succeeded", "someone_elses_branch", "no_pull_request"],
+)
+def test_other_builds_are_nothing(change: dict[str, Any]) -> None:
+    payload = load("build.complete__failed_pull_request_build")
+    payload["resource"].update(change)
+    assert routed("build.complete__failed_pull_request_build", payload) is None
