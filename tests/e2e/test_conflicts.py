@@ -28,13 +28,13 @@ from tests.e2e.conflicts_flow import (
     resolves,
     show,
 )
-from tests.e2e.forges import EVERY_FORGE, Forge
+from tests.e2e.forges import PULL_FORGES, Forge
 from tests.e2e.stack import FIXED, by_step, running_stack
 
 pytestmark = pytest.mark.timeout(420)
 
 
-@pytest.mark.parametrize("forge", EVERY_FORGE, indirect=True)
+@pytest.mark.parametrize("forge", PULL_FORGES, indirect=True)
 def test_a_clean_update_is_merged_by_git_and_pushed_as_a_fast_forward(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:
@@ -59,7 +59,7 @@ def test_a_clean_update_is_merged_by_git_and_pushed_as_a_fast_forward(
     assert any("git found no conflicts" in body for body in forge.said_on_pull(number))
 
 
-@pytest.mark.parametrize("forge", EVERY_FORGE, indirect=True)
+@pytest.mark.parametrize("forge", PULL_FORGES, indirect=True)
 def test_a_conflict_is_resolved_by_the_model_and_pushed_without_force(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:

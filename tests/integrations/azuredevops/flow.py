@@ -139,3 +139,13 @@ def pull_comment(
 def delivery(payload: dict[str, Any], **auth: Any) -> Delivery:
     body = json.dumps(payload).encode()
     return Delivery("/webhooks/azuredevops", body, headers_for(**auth))
+
+
+def push(api: AzureDevOpsAPI, repo: Repo, ref: str, after: str, person: Person) -> dict[str, Any]:
+    """The recorded `git.push` made to say `ref` is now at `after`, pushed by `person`."""
+    payload = copy.deepcopy(load("git.push__default_branch"))
+    resource = payload["resource"]
+    resource["refUpdates"] = [{"name": ref, "oldObjectId": "1" * 40, "newObjectId": after}]
+    resource["repository"] = _repository(api, repo)
+    resource["pushedBy"] = _identity(api, person)
+    return _envelope(payload)
