@@ -49,8 +49,11 @@ def signed(key: str, payload: dict[str, Any] | bytes, **auth: Any) -> Delivery:
 
 
 def set_text(payload: dict[str, Any], text: str) -> None:
+    """The text of a thread comment, a work item comment or a pull request's description."""
     resource = payload["resource"]
     if "comment" in resource:
         resource["comment"]["content"] = text
-    else:
+    elif "fields" in resource:
         resource["fields"]["System.History"] = text
+    else:
+        resource["description"] = text
