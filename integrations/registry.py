@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from integrations.azuredevops import PROVIDER as AZUREDEVOPS
 from integrations.bitbucket import PROVIDER as BITBUCKET
 from integrations.forgejo import PROVIDER as FORGEJO
 from integrations.github import PROVIDER as GITHUB
@@ -23,7 +24,16 @@ from resolver.contract.provider import Provider
 from resolver.contract.triggers import TaskTrigger
 from resolver.core.settings import ProviderSettings, Settings, compose
 
-INSTALLED: Final[tuple[Provider, ...]] = (GITHUB, GITLAB, SLACK, JIRA, LINEAR, FORGEJO, BITBUCKET)
+INSTALLED: Final[tuple[Provider, ...]] = (
+    GITHUB,
+    GITLAB,
+    SLACK,
+    JIRA,
+    LINEAR,
+    FORGEJO,
+    BITBUCKET,
+    AZUREDEVOPS,
+)
 
 
 def installed() -> tuple[Provider, ...]:
@@ -81,12 +91,14 @@ def forge(name: str, trigger: TaskTrigger, requester_id: int | None, settings: S
     return factory(trigger, requester_id, settings)
 
 
-def parse_repo_spec(spec: str) -> tuple[str, str]:
-    """`forge:owner/name`, or `owner/name` on the first installed forge → (forge, name)."""
+def parse_repo_spec(spec: str, default: str | None = None) -> tuple[str, str]:
+    """`forge:owner/name`, or `owner/name` on `default` (a forge that also carries tickets
+    names its own repositories bare) or else the first installed forge → (forge, name)."""
     forges = forge_names()
     forge, sep, name = spec.strip().partition(":")
     if not sep:
-        forge, name = (forges[0] if forges else ""), spec.strip()
+        fallback = default if default in forges else (forges[0] if forges else "")
+        forge, name = fallback or "", spec.strip()
     parts = name.split("/")
     if forge not in forges or len(parts) < 2 or not all(parts):
         prefixed = " or ".join(f"{item}:owner/name" for item in forges)
@@ -95,11 +107,12 @@ def parse_repo_spec(spec: str) -> tuple[str, str]:
 
 
 def check_route(provider: str, repo: str) -> tuple[str, str]:
-    """A default route's provider and repository, checked: (forge, name), or RouteError."""
+    """A default route's provider and repository, checked: (forge, name), or RouteError. A
+    provider that is a forge too routes a bare `owner/name` to itself."""
     routed = routed_names()
     if provider not in routed:
         raise RouteError(f"routes are for {', '.join(routed)}, not {provider!r}")
-    return parse_repo_spec(repo)
+    return parse_repo_spec(repo, default=provider)
 
 
 def sign_ins(settings: Settings) -> tuple[Provider, ...]:

@@ -41,9 +41,12 @@ def co_author(forge_name: str, user: providers.ForgeUser, settings: Settings) ->
 
 def repository_of(snapshot: Snapshot) -> tuple[str, str]:
     """The forge and the repository's full name; Stop when the request names none and no
-    route is configured."""
-    if is_forge(snapshot.source):
-        return snapshot.source, repo_of(snapshot.trigger) or str(snapshot.repo)
+    route is configured. A forge's trigger names its own repository; one that does not (a
+    ticket on a forge that also tracks work) routes like a tracker's, on that forge."""
+    forge = snapshot.source if is_forge(snapshot.source) else None
+    own = repo_of(snapshot.trigger)
+    if forge is not None and own:
+        return forge, own
     trigger = snapshot.trigger
     spec = trigger.options.get("repo") if isinstance(trigger, ChatThread) else None
     spec = spec or snapshot.repo or _routed_repo(snapshot)
@@ -56,7 +59,7 @@ def repository_of(snapshot: Snapshot) -> tuple[str, str]:
             f"`resolver routes set {snapshot.source} {scope} owner/name`.",
         )
     try:
-        return registry.parse_repo_spec(str(spec))
+        return registry.parse_repo_spec(str(spec), default=forge)
     except RouteError as error:
         raise Stop(Outcome.COULD_NOT, str(error)) from None
 

@@ -13,6 +13,9 @@ from typing import Any, Protocol
 
 import pytest
 
+from integrations.azuredevops.standin.api import AzureDevOpsAPI
+from integrations.azuredevops.standin.state import Pull as AzurePull
+from integrations.azuredevops.standin.state import Repo as AzureRepo
 from integrations.bitbucket.standin.api import BitbucketAPI
 from integrations.bitbucket.standin.state import Pull as BitbucketPull
 from integrations.bitbucket.standin.state import Repo as BitbucketRepo
@@ -23,6 +26,7 @@ from integrations.gitlab.standin.api import GitLabAPI, MergeRequest, Project
 from integrations.standin.git_http import GitHttpServer
 from tests.e2e import github_flow, gitlab_flow
 from tests.e2e.stack import REPO_FILES, Stack, ingress
+from tests.integrations.azuredevops import flow as azure_flow
 from tests.integrations.bitbucket import flow as bitbucket_flow
 from tests.integrations.deliveries import Delivery, github, gitlab, load, post
 from tests.integrations.forgejo import flow as forgejo_flow
@@ -32,9 +36,10 @@ FORGES = ("github", "gitlab")
 # The suites Forgejo runs too (`indirect` parametrisation): it has no CI whose logs Resolver
 # reads and no API to resolve a review thread, so the others stay on the two.
 EVERY_FORGE = (*FORGES, "forgejo")
-# The suites on the bot's own pull request run on Bitbucket too; it has no issues to mention
-# the bot on and no reactions, so the mention suite stays on the others.
-PULL_FORGES = (*EVERY_FORGE, "bitbucket")
+# The suites on the bot's own pull request run on Bitbucket and Azure DevOps too: Bitbucket
+# has no issues to mention the bot on and no reactions; an Azure DevOps "issue" is a work item,
+# which names no repository and gets no `Fixes #N` or 👀. The mention suite stays on the others.
+PULL_FORGES = (*EVERY_FORGE, "bitbucket", "azuredevops")
 ISSUE = gitlab_flow.IID  # the issue alice asks on: 7, on either forge
 
 
@@ -517,6 +522,112 @@ class BitbucketForge:
         return [("*", r.status) for r in listings if r.query.get("state") == ["OPEN"]]
 
 
+@dataclass
+class AzureDevOpsForge:
+    """Its pulls are numbered by the stand-in; `mention_on_issue` asks on work item 7 with
+    `repo=` (a work item names no repository)."""
+
+    api: AzureDevOpsAPI
+    git: GitHttpServer
+    name: str = "azuredevops"
+    pull_word: str = "pull request"
+    token_marker: str = azure_flow.BOT_TOKEN
+    _repo: AzureRepo | None = None
+
+    @property
+    def repo(self) -> AzureRepo:
+        assert self._repo is not None, "widgets() makes the repository"
+        return self._repo
+
+    def _person(self, name: str) -> Any:
+        return self.api.add_person(f"{name}@contoso.com")
+
+    def settings(self) -> dict[str, str]:
+        return azure_flow.settings(self.api)
+
+    def widgets(self, files: Mapping[str, str] = REPO_FILES) -> Path:
+        self._repo, bare = azure_flow.widgets(self.api, self.git, files)
+        return bare
+
+    def start(self, stack: Stack) -> None:
+        stack.link("alice", "azuredevops", self._person("alice").id, "alice")
+        stack.start_worker()
+
+    def mention_on_issue(self, stack: Stack, monkeypatch: pytest.MonkeyPatch, text: str) -> int:
+        payload = azure_flow.work_item_mention(
+            self.api, self._person("alice"), f"{text} repo={azure_flow.REPO}"
+        )
+        return ended(deliver(stack, monkeypatch, azure_flow.delivery(payload)))
+
+    def only_pull(self) -> tuple[int, str]:
+        [pull] = self.api.pulls
+        return pull.id, pull.source.removeprefix("refs/heads/")
+
+    def bots_pull(self, branch: str) -> int:
+        author = self.api.add_person(azure_flow.BOT)
+        return self.api.add_pull(self.repo, branch, author, title="Fix add()").id
+
+    def _pull(self, number: int) -> AzurePull:
+        [pull] = [p for p in self.api.pulls if p.id == number]
+        return pull
+
+    def comment_on_pull(
+        self, stack: Stack, monkeypatch: pytest.MonkeyPatch, number: int, text: str
+    ) -> int:
+        alice, pull = self._person("alice"), self._pull(number)
+        payload = azure_flow.pull_comment(self.api, self.repo, pull, alice, text)
+        return ended(deliver(stack, monkeypatch, azure_flow.delivery(payload)))
+
+    def push(
+        self, stack: Stack, monkeypatch: pytest.MonkeyPatch, ref: str, after: str
+    ) -> int | None:
+        payload = azure_flow.push(self.api, self.repo, ref, after, self._person("alice"))
+        return deliver(stack, monkeypatch, azure_flow.delivery(payload))
+
+    def said_on_pull(self, number: int) -> list[str]:
+        bot = self.api.add_person(azure_flow.BOT).id
+        pull = self._pull(number)
+        return [c.content for t in pull.threads for c in t.comments if c.author == bot]
+
+    def said_on_issue(self) -> list[str]:
+        bot = self.api.add_person(azure_flow.BOT).id
+        items = self.api.work_items[(azure_flow.PROJECT, azure_flow.WORK_ITEM)]
+        return [c.text for c in items if c.author == bot]
+
+    def status_edits(self) -> list[int]:
+        calls = self.api.calls(azure_flow.STATUS_EDIT) + self.api.calls(azure_flow.THREAD_EDIT)
+        return [r.status for r in calls]
+
+    def reactions_on_request(self) -> list[str]:
+        """A like is Azure Repos' only reaction: `eyes` stands for it."""
+        bot = self.api.add_person(azure_flow.BOT).id
+        liked = [c for p in self.api.pulls for t in p.threads for c in t.comments if bot in c.likes]
+        return ["eyes"] * len(liked)
+
+    def opened(self, number: int) -> Opened:
+        pull = self._pull(number)
+        url = f"{self.api.url}/{azure_flow.REPO.replace('/', '/_git/')}/pullrequest/{number}"
+        head, base = (
+            pull.source.removeprefix("refs/heads/"),
+            pull.target.removeprefix("refs/heads/"),
+        )
+        return Opened(head, base, pull.is_draft, pull.description, url)
+
+    def pull_count(self) -> int:
+        return len(self.api.pulls)
+
+    def api_calls(self) -> int:
+        return len(self.api.requests)
+
+    def open_pull_listings(self) -> list[tuple[str, int]]:
+        route = "GET /{organization}/{project}/_apis/git/repositories/{repositoryId}/pullrequests"
+        return [
+            (r.query["searchCriteria.targetRefName"][0].removeprefix("refs/heads/"), r.status)
+            for r in self.api.calls(route)
+            if "searchCriteria.targetRefName" in r.query
+        ]
+
+
 @pytest.fixture(params=FORGES)
 def forge(request: pytest.FixtureRequest) -> Forge:
     """The forge of the test's parameter, on its stand-in and git server (only that one's
@@ -530,6 +641,10 @@ def forge(request: pytest.FixtureRequest) -> Forge:
     if request.param == "bitbucket":
         return BitbucketForge(
             request.getfixturevalue("bitbucket_standin"), request.getfixturevalue("bitbucket_git")
+        )
+    if request.param == "azuredevops":
+        return AzureDevOpsForge(
+            request.getfixturevalue("azure_standin"), request.getfixturevalue("azure_git")
         )
     if request.param == "forgejo":
         return ForgejoForge(

@@ -29,7 +29,7 @@ from tests.e2e.conflicts_flow import (
     resolves,
     show,
 )
-from tests.e2e.forges import Forge, ended
+from tests.e2e.forges import FORGES, Forge, ended
 from tests.e2e.stack import Stack, by_step, running_stack
 
 pytestmark = pytest.mark.timeout(420)
@@ -91,6 +91,9 @@ def test_a_conflicting_push_to_main_is_merged_into_the_bots_branch_without_force
     assert callbacks == []  # a push has no conversation: nothing is said
 
 
+# Azure DevOps too; not above, where the same push sent twice is two jobs: its push is
+# keyed by the ref and the commit, so a second delivery of it is the same job.
+@pytest.mark.parametrize("forge", (*FORGES, "azuredevops"), indirect=True)
 def test_after_someone_else_pushed_to_the_branch_nothing_moves(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:

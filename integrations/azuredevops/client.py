@@ -1,0 +1,360 @@
+"""Azure DevOps's REST API 7.1 through httpx: the calls Resolver makes back, on one
+organisation (Azure DevOps Services) or one collection (Azure DevOps Server 2022 and later,
+which serves the same 7.1 paths).
+
+Every failure leaves as a `TransientCallbackError` (retry later) or a `PermanentCallbackError`
+(tell the user), as contract's `HttpErrors` decides; nothing here retries or sleeps. The token
+is asked for before every call and sent only to the organisation.
+https://learn.microsoft.com/rest/api/azure/devops/?view=azure-devops-rest-7.1
+"""
+
+from __future__ import annotations
+
+import base64
+import ssl
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any, Final
+from urllib.parse import quote
+
+import httpx
+
+from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
+from resolver.contract.outbound import PullInfo, RepoInfo
+from resolver.core.logs import redact
+
+TokenProvider = Callable[[], str]
+
+API_VERSION: Final = "7.1"
+COMMENTS_VERSION: Final = "7.1-preview.4"  # work item comments are still a preview in 7.1
+TIMEOUT_SECONDS: Final = 30.0
+MESSAGE_LIMIT: Final = 300
+PAGE_SIZE: Final = 100
+# The Git Repositories security namespace and its GenericContribute bit ("Contribute": push).
+# https://learn.microsoft.com/azure/devops/organizations/security/namespace-reference
+GIT_NAMESPACE: Final = "2e9eb7ed-3c0a-47d4-87c1-0ffdd275fd87"
+CONTRIBUTE: Final = 4
+THREAD_ACTIVE: Final = 1
+THREAD_CLOSED: Final = 4
+ERRORS: Final = HttpErrors("Azure DevOps")
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
+def authorization(token: str, *, user: str = "") -> str:
+    """A personal access token goes as Basic (with any user name: the REST docs use none); an
+    Entra token (a JWT, three dot-separated parts) as Bearer."""
+    if token.count(".") == 2:
+        return f"Bearer {token}"
+    return "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()
+
+
+def split_repo(full_name: str) -> tuple[str, str]:
+    """`Project/Repository` → both, quoted for a path (names may hold spaces)."""
+    project, sep, name = full_name.partition("/")
+    if not sep or not project.strip() or not name.strip() or "/" in name:
+        raise PermanentCallbackError(f"{full_name[:100]!r} is not a Project/Repository name")
+    return quote(project, safe=""), quote(name, safe="")
+
+
+def _detail(response: httpx.Response) -> str:
+    """Azure DevOps's `message` (its exception document), redacted and shortened."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    message = data.get("message") if isinstance(data, dict) else None
+    return redact(str(message or response.reason_phrase or "no message"))[:MESSAGE_LIMIT]
+
+
+def branch_of(ref: str | None) -> str:
+    return (ref or "").removeprefix("refs/heads/")
+
+
+def pull_info(data: Mapping[str, Any], web: str) -> PullInfo:
+    """`web`: the repository's web address, under which a pull request's page is."""
+    author = data.get("createdBy") or {}
+    number = int(data["pullRequestId"])
+    return PullInfo(
+        number=number,
+        url=f"{web}/pullrequest/{number}",
+        head=branch_of(data.get("sourceRefName")),
+        base=branch_of(data.get("targetRefName")) or None,
+        author=str(author.get("uniqueName") or "").split("@", 1)[0] or None,
+    )
+
+
+class AzureDevOpsClient:
+    """The REST calls Resolver makes on one organisation (`url`: `https://dev.azure.com/ORG`
+    or a server's collection), identities read from `identities`."""
+
+    def __init__(
+        self,
+        url: str,
+        token: TokenProvider,
+        *,
+        identities: str | None = None,
+        user_agent: str = "Resolver",
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._base = url.rstrip("/")
+        self._identities = (identities or url).rstrip("/")
+        self._token = token
+        self._user_agent = user_agent
+        self._transport = transport
+
+    def __repr__(self) -> str:
+        return f"AzureDevOpsClient({self._base!r})"
+
+    def _json(
+        self,
+        method: str,
+        action: str,
+        url: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        version: str = API_VERSION,
+    ) -> Any:
+        """One request; `action` names it in errors. Every call names its API version."""
+        headers = {
+            "Authorization": authorization(self._token()),
+            "Accept": "application/json",
+            "User-Agent": self._user_agent,
+        }
+        query = {**(params or {}), "api-version": version}
+        try:
+            with httpx.Client(
+                timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
+            ) as http:
+                response = http.request(method, url, headers=headers, json=json, params=query)
+        except httpx.TimeoutException:
+            raise ERRORS.timed_out(action) from None
+        except httpx.TransportError as error:
+            raise ERRORS.unreachable(action, error) from None
+        except httpx.InvalidURL as error:
+            raise ERRORS.unusable_url(action, error) from None
+        if response.status_code >= 400 or response.status_code == 203:
+            # 203 is the sign-in page Azure DevOps answers a bad PAT with.
+            status = 401 if response.status_code == 203 else response.status_code
+            wait = parse_retry_after(response.headers.get("retry-after"))
+            raise ERRORS.answered(action, status, _detail(response), retry_after=wait)
+        try:
+            return response.json() if response.content else None
+        except ValueError as error:
+            raise ERRORS.unusable_answer(action, error) from None
+
+    def _git(self, full_name: str, rest: str = "") -> str:
+        project, name = split_repo(full_name)
+        return f"{self._base}/{project}/_apis/git/repositories/{name}{rest}"
+
+    # --- repositories and permissions
+    def repository(self, full_name: str) -> RepoInfo:
+        data = self._raw_repository(full_name)
+        return RepoInfo(
+            full_name=f"{data['project']['name']}/{data['name']}",
+            clone_url=str(data["remoteUrl"]),
+            default_branch=branch_of(data.get("defaultBranch")) or "main",
+            web_url=data.get("webUrl"),
+        )
+
+    def _raw_repository(self, full_name: str) -> dict[str, Any]:
+        action = "GET git/repositories/{repositoryId}"
+        return dict(self._json("GET", action, self._git(full_name)))
+
+    def descriptor(self, identity_id: str) -> str | None:
+        """The identity's security descriptor, by its id."""
+        url = f"{self._identities}/_apis/identities"
+        found = self._json("GET", "GET identities", url, params={"identityIds": identity_id})
+        items = found.get("value") if isinstance(found, dict) else found
+        return str(items[0]["descriptor"]) if items and items[0] else None
+
+    def can_contribute(self, full_name: str, identity_id: str) -> bool:
+        """Whether the identity may push to the repository: its effective allow of Contribute
+        in the Git Repositories namespace, on the repository's token (`repoV2/<project>/<repo>`),
+        inherited permissions included. The bot needs Security: manage to read it."""
+        descriptor = self.descriptor(identity_id)
+        if descriptor is None:
+            return False
+        for acl in self.access_lists(full_name, descriptor):
+            ace = (acl.get("acesDictionary") or {}).get(descriptor) or {}
+            info = ace.get("extendedInfo") or {}
+            allow = int(info.get("effectiveAllow", ace.get("allow", 0)) or 0)
+            if allow & CONTRIBUTE:
+                return True
+        return False
+
+    def access_lists(self, full_name: str, descriptor: str = "") -> list[dict[str, Any]]:
+        """The repository's ACLs in the Git Repositories namespace, with `descriptor`'s
+        effective permissions (none asked: whether the bot may read them at all)."""
+        repo = self._raw_repository(full_name)
+        params = {
+            "token": f"repoV2/{repo['project']['id']}/{repo['id']}",
+            "includeExtendedInfo": "true",
+        }
+        if descriptor:
+            params["descriptors"] = descriptor
+        url = f"{self._base}/_apis/accesscontrollists/{GIT_NAMESPACE}"
+        found = self._json("GET", "GET accesscontrollists", url, params=params)
+        return [dict(acl) for acl in found.get("value", [])] if isinstance(found, dict) else []
+
+    # --- pull request threads
+    def _threads(self, full_name: str, number: int) -> str:
+        return self._git(full_name, f"/pullRequests/{number}/threads")
+
+    def post_thread(self, full_name: str, number: int, text: str) -> tuple[int, int]:
+        """A new thread on the pull request with one comment; (thread id, comment id)."""
+        body = {
+            "comments": [{"parentCommentId": 0, "content": text, "commentType": "text"}],
+            "status": "active",
+        }
+        action = "POST pullRequests/{pullRequestId}/threads"
+        data = self._json("POST", action, self._threads(full_name, number), json=body)
+        return int(data["id"]), int(data["comments"][0]["id"])
+
+    def reply(self, full_name: str, number: int, thread_id: int, text: str) -> int:
+        """A reply in a thread; the new comment's id."""
+        body = {"parentCommentId": 1, "content": text, "commentType": "text"}
+        action = "POST pullRequests/{pullRequestId}/threads/{threadId}/comments"
+        url = f"{self._threads(full_name, number)}/{thread_id}/comments"
+        return int(self._json("POST", action, url, json=body)["id"])
+
+    def edit_comment(
+        self, full_name: str, number: int, thread_id: int, comment_id: int, text: str
+    ) -> None:
+        action = "PATCH pullRequests/{pullRequestId}/threads/{threadId}/comments/{commentId}"
+        url = f"{self._threads(full_name, number)}/{thread_id}/comments/{comment_id}"
+        self._json("PATCH", action, url, json={"content": text})
+
+    def like(self, full_name: str, number: int, thread_id: int, comment_id: int) -> None:
+        """Like a comment: the acknowledgement (Azure Repos has no other reaction)."""
+        action = "POST pullRequests/{pullRequestId}/threads/{threadId}/comments/{commentId}/likes"
+        url = f"{self._threads(full_name, number)}/{thread_id}/comments/{comment_id}/likes"
+        self._json("POST", action, url)
+
+    def threads(self, full_name: str, number: int) -> list[dict[str, Any]]:
+        action = "GET pullRequests/{pullRequestId}/threads"
+        found = self._json("GET", action, self._threads(full_name, number))
+        return [dict(item) for item in found.get("value", [])]
+
+    # --- pull requests
+    def _pulls(self, full_name: str, criteria: Mapping[str, str]) -> list[dict[str, Any]]:
+        params = {f"searchCriteria.{k}": v for k, v in criteria.items()} | {"$top": PAGE_SIZE}
+        action = "GET git/repositories/{repositoryId}/pullrequests"
+        found = self._json("GET", action, self._git(full_name, "/pullrequests"), params=params)
+        return [dict(item) for item in found.get("value", [])]
+
+    def _web(self, full_name: str) -> str:
+        project, name = split_repo(full_name)
+        return f"{self._base}/{project}/_git/{name}"
+
+    def find_open_pull(self, full_name: str, head: str) -> PullInfo | None:
+        found = self._pulls(full_name, {"sourceRefName": f"refs/heads/{head}", "status": "active"})
+        return pull_info(found[0], self._web(full_name)) if found else None
+
+    def open_pulls(self, full_name: str, base: str) -> tuple[PullInfo, ...]:
+        found = self._pulls(full_name, {"targetRefName": f"refs/heads/{base}", "status": "active"})
+        return tuple(pull_info(item, self._web(full_name)) for item in found)
+
+    def get_pull(self, full_name: str, number: int) -> PullInfo:
+        action = "GET git/repositories/{repositoryId}/pullrequests/{pullRequestId}"
+        data = self._json("GET", action, self._git(full_name, f"/pullrequests/{number}"))
+        return pull_info(data, self._web(full_name))
+
+    def edit_pull_body(self, full_name: str, number: int, body: str) -> None:
+        action = "PATCH git/repositories/{repositoryId}/pullrequests/{pullRequestId}"
+        url = self._git(full_name, f"/pullrequests/{number}")
+        self._json("PATCH", action, url, json={"description": body})
+
+    def open_draft_pull(
+        self, full_name: str, head: str, base: str, title: str, body: str
+    ) -> PullInfo:
+        """A draft pull request (`isDraft`) from `head` into `base`. If one is open already
+        (409: another worker raced us), that one is returned."""
+        form = {
+            "sourceRefName": f"refs/heads/{head}",
+            "targetRefName": f"refs/heads/{base}",
+            "title": title,
+            "description": body,
+            "isDraft": True,
+        }
+        action = "POST git/repositories/{repositoryId}/pullrequests"
+        try:
+            data = self._json("POST", action, self._git(full_name, "/pullrequests"), json=form)
+        except PermanentCallbackError as error:
+            existing = self.find_open_pull(full_name, head) if error.status == 409 else None
+            if existing is None:
+                raise
+            return existing
+        return pull_info(data, self._web(full_name))
+
+    # --- builds (Azure Pipelines)
+    def _build(self, project: str, build_id: int) -> str:
+        return f"{self._base}/{quote(project, safe='')}/_apis/build/builds/{build_id}"
+
+    def failed_records(self, project: str, build_id: int) -> list[dict[str, Any]]:
+        """The failed records of a build's timeline (its plan's), in order."""
+        build = self._json("GET", "GET build/builds/{buildId}", self._build(project, build_id))
+        plan = (build.get("orchestrationPlan") or {}).get("planId")
+        if not plan:
+            return []
+        action = "GET build/builds/{buildId}/timeline/{timelineId}"
+        url = f"{self._build(project, build_id)}/timeline/{quote(str(plan), safe='')}"
+        found = self._json("GET", action, url)
+        records = [dict(r) for r in found.get("records") or []] if isinstance(found, dict) else []
+        return sorted(
+            (r for r in records if r.get("result") == "failed"),
+            key=lambda r: int(r.get("order") or 0),
+        )
+
+    def log_tail(self, project: str, build_id: int, log_id: int, keep: int, budget: int) -> bytes:
+        """The last `keep` bytes of a build log, read as a stream of at most `budget` bytes."""
+        url = f"{self._build(project, build_id)}/logs/{log_id}"
+        headers = {
+            "Authorization": authorization(self._token()),
+            "Accept": "text/plain",
+            "User-Agent": self._user_agent,
+        }
+        kept, total = b"", 0
+        try:
+            with httpx.Client(timeout=TIMEOUT_SECONDS, transport=self._transport,
+                              verify=_tls_context()) as http, http.stream(
+                "GET", url, headers=headers, params={"api-version": API_VERSION}
+            ) as response:  # fmt: skip
+                if response.status_code >= 400:
+                    action = "GET build/builds/{buildId}/logs/{logId}"
+                    raise ERRORS.answered(action, response.status_code, "no log")
+                for chunk in response.iter_bytes(64 * 1024):
+                    total += len(chunk)
+                    kept = (kept + chunk)[-keep:]
+                    if total >= budget:
+                        break
+        except httpx.TransportError as error:
+            raise ERRORS.unreachable("GET build/builds/{buildId}/logs/{logId}", error) from None
+        return kept
+
+    # --- work items (Azure Boards)
+    def _comments(self, project: str, work_item: int) -> str:
+        return f"{self._base}/{quote(project, safe='')}/_apis/wit/workItems/{work_item}/comments"
+
+    def post_work_item_comment(self, project: str, work_item: int, text: str) -> int:
+        action = "POST wit/workItems/{workItemId}/comments"
+        url = self._comments(project, work_item)
+        data = self._json("POST", action, url, json={"text": text}, version=COMMENTS_VERSION)
+        return int(data["id"])
+
+    def edit_work_item_comment(
+        self, project: str, work_item: int, comment_id: int, text: str
+    ) -> None:
+        action = "PATCH wit/workItems/{workItemId}/comments/{commentId}"
+        url = f"{self._comments(project, work_item)}/{comment_id}"
+        self._json("PATCH", action, url, json={"text": text}, version=COMMENTS_VERSION)
+
+    def work_item_comments(self, project: str, work_item: int) -> list[dict[str, Any]]:
+        action = "GET wit/workItems/{workItemId}/comments"
+        url = self._comments(project, work_item)
+        found = self._json("GET", action, url, version=COMMENTS_VERSION)
+        return [dict(item) for item in found.get("comments", [])]

@@ -1,0 +1,269 @@
+"""Azure DevOps as a conversation (a pull request's threads, or a work item's comments) and as
+a forge (Azure Repos). The descriptor's `conversation` and `forge` read the repository, the
+number and the thread from the job's trigger and build them with the bot's client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from integrations.azuredevops.client import AzureDevOpsClient, TokenProvider, authorization
+from integrations.azuredevops.settings import AzureDevOpsSettings
+from integrations.azuredevops.tokens import JobToken, organisation
+from integrations.azuredevops.trigger import part_of
+from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.outbound import (
+    Comment,
+    Conversation,
+    Forge,
+    ForgeUser,
+    History,
+    PullInfo,
+    RepoInfo,
+    has_hidden_tag,
+    tag_of,
+    with_hidden_tag,
+)
+from resolver.contract.provider import CIReport
+from resolver.contract.triggers import (
+    FailedCheck,
+    TaskTrigger,
+    TrackerTicket,
+    comment_of,
+    number_of,
+    repo_of,
+)
+from resolver.core.logs import redact, register_secret
+from resolver.core.settings import Settings
+from resolver.features.ci.contract import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
+
+HISTORY_LIMIT: Final = 50
+# Azure Repos takes a PAT as the password of any user name; `git http-backend` (Azure DevOps
+# Server's own front aside) lets a push through only with a user name, so one is sent.
+GIT_USER: Final = "resolver"
+THREAD: Final = "thread"
+WORK_ITEM: Final = "work_item"
+
+
+def _author(item: Mapping[str, Any]) -> str:
+    who = item.get("author") or item.get("createdBy") or {}
+    return str(who.get("uniqueName") or who.get("displayName") or "someone").split("@", 1)[0]
+
+
+class PullThreads:
+    """A pull request's threads: the status is a thread of its own, edited in place; the
+    comment that asked (`thread_id`, `comment_id`) is liked as the acknowledgement."""
+
+    def __init__(
+        self,
+        client: AzureDevOpsClient,
+        repo: str,
+        number: int,
+        *,
+        thread_id: int | None,
+        comment_id: int | None,
+    ) -> None:
+        self._client, self._repo, self._number = client, repo, number
+        self._thread_id, self._comment_id = thread_id, comment_id
+
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        thread, comment = self._client.post_thread(
+            self._repo, self._number, with_hidden_tag(text, tag)
+        )
+        return {"kind": THREAD, "thread": thread, "id": comment, "tag": tag}
+
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        for thread in reversed(self._client.threads(self._repo, self._number)):
+            for comment in thread.get("comments") or []:
+                if has_hidden_tag(str(comment.get("content") or ""), tag):
+                    return {"kind": THREAD, "thread": thread["id"], "id": comment["id"], "tag": tag}
+        return None
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        thread, comment = ref.get("thread"), ref.get("id")
+        if not isinstance(thread, int) or not isinstance(comment, int):
+            raise PermanentCallbackError("the status message reference has no thread and comment")
+        self._client.edit_comment(
+            self._repo, self._number, thread, comment, with_hidden_tag(text, tag_of(ref))
+        )
+
+    def acknowledge(self) -> None:
+        if self._thread_id is not None and self._comment_id is not None:
+            self._client.like(self._repo, self._number, self._thread_id, self._comment_id)
+
+    def history(self) -> History:
+        """The comments of the pull request's threads that are not the bot's (its tagged
+        status threads), newest HISTORY_LIMIT, oldest first."""
+        comments = [
+            Comment(_author(c), str(c.get("content") or ""))
+            for thread in self._client.threads(self._repo, self._number)
+            for c in thread.get("comments") or []
+            if c.get("commentType") in (None, "text", 1)
+            and not has_hidden_tag(str(c.get("content") or ""))
+        ]
+        return History(tuple(comments[-HISTORY_LIMIT:]))
+
+
+class WorkItemComments:
+    """A work item's discussion (Azure Boards): the status is a comment, edited in place."""
+
+    def __init__(self, client: AzureDevOpsClient, project: str, work_item: int) -> None:
+        self._client, self._project, self._work_item = client, project, work_item
+
+    def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
+        found = self._client.post_work_item_comment(
+            self._project, self._work_item, with_hidden_tag(text, tag)
+        )
+        return {"kind": WORK_ITEM, "id": found, "tag": tag}
+
+    def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        for item in reversed(self._client.work_item_comments(self._project, self._work_item)):
+            if has_hidden_tag(str(item.get("text") or ""), tag):
+                return {"kind": WORK_ITEM, "id": int(item["id"]), "tag": tag}
+        return None
+
+    def edit(self, ref: Mapping[str, Any], text: str) -> None:
+        comment = ref.get("id")
+        if not isinstance(comment, int):
+            raise PermanentCallbackError("the status message reference has no comment id")
+        self._client.edit_work_item_comment(
+            self._project, self._work_item, comment, with_hidden_tag(text, tag_of(ref))
+        )
+
+    def acknowledge(self) -> None:
+        """Nothing: the status comment, posted at once, is the acknowledgement."""
+
+    def history(self) -> History:
+        items = self._client.work_item_comments(self._project, self._work_item)
+        comments = [
+            Comment(_author(i), str(i.get("text") or ""))
+            for i in items
+            if not has_hidden_tag(str(i.get("text") or ""))
+        ]
+        return History(tuple(comments[-HISTORY_LIMIT:]))
+
+
+class AzureRepos:
+    """Repositories, permissions, git auth and pull requests, as the bot."""
+
+    def __init__(self, client: AzureDevOpsClient, token: TokenProvider) -> None:
+        self._client, self._token = client, token
+
+    def repository(self, full_name: str) -> RepoInfo:
+        return self._client.repository(full_name)
+
+    def can_write(self, full_name: str, user: ForgeUser) -> bool:
+        return self._client.can_contribute(full_name, user.external_id)
+
+    def git_env(self, clone_url: str) -> dict[str, str]:
+        return git_auth_env(clone_url, self._token())
+
+    def find_open_pull(self, full_name: str, head: str) -> PullInfo | None:
+        return self._client.find_open_pull(full_name, head)
+
+    def get_pull(self, full_name: str, number: int) -> PullInfo:
+        return self._client.get_pull(full_name, number)
+
+    def open_draft_pull(
+        self, full_name: str, head: str, base: str, title: str, body: str
+    ) -> PullInfo:
+        return self._client.open_draft_pull(full_name, head, base, title, body)
+
+    def edit_pull_body(self, full_name: str, number: int, body: str) -> None:
+        self._client.edit_pull_body(full_name, number, body)
+
+
+def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
+    """Environment for host-side git that sends the token to `clone_url`'s repository only
+    (git matches `http.<url>.*` by prefix), from config in the environment."""
+    parts = urlsplit(clone_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise PermanentCallbackError(f"cannot send an Azure DevOps token to {redact(bare)!r}")
+    header = authorization(token, user=GIT_USER)
+    register_secret(token)
+    register_secret(header.split(" ", 1)[1])
+    host = parts.netloc.rpartition("@")[2]
+    repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{repository}.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: {header}",
+    }
+
+
+def _job_client(settings: Settings) -> tuple[AzureDevOpsClient, TokenProvider]:
+    token = JobToken(settings)
+    config = AzureDevOpsSettings.of(settings)
+    client = AzureDevOpsClient(
+        organisation(settings),
+        token,
+        identities=config.identities,
+        user_agent=f"Resolver ({settings.bot_name})",
+    )
+    return client, token
+
+
+def conversation(
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> Conversation:
+    """A work item's comments for a Boards trigger; a pull request's threads otherwise."""
+    client, _ = _job_client(settings)
+    part = part_of(trigger)
+    if isinstance(trigger, TrackerTicket):
+        if part.project is None or part.work_item is None:
+            raise PermanentCallbackError("the work item's project and id are not recorded")
+        return WorkItemComments(client, part.project, part.work_item)
+    repo, number = repo_of(trigger), number_of(trigger)
+    if repo is None or number is None:
+        raise PermanentCallbackError(f"an Azure DevOps conversation is not on a {trigger.kind}")
+    return PullThreads(
+        client, repo, number, thread_id=part.thread_id, comment_id=comment_of(trigger)
+    )
+
+
+def ci_report(
+    trigger: TaskTrigger, requester_id: int | None, check: FailedCheck, settings: Settings
+) -> CIReport:
+    """The failed build's error issues as annotations, and the end of its first failed task's
+    log."""
+    repo = repo_of(trigger)
+    if repo is None or check.check_id is None:
+        return CIReport()
+    project = repo.split("/", 1)[0]
+    client, _ = _job_client(settings)
+    records = client.failed_records(project, check.check_id)
+    annotations = tuple(
+        f"{record.get('name') or 'task'}: {issue.get('message') or ''}".strip()
+        for record in records
+        for issue in record.get("issues") or []
+        if issue.get("type") == "error"
+    )
+    logged = next((r for r in records if (r.get("log") or {}).get("id") is not None), None)
+    if logged is None:
+        return CIReport(annotations=annotations, unavailable=("the build's log",))
+    log_id = int(logged["log"]["id"])
+    kept = client.log_tail(project, check.check_id, log_id, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
+    text, cut = tail(kept.decode("utf-8", errors="replace"))
+    return CIReport(annotations, text, cut or len(kept) >= LOG_TAIL_CHARS * 4)
+
+
+def forge(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> Forge:
+    client, token = _job_client(settings)
+    return AzureRepos(client, token)
+
+
+def open_pulls(
+    trigger: TaskTrigger, requester_id: int | None, full_name: str, base: str, settings: Settings
+) -> tuple[PullInfo, ...]:
+    client, _ = _job_client(settings)
+    return client.open_pulls(full_name, base)
+
+
+def co_author(user: ForgeUser, settings: Settings) -> tuple[str, str]:
+    """The person by their sign-in name, which is their address on Entra ID."""
+    login = user.login or user.external_id
+    host = urlsplit(AzureDevOpsSettings.of(settings).url or "").hostname or "localhost"
+    return login, f"{login.lower()}@users.noreply.{host}"
