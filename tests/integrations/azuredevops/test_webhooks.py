@@ -20,6 +20,7 @@ from resolver.contract.inbound import (
     RouteResult,
     SignatureError,
     Trigger,
+    ignored_sender,
     route_event,
 )
 from resolver.contract.triggers import BasePushed, CiFailure, PullRequest, TrackerTicket
@@ -220,3 +221,15 @@ def test_other_builds_are_nothing(change: dict[str, Any]) -> None:
     payload = load("build.complete__failed_pull_request_build")
     payload["resource"].update(change)
     assert routed("build.complete__failed_pull_request_build", payload) is None
+
+
+def test_the_bots_own_comment_is_its_own() -> None:
+    payload = load("ms.vss-code.git-pullrequest-comment-event__in_thread")
+    payload["resource"]["comment"]["author"].update(BOT, displayName="Resolver")
+    payload["resource"]["comment"]["content"] = "@resolver is on it"
+    found = trigger("ms.vss-code.git-pullrequest-comment-event__in_thread", payload)
+    assert ignored_sender(found.sender, POLICY) == "own"
+    by_id = Policy(
+        bot_name="someone-else", trigger_label="x", bot_account_ids=frozenset({BOT["id"]})
+    )
+    assert ignored_sender(found.sender, by_id) == "own"
