@@ -105,10 +105,14 @@ class McpTools:
         """Each server: its name, kind, the tools shown, or why it has none."""
 
     def __enter__(self) -> McpTools:
-        if self._servers:
-            self._portal = self._stack.enter_context(start_blocking_portal())
-        for server in self._servers:
-            self._connect(server)
+        try:
+            if self._servers:
+                self._portal = self._stack.enter_context(start_blocking_portal())
+            for server in self._servers:
+                self._connect(server)
+        except BaseException:
+            self.__exit__()  # the servers already started end with the job's sandbox anyway
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
