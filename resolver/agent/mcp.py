@@ -223,6 +223,8 @@ class McpTools:
         else:
             why = f"failed to {doing} ({_describe(error)})"
         server.cut_off = f"[the MCP server {name} {why}, so it was cut off; its tools are gone]"
+        if server.guard.end is not None:
+            server.guard.end()  # a stdio server that hangs holds the sandbox's pids and memory
         log(logger, logging.WARNING, "agent.mcp_cut_off", server=name, reason=why)
         return server.cut_off
 
