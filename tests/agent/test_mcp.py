@@ -131,7 +131,8 @@ def test_a_server_that_hangs_or_floods_is_cut_off_with_a_message(
 ) -> None:
     with remote_mcp("t0k") as remote:
         monkeypatch.setenv("RESOLVER_MCP_ALLOW", "localhost")
-        monkeypatch.setenv("RESOLVER_MCP_TIMEOUT", "3")
+        # Long enough for a loaded machine to build the 50 MB answer before the cap cuts it.
+        monkeypatch.setenv("RESOLVER_MCP_TIMEOUT", "10")
         remote_entry = {"url": remote.url}
         servers = {"docs": DOCS, "docs2": DOCS, "tracker": remote_entry, "tracker2": remote_entry}
         repo = with_config(mcp_base, agent_env.tmp, {"mcp": servers})
@@ -154,11 +155,11 @@ def test_a_server_that_hangs_or_floods_is_cut_off_with_a_message(
     assert flood["error"] and "docs sent a message over 1000000 bytes" in flood["content"]
     assert "cut off" in flood["content"] and len(flood["content"]) < 200
     assert again["error"] and again["content"] == flood["content"]
-    assert hang["error"] and "docs2 did not answer within 3 s" in hang["content"]
+    assert hang["error"] and "docs2 did not answer within 10 s" in hang["content"]
     assert processes["content"] == "0\ncounted\n[exit code: 0]"  # both servers were ended
     assert "tracker sent a message over 1000000 bytes" in remote_flood["content"]
-    assert remote_hang["error"] and "tracker2 did not answer within 3 s" in remote_hang["content"]
-    assert hang["duration"] < 15 and remote_hang["duration"] < 15
+    assert remote_hang["error"] and "tracker2 did not answer within 10 s" in remote_hang["content"]
+    assert hang["duration"] < 20 and remote_hang["duration"] < 20
 
 
 def test_a_bad_entry_refuses_the_job_and_names_it(
