@@ -78,8 +78,7 @@ def run_agent(
     known = job_secrets(task, settings, config)
     for value in known:
         register_secret(value)
-    loop = AgentLoop(task, sandbox, ctx, config, settings, Redactor(known))
-    loop.mcp = mcp
+    loop = AgentLoop(task, sandbox, ctx, config, settings, Redactor(known), mcp)
     ctx.on_cancel.append(sandbox.interrupt)
     try:
         return loop.run()
@@ -104,6 +103,7 @@ class AgentLoop:
         config: LLMConfig,
         settings: Settings,
         redactor: Redactor,
+        mcp: McpTools | None = None,
     ) -> None:
         self.task, self.ctx, self.config = task, ctx, config
         self.condense_tokens = settings.llm_condense_tokens
@@ -117,7 +117,7 @@ class AgentLoop:
         self.tool_schemas = REVIEW_TOOLS if task.review else TOOLS
         self.started = time.monotonic()
         self.nonce = secrets.token_hex(6)
-        self.mcp: McpTools | None = None
+        self.mcp = mcp
         """The repository's MCP servers' tools, beside the built-in ones."""
 
     def run(self) -> AgentResult:

@@ -105,10 +105,14 @@ class McpTools:
         """Each server: its name, kind, the tools shown, or why it has none."""
 
     def __enter__(self) -> McpTools:
-        if self._servers:
-            self._portal = self._stack.enter_context(start_blocking_portal())
-        for server in self._servers:
-            self._connect(server)
+        try:
+            if self._servers:
+                self._portal = self._stack.enter_context(start_blocking_portal())
+            for server in self._servers:
+                self._connect(server)
+        except BaseException:
+            self.__exit__()  # the servers already started end with the job's sandbox anyway
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -219,6 +223,8 @@ class McpTools:
         else:
             why = f"failed to {doing} ({_describe(error)})"
         server.cut_off = f"[the MCP server {name} {why}, so it was cut off; its tools are gone]"
+        if server.guard.end is not None:
+            server.guard.end()  # a stdio server that hangs holds the sandbox's pids and memory
         log(logger, logging.WARNING, "agent.mcp_cut_off", server=name, reason=why)
         return server.cut_off
 

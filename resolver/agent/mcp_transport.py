@@ -8,7 +8,7 @@ fails, and `Guard.too_large` says why.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -29,11 +29,14 @@ class Guard:
 
     max_bytes: int
     too_large: bool = False
+    end: Callable[[], None] | None = None
+    """Ends the server's process at once (a stdio one), when the host gives up on it."""
 
 
 @asynccontextmanager
 async def sandbox_stdio(attached: Attached, guard: Guard) -> AsyncIterator[TransportStreams]:
     """Newline-delimited JSON-RPC over the attached process's stdin and stdout."""
+    guard.end = attached.close
     incoming, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
 

@@ -131,28 +131,35 @@ def test_a_server_that_hangs_or_floods_is_cut_off_with_a_message(
 ) -> None:
     with remote_mcp("t0k") as remote:
         monkeypatch.setenv("RESOLVER_MCP_ALLOW", "localhost")
-        monkeypatch.setenv("RESOLVER_MCP_TIMEOUT", "3")
-        config = {"mcp": {"docs": DOCS, "tracker": {"url": remote.url}}}
-        repo = with_config(mcp_base, agent_env.tmp, config)
-        store_credential(str(repo), "tracker", "Bearer t0k")
+        # Long enough for a loaded machine to build the 50 MB answer before the cap cuts it.
+        monkeypatch.setenv("RESOLVER_MCP_TIMEOUT", "10")
+        remote_entry = {"url": remote.url}
+        servers = {"docs": DOCS, "docs2": DOCS, "tracker": remote_entry, "tracker2": remote_entry}
+        repo = with_config(mcp_base, agent_env.tmp, {"mcp": servers})
+        for name in ("tracker", "tracker2"):
+            store_credential(str(repo), name, "Bearer t0k")
         llm_server.push(
             tool("docs__flood"),
             tool("docs__search", query="again"),
-            tool("tracker__hang"),
-            bash("echo still here"),
+            tool("docs2__hang"),
+            bash("pgrep -fc '[d]ocs_server'; echo counted"),
+            tool("tracker__flood"),
+            tool("tracker2__hang"),
             finish("answered", "The servers were cut off."),
         )
         result = session(job_id, repo)
 
     assert result.agent.outcome == "answered"
     events, _ = stored(job_id)
-    flood, again, hang, shell, _finished = of_kind(events, "observation")
+    flood, again, hang, processes, remote_flood, remote_hang, _done = of_kind(events, "observation")
     assert flood["error"] and "docs sent a message over 1000000 bytes" in flood["content"]
     assert "cut off" in flood["content"] and len(flood["content"]) < 200
     assert again["error"] and again["content"] == flood["content"]
-    assert hang["error"] and "tracker did not answer within 3 s" in hang["content"]
-    assert hang["duration"] < 15
-    assert shell["content"] == "still here\n[exit code: 0]"
+    assert hang["error"] and "docs2 did not answer within 10 s" in hang["content"]
+    assert processes["content"] == "0\ncounted\n[exit code: 0]"  # both servers were ended
+    assert "tracker sent a message over 1000000 bytes" in remote_flood["content"]
+    assert remote_hang["error"] and "tracker2 did not answer within 10 s" in remote_hang["content"]
+    assert hang["duration"] < 20 and remote_hang["duration"] < 20
 
 
 def test_a_bad_entry_refuses_the_job_and_names_it(
