@@ -143,11 +143,17 @@ def _since(job_id: int, snapshot: Snapshot, clone: git_repo.Clone, head: str) ->
         return None
     with session_scope() as session:
         earlier = jobs.earlier_in_conversation(session, job_id)
-        reviews = [job for job in earlier if isinstance(read_trigger(job.trigger), ReviewRequest)]
-        if reviews and reviews[0].state == JobState.CANCELLED:
-            raise _Quiet("a person stopped the last review; `@bot review again` resumes them")
-        seen = [_reviewed_head(job.result) for job in reviews]
-    last = next((sha for sha in seen if sha), None)
+        # The reviews that count: each posted one, and each a person stopped (not the ones that
+        # ended quietly with nothing to do, which would otherwise resume them).
+        seen = [
+            (job.state == JobState.CANCELLED, _reviewed_head(job.result))
+            for job in earlier
+            if isinstance(read_trigger(job.trigger), ReviewRequest)
+        ]
+    counted = [(stopped, sha) for stopped, sha in seen if stopped or sha]
+    if counted and counted[0][0]:
+        raise _Quiet("a person stopped the last review; `@bot review again` resumes them")
+    last = counted[0][1] if counted else None
     if last is None:
         return None
     if last == head:
