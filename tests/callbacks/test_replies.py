@@ -55,7 +55,7 @@ def test_only_a_bare_command_word_is_a_command(text: str, command: str | None) -
 def test_repository_specs_name_their_forge() -> None:
     assert parse_repo_spec("octo/widgets") == ("github", "octo/widgets")
     assert parse_repo_spec("gitlab:grp/sub/app") == ("gitlab", "grp/sub/app")
-    for bad in ("widgets", "bitbucket:a/b", "gitlab:/app", "octo/"):
+    for bad in ("widgets", "nowhere:a/b", "gitlab:/app", "octo/"):
         with pytest.raises(RouteError):
             parse_repo_spec(bad)
 

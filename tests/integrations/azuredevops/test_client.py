@@ -13,6 +13,7 @@ from integrations.azuredevops.standin.conformance import answer_problems, reques
 from integrations.azuredevops.standin.handlers import GIT
 from integrations.azuredevops.standin.state import Repo
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.core.settings import get_settings
 from tests.integrations.azuredevops.conftest import REPO
 
 
@@ -133,7 +134,7 @@ def test_a_failed_builds_errors_and_log_tail_are_read(
     reset_caches()
     check = FailedCheck("widgets-ci", "8c1bb2c5", "resolver/7-x", "failed", check_id=run.id)
     trigger = CiFailure(repo=Repository(full_name=REPO), number=3, check=check)
-    report = ci_report(trigger, None, check)
+    report = ci_report(trigger, None, check, get_settings())
     reset_caches()
     assert report.annotations == ("pytest: Bash exited with code 1",)
     assert report.log_tail.endswith("FAILED test_calc.py::test_add\n") and report.log_cut

@@ -28,6 +28,7 @@ from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_g
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import ForgeUser
 from resolver.contract.triggers import (
+from resolver.core.settings import get_settings
     CiFailure,
     FailedCheck,
     PullRequest,
@@ -102,7 +103,7 @@ def test_a_data_center_trigger_is_refused_with_a_clear_error() -> None:
         repo=Repository(full_name="WID/widgets"), number=9, reach={"product": "datacenter"}
     )
     with pytest.raises(PermanentCallbackError, match="Data Center"):
-        conversation(trigger, None)
+        conversation(trigger, None, get_settings())
 
 
 @pytest.fixture
@@ -164,7 +165,7 @@ def test_a_red_checks_conversation_is_on_the_bots_pull_request(
         repo=Repository(full_name=REPO), number=UNKNOWN_PULL, head_ref="resolver/1-go", check=check
     )
     try:
-        conversation(trigger, None).post("Fixing the build")
+        conversation(trigger, None, get_settings()).post("Fixing the build")
     finally:
         reset_caches()
     [posted] = bitbucket_api.comments.values()
@@ -192,7 +193,7 @@ def test_a_schedule_run_acts_on_the_repository_through_the_forge(
     reset_caches()
     run = ScheduleRun(schedule="weekly-deps", forge_name="bitbucket", repo=REPO, run_id=1)
     try:
-        made = forge(run, None).open_draft_pull(REPO, "resolver/weekly-deps", "main", "Deps", "")
+        made = forge(run, None, get_settings()).open_draft_pull(REPO, "resolver/weekly-deps", "main", "Deps", "")
     finally:
         reset_caches()
     assert bitbucket_api.pulls[-1].draft and made.head == "resolver/weekly-deps"
