@@ -28,13 +28,13 @@ from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_g
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import ForgeUser
 from resolver.contract.triggers import (
-from resolver.core.settings import get_settings
     CiFailure,
     FailedCheck,
     PullRequest,
     Repository,
     ScheduleRun,
 )
+from resolver.core.settings import get_settings
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
 
 EARLIER = datetime.now(UTC) - timedelta(hours=1)
@@ -193,7 +193,9 @@ def test_a_schedule_run_acts_on_the_repository_through_the_forge(
     reset_caches()
     run = ScheduleRun(schedule="weekly-deps", forge_name="bitbucket", repo=REPO, run_id=1)
     try:
-        made = forge(run, None, get_settings()).open_draft_pull(REPO, "resolver/weekly-deps", "main", "Deps", "")
+        made = forge(run, None, get_settings()).open_draft_pull(
+            REPO, "resolver/weekly-deps", "main", "Deps", ""
+        )
     finally:
         reset_caches()
     assert bitbucket_api.pulls[-1].draft and made.head == "resolver/weekly-deps"
