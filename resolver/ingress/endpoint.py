@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
+from integrations import registry
 from resolver.contract.inbound import (
     Challenge,
     Headers,
@@ -128,8 +129,8 @@ def _routed(
         raise MalformedError(f"{error} (delivery {event.delivery_key})") from error
     if isinstance(outcome, Challenge):
         return JSONResponse({"challenge": outcome.value})
-    if outcome is not None:
-        outcome = as_review_request(outcome)
+    if outcome is not None and registry.get(integration.name).post_review is not None:
+        outcome = as_review_request(outcome)  # where the provider can post a review
     why = _why_ignored(integration, event, outcome, policy)
     if outcome is None or why is not None:
         return _ignored(integration.name, event.key, why or "not a trigger")

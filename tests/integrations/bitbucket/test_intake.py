@@ -71,3 +71,19 @@ def test_a_bad_or_missing_signature_is_refused_and_changes_nothing(
     refused = deliver(bitbucket_client, "pullrequest_comment_created__on_pull", secret=secret)
     assert refused.status_code == 401
     assert store.jobs() == [] and store.deliveries() == []
+
+
+def test_asking_for_a_review_where_no_review_can_be_posted_stays_a_request(
+    bitbucket_client: TestClient, store: Store
+) -> None:
+    """Bitbucket has no review poster yet: "review this" is ordinary work, never a review job
+    whose review could not be posted at its end."""
+    store.link("bitbucket", CLOUD_SENDER, "alice")
+    payload = load("pullrequest_comment_created__on_pull")
+    payload["comment"]["content"]["raw"] = "@resolver review this"
+    body = json.dumps(payload).encode()
+    headers = headers_for("pullrequest:comment_created", body)
+    accepted = bitbucket_client.post("/webhooks/bitbucket", content=body, headers=headers)
+    assert accepted.status_code == 202, accepted.text
+    [job] = store.jobs()
+    assert type(read_trigger(job.trigger)) is PullRequest
