@@ -20,9 +20,7 @@ For each endpoint:
    timed from each request's scheduled send time, so a slow server cannot hide its queue.
 Prints throughput, p50/p90/p99 and the server's CPU time per request, and each endpoint's share
 of the bare endpoint's throughput. CPU time per request moves less than throughput when other
-work shares the machine. Figures only; nothing asserted. `--providers` prints only each
-installed provider's verify + parse + route cost, in process, beside GitHub's
-(bench/_providers.py).
+work shares the machine. Figures only; nothing asserted.
 
 Before them, each installed provider's verify + parse + route cost per mention, in process
 (bench/_verify.py, `--verify-only` for just that), beside GitHub's.
@@ -333,17 +331,10 @@ def main() -> None:
     parser.add_argument(
         "--verify-only", action="store_true", help="only each provider's verify + route cost"
     )
-    parser.add_argument(
-        "--providers", action="store_true", help="only each provider's verify + route cost"
-    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.workers)
-    if args.providers:
-        from _providers import report
-
-        return report()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
     try:
         verify_table(tmp, 2000)
