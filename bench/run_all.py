@@ -66,7 +66,9 @@ BENCHES = (
         ("bytes per job", "a year at 1,000 jobs a day"),
         ("--jobs", "1", "--steps", "4"),
     ),
-    Bench("startup.py", ("web (resolver serve)", "web / worker"), ("--runs", "1")),
+    Bench(
+        "startup.py", ("web (resolver serve)", "callbacks worker / jobs worker"), ("--runs", "1")
+    ),
     Bench(
         "web",
         ("/jobs/{id},", "this machine:"),

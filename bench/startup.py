@@ -1,6 +1,7 @@
 """What a process pays to start: the web process's imports (`resolver serve`: the command line,
-then `resolver.app`) beside a worker's (`resolver worker`: the command line, then
-`resolver.tasks`), each in fresh interpreters, side by side.
+then `resolver.app`) beside the workers' (`resolver worker`: the command line, then
+`resolver.tasks`; a worker that consumes the jobs queue also loads `resolver.runners`), each in
+fresh interpreters, side by side.
 
     uv run python bench/startup.py [--runs 5]
 
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 
 PROCESSES = {
     "web (resolver serve)": ("resolver.cli", "resolver.app"),
-    "worker (resolver worker)": ("resolver.cli", "resolver.tasks"),
+    "callbacks worker (--queues callbacks)": ("resolver.cli", "resolver.tasks"),
+    "jobs worker (--queues jobs)": ("resolver.cli", "resolver.tasks", "resolver.runners"),
 }
 HEAVY = ("litellm", "docker", "sandbox", "resolver.agent.controller")
 MiB = 1024
@@ -80,19 +82,22 @@ def median(starts: list[Start]) -> Start:
 
 def table(figures: dict[str, Start], runs: int) -> None:
     print(f"each process's imports in a fresh interpreter, median of {runs}")
-    print(f"{'':26}{'import s':>9}{'RSS MiB':>9}{'peak MiB':>9}{'modules':>9}   heavy parts loaded")
+    print(f"{'':38}{'import s':>9}{'RSS MiB':>9}{'peak MiB':>9}{'modules':>9}   heavy parts loaded")
     for name, f in figures.items():
         heavy = ", ".join(f.heavy) or "none"
         print(
-            f"{name:26}{f.seconds:9.2f}{f.rss_kib / MiB:9.0f}"
+            f"{name:38}{f.seconds:9.2f}{f.rss_kib / MiB:9.0f}"
             f"{f.peak_kib / MiB:9.0f}{f.modules:9d}   {heavy}"
         )
-    web, worker = figures.values()
-    print(
-        f"{'web / worker':26}{web.seconds / worker.seconds:9.2f}"
-        f"{web.rss_kib / worker.rss_kib:9.2f}{web.peak_kib / worker.peak_kib:9.2f}"
-        f"{web.modules / worker.modules:9.2f}"
-    )
+    jobs = figures["jobs worker (--queues jobs)"]
+    for name, f in figures.items():
+        if f is jobs:
+            continue
+        print(
+            f"{name.split(' (')[0] + ' / jobs worker':38}{f.seconds / jobs.seconds:9.2f}"
+            f"{f.rss_kib / jobs.rss_kib:9.2f}{f.peak_kib / jobs.peak_kib:9.2f}"
+            f"{f.modules / jobs.modules:9.2f}"
+        )
 
 
 def main() -> None:

@@ -1,16 +1,14 @@
-"""The Celery composition root: every task, each thin (ids in, work elsewhere), and the literal
-tables that say what runs a job and answers a command.
+"""The Celery composition root: every task, each thin (ids in, work elsewhere).
 
-A job's runner is looked up by its `source`: a schedule's run, or a request from an installed
-provider (`integrations.registry`). A request that is a command (`@bot stop`) is answered from
-`COMMANDS` instead of running the agent.
+Both workers load this module: the one that runs jobs and the callbacks worker. What runs a job
+(`resolver.runners`: the agent, its model client, the sandbox) is loaded by the job task itself,
+so the callbacks worker starts without it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Final
 
@@ -29,78 +27,28 @@ from resolver.broker.celery_app import (
     SCHEDULES_TICK,
 )
 from resolver.callbacks.send import send
-from resolver.contract.commands import Command, parse_command
-from resolver.contract.triggers import base_push_in
 from resolver.core import metrics, version
-from resolver.core.job import JobContext, Runner, RunResult
 from resolver.core.logs import log
 from resolver.core.settings import Settings, get_settings
-from resolver.core.states import JobState, Outcome
-from resolver.features.conflicts import worker as conflicts
 from resolver.schedules import beat
-from resolver.schedules import commands as schedule_commands
-from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
-from resolver.schedules.runner import run_scheduled
 from resolver.store import configured, jobs, retention
 from resolver.store.db import session_scope
-from resolver.worker import commands, request
-from resolver.worker.execute import execute
 from resolver.worker.reconcile import reconcile
-from resolver.worker.values import Snapshot
-from sandbox import reap
 
 logger = logging.getLogger(__name__)
 
 get_settings.compose(registry.settings_classes)  # each installed provider's settings
 configured.install()  # app credentials and webhook secrets stored by /setup
 
-COMMANDS: Final[dict[Command, Callable[[Snapshot, Settings], RunResult]]] = {
-    "stop": commands.answer_stop,
-    "status": commands.answer_status,
-    "run": schedule_commands.run,
-}
-
-WORK_COMMANDS: Final[dict[Command, Callable[[JobContext, Snapshot], RunResult]]] = {
-    "rebase": conflicts.update_branch
-}
-"""Commands that are work on a branch, run like a request (`@bot rebase`)."""
-
-
-def run_request(ctx: JobContext) -> RunResult:
-    """A provider's request: a push to the default branch (`conflicts: fix`), a command
-    answered at once, or work for the agent."""
-    snapshot = request.load(ctx.job_id)
-    if base_push_in(snapshot.trigger) is not None:
-        return conflicts.update_on_base_push(ctx, snapshot)
-    command = parse_command(snapshot.task)
-    if command == "run" and not schedule_commands.names_a_schedule(snapshot):
-        command = None  # "@bot run tests" asks for work when no schedule has that name
-    work = WORK_COMMANDS.get(command) if command is not None else None
-    if work is not None:
-        return work(ctx, snapshot)
-    if command is not None:
-        return COMMANDS[command](snapshot, ctx.settings)
-    return request.run_request(ctx, snapshot)
-
-
-RUNNERS: Final[dict[str, Runner]] = {SCHEDULE_SOURCE: run_scheduled}
-"""Runners by job source, besides the installed providers' requests (`run_request`)."""
-
-
-def no_runner(ctx: JobContext) -> RunResult:
-    return RunResult(JobState.FAILED, Outcome.ERROR, error="no runner handles this kind of job")
-
-
-def runner_for(source: str) -> Runner:
-    found = RUNNERS.get(source)
-    if found is not None:
-        return found
-    return run_request if registry.find(source) is not None else no_runner
-
 
 @shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, max_retries=0)
 def run_job(job_id: int) -> None:
-    execute(int(job_id), runner_for, get_settings())
+    # The runners load the agent, its model client and the sandbox: only a worker that runs a
+    # job pays for them, never the callbacks worker that shares this module.
+    from resolver import runners
+    from resolver.worker.execute import execute
+
+    execute(int(job_id), runners.runner_for, get_settings())
 
 
 # No retry limit here: the attempt rows decide when to give up (`callbacks.send.MAX_TRIES`).
@@ -143,6 +91,9 @@ def reconcile_task() -> list[int]:
 @shared_task(name=REAP_SANDBOXES, max_retries=0, time_limit=300)
 def reap_sandboxes() -> list[str]:
     """This worker's engine (each worker also sweeps its own: `resolver worker`)."""
+
+    from sandbox import reap
+
     settings = get_settings()
     removed = list(reap(jobs.sandbox_is_stale, settings.sandbox_max_age, settings.deployment))
     metrics.REAPER_REMOVALS.inc(len(removed))

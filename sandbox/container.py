@@ -12,7 +12,7 @@ from docker.utils import parse_bytes
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.naming import build_labels
 from sandbox.policy import HOME, TMP, WORKDIR, SandboxPolicy
-from sandbox.runtime import engine_runtimes
+from sandbox.runtime import engine_runtimes, process_limits
 
 BRIDGE: Final = "bridge"
 HOSTNAME: Final = "sandbox"
@@ -27,6 +27,7 @@ def host_config_args(
     """The engine's HostConfig for the policy: no capabilities, no secrets, bounded resources,
     under the policy's runtime (its variant with network when the sandbox is `connected`)."""
     runtimes = engine_runtimes(policy.runtime)
+    runtime = runtimes.network if connected else runtimes.plain
     tmp_opts = "rw,nosuid,nodev"
     owner = f"uid={policy.user},gid={policy.user}"
     # The workspace is a tmpfs volume: its pages count against the container's memory, so the
@@ -45,10 +46,10 @@ def host_config_args(
         "mem_limit": memory,
         # Equal to the memory limit: no swap, so a memory hog meets the OOM killer quickly.
         "memswap_limit": memory,
-        "pids_limit": policy.pids,
+        **process_limits(runtime, policy.pids),
         "nano_cpus": int(policy.cpus * 1e9),
         "ipc_mode": "private",
-        "runtime": runtimes.network if connected else runtimes.plain,
+        "runtime": runtime,
     }
 
 

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from docker.utils.socket import frames_iter
 
-from sandbox.engine import client, engine_errors
+from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.policy import WORKDIR
 from sandbox.shell import encode_request, server_argv
 
@@ -25,6 +25,10 @@ from sandbox.shell import encode_request, server_argv
 # exit (or long before, if the process closed its output); the command's timeout bounds the wait.
 _FIRST_POLL: Final = 0.001
 _LAST_POLL: Final = 0.1
+# While a command runs silent, how often the shell checks that its container still runs. A
+# container that dies mid-command (gVisor's kernel stopping, the engine killing it) leaves the
+# attached socket open with nobody at the other end: without this, the wait has no end.
+ALIVE_POLL: Final = 2.0
 
 Frames = Iterator[tuple[int, bytes]]
 
@@ -72,6 +76,7 @@ class Shell:
                 container_id, server_argv(), stdin=True, user=f"{user}:{user}", workdir=WORKDIR
             )["Id"]
             self._sock = api.exec_start(exec_id, socket=True)
+        self._container_id = container_id
         self._raw: socket.socket = getattr(self._sock, "_sock", self._sock)
         self._frames: Frames = frames_iter(self._sock, tty=False)
 
@@ -134,10 +139,34 @@ class Shell:
         return int(code), counters
 
     def _next_chunk(self) -> bytes:
+        # Frames are read straight off the socket (no buffer), so a readable socket is the only
+        # way the next frame can be there.
+        while not select.select([self._raw], [], [], ALIVE_POLL)[0]:
+            stopped = container_stopped(self._container_id)
+            if stopped is not None:
+                raise stopped_mid_command(stopped)
         chunk = next(self._frames, None)
         if chunk is None:
             raise ShellDiedError("the session's shell ended")
         return chunk[1]
+
+
+def stopped_mid_command(reason: str) -> SandboxError:
+    return SandboxError(f"the sandbox stopped in the middle of a command: {reason}")
+
+
+def container_stopped(container_id: str) -> str | None:
+    """Why the container no longer runs (None while it does)."""
+    try:
+        with engine_errors("inspect sandbox"):
+            state = client().api.inspect_container(container_id)["State"]
+    except SandboxNotFoundError:
+        return "its container is gone"
+    if state.get("Running"):
+        return None
+    if state.get("OOMKilled"):
+        return "its container ran out of memory and was killed"
+    return f"its container exited with code {state.get('ExitCode')}"
 
 
 def close_socket(sock: Any) -> None:

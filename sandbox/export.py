@@ -27,7 +27,7 @@ from sandbox.engine import SandboxError, client, engine_errors
 from sandbox.execution import close_socket, wait_exit_code
 from sandbox.naming import build_labels, job_name, new_token
 from sandbox.policy import TMP, WORKDIR, SandboxPolicy
-from sandbox.runtime import engine_runtimes
+from sandbox.runtime import engine_runtimes, process_limits
 
 EXPORTER_MEMORY: Final = "512m"
 EXPORTER_PIDS: Final = 64
@@ -116,6 +116,7 @@ def is_running(container_id: str) -> bool:
 def _start_exporter(box: Exported) -> str:
     api = client().api
     policy = box.policy
+    runtime = engine_runtimes(policy.runtime).plain
     host_config = api.create_host_config(
         binds={box.volume: {"bind": WORKDIR, "mode": "ro"}},
         network_mode="none",
@@ -125,11 +126,11 @@ def _start_exporter(box: Exported) -> str:
         tmpfs={TMP: f"rw,nosuid,nodev,size={EXPORTER_TMP},mode=1777"},
         mem_limit=EXPORTER_MEMORY,
         memswap_limit=EXPORTER_MEMORY,
-        pids_limit=EXPORTER_PIDS,
+        **process_limits(runtime, EXPORTER_PIDS),
         nano_cpus=int(policy.cpus * 1e9),
         ipc_mode="private",
         # It runs git on what the agent wrote: behind the same kernel boundary as the agent.
-        runtime=engine_runtimes(policy.runtime).plain,
+        runtime=runtime,
     )
     with engine_errors("create exporter"):
         container_id: str = api.create_container(

@@ -15,7 +15,13 @@ from sandbox.change import Change, ExportLimits
 from sandbox.container import remove_container
 from sandbox.egress import HostRecord, Window, command_at, record
 from sandbox.engine import SandboxError
-from sandbox.execution import Shell, ShellDiedError, capture
+from sandbox.execution import (
+    Shell,
+    ShellDiedError,
+    capture,
+    container_stopped,
+    stopped_mid_command,
+)
 from sandbox.export import export_change, is_running, stray_processes
 from sandbox.hosts import Allowance
 from sandbox.naming import new_token
@@ -214,8 +220,12 @@ class Sandbox:
         try:
             return shell.run(argv, output.feed)
         except ShellDiedError:
-            # Killed along with the command (`kill -9 -1`, say), or stuck: a new one next time.
+            # Killed along with the command (`kill -9 -1`, say), or stuck: a new one next time;
+            # unless the whole container went with it.
             self._drop_shell()
+            stopped = container_stopped(self.container_id)
+            if stopped is not None:
+                raise stopped_mid_command(stopped) from None
             return KILLED, None
         except SandboxError:
             self._drop_shell()
@@ -252,7 +262,15 @@ class Sandbox:
     def _new_oom_kill(self, counters: str | None) -> bool:
         """Whether the memory cgroup's OOM killer struck since the last check."""
         if counters is None:
-            _code, text = capture(self.container_id, ["sh", "-c", OOM_COUNTER], self.policy.user)
+            try:
+                _code, text = capture(
+                    self.container_id, ["sh", "-c", OOM_COUNTER], self.policy.user
+                )
+            except SandboxError:
+                stopped = container_stopped(self.container_id)
+                if stopped is None:
+                    raise
+                raise stopped_mid_command(stopped) from None
             counters = text.decode(errors="replace")
         count = parse_oom_kills(counters)
         struck, self._oom_kills = count > self._oom_kills, count

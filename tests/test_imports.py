@@ -58,6 +58,20 @@ def test_the_web_process_loads_no_agent_model_client_or_sandbox(root: str) -> No
     assert loaded(root, NOT_IN_WEB) == {}
 
 
+# The callbacks worker shares the tasks module with the worker that runs jobs; only the job task
+# loads what runs a job (`resolver.runners`), so posting a comment never waits on litellm.
+NOT_IN_CALLBACKS = ("litellm", "resolver.agent.controller", "resolver.runners")
+
+
+def test_the_callbacks_worker_loads_no_agent_loop_or_model_client() -> None:
+    assert loaded("resolver.tasks", NOT_IN_CALLBACKS) == {}
+
+
+def test_the_job_task_loads_the_agent_loop_when_a_job_runs() -> None:
+    """The other side of the above: what the job task imports lazily does exist and loads."""
+    assert set(loaded("resolver.runners", NOT_IN_CALLBACKS)) == set(NOT_IN_CALLBACKS)
+
+
 @pytest.mark.parametrize("root", ["resolver.app", "resolver.cli"])
 def test_the_web_process_loads_no_providers_reply_side(root: str) -> None:
     from integrations import registry

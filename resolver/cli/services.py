@@ -50,6 +50,9 @@ def worker(
         _serve_worker_metrics(metrics_port)
     if "jobs" in queues.split(","):
         _reap_own_engine()
+        # What runs a job, loaded now rather than by the first job (the tasks module leaves it
+        # out, for the callbacks worker's sake).
+        import resolver.runners  # noqa: F401
     args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool]
     args += ["--without-mingle", "--without-gossip"]
     if hostname:

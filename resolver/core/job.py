@@ -60,7 +60,7 @@ class JobContext:
 
 
 Runner = Callable[[JobContext], RunResult]
-"""What a job does once a worker holds it (`resolver.tasks.RUNNERS`)."""
+"""What a job does once a worker holds it (`resolver.runners.RUNNERS`)."""
 
 
 @dataclass(frozen=True)

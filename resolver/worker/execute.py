@@ -1,6 +1,6 @@
 """Running one job: take its lease, keep it with a heartbeat (which passes a cancel on), run
 the job's runner, record how it ended. Which runner runs a job is decided by the caller
-(`resolver.tasks.runner_for`)."""
+(`resolver.runners.runner_for`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The worker's runner for a person's request (from any installed provider), once it is work
-rather than a command (`resolver.tasks.run_request` answers those from `COMMANDS`).
+rather than a command (`resolver.runners.run_request` answers those from `COMMANDS`).
 
 1. Plan: the forge and repository (the trigger's own, `repo=`, or a configured route:
    `worker/plan.py`), and the branch (a new `resolver/…` branch, or the branch of the bot's

@@ -7,7 +7,8 @@ import os
 import pytest
 
 from sandbox import Sandbox
-from tests.sandbox.conftest import docker_inspect
+from sandbox.runtime import HOST_TASKS_BASE, HOST_TASKS_PER_PROCESS
+from tests.sandbox.conftest import RUNTIME, docker_inspect
 
 pytestmark = pytest.mark.docker
 
@@ -90,6 +91,10 @@ def test_policy_is_what_docker_inspect_reports(box: Sandbox) -> None:
     assert host["Privileged"] is False
     # The workspace (tmpfs) counts as memory, so the limit makes room for it.
     assert host["Memory"] == (256 + 64) * 1024 * 1024
-    assert host["PidsLimit"] == 128
+    if RUNTIME == "runsc":  # gVisor's kernel counts processes; the host bounds its sentry
+        assert host["Ulimits"] == [{"Name": "nproc", "Soft": 128, "Hard": 128}]
+        assert host["PidsLimit"] == 128 * HOST_TASKS_PER_PROCESS + HOST_TASKS_BASE
+    else:
+        assert host["PidsLimit"] == 128
     assert host["NanoCpus"] == 1_000_000_000
     assert docker_inspect(box.container_id)["Config"]["Labels"]["resolver.job"] == box.job_id

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from sandbox import Sandbox, SandboxPolicy
+from sandbox import Sandbox, SandboxError, SandboxPolicy
 from sandbox import session as sandbox_session
 from sandbox.session import WATCHDOG_GRACE
-from tests.sandbox.conftest import leftovers
+from tests.sandbox.conftest import RUNTIME, leftovers
 
 pytestmark = pytest.mark.docker
 
@@ -26,13 +26,17 @@ def test_fork_bomb_is_held_by_the_pids_limit(
     result = box.run("bomb() { bomb | bomb & }; while :; do bomb; done", timeout=5)
     assert result.timed_out
     assert "Resource temporarily unavailable" in result.output
-    assert box.run("cat /sys/fs/cgroup/pids/pids.max").output.strip() == "64"
+    if RUNTIME == "runsc":  # gVisor's kernel counts the processes (sandbox.runtime)
+        assert box.run("ulimit -u").output.strip() == "64"
+    else:
+        assert box.run("cat /sys/fs/cgroup/pids/pids.max").output.strip() == "64"
     assert leftovers(box) == []
     assert box.run("echo still usable").output == "still usable\n"
     # The host still forks as usual.
     assert subprocess.run(["true"], check=False, timeout=5).returncode == 0
 
 
+@pytest.mark.skipif(RUNTIME == "runsc", reason="gVisor's kernel is one process: see below")
 def test_memory_hog_ends_as_out_of_memory(box: Sandbox) -> None:
     result = box.run("python3 -c 'x = bytearray(1024 * 1024 * 1024); print(len(x))'", timeout=60)
     assert result.oom_killed
@@ -41,6 +45,30 @@ def test_memory_hog_ends_as_out_of_memory(box: Sandbox) -> None:
     assert not result.ok
     assert box.run("echo fine").output == "fine\n"
     assert not box.run("false").oom_killed, "one OOM kill is reported once"
+
+
+@pytest.mark.skipif(RUNTIME != "runsc", reason="runc's OOM killer takes the process alone")
+def test_memory_hog_under_gvisor_stops_the_sandbox_with_a_clear_error(box: Sandbox) -> None:
+    """Under runsc the host's OOM killer sees one process, gVisor's kernel, and kills it: the
+    sandbox ends, and the command says so at once rather than waiting for a reply."""
+    started = time.monotonic()
+    with pytest.raises(SandboxError, match="stopped in the middle of a command: its container"):
+        box.run("python3 -c 'x = bytearray(1024 * 1024 * 1024); print(len(x))'", timeout=60)
+    assert time.monotonic() - started < 30
+
+
+def test_a_sandbox_killed_mid_command_ends_the_command_with_an_error(box: Sandbox) -> None:
+    """The engine (or a dying kernel) ends the container while a command waits silently: the
+    command fails at once with the reason, long before its own timeout."""
+    killer = threading.Timer(1.0, subprocess.run, args=(["docker", "kill", box.container_id],))
+    killer.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(SandboxError, match="stopped in the middle of a command: its cont"):
+            box.run("sleep 120", timeout=120)
+    finally:
+        killer.join()
+    assert time.monotonic() - started < 15
 
 
 def test_infinite_loop_is_killed_at_its_timeout_with_nothing_left(box: Sandbox) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from resolver import tasks
+from resolver import runners
 from resolver.broker.celery_app import get_celery
 from resolver.callbacks.send import ACTIONS
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
@@ -58,8 +58,8 @@ def careless(ctx: JobContext) -> RunResult:
 
 
 # The tests' own runners and callback action, added to the literal tables.
-tasks.RUNNERS["test-sleep"] = sleepy
-tasks.RUNNERS["test-careless"] = careless
+runners.RUNNERS["test-sleep"] = sleepy
+runners.RUNNERS["test-careless"] = careless
 app = get_celery()
 
 

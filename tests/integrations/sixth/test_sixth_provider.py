@@ -34,9 +34,9 @@ from resolver.contract.triggers import read_trigger
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.ingress.notices import render_unlinked
+from resolver.runners import run_request, runner_for
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, Job
-from resolver.tasks import run_request, runner_for
 from resolver.worker.execute import execute
 from tests.integrations.conftest import Store
 from tests.integrations.deliveries import BOT
