@@ -253,10 +253,20 @@ class BitbucketClient:
         return pull_info(self._json("GET", action, path))
 
     def edit_pull_body(self, repo: str, number: int, body: str) -> None:
+        """Replace the description. Bitbucket's PUT replaces the pull request: a field left out
+        is dropped (a draft would stop being one, its reviewers would go), so the title, the
+        draft flag and the reviewers are read first and sent back as they are."""
         workspace, slug = split_repo(repo)
-        action = "PUT /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
         path = f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}"
-        self._call("PUT", action, path, json={"description": body})
+        action = "{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
+        now = self._json("GET", f"GET /repositories/{action}", path)
+        form = {
+            "title": now.get("title") or "",
+            "description": body,
+            "draft": bool(now.get("draft")),
+            "reviewers": [{"uuid": r["uuid"]} for r in now.get("reviewers") or [] if "uuid" in r],
+        }
+        self._call("PUT", f"PUT /repositories/{action}", path, json=form)
 
     def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> PullInfo:
         """Open a draft pull request (`draft: true`) from `head` into `base`. If Bitbucket

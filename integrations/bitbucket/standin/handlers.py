@@ -233,13 +233,17 @@ def get_pull(api: BitbucketAPI, call: Call) -> Reply:
 
 
 def edit_pull(api: BitbucketAPI, call: Call) -> Reply:
+    """400 without a title; every field left out is dropped (the draft flag, the description)."""
+    if not str(call.body.get("title") or ""):
+        return api.refuse(400, "title: This field is required.")
     pull = api.pull_of(call)
     repo = api.repos[pull.repo]
     if not api.can(repo, call.user, "write"):
         return api.refuse(403, "You don't have write access to this repository.")
-    for name in ("title", "description"):
-        if name in call.body:
-            setattr(pull, name, str(call.body[name]))
+    # A PUT replaces the pull request: what it leaves out is dropped.
+    pull.title = str(call.body.get("title") or "")
+    pull.description = str(call.body.get("description") or "")
+    pull.draft = bool(call.body.get("draft", False))
     pull.updated_on = now()
     return 200, pull_json(pull, repo, api.user(pull.author), api.url, api.api_url), {}
 

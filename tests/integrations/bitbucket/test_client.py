@@ -144,3 +144,16 @@ def test_a_repository_that_is_no_workspace_slash_slug_never_reaches_a_url(
     with pytest.raises(PermanentCallbackError):
         client.post_comment(name, 1, "x")
     assert bitbucket_api.requests == []
+
+
+def test_a_new_description_keeps_the_pull_request_a_draft_with_its_title(
+    bitbucket_api: BitbucketAPI, client: BitbucketClient, repo: Repo
+) -> None:
+    made = client.open_draft_pull(REPO, "resolver/7-go", "main", "Handle empty input", "Fixes")
+    client.edit_pull_body(REPO, made.number, "Fixes, verified")
+    [pull] = bitbucket_api.pulls
+    assert (pull.title, pull.description, pull.draft) == (
+        "Handle empty input",
+        "Fixes, verified",
+        True,
+    )

@@ -1,24 +1,29 @@
-"""`resolver setup bitbucket` registers the hook on the Bitbucket stand-in through the generic
-set-up code: the hook carries a new secret, which the vault keeps and the webhook then verifies
-with; the admin's token is never kept."""
+"""`resolver setup bitbucket` and /setup register the hook on the Bitbucket stand-in through the
+generic set-up code: the hook carries a new secret, which the vault keeps and the webhook then
+verifies with; the admin's token is never kept."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from html import unescape
 
 import pytest
 import typer
+from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from integrations.bitbucket.settings import BitbucketSettings
 from integrations.bitbucket.standin.api import BitbucketAPI
 from integrations.bitbucket.standin.state import Repo
+from integrations.github.standin.api import GitHubAPI
 from resolver.cli.setup import add_provider_commands
 from resolver.contract.inbound import secret_value
 from resolver.core.settings import get_settings
 from resolver.store import configured
 from tests.conftest import ResolverEnv, reset_caches
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
+from tests.web.conftest import PUBLIC_URL, browser, csrf_of, forge, public_pem, sign_in  # noqa: F401  (the GitHub sign-in, for /setup)
 
 
 @pytest.fixture
@@ -60,3 +65,29 @@ def test_resolver_setup_bitbucket_registers_and_rotates_the_repository_hook(
     both = CliRunner().invoke(setup, ["bitbucket", "--repo", REPO, "--workspace", "x"], input="t\n")
     assert both.exit_code == 1 and "exactly one of --repo or --workspace" in both.output
     assert len(on_bitbucket.hooks) == 1
+
+
+def _flash(client: TestClient) -> str:
+    page = client.get("/setup").text
+    found = re.search(r'<p class="flash" role="status">(.*?)</p>', page, re.S)
+    return unescape(found.group(1)) if found else ""
+
+
+def test_setup_page_registers_the_workspace_hook(
+    on_bitbucket: BitbucketAPI,
+    forge: GitHubAPI,  # noqa: F811
+) -> None:
+    from resolver.app import create_app
+
+    on_bitbucket.add_workspace_admin("acme", "resolver")
+    admin = browser(create_app())
+    sign_in(admin, forge, "root", "/setup")
+    assert 'id="setup-bitbucket"' in admin.get("/setup").text
+    form = {"csrf": csrf_of(admin, "/setup"), "credential": BOT_TOKEN, "scope": "workspace:acme"}
+    answer = admin.post("/setup/bitbucket/hook", data=form)
+    assert answer.status_code == 303
+    [hook] = on_bitbucket.hooks.values()
+    assert (hook.owner, hook.subject_type) == ("acme", "workspace")
+    assert _flash(admin).startswith(f"Registered the bitbucket webhook {hook.uuid}")
+    assert _stored_secret() == hook.secret and PUBLIC_URL in hook.url
+    assert BOT_TOKEN not in admin.get("/setup").text
