@@ -6,9 +6,10 @@ side by side (goal: under 5%).
 Traces go over OTLP/HTTP to a receiver in this process (tests/support/otlp_receiver.py), which
 decodes every export as a collector would; the spans it received are counted.
 - Ingress: bench/ingress.py's server (one uvicorn process, SQLite, the real
-  `POST /webhooks/github`), started once with traces off and once on, one after the other; each
-  gets the same signed mentions at a fixed rate (open loop) and then as fast as it answers.
-  Printed: p50 and p99 latency, the server's CPU time per request, the throughput.
+  `POST /webhooks/github`), started with traces off, on, and on keeping one trace in ten
+  (OTEL_TRACES_SAMPLER_ARG=0.1), one after the other, in rounds; each gets the same signed
+  mentions at a fixed rate (open loop) and then as fast as it answers. Printed, the median over
+  the rounds: p50 and p99 latency, the server's CPU time per request, the throughput.
 - Agent loop: bench/agent.py's loop (a real sandbox, the instant scripted model), run in rounds
   that alternate off and on; printed per step, the median over the rounds of its time less the
   model server's.
@@ -18,6 +19,7 @@ Figures only; nothing asserted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 import statistics
@@ -39,10 +41,12 @@ from tests.support.llm_server import ScriptedLLMServer
 from tests.support.otlp_receiver import otlp_receiver
 
 MODES = ("off", "on")
+SAMPLED = "1 in 10"
+"""The ingress traced with OTEL_TRACES_SAMPLER_ARG=0.1: every span made, one trace in ten kept."""
 
 
-def traced_env(endpoint: str) -> dict[str, str]:
-    return {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+def traced_env(endpoint: str, ratio: str = "1") -> dict[str, str]:
+    return {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER_ARG": ratio}
 
 
 @contextmanager
@@ -72,17 +76,27 @@ def bench_ingress(
     env = ingress.bench_env(f"sqlite:///{tmp / 'ingress.db'}")
     signed: list[Signed] = ingress.prepare(env, args.senders)
     script = tmp / "post.lua"
-    found = {}
-    for mode in MODES:
-        redis.Redis.from_url(ingress.REDIS).flushdb()
-        extra = traced_env(endpoint) if mode == "on" else {}
-        with server({**env, **extra}, tmp, mode) as (pid, port):
-            path = ingress.ENDPOINTS["ingress"]
-            paced = fixed_rate(pid, port, path, signed, args.rate, args.duration)
-            most = max_throughput(pid, port, path, signed, script, args.duration, 16)
-            found[mode] = (paced, most)
+    extras = {"off": {}, "on": traced_env(endpoint), SAMPLED: traced_env(endpoint, "0.1")}
+    runs: dict[str, list[tuple[Figures, Figures]]] = {mode: [] for mode in extras}
+    for _ in range(args.rounds):
+        for mode, extra in extras.items():
+            redis.Redis.from_url(ingress.REDIS).flushdb()
+            with server({**env, **extra}, tmp, mode.replace(" ", "-")) as (pid, port):
+                path = ingress.ENDPOINTS["ingress"]
+                paced = fixed_rate(pid, port, path, signed, args.rate, args.duration)
+                most = max_throughput(pid, port, path, signed, script, args.duration, 16)
+                runs[mode].append((paced, most))
     redis.Redis.from_url(ingress.REDIS).flushdb()
-    return found
+    return {
+        mode: (median([p for p, _ in found]), median([m for _, m in found]))
+        for mode, found in runs.items()
+    }
+
+
+def median(runs: list[Figures]) -> Figures:
+    """Each figure's median over the rounds."""
+    fields = [field.name for field in dataclasses.fields(Figures)]
+    return Figures(**{name: statistics.median(getattr(f, name) for f in runs) for name in fields})
 
 
 def bench_agent(args: argparse.Namespace, tmp: Path, endpoint: str) -> dict[str, float]:
@@ -112,24 +126,29 @@ def bench_agent(args: argparse.Namespace, tmp: Path, endpoint: str) -> dict[str,
 
 
 def change(off: float, on: float) -> str:
-    return f"{(on - off) / off:+7.1%}" if off else "      -"
+    return f"{(on - off) / off:+8.1%}" if off else f"{'-':>8}"
 
 
 def report(ingress_figures: dict[str, tuple[Figures, Figures]], agent: dict[str, float]) -> None:
-    print(f"{'':34}{'off':>9}{'on':>9}{'change':>9}")
-    off, on = ingress_figures["off"], ingress_figures["on"]
+    """Side by side; each change is against off."""
+    print(f"{'':30}{'off':>9}{'on':>9}{'change':>8}{SAMPLED:>9}{'change':>8}")
+
+    def line(label: str, values: list[float], digits: int) -> None:
+        cells = f"{values[0]:9.{digits}f}"
+        for value in values[1:]:
+            cells += f"{value:9.{digits}f}{change(values[0], value)}"
+        print(f"  {label:28}{cells}")
+
+    rows = [ingress_figures[mode] for mode in (*MODES, SAMPLED)]
     print("ingress, fixed rate (open loop)")
-    for label, key in (("p50 ms", "p50"), ("p99 ms", "p99"), ("server cpu ms/request", "cpu_ms")):
-        a, b = getattr(off[0], key), getattr(on[0], key)
-        print(f"  {label:32}{a:9.2f}{b:9.2f}{change(a, b)}")
+    line("p50 ms", [paced.p50 for paced, _ in rows], 2)
+    line("p99 ms", [paced.p99 for paced, _ in rows], 2)
+    line("server cpu ms/request", [paced.cpu_ms for paced, _ in rows], 3)
     print("ingress, max throughput")
-    a, b = off[1].requests_per_second, on[1].requests_per_second
-    print(f"  {'requests/s':32}{a:9.0f}{b:9.0f}{change(a, b)}")
-    a, b = off[1].cpu_ms, on[1].cpu_ms
-    print(f"  {'server cpu ms/request':32}{a:9.2f}{b:9.2f}{change(a, b)}")
+    line("requests/s", [most.requests_per_second for _, most in rows], 0)
+    line("server cpu ms/request", [most.cpu_ms for _, most in rows], 3)
     print("agent loop, per step (less the model server)")
-    a, b = agent["off"] * 1000, agent["on"] * 1000
-    print(f"  {'ms per step':32}{a:9.1f}{b:9.1f}{change(a, b)}")
+    line("ms per step", [agent[mode] * 1000 for mode in MODES], 1)
 
 
 def main() -> None:
@@ -138,7 +157,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=200.0, help="fixed rate, requests/s")
     parser.add_argument("--senders", type=int, default=50, help="distinct linked senders")
     parser.add_argument("--steps", type=int, default=40, help="agent steps per round")
-    parser.add_argument("--rounds", type=int, default=3, help="agent rounds per mode")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every mode")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-tracing-"))
     for part in ("ingress", "agent"):

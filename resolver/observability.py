@@ -3,9 +3,10 @@ set (the SDK's own variables configure the rest: OTEL_SERVICE_NAME, OTEL_EXPORTE
 and the `tracing` extra is installed.
 
 Unset, nothing here imports OpenTelemetry. Set, the maintained instrumentations trace the web
-requests (Starlette), the Celery messages (whose headers carry the W3C `traceparent` from the
-request to the worker and on to each callback), the database, Redis and every httpx call (the
-model's and the forges'); `resolver.core.tracing` adds the job's own steps.
+requests (ASGI), the Celery messages (whose headers carry the W3C `traceparent` from the
+request to the worker and on to each callback), the database and Redis (in a worker; see
+`WEB_QUIET`) and every httpx call (the model's and the forges'); `resolver.core.tracing` adds
+the job's own steps.
 """
 
 from __future__ import annotations
