@@ -50,11 +50,14 @@ LOAD_SECONDS = 900.0
 """A busy loop stops by itself after this long, whatever happens to the bench."""
 
 
-def _until_first_command(claims: dict[str, Callable[[int], Sandbox]], count: int) -> None:
-    """Per kind, seconds from asking for a sandbox until its first command has run; the kinds
-    take turns, so that each sees the host's load of the moment."""
+def _until_first_command(
+    claims: dict[str, Callable[[int], Sandbox]], count: int, settle: Callable[[], None]
+) -> None:
+    """Per kind, seconds from asking for a sandbox until its first command has run (after
+    `settle`, untimed); the kinds take turns, so that each sees the host's load of the moment."""
     for n in range(count):
         for name, claim in claims.items():
+            settle()
             started = time.perf_counter()
             box = claim(n)
             box.run("true")
@@ -62,16 +65,19 @@ def _until_first_command(claims: dict[str, Callable[[int], Sandbox]], count: int
             box.__exit__(None, None, None)
 
 
-def _warm_claims(pool: WarmPool, plan: EgressPlan | None) -> Callable[[int], Sandbox]:
-    def claim(n: int) -> Sandbox:
+def _refilled(pool: WarmPool) -> Callable[[], None]:
+    def wait() -> None:
         deadline = time.monotonic() + 60
         while not (pool.ready() and pool.ready(networked=True)):  # both kinds ready: warm
             if time.monotonic() > deadline:
                 raise RuntimeError("the warm pool did not refill within a minute")
             time.sleep(0.05)
-        return pool.claim(f"bench-warm-{n}", egress=plan)
 
-    return claim
+    return wait
+
+
+def _warm_claim(pool: WarmPool, plan: EgressPlan | None) -> Callable[[int], Sandbox]:
+    return lambda n: pool.claim(f"bench-warm-{n}", egress=plan)
 
 
 def _direct(image: str, network: str, deployment: str, scheme: str) -> float:
@@ -132,12 +138,12 @@ def main() -> None:
                 "cold none": lambda n: open_sandbox(f"bench-cold-{n}", policy),
                 "cold net": lambda n: open_sandbox(f"bench-cold-net-{n}", policy, egress=plan),
             }
-            _until_first_command(cold, args.starts)
+            _until_first_command(cold, args.starts, lambda: None)
             pool = WarmPool(policy, 1, plan)
             try:
                 warm = {"warm none": None, "warm net": plan, "warm other": other}
-                claims = {name: _warm_claims(pool, wanted) for name, wanted in warm.items()}
-                _until_first_command(claims, args.starts)
+                claims = {name: _warm_claim(pool, wanted) for name, wanted in warm.items()}
+                _until_first_command(claims, args.starts, _refilled(pool))
             finally:
                 pool.close()
             with open_sandbox("bench-egress-dl", policy, egress=plan) as box:
