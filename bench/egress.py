@@ -44,32 +44,40 @@ from tests.sandbox.standins import ALLOWED, DENIED, outside  # noqa: E402
 
 BIG = "head -c 52428800 /dev/zero > /srv/www/big"
 FETCH = "curl -k -sS -o /dev/null -w '%{{speed_download}}' {scheme}://{host}/big"
+STARTS: dict[str, list[float]] = {}
+"""Seconds until the first command, per kind of start."""
 LOAD_SECONDS = 900.0
 """A busy loop stops by itself after this long, whatever happens to the bench."""
 
 
-def _until_first_command(claim: Callable[[int], Sandbox], count: int) -> list[float]:
-    """Seconds from asking for a sandbox until its first command has run, per start."""
-    ready = []
+def _until_first_command(
+    claims: dict[str, Callable[[int], Sandbox]], count: int, settle: Callable[[], None]
+) -> None:
+    """Per kind, seconds from asking for a sandbox until its first command has run (after
+    `settle`, untimed); the kinds take turns, so that each sees the host's load of the moment."""
     for n in range(count):
-        started = time.perf_counter()
-        box = claim(n)
-        box.run("true")
-        ready.append(time.perf_counter() - started)
-        box.__exit__(None, None, None)
-    return ready
+        for name, claim in claims.items():
+            settle()
+            started = time.perf_counter()
+            box = claim(n)
+            box.run("true")
+            STARTS.setdefault(name, []).append(time.perf_counter() - started)
+            box.__exit__(None, None, None)
 
 
-def _warm_claims(pool: WarmPool, plan: EgressPlan | None) -> Callable[[int], Sandbox]:
-    def claim(n: int) -> Sandbox:
+def _refilled(pool: WarmPool) -> Callable[[], None]:
+    def wait() -> None:
         deadline = time.monotonic() + 60
         while not (pool.ready() and pool.ready(networked=True)):  # both kinds ready: warm
             if time.monotonic() > deadline:
                 raise RuntimeError("the warm pool did not refill within a minute")
             time.sleep(0.05)
-        return pool.claim(f"bench-warm-{n}", egress=plan)
 
-    return claim
+    return wait
+
+
+def _warm_claim(pool: WarmPool, plan: EgressPlan | None) -> Callable[[int], Sandbox]:
+    return lambda n: pool.claim(f"bench-warm-{n}", egress=plan)
 
 
 def _direct(image: str, network: str, deployment: str, scheme: str) -> float:
@@ -116,7 +124,6 @@ def main() -> None:
     args = parser.parse_args()
     deployment = f"bench-egress-{uuid.uuid4().hex[:6]}"
     image, proxy = ensure_image(offline=True), ensure_proxy_image(offline=True)
-    starts: dict[str, list[float]] = {}
     through: dict[str, list[float]] = {"http": [], "https": []}
     direct: dict[str, list[float]] = {"http": [], "https": []}
     with outside(image, deployment, {LABEL_DEPLOYMENT: deployment}) as out, _cpu_load(args.load):
@@ -129,18 +136,14 @@ def main() -> None:
         try:
             cold = {
                 "cold none": lambda n: open_sandbox(f"bench-cold-{n}", policy),
-                "cold net": lambda n: open_sandbox(f"bench-cold-{n}", policy, egress=plan),
+                "cold net": lambda n: open_sandbox(f"bench-cold-net-{n}", policy, egress=plan),
             }
-            for name, claim in cold.items():
-                starts[name] = _until_first_command(claim, args.starts)
+            _until_first_command(cold, args.starts, lambda: None)
             pool = WarmPool(policy, 1, plan)
             try:
-                for name, wanted in (
-                    ("warm none", None),
-                    ("warm net", plan),
-                    ("warm other", other),
-                ):
-                    starts[name] = _until_first_command(_warm_claims(pool, wanted), args.starts)
+                warm = {"warm none": None, "warm net": plan, "warm other": other}
+                claims = {name: _warm_claim(pool, wanted) for name, wanted in warm.items()}
+                _until_first_command(claims, args.starts, _refilled(pool))
             finally:
                 pool.close()
             with open_sandbox("bench-egress-dl", policy, egress=plan) as box:
@@ -154,9 +157,9 @@ def main() -> None:
         finally:
             remove_all(deployment)
     print(f"load: {args.load} busy loops on {multiprocessing.cpu_count()} CPUs")
-    _print_start("cold start", starts["cold none"], starts["cold net"], "")
-    _print_start("warm spare", starts["warm none"], starts["warm net"], " (goal < 100 ms)")
-    _print_start("warm spare, another list", starts["warm none"], starts["warm other"], "")
+    _print_start("cold start", STARTS["cold none"], STARTS["cold net"], "")
+    _print_start("warm spare", STARTS["warm none"], STARTS["warm net"], " (goal < 100 ms)")
+    _print_start("warm spare, another list", STARTS["warm none"], STARTS["warm other"], "")
     median = statistics.median
     for scheme in ("http", "https"):
         ratio = median(through[scheme]) / median(direct[scheme])

@@ -19,6 +19,7 @@ from typing import Final
 
 from sandbox.container import rename_container
 from sandbox.engine import SandboxError
+from sandbox.execution import Shell
 from sandbox.launch import Started, discard, open_sandbox, start_sandbox
 from sandbox.naming import SPARE_LIFETIME, check_job_id, job_name, new_token
 from sandbox.policy import EgressPlan, SandboxPolicy
@@ -39,6 +40,8 @@ class _Warm:
     token: str
     born: float
     """time.monotonic() when it was ready."""
+    shell: Shell
+    """Its session's shell, started ahead too: the first command need not wait for it."""
 
 
 class WarmPool:
@@ -91,7 +94,7 @@ class WarmPool:
             self._thread.join()
         for networked in (False, True):
             while warm := self._take(networked, fresh_only=False):
-                discard(warm.started)
+                _drop(warm)
 
     def _fits(self, egress: EgressPlan | None) -> bool:
         """A spare's tools were set up for the pool's plan: a job with other settings (another
@@ -109,10 +112,16 @@ class WarmPool:
         except SandboxError:
             # The reaper may have removed it (too old); it is of no use either way.
             log.warning("sandbox.pool.stale", extra={"container": started.container_id})
-            discard(started)
+            _drop(warm)
             return None
         box = Sandbox(
-            started.container_id, job_id, started.volume, self._policy, owner, started.proxy
+            started.container_id,
+            job_id,
+            started.volume,
+            self._policy,
+            owner,
+            started.proxy,
+            warm.shell,
         )
         if egress is None or self._egress is None or egress.first == self._egress.first:
             return box
@@ -136,7 +145,7 @@ class WarmPool:
             self._wake.set()
             if not fresh_only or time.monotonic() - warm.born < self._lifetime:
                 return warm
-            discard(warm.started)
+            _drop(warm)
 
     def _refill(self) -> None:
         backoff = _FIRST_BACKOFF
@@ -172,16 +181,22 @@ class WarmPool:
                 for warm in old:
                     queue.remove(warm)
             for warm in old:
-                discard(warm.started)
+                _drop(warm)
 
     def _start(self, networked: bool) -> _Warm:
         token = new_token()
         plan = self._egress if networked else None
         started = start_sandbox(self._policy, token, None, None, plan)
-        if started.proxy is not None:
-            try:
+        try:
+            if started.proxy is not None:
                 started.proxy.ready()
-            except BaseException:
-                discard(started)
-                raise
-        return _Warm(started, token, time.monotonic())
+            shell = Shell(started.container_id, self._policy.user)
+        except BaseException:
+            discard(started)
+            raise
+        return _Warm(started, token, time.monotonic(), shell)
+
+
+def _drop(warm: _Warm) -> None:
+    warm.shell.close()
+    discard(warm.started)

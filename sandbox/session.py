@@ -63,6 +63,7 @@ class Sandbox:
         policy: SandboxPolicy,
         owner: str | None = None,
         egress: EgressProxy | None = None,
+        shell: Shell | None = None,
     ):
         self.container_id = container_id
         self.job_id = job_id
@@ -75,7 +76,8 @@ class Sandbox:
         self._windows: list[Window] = []
         self._lock = threading.Lock()
         self._current: _Run | None = None
-        self._shell: Shell | None = None
+        self._shell = shell
+        """The session's shell; a warm sandbox comes with one started."""
         self._oom_kills = 0
         self._closed = False
 
