@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from typing import Final
-
 import typer
 
-from resolver.broker.celery_app import CALLBACKS_QUEUE, JOBS_QUEUE, QUEUES, get_celery
+from resolver.broker.celery_app import QUEUES, get_celery
 from resolver.core.logs import configure_logging
 from resolver.core.settings import VAR_DIR, get_settings
 
@@ -61,24 +58,11 @@ def worker(
             # Jobs run in this process, which keeps their warm sandboxes; a prefork child
             # would inherit the pool without its thread, so it starts each job cold instead.
             _warm_sandboxes()
-    _yield_to_callbacks(queues.split(","))
     args = ["worker", "-Q", queues, "-c", str(concurrency), "-P", pool]
     args += ["--without-mingle", "--without-gossip"]
     if hostname:
         args += ["-n", hostname]
     get_celery().worker_main(args)
-
-
-JOBS_NICENESS: Final = 10
-"""How much a worker that runs only jobs lowers its CPU priority (and its children's: git,
-the model's client). With 48 jobs starting at once on two cores, the callbacks worker's 👀
-and first statuses otherwise wait for CPU behind the clones."""
-
-
-def _yield_to_callbacks(queues: list[str]) -> None:
-    """A worker that runs jobs and no callbacks gives way on the CPU to the one that does."""
-    if JOBS_QUEUE in queues and CALLBACKS_QUEUE not in queues:
-        os.nice(JOBS_NICENESS)
 
 
 def _serve_worker_metrics(port: int) -> None:
