@@ -34,7 +34,7 @@ from resolver.contract.triggers import (
     Repository,
     ScheduleRun,
 )
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings, get_settings
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
 
 EARLIER = datetime.now(UTC) - timedelta(hours=1)
@@ -102,8 +102,9 @@ def test_a_data_center_trigger_is_refused_with_a_clear_error() -> None:
     trigger = PullRequest(
         repo=Repository(full_name="WID/widgets"), number=9, reach={"product": "datacenter"}
     )
+    settings = Settings(_env_file=None, secret_keys=Fernet.generate_key().decode())  # type: ignore[call-arg]
     with pytest.raises(PermanentCallbackError, match="Data Center"):
-        conversation(trigger, None, get_settings())
+        conversation(trigger, None, settings)
 
 
 @pytest.fixture
