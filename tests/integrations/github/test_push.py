@@ -31,7 +31,8 @@ def test_a_push_to_the_default_branch_makes_a_quiet_job_for_a_bot_branchs_reques
     job = store.jobs()[-1]
     assert job.id != first and job.requester == "Codertocat"
     trigger = read_trigger(job.trigger)
-    assert isinstance(trigger, BasePushed) and trigger.push == BasePush("master", AFTER)
+    assert isinstance(trigger, BasePushed)
+    assert trigger.push == BasePush("master", AFTER, config_touched=False)
     assert job.conversation_key == "github:Codertocat/Hello-World@master"
     # Nothing is said: the worker reads the opt-in first, and a push has no conversation.
     assert [c for c in store.callbacks() if c.job_id == job.id] == []
