@@ -16,6 +16,7 @@ from integrations.gitlab.events import (
     User,
     WorkItemEvent,
 )
+from integrations.gitlab.review_routes import MergeRequestEvent, on_merge_request_changed
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.pulls import touches_config
@@ -76,9 +77,12 @@ def on_issue(event: WorkItemEvent, policy: Policy) -> Trigger | None:
     return _on_labels(event, policy, ForgeIssue)
 
 
-def on_merge_request(event: WorkItemEvent, policy: Policy) -> Trigger | None:
-    """The trigger label was newly added to a merge request."""
-    return _on_labels(event, policy, PullRequest)
+def on_merge_request(event: MergeRequestEvent, policy: Policy) -> Trigger | None:
+    """The trigger label was newly added to a merge request (a person's request comes first);
+    else an auto-review when it was opened or reopened, given new commits or marked ready
+    (`review_routes.py`)."""
+    labelled = _on_labels(event, policy, PullRequest)
+    return labelled if labelled is not None else on_merge_request_changed(event, policy)
 
 
 def _on_labels(
@@ -204,7 +208,7 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "Confidential Note Hook": Route(NoteEvent, on_note),
     "Issue Hook": Route(WorkItemEvent, on_issue),
     "Confidential Issue Hook": Route(WorkItemEvent, on_issue),
-    "Merge Request Hook": Route(WorkItemEvent, on_merge_request),
+    "Merge Request Hook": Route(MergeRequestEvent, on_merge_request),  # and auto-reviews
     "Pipeline Hook": Route(PipelineEvent, on_pipeline),
     "Push Hook": Route(PushEvent, on_push),
 }

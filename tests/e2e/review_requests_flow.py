@@ -10,7 +10,7 @@ from integrations.github.standin.api import BOT_LOGIN
 from tests.e2e import gitlab_flow
 from tests.e2e.forges import Forge, ForgejoForge, GitHubForge, GitLabForge
 from tests.e2e.github_flow import ALICE_ID
-from tests.integrations.deliveries import Delivery, github, load
+from tests.integrations.deliveries import Delivery, github, gitlab, load
 from tests.integrations.forgejo import flow as forgejo_flow
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 
@@ -109,6 +109,38 @@ def pull_request_event(forge: GitHubForge, action: str, number: int, head: str) 
         default_branch="main",
     )
     return github(f"pull_request.{action}", payload)
+
+
+def merge_request_event(
+    forge: GitLabForge, number: int, head: str, oldrev: str | None = None
+) -> Delivery:
+    """GitLab's `Merge Request Hook` for alice's merge request `number` at `head`: opened, or
+    given new commits (an `update` with `oldrev`)."""
+    merge_request = forge.merge_requests[number]
+    fixture = "Merge_Request_Hook__new_commits" if oldrev else "Merge_Request_Hook__opened"
+    payload: dict[str, Any] = load("gitlab", fixture)
+    web_url = f"{forge.api.url}/{gitlab_flow.PROJECT}"
+    payload["user"] = {"id": merge_request.author, "username": "alice", "name": "Alice"}
+    payload["project"].update(
+        id=forge.project.id,
+        path_with_namespace=gitlab_flow.PROJECT,
+        git_http_url=forge.project.clone_url,
+        default_branch=forge.project.default_branch,
+        web_url=web_url,
+    )
+    payload["object_attributes"].update(
+        iid=number,
+        source_branch=merge_request.source_branch,
+        target_branch=merge_request.target_branch,
+        title=merge_request.title,
+        description=merge_request.description,
+        author_id=merge_request.author,
+        draft=False,
+        url=f"{web_url}/-/merge_requests/{number}",
+        last_commit={"id": head},
+        **({"oldrev": oldrev} if oldrev else {}),
+    )
+    return gitlab("Merge Request Hook", payload)
 
 
 def _forgejo_reviews(forge: ForgejoForge, number: int) -> list[Received]:

@@ -3,8 +3,8 @@ sandboxed agent on its head; the scripted model runs the tests, leaves three com
 the diff (one with a suggested change) and one on a line outside it, and asks for changes. The
 forge receives one review with the three comments, each where the model put it (on GitHub,
 checked against GitHub's OpenAPI description, comments and all); the fourth is in the summary,
-with the Verification block; nothing is pushed. On GitHub, an auto-review on new commits
-comments only on their lines.
+with the Verification block; nothing is pushed. On GitHub and GitLab, an auto-review on new
+commits comments only on their lines.
 
 Which words ask for a review, where a comment may go and what the summary says are decided
 without a stack (tests/features/review_requests/)."""
@@ -18,12 +18,22 @@ import pytest
 from integrations.github.standin.api import conformance_problems
 from integrations.standin.git_http import branch_head, run_git
 from tests.conftest import ResolverEnv
+from tests.e2e import gitlab_flow
 from tests.e2e.conflicts_flow import commit_to
-from tests.e2e.forges import EVERY_FORGE, Forge, ForgejoForge, GitHubForge, deliver, ended
+from tests.e2e.forges import (
+    EVERY_FORGE,
+    Forge,
+    ForgejoForge,
+    GitHubForge,
+    GitLabForge,
+    deliver,
+    ended,
+)
 from tests.e2e.review_requests_flow import (
     FEATURE,
     FEATURE_CALC,
     alices_pull,
+    merge_request_event,
     pull_request_event,
     reviews,
 )
@@ -151,3 +161,49 @@ def test_an_auto_review_on_new_commits_comments_only_on_the_new_lines(
     assert f"only what changed since my last review ({first[:12]})" in second_review.summary
     # An auto-review says nothing but its review: no 👀, no status message.
     assert forge.said_on_pull(number) == []
+
+
+@pytest.mark.parametrize("forge", ["gitlab"], indirect=True)
+def test_a_gitlab_auto_review_on_new_commits_comments_only_on_the_new_lines(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    assert isinstance(forge, GitLabForge)
+    bare = forge.widgets({**REPO_FILES, **AUTO})
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    first = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge)
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        stack.llm.set_script(by_step(auto_reviewer()))
+        forge.start(stack)
+        opened = deliver(stack, monkeypatch, merge_request_event(forge, number, first))
+        second = commit_to(bare, FEATURE, {"calc.py": NEWER_CALC}, "Add div()")
+        new_commits = merge_request_event(forge, number, second, oldrev=first)
+        pushed = deliver(stack, monkeypatch, new_commits)
+        # The same head again (a redelivery, or new commits and marked ready at once): one review.
+        again = post(ingress(stack, monkeypatch), merge_request_event(forge, number, second, first))
+        jobs = [stack.job(ended(opened)), stack.job(ended(pushed))]
+
+    assert [(j.state, j.outcome) for j in jobs] == [("succeeded", "answered")] * 2
+    assert all(j.trigger["kind"] == "review_request" and j.trigger["auto"] for j in jobs)
+    assert again.json() == {"job_id": pushed, "duplicate": True}
+    # GitLab's review is its diff threads, each on the head it saw, and a summary note.
+    bot = forge.api.add_user(gitlab_flow.BOT)
+    threads = [
+        n.position
+        for n in sorted(forge.api.notes.values(), key=lambda n: n.id)
+        if (n.iid, n.author, n.type) == (number, bot, "DiffNote") and n.position is not None
+    ]
+    placed = [(p["head_sha"], p["new_path"], p.get("new_line")) for p in threads]
+    assert placed == [(first, "calc.py", 6), (second, "calc.py", 14)]
+    first_summary, second_summary = [s.summary for s in reviews(forge, number)]
+    assert "`calc.py` line 14: div() multiplies." in first_summary
+    assert "since my last review" not in first_summary
+    assert "`calc.py` line 6: mul() adds." in second_summary
+    assert f"only what changed since my last review ({first[:12]})" in second_summary
+    # An auto-review says nothing but its review: no status message, no other note.
+    said = [
+        n.body
+        for n in forge.api.notes.values()
+        if (n.iid, n.author) == (number, bot) and n.type != "DiffNote"
+    ]
+    assert said == [first_summary, second_summary]
