@@ -14,16 +14,20 @@ already posted (the same text on the same line) is left as it is, and the rest f
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
+from integrations.bitbucket.client import BitbucketClient
 from integrations.bitbucket.provider import _job_client, tagged, with_tag
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import MessageRef
 from resolver.contract.review import DiffComment, ReviewPost, suggestion_block
 from resolver.contract.triggers import TaskTrigger, number_of, repo_of
+from resolver.core.logs import log
 from resolver.core.settings import Settings
 
+logger = logging.getLogger(__name__)
 SUGGESTED: Final = "Suggested change (apply it by hand: Bitbucket Cloud has no suggestion API):"
 
 
@@ -49,11 +53,21 @@ def post_review(
             if (body, _anchor(inline)) not in posted:
                 client.post_line_comment(repo, number, body, inline)
         if review.verdict == "request_changes":
-            client.request_changes(repo, number)
+            _request_changes(client, repo, number)
         comment_id = client.post_comment(repo, number, with_tag(review.summary, review.tag))
     else:
         comment_id = int(summary["id"])
     return {"comment_id": comment_id, "tag": review.tag}
+
+
+def _request_changes(client: BitbucketClient, repo: str, number: int) -> None:
+    """ "Changes requested" by the bot; where Bitbucket refuses it (the bot's own pull request,
+    say), the summary's words say it alone, and the review is still posted."""
+    try:
+        client.request_changes(repo, number)
+    except PermanentCallbackError as refused:
+        fields = {"repo": repo, "number": number, "error": str(refused)}
+        log(logger, logging.WARNING, "review.request_changes_refused", **fields)
 
 
 def render_comment(comment: DiffComment) -> str:

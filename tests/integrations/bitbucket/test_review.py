@@ -149,3 +149,18 @@ def test_a_comment_only_review_requests_no_changes_and_someone_elses_tag_is_not_
         "Copied",
         "Fine.",
     ]
+
+
+def test_a_refused_request_for_changes_still_posts_the_review(
+    bitbucket_api: BitbucketAPI, pull: Pull, settings: Settings
+) -> None:
+    """Where Bitbucket refuses "request changes" (the bot's own pull request, say), the summary's
+    words say it alone."""
+    route = (
+        "POST /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/request-changes"
+    )
+    bitbucket_api.fail(route, 400)
+
+    post_review(trigger(pull), None, REVIEW, settings)
+
+    assert pull.changes_requested == set() and len(bitbucket_api.comments) == 4
