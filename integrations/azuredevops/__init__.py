@@ -24,10 +24,11 @@ from resolver.contract.triggers import TaskTrigger, TrackerTicket
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
-    from integrations.azuredevops import preflight, provider
+    from integrations.azuredevops import preflight, provider, review
 else:  # imported on first call: the web process never loads the clients
     preflight = ImportedOnCall("integrations.azuredevops.preflight")
     provider = ImportedOnCall("integrations.azuredevops.provider")
+    review = ImportedOnCall("integrations.azuredevops.review")
 
 
 def _enabled(settings: Settings) -> bool:
@@ -83,4 +84,5 @@ PROVIDER = Provider(
     sign_in=SIGN_IN,
     setup=_setup,
     preflight=preflight.checks,
+    post_review=review.post_review,
 )

@@ -205,15 +205,36 @@ class AzureDevOpsClient:
     def _threads(self, full_name: str, number: int) -> str:
         return self._git(full_name, f"/pullRequests/{number}/threads")
 
-    def post_thread(self, full_name: str, number: int, text: str) -> tuple[int, int]:
-        """A new thread on the pull request with one comment; (thread id, comment id)."""
-        body = {
+    def post_thread(
+        self,
+        full_name: str,
+        number: int,
+        text: str,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> tuple[int, int]:
+        """A new active thread on the pull request with one comment (on a line of its diff,
+        with a `threadContext`); (thread id, comment id)."""
+        data = self.create_thread(full_name, number, text, context=context)
+        return int(data["id"]), int(data["comments"][0]["id"])
+
+    def create_thread(
+        self,
+        full_name: str,
+        number: int,
+        text: str,
+        *,
+        context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`post_thread`, answering with the whole thread (its comment's author too)."""
+        body: dict[str, Any] = {
             "comments": [{"parentCommentId": 0, "content": text, "commentType": "text"}],
             "status": "active",
         }
+        if context is not None:
+            body["threadContext"] = dict(context)
         action = "POST pullRequests/{pullRequestId}/threads"
-        data = self._json("POST", action, self._threads(full_name, number), json=body)
-        return int(data["id"]), int(data["comments"][0]["id"])
+        return dict(self._json("POST", action, self._threads(full_name, number), json=body))
 
     def reply(self, full_name: str, number: int, thread_id: int, text: str) -> int:
         """A reply in a thread; the new comment's id."""
@@ -239,6 +260,18 @@ class AzureDevOpsClient:
         action = "GET pullRequests/{pullRequestId}/threads"
         found = self._json("GET", action, self._threads(full_name, number))
         return [dict(item) for item in found.get("value", [])]
+
+    def reviewers(self, full_name: str, number: int) -> list[dict[str, Any]]:
+        """The pull request's reviewers, each with its vote."""
+        action = "GET pullRequests/{pullRequestId}/reviewers"
+        found = self._json("GET", action, self._git(full_name, f"/pullRequests/{number}/reviewers"))
+        return [dict(item) for item in found.get("value", [])] if isinstance(found, dict) else []
+
+    def vote(self, full_name: str, number: int, reviewer_id: str, vote: int) -> None:
+        """The token's identity's vote as a reviewer (`reviewer_id`: its own identity id)."""
+        action = "PUT pullRequests/{pullRequestId}/reviewers/{reviewerId}"
+        rest = f"/pullRequests/{number}/reviewers/{quote(reviewer_id, safe='')}"
+        self._json("PUT", action, self._git(full_name, rest), json={"vote": vote})
 
     # --- pull requests
     def _pulls(self, full_name: str, criteria: Mapping[str, str]) -> list[dict[str, Any]]:

@@ -23,10 +23,11 @@ from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
-    from integrations.bitbucket import preflight, provider
+    from integrations.bitbucket import preflight, provider, review
 else:  # imported on first call: the web process never loads the clients
     preflight = ImportedOnCall("integrations.bitbucket.preflight")
     provider = ImportedOnCall("integrations.bitbucket.provider")
+    review = ImportedOnCall("integrations.bitbucket.review")
 
 
 def _enabled(settings: Settings) -> bool:
@@ -68,5 +69,6 @@ PROVIDER = Provider(
     sign_in=SIGN_IN,
     setup=_setup,
     preflight=preflight.checks,
+    post_review=review.post_review,
     open_pulls=provider.open_pulls,
 )

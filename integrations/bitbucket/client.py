@@ -219,6 +219,27 @@ class BitbucketClient:
         form = text(body) | ({"parent": {"id": parent}} if parent is not None else {})
         return int(self._json("POST", action, self._comments_path(repo, number), json=form)["id"])
 
+    def post_line_comment(
+        self, repo: str, number: int, body: str, inline: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Comment on one line of a pull request's diff (`inline`: `path` and `to`, a line of
+        the head, or `from`, a line of the base); the comment as Bitbucket answers it."""
+        action = (
+            "POST /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/comments"
+        )
+        form = text(body) | {"inline": dict(inline)}
+        return dict(self._json("POST", action, self._comments_path(repo, number), json=form))
+
+    def request_changes(self, repo: str, number: int) -> None:
+        """Mark the pull request "changes requested" by the token's account."""
+        workspace, slug = split_repo(repo)
+        action = (
+            "POST /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
+            "/request-changes"
+        )
+        path = f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}/request-changes"
+        self._call("POST", action, path)
+
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
         """Replace a comment's text (the status comment)."""
         action = (

@@ -8,8 +8,17 @@ from typing import Any
 
 from integrations.github.standin.api import BOT_LOGIN
 from tests.e2e import gitlab_flow
-from tests.e2e.forges import Forge, ForgejoForge, GitHubForge, GitLabForge
+from tests.e2e.forges import (
+    AzureDevOpsForge,
+    BitbucketForge,
+    Forge,
+    ForgejoForge,
+    GitHubForge,
+    GitLabForge,
+)
 from tests.e2e.github_flow import ALICE_ID
+from tests.integrations.azuredevops import flow as azure_flow
+from tests.integrations.bitbucket import flow as bitbucket_flow
 from tests.integrations.deliveries import Delivery, github, gitlab, load
 from tests.integrations.forgejo import flow as forgejo_flow
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
@@ -42,7 +51,15 @@ class Received:
 
 
 def alices_pull(forge: Forge, branch: str = FEATURE) -> int:
-    """alice's open pull from `branch` into main (registered with the adapter); its number."""
+    """alice's open pull from `branch` into main (registered with the adapter); its number.
+    On Azure DevOps the bot is one of its reviewers, so that it may vote."""
+    if isinstance(forge, BitbucketForge):
+        return forge.api.add_pull(forge.repo, branch, "Add mul() and sub()", author="alice").id
+    if isinstance(forge, AzureDevOpsForge):
+        alice = forge.api.add_person("alice@contoso.com")
+        pull = forge.api.add_pull(forge.repo, branch, alice, title="Add mul() and sub()")
+        pull.reviewers[forge.api.add_person(azure_flow.BOT).id] = 0
+        return pull.id
     if isinstance(forge, GitHubForge):
         forge.api.add_pull(REPO, branch, "main", "Add mul() and sub()", "alice")
     elif isinstance(forge, GitLabForge):
@@ -70,6 +87,10 @@ def reviews(forge: Forge, number: int) -> list[Received]:
         ]
     if isinstance(forge, ForgejoForge):
         return _forgejo_reviews(forge, number)
+    if isinstance(forge, BitbucketForge):
+        return _bitbucket_reviews(forge, number)
+    if isinstance(forge, AzureDevOpsForge):
+        return _azure_reviews(forge, number)
     assert isinstance(forge, GitLabForge)
     bot = forge.api.add_user(gitlab_flow.BOT)
     notes = sorted(forge.api.notes.values(), key=lambda n: n.id)
@@ -161,3 +182,41 @@ def _forgejo_reviews(forge: ForgejoForge, number: int) -> list[Received]:
         )
         for r, commit in zip(mine, commits, strict=True)
     ]
+
+
+def _bitbucket_reviews(forge: BitbucketForge, number: int) -> list[Received]:
+    """The bot's line comments and its tagged summary comment, as one review; its verdict is
+    "changes requested" where the bot asked for changes on the pull request."""
+    bot = forge.api.add_user(bitbucket_flow.BOT)
+    mine = [c for c in forge.api.comments.values() if (c.number, c.user) == (number, bot)]
+    lines = tuple(
+        Posted(c.path, c.line, c.raw) for c in mine if c.path is not None and c.line is not None
+    )
+    [pull] = [p for p in forge.api.pulls if p.id == number]
+    verdict = "changes_requested" if bot in pull.changes_requested else None
+    summaries = [c.raw for c in mine if c.path is None and "resolver:review-" in c.raw]
+    return [Received(summary, verdict, None, lines) for summary in summaries]
+
+
+def _azure_reviews(forge: AzureDevOpsForge, number: int) -> list[Received]:
+    """The bot's threads on lines and its tagged summary thread, as one review; its verdict is
+    the bot's vote as a reviewer."""
+    bot = forge.api.add_person(azure_flow.BOT).id
+    [pull] = [p for p in forge.api.pulls if p.id == number]
+    mine = [t for t in pull.threads if t.comments and t.comments[0].author == bot]
+    lines = tuple(
+        Posted(
+            str(t.context["filePath"]).lstrip("/"),
+            int((t.context.get("rightFileStart") or t.context["leftFileStart"])["line"]),
+            t.comments[0].content,
+        )
+        for t in mine
+        if t.context is not None
+    )
+    vote = pull.reviewers.get(bot)
+    summaries = [
+        t.comments[0].content
+        for t in mine
+        if t.context is None and "resolver:review-" in t.comments[0].content
+    ]
+    return [Received(s, None if vote is None else str(vote), None, lines) for s in summaries]

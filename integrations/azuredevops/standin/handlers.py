@@ -126,12 +126,31 @@ def has_permissions(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
 
 
 def create_thread(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
+    """400 for a context that names no file (a path from the repository's root, `/…`) or not
+    exactly one side's start and end lines."""
     pull = api.pull_of(call.params)
-    first = (_body(call).get("comments") or [{}])[0]
+    body = _body(call)
+    first = (body.get("comments") or [{}])[0]
+    context = body.get("threadContext")
+    if context is not None and not _valid_context(context):
+        return 400, {"message": "The thread context must name a file and one side's lines."}, {}
     comment = Comment(next(api.ids), 0, me, str(first.get("content") or ""))
-    thread = Thread(next(api.ids), [comment])
+    thread = Thread(next(api.ids), [comment], str(body.get("status") or "active"))
+    thread.context = dict(context) if isinstance(context, dict) else None
     pull.threads.append(thread)
     return 200, _thread_json(api, thread), {}
+
+
+def _valid_context(context: object) -> bool:
+    if not isinstance(context, dict) or not str(context.get("filePath") or "").startswith("/"):
+        return False
+    sides = [s for s in ("right", "left") if f"{s}FileStart" in context or f"{s}FileEnd" in context]
+    if len(sides) != 1:
+        return False
+    start, end = context.get(f"{sides[0]}FileStart"), context.get(f"{sides[0]}FileEnd")
+    lines = [p.get("line") if isinstance(p, dict) else None for p in (start, end)]
+    first, last = lines
+    return isinstance(first, int) and isinstance(last, int) and 1 <= first <= last
 
 
 def list_threads(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
@@ -148,7 +167,7 @@ def _thread_json(api: AzureDevOpsAPI, thread: Thread) -> dict[str, Any]:
         "status": thread.status,
         "isDeleted": False,
         "properties": {},
-    }
+    } | ({"threadContext": thread.context} if thread.context is not None else {})
 
 
 def _thread_of(api: AzureDevOpsAPI, call: Routed) -> Thread:
@@ -245,6 +264,29 @@ def create_pull(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
         is_draft=bool(body.get("isDraft")),
     )
     return 201, _pull_json(api, pull), {}
+
+
+def list_reviewers(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
+    pull = api.pull_of(call.params)
+    return listed([_reviewer_json(api, who, vote) for who, vote in pull.reviewers.items()])
+
+
+def vote(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
+    """A reviewer's vote (10 approved … -5 waiting for the author, -10 rejected): only one's
+    own (400 otherwise); voting makes the caller a reviewer."""
+    pull = api.pull_of(call.params)
+    reviewer = unquote(call.params["reviewerId"])
+    value = _body(call).get("vote")
+    if reviewer != me:
+        return 400, {"message": "A vote can only be cast by the reviewer themself."}, {}
+    if value not in (10, 5, 0, -5, -10):
+        return 400, {"message": "The vote must be one of 10, 5, 0, -5 or -10."}, {}
+    pull.reviewers[me] = int(value)
+    return 200, _reviewer_json(api, me, int(value)), {}
+
+
+def _reviewer_json(api: AzureDevOpsAPI, who: str, value: int) -> dict[str, Any]:
+    return api.ref(who) | {"vote": value, "hasDeclined": False, "isFlagged": False}
 
 
 def get_pull(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
@@ -359,6 +401,8 @@ ROUTES: Final[dict[str, Handler]] = {
     f"POST {THREADS}/{{threadId}}/comments": reply_in_thread,
     f"PATCH {THREADS}/{{threadId}}/comments/{{commentId}}": update_comment,
     f"POST {THREADS}/{{threadId}}/comments/{{commentId}}/likes": like_comment,
+    f"GET {GIT}/pullRequests/{{pullRequestId}}/reviewers": list_reviewers,
+    f"PUT {GIT}/pullRequests/{{pullRequestId}}/reviewers/{{reviewerId}}": vote,
     f"GET {GIT}/pullrequests": list_pulls,
     f"POST {GIT}/pullrequests": create_pull,
     f"GET {GIT}/pullrequests/{{pullRequestId}}": get_pull,

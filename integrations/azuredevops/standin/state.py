@@ -68,6 +68,7 @@ class Thread:
     comments: list[Comment] = field(default_factory=list)
     status: str = "active"
     published: str = field(default_factory=now)
+    context: dict[str, Any] | None = None  # its `threadContext`: a file and a line of the diff
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Pull:
     is_draft: bool = False
     status: str = "active"
     threads: list[Thread] = field(default_factory=list)
+    reviewers: dict[str, int] = field(default_factory=dict)  # identity id -> vote
     created: str = field(default_factory=now)
 
 

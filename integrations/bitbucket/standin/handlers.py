@@ -171,9 +171,43 @@ def create_comment(api: BitbucketAPI, call: Call) -> Reply:
         return api.refuse(400, "parent: No such comment.")
     comment = Comment(api.new_id(), pull.repo, pull.id, raw, call.user, parent=parent)
     if known is not None:
-        comment.path, comment.line = known.path, known.line
+        comment.path, comment.line, comment.side = known.path, known.line, known.side
+    inline = call.body.get("inline")
+    if inline is not None and known is None:
+        anchor = _inline(inline)
+        if anchor is None:
+            return api.refuse(400, "inline: a path and one line (`to` or `from`) are required.")
+        comment.path, comment.side, comment.line = anchor
     api.comments[comment.id] = comment
     return 201, comment_json(comment, api.user(call.user), api.url, api.api_url), {}
+
+
+def _inline(inline: object) -> tuple[str, str, int] | None:
+    """A line comment's anchor (path, `to` or `from`, line), or None when it names no path or
+    not exactly one positive line."""
+    if not isinstance(inline, dict) or not str(inline.get("path") or ""):
+        return None
+    sides = [s for s in ("to", "from") if inline.get(s) is not None]
+    line = inline.get(sides[0]) if len(sides) == 1 else None
+    if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+        return None
+    return str(inline["path"]), sides[0], line
+
+
+def request_changes(api: BitbucketAPI, call: Call) -> Reply:
+    """The caller, a reader of the repository, marks the pull request "changes requested"
+    (again: no change); its participant record."""
+    pull = api.pull_of(call)
+    pull.changes_requested.add(call.user)
+    participant = {
+        "type": "participant",
+        "user": api.user(call.user),
+        "role": "PARTICIPANT",
+        "approved": False,
+        "state": "changes_requested",
+        "participated_on": now(),
+    }
+    return 200, participant, {}
 
 
 def edit_comment(api: BitbucketAPI, call: Call) -> Reply:
@@ -321,6 +355,7 @@ ROUTES: Final[dict[str, Handler]] = {
     f"GET {PULL}/comments": list_comments,
     f"POST {PULL}/comments": create_comment,
     f"PUT {PULL}/comments/{{comment_id}}": edit_comment,
+    f"POST {PULL}/request-changes": request_changes,
     "GET /repositories/{workspace}/{repo_slug}/hooks": list_hooks,
     "POST /repositories/{workspace}/{repo_slug}/hooks": create_hook,
     "PUT /repositories/{workspace}/{repo_slug}/hooks/{uid}": edit_hook,

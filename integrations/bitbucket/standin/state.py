@@ -43,6 +43,7 @@ class Pull:
     author: str  # uuid
     draft: bool = False
     state: str = "OPEN"
+    changes_requested: set[str] = field(default_factory=set)  # by these uuids
     created_on: str = field(default_factory=now)
     updated_on: str = field(default_factory=now)
 
@@ -57,6 +58,7 @@ class Comment:
     parent: int | None = None
     path: str | None = None
     line: int | None = None
+    side: str = "to"  # `to`: `line` is of the head; `from`: of the base
     created_on: str = field(default_factory=now)
     updated_on: str = field(default_factory=now)
 
@@ -165,7 +167,7 @@ def comment_json(comment: Comment, user: dict[str, Any], web: str, api: str) -> 
     if comment.parent is not None:
         found["parent"] = {"type": "pullrequest_comment", "id": comment.parent}
     if comment.path is not None:
-        found["inline"] = {"path": comment.path, "to": comment.line}
+        found["inline"] = {"path": comment.path, comment.side: comment.line}
     return found
 
 

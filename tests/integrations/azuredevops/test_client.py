@@ -145,3 +145,23 @@ def test_a_failed_builds_errors_and_log_tail_are_read(
     assert not [
         p for r in azure_api.requests for p in request_problems(r.method, r.path, r.query, r.body)
     ]
+
+
+def test_a_line_thread_is_posted_with_its_context_and_the_bot_votes_as_a_reviewer(
+    client: AzureDevOpsClient, azure_api: AzureDevOpsAPI, repo: Repo
+) -> None:
+    pull = azure_api.add_pull(repo, "fix-add", azure_api.add_person("alice@contoso.com"))
+    bot = azure_api.add_person("resolver@contoso.com")
+    at = {"line": 4, "offset": 1}
+    context = {"filePath": "/core.py", "rightFileStart": at, "rightFileEnd": at}
+    thread = client.create_thread(REPO, pull.id, "Here", context=context)
+    assert thread["threadContext"] == context and thread["comments"][0]["author"]["id"] == bot.id
+    assert client.reviewers(REPO, pull.id) == []
+    client.vote(REPO, pull.id, bot.id, -5)
+    assert [(r["id"], r["vote"]) for r in client.reviewers(REPO, pull.id)] == [(bot.id, -5)]
+    with pytest.raises(PermanentCallbackError):  # a thread on no file's line
+        client.create_thread(REPO, pull.id, "Here", context={"filePath": "core.py"})
+    with pytest.raises(PermanentCallbackError):  # only one's own vote
+        client.vote(REPO, pull.id, azure_api.add_person("alice@contoso.com").id, -5)
+    assert pull.reviewers == {bot.id: -5}
+    conforms(azure_api)

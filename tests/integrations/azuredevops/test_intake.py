@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from integrations import registry
 from integrations.azuredevops import PROVIDER
-from resolver.contract.triggers import PullRequest, read_trigger
+from resolver.contract.triggers import PullRequest, ReviewRequest, read_trigger
 from tests.integrations.azuredevops.deliveries import PASSWORD, SENDER, headers_for, load
 from tests.integrations.conftest import Store
 
@@ -47,6 +47,19 @@ def test_a_mention_with_the_hooks_credentials_becomes_a_job(
     stored = read_trigger(job.trigger)
     assert isinstance(stored, PullRequest) and stored.comment_id == 1
     assert stored.origin.delivery == "00000000-0000-0000-0000-000000000000:11"
+
+
+def test_asking_for_a_review_is_a_review_request(azure_client: TestClient, store: Store) -> None:
+    """Azure DevOps posts reviews (`post_review`): "review this" is a review job, not ordinary
+    work."""
+    store.link("azuredevops", SENDER, "alice")
+    payload = load(COMMENT)
+    payload["resource"]["comment"]["content"] = "@resolver review this"
+    body = json.dumps(payload).encode()
+    accepted = azure_client.post("/webhooks/azuredevops", content=body, headers=headers_for())
+    assert accepted.status_code == 202, accepted.text
+    [job] = store.jobs()
+    assert type(read_trigger(job.trigger)) is ReviewRequest
 
 
 def test_a_retried_notification_is_the_same_job(azure_client: TestClient, store: Store) -> None:

@@ -106,9 +106,11 @@ def test_every_request_and_answer_of_every_client_method_conforms(
     status = client.post_comment(REPO, pull.id, "Queued")
     client.post_comment(REPO, pull.id, "Done it", parent=asked.id)
     client.edit_comment(REPO, pull.id, status, "Done")
+    client.post_line_comment(REPO, pull.id, "Why?", {"path": "a.py", "from": 2})
+    client.request_changes(REPO, pull.id)
     for n in range(11):
         bitbucket_api.add_comment(pull, f"note {n}", "bob")
-    assert len(client.comments(REPO, pull.id)) == 14  # two pages
+    assert len(client.comments(REPO, pull.id)) == 15  # two pages
     made = client.open_draft_pull(REPO, "resolver/1-go", "main", "Go", "Fixes #1")
     client.open_draft_pull(REPO, "resolver/1-go", "main", "Go", "Fixes #1")  # the 400 path
     client.get_pull(REPO, made.number)

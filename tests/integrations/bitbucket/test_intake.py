@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from integrations import registry
 from integrations.bitbucket import PROVIDER
-from resolver.contract.triggers import PullRequest, read_trigger
+from resolver.contract.triggers import PullRequest, ReviewRequest, read_trigger
 from tests.integrations.bitbucket.deliveries import CLOUD_SENDER, SECRET, headers_for, load
 from tests.integrations.conftest import Store
 
@@ -73,11 +73,11 @@ def test_a_bad_or_missing_signature_is_refused_and_changes_nothing(
     assert store.jobs() == [] and store.deliveries() == []
 
 
-def test_asking_for_a_review_where_no_review_can_be_posted_stays_a_request(
+def test_asking_for_a_review_is_a_review_request(
     bitbucket_client: TestClient, store: Store
 ) -> None:
-    """Bitbucket has no review poster yet: "review this" is ordinary work, never a review job
-    whose review could not be posted at its end."""
+    """Bitbucket posts reviews (`post_review`): "review this" is a review job, not ordinary
+    work."""
     store.link("bitbucket", CLOUD_SENDER, "alice")
     payload = load("pullrequest_comment_created__on_pull")
     payload["comment"]["content"]["raw"] = "@resolver review this"
@@ -86,4 +86,4 @@ def test_asking_for_a_review_where_no_review_can_be_posted_stays_a_request(
     accepted = bitbucket_client.post("/webhooks/bitbucket", content=body, headers=headers)
     assert accepted.status_code == 202, accepted.text
     [job] = store.jobs()
-    assert type(read_trigger(job.trigger)) is PullRequest
+    assert type(read_trigger(job.trigger)) is ReviewRequest
