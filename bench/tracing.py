@@ -6,8 +6,9 @@ side by side (goal: under 5%).
 Traces go over OTLP/HTTP to a receiver in this process (tests/support/otlp_receiver.py), which
 decodes every export as a collector would; the spans it received are counted.
 - Ingress: bench/ingress.py's server (one uvicorn process, SQLite, the real
-  `POST /webhooks/github`), started with traces off, on, and on keeping one trace in ten
-  (OTEL_TRACES_SAMPLER_ARG=0.1), one after the other, in rounds; each gets the same signed
+  `POST /webhooks/github`), started with traces off, on for every request
+  (OTEL_TRACES_SAMPLER_ARG=1), and on as by default (one trace in ten), one after the other, in
+  rounds; each gets the same signed
   mentions at a fixed rate (open loop) and then as fast as it answers. Printed, the median over
   the rounds: p50 and p99 latency, the server's CPU time per request, the throughput.
 - Agent loop: bench/agent.py's loop (a real sandbox, the instant scripted model), run in rounds
@@ -41,11 +42,12 @@ from tests.support.llm_server import ScriptedLLMServer
 from tests.support.otlp_receiver import otlp_receiver
 
 MODES = ("off", "on")
-SAMPLED = "1 in 10"
-"""The ingress traced with OTEL_TRACES_SAMPLER_ARG=0.1: every span made, one trace in ten kept."""
+SAMPLED = "default"
+"""The ingress traced as by default (observability.DEFAULT_RATIO): one trace in ten."""
 
 
 def traced_env(endpoint: str, ratio: str = "1") -> dict[str, str]:
+    """Traces to `endpoint`, `ratio` of them kept (empty: the default)."""
     return {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER_ARG": ratio}
 
 
@@ -76,7 +78,7 @@ def bench_ingress(
     env = ingress.bench_env(f"sqlite:///{tmp / 'ingress.db'}")
     signed: list[Signed] = ingress.prepare(env, args.senders)
     script = tmp / "post.lua"
-    extras = {"off": {}, "on": traced_env(endpoint), SAMPLED: traced_env(endpoint, "0.1")}
+    extras = {"off": {}, "on": traced_env(endpoint), SAMPLED: traced_env(endpoint, "")}
     runs: dict[str, list[tuple[Figures, Figures]]] = {mode: [] for mode in extras}
     for _ in range(args.rounds):
         for mode, extra in extras.items():
@@ -131,7 +133,7 @@ def change(off: float, on: float) -> str:
 
 def report(ingress_figures: dict[str, tuple[Figures, Figures]], agent: dict[str, float]) -> None:
     """Side by side; each change is against off."""
-    print(f"{'':30}{'off':>9}{'on':>9}{'change':>8}{SAMPLED:>9}{'change':>8}")
+    print(f"{'':30}{'off':>9}{'on, all':>9}{'change':>8}{SAMPLED:>9}{'change':>8}")
 
     def line(label: str, values: list[float], digits: int) -> None:
         cells = f"{values[0]:9.{digits}f}"

@@ -2,9 +2,10 @@
 set (the SDK's own variables configure the rest: OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS)
 and the `tracing` extra is installed.
 
-Unset, nothing here imports OpenTelemetry. Set, the maintained instrumentations trace the web
-requests (ASGI), the Celery messages (whose headers carry the W3C `traceparent` from the
-request to the worker and on to each callback), the database and Redis (in a worker; see
+Unset, nothing here imports OpenTelemetry. Set, `RequestSpans` traces the web requests, and the
+maintained instrumentations the Celery messages (whose headers carry the W3C `traceparent` from
+the request to the worker and on to each callback; the web process makes the span of each message
+it sends itself, `tracing.publish`), the database and Redis (in a worker; see
 `WEB_QUIET`) and every httpx call (the model's and the forges'); `resolver.core.tracing` adds
 the job's own steps.
 """
@@ -17,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from resolver.broker.celery_app import DELIVER, RUN_JOB, get_celery
 from resolver.core import tracing
 from resolver.core.logs import log
 from resolver.store.db import get_engine
@@ -25,18 +25,23 @@ from resolver.store.db import get_engine
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.sampling import Sampler
     from starlette.applications import Starlette
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
 
 ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
-UNTRACED_PATHS: Final = "/metrics,/healthz,/readyz,/static/"
+UNTRACED_PATHS: Final = ("/metrics", "/healthz", "/readyz", "/static/")
 DISABLED: Final = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
 WEB_QUIET: Final = frozenset({"sqlalchemy", "redis"})
 """Left off in the web process by default: a webhook's whole work is a few milliseconds, and a
 span for each of its statements and Redis commands doubled its CPU time (bench/tracing.py).
 Its request, intake and publish spans stay, and a worker traces every statement."""
-PUBLISHED: Final = (RUN_JOB, DELIVER)
-"""The tasks the web process sends but does not define."""
+WEB_NEVER: Final = frozenset({"celery"})
+"""Never on in the web process: it makes its own span for each message it sends
+(`tracing.publish`), at a fraction of the instrumentation's cost."""
+DEFAULT_RATIO: Final = 0.1
+"""The share of jobs traced unless OTEL_TRACES_SAMPLER_ARG says: one in ten. Every span is
+exported at a cost, and a sample of the jobs shows where their time goes (bench/tracing.py)."""
 
 
 @dataclass
@@ -67,10 +72,13 @@ def shutdown() -> None:
         _active.pop().shutdown()
 
 
-def install(service: str, quiet: frozenset[str] = frozenset()) -> Tracing | None:
+def install(
+    service: str, quiet: frozenset[str] = frozenset(), *, own_publishes: bool = False
+) -> Tracing | None:
     """Trace this process (`service` names it unless OTEL_SERVICE_NAME does); None when off.
     `quiet` names the instrumentations left off unless OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
-    says otherwise."""
+    says otherwise. With `own_publishes`, the Celery instrumentation is never on and
+    `tracing.publish` makes the span of each message sent."""
     shutdown()
     if not wanted():
         return None
@@ -89,30 +97,63 @@ def install(service: str, quiet: frozenset[str] = frozenset()) -> Tracing | None
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     done = Tracing(provider)
     _active.append(done)
-    _instrument_libraries(done, quiet)
-    tracing.turn_on(provider.get_tracer("resolver"))
+    _instrument_libraries(done, quiet, WEB_NEVER if own_publishes else frozenset())
+    tracing.turn_on(provider.get_tracer("resolver"), own_publishes=own_publishes)
     return done
 
 
 def install_web(app: Starlette) -> Tracing | None:
-    """`install` for the web process, with its Starlette app's requests."""
-    done = install("resolver-web", WEB_QUIET)
+    """`install` for the web process: a span per request of its Starlette app, and its own span
+    for each task message it sends (`tracing.publish`) in place of the Celery instrumentation."""
+    done = install("resolver-web", WEB_QUIET, own_publishes=True)
     if done is None:
         return None
-    from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
-    from opentelemetry.util.http import parse_excluded_urls
-
-    _name_published_tasks()
-    # The ASGI middleware itself (what Starlette's instrumentation adds), for its options: no
-    # span per chunk of a body sent or received, and no trace per scrape or health check.
-    app.add_middleware(
-        OpenTelemetryMiddleware,
-        tracer_provider=done.provider,
-        exclude_spans=["receive", "send"],
-        excluded_urls=parse_excluded_urls(UNTRACED_PATHS),
-    )
-    done.undo.append(lambda: _remove_middleware(app, OpenTelemetryMiddleware))
+    app.add_middleware(RequestSpans, tracer=done.provider.get_tracer("resolver.web"))
+    done.undo.append(lambda: _remove_middleware(app, RequestSpans))
     return done
+
+
+class RequestSpans:
+    """A server span per HTTP request, named `METHOD /path`, with the method, the path and the
+    status: what the generic ASGI middleware records that a reader of a job's trace uses. That
+    middleware's per-request work (a dozen attributes read from the headers, a wrapper for each
+    message sent) cost more CPU than the rest of a webhook's tracing (bench/tracing.py). Scrapes
+    and health checks (`UNTRACED_PATHS`) start no span; a request's `traceparent` is its parent."""
+
+    def __init__(self, app: ASGIApp, tracer: Any) -> None:
+        from opentelemetry.propagate import extract
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        self.app, self.tracer, self.extract = app, tracer, extract
+        self.server, self.failed = SpanKind.SERVER, Status(StatusCode.ERROR)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path.startswith(UNTRACED_PATHS):
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        parent = None
+        for key, value in scope["headers"]:
+            if key == b"traceparent":
+                parent = self.extract({"traceparent": value.decode("latin-1")})
+                break
+        attributes = {"http.request.method": method, "url.path": path}
+        with self.tracer.start_as_current_span(
+            f"{method} {path}", context=parent, kind=self.server, attributes=attributes
+        ) as span:
+            if not span.is_recording():
+                await self.app(scope, receive, send)
+                return
+
+            async def sent(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    span.set_attribute("http.response.status_code", message["status"])
+                    if message["status"] >= 500:
+                        span.set_status(self.failed)
+                await send(message)
+
+            await self.app(scope, receive, sent)
 
 
 def _remove_middleware(app: Starlette, kind: object) -> None:
@@ -120,16 +161,16 @@ def _remove_middleware(app: Starlette, kind: object) -> None:
     app.middleware_stack = app.build_middleware_stack()
 
 
-def _instrument_libraries(done: Tracing, quiet: frozenset[str]) -> None:
+def _instrument_libraries(done: Tracing, quiet: frozenset[str], never: frozenset[str]) -> None:
     """Every library's instrumentation but those named in OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
-    (the SDK's own variable), or when it is unset, those in `quiet`."""
+    (the SDK's own variable), or when it is unset, those in `quiet`; never those in `never`."""
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
     from opentelemetry.instrumentation.redis import RedisInstrumentor
     from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
 
     disabled = os.environ.get(DISABLED)
-    off = quiet if disabled is None else frozenset(n.strip() for n in disabled.split(","))
+    off = never | (quiet if disabled is None else frozenset(n.strip() for n in disabled.split(",")))
     instrumentors: dict[str, tuple[Any, dict[str, Any]]] = {
         "celery": (CeleryInstrumentor(), {}),  # type: ignore[no-untyped-call]
         "httpx": (HTTPXClientInstrumentor(), {}),
@@ -185,24 +226,11 @@ def _work_sampler() -> Sampler:
 
 
 def _ratio() -> float:
-    """The share of jobs traced: OTEL_TRACES_SAMPLER_ARG (the SDK's own name), else all."""
+    """The share of jobs traced: OTEL_TRACES_SAMPLER_ARG (the SDK's own name), else
+    `DEFAULT_RATIO`."""
     raw = os.environ.get("OTEL_TRACES_SAMPLER_ARG", "").strip()
     try:
-        return min(1.0, max(0.0, float(raw))) if raw else 1.0
+        return min(1.0, max(0.0, float(raw))) if raw else DEFAULT_RATIO
     except ValueError:
         log(logger, logging.WARNING, "tracing.bad_ratio", value=raw)
-        return 1.0
-
-
-def _name_published_tasks() -> None:
-    """The Celery instrumentation ends a publish's span only for a task its process knows by
-    name, and the web process does not load the tasks (they import the agent and the sandbox):
-    name them here, with a body that is never run in this process."""
-    app = get_celery()
-    for name in PUBLISHED:
-        if name not in app.tasks:
-            app.task(name=name, shared=False)(_runs_in_the_worker)
-
-
-def _runs_in_the_worker(*_args: object) -> None:
-    raise RuntimeError("this task runs in a worker, not in the web process")
+        return DEFAULT_RATIO

@@ -62,7 +62,10 @@ def send_messages(messages: Sequence[Message]) -> None:
             task = amqp.as_task_v2(
                 task_id, message.task, args=list(message.args), ignore_result=True
             )
-            with tracing.within(message.trace):
+            with (
+                tracing.within(message.trace),
+                tracing.publish(message.task, task_id, task.headers),
+            ):
                 amqp.send_task_message(
                     producer,
                     message.task,

@@ -22,16 +22,19 @@ Carrier: TypeAlias = tuple[tuple[str, str], ...]
 can hold."""
 
 _tracer: Tracer | None = None
+_own_publishes = False
+"""Whether `publish` makes the span of each message sent (the web process, which leaves the
+Celery instrumentation off: it cost more than the rest of a webhook's tracing)."""
 
 
-def turn_on(tracer: Tracer) -> None:
-    global _tracer
-    _tracer = tracer
+def turn_on(tracer: Tracer, *, own_publishes: bool = False) -> None:
+    global _tracer, _own_publishes
+    _tracer, _own_publishes = tracer, own_publishes
 
 
 def turn_off() -> None:
-    global _tracer
-    _tracer = None
+    global _tracer, _own_publishes
+    _tracer, _own_publishes = None, False
 
 
 def enabled() -> bool:
@@ -70,6 +73,26 @@ def carrier() -> Carrier:
     headers: dict[str, str] = {}
     inject(headers)
     return tuple(sorted(headers.items()))
+
+
+@contextmanager
+def publish(task: str, task_id: str, headers: dict[str, object]) -> Iterator[None]:
+    """The span of a task message sent in the block, named and linked as the Celery
+    instrumentation names its own (`apply_async/<task>`, its context in the message's headers, where
+    a worker's instrumentation reads it); nothing unless this process makes its own."""
+    if _tracer is None or not _own_publishes:
+        yield
+        return
+    from opentelemetry.propagate import inject
+    from opentelemetry.trace import SpanKind
+
+    attributes = {"celery.action": "apply_async", "celery.task_name": task}
+    attributes["messaging.message.id"] = task_id
+    with _tracer.start_as_current_span(
+        f"apply_async/{task}", kind=SpanKind.PRODUCER, attributes=attributes
+    ):
+        inject(headers)
+        yield
 
 
 @contextmanager

@@ -65,3 +65,29 @@ def test_a_carried_context_makes_the_other_threads_span_a_child(
     assert intake.parent is not None and request.context is not None
     assert intake.parent.span_id == request.context.span_id
     assert intake.context is not None and intake.context.trace_id == request.context.trace_id
+
+
+def test_a_message_sent_carries_its_own_span_as_the_workers_parent(
+    spans: InMemorySpanExporter,
+) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    tracing.turn_on(provider.get_tracer("test"), own_publishes=True)
+    headers: dict[str, object] = {}
+    with tracing.span("request"), tracing.publish("resolver.run_job", "abc", headers):
+        pass
+    published, request = spans.get_finished_spans()
+    assert published.name == "apply_async/resolver.run_job"
+    assert published.parent is not None and published.parent.span_id == request.context.span_id
+    assert dict(published.attributes or {})["messaging.message.id"] == "abc"
+    assert f"{published.context.span_id:016x}" in str(headers["traceparent"])
+
+
+def test_a_process_with_the_celery_instrumentation_makes_no_span_of_its_own(
+    spans: InMemorySpanExporter,
+) -> None:
+    headers: dict[str, object] = {}
+    with tracing.publish("resolver.run_job", "abc", headers):
+        pass
+    assert headers == {}
+    assert not spans.get_finished_spans()

@@ -50,7 +50,11 @@ def test_a_job_is_one_trace_from_the_webhook_to_its_callbacks(
         otlp_receiver() as (receiver, endpoint),
         running_stack(resolver_env, tmp_path, **settings) as stack,
     ):
-        otel = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+        otel = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
+            "OTEL_TRACES_SAMPLER_ARG": "1",  # every job (the default keeps one in ten)
+        }
         for key, value in otel.items():
             monkeypatch.setenv(key, value)
         stack.link("alice", "github", str(ALICE_ID), "alice")
