@@ -198,9 +198,13 @@ def _trigger(user: User, project: Project, subject: OnForge, request: str | None
     )
 
 
+_JSON: Final[TypeAdapter[JsonValue]] = TypeAdapter(JsonValue)
+"""Built once: building an adapter costs about a millisecond, ten times the rest of a route."""
+
+
 def _json(value: object) -> JsonValue:
     """A loosely typed payload field (a diff position) as JSON."""
-    return TypeAdapter(JsonValue).validate_python(value)
+    return _JSON.validate_python(value)
 
 
 ROUTES: Final[dict[str, Route[Any]]] = {
