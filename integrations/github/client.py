@@ -141,12 +141,18 @@ def split_repo(full_name: str) -> tuple[str, str]:
 
 def _pull_info(data: Mapping[str, Any]) -> PullInfo:
     head, base, user = data.get("head") or {}, data.get("base") or {}, data.get("user") or {}
+    number = int(data["number"])
+    head_repo, base_repo = head.get("repo") or {}, base.get("repo") or {}
+    # A fork's branch is not in the base repository (and a deleted fork has no repo at all);
+    # GitHub serves every pull request's head there as refs/pull/N/head.
+    forked = "repo" in head and head_repo.get("full_name") != base_repo.get("full_name")
     return PullInfo(
-        number=int(data["number"]),
+        number=number,
         url=str(data["html_url"]),
         head=str(head.get("ref") or ""),
         base=base.get("ref"),
         author=user.get("login"),
+        fetch_ref=f"refs/pull/{number}/head" if forked else None,
     )
 
 

@@ -178,12 +178,18 @@ def _diff_thread(data: Mapping[str, Any]) -> DiffThread | None:
 
 def _pull(data: Mapping[str, Any]) -> PullInfo:
     author = data.get("author") or {}
+    number = int(data["iid"])
+    # A fork's branch is not in the target project; GitLab keeps every merge request's head
+    # there as refs/merge-requests/IID/head.
+    source, target = data.get("source_project_id"), data.get("target_project_id")
+    forked = source is not None and target is not None and source != target
     return PullInfo(
-        number=int(data["iid"]),
+        number=number,
         url=str(data["web_url"]),
         head=str(data["source_branch"]),
         base=data.get("target_branch"),
         author=author.get("username"),
+        fetch_ref=f"refs/merge-requests/{number}/head" if forked else None,
     )
 
 

@@ -112,6 +112,17 @@ def clone(
     return target
 
 
+def detach_at(clone: Clone, ref: str, auth: Mapping[str, str] | None = None) -> str:
+    """Fetch `ref` from origin (a ref no branch names, such as the head a forge keeps of a pull
+    request from a fork) and point HEAD at its commit, detached; that commit."""
+    if not ref.startswith("refs/") or ".." in ref or ref.endswith("/"):
+        raise RepoError(f"not a ref to fetch: {ref!r}")
+    git(clone, "fetch", "--quiet", "--no-tags", "origin", "--", ref, auth=auth)
+    commit = git(clone, "rev-parse", "--verify", "FETCH_HEAD^{commit}").strip()
+    git(clone, "update-ref", "--no-deref", "HEAD", commit)
+    return commit
+
+
 def git(
     clone: Clone,
     *args: str,

@@ -70,6 +70,9 @@ class PullInfo:
     head: str
     base: str | None = None
     author: str | None = None
+    fetch_ref: str | None = None
+    """Where the base repository serves the head of a pull request from another repository (a
+    fork), e.g. `refs/pull/7/head`; None when the head is a branch of the base repository."""
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from tests.e2e.review_requests_flow import (
 )
 from tests.e2e.stack import REPO_FILES, by_step, ingress, running_stack
 from tests.integrations.deliveries import post
+from tests.integrations.github.conftest import REPO
 from tests.support.llm_server import Reply, tool
 
 pytestmark = pytest.mark.timeout(300)
@@ -215,3 +216,35 @@ def test_a_gitlab_auto_review_on_new_commits_comments_only_on_the_new_lines(
         if (n.iid, n.author) == (number, bot) and n.type != "DiffNote"
     ]
     assert said == [first_summary, second_summary]
+
+
+@pytest.mark.parametrize("forge", ["github"], indirect=True)
+def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    """mallory's branch lives in her fork: the base repository has no such branch, only the head
+    GitHub keeps as refs/pull/N/head. The review is of that commit, and still pushes nothing."""
+    assert isinstance(forge, GitHubForge)
+    bare = forge.widgets()
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    head = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    pull = forge.api.add_pull(
+        REPO, FEATURE, "main", "Add mul() and sub()", "mallory", "mallory/widgets"
+    )
+    assert branch_head(bare, FEATURE) is None
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        stack.llm.set_script(by_step(reviewer()))
+        forge.start(stack)
+        job = stack.job(forge.comment_on_pull(stack, monkeypatch, pull.number, "@resolver review"))
+
+    assert (job.state, job.outcome) == ("succeeded", "answered"), job.error
+    [review] = reviews(forge, pull.number)
+    assert review.commit == head
+    assert sorted((c.path, c.line) for c in review.comments) == [
+        ("calc.py", 2),
+        ("calc.py", 6),
+        ("calc.py", 9),
+    ]
+    assert conformance_problems(forge.api.requests) == []
+    refs = run_git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)").split()
+    assert refs == ["refs/heads/main", f"refs/pull/{pull.number}/head"]

@@ -95,6 +95,7 @@ from integrations.github.standin.state import (
     error_body,
     user_json,
 )
+from integrations.standin.git_http import run_git
 from integrations.standin.server import Recorded, Reply, RestStandIn, Routed
 
 __all__ = [
@@ -228,10 +229,19 @@ class GitHubAPI(RestStandIn):
         self.review_comments[comment.id] = comment
         return comment.id
 
-    def add_pull(self, repo: str, head: str, base: str, title: str, author: str) -> Pull:
-        """An open pull request someone opened (its branch must exist in the bare repository)."""
+    def add_pull(
+        self, repo: str, head: str, base: str, title: str, author: str, fork: str | None = None
+    ) -> Pull:
+        """An open pull request someone opened (its branch must exist in the bare repository).
+        From a `fork`: the head branch's commit is served as `refs/pull/N/head` and the branch
+        itself leaves the bare repository, as it lives in the fork."""
         with self.lock:
-            pull = Pull(len(self.pulls) + 1, repo, head, base, title, "", False, author=author)
+            number = len(self.pulls) + 1
+            pull = Pull(number, repo, head, base, title, "", False, author=author, head_repo=fork)
+            bare = self.repos[repo].bare if repo in self.repos else None
+            if fork is not None and bare is not None:
+                run_git("--git-dir", str(bare), "update-ref", f"refs/pull/{number}/head", head)
+                run_git("--git-dir", str(bare), "update-ref", "-d", f"refs/heads/{head}")
             self.pulls.append(pull)
             return pull
 

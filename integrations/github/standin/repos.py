@@ -126,8 +126,16 @@ def _pull_json(api: GitHubAPI, pull: Pull) -> dict[str, Any]:
         "body": pull.body,
         "html_url": f"{api.web_url}/{pull.repo}/pull/{pull.number}",
         "url": f"{api.base_url}/repos/{pull.repo}/pulls/{pull.number}",
-        "head": {"label": f"{owner}:{pull.head}", "ref": pull.head},
-        "base": {"label": f"{owner}:{pull.base}", "ref": pull.base},
+        "head": {
+            "label": f"{(pull.head_repo or pull.repo).split('/')[0]}:{pull.head}",
+            "ref": pull.head,
+            "repo": {"full_name": pull.head_repo or pull.repo},
+        },
+        "base": {
+            "label": f"{owner}:{pull.base}",
+            "ref": pull.base,
+            "repo": {"full_name": pull.repo},
+        },
         "user": api.user_json(pull.author),
     }
 

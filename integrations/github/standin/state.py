@@ -58,6 +58,8 @@ class Pull:
     draft: bool
     state: str = "open"
     author: str = BOT_LOGIN
+    head_repo: str | None = None
+    """The fork the head branch lives in; None for a branch of `repo` itself."""
 
 
 @dataclass(frozen=True)

@@ -95,14 +95,20 @@ def _plan(
     if _is_auto(snapshot) and pull.head.startswith(BRANCH_PREFIX):
         raise _Quiet("the bot does not review its own pull requests")
     base = pull.base or repo.default_branch
-    return Plan(forge_name, repo, base, pull.head, checkout=pull.head, pr_url=pull.url)
+    # A fork's head is no branch of this repository: fetched from where the forge keeps it.
+    checkout = pull.fetch_ref or pull.head
+    return Plan(forge_name, repo, base, pull.head, checkout=checkout, pr_url=pull.url)
 
 
 def _review(
     ctx: JobContext, snapshot: Snapshot, plan: Plan, git_env: dict[str, str], model: str | None
 ) -> RunResult:
     root = ctx.settings.sandbox_workspace_root
-    with git_repo.private_clone(plan.repo.clone_url, root, plan.checkout, git_env) as clone:
+    forked = plan.checkout is not None and plan.checkout.startswith("refs/")
+    branch = None if forked else plan.checkout
+    with git_repo.private_clone(plan.repo.clone_url, root, branch, git_env) as clone:
+        if forked and plan.checkout is not None:
+            git_repo.detach_at(clone, plan.checkout, git_env)
         head = git_repo.head(clone)
         start = git_repo.git(clone, "rev-parse", "--verify", f"origin/{plan.base}^{{commit}}")
         start = start.strip()

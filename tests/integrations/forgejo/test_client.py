@@ -170,3 +170,15 @@ def test_a_login_is_one_path_segment(
     assert refused.value.status == 404
     [request] = forgejo_api.requests
     assert request.path == f"/repos/{REPO}/collaborators/alice%2F..%2F..%2Fuser/permission"
+
+
+def test_a_pull_request_from_a_fork_is_fetched_from_the_head_forgejo_keeps() -> None:
+    from integrations.forgejo.client import _pull_info
+
+    def pull(owner: str) -> dict[str, object]:
+        base = {"ref": "main", "repo": {"full_name": "octo/widgets"}}
+        head = {"ref": "feature", "repo": {"full_name": f"{owner}/widgets"}}
+        return {"number": 7, "html_url": "https://h/7", "head": head, "base": base}
+
+    assert _pull_info(pull("octo")).fetch_ref is None
+    assert _pull_info(pull("mallory")).fetch_ref == "refs/pull/7/head"

@@ -216,3 +216,17 @@ def test_the_stand_in_pages_like_github(
     last = httpx.get(url, params={"page": 3}, headers=headers)
     assert len(last.json()) == 5 and set(last.links) == {"prev", "first"}
     assert len(httpx.get(url, params={"per_page": 500}, headers=headers).json()) == 65
+
+
+def test_a_pull_request_from_a_fork_is_fetched_from_the_head_github_keeps() -> None:
+    from integrations.github.client import _pull_info
+
+    def pull(head_repo: object) -> dict[str, object]:
+        base = {"ref": "main", "repo": {"full_name": "octo/widgets"}}
+        head = {"ref": "feature", "repo": head_repo}
+        return {"number": 7, "html_url": "https://h/7", "head": head, "base": base}
+
+    assert _pull_info(pull({"full_name": "octo/widgets"})).fetch_ref is None
+    assert _pull_info(pull({"full_name": "mallory/widgets"})).fetch_ref == "refs/pull/7/head"
+    # A fork deleted since: GitHub sends `"repo": null`, and still keeps the head.
+    assert _pull_info(pull(None)).fetch_ref == "refs/pull/7/head"

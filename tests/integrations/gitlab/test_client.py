@@ -377,3 +377,20 @@ def test_open_merge_requests_into_a_branch_are_read_page_after_page(
         == (["opened"], ["main"], ["100"])
         for r in calls
     )
+
+
+def test_a_merge_request_from_a_fork_is_fetched_from_the_head_gitlab_keeps() -> None:
+    from integrations.gitlab.client import _pull
+
+    def merge_request(source: int) -> dict[str, object]:
+        return {
+            "iid": 7,
+            "web_url": "https://h/-/merge_requests/7",
+            "source_branch": "feature",
+            "target_branch": "main",
+            "source_project_id": source,
+            "target_project_id": 3,
+        }
+
+    assert _pull(merge_request(3)).fetch_ref is None
+    assert _pull(merge_request(9)).fetch_ref == "refs/merge-requests/7/head"
