@@ -248,3 +248,24 @@ def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
     assert conformance_problems(forge.api.requests) == []
     refs = run_git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)").split()
     assert refs == ["refs/heads/main", f"refs/pull/{pull.number}/head"]
+
+
+@pytest.mark.parametrize("forge", ["github"], indirect=True)
+def test_work_asked_on_a_pull_request_from_a_fork_is_declined_with_what_can_be_done(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    """The fork's branch is not the bot's to push to: the job says so, and offers a review."""
+    assert isinstance(forge, GitHubForge)
+    bare = forge.widgets()
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    pull = forge.api.add_pull(REPO, FEATURE, "main", "Add mul()", "mallory", "mallory/widgets")
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        forge.start(stack)
+        asked = forge.comment_on_pull(stack, monkeypatch, pull.number, "@resolver fix mul()")
+        job = stack.job(asked)
+
+    assert (job.state, job.outcome) == ("failed", "could_not"), job.error
+    assert any("comes from a fork" in said for said in forge.said_on_pull(pull.number))
+    refs = run_git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)").split()
+    assert refs == ["refs/heads/main", f"refs/pull/{pull.number}/head"]
