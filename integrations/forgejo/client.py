@@ -42,6 +42,8 @@ HOOK_EVENTS: Final = (
     "issue_label",
     "pull_request_comment",
     "pull_request_review",
+    "pull_request",  # opened, reopened: auto-reviews (review_routes.py)
+    "pull_request_sync",  # new commits: auto-reviews
     "push",
 )
 

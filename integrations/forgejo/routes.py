@@ -20,6 +20,7 @@ from integrations.forgejo.events import (
     ReviewEvent,
 )
 from integrations.forgejo.events import PullRequest as PullPayload
+from integrations.forgejo.review_routes import REVIEW_ROUTES
 from integrations.forgejo.trigger import ISSUE_COMMENT, REVIEW
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
@@ -198,6 +199,7 @@ ROUTES: Final[dict[str, Route[Any]]] = {
     "pull_request_review_rejected.reviewed": Route(ReviewEvent, on_review_submitted),
     "pull_request_review_approved.reviewed": Route(ReviewEvent, on_review_submitted),
     "push": Route(PushEvent, on_push),
+    **REVIEW_ROUTES,  # auto-reviews (review_routes.py)
 }
 
 # Event types and actions from Forgejo's modules/webhook/type.go and modules/structs/hook.go.
@@ -218,17 +220,14 @@ IGNORED: Final = frozenset(
         "issue_label.label_cleared",
         "issue_milestone.milestoned",
         "issue_milestone.demilestoned",
-        "pull_request.opened",
         "pull_request.edited",
         "pull_request.closed",
-        "pull_request.reopened",
         "pull_request_assign.assigned",
         "pull_request_assign.unassigned",
         "pull_request_label.label_updated",
         "pull_request_label.label_cleared",
         "pull_request_milestone.milestoned",
         "pull_request_milestone.demilestoned",
-        "pull_request_sync.synchronized",
         "pull_request_review_request.review_requested",
         "pull_request_review_request.review_request_removed",
         "wiki.created",

@@ -220,3 +220,20 @@ def _azure_reviews(forge: AzureDevOpsForge, number: int) -> list[Received]:
         if t.context is None and "resolver:review-" in t.comments[0].content
     ]
     return [Received(s, None if vote is None else str(vote), None, lines) for s in summaries]
+
+
+def forgejo_pull_event(forge: ForgejoForge, key: str, number: int, head: str) -> Delivery:
+    """Forgejo's `pull_request.opened` (or `pull_request_sync.synchronized`, new commits) for
+    alice's pull `number`, now at `head`."""
+    name = {"pull_request.opened": "plain"}.get(key, "new_commits")
+    payload: dict[str, Any] = load("forgejo", f"{key}__{name}")
+    alice = forge.api.user(forge.api.user_id("alice"))
+    url = f"{forge.api.url}/{forgejo_flow.REPO}/pulls/{number}"
+    payload["pull_request"].update(
+        number=number, title="Add mul() and sub()", body="", draft=False, html_url=url, user=alice
+    )
+    payload["pull_request"]["head"].update(label=FEATURE, ref=FEATURE, sha=head)
+    payload["pull_request"]["base"].update(label="main", ref="main")
+    payload.update(number=number, sender=alice)
+    payload["repository"].update(forgejo_flow.repository_json(forge.api, forge.repo))
+    return forgejo_flow.delivery(payload, key)

@@ -36,6 +36,7 @@ from tests.e2e.review_requests_flow import (
     FEATURE,
     FEATURE_CALC,
     alices_pull,
+    forgejo_pull_event,
     merge_request_event,
     pull_request_event,
     reviews,
@@ -170,6 +171,37 @@ def test_an_auto_review_on_new_commits_comments_only_on_the_new_lines(
     assert f"only what changed since my last review ({first[:12]})" in second_review.summary
     # An auto-review says nothing but its review: no 👀, no status message.
     assert forge.said_on_pull(number) == []
+
+
+@pytest.mark.parametrize("forge", ["forgejo"], indirect=True)
+def test_a_forgejo_auto_review_on_new_commits_comments_only_on_the_new_lines(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    assert isinstance(forge, ForgejoForge)
+    bare = forge.widgets({**REPO_FILES, **AUTO})
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    first = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge)
+    opened_at = forgejo_pull_event(forge, "pull_request.opened", number, first)
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        stack.llm.set_script(by_step(auto_reviewer()))
+        forge.start(stack)
+        opened = deliver(stack, monkeypatch, opened_at)
+        second = commit_to(bare, FEATURE, {"calc.py": NEWER_CALC}, "Add div()")
+        synced = forgejo_pull_event(forge, "pull_request_sync.synchronized", number, second)
+        pushed = deliver(stack, monkeypatch, synced)
+        jobs = [stack.job(ended(opened)), stack.job(ended(pushed))]
+
+    assert [(j.state, j.outcome) for j in jobs] == [("succeeded", "answered")] * 2
+    assert all(j.trigger["kind"] == "review_request" and j.trigger["auto"] for j in jobs)
+    first_review, second_review = reviews(forge, number)
+    assert [(c.path, c.line) for c in first_review.comments] == [("calc.py", 6)]
+    assert (second_review.commit, [(c.path, c.line) for c in second_review.comments]) == (
+        second,
+        [("calc.py", 14)],
+    )
+    assert f"only what changed since my last review ({first[:12]})" in second_review.summary
+    assert forge.said_on_pull(number) == []  # no 👀 and no status message
 
 
 @pytest.mark.parametrize("forge", ["gitlab"], indirect=True)

@@ -63,7 +63,8 @@ def settings(api: ForgejoAPI) -> dict[str, str]:
     }
 
 
-def _repository(api: ForgejoAPI, repo: Repo) -> dict[str, Any]:
+def repository_json(api: ForgejoAPI, repo: Repo) -> dict[str, Any]:
+    """The `repository` of a delivery about `repo`, as the stand-in holds it."""
     return {
         "full_name": REPO,
         "name": REPO.split("/")[1],
@@ -82,7 +83,7 @@ def mention(api: ForgejoAPI, repo: Repo, login: str, text: str) -> dict[str, Any
     payload["sender"] = payload["comment"]["user"] = user
     payload["comment"].update(id=comment.id, body=text)
     payload["issue"].update(number=ISSUE, title=TITLE, body="It returns a - b.")
-    payload["repository"].update(_repository(api, repo))
+    payload["repository"].update(repository_json(api, repo))
     return payload
 
 
@@ -100,7 +101,7 @@ def pull_comment(api: ForgejoAPI, repo: Repo, pull: Pull, login: str, text: str)
     payload["pull_request"]["user"] = api.user(pull.user_id)
     payload["pull_request"]["head"].update(label=pull.head, ref=pull.head, sha=None)
     payload["pull_request"]["base"].update(label=pull.base, ref=pull.base)
-    payload["repository"].update(_repository(api, repo))
+    payload["repository"].update(repository_json(api, repo))
     return payload
 
 
@@ -109,7 +110,7 @@ def push(api: ForgejoAPI, repo: Repo, ref: str, after: str, pusher: str) -> dict
     payload: dict[str, Any] = copy.deepcopy(load("push__default_branch"))
     payload.update(ref=ref, after=after)
     payload["sender"] = payload["pusher"] = api.user(api.user_id(pusher))
-    payload["repository"].update(_repository(api, repo))
+    payload["repository"].update(repository_json(api, repo))
     return payload
 
 

@@ -72,5 +72,5 @@ def test_a_bad_signature_is_refused_and_changes_nothing(
 def test_an_ignored_event_is_answered_without_a_job(
     forgejo_client: TestClient, store: Store
 ) -> None:
-    assert deliver(forgejo_client, "pull_request.opened__plain").status_code == 204
+    assert deliver(forgejo_client, "issue_comment.edited__on_issue").status_code == 204
     assert store.jobs() == []

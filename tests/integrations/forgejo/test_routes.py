@@ -9,7 +9,14 @@ from integrations.forgejo.events import parse_event
 from integrations.forgejo.routes import REVIEW_TASK, ROUTES
 from integrations.forgejo.trigger import part_of
 from resolver.contract.inbound import Policy, RouteResult, Trigger, ignored_sender, route_event
-from resolver.contract.triggers import BasePush, BasePushed, ForgeIssue, PullRequest, ReviewBatch
+from resolver.contract.triggers import (
+    BasePush,
+    BasePushed,
+    ForgeIssue,
+    PullRequest,
+    ReviewBatch,
+    ReviewRequest,
+)
 from tests.integrations.forgejo.deliveries import headers_for, load
 
 POLICY = Policy(bot_name="resolver", trigger_label="resolver")
@@ -136,7 +143,24 @@ def test_a_push_to_another_branch_or_a_deletion_is_nothing() -> None:
 
 def test_ignored_events_are_nothing() -> None:
     assert routed("issue_comment.edited__on_issue") is None
-    assert routed("pull_request.opened__plain") is None
+    assert routed("issue_label.label_cleared__all_labels") is None
+
+
+def test_a_pull_request_opened_or_given_new_commits_is_an_auto_review_of_its_head() -> None:
+    for key in ("pull_request.opened__plain", "pull_request_sync.synchronized__new_commits"):
+        found = trigger(key)
+        assert found.auto_review and found.task == "Review this pull request."
+        subject = found.subject
+        assert isinstance(subject, ReviewRequest) and subject.auto and not subject.draft
+        assert (subject.number, subject.head_ref) == (10, "speed")
+        assert found.once_key == f"auto-review:forgejo/widgets#10@{subject.head_sha}"
+    wip = load("pull_request.opened__plain")
+    wip["pull_request"]["title"] = "WIP: Speed up the widget"
+    subject = trigger("pull_request.opened__plain", wip).subject
+    assert isinstance(subject, ReviewRequest) and subject.draft
+    own = load("pull_request.opened__plain")
+    own["pull_request"]["head"]["ref"] = "resolver/speed-up"
+    assert routed("pull_request.opened__plain", own) is None
 
 
 def test_the_bot_itself_and_the_system_accounts_are_ignored_senders() -> None:
