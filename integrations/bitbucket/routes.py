@@ -10,7 +10,9 @@ request id, so a comment or a push is keyed by itself.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Final
 
 from integrations.bitbucket.events import (
@@ -26,7 +28,7 @@ from integrations.bitbucket.events import (
 from integrations.bitbucket.events import PullRequest as PullPayload
 from integrations.bitbucket.trigger import DATA_CENTER, UNKNOWN_PULL
 from resolver.contract.inbound import Policy, Route, Sender, Trigger
-from resolver.contract.mentions import mentions
+from resolver.contract.mentions import find_request, mentions
 from resolver.contract.triggers import (
     BOT_BRANCH_PREFIX,
     BasePush,
@@ -45,9 +47,26 @@ REVIEW_TASK: Final = "Address the review: every open comment thread on this pull
 _DELETED: Final = "0" * 40
 
 
+@lru_cache(maxsize=16)
+def mention_pattern(bot_name: str, account_ids: frozenset[str]) -> re.Pattern[str]:
+    """`@bot_name` as a word, or the bot's account as Bitbucket Cloud's editor writes a mention
+    it completed in the raw text: `@{account_id}` (`@{557058:…}`; GitLab's Bitbucket Cloud
+    importer reads them so, gitlab-org/gitlab!144923), or `@{uuid}` (the uuid without its own
+    braces). `account_ids` are RESOLVER_BOT_ACCOUNT_IDS."""
+    ids = sorted({i.strip("{}") for i in account_ids if i.strip("{}")}, key=len, reverse=True)
+    name = rf"{re.escape(bot_name)}(?![\w-])"
+    accounts = rf"|\{{(?:{'|'.join(map(re.escape, ids))})\}}" if ids else ""
+    return re.compile(rf"(?<![\w@./+-])@(?:{name}{accounts})", re.I)
+
+
+def _mention(text: str | None, policy: Policy) -> str | None:
+    return find_request(text, mention_pattern(policy.bot_name, policy.bot_account_ids))
+
+
 def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
-    """`@bot …` in a new comment on a pull request, on its conversation or on a line."""
-    request = mentions(event.comment.text, policy.bot_name)
+    """`@bot …` in a new comment on a pull request, on its conversation or on a line; by name
+    or by the bot's account, as the editor's completion writes it."""
+    request = _mention(event.comment.text, policy)
     if request is None:
         return None
     comment = event.comment
@@ -67,7 +86,7 @@ def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
 def on_pull_created(event: PullRequestEvent, policy: Policy) -> Trigger | None:
     """`@bot …` in a new pull request's description."""
     pull = event.pullrequest
-    request = mentions(pull.description, policy.bot_name)
+    request = _mention(pull.description, policy)
     if request is None:
         return None
     subject = PullRequest(**_on_pull(event, pull), url=_pull_url(pull))

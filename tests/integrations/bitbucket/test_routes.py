@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from integrations.bitbucket.events import parse_event
 from integrations.bitbucket.routes import REVIEW_TASK, ROUTES
 from integrations.bitbucket.trigger import UNKNOWN_PULL, part_of, reach_of
@@ -186,3 +188,63 @@ def routed_status(name: str, payload: dict[str, Any] | None = None) -> RouteResu
     body = json.dumps(payload if payload is not None else load(name)).encode()
     key = "repo:commit_status_updated"
     return route_event(ROUTES, parse_event(headers_for(key, body), body), POLICY)
+
+
+# The bot's account as the operator lists it in RESOLVER_BOT_ACCOUNT_IDS: its account id and
+# its uuid.
+BOT_ACCOUNT = "557058:7f3e9b1c-bbbb"
+BOT_UUID = "{5d2c8e4a-6b1f-4a3e-8c7d-2e9f0a1b3c4d}"
+BY_ACCOUNT = Policy(
+    bot_name="resolver",
+    trigger_label="resolver",
+    bot_account_ids=frozenset({BOT_ACCOUNT, BOT_UUID}),
+)
+
+
+def by_account(text: str | None = None, policy: Policy = BY_ACCOUNT) -> RouteResult:
+    name = "pullrequest_comment_created__mentions_bot_by_account_id"
+    payload = load(name)
+    if text is not None:
+        payload["comment"]["content"]["raw"] = text
+    body = json.dumps(payload).encode()
+    event = parse_event(headers_for("pullrequest:comment_created", body), body)
+    return route_event(ROUTES, event, policy)
+
+
+def test_a_mention_the_editor_completed_names_the_bots_account_id_and_is_a_request() -> None:
+    found = by_account()
+    assert isinstance(found, Trigger) and found.task == "please fix this, with a test"
+    assert found.once_key == f"comment:{REPO}:421"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@{5d2c8e4a-6b1f-4a3e-8c7d-2e9f0a1b3c4d} please fix this, with a test",
+        "@{557058:7F3E9B1C-BBBB}: please fix this, with a test",
+    ],
+    ids=["uuid", "any_case"],
+)
+def test_a_mention_by_the_bots_uuid_is_a_request(text: str) -> None:
+    found = by_account(text)
+    assert isinstance(found, Trigger) and found.task == "please fix this, with a test"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@{557058:0c1a7f6e-aaaa} please look",  # alice's account, not the bot's
+        "@{557058:7f3e9b1c-bbbb-more} please look",
+        "`@{557058:7f3e9b1c-bbbb}` is the bot's account",
+        "> @{557058:7f3e9b1c-bbbb} fix it\n\nquoted",
+        "mail@{557058:7f3e9b1c-bbbb} is not a mention",
+    ],
+    ids=["someone_else", "longer_id", "code", "quote", "inside_a_word"],
+)
+def test_another_account_or_the_account_in_code_or_a_quote_is_nothing(text: str) -> None:
+    assert by_account(text) is None
+
+
+def test_without_the_bots_account_ids_only_its_name_counts() -> None:
+    assert by_account(policy=POLICY) is None
+    assert isinstance(by_account("@resolver please", policy=POLICY), Trigger)
