@@ -45,6 +45,7 @@ from resolver.features.ci.contract import build_fix_task
 NAME: Final = "bitbucket"
 REVIEW_TASK: Final = "Address the review: every open comment thread on this pull request."
 _DELETED: Final = "0" * 40
+_BUILD_NUMBER: Final = re.compile(r"/results/([0-9]+)(?:[/?#]|$)|#([0-9]+)\b")
 
 
 @lru_cache(maxsize=16)
@@ -119,6 +120,7 @@ def on_commit_status(event: CommitStatusEvent, policy: Policy) -> Trigger | None
         branch=branch,
         conclusion="failed",
         url=status.url,
+        pipeline_id=build_number_of(status.url, status.name),
         title=name,
         summary=status.description,
     )
@@ -141,6 +143,16 @@ def on_commit_status(event: CommitStatusEvent, policy: Policy) -> Trigger | None
         once_key=f"status:{full_name}:{sha}:{status.key}",
     )
     return replace(trigger, ci_branch=branch)
+
+
+def build_number_of(url: str | None, name: str | None) -> int | None:
+    """The build number a Pipelines status names: its link ends `…/results/42`, its name is
+    `Pipeline #42 for <branch>`; None for another CI's status."""
+    for text in (url, name):
+        found = _BUILD_NUMBER.search(text or "")
+        if found:
+            return int(found.group(1) or found.group(2))
+    return None
 
 
 def on_push(event: PushEvent, policy: Policy) -> Trigger | None:

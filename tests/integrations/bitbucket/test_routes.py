@@ -169,6 +169,16 @@ def test_a_failed_build_on_a_bot_branch_is_a_ci_failure_on_its_pull_request() ->
         branch,
     )
     assert subject.check.summary == "Tests failed" and "failed" in found.task
+    assert subject.check.pipeline_id == 42  # the run whose log the fix reads
+
+
+def test_a_status_from_another_ci_names_no_pipeline() -> None:
+    name = "repo_commit_status_updated__failed_on_bot_branch"
+    other = load(name)
+    other["commit_status"].update(name="Jenkins build", url="https://ci.example/job/widgets/7/")
+    found = routed_status(name, other)
+    assert isinstance(found, Trigger) and isinstance(found.subject, CiFailure)
+    assert found.subject.check.pipeline_id is None
 
 
 def test_a_passing_build_or_one_on_another_branch_is_nothing() -> None:

@@ -56,7 +56,7 @@ def test_the_registry_lists_bitbucket_as_a_forge_with_its_parts() -> None:
     assert PROVIDER.sign_in is SIGN_IN and PROVIDER.setup is not None
     assert PROVIDER.setup() is SETUP
     assert PROVIDER.open_pulls is not None and PROVIDER.preflight is not None
-    assert PROVIDER.resolve_thread is None and PROVIDER.ci_report is None
+    assert PROVIDER.resolve_thread is None and PROVIDER.ci_report is not None
 
 
 def test_sign_in_is_an_oauth_consumer_on_the_web_address(bitbucket_api: BitbucketAPI) -> None:
