@@ -1,5 +1,5 @@
-"""Bitbucket Cloud (and Bitbucket Data Center's webhooks): pull request comments, new pull
-requests, requested changes and pushes.
+"""Bitbucket Cloud: pull request comments, new pull requests, requested changes, pushes and
+failed builds (Bitbucket Data Center's webhooks are verified, parsed and refused).
 
 The webhook side (`verify`, `events`, `routes`, and Bitbucket's part of a trigger, `trigger`),
 the REST 2.0 client (`client`), the conversation and the forge built on it (`provider`), the

@@ -3,7 +3,8 @@
 Both are built from values (`conversation_for`, `forge_for`); the descriptor's `conversation`
 and `forge` read the repository, the number and the comment from the job's trigger and build
 them with the client of the job's identity (`tokens.JobToken`). The REST 2.0 client serves
-Bitbucket Cloud: a trigger from Data Center is refused here, with a clear error.
+Bitbucket Cloud: Data Center's events make no job (`routes`), and one stored before they were
+refused is refused here, with a clear error.
 """
 
 from __future__ import annotations

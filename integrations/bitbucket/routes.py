@@ -1,15 +1,19 @@
 """Bitbucket events we act on, the ones we deliberately ignore, and their handlers.
 
 Cloud (`pullrequest:*`, `repo:*`) and Data Center (`pr:*`, `repo:refs_changed`) name their
-events apart, so one table serves both. Bitbucket's conversations are its pull requests'
-comments (its issue tracker is a minor case, and Jira tickets route through the Jira
-provider). Two quirks shape the handlers: a push payload does not say which branch is the
-repository's main one, and every hook (a repository's and a workspace's) sends its own
-request id, so a comment or a push is keyed by itself.
+events apart, so one table serves both. Data Center's are verified, parsed and validated, and
+what would be a job is refused with its reason in the log (`webhook.bitbucket.
+data_center_refused`): the client speaks Cloud's REST API only, so nothing could answer it.
+Bitbucket's conversations are its pull requests' comments (its issue tracker is a minor case,
+and Jira tickets route through the Jira provider). Two quirks shape the handlers: a push
+payload does not say which branch is the repository's main one, and every hook (a
+repository's and a workspace's) sends its own request id, so a comment or a push is keyed by
+itself.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import replace
 from functools import lru_cache
@@ -26,7 +30,7 @@ from integrations.bitbucket.events import (
     ServerPushEvent,
 )
 from integrations.bitbucket.events import PullRequest as PullPayload
-from integrations.bitbucket.trigger import DATA_CENTER, UNKNOWN_PULL
+from integrations.bitbucket.trigger import UNKNOWN_PULL
 from resolver.contract.inbound import Policy, Route, Sender, Trigger
 from resolver.contract.mentions import find_request, mentions
 from resolver.contract.triggers import (
@@ -40,9 +44,16 @@ from resolver.contract.triggers import (
     Repository,
     ReviewBatch,
 )
+from resolver.core.logs import log
 from resolver.features.ci.contract import build_fix_task
 
+logger = logging.getLogger(__name__)
+
 NAME: Final = "bitbucket"
+DATA_CENTER_REFUSED: Final = (
+    "Bitbucket Data Center is not answered: Resolver speaks Bitbucket Cloud's REST API 2.0, "
+    "not Data Center's REST API 1.0, so no job is made"
+)
 REVIEW_TASK: Final = "Address the review: every open comment thread on this pull request."
 _DELETED: Final = "0" * 40
 _BUILD_NUMBER: Final = re.compile(r"/results/([0-9]+)(?:[/?#]|$)|#([0-9]+)\b")
@@ -168,36 +179,22 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
             continue
         if new.name.startswith(BOT_BRANCH_PREFIX) or (main and new.name != main):
             continue
-        return _base_push(event.actor.as_sender(), repo.full_name, new.name, new.target.hash, {})
+        return _base_push(event.actor.as_sender(), repo.full_name, new.name, new.target.hash)
     return None
 
 
-def on_server_comment(event: ServerCommentEvent, policy: Policy) -> Trigger | None:
-    """Data Center: `@bot …` in a new pull request comment."""
-    request = mentions(event.comment.text, policy.bot_name)
-    if request is None:
-        return None
-    pull = event.pullRequest
-    repo = pull.toRef.repository
-    if repo is None:
-        return None
-    subject = PullRequest(
-        repo=Repository(full_name=repo.full_name),
-        number=pull.id,
-        title=pull.title,
-        body=pull.description or "",
-        comment_id=event.comment.id,
-        head_ref=pull.fromRef.displayId,
-        head_sha=pull.fromRef.latestCommit,
-        base_ref=pull.toRef.displayId,
-        reach={"product": DATA_CENTER},
-    )
-    trigger = _trigger(event.actor.as_sender(), repo.full_name, subject, request)
-    return replace(trigger, once_key=f"comment:{repo.full_name}:{event.comment.id}")
+def on_server_comment(event: ServerCommentEvent, policy: Policy) -> None:
+    """Data Center: `@bot …` in a new pull request comment is refused with its reason logged,
+    and no job (Resolver speaks Cloud's REST API only)."""
+    repo = event.pullRequest.toRef.repository
+    if mentions(event.comment.text, policy.bot_name) is not None and repo is not None:
+        where = f"{repo.full_name}#{event.pullRequest.id}"
+        _refused(logging.WARNING, "pr:comment:added", where, event.actor.as_sender())
 
 
-def on_server_push(event: ServerPushEvent, policy: Policy) -> Trigger | None:
-    """Data Center: a branch updated (not created or deleted) that is not the bot's own."""
+def on_server_push(event: ServerPushEvent, policy: Policy) -> None:
+    """Data Center: a branch updated (not created or deleted) that is not the bot's own is
+    refused with its reason logged, and no job (Resolver speaks Cloud's REST API only)."""
     repo = event.repository
     for change in event.changes:
         branch = change.ref.displayId or change.ref.id.removeprefix("refs/heads/")
@@ -205,9 +202,23 @@ def on_server_push(event: ServerPushEvent, policy: Policy) -> Trigger | None:
             continue
         if branch.startswith(BOT_BRANCH_PREFIX) or change.toHash == _DELETED:
             continue
-        reach: JsonObject = {"product": DATA_CENTER}
-        return _base_push(event.actor.as_sender(), repo.full_name, branch, change.toHash, reach)
-    return None
+        where = f"{repo.full_name}@{branch}"
+        _refused(logging.INFO, "repo:refs_changed", where, event.actor.as_sender())
+        return
+
+
+def _refused(level: int, key: str, where: str, sender: Sender) -> None:
+    """A Data Center event that would be a job, refused before intake: nothing could answer it
+    (no status comment, no pull request), so the log says why instead."""
+    log(
+        logger,
+        level,
+        "webhook.bitbucket.data_center_refused",
+        key=key,
+        where=where,
+        sender=sender.login or sender.external_id,
+        why=DATA_CENTER_REFUSED,
+    )
 
 
 def _is_bot(account: Account | None, policy: Policy) -> bool:
@@ -240,9 +251,9 @@ def _on_pull(event: Envelope, pull: PullPayload) -> dict[str, Any]:
     }
 
 
-def _base_push(sender: Sender, full_name: str, branch: str, sha: str, reach: JsonObject) -> Trigger:
+def _base_push(sender: Sender, full_name: str, branch: str, sha: str) -> Trigger:
     subject = BasePushed(
-        repo=Repository(full_name=full_name), push=BasePush(branch=branch, sha=sha), reach=reach
+        repo=Repository(full_name=full_name), push=BasePush(branch=branch, sha=sha)
     )
     return Trigger(
         task=f"Update my pull requests on `{branch}` that no longer merge cleanly.",

@@ -10,7 +10,14 @@ import pytest
 from integrations.bitbucket.events import parse_event
 from integrations.bitbucket.routes import REVIEW_TASK, ROUTES
 from integrations.bitbucket.trigger import UNKNOWN_PULL, part_of, reach_of
-from resolver.contract.inbound import Policy, RouteResult, Trigger, ignored_sender, route_event
+from resolver.contract.inbound import (
+    MalformedError,
+    Policy,
+    RouteResult,
+    Trigger,
+    ignored_sender,
+    route_event,
+)
 from resolver.contract.triggers import BasePush, BasePushed, CiFailure, PullRequest, ReviewBatch
 from tests.integrations.bitbucket.deliveries import headers_for, load
 
@@ -119,22 +126,16 @@ def test_a_push_to_a_bot_branch_a_tag_a_deletion_or_off_the_named_main_branch_is
     assert routed("repo_push__main", named) is None
 
 
-def test_a_data_center_mention_is_a_request_from_data_center() -> None:
-    found = trigger("pr_comment_added__on_pull")
-    assert found.task == "please fix this, with a test"
-    assert (found.repo, found.conversation_key) == ("WID/widgets", "bitbucket:WID/widgets#9")
-    assert (found.sender.external_id, found.sender.login) == ("2", "alice")
-    assert isinstance(found.subject, PullRequest)
-    assert (found.subject.head_ref, found.subject.base_ref) == ("feature/empty-input", "main")
-    assert reach_of(found.subject).product == "datacenter"
+def test_a_data_center_mention_or_push_is_refused_not_routed_into_a_job() -> None:
+    assert routed("pr_comment_added__on_pull") is None
+    assert routed("repo_refs_changed__main") is None
 
 
-def test_a_data_center_push_to_a_branch_is_a_base_push() -> None:
-    found = trigger("repo_refs_changed__main")
-    assert isinstance(found.subject, BasePushed) and found.subject.push.branch == "main"
-    deleted = load("repo_refs_changed__main")
-    deleted["changes"][0]["type"] = "DELETE"
-    assert routed("repo_refs_changed__main", deleted) is None
+def test_a_malformed_data_center_payload_is_still_malformed() -> None:
+    broken = load("pr_comment_added__on_pull")
+    del broken["pullRequest"]
+    with pytest.raises(MalformedError):
+        routed("pr_comment_added__on_pull", broken)
 
 
 def test_ignored_events_are_nothing() -> None:
