@@ -167,6 +167,14 @@ def test_preflight_accepts_the_bot_that_administers_the_repository(
         ("bitbucket token", "ok"),
         (f"bitbucket access {REPO}", "ok"),
     ]
+    # The bot's account id, which a mention picked from Bitbucket's list names, is asked for.
+    account = bitbucket_api.user(bitbucket_api.add_user("resolver"))["account_id"]
+    assert f"add {account} to RESOLVER_BOT_ACCOUNT_IDS" in found[0].detail
+    known = settings_for(bitbucket_api, bot_account_ids=f"{{x}},{account}")
+    assert (
+        checks(PreflightScope(known, ()))[0].detail
+        == f"acts as resolver on {bitbucket_api.api_url}"
+    )
 
 
 def test_preflight_fails_a_refused_token_a_bot_that_only_writes_and_unsigned_hooks(
