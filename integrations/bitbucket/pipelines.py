@@ -35,7 +35,7 @@ class PipelinesClient(BitbucketClient):
     step's log (`read:pipeline:bitbucket`)."""
 
     def pipelines(self, repo: str, commit: str) -> list[dict[str, Any]]:
-        """The pipelines run on `commit`, newest first (at most MAX_PAGES pages of them)."""
+        """The pipelines run on `commit`, as Bitbucket lists them (at most MAX_PAGES pages)."""
         workspace, slug = split_repo(repo)
         action = "GET /repositories/{workspace}/{repo_slug}/pipelines"
         path = f"/repositories/{workspace}/{slug}/pipelines"
