@@ -1,5 +1,5 @@
-"""Bitbucket Cloud (and Bitbucket Data Center's webhooks): pull request comments, new pull
-requests, requested changes and pushes.
+"""Bitbucket Cloud: pull request comments, new pull requests, requested changes, pushes and
+failed builds (Bitbucket Data Center's webhooks are verified, parsed and refused).
 
 The webhook side (`verify`, `events`, `routes`, and Bitbucket's part of a trigger, `trigger`),
 the REST 2.0 client (`client`), the conversation and the forge built on it (`provider`), the
@@ -23,8 +23,9 @@ from resolver.contract.setup import ProviderSetup
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:  # mypy checks the functions named below against these modules
-    from integrations.bitbucket import preflight, provider, review
+    from integrations.bitbucket import pipelines, preflight, provider, review
 else:  # imported on first call: the web process never loads the clients
+    pipelines = ImportedOnCall("integrations.bitbucket.pipelines")
     preflight = ImportedOnCall("integrations.bitbucket.preflight")
     provider = ImportedOnCall("integrations.bitbucket.provider")
     review = ImportedOnCall("integrations.bitbucket.review")
@@ -70,5 +71,6 @@ PROVIDER = Provider(
     setup=_setup,
     preflight=preflight.checks,
     post_review=review.post_review,
+    ci_report=pipelines.ci_report,
     open_pulls=provider.open_pulls,
 )

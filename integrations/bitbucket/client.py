@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import ssl
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
@@ -70,6 +71,14 @@ def _detail(response: httpx.Response) -> str:
     return redact(str(message or response.reason_phrase or "no message"))[:MESSAGE_LIMIT]
 
 
+def check_answer(action: str, response: httpx.Response) -> None:
+    """A 4xx or 5xx answer as contract's callback error (see `HttpErrors`)."""
+    if response.status_code >= 400:
+        response.read()  # a streamed answer's error document
+        wait = parse_retry_after(response.headers.get("retry-after"))
+        raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
+
+
 def pull_info(data: Mapping[str, Any]) -> PullInfo:
     source, destination = data.get("source") or {}, data.get("destination") or {}
     author = data.get("author") or {}
@@ -119,26 +128,31 @@ class BitbucketClient:
         """One request to `url` (a path below the API, or one of its own absolute links);
         `action` (`"POST /repositories/{workspace}/{repo_slug}/pullrequests"`) names it."""
         target = url if url.startswith(self._api + "/") else self._api + url
-        headers = {
-            "Authorization": f"Bearer {self._token()}",
-            "Accept": "application/json",
-            "User-Agent": self._user_agent,
-        }
+        headers = self._headers() | {"Accept": "application/json"}
+        with self._errors(action), self._http() as http:
+            response = http.request(method, target, headers=headers, json=json, params=params)
+        check_answer(action, response)
+        return response
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._token()}", "User-Agent": self._user_agent}
+
+    def _http(self) -> httpx.Client:
+        return httpx.Client(
+            timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
+        )
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """httpx's failures as contract's callback errors."""
         try:
-            with httpx.Client(
-                timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
-            ) as http:
-                response = http.request(method, target, headers=headers, json=json, params=params)
+            yield
         except httpx.TimeoutException:
             raise ERRORS.timed_out(action) from None
         except httpx.TransportError as error:
             raise ERRORS.unreachable(action, error) from None
         except httpx.InvalidURL as error:
             raise ERRORS.unusable_url(action, error) from None
-        if response.status_code >= 400:
-            wait = parse_retry_after(response.headers.get("retry-after"))
-            raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
-        return response
 
     def _json(self, method: str, action: str, url: str, **options: Any) -> Any:
         response = self._call(method, action, url, **options)

@@ -5,6 +5,7 @@ Never raises: every failure is a `fail` naming the fix."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from integrations.bitbucket.client import BitbucketClient
@@ -13,6 +14,7 @@ from integrations.bitbucket.tokens import bot_token
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.errors import CallbackError
 from resolver.core.logs import register_secret
+from resolver.core.settings import Settings
 
 TOKEN: Final = "bitbucket token"
 ACCESS: Final = "bitbucket access"
@@ -43,12 +45,26 @@ def checks(scope: PreflightScope) -> list[Check]:
             Check(TOKEN, "fail", f"{error}; set RESOLVER_BITBUCKET_TOKEN to a working token"),
         ]
     login = str(me.get("nickname") or me.get("display_name") or me.get("uuid"))
-    found.append(Check(TOKEN, "ok", f"acts as {login} on {config.api_url}"))
+    found.append(
+        Check(TOKEN, "ok", f"acts as {login} on {config.api_url}{_by_account(me, settings)}")
+    )
     if not scope.repositories:
         return [*found, Check(ACCESS, "off", "no Bitbucket repository known yet: the bot's "
                               "access is checked once a route or a job names one")]  # fmt: skip
     uuid = str(me.get("uuid") or "")
     return found + [_admin(client, repo, uuid, login) for repo in scope.repositories]
+
+
+def _by_account(me: Mapping[str, object], settings: Settings) -> str:
+    """What to add for a mention the editor completes (`@{account_id}`) to count, if needed."""
+    account = str(me.get("account_id") or "")
+    known = {i.strip().strip("{}") for i in settings.bot_account_ids.split(",")}
+    if not account or account in known:
+        return ""
+    return (
+        f"; add {account} to RESOLVER_BOT_ACCOUNT_IDS so that a mention picked from Bitbucket's "
+        "list (`@{account_id}`) reaches the bot"
+    )
 
 
 def _unsigned(config: BitbucketSettings) -> list[Check]:

@@ -3,7 +3,8 @@
 Both are built from values (`conversation_for`, `forge_for`); the descriptor's `conversation`
 and `forge` read the repository, the number and the comment from the job's trigger and build
 them with the client of the job's identity (`tokens.JobToken`). The REST 2.0 client serves
-Bitbucket Cloud: a trigger from Data Center is refused here, with a clear error.
+Bitbucket Cloud: Data Center's events make no job (`routes`), and one stored before they were
+refused is refused here, with a clear error.
 """
 
 from __future__ import annotations
@@ -256,16 +257,25 @@ def forge_for(client: BitbucketClient, token: TokenProvider) -> Forge:
     return BitbucketForge(client, token)
 
 
-def _job_client(
-    trigger: TaskTrigger, requester_id: int | None, settings: Settings
-) -> tuple[BitbucketClient, TokenProvider, Settings]:
+def job_token(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> JobToken:
+    """The job's identity on Bitbucket Cloud (a Data Center trigger has none here)."""
     if reach_of(trigger).product == DATA_CENTER:
         raise PermanentCallbackError(
             "this event came from Bitbucket Data Center, whose REST API Resolver does not speak "
             "yet: it answers on Bitbucket Cloud only"
         )
-    token = JobToken(requester_id, settings)
-    client = BitbucketClient(api_url(settings), token, user_agent=f"Resolver ({settings.bot_name})")
+    return JobToken(requester_id, settings)
+
+
+def user_agent(settings: Settings) -> str:
+    return f"Resolver ({settings.bot_name})"
+
+
+def job_client(
+    trigger: TaskTrigger, requester_id: int | None, settings: Settings
+) -> tuple[BitbucketClient, TokenProvider, Settings]:
+    token = job_token(trigger, requester_id, settings)
+    client = BitbucketClient(api_url(settings), token, user_agent=user_agent(settings))
     return client, token, settings
 
 
@@ -279,7 +289,7 @@ def conversation(
         raise PermanentCallbackError(
             f"a Bitbucket conversation is on a pull request, not a {trigger.kind}"
         )
-    client, _, _ = _job_client(trigger, requester_id, settings)
+    client, _, _ = job_client(trigger, requester_id, settings)
     branch = _unknown_pull_branch(trigger)
     if branch is not None:
         number = open_pull_from(client, repo, branch).number
@@ -287,7 +297,7 @@ def conversation(
 
 
 def forge(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> Forge:
-    client, token, _ = _job_client(trigger, requester_id, settings)
+    client, token, _ = job_client(trigger, requester_id, settings)
     return BitbucketForge(client, token, _unknown_pull_branch(trigger))
 
 
@@ -295,5 +305,5 @@ def open_pulls(
     trigger: TaskTrigger, requester_id: int | None, full_name: str, base: str, settings: Settings
 ) -> tuple[PullInfo, ...]:
     """The open pull requests into `base` (`conflicts: fix` on a push to it)."""
-    client, _, _ = _job_client(trigger, requester_id, settings)
+    client, _, _ = job_client(trigger, requester_id, settings)
     return client.open_pulls(full_name, base)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from integrations.bitbucket.client import BitbucketClient
-from integrations.bitbucket.provider import _job_client, tagged, with_tag
+from integrations.bitbucket.provider import job_client, tagged, with_tag
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import MessageRef
 from resolver.contract.review import DiffComment, ReviewPost, suggestion_block
@@ -38,7 +38,7 @@ def post_review(
     repo, number = repo_of(trigger), number_of(trigger)
     if not repo or number is None:
         raise PermanentCallbackError("only a pull request can be reviewed")
-    client, _, _ = _job_client(trigger, requester_id, settings)
+    client, _, _ = job_client(trigger, requester_id, settings)
     me = str(client.authenticated_user().get("uuid") or "")
     ours = [
         item

@@ -1,16 +1,22 @@
 """Bitbucket events we act on, the ones we deliberately ignore, and their handlers.
 
 Cloud (`pullrequest:*`, `repo:*`) and Data Center (`pr:*`, `repo:refs_changed`) name their
-events apart, so one table serves both. Bitbucket's conversations are its pull requests'
-comments (its issue tracker is a minor case, and Jira tickets route through the Jira
-provider). Two quirks shape the handlers: a push payload does not say which branch is the
-repository's main one, and every hook (a repository's and a workspace's) sends its own
-request id, so a comment or a push is keyed by itself.
+events apart, so one table serves both. Data Center's are verified, parsed and validated, and
+what would be a job is refused with its reason in the log (`webhook.bitbucket.
+data_center_refused`): the client speaks Cloud's REST API only, so nothing could answer it.
+Bitbucket's conversations are its pull requests' comments (its issue tracker is a minor case,
+and Jira tickets route through the Jira provider). Two quirks shape the handlers: a push
+payload does not say which branch is the repository's main one, and every hook (a
+repository's and a workspace's) sends its own request id, so a comment or a push is keyed by
+itself.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Final
 
 from integrations.bitbucket.events import (
@@ -24,9 +30,9 @@ from integrations.bitbucket.events import (
     ServerPushEvent,
 )
 from integrations.bitbucket.events import PullRequest as PullPayload
-from integrations.bitbucket.trigger import DATA_CENTER, UNKNOWN_PULL
+from integrations.bitbucket.trigger import UNKNOWN_PULL
 from resolver.contract.inbound import Policy, Route, Sender, Trigger
-from resolver.contract.mentions import mentions
+from resolver.contract.mentions import find_request, mentions
 from resolver.contract.triggers import (
     BOT_BRANCH_PREFIX,
     BasePush,
@@ -38,16 +44,41 @@ from resolver.contract.triggers import (
     Repository,
     ReviewBatch,
 )
+from resolver.core.logs import log
 from resolver.features.ci.contract import build_fix_task
 
+logger = logging.getLogger(__name__)
+
 NAME: Final = "bitbucket"
+DATA_CENTER_REFUSED: Final = (
+    "Bitbucket Data Center is not answered: Resolver speaks Bitbucket Cloud's REST API 2.0, "
+    "not Data Center's REST API 1.0, so no job is made"
+)
 REVIEW_TASK: Final = "Address the review: every open comment thread on this pull request."
 _DELETED: Final = "0" * 40
+_BUILD_NUMBER: Final = re.compile(r"/results/([0-9]+)(?:[/?#]|$)|#([0-9]+)\b")
+
+
+@lru_cache(maxsize=16)
+def mention_pattern(bot_name: str, account_ids: frozenset[str]) -> re.Pattern[str]:
+    """`@bot_name` as a word, or the bot's account as Bitbucket Cloud's editor writes a mention
+    it completed in the raw text: `@{account_id}` (`@{557058:…}`; GitLab's Bitbucket Cloud
+    importer reads them so, gitlab-org/gitlab!144923), or `@{uuid}` (the uuid without its own
+    braces). `account_ids` are RESOLVER_BOT_ACCOUNT_IDS."""
+    ids = sorted({i.strip("{}") for i in account_ids if i.strip("{}")}, key=len, reverse=True)
+    name = rf"{re.escape(bot_name)}(?![\w-])"
+    accounts = rf"|\{{(?:{'|'.join(map(re.escape, ids))})\}}" if ids else ""
+    return re.compile(rf"(?<![\w@./+-])@(?:{name}{accounts})", re.I)
+
+
+def _mention(text: str | None, policy: Policy) -> str | None:
+    return find_request(text, mention_pattern(policy.bot_name, policy.bot_account_ids))
 
 
 def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
-    """`@bot …` in a new comment on a pull request, on its conversation or on a line."""
-    request = mentions(event.comment.text, policy.bot_name)
+    """`@bot …` in a new comment on a pull request, on its conversation or on a line; by name
+    or by the bot's account, as the editor's completion writes it."""
+    request = _mention(event.comment.text, policy)
     if request is None:
         return None
     comment = event.comment
@@ -67,7 +98,7 @@ def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
 def on_pull_created(event: PullRequestEvent, policy: Policy) -> Trigger | None:
     """`@bot …` in a new pull request's description."""
     pull = event.pullrequest
-    request = mentions(pull.description, policy.bot_name)
+    request = _mention(pull.description, policy)
     if request is None:
         return None
     subject = PullRequest(**_on_pull(event, pull), url=_pull_url(pull))
@@ -100,6 +131,7 @@ def on_commit_status(event: CommitStatusEvent, policy: Policy) -> Trigger | None
         branch=branch,
         conclusion="failed",
         url=status.url,
+        pipeline_id=build_number_of(status.url, status.name),
         title=name,
         summary=status.description,
     )
@@ -124,6 +156,16 @@ def on_commit_status(event: CommitStatusEvent, policy: Policy) -> Trigger | None
     return replace(trigger, ci_branch=branch)
 
 
+def build_number_of(url: str | None, name: str | None) -> int | None:
+    """The build number a Pipelines status names: its link ends `…/results/42`, its name is
+    `Pipeline #42 for <branch>`; None for another CI's status."""
+    for text in (url, name):
+        found = _BUILD_NUMBER.search(text or "")
+        if found:
+            return int(found.group(1) or found.group(2))
+    return None
+
+
 def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
     """A push to a branch that may be the base of the bot's pull requests (`conflicts: fix`):
     the payload does not name the main branch, so any branch but the bot's own is a candidate,
@@ -137,36 +179,22 @@ def on_push(event: PushEvent, policy: Policy) -> Trigger | None:
             continue
         if new.name.startswith(BOT_BRANCH_PREFIX) or (main and new.name != main):
             continue
-        return _base_push(event.actor.as_sender(), repo.full_name, new.name, new.target.hash, {})
+        return _base_push(event.actor.as_sender(), repo.full_name, new.name, new.target.hash)
     return None
 
 
-def on_server_comment(event: ServerCommentEvent, policy: Policy) -> Trigger | None:
-    """Data Center: `@bot …` in a new pull request comment."""
-    request = mentions(event.comment.text, policy.bot_name)
-    if request is None:
-        return None
-    pull = event.pullRequest
-    repo = pull.toRef.repository
-    if repo is None:
-        return None
-    subject = PullRequest(
-        repo=Repository(full_name=repo.full_name),
-        number=pull.id,
-        title=pull.title,
-        body=pull.description or "",
-        comment_id=event.comment.id,
-        head_ref=pull.fromRef.displayId,
-        head_sha=pull.fromRef.latestCommit,
-        base_ref=pull.toRef.displayId,
-        reach={"product": DATA_CENTER},
-    )
-    trigger = _trigger(event.actor.as_sender(), repo.full_name, subject, request)
-    return replace(trigger, once_key=f"comment:{repo.full_name}:{event.comment.id}")
+def on_server_comment(event: ServerCommentEvent, policy: Policy) -> None:
+    """Data Center: `@bot …` in a new pull request comment is refused with its reason logged,
+    and no job (Resolver speaks Cloud's REST API only)."""
+    repo = event.pullRequest.toRef.repository
+    if mentions(event.comment.text, policy.bot_name) is not None and repo is not None:
+        where = f"{repo.full_name}#{event.pullRequest.id}"
+        _refused(logging.WARNING, "pr:comment:added", where, event.actor.as_sender())
 
 
-def on_server_push(event: ServerPushEvent, policy: Policy) -> Trigger | None:
-    """Data Center: a branch updated (not created or deleted) that is not the bot's own."""
+def on_server_push(event: ServerPushEvent, policy: Policy) -> None:
+    """Data Center: a branch updated (not created or deleted) that is not the bot's own is
+    refused with its reason logged, and no job (Resolver speaks Cloud's REST API only)."""
     repo = event.repository
     for change in event.changes:
         branch = change.ref.displayId or change.ref.id.removeprefix("refs/heads/")
@@ -174,9 +202,23 @@ def on_server_push(event: ServerPushEvent, policy: Policy) -> Trigger | None:
             continue
         if branch.startswith(BOT_BRANCH_PREFIX) or change.toHash == _DELETED:
             continue
-        reach: JsonObject = {"product": DATA_CENTER}
-        return _base_push(event.actor.as_sender(), repo.full_name, branch, change.toHash, reach)
-    return None
+        where = f"{repo.full_name}@{branch}"
+        _refused(logging.INFO, "repo:refs_changed", where, event.actor.as_sender())
+        return
+
+
+def _refused(level: int, key: str, where: str, sender: Sender) -> None:
+    """A Data Center event that would be a job, refused before intake: nothing could answer it
+    (no status comment, no pull request), so the log says why instead."""
+    log(
+        logger,
+        level,
+        "webhook.bitbucket.data_center_refused",
+        key=key,
+        where=where,
+        sender=sender.login or sender.external_id,
+        why=DATA_CENTER_REFUSED,
+    )
 
 
 def _is_bot(account: Account | None, policy: Policy) -> bool:
@@ -209,9 +251,9 @@ def _on_pull(event: Envelope, pull: PullPayload) -> dict[str, Any]:
     }
 
 
-def _base_push(sender: Sender, full_name: str, branch: str, sha: str, reach: JsonObject) -> Trigger:
+def _base_push(sender: Sender, full_name: str, branch: str, sha: str) -> Trigger:
     subject = BasePushed(
-        repo=Repository(full_name=full_name), push=BasePush(branch=branch, sha=sha), reach=reach
+        repo=Repository(full_name=full_name), push=BasePush(branch=branch, sha=sha)
     )
     return Trigger(
         task=f"Update my pull requests on `{branch}` that no longer merge cleanly.",

@@ -1,4 +1,5 @@
-"""Bitbucket's settings: `RESOLVER_BITBUCKET_*` (Bitbucket Cloud; Data Center's webhooks too)."""
+"""Bitbucket's settings: `RESOLVER_BITBUCKET_*` (Bitbucket Cloud; Data Center's webhooks are
+verified with the same secret, then refused)."""
 
 from __future__ import annotations
 

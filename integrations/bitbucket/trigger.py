@@ -1,7 +1,8 @@
 """Bitbucket's own part of a job's trigger (`TaskTrigger.part`): what only Bitbucket's side
 reads, decoded from the stored JSON here. Its `reach` says which product sent the event: the
-REST 2.0 client serves Bitbucket Cloud, so a Data Center event is taken in and routed, and its
-replies are refused with a clear error."""
+REST 2.0 client serves Bitbucket Cloud only, so Data Center's events are refused before a job
+is made (`routes`); a job stored before that may still name Data Center, and its replies are
+refused with a clear error."""
 
 from __future__ import annotations
 

@@ -25,8 +25,11 @@ _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _TAG: Final = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<![A-Za-z][^<>]*>|<\?.*?\?>")
 _IMAGE: Final = re.compile(r"!\[(?P<alt>[^\]\n]*)\]\((?P<url>[^()\s]+)(?P<title>\s+\"[^\"]*\")?\)")
 _REFERENCE_IMAGE: Final = re.compile(r"!\[(?P<alt>[^\]\n]*)\]\[(?P<ref>[^\]\n]*)\]")
+# A login or a team (`@alice`, `@org/team`), or an account by its id as Bitbucket Cloud writes a
+# mention in raw text (`@{557058:…}`), which notifies that account just the same.
 _MENTION: Final = re.compile(
-    r"(?<![\w@/`.])@(?P<name>[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:/[A-Za-z0-9][\w.-]*)?)"
+    r"(?<![\w@/`.])@(?:(?P<name>[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:/[A-Za-z0-9][\w.-]*)?)"
+    r"|\{[^{}\s]+\})"
 )
 
 
@@ -66,4 +69,4 @@ def _image(found: re.Match[str], hosts: set[str]) -> str:
 
 def _mention(found: re.Match[str], kept: set[str]) -> str:
     name = found.group("name")
-    return found.group(0) if name.lower() in kept else f"`@{name}`"
+    return found.group(0) if name and name.lower() in kept else f"`{found.group(0)}`"

@@ -1,6 +1,7 @@
 """End to end, on each forge: a failure of CI on the bot's own pull (request), a red check on
-GitHub or a failed pipeline on GitLab, makes one fix job whose prompt holds the end of the
-failed job's log; the attempt bound and a person's push stop the loop (issue 22, item 3).
+GitHub, a failed pipeline on GitLab or a failed Pipelines build status on Bitbucket, makes one
+fix job whose prompt holds the end of the failed job's log; the attempt bound and a person's
+push stop the loop (issue 22, item 3).
 
 The bound, a person's commit, the log's tail and the fenced report are decided without a stack
 (tests/features/ci/)."""
@@ -9,19 +10,23 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import unquote
 
 import pytest
 
+from integrations.bitbucket.standin import conformance as bitbucket_conformance
+from integrations.bitbucket.standin.pipelines import Step
 from integrations.github.standin.api import conformance_problems
 from integrations.standin.git_http import branch_head, run_git
 from resolver.contract.triggers import failed_check_in, read_trigger
 from tests.conftest import ResolverEnv
-from tests.e2e.forges import Forge, GitHubForge, GitLabForge, deliver, ended
+from tests.e2e.forges import FORGES, BitbucketForge, Forge, GitHubForge, GitLabForge, deliver, ended
 from tests.e2e.gitlab_flow import PROJECT
 from tests.e2e.stack import REPO_FILES, by_step, fix_script, running_stack
+from tests.integrations.bitbucket import flow as bitbucket_flow
 from tests.integrations.deliveries import Delivery, github, gitlab, load
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 from tests.support.llm_server import finish
@@ -47,9 +52,13 @@ class CI(Protocol):
 
     def assert_read_as_documented(self, prompt: str) -> None: ...
 
+    def check_name(self, name: str) -> str:
+        """What the forge calls the failure of job `name` (GitHub's check, GitLab's job)."""
+        return name
+
 
 @dataclass
-class GitHubChecks:
+class GitHubChecks(CI):
     forge: GitHubForge
 
     def record_logs(self) -> None:
@@ -94,7 +103,7 @@ class GitHubChecks:
 
 
 @dataclass
-class GitLabPipelines:
+class GitLabPipelines(CI):
     forge: GitLabForge
 
     def record_logs(self) -> None:
@@ -140,9 +149,74 @@ class GitLabPipelines:
         assert [r.path.rsplit("/", 2)[-2] for r in traces] == [str(JOBS["test"])]
 
 
+@dataclass
+class BitbucketPipelines(CI):
+    """A Pipelines run per failure, on the bot's branch head: its `test` or `lint` step failed,
+    the other passed. The log holds the bot's token, which must not reach the prompt."""
+
+    forge: BitbucketForge
+    names: dict[str, str] = field(default_factory=dict)
+
+    def check_name(self, name: str) -> str:
+        """A Pipelines build status names the run, not the step that failed."""
+        return self.names[name]
+
+    def record_logs(self) -> None:
+        """The runs are made when the status is sent: they need the branch's head."""
+
+    def failed(self, number: int, branch: str, sha: str, name: str) -> Delivery:
+        api = self.forge.api
+        logs = {
+            "test": NOISE + bitbucket_flow.BOT_TOKEN + "\n" + LOG_END + "\n",
+            "lint": "lint failed\n",
+        }
+        steps = [
+            Step("FAILED" if step == name else "SUCCESSFUL", log=logs[step].encode())
+            for step in logs
+        ]
+        run = api.add_pipeline(self.forge.repo, branch, sha, steps)
+        payload: dict[str, Any] = load(
+            "bitbucket", "repo_commit_status_updated__failed_on_bot_branch"
+        )
+        payload["actor"] = api.user(api.add_user("alice"))
+        payload["repository"].update(full_name=bitbucket_flow.REPO, name="widgets")
+        status = payload["commit_status"]
+        self.names[name] = f"Pipeline #{run.build_number} for {branch}"
+        status.update(
+            key=f"pipelines-{run.build_number}",
+            name=self.names[name],
+            refname=branch,
+            url=f"{api.url}/{bitbucket_flow.REPO}/pipelines/results/{run.build_number}",
+        )
+        status["links"]["commit"]["href"] = (
+            f"{api.api_url}/repositories/{bitbucket_flow.REPO}/commit/{sha}"
+        )
+        return bitbucket_flow.delivery(payload, "repo:commit_status_updated")
+
+    def assert_read_as_documented(self, prompt: str) -> None:
+        api = self.forge.api
+        assert bitbucket_flow.BOT_TOKEN not in prompt  # the log's secrets are redacted
+        # The first run's failed step only (the second failure reads nothing); its log read
+        # from storage without the token.
+        failed = next(s for s in api.pipelines[0].steps if s.result == "FAILED")
+        logs = api.calls(bitbucket_flow.STEP_LOG)
+        assert [unquote(r.path.split("/")[-2]) for r in logs] == [failed.uuid]
+        assert api.log_downloads and all("authorization" not in h for h in api.log_downloads)
+        problems = [
+            problem
+            for r in api.requests
+            for problem in bitbucket_conformance.request_problems(
+                r.method, r.path, list(r.query), r.body
+            )
+        ]
+        assert problems == []
+
+
 def ci_of(forge: Forge) -> CI:
     if isinstance(forge, GitHubForge):
         return GitHubChecks(forge)
+    if isinstance(forge, BitbucketForge):
+        return BitbucketPipelines(forge)
     assert isinstance(forge, GitLabForge)
     return GitLabPipelines(forge)
 
@@ -156,6 +230,7 @@ def opted_in(forge: Forge) -> tuple[CI, Path]:
     return ci, bare
 
 
+@pytest.mark.parametrize("forge", [*FORGES, "bitbucket"], indirect=True)
 def test_a_failure_on_the_bots_pull_makes_one_fix_job_with_its_log_and_the_bound_holds(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:
@@ -180,15 +255,17 @@ def test_a_failure_on_the_bots_pull_makes_one_fix_job_with_its_log_and_the_bound
     assert fix.outcome == "could_not", fix.error
     assert fix.result.get("ci") is None  # the failure lives in the trigger, not the result
     check = failed_check_in(read_trigger(fix.trigger))
-    assert check is not None and check.name == "test" and fix.requester == "alice"
+    shown = ci.check_name("test")
+    assert check is not None and check.name == shown and fix.requester == "alice"
     assert fix.branch == branch
     assert LOG_END in prompt
     assert "noise 0\\n" not in prompt  # only the tail of the log, within its budget
     assert "the start of the log is cut" in prompt
-    assert re.search(r"<<<USER-TEXT \w+ comment by CI check test \(end of its log\)>>>", prompt)
+    found = rf"<<<USER-TEXT \w+ comment by CI check {re.escape(shown)} \(end of its log\)>>>"
+    assert re.search(found, prompt)
     ci.assert_read_as_documented(prompt)
     [status] = forge.said_on_pull(number)
-    assert "failing check `test`" in status and "attempt 1 of 1" in status
+    assert f"failing check `{shown}`" in status and "attempt 1 of 1" in status
     assert "Tried: read the failing test." in status
     # The second failure ran no agent and said nothing.
     assert (second.outcome, second.result.get("quiet")) == ("no_changes", True)

@@ -28,6 +28,11 @@ FORGE = {"github.example"}
         ),
         ("![x][beacon]", "[x][beacon]"),
         ("cc @alice and @org/everyone", "cc `@alice` and `@org/everyone`"),
+        # Bitbucket Cloud's mention of an account by its id (or uuid) notifies it, too.
+        (
+            "cc @{557058:0c1a7f6e-aaaa}, @{5d2c8e4a-6b1f}",
+            "cc `@{557058:0c1a7f6e-aaaa}`, `@{5d2c8e4a-6b1f}`",
+        ),
         ("mail me: a@b.example", "mail me: a@b.example"),
         ("<https://example.org/docs>", "<https://example.org/docs>"),
     ],

@@ -6,29 +6,32 @@ the OAuth 2.0 pages people sign in through (`/site/oauth2/…`), in Bitbucket's 
     repo = api.add_repo("acme/widgets", clone_url=git.url_for("acme/widgets"))
     api.grant(repo, "resolver", "admin"); api.grant(repo, "alice", "write")
     api.fail("POST /repositories/{workspace}/{repo_slug}/pullrequests", 502, times=2)
+    api.add_pipeline(repo, "resolver/3-fix", sha, [Step("FAILED", log=b"...")])  # Pipelines
     ... point the client at api.api_url ...
     api.requests, api.answers                                   # what it was sent and answered
 
 Every API call needs a token it knows (`Authorization: Bearer …`). Routes are Bitbucket's path
 templates; `conformance` checks requests and answers against the published API description.
-The OAuth flow (outside `requests`) is in `oauth`, the handlers in `handlers`, the records and
-their JSON in `state`.
+The OAuth flow (outside `requests`) is in `oauth`, the handlers in `handlers` and (Pipelines,
+with its logs' storage) `pipelines`, the records and their JSON in `state`.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
 from integrations.bitbucket.standin.handlers import ROUTES, Call, RefusedError
 from integrations.bitbucket.standin.oauth import OAUTH_ROUTES, OAuthConsumers
+from integrations.bitbucket.standin.pipelines import LOG_ROUTES, PIPELINE_ROUTES, Run, Step
 from integrations.bitbucket.standin.state import PERMISSIONS, Comment, Hook, Pull, Repo, error
 from integrations.bitbucket.standin.state import user_json as render_user
 from integrations.standin.server import Reply, RestStandIn, Routed
 
 API_PREFIX = "/2.0"
+API_ROUTES: Final = {**ROUTES, **PIPELINE_ROUTES}
 
 
 class NotFoundError(Exception):
@@ -49,7 +52,8 @@ class BitbucketAPI(RestStandIn):
 
     METHODS: ClassVar[frozenset[str]] = frozenset({"GET", "POST", "PUT", "DELETE"})
     NOT_FOUND: ClassVar[Any] = error("Resource not found")
-    WEB_ROUTES = OAUTH_ROUTES
+    WEB_ROUTES = {**OAUTH_ROUTES, **LOG_ROUTES}
+    TEXT_BODIES = (bytes,)  # a step's log
 
     def __init__(self) -> None:
         self.users: dict[str, str] = {}  # uuid -> nickname
@@ -59,10 +63,13 @@ class BitbucketAPI(RestStandIn):
         self.pulls: list[Pull] = []
         self.comments: dict[int, Comment] = {}
         self.hooks: dict[str, Hook] = {}
+        self.pipelines: list[Run] = []
+        self.logs_in_storage = True  # a completed step's log: a 307 to its storage
+        self.log_downloads: list[dict[str, str]] = []  # the headers the storage was sent
         self.answers: list[Answered] = []
         self.oauth = OAuthConsumers()
         self._ids = iter(range(100_001, 10**9))
-        super().__init__(ROUTES, API_PREFIX, prefix_required=True)
+        super().__init__(API_ROUTES, API_PREFIX, prefix_required=True)
 
     # --- set-up and inspection from tests
     @property
@@ -114,6 +121,13 @@ class BitbucketAPI(RestStandIn):
         self.comments[comment.id] = comment
         return comment
 
+    def add_pipeline(self, repo: Repo, branch: str, commit: str, steps: list[Step]) -> Run:
+        """A completed pipeline run on `commit` of `branch`, numbered after the last one."""
+        number = 1 + max((r.build_number for r in self.pipelines), default=0)
+        run = Run(repo.full_name, branch, commit, number, steps)
+        self.pipelines.append(run)
+        return run
+
     def new_id(self) -> int:
         return next(self._ids)
 
@@ -160,7 +174,7 @@ class BitbucketAPI(RestStandIn):
         if user is None or self.oauth.expired(token):
             return self.refuse(401, "Access token expired or invalid.")
         try:
-            return ROUTES[call.route](self, Call(call, user))
+            return API_ROUTES[call.route](self, Call(call, user))
         except NotFoundError:
             return 404, self.NOT_FOUND, {}
         except RefusedError as refused:

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from integrations.bitbucket.standin.state import (
     Comment,
@@ -84,8 +84,8 @@ def page(api: BitbucketAPI, call: Call, path: str, items: list[dict[str, Any]]) 
         "size": len(items),
     }
     if start + PAGE_LENGTH < len(items):
-        state = call.query("state")
-        extra = f"&state={state}" if state else ""
+        kept = [(k, v) for k, values in call.routed.query.items() if k != "page" for v in values]
+        extra = f"&{urlencode(kept)}" if kept else ""
         body["next"] = f"{api.api_url}{path}?page={number + 1}{extra}"
     return 200, body, {}
 

@@ -21,16 +21,32 @@ from typing import Any
 
 OUTPUT = Path(__file__).with_name("openapi_subset.json")
 METHODS = ("get", "put", "post", "patch", "delete", "head")
-# The objects the stand-in answers with and the webhook payloads are made of.
+# The objects the stand-in answers with and the webhook payloads are made of; a pipeline's and a
+# step's state, result and target are subtypes named by their `type` (`pipeline_state_completed`
+# holding a `pipeline_state_completed_failed`), which nothing refers to, so they are roots too.
 ROOTS = (
     "account",
     "commitstatus",
     "error",
     "paginated_commitstatuses",
+    "paginated_pipeline_steps",
+    "paginated_pipelines",
     "paginated_pullrequest_comments",
     "paginated_pullrequests",
     "paginated_repository_permissions",
     "paginated_webhook_subscriptions",
+    "pipeline",
+    "pipeline_commit_target",
+    "pipeline_ref_target",
+    "pipeline_state_completed",
+    "pipeline_state_completed_error",
+    "pipeline_state_completed_failed",
+    "pipeline_state_completed_successful",
+    "pipeline_step",
+    "pipeline_step_state_completed",
+    "pipeline_step_state_completed_error",
+    "pipeline_step_state_completed_failed",
+    "pipeline_step_state_completed_successful",
     "pullrequest",
     "pullrequest_comment",
     "repository",

@@ -58,10 +58,11 @@ def headers_for(key: str, body: bytes, *, secret: str | None = SECRET) -> dict[s
 
 # What the shared delivery fake (`tests.integrations.deliveries.own_sending`) reads of Bitbucket.
 ENV = {"RESOLVER_BITBUCKET_WEBHOOK_SECRET": SECRET}
-# alice, who sends the recorded payloads: on Data Center by her numeric id (its comment fixture
-# is the first one the shared suites take), on Cloud by her UUID.
-SENDER = "2"
+# alice, who sends the recorded payloads: on Cloud by her UUID. The shared suites take her
+# Cloud comment (a Data Center one, the first by name, makes no job).
 CLOUD_SENDER = "{0c1a7f6e-1f0b-4c2e-9a55-3f1b7c9d2a11}"
+SENDER = CLOUD_SENDER
+COMMENT_FIXTURE = "pullrequest_comment_created__on_pull"
 
 
 def signed(key: str, payload: dict[str, Any] | bytes) -> Delivery:

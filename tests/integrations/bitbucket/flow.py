@@ -28,6 +28,9 @@ BOT_TOKEN: Final = "bbat0k" * 7
 STATUS_EDIT: Final = (
     "PUT /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/comments/{comment_id}"
 )
+STEP_LOG: Final = (
+    "GET /repositories/{workspace}/{repo_slug}/pipelines/{pipeline_uuid}/steps/{step_uuid}/log"
+)
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from integrations.bitbucket.client import BitbucketClient
-from integrations.bitbucket.standin.api import BitbucketAPI
+from integrations.bitbucket.pipelines import PipelinesClient
+from integrations.bitbucket.standin.api import API_ROUTES, BitbucketAPI
 from integrations.bitbucket.standin.conformance import (
     answer_problems,
     definitions,
@@ -21,7 +22,7 @@ from integrations.bitbucket.standin.conformance import (
     request_problems,
     shape_problems,
 )
-from integrations.bitbucket.standin.handlers import ROUTES
+from integrations.bitbucket.standin.pipelines import Step, run_json, step_json
 from integrations.bitbucket.standin.state import Pull, Repo
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
 from tests.integrations.bitbucket.deliveries import fixture_paths
@@ -49,6 +50,13 @@ def test_the_subset_comes_from_the_published_description() -> None:
     )
     assert "draft" in definitions()["pullrequest"]["properties"]
     assert definitions()["user"]["bases"] == ["account"]
+    # Bitbucket Pipelines: a commit's runs, their steps, a step's log (text, no schema).
+    pipelines = "GET /repositories/{workspace}/{repo_slug}/pipelines"
+    assert "target.commit.hash" in operations()[pipelines]["query"]
+    assert "returns" not in operations()[f"{pipelines}/{{pipeline_uuid}}/steps/{{step_uuid}}/log"]
+    assert definitions()["pipeline_step_state_completed_failed"]["bases"] == [
+        "pipeline_step_state_completed_result"
+    ]
 
 
 @pytest.mark.parametrize("path", CLOUD, ids=[p.stem for p in CLOUD])
@@ -90,7 +98,28 @@ def test_the_checker_flags_what_bitbucket_does_not_document() -> None:
 
 
 def test_every_stand_in_route_is_a_bitbucket_operation() -> None:
-    assert sorted(set(ROUTES) - set(operations())) == []
+    assert sorted(set(API_ROUTES) - set(operations())) == []
+
+
+def test_a_pipeline_and_its_steps_are_the_apis_in_each_result(
+    bitbucket_api: BitbucketAPI, repo: Repo
+) -> None:
+    steps = [Step(result) for result in ("SUCCESSFUL", "FAILED")] + [Step("ERROR", error="no")]
+    runs = [bitbucket_api.add_pipeline(repo, "b", "c" * 40, steps[:n]) for n in (1, 2, 3)]
+    assert [run.result for run in runs] == ["SUCCESSFUL", "FAILED", "ERROR"]
+    problems = [
+        p for run in runs for p in shape_problems("pipeline", run_json(run, bitbucket_api), "run")
+    ]
+    problems += [
+        p for step in steps for p in shape_problems("pipeline_step", step_json(step), "step")
+    ]
+    assert problems == []
+    # A key the description does not name is caught below the state's subtype, too.
+    wrong = step_json(steps[1])
+    wrong["state"]["result"]["reason"] = "tests"
+    assert shape_problems("pipeline_step", wrong, "step") == [
+        "step.state.result: pipeline_step_state_completed_failed has no 'reason'"
+    ]
 
 
 def test_every_request_and_answer_of_every_client_method_conforms(
@@ -124,14 +153,21 @@ def test_every_request_and_answer_of_every_client_method_conforms(
     client.edit_hook(
         "acme", workspace_hook, "https://resolver.example/webhooks/bitbucket", "s4", workspace=True
     )
+    pipelines = PipelinesClient(bitbucket_api.api_url, lambda: BOT_TOKEN)
+    run = bitbucket_api.add_pipeline(repo, "resolver/1-go", "c" * 40, [Step("FAILED", log=b"x")])
+    [found] = pipelines.pipelines(REPO, "c" * 40)
+    [step] = pipelines.steps(REPO, str(found["uuid"]))
+    assert pipelines.step_log_tail(REPO, run.uuid, str(step["uuid"]), 10, 100) == (b"x", False)
+    bitbucket_api.logs_in_storage = False
+    pipelines.step_log_tail(REPO, run.uuid, str(step["uuid"]), 10, 100)
     with httpx.Client(headers={"Authorization": f"Bearer {BOT_TOKEN}"}) as http:
         query = {"q": f'repository.full_name="{REPO}"'}
         mine = http.get(f"{bitbucket_api.api_url}/user/permissions/repositories", params=query)
         assert mine.json()["values"][0]["permission"] == "admin"
 
     used = {r.route for r in bitbucket_api.requests}
-    assert used == set(ROUTES)
-    assert [r.status for r in bitbucket_api.requests if r.status >= 300] == [400]
+    assert used == set(API_ROUTES)
+    assert [r.status for r in bitbucket_api.requests if r.status >= 300] == [400, 307]
     problems = [
         problem
         for r in bitbucket_api.requests

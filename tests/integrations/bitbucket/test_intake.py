@@ -14,10 +14,20 @@ from starlette.testclient import TestClient
 from integrations import registry
 from integrations.bitbucket import PROVIDER
 from resolver.contract.triggers import PullRequest, ReviewRequest, read_trigger
-from tests.integrations.bitbucket.deliveries import CLOUD_SENDER, SECRET, headers_for, load
+from tests.integrations.bitbucket.deliveries import (
+    CLOUD_SENDER,
+    SECRET,
+    headers_for,
+    load,
+)
 from tests.integrations.conftest import Store
 
-KEYS = {"pullrequest_comment_created": "pullrequest:comment_created", "repo_push": "repo:push"}
+KEYS = {
+    "pullrequest_comment_created": "pullrequest:comment_created",
+    "repo_push": "repo:push",
+    "pr_comment_added": "pr:comment:added",
+    "repo_refs_changed": "repo:refs_changed",
+}
 
 
 @pytest.fixture
@@ -87,3 +97,29 @@ def test_asking_for_a_review_is_a_review_request(
     assert accepted.status_code == 202, accepted.text
     [job] = store.jobs()
     assert type(read_trigger(job.trigger)) is ReviewRequest
+
+
+@pytest.mark.parametrize(
+    ("name", "level"),
+    [("pr_comment_added__on_pull", "WARNING"), ("repo_refs_changed__main", "INFO")],
+    ids=["mention", "push"],
+)
+def test_a_data_center_event_is_refused_with_its_reason_logged_and_makes_no_job(
+    bitbucket_client: TestClient,
+    store: Store,
+    caplog: pytest.LogCaptureFixture,
+    name: str,
+    level: str,
+) -> None:
+    """Nothing speaks Data Center's REST API 1.0: a job could not answer, so none is made."""
+    store.link("bitbucket", "2", "alice")  # alice on Data Center, linked: still no job
+    with caplog.at_level("INFO", logger="integrations.bitbucket.routes"):
+        answer = deliver(bitbucket_client, name)
+    assert answer.status_code == 204
+    assert store.jobs() == [] and store.callbacks() == []
+    [record] = [
+        r for r in caplog.records if r.getMessage() == "webhook.bitbucket.data_center_refused"
+    ]
+    assert record.levelname == level
+    fields = record.__dict__["fields"]
+    assert "REST API 1.0" in fields["why"] and fields["where"].startswith("WID/widgets")

@@ -5,10 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from integrations.bitbucket.events import parse_event
 from integrations.bitbucket.routes import REVIEW_TASK, ROUTES
 from integrations.bitbucket.trigger import UNKNOWN_PULL, part_of, reach_of
-from resolver.contract.inbound import Policy, RouteResult, Trigger, ignored_sender, route_event
+from resolver.contract.inbound import (
+    MalformedError,
+    Policy,
+    RouteResult,
+    Trigger,
+    ignored_sender,
+    route_event,
+)
 from resolver.contract.triggers import BasePush, BasePushed, CiFailure, PullRequest, ReviewBatch
 from tests.integrations.bitbucket.deliveries import headers_for, load
 
@@ -117,22 +126,16 @@ def test_a_push_to_a_bot_branch_a_tag_a_deletion_or_off_the_named_main_branch_is
     assert routed("repo_push__main", named) is None
 
 
-def test_a_data_center_mention_is_a_request_from_data_center() -> None:
-    found = trigger("pr_comment_added__on_pull")
-    assert found.task == "please fix this, with a test"
-    assert (found.repo, found.conversation_key) == ("WID/widgets", "bitbucket:WID/widgets#9")
-    assert (found.sender.external_id, found.sender.login) == ("2", "alice")
-    assert isinstance(found.subject, PullRequest)
-    assert (found.subject.head_ref, found.subject.base_ref) == ("feature/empty-input", "main")
-    assert reach_of(found.subject).product == "datacenter"
+def test_a_data_center_mention_or_push_is_refused_not_routed_into_a_job() -> None:
+    assert routed("pr_comment_added__on_pull") is None
+    assert routed("repo_refs_changed__main") is None
 
 
-def test_a_data_center_push_to_a_branch_is_a_base_push() -> None:
-    found = trigger("repo_refs_changed__main")
-    assert isinstance(found.subject, BasePushed) and found.subject.push.branch == "main"
-    deleted = load("repo_refs_changed__main")
-    deleted["changes"][0]["type"] = "DELETE"
-    assert routed("repo_refs_changed__main", deleted) is None
+def test_a_malformed_data_center_payload_is_still_malformed() -> None:
+    broken = load("pr_comment_added__on_pull")
+    del broken["pullRequest"]
+    with pytest.raises(MalformedError):
+        routed("pr_comment_added__on_pull", broken)
 
 
 def test_ignored_events_are_nothing() -> None:
@@ -167,6 +170,16 @@ def test_a_failed_build_on_a_bot_branch_is_a_ci_failure_on_its_pull_request() ->
         branch,
     )
     assert subject.check.summary == "Tests failed" and "failed" in found.task
+    assert subject.check.pipeline_id == 42  # the run whose log the fix reads
+
+
+def test_a_status_from_another_ci_names_no_pipeline() -> None:
+    name = "repo_commit_status_updated__failed_on_bot_branch"
+    other = load(name)
+    other["commit_status"].update(name="Jenkins build", url="https://ci.example/job/widgets/7/")
+    found = routed_status(name, other)
+    assert isinstance(found, Trigger) and isinstance(found.subject, CiFailure)
+    assert found.subject.check.pipeline_id is None
 
 
 def test_a_passing_build_or_one_on_another_branch_is_nothing() -> None:
@@ -186,3 +199,63 @@ def routed_status(name: str, payload: dict[str, Any] | None = None) -> RouteResu
     body = json.dumps(payload if payload is not None else load(name)).encode()
     key = "repo:commit_status_updated"
     return route_event(ROUTES, parse_event(headers_for(key, body), body), POLICY)
+
+
+# The bot's account as the operator lists it in RESOLVER_BOT_ACCOUNT_IDS: its account id and
+# its uuid.
+BOT_ACCOUNT = "557058:7f3e9b1c-bbbb"
+BOT_UUID = "{5d2c8e4a-6b1f-4a3e-8c7d-2e9f0a1b3c4d}"
+BY_ACCOUNT = Policy(
+    bot_name="resolver",
+    trigger_label="resolver",
+    bot_account_ids=frozenset({BOT_ACCOUNT, BOT_UUID}),
+)
+
+
+def by_account(text: str | None = None, policy: Policy = BY_ACCOUNT) -> RouteResult:
+    name = "pullrequest_comment_created__mentions_bot_by_account_id"
+    payload = load(name)
+    if text is not None:
+        payload["comment"]["content"]["raw"] = text
+    body = json.dumps(payload).encode()
+    event = parse_event(headers_for("pullrequest:comment_created", body), body)
+    return route_event(ROUTES, event, policy)
+
+
+def test_a_mention_the_editor_completed_names_the_bots_account_id_and_is_a_request() -> None:
+    found = by_account()
+    assert isinstance(found, Trigger) and found.task == "please fix this, with a test"
+    assert found.once_key == f"comment:{REPO}:421"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@{5d2c8e4a-6b1f-4a3e-8c7d-2e9f0a1b3c4d} please fix this, with a test",
+        "@{557058:7F3E9B1C-BBBB}: please fix this, with a test",
+    ],
+    ids=["uuid", "any_case"],
+)
+def test_a_mention_by_the_bots_uuid_is_a_request(text: str) -> None:
+    found = by_account(text)
+    assert isinstance(found, Trigger) and found.task == "please fix this, with a test"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@{557058:0c1a7f6e-aaaa} please look",  # alice's account, not the bot's
+        "@{557058:7f3e9b1c-bbbb-more} please look",
+        "`@{557058:7f3e9b1c-bbbb}` is the bot's account",
+        "> @{557058:7f3e9b1c-bbbb} fix it\n\nquoted",
+        "mail@{557058:7f3e9b1c-bbbb} is not a mention",
+    ],
+    ids=["someone_else", "longer_id", "code", "quote", "inside_a_word"],
+)
+def test_another_account_or_the_account_in_code_or_a_quote_is_nothing(text: str) -> None:
+    assert by_account(text) is None
+
+
+def test_without_the_bots_account_ids_only_its_name_counts() -> None:
+    assert by_account(policy=POLICY) is None
+    assert isinstance(by_account("@resolver please", policy=POLICY), Trigger)

@@ -56,7 +56,7 @@ def test_the_registry_lists_bitbucket_as_a_forge_with_its_parts() -> None:
     assert PROVIDER.sign_in is SIGN_IN and PROVIDER.setup is not None
     assert PROVIDER.setup() is SETUP
     assert PROVIDER.open_pulls is not None and PROVIDER.preflight is not None
-    assert PROVIDER.resolve_thread is None and PROVIDER.ci_report is None
+    assert PROVIDER.resolve_thread is None and PROVIDER.ci_report is not None
 
 
 def test_sign_in_is_an_oauth_consumer_on_the_web_address(bitbucket_api: BitbucketAPI) -> None:
@@ -167,6 +167,14 @@ def test_preflight_accepts_the_bot_that_administers_the_repository(
         ("bitbucket token", "ok"),
         (f"bitbucket access {REPO}", "ok"),
     ]
+    # The bot's account id, which a mention picked from Bitbucket's list names, is asked for.
+    account = bitbucket_api.user(bitbucket_api.add_user("resolver"))["account_id"]
+    assert f"add {account} to RESOLVER_BOT_ACCOUNT_IDS" in found[0].detail
+    known = settings_for(bitbucket_api, bot_account_ids=f"{{x}},{account}")
+    assert (
+        checks(PreflightScope(known, ()))[0].detail
+        == f"acts as resolver on {bitbucket_api.api_url}"
+    )
 
 
 def test_preflight_fails_a_refused_token_a_bot_that_only_writes_and_unsigned_hooks(
