@@ -52,6 +52,18 @@ def _author(item: Mapping[str, Any]) -> str:
     return str(who.get("uniqueName") or who.get("displayName") or "someone").split("@", 1)[0]
 
 
+def by_bot(item: Mapping[str, Any], settings: Settings) -> bool:
+    """Whether a comment is the bot's own: its author's identity id is one of
+    `RESOLVER_BOT_ACCOUNT_IDS`, or its sign-in name is the bot's (`resolver@…`, as a mention
+    and an assignment know the bot). A hidden tag alone proves nothing: anyone can paste one."""
+    who = item.get("author") or item.get("createdBy") or {}
+    ids = {i.strip() for i in settings.bot_account_ids.split(",") if i.strip()}
+    if str(who.get("id") or "") in ids:
+        return True
+    login = str(who.get("uniqueName") or "").split("@", 1)[0]
+    return bool(login) and login.lower() == settings.bot_name.lower()
+
+
 class PullThreads:
     """A pull request's threads: the status is a thread of its own, edited in place; the
     comment that asked (`thread_id`, `comment_id`) is liked as the acknowledgement."""

@@ -28,11 +28,13 @@ from integrations.azuredevops.standin.handlers import ROUTES
 from integrations.azuredevops.standin.oauth import ENTRA_ROUTES, EntraApps
 from integrations.azuredevops.standin.state import (
     BuildRun,
+    Comment,
     NotFoundError,
     Person,
     Pull,
     Repo,
     Subscription,
+    Thread,
     WorkItemComment,
     identity_ref,
 )
@@ -119,6 +121,16 @@ class AzureDevOpsAPI(RestStandIn):
         )
         self.pulls.append(pull)
         return pull
+
+    def add_thread(
+        self, pull: Pull, author: Person, text: str, *, context: dict[str, Any] | None = None
+    ) -> Thread:
+        """A new active thread on `pull` with `author`'s comment `text` (on a line of the diff
+        with a `context`)."""
+        thread = Thread(next(self.ids), [Comment(next(self.ids), 0, author.id, text)])
+        thread.context = context
+        pull.threads.append(thread)
+        return thread
 
     def add_build(self, project: str, failed: list[tuple[str, str, str]]) -> BuildRun:
         """A failed build of `project`: each failed task as (name, error, log text)."""
