@@ -4,7 +4,7 @@ number and the thread from the job's trigger and build them with the bot's clien
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -22,6 +22,7 @@ from resolver.contract.outbound import (
     History,
     PullInfo,
     RepoInfo,
+    ReviewThread,
     has_hidden_tag,
     tag_of,
     with_hidden_tag,
@@ -45,6 +46,10 @@ HISTORY_LIMIT: Final = 50
 GIT_USER: Final = "resolver"
 THREAD: Final = "thread"
 WORK_ITEM: Final = "work_item"
+# A thread's status while it waits for someone (`active`, `pending`); any other (`fixed`,
+# `wontFix`, `closed`, `byDesign`) is resolved. The API may render it as its number.
+# https://learn.microsoft.com/rest/api/azure/devops/git/pull-request-threads/list#commentthreadstatus
+OPEN_THREADS: Final = frozenset({"active", "pending", 1, 6})
 
 
 def _author(item: Mapping[str, Any]) -> str:
@@ -66,7 +71,8 @@ def by_bot(item: Mapping[str, Any], settings: Settings) -> bool:
 
 class PullThreads:
     """A pull request's threads: the status is a thread of its own, edited in place; the
-    comment that asked (`thread_id`, `comment_id`) is liked as the acknowledgement."""
+    comment that asked (`thread_id`, `comment_id`) is liked as the acknowledgement. Moved into
+    one review thread (`reply_thread`), a message is a reply there."""
 
     def __init__(
         self,
@@ -76,14 +82,20 @@ class PullThreads:
         *,
         thread_id: int | None,
         comment_id: int | None,
+        reply_thread: int | None = None,
+        bot: Callable[[Mapping[str, Any]], bool] = lambda _: False,
     ) -> None:
         self._client, self._repo, self._number = client, repo, number
         self._thread_id, self._comment_id = thread_id, comment_id
+        self._reply_thread, self._bot = reply_thread, bot
 
     def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
-        thread, comment = self._client.post_thread(
-            self._repo, self._number, with_hidden_tag(text, tag)
-        )
+        tagged = with_hidden_tag(text, tag)
+        if self._reply_thread is not None:
+            thread = self._reply_thread
+            comment = self._client.reply(self._repo, self._number, thread, tagged)
+        else:
+            thread, comment = self._client.post_thread(self._repo, self._number, tagged)
         return {"kind": THREAD, "thread": thread, "id": comment, "tag": tag}
 
     def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
@@ -107,15 +119,54 @@ class PullThreads:
 
     def history(self) -> History:
         """The comments of the pull request's threads that are not the bot's (its tagged
-        status threads), newest HISTORY_LIMIT, oldest first."""
+        status threads), newest HISTORY_LIMIT, oldest first; and each thread with a person's
+        comment as a review thread (`review_thread`)."""
+        threads = [t for t in self._client.threads(self._repo, self._number) if _live(t)]
         comments = [
             Comment(_author(c), str(c.get("content") or ""))
-            for thread in self._client.threads(self._repo, self._number)
-            for c in thread.get("comments") or []
-            if c.get("commentType") in (None, "text", 1)
-            and not has_hidden_tag(str(c.get("content") or ""))
+            for thread in threads
+            for c in _texts(thread)
+            if not has_hidden_tag(str(c.get("content") or ""))
         ]
-        return History(tuple(comments[-HISTORY_LIMIT:]))
+        reviews = (self._review_thread(t) for t in threads)
+        return History(tuple(comments[-HISTORY_LIMIT:]), tuple(t for t in reviews if t.comments))
+
+    def _review_thread(self, thread: Mapping[str, Any]) -> ReviewThread:
+        """A thread as a review thread: its file and line (none for a general comment), the
+        comments that are not the bot's, resolved unless active or pending, answered when the
+        bot wrote last; a reply to it goes into it (`reply_thread`)."""
+        texts = _texts(thread)
+        context = thread.get("threadContext") or {}
+        start = context.get("rightFileStart") or context.get("leftFileStart") or {}
+        line = start.get("line") if isinstance(start, Mapping) else None
+        path = str(context.get("filePath") or "").lstrip("/") or None
+        return ReviewThread(
+            path=path,
+            line=line if isinstance(line, int) else None,
+            comments=tuple(
+                Comment(_author(c), str(c.get("content") or "")) for c in texts if not self._ours(c)
+            ),
+            resolved=thread.get("status") not in OPEN_THREADS,
+            id=str(thread["id"]),
+            answered=bool(texts) and self._ours(texts[-1]),
+            where=(("reply_thread", int(thread["id"])),),
+        )
+
+    def _ours(self, comment: Mapping[str, Any]) -> bool:
+        return has_hidden_tag(str(comment.get("content") or "")) and self._bot(comment)
+
+
+def _live(thread: Mapping[str, Any]) -> bool:
+    return not thread.get("isDeleted") and isinstance(thread.get("id"), int)
+
+
+def _texts(thread: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A thread's comments people and the bot wrote (not the system's), in order."""
+    return [
+        c
+        for c in thread.get("comments") or []
+        if c.get("commentType") in (None, "text", 1) and not c.get("isDeleted")
+    ]
 
 
 class WorkItemComments:
@@ -232,7 +283,13 @@ def conversation(
     if repo is None or number is None:
         raise PermanentCallbackError(f"an Azure DevOps conversation is not on a {trigger.kind}")
     return PullThreads(
-        client, repo, number, thread_id=part.thread_id, comment_id=comment_of(trigger)
+        client,
+        repo,
+        number,
+        thread_id=part.thread_id,
+        comment_id=comment_of(trigger),
+        reply_thread=part.reply_thread,
+        bot=lambda comment: by_bot(comment, settings),
     )
 
 
