@@ -99,9 +99,11 @@ class PullThreads:
         return {"kind": THREAD, "thread": thread, "id": comment, "tag": tag}
 
     def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The bot's own comment with `tag` (one someone else pasted the tag into is not)."""
         for thread in reversed(self._client.threads(self._repo, self._number)):
             for comment in thread.get("comments") or []:
-                if has_hidden_tag(str(comment.get("content") or ""), tag):
+                content = str(comment.get("content") or "")
+                if has_hidden_tag(content, tag) and self._bot(comment):
                     return {"kind": THREAD, "thread": thread["id"], "id": comment["id"], "tag": tag}
         return None
 

@@ -132,6 +132,12 @@ class AzureDevOpsAPI(RestStandIn):
         pull.threads.append(thread)
         return thread
 
+    def add_reply(self, thread: Thread, author: Person, text: str) -> Comment:
+        """`author`'s reply `text` at the end of `thread`."""
+        comment = Comment(next(self.ids), thread.comments[0].id, author.id, text)
+        thread.comments.append(comment)
+        return comment
+
     def add_build(self, project: str, failed: list[tuple[str, str, str]]) -> BuildRun:
         """A failed build of `project`: each failed task as (name, error, log text)."""
         run = BuildRun(next(self.ids), project, str(uuid.uuid4()), failed)
