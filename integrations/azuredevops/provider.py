@@ -9,6 +9,8 @@ from datetime import datetime
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
+from pydantic import JsonValue
+
 from integrations.azuredevops.client import AzureDevOpsClient, TokenProvider, authorization
 from integrations.azuredevops.settings import AzureDevOpsSettings
 from integrations.azuredevops.tokens import JobToken, organisation
@@ -50,6 +52,7 @@ WORK_ITEM: Final = "work_item"
 # `wontFix`, `closed`, `byDesign`) is resolved. The API may render it as its number.
 # https://learn.microsoft.com/rest/api/azure/devops/git/pull-request-threads/list#commentthreadstatus
 OPEN_THREADS: Final = frozenset({"active", "pending", 1, 6})
+RESOLVED: Final = "fixed"
 
 
 def _author(item: Mapping[str, Any]) -> str:
@@ -319,6 +322,21 @@ def ci_report(
     kept = client.log_tail(project, check.check_id, log_id, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
     text, cut = tail(kept.decode("utf-8", errors="replace"))
     return CIReport(annotations, text, cut or len(kept) >= LOG_TAIL_CHARS * 4)
+
+
+def resolve_thread(
+    trigger: TaskTrigger,
+    requester_id: int | None,
+    where: Mapping[str, JsonValue],
+    settings: Settings,
+) -> None:
+    """Resolve the review thread a reply went to (`where`): its status becomes `fixed`."""
+    thread = where.get("reply_thread")
+    repo, number = repo_of(trigger), number_of(trigger)
+    if not isinstance(thread, int) or repo is None or number is None:
+        raise PermanentCallbackError("only a pull request's thread can be resolved")
+    client, _ = _job_client(settings)
+    client.set_thread_status(repo, number, thread, RESOLVED)
 
 
 def forge(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> Forge:

@@ -73,6 +73,7 @@ class AzureDevOpsAPI(RestStandIn):
         self.subscriptions: dict[str, Subscription] = {}
         self.builds: dict[int, BuildRun] = {}
         self.answers: list[Answered] = []
+        self.statuses: list[tuple[int, str, str]] = []  # (thread, status, who set it)
         self.entra = EntraApps()
         self.ids = itertools.count(1)
         super().__init__(ROUTES)

@@ -1,7 +1,8 @@
 """A review batch end to end on Azure DevOps, with the stack: alice mentions the bot in three
 threads of its own pull request, the third late in the window, while its job waits for the
 window to close; the three deliveries are one job, which takes all three threads, pushes once
-and replies in each (the model's words where it gave some, else the commit)."""
+and replies in each (the model's words where it gave some, else the commit), then resolves
+them, as the repository's `reviews: {resolve_threads: true}` allows."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from integrations.standin.git_http import GitHttpServer, run_git
 from resolver.store.db import session_scope
 from resolver.store.models import Job
 from tests.conftest import ResolverEnv
+from tests.e2e.conflicts_flow import commit_to
+from tests.e2e.reviews_flow import RESOLVING
 from tests.e2e.stack import by_step, ingress, running_stack
 from tests.integrations.azuredevops.flow import (
     BOT,
@@ -83,6 +86,7 @@ def test_three_mentions_in_a_window_are_one_job_that_answers_every_thread(
 ) -> None:
     api = azure_standin
     repo, bare = widgets(api, azure_git)
+    commit_to(bare, "main", {".resolver/config.yml": RESOLVING}, "Resolve review threads")
     run_git("--git-dir", str(bare), "branch", BRANCH, "main")
     bot, alice = api.add_person(BOT), api.add_person("alice@contoso.com")
     pull = api.add_pull(repo, BRANCH, bot, title="Fix add()", is_draft=True)
@@ -133,3 +137,5 @@ def test_three_mentions_in_a_window_are_one_job_that_answers_every_thread(
     assert head in replies[threads[0]][0]
     assert all(replies[t][0].startswith(f"Addressed in {head}.") for t in threads[1:])
     assert bot.id in pull.threads[0].comments[0].likes  # the first mention is acknowledged
+    # The repository allows it: each thread the pushed commit addressed is resolved, by the bot.
+    assert sorted(api.statuses) == sorted((t, "fixed", bot.id) for t in threads)

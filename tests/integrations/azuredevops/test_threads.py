@@ -1,7 +1,7 @@
 """A pull request's threads as a conversation, against the stand-in: each thread with a
 person's comment is a review thread (its file and line, resolved unless active or pending,
-answered when the bot wrote last), a message moved into one is a reply there, and only the
-bot's own tagged comments are its own: a pasted tag is not."""
+answered when the bot wrote last), a message moved into one is a reply there, one is resolved
+as `fixed`, and only the bot's own tagged comments are its own: a pasted tag is not."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from datetime import UTC, datetime
 import pytest
 from cryptography.fernet import Fernet
 
-from integrations.azuredevops.provider import conversation
+from integrations.azuredevops.provider import conversation, resolve_thread
 from integrations.azuredevops.standin.api import AzureDevOpsAPI
+from integrations.azuredevops.standin.conformance import answer_problems, request_problems
 from integrations.azuredevops.standin.state import Pull, Repo
+from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import hidden_tag
 from resolver.contract.triggers import Repository, ReviewBatch, in_thread
 from resolver.core.settings import Settings, get_settings
@@ -105,3 +107,24 @@ def test_a_pasted_status_tag_is_not_the_bots_message(
     alice = azure_api.add_person("alice@contoso.com")
     azure_api.add_thread(pull, alice, f"ok\n{hidden_tag('status-7')}")
     assert conversation(batch(pull), None, settings).find("status-7", datetime.now(UTC)) is None
+
+
+def test_a_review_thread_is_resolved_as_fixed(
+    azure_api: AzureDevOpsAPI, pull: Pull, settings: Settings
+) -> None:
+    alice = azure_api.add_person("alice@contoso.com")
+    bot = azure_api.add_person("resolver@contoso.com")
+    thread = azure_api.add_thread(pull, alice, "@resolver document add()", context=LINE)
+
+    resolve_thread(batch(pull), None, {"reply_thread": thread.id}, settings)
+
+    assert thread.status == "fixed" and azure_api.statuses == [(thread.id, "fixed", bot.id)]
+    [found] = conversation(batch(pull), None, settings).history().review_threads
+    assert found.resolved
+    sent = [
+        p for r in azure_api.requests for p in request_problems(r.method, r.path, r.query, r.body)
+    ]
+    answered = [p for a in azure_api.answers for p in answer_problems(a.method, a.path, a.body)]
+    assert sent == [] and answered == []
+    with pytest.raises(PermanentCallbackError):
+        resolve_thread(batch(pull), None, {}, settings)
