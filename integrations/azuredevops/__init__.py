@@ -81,6 +81,7 @@ PROVIDER = Provider(
     co_author=provider.co_author,
     open_pulls=provider.open_pulls,
     ci_report=provider.ci_report,
+    resolve_thread=provider.resolve_thread,
     sign_in=SIGN_IN,
     setup=_setup,
     preflight=preflight.checks,

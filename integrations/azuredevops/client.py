@@ -256,6 +256,12 @@ class AzureDevOpsClient:
         url = f"{self._threads(full_name, number)}/{thread_id}/comments/{comment_id}/likes"
         self._json("POST", action, url)
 
+    def set_thread_status(self, full_name: str, number: int, thread_id: int, status: str) -> None:
+        """A thread's status (`fixed`: resolved; `active`: open again)."""
+        action = "PATCH pullRequests/{pullRequestId}/threads/{threadId}"
+        url = f"{self._threads(full_name, number)}/{thread_id}"
+        self._json("PATCH", action, url, json={"status": status})
+
     def threads(self, full_name: str, number: int) -> list[dict[str, Any]]:
         action = "GET pullRequests/{pullRequestId}/threads"
         found = self._json("GET", action, self._threads(full_name, number))

@@ -10,6 +10,7 @@ https://learn.microsoft.com/azure/devops/service-hooks/events
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any, Final
 
 from pydantic import Field
@@ -123,6 +124,7 @@ class Comment(VendorModel):
     content: str | None = None
     author: Identity
     parentCommentId: int = 0
+    publishedDate: datetime | None = None
     links: dict[str, Link] = Field(default_factory=dict, alias="_links")
 
     @property

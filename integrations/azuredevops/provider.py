@@ -4,10 +4,12 @@ number and the thread from the job's trigger and build them with the bot's clien
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import JsonValue
 
 from integrations.azuredevops.client import AzureDevOpsClient, TokenProvider, authorization
 from integrations.azuredevops.settings import AzureDevOpsSettings
@@ -22,6 +24,7 @@ from resolver.contract.outbound import (
     History,
     PullInfo,
     RepoInfo,
+    ReviewThread,
     has_hidden_tag,
     tag_of,
     with_hidden_tag,
@@ -45,6 +48,11 @@ HISTORY_LIMIT: Final = 50
 GIT_USER: Final = "resolver"
 THREAD: Final = "thread"
 WORK_ITEM: Final = "work_item"
+# A thread's status while it waits for someone (`active`, `pending`); any other (`fixed`,
+# `wontFix`, `closed`, `byDesign`) is resolved. The API may render it as its number.
+# https://learn.microsoft.com/rest/api/azure/devops/git/pull-request-threads/list#commentthreadstatus
+OPEN_THREADS: Final = frozenset({"active", "pending", 1, 6})
+RESOLVED: Final = "fixed"
 
 
 def _author(item: Mapping[str, Any]) -> str:
@@ -52,9 +60,22 @@ def _author(item: Mapping[str, Any]) -> str:
     return str(who.get("uniqueName") or who.get("displayName") or "someone").split("@", 1)[0]
 
 
+def by_bot(item: Mapping[str, Any], settings: Settings) -> bool:
+    """Whether a comment is the bot's own: its author's identity id is one of
+    `RESOLVER_BOT_ACCOUNT_IDS`, or its sign-in name is the bot's (`resolver@…`, as a mention
+    and an assignment know the bot). A hidden tag alone proves nothing: anyone can paste one."""
+    who = item.get("author") or item.get("createdBy") or {}
+    ids = {i.strip() for i in settings.bot_account_ids.split(",") if i.strip()}
+    if str(who.get("id") or "") in ids:
+        return True
+    login = str(who.get("uniqueName") or "").split("@", 1)[0]
+    return bool(login) and login.lower() == settings.bot_name.lower()
+
+
 class PullThreads:
     """A pull request's threads: the status is a thread of its own, edited in place; the
-    comment that asked (`thread_id`, `comment_id`) is liked as the acknowledgement."""
+    comment that asked (`thread_id`, `comment_id`) is liked as the acknowledgement. Moved into
+    one review thread (`reply_thread`), a message is a reply there."""
 
     def __init__(
         self,
@@ -64,20 +85,28 @@ class PullThreads:
         *,
         thread_id: int | None,
         comment_id: int | None,
+        reply_thread: int | None = None,
+        bot: Callable[[Mapping[str, Any]], bool] = lambda _: False,
     ) -> None:
         self._client, self._repo, self._number = client, repo, number
         self._thread_id, self._comment_id = thread_id, comment_id
+        self._reply_thread, self._bot = reply_thread, bot
 
     def post(self, text: str, tag: str | None = None) -> dict[str, Any]:
-        thread, comment = self._client.post_thread(
-            self._repo, self._number, with_hidden_tag(text, tag)
-        )
+        tagged = with_hidden_tag(text, tag)
+        if self._reply_thread is not None:
+            thread = self._reply_thread
+            comment = self._client.reply(self._repo, self._number, thread, tagged)
+        else:
+            thread, comment = self._client.post_thread(self._repo, self._number, tagged)
         return {"kind": THREAD, "thread": thread, "id": comment, "tag": tag}
 
     def find(self, tag: str, since: datetime) -> dict[str, Any] | None:
+        """The bot's own comment with `tag` (one someone else pasted the tag into is not)."""
         for thread in reversed(self._client.threads(self._repo, self._number)):
             for comment in thread.get("comments") or []:
-                if has_hidden_tag(str(comment.get("content") or ""), tag):
+                content = str(comment.get("content") or "")
+                if has_hidden_tag(content, tag) and self._bot(comment):
                     return {"kind": THREAD, "thread": thread["id"], "id": comment["id"], "tag": tag}
         return None
 
@@ -95,15 +124,54 @@ class PullThreads:
 
     def history(self) -> History:
         """The comments of the pull request's threads that are not the bot's (its tagged
-        status threads), newest HISTORY_LIMIT, oldest first."""
+        status threads), newest HISTORY_LIMIT, oldest first; and each thread with a person's
+        comment as a review thread (`review_thread`)."""
+        threads = [t for t in self._client.threads(self._repo, self._number) if _live(t)]
         comments = [
             Comment(_author(c), str(c.get("content") or ""))
-            for thread in self._client.threads(self._repo, self._number)
-            for c in thread.get("comments") or []
-            if c.get("commentType") in (None, "text", 1)
-            and not has_hidden_tag(str(c.get("content") or ""))
+            for thread in threads
+            for c in _texts(thread)
+            if not has_hidden_tag(str(c.get("content") or ""))
         ]
-        return History(tuple(comments[-HISTORY_LIMIT:]))
+        reviews = (self._review_thread(t) for t in threads)
+        return History(tuple(comments[-HISTORY_LIMIT:]), tuple(t for t in reviews if t.comments))
+
+    def _review_thread(self, thread: Mapping[str, Any]) -> ReviewThread:
+        """A thread as a review thread: its file and line (none for a general comment), the
+        comments that are not the bot's, resolved unless active or pending, answered when the
+        bot wrote last; a reply to it goes into it (`reply_thread`)."""
+        texts = _texts(thread)
+        context = thread.get("threadContext") or {}
+        start = context.get("rightFileStart") or context.get("leftFileStart") or {}
+        line = start.get("line") if isinstance(start, Mapping) else None
+        path = str(context.get("filePath") or "").lstrip("/") or None
+        return ReviewThread(
+            path=path,
+            line=line if isinstance(line, int) else None,
+            comments=tuple(
+                Comment(_author(c), str(c.get("content") or "")) for c in texts if not self._ours(c)
+            ),
+            resolved=thread.get("status") not in OPEN_THREADS,
+            id=str(thread["id"]),
+            answered=bool(texts) and self._ours(texts[-1]),
+            where=(("reply_thread", int(thread["id"])),),
+        )
+
+    def _ours(self, comment: Mapping[str, Any]) -> bool:
+        return has_hidden_tag(str(comment.get("content") or "")) and self._bot(comment)
+
+
+def _live(thread: Mapping[str, Any]) -> bool:
+    return not thread.get("isDeleted") and isinstance(thread.get("id"), int)
+
+
+def _texts(thread: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A thread's comments people and the bot wrote (not the system's), in order."""
+    return [
+        c
+        for c in thread.get("comments") or []
+        if c.get("commentType") in (None, "text", 1) and not c.get("isDeleted")
+    ]
 
 
 class WorkItemComments:
@@ -220,7 +288,13 @@ def conversation(
     if repo is None or number is None:
         raise PermanentCallbackError(f"an Azure DevOps conversation is not on a {trigger.kind}")
     return PullThreads(
-        client, repo, number, thread_id=part.thread_id, comment_id=comment_of(trigger)
+        client,
+        repo,
+        number,
+        thread_id=part.thread_id,
+        comment_id=comment_of(trigger),
+        reply_thread=part.reply_thread,
+        bot=lambda comment: by_bot(comment, settings),
     )
 
 
@@ -248,6 +322,21 @@ def ci_report(
     kept = client.log_tail(project, check.check_id, log_id, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
     text, cut = tail(kept.decode("utf-8", errors="replace"))
     return CIReport(annotations, text, cut or len(kept) >= LOG_TAIL_CHARS * 4)
+
+
+def resolve_thread(
+    trigger: TaskTrigger,
+    requester_id: int | None,
+    where: Mapping[str, JsonValue],
+    settings: Settings,
+) -> None:
+    """Resolve the review thread a reply went to (`where`): its status becomes `fixed`."""
+    thread = where.get("reply_thread")
+    repo, number = repo_of(trigger), number_of(trigger)
+    if not isinstance(thread, int) or repo is None or number is None:
+        raise PermanentCallbackError("only a pull request's thread can be resolved")
+    client, _ = _job_client(settings)
+    client.set_thread_status(repo, number, thread, RESOLVED)
 
 
 def forge(trigger: TaskTrigger, requester_id: int | None, settings: Settings) -> Forge:

@@ -9,9 +9,10 @@ A comment's context is its file (`filePath`, from the repository's root) and its
 head (`rightFileStart`/`rightFileEnd`) or the base (`leftFileStart`/`leftFileEnd`). The API has
 no suggested-change field: a suggestion is a `suggestion` block in the comment's text.
 
-Every comment carries the review's hidden tag. A retry looks for the summary first: when it is
-there, no thread is posted again (the vote is cast only if it is not cast yet); when not, each
-line thread already posted (the same text at the same place) is left as it is.
+Every comment carries the review's hidden tag. A retry looks for the bot's own tagged summary
+first (a tag someone else wrote is not the bot's): when it is there, no thread is posted again
+(the vote is cast only if it is not cast yet); when not, each line thread the bot already
+posted (the same text at the same place) is left as it is.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from integrations.azuredevops.provider import _job_client
+from integrations.azuredevops.provider import _job_client, by_bot
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import MessageRef, has_hidden_tag, with_hidden_tag
 from resolver.contract.review import DiffComment, ReviewPost, suggestion_block
@@ -43,6 +44,7 @@ def post_review(
         thread
         for thread in client.threads(repo, number)
         if has_hidden_tag(_first(thread).get("content") or "", review.tag)
+        and by_bot(_first(thread), settings)
     ]
     summary = next((t for t in ours if not t.get("threadContext")), None)
     if summary is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from integrations.azuredevops.events import (
@@ -27,6 +28,7 @@ from integrations.azuredevops.events import (
 )
 from integrations.azuredevops.events import PullRequest as PullPayload
 from integrations.azuredevops.events import Repository as RepoPayload
+from resolver.contract.commands import parse_command
 from resolver.contract.inbound import Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
@@ -36,16 +38,25 @@ from resolver.contract.triggers import (
     CiFailure,
     FailedCheck,
     JsonObject,
+    OnPull,
     PullRequest,
     Repository,
+    ReviewBatch,
     TrackerTicket,
 )
 from resolver.features.ci.contract import build_fix_task
+from resolver.features.review_requests.contract import asks_for_review
 
 NAME: Final = "azuredevops"
 _TAG: Final = re.compile(r"<[^>]+>")
 _REPO_OPTION: Final = re.compile(r"(?:^|\s)repo=(\S+)")
 _DELETED: Final = "0" * 40
+REVIEW_WINDOW: Final = timedelta(seconds=60)
+"""Azure Repos sends no review, only each comment as it is published: the mentions one person
+writes on the bot's pull request within one window of this length are one review batch."""
+GATHER_GRACE: Final = timedelta(seconds=5)
+"""Added to the window's end before its job reads the threads: Azure DevOps's clock and the
+delivery's lag."""
 
 
 def plain_text(markup: str | None) -> str:
@@ -63,15 +74,51 @@ def repo_option(text: str) -> tuple[str, str | None]:
 
 
 def on_pull_comment(event: PullCommentEvent, policy: Policy) -> Trigger | None:
-    """`@bot …` in a comment in a pull request's thread."""
+    """`@bot …` in a comment in a pull request's thread; on the bot's own pull request, a
+    review batch (`_review_batch`) unless it is a command or asks for a review."""
     comment, pull = event.resource.comment, event.resource.pullRequest
     request = mentions(comment.content, policy.bot_name)
     if request is None:
         return None
     part: JsonObject = {"repository_id": pull.repository.id, "thread_id": comment.thread_id}
+    published = comment.publishedDate
+    if published is not None and _is_bots(pull, policy) and _asks_for_work(request):
+        return _review_batch(event, part, request, published)
     subject = _pull(pull, comment_id=comment.id, part=part)
     trigger = _trigger(comment.author, pull, subject, request)
     return replace(trigger, once_key=f"comment:{pull.repository.id}:{comment.id}")
+
+
+def _is_bots(pull: PullPayload, policy: Policy) -> bool:
+    """The bot's own pull request: from one of its branches, or opened by it."""
+    author = pull.createdBy.as_sender().login if pull.createdBy else None
+    return (pull.head or "").startswith(BOT_BRANCH_PREFIX) or policy.is_bot_login(author)
+
+
+def _asks_for_work(request: str) -> bool:
+    """Neither a command (`stop`, `rebase`: each is answered alone, at once) nor a request for
+    a review (a review job of its own)."""
+    return parse_command(request) is None and not asks_for_review(request)
+
+
+def _review_batch(
+    event: PullCommentEvent, part: JsonObject, request: str, published: datetime
+) -> Trigger:
+    """A mention on the bot's pull request: its job takes every open thread (`reviews.worker`),
+    and the mentions its author publishes in the same window (`REVIEW_WINDOW`, by Azure
+    DevOps's published time, which a redelivery keeps) share its delivery row, so they are that
+    one job. It reads the threads once the window has closed (`gather_until`: any comment of
+    the window was published by then); a mention of the next window joins it while it runs
+    (steering) or follows it."""
+    comment, pull = event.resource.comment, event.resource.pullRequest
+    if published.tzinfo is None:
+        published = published.replace(tzinfo=UTC)
+    window = int(published.timestamp() // REVIEW_WINDOW.total_seconds())
+    until = published + REVIEW_WINDOW + GATHER_GRACE
+    subject = _pull(pull, kind=ReviewBatch, comment_id=comment.id, part=part, gather_until=until)
+    trigger = _trigger(comment.author, pull, subject, request)
+    once = f"review:{pull.repository.id}#{pull.pullRequestId}:{comment.author.id}:{window}"
+    return replace(trigger, once_key=once)
 
 
 def on_pull_created(event: PullEvent, policy: Policy) -> Trigger | None:
@@ -207,14 +254,16 @@ def _repository(repo: RepoPayload) -> Repository:
     )
 
 
-def _pull(pull: PullPayload, **extra: Any) -> PullRequest:
+def _pull(
+    pull: PullPayload, kind: type[PullRequest | ReviewBatch] = PullRequest, **extra: Any
+) -> PullRequest | ReviewBatch:
     part = extra.pop("part", {"repository_id": pull.repository.id})
     url = (
         f"{pull.repository.webUrl}/pullrequest/{pull.pullRequestId}"
         if pull.repository.webUrl
         else None
     )
-    return PullRequest(
+    return kind(
         repo=_repository(pull.repository),
         number=pull.pullRequestId,
         title=pull.title,
@@ -228,9 +277,7 @@ def _pull(pull: PullPayload, **extra: Any) -> PullRequest:
     )
 
 
-def _trigger(
-    sender: Identity, pull: PullPayload, subject: PullRequest, request: str | None
-) -> Trigger:
+def _trigger(sender: Identity, pull: PullPayload, subject: OnPull, request: str | None) -> Trigger:
     repo = pull.repository
     title, body = subject.title or "", subject.body or ""
     return Trigger(

@@ -15,7 +15,9 @@ class AzurePart(VendorModel):
     project: str | None = None
     """The project's name: a work item's default repository is set per project."""
     thread_id: int | None = None
-    """The pull request thread of the comment that asked (replies go there)."""
+    """The pull request thread of the comment that asked (its comment is liked)."""
+    reply_thread: int | None = None
+    """A review thread a review batch replies in (`ReviewThread.where`)."""
     work_item: int | None = None
 
 

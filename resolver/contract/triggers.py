@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
@@ -148,6 +149,9 @@ class ReviewBatch(_OnPull):
 
     kind: Literal["review_batch"] = "review_batch"
     review_id: int | None = None
+    gather_until: datetime | None = None
+    """Where the forge sends no review, only each comment as it is written: the comments of one
+    window are this one job, which reads the threads once the window has closed."""
 
 
 class ReviewRequest(_OnPull):

@@ -42,7 +42,12 @@ from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.ci.contract import QUIET, ci_status_line
 from resolver.features.ci.worker import QuietStop, check_fix
-from resolver.features.reviews.worker import note_pushed, resolves_threads, take_review
+from resolver.features.reviews.worker import (
+    gather_review,
+    note_pushed,
+    resolves_threads,
+    take_review,
+)
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
@@ -73,6 +78,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         reason = f"I could not prepare this job: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
     record_plan(ctx.job_id, plan)
+    gather_review(snapshot, ctx.cancelled)
     history = take_review(snapshot, _history(snapshot, ctx.settings), resolving)
     if fixing is not None:
         history = providers.History(history.comments + fixing[2], history.review_threads)

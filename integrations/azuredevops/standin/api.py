@@ -28,11 +28,13 @@ from integrations.azuredevops.standin.handlers import ROUTES
 from integrations.azuredevops.standin.oauth import ENTRA_ROUTES, EntraApps
 from integrations.azuredevops.standin.state import (
     BuildRun,
+    Comment,
     NotFoundError,
     Person,
     Pull,
     Repo,
     Subscription,
+    Thread,
     WorkItemComment,
     identity_ref,
 )
@@ -71,6 +73,7 @@ class AzureDevOpsAPI(RestStandIn):
         self.subscriptions: dict[str, Subscription] = {}
         self.builds: dict[int, BuildRun] = {}
         self.answers: list[Answered] = []
+        self.statuses: list[tuple[int, str, str]] = []  # (thread, status, who set it)
         self.entra = EntraApps()
         self.ids = itertools.count(1)
         super().__init__(ROUTES)
@@ -119,6 +122,22 @@ class AzureDevOpsAPI(RestStandIn):
         )
         self.pulls.append(pull)
         return pull
+
+    def add_thread(
+        self, pull: Pull, author: Person, text: str, *, context: dict[str, Any] | None = None
+    ) -> Thread:
+        """A new active thread on `pull` with `author`'s comment `text` (on a line of the diff
+        with a `context`)."""
+        thread = Thread(next(self.ids), [Comment(next(self.ids), 0, author.id, text)])
+        thread.context = context
+        pull.threads.append(thread)
+        return thread
+
+    def add_reply(self, thread: Thread, author: Person, text: str) -> Comment:
+        """`author`'s reply `text` at the end of `thread`."""
+        comment = Comment(next(self.ids), thread.comments[0].id, author.id, text)
+        thread.comments.append(comment)
+        return comment
 
     def add_build(self, project: str, failed: list[tuple[str, str, str]]) -> BuildRun:
         """A failed build of `project`: each failed task as (name, error, log text)."""

@@ -32,6 +32,7 @@ Handler = Callable[["AzureDevOpsAPI", Routed, str], Reply]
 GIT: Final = "/{organization}/{project}/_apis/git/repositories/{repositoryId}"
 THREADS: Final = GIT + "/pullRequests/{pullRequestId}/threads"
 COMMENTS: Final = "/{organization}/{project}/_apis/wit/workItems/{workItemId}/comments"
+THREAD_STATUSES: Final = frozenset({"active", "fixed", "wontFix", "closed", "byDesign", "pending"})
 
 
 def listed(items: list[Any]) -> Reply:
@@ -184,6 +185,17 @@ def _comment_of(api: AzureDevOpsAPI, call: Routed) -> Comment:
     if found is None:
         raise NotFoundError(call.params["commentId"])
     return found
+
+
+def update_thread(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
+    """A thread's status (`fixed`, `active`, …): what the stand-in keeps, with who set it."""
+    thread = _thread_of(api, call)
+    status = _body(call).get("status")
+    if status not in THREAD_STATUSES:
+        return 400, {"message": "The thread status is not valid."}, {}
+    thread.status = str(status)
+    api.statuses.append((thread.id, thread.status, me))
+    return 200, _thread_json(api, thread), {}
 
 
 def reply_in_thread(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
@@ -398,6 +410,7 @@ ROUTES: Final[dict[str, Handler]] = {
     "GET /{organization}/_apis/permissions/{securityNamespaceId}/{permissions}": has_permissions,
     f"POST {THREADS}": create_thread,
     f"GET {THREADS}": list_threads,
+    f"PATCH {THREADS}/{{threadId}}": update_thread,
     f"POST {THREADS}/{{threadId}}/comments": reply_in_thread,
     f"PATCH {THREADS}/{{threadId}}/comments/{{commentId}}": update_comment,
     f"POST {THREADS}/{{threadId}}/comments/{{commentId}}/likes": like_comment,

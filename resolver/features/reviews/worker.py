@@ -4,8 +4,10 @@ took, so that `reviews.callbacks` replies in each once the job is done."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
@@ -22,6 +24,8 @@ from resolver.store.db import session_scope
 from resolver.worker.values import Plan, Snapshot, Stop
 
 MAX_THREADS: Final = 30
+MAX_GATHER_SECONDS: Final = 300
+"""The longest a review batch waits for its window to close, whatever its trigger says."""
 
 
 def open_threads(history: History) -> tuple[ReviewThread, ...]:
@@ -46,6 +50,18 @@ def resolves_threads(
             return parse_reviews_config(config).resolve_threads
         except (ReviewsConfigError, git_repo.RepoError) as error:
             raise Stop(Outcome.COULD_NOT, f"I cannot take the review: {error}") from None
+
+
+def gather_review(snapshot: Snapshot, cancelled: threading.Event) -> None:
+    """A review batch gathered over a window (`ReviewBatch.gather_until`) waits for the window
+    to close before its threads are read, so that the comments of the window still being
+    written are taken too; a stop ends the wait."""
+    trigger = snapshot.trigger
+    if not isinstance(trigger, ReviewBatch) or trigger.gather_until is None:
+        return
+    left = (trigger.gather_until - datetime.now(UTC)).total_seconds()
+    if left > 0:
+        cancelled.wait(min(left, MAX_GATHER_SECONDS))
 
 
 def take_review(snapshot: Snapshot, history: History, resolve: bool = False) -> History:

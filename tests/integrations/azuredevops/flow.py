@@ -7,13 +7,15 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
+from integrations.azuredevops.routes import GATHER_GRACE, REVIEW_WINDOW
 from integrations.azuredevops.standin.api import AzureDevOpsAPI
-from integrations.azuredevops.standin.state import Comment, Person, Pull, Repo, WorkItemComment
+from integrations.azuredevops.standin.state import Person, Pull, Repo, WorkItemComment
 from integrations.standin.git_http import GitHttpServer, create_bare_repo
 from tests.e2e.stack import REPO_FILES
 from tests.integrations.azuredevops.deliveries import (
@@ -108,20 +110,34 @@ def work_item_mention(api: AzureDevOpsAPI, person: Person, text: str) -> dict[st
 
 
 def pull_comment(
-    api: AzureDevOpsAPI, repo: Repo, pull: Pull, person: Person, text: str
+    api: AzureDevOpsAPI,
+    repo: Repo,
+    pull: Pull,
+    person: Person,
+    text: str,
+    *,
+    published: datetime | None = None,
+    context: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The recorded pull request comment event, carrying `person`'s new thread `text`."""
-    from integrations.azuredevops.standin.state import Thread
-
-    comment = Comment(next(api.ids), 0, person.id, text)
-    thread = Thread(next(api.ids), [comment])
-    pull.threads.append(thread)
+    """The recorded pull request comment event, carrying `person`'s new thread `text` (on a
+    line of the diff with a `context`). Unless `published` says when, the comment says it was
+    published a review window ago: on the bot's pull request, its review batch has gathered
+    already (and two such mentions of one person in the same minute are one batch)."""
+    thread = api.add_thread(pull, person, text, context=context)
+    [comment] = thread.comments
+    if published is None:
+        published = datetime.now(UTC) - REVIEW_WINDOW - GATHER_GRACE
     payload = copy.deepcopy(load("ms.vss-code.git-pullrequest-comment-event__in_thread"))
     resource = payload["resource"]
     threads = (
         f"{api.url}/_apis/git/repositories/{repo.id}/pullRequests/{pull.id}/threads/{thread.id}"
     )
-    resource["comment"].update(id=comment.id, content=text, author=_identity(api, person))
+    resource["comment"].update(
+        id=comment.id,
+        content=text,
+        author=_identity(api, person),
+        publishedDate=published.isoformat().replace("+00:00", "Z"),
+    )
     resource["comment"]["_links"]["threads"]["href"] = threads
     resource["pullRequest"].update(
         pullRequestId=pull.id,

@@ -158,3 +158,29 @@ def test_a_comment_only_review_never_votes(
     post_review(trigger(pull), None, review, settings)
 
     assert azure_api.calls(VOTE) == [] and [len(pull.threads)] == [1]
+
+
+def test_a_pasted_tag_is_not_the_bots_review(
+    azure_api: AzureDevOpsAPI, pull: Pull, settings: Settings
+) -> None:
+    """Someone who writes the review's hidden tag (a summary, a line comment at a line the
+    review comments on) suppresses nothing: only the bot's own threads count as posted."""
+    alice = azure_api.add_person("alice@contoso.com")
+    tag = hidden_tag("review-41")
+    azure_api.add_thread(pull, alice, f"Looks done to me.\n{tag}")
+    azure_api.add_thread(
+        pull, alice, f"Empty input crashes here.\n{tag}", context=line("/core.py", "right", 3)
+    )
+    bot = azure_api.add_person("resolver@contoso.com")
+    pull.reviewers[bot.id] = 0
+
+    ref = post_review(trigger(pull), None, REVIEW, settings)
+
+    ours = [t for t in pull.threads if t.comments[0].author == bot.id]
+    assert [t.comments[0].content.partition("\n")[0] for t in ours] == [
+        "Empty input crashes here.",
+        "This check was needed.",
+        "Name it.",
+        "Two things to fix.",
+    ]
+    assert ref["thread"] == ours[-1].id and pull.reviewers == {bot.id: WAITING_FOR_AUTHOR}
