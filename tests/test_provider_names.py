@@ -1,6 +1,7 @@
 """Generic code names no provider: a provider is its folder under `integrations/` and one line in
 the registry, and the rest of Resolver asks the registry. This walks the syntax tree of every
-module in `resolver/` and fails on an identifier or a string literal that names a provider.
+module in `resolver/`, and in what the providers share (`integrations/toolkit/`, the stand-ins'
+`integrations/standin/`), and fails on an identifier or a string literal that names a provider.
 Docstrings and comments may still use one as an example; they are not code."""
 
 from __future__ import annotations
@@ -85,9 +86,12 @@ def named_providers(source: str) -> list[tuple[int, str]]:
     return hits
 
 
+GENERIC = ("resolver", "integrations/toolkit", "integrations/standin")
+
+
 def test_generic_code_names_no_provider() -> None:
     found = []
-    for path in sorted((ROOT / "resolver").rglob("*.py")):
+    for path in sorted(path for top in GENERIC for path in (ROOT / top).rglob("*.py")):
         name = path.relative_to(ROOT).as_posix()
         if name in ALLOWED:
             continue

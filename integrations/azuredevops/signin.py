@@ -14,6 +14,13 @@ import httpx
 
 from integrations.azuredevops.client import CONTRIBUTE, GIT_NAMESPACE, split_repo
 from integrations.azuredevops.settings import AzureDevOpsSettings
+from integrations.toolkit.oauth import (
+    RefreshGrant,
+    account_answer,
+    refresh_grant,
+    repo_answer,
+    viewer_get,
+)
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
@@ -22,21 +29,20 @@ from resolver.contract.signin import (
     IssuedToken,
     OAuthClient,
     Person,
-    RefreshRefusedError,
     RepoAccess,
     SignIn,
-    SignInError,
-    issued_token,
 )
 from resolver.core.settings import Settings
 
-TIMEOUT: Final = 10.0
 NAME: Final = "azuredevops"
 # Azure DevOps's resource id in Entra ID, and a refresh token with it.
 SCOPE: Final = "499b84ac-1321-427f-aa17-267ca6975798/.default offline_access"
 READ: Final = 2
-REFUSED: Final = frozenset({"invalid_grant", "unauthorized_client"})
 VERSION: Final = {"api-version": "7.1"}
+VENDOR: Final = "Azure DevOps"
+# 203 is Azure DevOps's sign-in page, which it answers for a token it no longer takes.
+SIGNED_OUT: Final = frozenset({401, 203})
+GRANT: Final = RefreshGrant("Entra ID", form={"scope": SCOPE})
 
 
 def client(settings: Settings) -> OAuthClient | None:
@@ -56,19 +62,8 @@ def client(settings: Settings) -> OAuthClient | None:
 
 
 def _get(url: str, token: str, params: dict[str, str] | None = None) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-    try:
-        response = httpx.get(url, headers=headers, params={**(params or {}), **VERSION},
-                             timeout=TIMEOUT)  # fmt: skip
-    except httpx.HTTPError as error:
-        raise ForgeUnreachableError(
-            f"Azure DevOps did not answer: {type(error).__name__}"
-        ) from None
-    if response.status_code in (401, 203):
-        raise SignInError("Azure DevOps no longer accepts your sign-in")
-    if response.status_code >= 500:
-        raise ForgeUnreachableError(f"Azure DevOps answered {response.status_code}")
-    return response
+    query = {**(params or {}), **VERSION}
+    return viewer_get(VENDOR, url, f"Bearer {token}", params=query, signed_out=SIGNED_OUT)
 
 
 def _attribute(data: dict[str, Any], name: str) -> str | None:
@@ -81,9 +76,7 @@ def person(settings: Settings, token: str) -> Person:
     """The profile the token acts for: its id is the person's identity id."""
     base = AzureDevOpsSettings.of(settings).profile_url.rstrip("/")
     response = _get(f"{base}/_apis/profile/profiles/me", token, {"coreAttributes": "EmailAddress"})
-    if response.status_code != 200:
-        raise SignInError(f"Azure DevOps answered {response.status_code} for your profile")
-    data = response.json()
+    data = account_answer(VENDOR, response, "profile")
     email = _attribute(data, "EmailAddress") or _attribute(data, "DisplayName") or data["id"]
     return Person(NAME, str(data["id"]), email.split("@", 1)[0])
 
@@ -99,9 +92,9 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     except PermanentCallbackError:
         return NO_ACCESS
     found = _get(f"{url.rstrip('/')}/{project}/_apis/git/repositories/{name}", token)
-    if found.status_code in (403, 404):
+    data = repo_answer(VENDOR, found, repo)
+    if data is None:
         return NO_ACCESS
-    data = found.json()
     tokens = f"repoV2/{data['project']['id']}/{data['id']}"
 
     def has(bit: int) -> bool:
@@ -116,30 +109,7 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """The token endpoint with `grant_type=refresh_token`: new tokens. A used, revoked or
     unknown refresh token is a 400 `invalid_grant`."""
-    found = client(settings)
-    if found is None:
-        raise ForgeUnreachableError("Entra ID sign-in is not configured; no token can be renewed")
-    form = {
-        "client_id": found.client_id,
-        "client_secret": found.client_secret,
-        "grant_type": "refresh_token",
-        "refresh_token": refresh_token,
-        "scope": SCOPE,
-    }
-    try:
-        response = httpx.post(found.access_token_url, data=form, timeout=TIMEOUT)
-    except httpx.HTTPError as error:
-        raise ForgeUnreachableError(f"Entra ID did not answer: {type(error).__name__}") from None
-    try:
-        answer = response.json()
-    except ValueError:
-        answer = {}
-    answer = answer if isinstance(answer, dict) else {}
-    if response.status_code in (400, 401) and answer.get("error") in REFUSED:
-        raise RefreshRefusedError("Entra ID refused the refresh token")
-    if response.status_code != 200 or "access_token" not in answer:
-        raise ForgeUnreachableError(f"Entra ID did not renew the token ({response.status_code})")
-    return issued_token(answer)
+    return refresh_grant(GRANT, client(settings), refresh_token)
 
 
 SIGN_IN: Final = SignIn(

@@ -4,12 +4,12 @@ access token or an Entra service principal's token, or one stored for the organi
 
 from __future__ import annotations
 
+from typing import Final
+
 from integrations.azuredevops.settings import AzureDevOpsSettings
+from integrations.toolkit import tokens
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.inbound import secret_value
-from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
-from resolver.store.secrets import stored_token
 
 
 def organisation(settings: Settings) -> str:
@@ -22,27 +22,26 @@ def organisation(settings: Settings) -> str:
     return url
 
 
-def bot_token(settings: Settings) -> str | None:
-    found = secret_value(AzureDevOpsSettings.of(settings).token)
-    if found is None:
-        found = stored_token("azuredevops", installation=organisation(settings), settings=settings)
-    return found
+def _missing(settings: Settings) -> str:
+    url = organisation(settings)
+    return (
+        f"no Azure DevOps token for {url}: set RESOLVER_AZUREDEVOPS_TOKEN to the bot's "
+        f'personal access token, or store it with `printf %s "$TOKEN" | resolver tokens '
+        f"set --provider azuredevops --installation {url}`"
+    )
 
 
-class JobToken:
-    """Called before every call, so a token replaced in the vault is picked up."""
+# A job acts as the bot only: no refresh, so never with the requester's token.
+TOKENS: Final = tokens.JobTokens(
+    provider="azuredevops",
+    display_name="Azure DevOps",
+    installation=organisation,
+    missing=_missing,
+    setting=lambda settings: AzureDevOpsSettings.of(settings).token,
+)
+bot_token: Final = TOKENS.bot_token
 
+
+class JobToken(tokens.JobToken):
     def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-
-    def __call__(self) -> str:
-        token = bot_token(self._settings)
-        if token is None:
-            url = organisation(self._settings)
-            raise PermanentCallbackError(
-                f"no Azure DevOps token for {url}: set RESOLVER_AZUREDEVOPS_TOKEN to the bot's "
-                f'personal access token, or store it with `printf %s "$TOKEN" | resolver tokens '
-                f"set --provider azuredevops --installation {url}`"
-            )
-        register_secret(token)
-        return token
+        super().__init__(TOKENS, None, settings)

@@ -12,27 +12,30 @@ import httpx
 
 from integrations.bitbucket.client import WRITE_PERMISSIONS, split_repo
 from integrations.bitbucket.settings import BitbucketSettings
+from integrations.toolkit.oauth import (
+    RefreshGrant,
+    account_answer,
+    refresh_grant,
+    repo_answer,
+    viewer_get,
+)
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
-    ForgeUnreachableError,
     IssuedToken,
     OAuthClient,
     Person,
-    RefreshRefusedError,
     RepoAccess,
     SignIn,
-    SignInError,
-    issued_token,
 )
 from resolver.core.settings import Settings
 
-TIMEOUT: Final = 10.0
 NAME: Final = "bitbucket"
 # A consumer's permissions are set on the consumer itself; these are what sign-in needs.
 SCOPE: Final = "account repository"
-REFUSED: Final = frozenset({"invalid_grant", "unauthorized_client"})
+VENDOR: Final = "Bitbucket"
+GRANT: Final = RefreshGrant(VENDOR, basic_auth=True)
 
 
 def client(settings: Settings) -> OAuthClient | None:
@@ -54,24 +57,12 @@ def _get(
     settings: Settings, token: str, path: str, params: dict[str, str] | None = None
 ) -> httpx.Response:
     api = BitbucketSettings.of(settings).api_url.rstrip("/")
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-    try:
-        response = httpx.get(api + path, headers=headers, params=params, timeout=TIMEOUT)
-    except httpx.HTTPError as error:
-        raise ForgeUnreachableError(f"Bitbucket did not answer: {type(error).__name__}") from None
-    if response.status_code == 401:
-        raise SignInError("Bitbucket no longer accepts your sign-in")
-    if response.status_code >= 500:
-        raise ForgeUnreachableError(f"Bitbucket answered {response.status_code}")
-    return response
+    return viewer_get(VENDOR, api + path, f"Bearer {token}", params=params)
 
 
 def person(settings: Settings, token: str) -> Person:
     """`GET /user`: the account the token acts for, by its uuid."""
-    response = _get(settings, token, "/user")
-    if response.status_code != 200:
-        raise SignInError(f"Bitbucket answered {response.status_code} for your account")
-    data = response.json()
+    data = account_answer(VENDOR, _get(settings, token, "/user"))
     login = data.get("nickname") or data.get("display_name") or data["uuid"]
     return Person(NAME, str(data["uuid"]), str(login))
 
@@ -83,12 +74,10 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     except PermanentCallbackError:
         return NO_ACCESS
     query = {"q": f'repository.full_name="{repo}"'}
-    response = _get(settings, token, "/user/permissions/repositories", query)
-    if response.status_code in (403, 404):
+    data = repo_answer(VENDOR, _get(settings, token, "/user/permissions/repositories", query), repo)
+    if data is None:
         return NO_ACCESS
-    if response.status_code != 200:
-        raise ForgeUnreachableError(f"Bitbucket answered {response.status_code} for {repo}")
-    values = response.json().get("values") or []
+    values = data.get("values") or []
     permission = str(values[0].get("permission") or "none") if values else "none"
     return RepoAccess(read=permission != "none", push=permission in WRITE_PERMISSIONS)
 
@@ -96,33 +85,7 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """`POST /site/oauth2/access_token` with `grant_type=refresh_token` (the consumer by HTTP
     Basic): new tokens. A revoked or unknown refresh token is a 400 `invalid_grant`."""
-    found = client(settings)
-    if found is None:
-        raise ForgeUnreachableError("Bitbucket sign-in is not configured; no token can be renewed")
-    form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
-    try:
-        response = httpx.post(
-            found.access_token_url,
-            data=form,
-            auth=(found.client_id, found.client_secret),
-            headers={"Accept": "application/json"},
-            timeout=TIMEOUT,
-        )
-    except httpx.HTTPError as error:
-        raise ForgeUnreachableError(f"Bitbucket did not answer: {type(error).__name__}") from None
-    try:
-        answer = response.json()
-    except ValueError:
-        answer = {}
-    answer = answer if isinstance(answer, dict) else {}
-    if response.status_code in (400, 401) and answer.get("error") in REFUSED:
-        raise RefreshRefusedError("Bitbucket refused the refresh token")
-    if response.status_code != 200 or "access_token" not in answer:
-        problem = answer.get("error") or "no token"
-        raise ForgeUnreachableError(
-            f"Bitbucket did not renew the token ({response.status_code} {problem})"
-        )
-    return issued_token(answer)
+    return refresh_grant(GRANT, client(settings), refresh_token)
 
 
 SIGN_IN: Final = SignIn(

@@ -13,6 +13,13 @@ import httpx
 
 from integrations.forgejo.client import API_PREFIX, WRITE_MODES, split_repo
 from integrations.forgejo.settings import ForgejoSettings
+from integrations.toolkit.oauth import (
+    RefreshGrant,
+    account_answer,
+    refresh_grant,
+    repo_answer,
+    viewer_get,
+)
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
@@ -21,19 +28,16 @@ from resolver.contract.signin import (
     IssuedToken,
     OAuthClient,
     Person,
-    RefreshRefusedError,
     RepoAccess,
     SignIn,
-    SignInError,
-    issued_token,
 )
 from resolver.core.settings import Settings
 
-TIMEOUT: Final = 10.0
 NAME: Final = "forgejo"
 # Forgejo's scoped-token scopes; an OAuth2 grant without one acts with all the user's rights.
 SCOPE: Final = "read:user read:repository"
-REFUSED: Final = frozenset({"invalid_grant", "unauthorized_client"})
+VENDOR: Final = "Forgejo"
+GRANT: Final = RefreshGrant(VENDOR)
 
 
 def _base(settings: Settings) -> str | None:
@@ -61,24 +65,12 @@ def _get(settings: Settings, token: str, path: str) -> httpx.Response:
     base = _base(settings)
     if base is None:
         raise ForgeUnreachableError("no Forgejo instance is configured (RESOLVER_FORGEJO_URL)")
-    headers = {"Authorization": f"token {token}", "Accept": "application/json"}
-    try:
-        response = httpx.get(base + API_PREFIX + path, headers=headers, timeout=TIMEOUT)
-    except httpx.HTTPError as error:
-        raise ForgeUnreachableError(f"Forgejo did not answer: {type(error).__name__}") from None
-    if response.status_code == 401:
-        raise SignInError("Forgejo no longer accepts your sign-in")
-    if response.status_code >= 500:
-        raise ForgeUnreachableError(f"Forgejo answered {response.status_code}")
-    return response
+    return viewer_get(VENDOR, base + API_PREFIX + path, f"token {token}")
 
 
 def person(settings: Settings, token: str) -> Person:
     """`GET /api/v1/user`: the account the token acts for."""
-    response = _get(settings, token, "/user")
-    if response.status_code != 200:
-        raise SignInError(f"Forgejo answered {response.status_code} for your account")
-    data = response.json()
+    data = account_answer(VENDOR, _get(settings, token, "/user"))
     return Person(NAME, str(data["id"]), str(data["login"]))
 
 
@@ -92,49 +84,17 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
         return NO_ACCESS
     login = person(settings, token).login
     path = f"/repos/{owner}/{name}/collaborators/{quote(login, safe='')}/permission"
-    response = _get(settings, token, path)
-    if response.status_code in (403, 404):
+    data = repo_answer(VENDOR, _get(settings, token, path), repo)
+    if data is None:
         return NO_ACCESS
-    if response.status_code != 200:
-        raise ForgeUnreachableError(f"Forgejo answered {response.status_code} for {repo}")
-    mode = str(response.json().get("permission") or "none")
+    mode = str(data.get("permission") or "none")
     return RepoAccess(read=mode != "none", push=mode in WRITE_MODES)
 
 
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """`POST /login/oauth/access_token` with `grant_type=refresh_token`: new tokens. A used,
     revoked or unknown refresh token is a 400 `invalid_grant` (RFC 6749 section 5.2)."""
-    found = client(settings)
-    if found is None:
-        raise ForgeUnreachableError("Forgejo sign-in is not configured; no token can be renewed")
-    form = {
-        "client_id": found.client_id,
-        "client_secret": found.client_secret,
-        "grant_type": "refresh_token",
-        "refresh_token": refresh_token,
-    }
-    try:
-        response = httpx.post(
-            found.access_token_url,
-            data=form,
-            headers={"Accept": "application/json"},
-            timeout=TIMEOUT,
-        )
-    except httpx.HTTPError as error:
-        raise ForgeUnreachableError(f"Forgejo did not answer: {type(error).__name__}") from None
-    try:
-        answer = response.json()
-    except ValueError:
-        answer = {}
-    answer = answer if isinstance(answer, dict) else {}
-    if response.status_code in (400, 401) and answer.get("error") in REFUSED:
-        raise RefreshRefusedError("Forgejo refused the refresh token")
-    if response.status_code != 200 or "access_token" not in answer:
-        problem = answer.get("error") or "no token"
-        raise ForgeUnreachableError(
-            f"Forgejo did not renew the token ({response.status_code} {problem})"
-        )
-    return issued_token(answer)
+    return refresh_grant(GRANT, client(settings), refresh_token)
 
 
 SIGN_IN: Final = SignIn(

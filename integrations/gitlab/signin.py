@@ -11,22 +11,25 @@ from urllib.parse import quote
 import httpx
 
 from integrations.gitlab.settings import GitLabSettings
+from integrations.toolkit.oauth import (
+    RefreshGrant,
+    account_answer,
+    refresh_grant,
+    repo_answer,
+    viewer_get,
+)
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
-    ForgeUnreachableError,
     IssuedToken,
     OAuthClient,
     Person,
-    RefreshRefusedError,
     RepoAccess,
     SignIn,
-    SignInError,
-    issued_token,
 )
 from resolver.core.settings import Settings
 
-TIMEOUT = 10.0
+VENDOR = "GitLab"
 DEVELOPER = 30  # the lowest access level that may push
 
 
@@ -47,23 +50,12 @@ def client(settings: Settings) -> OAuthClient | None:
 
 def _get(settings: Settings, token: str, path: str) -> httpx.Response:
     url = GitLabSettings.of(settings).url.rstrip("/") + "/api/v4" + path
-    try:
-        response = httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
-    except httpx.HTTPError as error:
-        raise ForgeUnreachableError(f"GitLab did not answer: {type(error).__name__}") from None
-    if response.status_code == 401:
-        raise SignInError("GitLab no longer accepts your sign-in")
-    if response.status_code >= 500:
-        raise ForgeUnreachableError(f"GitLab answered {response.status_code}")
-    return response
+    return viewer_get(VENDOR, url, f"Bearer {token}", headers={})
 
 
 def person(settings: Settings, token: str) -> Person:
     """`GET /user`: the account the token acts for."""
-    response = _get(settings, token, "/user")
-    if response.status_code != 200:
-        raise SignInError(f"GitLab answered {response.status_code} for your account")
-    data = response.json()
+    data = account_answer(VENDOR, _get(settings, token, "/user"))
     return Person("gitlab", str(data["id"]), str(data["username"]))
 
 
@@ -75,12 +67,10 @@ def _level(permissions: dict[str, Any], key: str) -> int:
 def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     """GitLab answers 404 for a project the token cannot read, and reports the viewer's own
     and inherited access levels on one it can."""
-    response = _get(settings, token, f"/projects/{quote(repo, safe='')}")
-    if response.status_code in (403, 404):
+    data = repo_answer(VENDOR, _get(settings, token, f"/projects/{quote(repo, safe='')}"), repo)
+    if data is None:
         return NO_ACCESS
-    if response.status_code != 200:
-        raise ForgeUnreachableError(f"GitLab answered {response.status_code} for {repo}")
-    permissions = response.json().get("permissions") or {}
+    permissions = data.get("permissions") or {}
     level = max(_level(permissions, "project_access"), _level(permissions, "group_access"))
     return RepoAccess(read=True, push=level >= DEVELOPER)
 
@@ -88,33 +78,14 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """`POST /oauth/token` with `grant_type=refresh_token`: new tokens, the old ones revoked.
     A revoked, used or unknown refresh token is a 400 `invalid_grant` (RFC 6749 section 5.2)."""
-    found = client(settings)
-    if found is None:
-        raise ForgeUnreachableError("GitLab sign-in is not configured; no token can be renewed")
-    form = {
-        "client_id": found.client_id,
-        "client_secret": found.client_secret,
-        "grant_type": "refresh_token",
-        "refresh_token": refresh_token,
-        "redirect_uri": f"{settings.public_url.rstrip('/')}/signin/gitlab/done",
-    }
-    try:
-        response = httpx.post(found.access_token_url, data=form, timeout=TIMEOUT)
-    except httpx.HTTPError as error:
-        raise ForgeUnreachableError(f"GitLab did not answer: {type(error).__name__}") from None
-    try:
-        answer = response.json()
-    except ValueError:
-        answer = {}
-    answer = answer if isinstance(answer, dict) else {}
-    if response.status_code == 400 and answer.get("error") == "invalid_grant":
-        raise RefreshRefusedError("GitLab refused the refresh token")
-    if response.status_code != 200 or "access_token" not in answer:
-        problem = answer.get("error") or "no token"
-        raise ForgeUnreachableError(
-            f"GitLab did not renew the token ({response.status_code} {problem})"
-        )
-    return issued_token(answer)
+    done = f"{settings.public_url.rstrip('/')}/signin/gitlab/done"
+    grant = RefreshGrant(
+        VENDOR,
+        form={"redirect_uri": done},
+        refusals=frozenset({"invalid_grant"}),
+        refusal_statuses=frozenset({400}),
+    )
+    return refresh_grant(grant, client(settings), refresh_token)
 
 
 SIGN_IN = SignIn(

@@ -1,0 +1,125 @@
+"""A forge's sign-in calls, written once: a GET as the viewer (`viewer_get`), its answers about
+the account and a repository, and the refresh grant (RFC 6749 section 6) that renews the
+viewer's token. Each forge's `signin.py` passes its names, URLs and quirks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import httpx
+
+from resolver.contract.signin import (
+    ForgeUnreachableError,
+    IssuedToken,
+    OAuthClient,
+    RefreshRefusedError,
+    SignInError,
+    issued_token,
+)
+
+TIMEOUT: Final = 10.0
+JSON: Final[Mapping[str, str]] = {"Accept": "application/json"}
+
+
+def viewer_get(
+    vendor: str,
+    url: str,
+    authorization: str,
+    *,
+    params: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] = JSON,
+    signed_out: frozenset[int] = frozenset({401}),
+) -> httpx.Response:
+    """GET `url` with the viewer's `Authorization` header: SignInError when the forge no longer
+    takes the token (`signed_out`), ForgeUnreachableError when it did not answer or failed."""
+    try:
+        response = httpx.get(
+            url,
+            headers={"Authorization": authorization, **headers},
+            params=dict(params) if params else None,
+            timeout=TIMEOUT,
+        )
+    except httpx.HTTPError as error:
+        raise ForgeUnreachableError(f"{vendor} did not answer: {type(error).__name__}") from None
+    if response.status_code in signed_out:
+        raise SignInError(f"{vendor} no longer accepts your sign-in")
+    if response.status_code >= 500:
+        raise ForgeUnreachableError(f"{vendor} answered {response.status_code}")
+    return response
+
+
+def account_answer(vendor: str, response: httpx.Response, what: str = "account") -> Any:
+    """The JSON of the forge's answer about the viewer's own account; SignInError on another
+    status than 200."""
+    if response.status_code != 200:
+        raise SignInError(f"{vendor} answered {response.status_code} for your {what}")
+    return response.json()
+
+
+def repo_answer(vendor: str, response: httpx.Response, repo: str) -> Any | None:
+    """The JSON of the forge's answer about a repository, None where it hides the repository
+    from the viewer (403, 404); ForgeUnreachableError on another status than 200."""
+    if response.status_code in (403, 404):
+        return None
+    if response.status_code != 200:
+        raise ForgeUnreachableError(f"{vendor} answered {response.status_code} for {repo}")
+    return response.json()
+
+
+@dataclass(frozen=True)
+class RefreshGrant:
+    """How a forge's token endpoint takes a refresh grant and says no to one."""
+
+    vendor: str
+    """Who issues the tokens, as people read it in an error."""
+    basic_auth: bool = False
+    """The client authenticates by HTTP Basic, not with its id and secret in the form."""
+    form: Mapping[str, str] | None = None
+    """Sent besides the standard fields (a scope, a redirect URI)."""
+    refusals: frozenset[str] = frozenset({"invalid_grant", "unauthorized_client"})
+    """The `error` codes that refuse the refresh token itself (RFC 6749 section 5.2)."""
+    refusal_statuses: frozenset[int] | None = frozenset({400, 401})
+    """The statuses a refusal comes with; None: any (some forges answer 200 and an error)."""
+
+
+def refresh_grant(grant: RefreshGrant, client: OAuthClient | None, token: str) -> IssuedToken:
+    """Trade a refresh token for new tokens at the client's token endpoint.
+    RefreshRefusedError when the forge refuses the refresh token; ForgeUnreachableError when
+    sign-in is not configured or the forge gave no token."""
+    if client is None:
+        raise ForgeUnreachableError(
+            f"{grant.vendor} sign-in is not configured; no token can be renewed"
+        )
+    form = {"grant_type": "refresh_token", "refresh_token": token, **(grant.form or {})}
+    auth = (client.client_id, client.client_secret) if grant.basic_auth else None
+    if auth is None:
+        form = {"client_id": client.client_id, "client_secret": client.client_secret, **form}
+    try:
+        response = httpx.post(
+            client.access_token_url, data=form, auth=auth, headers=JSON, timeout=TIMEOUT
+        )
+    except httpx.HTTPError as error:
+        raise ForgeUnreachableError(
+            f"{grant.vendor} did not answer: {type(error).__name__}"
+        ) from None
+    answer = _json_object(response)
+    problem = answer.get("error")
+    statuses = grant.refusal_statuses
+    if problem in grant.refusals and (statuses is None or response.status_code in statuses):
+        raise RefreshRefusedError(f"{grant.vendor} refused the refresh token")
+    if response.status_code != 200 or problem or "access_token" not in answer:
+        raise ForgeUnreachableError(
+            f"{grant.vendor} did not renew the token "
+            f"({response.status_code} {problem or 'no token'})"
+        )
+    return issued_token(answer)
+
+
+def _json_object(response: httpx.Response) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
