@@ -155,6 +155,26 @@ def stopped_mid_command(reason: str) -> SandboxError:
     return SandboxError(f"the sandbox stopped in the middle of a command: {reason}")
 
 
+def shell_gone_with_container(container_id: str, user: int) -> str | None:
+    """After the session's shell ended mid-command: why its container stopped, or None when it
+    still runs (the command killed the shell). A runtime can end the shell's exec before the
+    engine records its container's exit (gVisor's kernel killed as one process), so a container
+    that no longer runs a new process is given until ALIVE_POLL for the engine to say why."""
+    stopped = container_stopped(container_id)
+    if stopped is not None:
+        return stopped
+    try:
+        code, output = capture(container_id, ["true"], user)
+    except SandboxError:
+        code, output = -1, b""
+    if code == 0 and not output:
+        return None
+    deadline = time.monotonic() + ALIVE_POLL
+    while (stopped := container_stopped(container_id)) is None and time.monotonic() < deadline:
+        time.sleep(_LAST_POLL)
+    return stopped
+
+
 def container_stopped(container_id: str) -> str | None:
     """Why the container no longer runs (None while it does)."""
     try:

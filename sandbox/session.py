@@ -21,6 +21,7 @@ from sandbox.execution import (
     ShellDiedError,
     capture,
     container_stopped,
+    shell_gone_with_container,
     stopped_mid_command,
 )
 from sandbox.export import export_change, is_running, stray_processes
@@ -233,7 +234,7 @@ class Sandbox:
             # Killed along with the command (`kill -9 -1`, say), or stuck: a new one next time;
             # unless the whole container went with it.
             self._drop_shell()
-            stopped = container_stopped(self.container_id)
+            stopped = shell_gone_with_container(self.container_id, self.policy.user)
             if stopped is not None:
                 raise stopped_mid_command(stopped) from None
             return KILLED, None
