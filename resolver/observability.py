@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -92,7 +93,8 @@ def install(
         return None
 
     name = os.environ.get("OTEL_SERVICE_NAME") or service
-    sampler = None if os.environ.get("OTEL_TRACES_SAMPLER") else _work_sampler()
+    ratio = chosen_ratio()
+    sampler = None if ratio is None else _work_sampler(ratio, requests_decided=own_publishes)
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}), sampler=sampler)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     done = Tracing(provider)
@@ -108,7 +110,8 @@ def install_web(app: Starlette) -> Tracing | None:
     done = install("resolver-web", WEB_QUIET, own_publishes=True)
     if done is None:
         return None
-    app.add_middleware(RequestSpans, tracer=done.provider.get_tracer("resolver.web"))
+    tracer = done.provider.get_tracer("resolver.web")
+    app.add_middleware(RequestSpans, tracer=tracer, ratio=chosen_ratio())
     done.undo.append(lambda: _remove_middleware(app, RequestSpans))
     return done
 
@@ -118,13 +121,19 @@ class RequestSpans:
     status: what the generic ASGI middleware records that a reader of a job's trace uses. That
     middleware's per-request work (a dozen attributes read from the headers, a wrapper for each
     message sent) cost more CPU than the rest of a webhook's tracing (bench/tracing.py). Scrapes
-    and health checks (`UNTRACED_PATHS`) start no span; a request's `traceparent` is its parent."""
+    and health checks (`UNTRACED_PATHS`) start no span; a request's `traceparent` is its parent.
 
-    def __init__(self, app: ASGIApp, tracer: Any) -> None:
+    With `ratio` (the default sampler's), the request's trace is decided before any span: its
+    `traceparent`'s flag, else a draw. A request not sampled then makes no span at all, nor does
+    the work it leads to (`tracing.within`), and its messages carry the decision to the worker;
+    the SDK's sampler keeps every request span this lets through. Without `ratio` (a sampler
+    of the operator's own), the span is made and the sampler decides."""
+
+    def __init__(self, app: ASGIApp, tracer: Any, ratio: float | None = None) -> None:
         from opentelemetry.propagate import extract
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
-        self.app, self.tracer, self.extract = app, tracer, extract
+        self.app, self.tracer, self.extract, self.ratio = app, tracer, extract, ratio
         self.server, self.failed = SpanKind.SERVER, Status(StatusCode.ERROR)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -138,6 +147,11 @@ class RequestSpans:
             if key == b"traceparent":
                 parent = self.extract({"traceparent": value.decode("latin-1")})
                 break
+        unsampled = () if self.ratio is None else _unsampled(parent, self.ratio)
+        if unsampled:
+            with tracing.within(unsampled):
+                await self.app(scope, receive, send)
+            return
         attributes = {"http.request.method": method, "url.path": path}
         with self.tracer.start_as_current_span(
             f"{method} {path}", context=parent, kind=self.server, attributes=attributes
@@ -154,6 +168,24 @@ class RequestSpans:
                 await send(message)
 
             await self.app(scope, receive, sent)
+
+
+def _unsampled(parent: Any, ratio: float) -> tracing.Carrier:
+    """Empty when a request's trace is sampled, else the context it hands on, flagged not
+    sampled. Its caller's decision (`parent`, from its `traceparent`) stands; without one, a draw
+    keeps `ratio` of the requests."""
+    from opentelemetry.trace import get_current_span
+
+    caller = get_current_span(parent).get_span_context() if parent is not None else None
+    if caller is not None and caller.is_valid:
+        if caller.trace_flags.sampled:
+            return ()
+        trace_id, span_id = caller.trace_id, caller.span_id
+    elif random.random() < ratio:
+        return ()
+    else:
+        trace_id, span_id = random.getrandbits(128) or 1, random.getrandbits(64) or 1
+    return (("traceparent", f"00-{trace_id:032x}-{span_id:016x}-00"),)
 
 
 def _remove_middleware(app: Starlette, kind: object) -> None:
@@ -189,10 +221,10 @@ def _instrument_libraries(done: Tracing, quiet: frozenset[str], never: frozenset
         done.undo.append(instrumentor.uninstrument)
 
 
-def _work_sampler() -> Sampler:
-    """Traces that start with work (a request, a task; a share of them, `_ratio`), and none that
-    starts with a lone client call: a worker polls Redis all the time, and each poll would be a
-    trace of its own."""
+def _work_sampler(ratio: float, *, requests_decided: bool = False) -> Sampler:
+    """Traces that start with work (a request, a task; `ratio` of them), and none that starts
+    with a lone client call: a worker polls Redis all the time, and each poll would be a trace of
+    its own. With `requests_decided`, a request's span is kept: `RequestSpans` drew already."""
     from opentelemetry.sdk.trace.sampling import (
         Decision,
         ParentBased,
@@ -202,7 +234,7 @@ def _work_sampler() -> Sampler:
     )
     from opentelemetry.trace import SpanKind
 
-    ratio = TraceIdRatioBased(_ratio())
+    share = TraceIdRatioBased(ratio)
 
     class WorkOnly(Sampler):
         def should_sample(
@@ -217,7 +249,9 @@ def _work_sampler() -> Sampler:
         ) -> SamplingResult:
             if kind == SpanKind.CLIENT:
                 return SamplingResult(Decision.DROP)
-            return ratio.should_sample(parent_context, trace_id, name, kind, attributes, links)
+            if kind == SpanKind.SERVER and requests_decided:
+                return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes)
+            return share.should_sample(parent_context, trace_id, name, kind, attributes, links)
 
         def get_description(self) -> str:
             return "WorkOnly"
@@ -225,9 +259,11 @@ def _work_sampler() -> Sampler:
     return ParentBased(root=WorkOnly())
 
 
-def _ratio() -> float:
+def chosen_ratio() -> float | None:
     """The share of jobs traced: OTEL_TRACES_SAMPLER_ARG (the SDK's own name), else
-    `DEFAULT_RATIO`."""
+    `DEFAULT_RATIO`; None when OTEL_TRACES_SAMPLER names a sampler of the operator's own."""
+    if os.environ.get("OTEL_TRACES_SAMPLER"):
+        return None
     raw = os.environ.get("OTEL_TRACES_SAMPLER_ARG", "").strip()
     try:
         return min(1.0, max(0.0, float(raw))) if raw else DEFAULT_RATIO

@@ -29,7 +29,7 @@ from resolver.broker.celery_app import (
     SCHEDULES_TICK,
 )
 from resolver.callbacks.send import send
-from resolver.core import metrics, version
+from resolver.core import metrics, tracing, version
 from resolver.core.logs import log
 from resolver.core.settings import Settings, get_settings
 from resolver.schedules import beat
@@ -57,7 +57,8 @@ def run_job(job_id: int) -> None:
     from resolver import runners
     from resolver.worker.execute import execute
 
-    execute(int(job_id), runners.runner_for, get_settings())
+    with tracing.follow_decision():  # a job not sampled makes no span
+        execute(int(job_id), runners.runner_for, get_settings())
 
 
 # No retry limit here: the attempt rows decide when to give up (`callbacks.send.MAX_TRIES`).
@@ -72,7 +73,8 @@ def run_job(job_id: int) -> None:
 def deliver(self: Task, callback_id: int) -> None:
     """Send one callback; a transient failure is tried again by Celery, after the wait that
     `send` computed (the provider's Retry-After, or backoff with jitter)."""
-    wait = send(int(callback_id), get_settings())
+    with tracing.follow_decision():
+        wait = send(int(callback_id), get_settings())
     if wait is not None:
         raise self.retry(countdown=wait)
 

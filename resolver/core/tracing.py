@@ -3,7 +3,10 @@ context a job's rows and messages carry between processes.
 
 Off by default, and then each call is one check: nothing of OpenTelemetry is imported.
 `resolver.observability` turns it on at a composition root when OTEL_EXPORTER_OTLP_ENDPOINT is
-set. Attributes are numbers, flags and short names (a model, a tool): never a token, the text of
+set. Work whose trace is not sampled (nine jobs in ten by default) is as cheap: `within` and
+`follow_decision` mark it, and then no span is made in it, neither here nor by the libraries'
+instrumentations; its carrier still says "not sampled", so the next process decides the same.
+Attributes are numbers, flags and short names (a model, a tool): never a token, the text of
 a request or a command's output, so a span cannot leak what the logs redact.
 """
 
@@ -11,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
+    from opentelemetry.context import Context
     from opentelemetry.trace import Tracer
 
 Value: TypeAlias = str | int | float | bool
@@ -22,14 +27,19 @@ Carrier: TypeAlias = tuple[tuple[str, str], ...]
 can hold."""
 
 _tracer: Tracer | None = None
+_unsampled: ContextVar[Carrier] = ContextVar("resolver_unsampled", default=())
+"""The context of the work under way when its trace is not sampled (else empty): what `carrier`
+hands on, and the sign for every span here to be skipped."""
+_quiet: Context | None = None
+"""The base of such work's OpenTelemetry context (`_quiet_context`), made once."""
 _own_publishes = False
 """Whether `publish` makes the span of each message sent (the web process, which leaves the
 Celery instrumentation off: it cost more than the rest of a webhook's tracing)."""
 
 
 def turn_on(tracer: Tracer, *, own_publishes: bool = False) -> None:
-    global _tracer, _own_publishes
-    _tracer, _own_publishes = tracer, own_publishes
+    global _tracer, _own_publishes, _quiet
+    _tracer, _own_publishes, _quiet = tracer, own_publishes, _quiet_context()
 
 
 def turn_off() -> None:
@@ -47,8 +57,9 @@ def _kept(attributes: Mapping[str, Value | None]) -> dict[str, Value]:
 
 @contextmanager
 def span(name: str, **attributes: Value | None) -> Iterator[None]:
-    """A child of the current span for the block; nothing at all when tracing is off."""
-    if _tracer is None:
+    """A child of the current span for the block; nothing at all when tracing is off or the
+    trace is not sampled."""
+    if _tracer is None or _unsampled.get():
         yield
         return
     with _tracer.start_as_current_span(name, attributes=_kept(attributes)):
@@ -57,7 +68,7 @@ def span(name: str, **attributes: Value | None) -> Iterator[None]:
 
 def note(**attributes: Value | None) -> None:
     """Add attributes to the current span (what is known only at its end: tokens, exit code)."""
-    if _tracer is None:
+    if _tracer is None or _unsampled.get():
         return
     from opentelemetry import trace
 
@@ -68,6 +79,8 @@ def carrier() -> Carrier:
     """The current trace context, to hand to another thread or process; empty when off."""
     if _tracer is None:
         return ()
+    if unsampled := _unsampled.get():
+        return unsampled
     from opentelemetry.propagate import inject
 
     headers: dict[str, str] = {}
@@ -81,6 +94,10 @@ def publish(task: str, task_id: str, headers: dict[str, object]) -> Iterator[Non
     instrumentation names its own (`apply_async/<task>`, its context in the message's headers, where
     a worker's instrumentation reads it); nothing unless this process makes its own."""
     if _tracer is None or not _own_publishes:
+        yield
+        return
+    if unsampled := _unsampled.get():
+        headers.update(unsampled)  # no span; the worker follows the decision
         yield
         return
     from opentelemetry.propagate import inject
@@ -97,15 +114,67 @@ def publish(task: str, task_id: str, headers: dict[str, object]) -> Iterator[Non
 
 @contextmanager
 def within(context: Carrier) -> Iterator[None]:
-    """Run the block as part of the trace `context` names (from `carrier`)."""
-    if _tracer is None or not context:
+    """Run the block as part of the trace `context` names (from `carrier`): with no span at all
+    if that trace is not sampled."""
+    if _tracer is None or not context or context == _unsampled.get():
         yield
         return
     from opentelemetry import context as otel_context
     from opentelemetry.propagate import extract
 
-    token = otel_context.attach(extract(dict(context)))
+    unsampled = context if not sampled(context) else ()
+    assert _quiet is not None  # made by turn_on
+    if unsampled and _own_publishes:
+        base = _quiet  # this process's messages carry `context` by `publish`, not by a span
+    else:
+        base = extract(dict(context), context=_quiet if unsampled else None)
+    token, mark = otel_context.attach(base), _unsampled.set(unsampled)
     try:
         yield
+    finally:
+        _unsampled.reset(mark)
+        otel_context.detach(token)
+
+
+@contextmanager
+def follow_decision() -> Iterator[None]:
+    """Run a task's block as its trace decided (the span its message started is current): when
+    the trace is not sampled, the block makes no span, its own or the libraries'."""
+    if _tracer is None or _unsampled.get():
+        yield
+        return
+    from opentelemetry import trace
+
+    current = trace.get_current_span().get_span_context()
+    if not current.is_valid or current.trace_flags.sampled:
+        yield
+        return
+    with within(carrier()):
+        yield
+
+
+def sampled(context: Carrier) -> bool:
+    """Whether the trace `context` names is recorded: the sampled flag of its `traceparent`
+    (a context without one has not decided, and counts as sampled)."""
+    for key, value in context:
+        if key == "traceparent":
+            flags = value.rpartition("-")[2]
+            return not (len(flags) == 2 and flags in _UNSAMPLED_FLAGS)
+    return True
+
+
+_UNSAMPLED_FLAGS = frozenset(f"{flags:02x}" for flags in range(0, 256, 2))
+
+
+def _quiet_context() -> Context:
+    """An empty context in which the libraries' instrumentations are suppressed (the standard
+    way, which each checks before any work of its own): the base of work not sampled."""
+    from opentelemetry import context as otel_context
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    token = otel_context.attach(otel_context.Context())
+    try:
+        with suppress_instrumentation():
+            return otel_context.get_current()
     finally:
         otel_context.detach(token)

@@ -193,9 +193,10 @@ def _write_alone(pending: Pending) -> Accepted | Exception:
 
 def _write(batch: Sequence[Pending]) -> list[Accepted]:
     started = time.monotonic()
-    # A batch is one transaction for many requests: its span joins the first one's trace.
+    # A batch is one transaction for many requests: its span joins the first sampled one's trace.
+    traced = next((p.trace for p in batch if tracing.sampled(p.trace)), batch[0].trace)
     with (
-        tracing.within(batch[0].trace),
+        tracing.within(traced),
         tracing.span("ingress.intake", triggers=len(batch)),
         get_engine().begin() as conn,
     ):

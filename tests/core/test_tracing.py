@@ -3,13 +3,17 @@ as a plain value when it is on (an SDK provider with an in-memory exporter)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler, SamplingResult
 
 from resolver import observability
 from resolver.core import tracing
@@ -91,3 +95,125 @@ def test_a_process_with_the_celery_instrumentation_makes_no_span_of_its_own(
         pass
     assert headers == {}
     assert not spans.get_finished_spans()
+
+
+class Counting(Sampler):
+    """The SDK's default sampler, counting the spans begun: each begins with a question to it."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.inner = ParentBased(ALWAYS_ON)
+
+    def should_sample(self, *args: Any, **kwargs: Any) -> SamplingResult:
+        self.asked += 1
+        return self.inner.should_sample(*args, **kwargs)
+
+    def get_description(self) -> str:
+        return "Counting"
+
+
+@pytest.fixture
+def counted() -> Iterator[tuple[InMemorySpanExporter, Counting]]:
+    """A web process's tracing (it makes its own publish spans), its sampler counting."""
+    exporter, sampler = InMemorySpanExporter(), Counting()
+    provider = TracerProvider(sampler=sampler)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.turn_on(provider.get_tracer("test"), own_publishes=True)
+    try:
+        yield exporter, sampler
+    finally:
+        tracing.turn_off()
+        provider.shutdown()
+
+
+UNSAMPLED: tracing.Carrier = (("traceparent", f"00-{'ab' * 16}-{'cd' * 8}-00"),)
+
+
+def test_work_not_sampled_begins_no_span_and_hands_the_decision_on(
+    counted: tuple[InMemorySpanExporter, Counting],
+) -> None:
+    exporter, sampler = counted
+    headers: dict[str, object] = {}
+    with tracing.within(UNSAMPLED):
+        with tracing.span("ingress.intake"), tracing.publish("resolver.run_job", "abc", headers):
+            tracing.note(triggers=1)
+            libraries_traced = is_instrumentation_enabled()
+        carried = tracing.carrier()
+    assert sampler.asked == 0 and not exporter.get_finished_spans()
+    assert not libraries_traced  # SQL, Redis and httpx make no span either
+    assert carried == UNSAMPLED and headers == dict(UNSAMPLED)  # the worker follows
+    assert is_instrumentation_enabled()
+
+
+def test_a_sampled_context_inside_work_not_sampled_is_traced(
+    counted: tuple[InMemorySpanExporter, Counting],
+) -> None:
+    exporter, _ = counted
+    sampled = (("traceparent", f"00-{'ef' * 16}-{'cd' * 8}-01"),)
+    with tracing.within(UNSAMPLED), tracing.within(sampled), tracing.span("ingress.intake"):
+        pass
+    [intake] = exporter.get_finished_spans()
+    assert intake.context is not None and f"{intake.context.trace_id:032x}" == "ef" * 16
+
+
+def test_a_task_of_a_trace_not_sampled_makes_no_span(spans: InMemorySpanExporter) -> None:
+    from opentelemetry import context, trace
+
+    run = trace.NonRecordingSpan(trace.SpanContext(7, 9, is_remote=True))  # flags: not sampled
+    token = context.attach(trace.set_span_in_context(run))
+    try:
+        with tracing.follow_decision(), tracing.span("git.clone"):
+            carried = tracing.carrier()
+            libraries_traced = is_instrumentation_enabled()
+    finally:
+        context.detach(token)
+    assert not spans.get_finished_spans() and not libraries_traced
+    assert carried == (("traceparent", f"00-{7:032x}-{9:016x}-00"),)
+    with tracing.span("run/resolver.run_job"), tracing.follow_decision(), tracing.span("git.clone"):
+        pass
+    assert [s.name for s in spans.get_finished_spans()] == ["git.clone", "run/resolver.run_job"]
+
+
+def _request(
+    middleware: observability.RequestSpans, headers: list[tuple[bytes, bytes]]
+) -> tracing.Carrier:
+    """Send one request through `middleware`: what the app behind it would hand on."""
+    seen: list[tracing.Carrier] = []
+
+    async def app(_scope: Any, _receive: Any, send: Any) -> None:
+        seen.append(tracing.carrier())
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(_message: Any) -> None:
+        return None
+
+    middleware.app = app
+    scope = {"type": "http", "method": "POST", "path": "/webhooks/github", "headers": headers}
+    asyncio.run(middleware(scope, receive, send))
+    return seen[0]
+
+
+def test_a_request_not_drawn_begins_no_span_and_its_messages_say_so(
+    counted: tuple[InMemorySpanExporter, Counting],
+) -> None:
+    exporter, sampler = counted
+    tracer = TracerProvider(sampler=sampler).get_tracer("web")
+    carried = _request(observability.RequestSpans(None, tracer, ratio=0.0), [])  # type: ignore[arg-type]
+    assert sampler.asked == 0 and not exporter.get_finished_spans()
+    assert not tracing.sampled(carried)
+    caller = (b"traceparent", f"00-{'ab' * 16}-{'cd' * 8}-01".encode())
+    carried = _request(observability.RequestSpans(None, tracer, ratio=0.0), [caller])  # type: ignore[arg-type]
+    assert tracing.sampled(carried) and "ab" * 16 in carried[0][1]  # the caller's decision
+
+
+def test_the_web_sampler_keeps_every_request_the_middleware_let_through() -> None:
+    from opentelemetry.sdk.trace.sampling import Decision
+    from opentelemetry.trace import SpanKind
+
+    sampler = observability._work_sampler(0.0, requests_decided=True)
+    kept = sampler.should_sample(None, 5, "POST /webhooks/github", SpanKind.SERVER)
+    polled = sampler.should_sample(None, 5, "BRPOP", SpanKind.CLIENT)
+    assert kept.decision == Decision.RECORD_AND_SAMPLE and polled.decision == Decision.DROP
