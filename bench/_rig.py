@@ -40,7 +40,8 @@ from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO
 from tests.support.llm_server import Reply, ScriptedLLMServer, finish, tool
 
 ROOT = Path(__file__).resolve().parents[1]
-REDIS = "redis://127.0.0.1:6379/13"
+# RESOLVER_BENCH_REDIS: a Redis db of the run's own, where several benches share a host.
+REDIS = os.environ.get("RESOLVER_BENCH_REDIS", "redis://127.0.0.1:6379/13")
 REACT = "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
 PULLS = "POST /repos/{owner}/{repo}/pulls"
 BASELINE_WORKER = "resolver worker --queues jobs,callbacks,default --pool prefork --concurrency 2"

@@ -20,6 +20,7 @@ from integrations import registry
 from resolver import observability
 from resolver.broker import locks
 from resolver.broker.celery_app import (
+    ACKNOWLEDGE,
     DELIVER,
     PRUNE_TRAJECTORIES,
     REAP_SANDBOXES,
@@ -28,6 +29,7 @@ from resolver.broker.celery_app import (
     SCHEDULES_SYNC,
     SCHEDULES_TICK,
 )
+from resolver.callbacks.acknowledge import acknowledge
 from resolver.callbacks.send import send
 from resolver.core import metrics, tracing, version
 from resolver.core.logs import log
@@ -77,6 +79,12 @@ def deliver(self: Task, callback_id: int) -> None:
         wait = send(int(callback_id), get_settings())
     if wait is not None:
         raise self.retry(countdown=wait)
+
+
+@shared_task(name=ACKNOWLEDGE, acks_late=True, max_retries=0, time_limit=120, soft_time_limit=100)
+def acknowledge_job(job_id: int) -> None:
+    """A new job's one message from intake: its 👀, its job message, its first status."""
+    acknowledge(int(job_id), get_settings())
 
 
 def _first_in_slot(settings: Settings, duty: str, every: float | None = None) -> bool:

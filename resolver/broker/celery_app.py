@@ -18,6 +18,7 @@ QUEUES = (JOBS_QUEUE, CALLBACKS_QUEUE, DEFAULT_QUEUE)
 # Task names are the wire contract with messages already queued: never rename one.
 RUN_JOB: Final = "resolver.run_job"
 DELIVER: Final = "resolver.callbacks.deliver"
+ACKNOWLEDGE: Final = "resolver.callbacks.acknowledge"
 RECONCILE: Final = "resolver.reconcile"
 REAP_SANDBOXES: Final = "resolver.reap_sandboxes"
 SCHEDULES_TICK: Final = "resolver.schedules.tick"

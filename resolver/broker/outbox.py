@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import TYPE_CHECKING
 
 import redis
 
-from resolver.broker.celery_app import JOBS_QUEUE, QUEUES
+from resolver.broker.celery_app import ACKNOWLEDGE, CALLBACKS_QUEUE, JOBS_QUEUE, QUEUES
 from resolver.broker.publish import job_message, send_messages
 from resolver.core.logs import log
 from resolver.store import jobs
@@ -36,7 +36,7 @@ def publish_job(session: Session, job_id: int) -> str:
     return message_id
 
 
-def _ids_in(raw_messages: Iterable[bytes | str]) -> set[str]:
+def _ids_in(raw_messages: Iterable[bytes | str], tasks: Container[str] | None) -> set[str]:
     ids = set()
     for raw in raw_messages:
         try:
@@ -44,26 +44,33 @@ def _ids_in(raw_messages: Iterable[bytes | str]) -> set[str]:
         except (ValueError, TypeError):
             continue
         message = data[0] if isinstance(data, list) and data else data
-        task_id = isinstance(message, dict) and message.get("headers", {}).get("id")
-        if task_id:
+        headers = message.get("headers", {}) if isinstance(message, dict) else {}
+        task_id = headers.get("id")
+        if task_id and (tasks is None or headers.get("task") in tasks):
             ids.add(str(task_id))
     return ids
 
 
-def waiting_message_ids(client: redis.Redis, queue: str = JOBS_QUEUE) -> set[str]:
-    """Task ids still waiting in the queue's lists (every priority level)."""
+def waiting_message_ids(
+    client: redis.Redis, queue: str = JOBS_QUEUE, tasks: Container[str] | None = None
+) -> set[str]:
+    """Task ids still waiting in the queue's lists (every priority level), of `tasks` only
+    when given."""
     ids: set[str] = set()
     for key in client.scan_iter(match=f"{queue}*"):
         if client.type(key) in (b"list", "list"):
-            ids |= _ids_in(client.lrange(key, 0, -1))
+            ids |= _ids_in(client.lrange(key, 0, -1), tasks)
     return ids
 
 
 def waiting_job_messages(url: str) -> set[str]:
-    """The ids of the job messages waiting in the Redis at `url` now."""
+    """The ids of the job messages waiting in the Redis at `url` now: on the jobs queue, or
+    still on the callbacks queue as a new job's acknowledgement (which sends the job's message
+    under the same id once it has sent the 👀)."""
     client = redis.Redis.from_url(url)
     try:
-        return waiting_message_ids(client)
+        acknowledgements = waiting_message_ids(client, CALLBACKS_QUEUE, {ACKNOWLEDGE})
+        return waiting_message_ids(client, JOBS_QUEUE) | acknowledgements
     finally:
         client.close()
 

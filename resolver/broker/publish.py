@@ -14,13 +14,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from resolver.broker.celery_app import CALLBACKS_QUEUE, DELIVER, JOBS_QUEUE, RUN_JOB, get_celery
+from resolver.broker.celery_app import (
+    ACKNOWLEDGE,
+    CALLBACKS_QUEUE,
+    DELIVER,
+    JOBS_QUEUE,
+    RUN_JOB,
+    get_celery,
+)
 from resolver.core import tracing
 
 FIRST: Final = 0
 """The priority of a mention's acknowledgements (its 👀 and first status, or the notice to an
 unlinked sender): taken before any later callback in the queue. On Redis, kombu keeps each
 priority step in a list of its own and a worker pops the lists lowest number first."""
+SOON: Final = 3
+"""A new job's first status: after every waiting 👀, before any edit."""
 LATER: Final = 6
 """Every other callback: status edits, replies, pull requests, reports."""
 
@@ -44,6 +53,13 @@ def job_message(job_id: int, message_id: str, trace: tracing.Carrier = ()) -> Me
 
 def callback_message(callback_id: int, trace: tracing.Carrier = ()) -> Message:
     return Message(DELIVER, (callback_id,), CALLBACKS_QUEUE, trace=trace)
+
+
+def acknowledge_message(job_id: int, message_id: str, trace: tracing.Carrier = ()) -> Message:
+    """A new job's one message: the callbacks side sends its 👀 and first status, then its job
+    message. It goes under the job's message id, so the reconciler sees the job's message
+    waiting while this one does."""
+    return Message(ACKNOWLEDGE, (job_id,), CALLBACKS_QUEUE, message_id, trace)
 
 
 def send_messages(messages: Sequence[Message]) -> None:
@@ -77,11 +93,13 @@ def send_messages(messages: Sequence[Message]) -> None:
                 )
 
 
-def publish_callback(callback_id: int, countdown: float | None = None) -> None:
+def publish_callback(
+    callback_id: int, countdown: float | None = None, priority: int = LATER
+) -> None:
     """Send a recorded (committed) callback to the callbacks queue, behind any waiting
     acknowledgement (`FIRST`)."""
     get_celery().send_task(
-        DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown, priority=LATER
+        DELIVER, args=[callback_id], queue=CALLBACKS_QUEUE, countdown=countdown, priority=priority
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from resolver.broker.celery_app import QUEUES, get_celery
@@ -44,8 +46,18 @@ def worker(
     metrics_port: int = typer.Option(
         0, help="Serve this worker's Prometheus metrics on this port (0: off)."
     ),
+    nice: int = typer.Option(
+        0,
+        min=0,
+        max=19,
+        help="Lower this worker's CPU priority by this much (its threads and the git it runs "
+        "inherit it), so that a burst of job starts leaves the CPU to the 👀 of other mentions.",
+    ),
 ) -> None:
     """Run a Celery worker."""
+    if nice:
+        # Before any thread starts: Linux keeps a priority per thread, and new ones inherit it.
+        os.nice(nice)
     if metrics_port:
         _serve_worker_metrics(metrics_port)
     if "jobs" in queues.split(","):

@@ -23,7 +23,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Final, Generic, TypeAlias, TypeVar
 
-from resolver.broker.publish import callback_message, job_message, send_messages
+from resolver.broker.publish import (
+    Message,
+    acknowledge_message,
+    callback_message,
+    job_message,
+    send_messages,
+)
 from resolver.core import tracing
 from resolver.core.logs import log
 from resolver.ingress.intake import Accepted, Pending, record
@@ -220,20 +226,26 @@ def _log_batch(batch: Sequence[Pending], answers: Sequence[Accepted], seconds: f
 
 
 def _publish(batch: Sequence[Pending], answers: Sequence[Accepted]) -> None:
-    """Each message carries the trace of the request it answers."""
-    pairs = list(zip(batch, answers, strict=True))
-    jobs = [(a.job_id, a.message_id, p.trace) for p, a in pairs if a.job_id and a.message_id]
-    callbacks = [(c, p.trace) for p, a in pairs for c in a.callbacks]
-    messages = [job_message(*job) for job in jobs] + [callback_message(*c) for c in callbacks]
+    """One message per trigger, carrying the trace of the request it answers."""
+    messages = [m for p, a in zip(batch, answers, strict=True) for m in _messages(p, a)]
     if not messages:
         return
     try:
         send_messages(messages)
     except Exception as error:  # the rows are committed: the reconciler publishes them later
-        job_ids = [job_id for job_id, _, _ in jobs]
-        callback_ids = [callback_id for callback_id, _ in callbacks]
+        job_ids = [a.job_id for a in answers if a.job_id and a.message_id]
+        callback_ids = [c for a in answers for c in a.callbacks]
         fields = {"jobs": job_ids, "callbacks": callback_ids, "error": repr(error)}
         log(logger, logging.WARNING, "webhook.publish_failed", **fields)
+
+
+def _messages(pending: Pending, accepted: Accepted) -> list[Message]:
+    """A new job with acknowledgements: one message, which the callbacks side turns into its 👀,
+    its job message and its first status; one without: its job message. A notice: its own."""
+    if accepted.job_id and accepted.message_id:
+        message = acknowledge_message if accepted.callbacks else job_message
+        return [message(accepted.job_id, accepted.message_id, pending.trace)]
+    return [callback_message(c, pending.trace) for c in accepted.callbacks]
 
 
 _INTAKE: Final = GroupWriter(

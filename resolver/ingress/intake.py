@@ -52,7 +52,8 @@ class Accepted:
     queued_behind: int = 0
     message_id: str | None = None
     callbacks: tuple[int, ...] = ()
-    """Notices recorded with the trigger, sent once the rows are committed."""
+    """Callbacks recorded with the trigger: a new job's acknowledgements (sent by the callbacks
+    side from the job's one message) or an unlinked sender's notice (sent by its own)."""
 
 
 @dataclass(frozen=True)

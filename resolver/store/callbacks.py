@@ -30,6 +30,20 @@ def record_callback(
     return callback
 
 
+def pending_of(session: Session, job_id: int, actions: Sequence[str]) -> list[tuple[int, str]]:
+    """The job's pending callbacks of `actions`, oldest first: (id, action)."""
+    rows = session.execute(
+        select(Callback.id, Callback.action)
+        .where(
+            Callback.job_id == job_id,
+            Callback.action.in_(actions),
+            Callback.state == "pending",
+        )
+        .order_by(Callback.id)
+    )
+    return [(callback_id, action) for callback_id, action in rows]
+
+
 def stalled_callbacks(session: Session, grace_seconds: float) -> list[int]:
     """Pending callbacks well past their due time: their message was lost (a worker killed
     while holding it, Redis emptied). Sending one twice is safe: a sent callback is skipped."""

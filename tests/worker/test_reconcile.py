@@ -10,6 +10,7 @@ import redis
 from sqlalchemy import update
 
 from resolver.broker.outbox import waiting_job_messages
+from resolver.broker.publish import acknowledge_message, send_messages
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState
 from resolver.store import jobs
@@ -63,6 +64,15 @@ def test_a_queued_job_whose_message_waits_is_left_alone(resolver_env: ResolverEn
         )
     assert run_reconcile() == []
     assert message_of(job_id) == waiting
+
+
+def test_a_queued_job_whose_acknowledgement_waits_is_left_alone(resolver_env: ResolverEnv) -> None:
+    """A new job's one message waits on the callbacks queue (busy with 👀s) under the job's
+    message id: it sends the job's message once it has sent the 👀."""
+    job_id = queued_job()
+    send_messages([acknowledge_message(job_id, message_of(job_id))])
+    assert run_reconcile() == []
+    assert waiting_job_messages(get_settings().redis_url) == {message_of(job_id)}
 
 
 def test_a_job_within_its_grace_is_not_sent_twice(resolver_env: ResolverEnv) -> None:
