@@ -32,9 +32,6 @@ REMAINING: frozenset[str] = frozenset(
         "resolver/cli/routes.py",
         "resolver/cli/run.py",
         "resolver/cli/schedules.py",
-        # onboarding: its store opens them
-        "resolver/onboarding/hooks.py",
-        "resolver/onboarding/preflight.py",
         # schedules: the queue opens them
         "resolver/schedules/beat.py",
         "resolver/schedules/commands.py",
