@@ -22,9 +22,6 @@ REMAINING: frozenset[str] = frozenset(
         "resolver/agent/budget.py",
         "resolver/agent/trajectory.py",
         "resolver/agent/mcp_job.py",  # the MCP servers' credentials (came with #33)
-        # callbacks: sending opens them
-        "resolver/callbacks/actions.py",
-        "resolver/callbacks/record.py",
         # cli: the commands of admin.py open theirs; the other command modules too, still
         "resolver/cli/budgets.py",
         "resolver/cli/mcp.py",
@@ -32,17 +29,12 @@ REMAINING: frozenset[str] = frozenset(
         "resolver/cli/routes.py",
         "resolver/cli/run.py",
         "resolver/cli/schedules.py",
-        # onboarding: its store opens them
-        "resolver/onboarding/hooks.py",
-        "resolver/onboarding/preflight.py",
         # schedules: the queue opens them
         "resolver/schedules/beat.py",
         "resolver/schedules/commands.py",
         "resolver/schedules/pulls.py",
         "resolver/schedules/runner.py",
         "resolver/schedules/sync.py",
-        # review_requests: its worker opens them; its callbacks part too, still (came with #33)
-        "resolver/features/review_requests/callbacks.py",
         # store: its helpers take a session (db.py makes the unit of work)
         "resolver/store/jobs.py",
         "resolver/store/secrets.py",

@@ -1,6 +1,10 @@
 """The callback actions every provider shares: the status message, 👀, replies, notices and the
 pull request. Each posts through the job's provider (`integrations.registry`), and never posts
 twice: a post whose answer was lost is found again by its tag.
+
+Each takes the session `send` opened for the try, and ends a step (`end_step`) wherever what it
+did must be committed before it goes on: before a post or a call to the provider, so no
+transaction waits on the network, and so a mark made before a post is kept when the post fails.
 """
 
 from __future__ import annotations
@@ -28,13 +32,14 @@ from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.store import bot_pulls, callbacks, jobs
 from resolver.store.callbacks import mark_posting
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.store.models import Job, Notice, utcnow
 from resolver.store.notices import PRIVATE
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+Payload = Mapping[str, Any]
 logger = logging.getLogger(__name__)
 
 __all__ = ["OPEN_PULL", "REACT", "REPLY", "STATUS", "UPDATE_PULL"]
@@ -64,25 +69,28 @@ def _status_lock(job_id: int, redis_url: str) -> Iterator[None]:
         raise TransientCallbackError(f"status lock unavailable: {type(error).__name__}") from None
 
 
-def _job_conversation(job_id: int, settings: Settings) -> tuple[providers.Conversation, Job]:
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        session.expunge(job)
+def _job_conversation(
+    session: Session, job_id: int, settings: Settings
+) -> tuple[providers.Conversation, Job]:
+    job = jobs.get_job(session, job_id)
+    end_step(session)
     conversation = registry.conversation(
         job.source, read_trigger(job.trigger), job.requester_id, settings
     )
     return conversation, job
 
 
-def send_status(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+def send_status(
+    session: Session, provider: str, payload: Payload, settings: Settings
+) -> dict[str, Any]:
     job_id = int(payload["job_id"])
     tag = f"status-{job_id}"
     with _status_lock(job_id, settings.redis_url):
-        with session_scope() as session:
-            job = jobs.get_job(session, job_id)
-            text = status.render(view_of(session, job, settings))
-            ref = dict(job.status_ref or {})
-            source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
+        job = jobs.get_job(session, job_id)
+        text = status.render(view_of(session, job, settings))
+        ref = dict(job.status_ref or {})
+        source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
+        end_step(session)
         digest = hashlib.sha256(text.encode()).hexdigest()
         if ref.get("digest") == digest:
             return {"unchanged": True}
@@ -91,11 +99,11 @@ def send_status(provider: str, payload: Mapping[str, Any], settings: Settings) -
         if message:
             conversation.edit(message, text)
         else:
-            _mark_status_posting(job_id, ref)
+            _mark_status_posting(session, job_id, ref)
             message = conversation.post(text, tag=tag)
-        with session_scope() as session:
-            jobs.get_job(session, job_id).status_ref = {"message": message, "digest": digest}
-            _supersede(session, job_id, int(payload.get("callback_id") or 0))
+        jobs.get_job(session, job_id).status_ref = {"message": message, "digest": digest}
+        _supersede(session, job_id, int(payload.get("callback_id") or 0))
+        end_step(session)  # inside the lock: the next writer reads this message
     return {"message": message}
 
 
@@ -104,12 +112,12 @@ def _posting(ref: Mapping[str, Any]) -> datetime | None:
     return datetime.fromisoformat(posting) if isinstance(posting, str) else None
 
 
-def _mark_status_posting(job_id: int, ref: Mapping[str, Any]) -> None:
+def _mark_status_posting(session: Session, job_id: int, ref: Mapping[str, Any]) -> None:
     """Record, before the job's first status post, that one may be made (the earliest try's
     time: every later try looks for it)."""
     if _posting(ref) is None:
-        with session_scope() as session:
-            jobs.get_job(session, job_id).status_ref = {"posting": utcnow().isoformat()}
+        jobs.get_job(session, job_id).status_ref = {"posting": utcnow().isoformat()}
+        end_step(session)  # committed before the post: a later try looks for it
 
 
 def _posted_earlier(
@@ -126,11 +134,11 @@ def _posted_earlier(
 
 
 def _post_once(
-    conversation: providers.Conversation, tag: str, text: str, callback_id: int
+    session: Session, conversation: providers.Conversation, tag: str, text: str, callback_id: int
 ) -> dict[str, Any]:
     """Post `text` for a callback, unless an earlier try of it already did."""
-    with session_scope() as session:  # committed before the post: a later try looks for it
-        earlier = mark_posting(session, callback_id)
+    earlier = mark_posting(session, callback_id)
+    end_step(session)  # committed before the post: a later try looks for it
     found = _posted_earlier(conversation, tag, earlier)
     return found if found is not None else conversation.post(text, tag=tag)
 
@@ -141,38 +149,49 @@ def _supersede(session: Session, job_id: int, newest: int) -> None:
     callbacks.supersede(session, job_id, STATUS, newest)
 
 
-def send_react(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    conversation, _ = _job_conversation(int(payload["job_id"]), settings)
+def send_react(
+    session: Session, provider: str, payload: Payload, settings: Settings
+) -> dict[str, Any]:
+    conversation, _ = _job_conversation(session, int(payload["job_id"]), settings)
     conversation.acknowledge()
     return {}
 
 
-def send_reply(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    conversation, _ = _job_conversation(int(payload["job_id"]), settings)
+def send_reply(
+    session: Session, provider: str, payload: Payload, settings: Settings
+) -> dict[str, Any]:
+    conversation, _ = _job_conversation(session, int(payload["job_id"]), settings)
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
-    return {"message": _post_once(conversation, f"reply-{callback_id}", text, callback_id)}
+    tag = f"reply-{callback_id}"
+    return {"message": _post_once(session, conversation, tag, text, callback_id)}
 
 
-def send_notice(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+def send_notice(
+    session: Session, provider: str, payload: Payload, settings: Settings
+) -> dict[str, Any]:
     notice_id = int(payload["notice_id"])
-    with session_scope() as session:
-        notice = session.get(Notice, notice_id)
-        if notice is None or notice.sent_at is not None:
-            return {"skipped": True}
-        context, body = dict(notice.context), notice.body
-    body = _send_private(provider, notice_id, context, settings) or body
+    notice = session.get(Notice, notice_id)
+    if notice is None or notice.sent_at is not None:
+        return {"skipped": True}
+    context, body = dict(notice.context), notice.body
+    end_step(session)
+    body = _send_private(session, provider, notice_id, context, settings) or body
     conversation = registry.conversation(provider, read_trigger(context), None, settings)
-    message = _post_once(conversation, f"notice-{notice_id}", body, int(payload["callback_id"]))
-    with session_scope() as session:
-        found = session.get(Notice, notice_id)
-        if found is not None:
-            found.sent_at = utcnow()
+    tag, callback_id = f"notice-{notice_id}", int(payload["callback_id"])
+    message = _post_once(session, conversation, tag, body, callback_id)
+    found = session.get(Notice, notice_id)
+    if found is not None:
+        found.sent_at = utcnow()
     return {"message": message}
 
 
 def _send_private(
-    provider: str, notice_id: int, context: Mapping[str, Any], settings: Settings
+    session: Session,
+    provider: str,
+    notice_id: int,
+    context: Mapping[str, Any],
+    settings: Settings,
 ) -> str | None:
     """The notice's private part (its link), where only its recipient sees it; then dropped
     from the row, so a retry does not send it again and the link is kept nowhere. When the
@@ -188,28 +207,30 @@ def _send_private(
         log(logger, logging.WARNING, "callback.private_refused", notice=notice_id, error=str(error))
         fallback = private.get("fallback")
         instead = str(fallback) if fallback else None
-    _drop_private(notice_id, instead)
+    _drop_private(session, notice_id, instead)
     return instead
 
 
-def _drop_private(notice_id: int, body: str | None) -> None:
+def _drop_private(session: Session, notice_id: int, body: str | None) -> None:
     """Forget the private part; with `body`, the public text becomes it (a retry posts it)."""
-    with session_scope() as session:
-        found = session.get(Notice, notice_id)
-        if found is not None:
-            found.context = {k: v for k, v in found.context.items() if k != PRIVATE}
-            if body is not None:
-                found.body = body
+    found = session.get(Notice, notice_id)
+    if found is not None:
+        found.context = {k: v for k, v in found.context.items() if k != PRIVATE}
+        if body is not None:
+            found.body = body
+    end_step(session)  # kept when the public post fails: a retry sends the private part no more
 
 
-def send_open_pull(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+def send_open_pull(
+    session: Session, provider: str, payload: Payload, settings: Settings
+) -> dict[str, Any]:
     """Open the job's draft pull request, unless one from its branch is open already."""
     job_id = int(payload["job_id"])
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        view = view_of(session, job, settings)
-        trigger, requester_id = read_trigger(job.trigger), job.requester_id
-        branch, task = str(job.branch), job.task
+    job = jobs.get_job(session, job_id)
+    view = view_of(session, job, settings)
+    trigger, requester_id = read_trigger(job.trigger), job.requester_id
+    branch, task = str(job.branch), job.task
+    end_step(session)
     planned = planned_of(trigger)
     forge = registry.forge(provider, trigger, requester_id, settings)
     repo, base = planned.repo, str(planned.base)
@@ -218,29 +239,29 @@ def send_open_pull(provider: str, payload: Mapping[str, Any], settings: Settings
     pull = forge.find_open_pull(repo, branch) or forge.open_draft_pull(
         repo, branch, base, title, status.pull_body(view, title, fixes)
     )
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        job.pr_url = pull.url
-        jobs.note_result(job, {"pull_pending": False, "pull_number": pull.number})
-        opened = PullChange(repo, pull.number, branch, base, open=True)
-        bot_pulls.apply(session, planned.provider, opened)  # before its pull_request event
-        ids = record_status(session, job)
+    job = jobs.get_job(session, job_id)
+    job.pr_url = pull.url
+    jobs.note_result(job, {"pull_pending": False, "pull_number": pull.number})
+    opened = PullChange(repo, pull.number, branch, base, open=True)
+    bot_pulls.apply(session, planned.provider, opened)  # before its pull_request event
+    ids = record_status(session, job)
+    end_step(session)  # published after the commit: the outbox order
     publish_all(ids)
     log(logger, logging.INFO, "job.pull_opened", job=job_id, url=pull.url)
     return {"url": pull.url, "number": pull.number}
 
 
 def send_update_pull(
-    provider: str, payload: Mapping[str, Any], settings: Settings
+    session: Session, provider: str, payload: Payload, settings: Settings
 ) -> dict[str, Any]:
     """Write a follow-up's description (its files and Verification block) onto the pull
     request it pushed to; nothing when that pull request is no longer open."""
     job_id = int(payload["job_id"])
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        view = view_of(session, job, settings)
-        trigger, requester_id = read_trigger(job.trigger), job.requester_id
-        branch, task = str(job.branch), job.task
+    job = jobs.get_job(session, job_id)
+    view = view_of(session, job, settings)
+    trigger, requester_id = read_trigger(job.trigger), job.requester_id
+    branch, task = str(job.branch), job.task
+    end_step(session)
     planned = planned_of(trigger)
     forge = registry.forge(provider, trigger, requester_id, settings)
     repo = planned.repo
@@ -269,20 +290,20 @@ def pull_title(trigger: TaskTrigger, task: str) -> str:
 
 
 def send_thread_reply(
-    provider: str, payload: Mapping[str, Any], settings: Settings
+    session: Session, provider: str, payload: Payload, settings: Settings
 ) -> dict[str, Any]:
     """A reply in one review thread of a review the job took as a batch: the job's conversation,
     moved into the thread by the context entries the provider gave for it; then, when the job
     pushed and the repository allows it, the thread resolved (forges that can)."""
-    with session_scope() as session:
-        job = jobs.get_job(session, int(payload["job_id"]))
-        source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
+    job = jobs.get_job(session, int(payload["job_id"]))
+    source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
+    end_step(session)
     where = payload.get("where")
     in_thread_of = in_thread(trigger, where) if isinstance(where, Mapping) else trigger
     conversation = registry.conversation(source, in_thread_of, requester_id, settings)
     callback_id = int(payload["callback_id"])
     text = str(payload["text"])
-    message = _post_once(conversation, f"thread-{callback_id}", text, callback_id)
+    message = _post_once(session, conversation, f"thread-{callback_id}", text, callback_id)
     resolver = registry.get(source).resolve_thread
     if payload.get("resolve") and resolver is not None and isinstance(where, Mapping):
         # After the reply, so a retry finds the reply posted and resolves again (no change).

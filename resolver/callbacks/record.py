@@ -28,7 +28,6 @@ from resolver.features.review_requests import callbacks as review_requests
 from resolver.features.reviews import callbacks as reviews
 from resolver.store import jobs, steering
 from resolver.store.callbacks import record_callback
-from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
 
 if TYPE_CHECKING:
@@ -213,10 +212,3 @@ def publish_all(callback_ids: list[int]) -> None:
                 callback=callback_id,
                 error=repr(error),
             )
-
-
-def request_status(job_id: int) -> None:
-    """Record and publish a status update for `job_id` (progress during a run)."""
-    with session_scope() as session:
-        ids = record_status(session, jobs.get_job(session, job_id))
-    publish_all(ids)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from resolver.callbacks import actions
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
@@ -27,13 +27,18 @@ from resolver.store.db import session_scope
 from resolver.store.models import Callback, utcnow
 from resolver.store.notices import NOTICE_ACTION
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
 logger = logging.getLogger(__name__)
 
 MAX_TRIES: Final = 8
 MAX_BACKOFF: Final = 300.0
 
-Action = Callable[[str, Mapping[str, Any], Settings], dict[str, Any]]
-"""`action(provider, payload, settings) -> result`, stored on the callback row once sent."""
+Action = Callable[["Session", str, Mapping[str, Any], Settings], dict[str, Any]]
+"""`action(session, provider, payload, settings) -> result`, stored on the callback row once
+sent. The session is the try's: the action ends a step in it (`store.db.end_step`) before each
+post, and what it leaves is committed when it returns, rolled back when it raises."""
 ACTIONS: Final[dict[str, Action]] = {
     actions.STATUS: actions.send_status,
     actions.REACT: actions.send_react,
@@ -89,7 +94,8 @@ def send(callback_id: int, settings: Settings) -> float | None:
         _finish(callback_id, "failed", error=f"no callback action {action!r}")
         return None
     try:
-        result = handler(provider, payload, settings)
+        with session_scope() as session:
+            result = handler(session, provider, payload, settings)
     except TransientCallbackError as error:
         tries = _record_attempt(callback_id, "transient", error)
         metrics.CALLBACK_ATTEMPTS.labels(action, "transient").inc()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import logging
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from integrations import registry
@@ -30,9 +29,8 @@ from resolver.contract.setup import (
     pasted_token,
 )
 from resolver.core.logs import log, register_secret
-from resolver.core.settings import Settings, load_settings
-from resolver.store import configured
-from resolver.store.db import session_scope
+from resolver.core.settings import Settings
+from resolver.onboarding.store import check_not_in_environment, store
 
 logger = logging.getLogger(__name__)
 
@@ -77,22 +75,6 @@ def _setup_of(name: str) -> WebhookSetup | None:
 
 def webhook_url(settings: Settings, name: str) -> str:
     return f"{settings.public_url.rstrip('/')}/webhooks/{name}"
-
-
-def check_not_in_environment(names: tuple[str, ...]) -> None:
-    """A setting the environment (or .env) sets wins over the vault: storing it would change
-    nothing, so nothing is done."""
-    from_env = sorted(n for n in names if n in load_settings().names_set())
-    if from_env:
-        variables = ", ".join(f"RESOLVER_{n.upper()}" for n in from_env)
-        raise SetupError(f"{variables} is set in the environment and wins over the vault: unset it")
-
-
-def store(settings: Settings, values: Mapping[str, str]) -> None:
-    """Keep `values` in the vault, encrypted; this process reads them at once."""
-    with session_scope() as session:
-        configured.save(session, settings, values)
-    configured.changed()
 
 
 def register_hook(

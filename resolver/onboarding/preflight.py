@@ -34,9 +34,8 @@ from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import log, redact, register_secret
 from resolver.core.settings import Settings
+from resolver.onboarding.store import forge_repositories
 from resolver.onboarding.strength import weakness
-from resolver.store.db import session_scope
-from resolver.store.repo_defaults import known_repositories
 
 logger = logging.getLogger(__name__)
 
@@ -127,10 +126,7 @@ def _provider_runs(settings: Settings) -> list[Run]:
 
 def _known_repositories() -> dict[str, tuple[str, ...]]:
     try:
-        with session_scope() as session:
-            return {
-                forge: tuple(known_repositories(session, forge)) for forge in registry.forge_names()
-            }
+        return forge_repositories()
     except SQLAlchemyError as error:  # the database check reports it; check without repositories
         log(logger, logging.INFO, "preflight.no_repositories", error=type(error).__name__)
         return {}

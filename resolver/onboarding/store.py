@@ -1,17 +1,43 @@
 """Where set-up keeps what it creates (`contract.setup.SetupStore`), over the vault: settings
-in `store.configured`, an install's bot token as its installation's credential."""
+in `store.configured`, an install's bot token as its installation's credential. The one module
+of onboarding that opens transactions: set-up's other modules ask it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from resolver.contract.setup import KeptToken
-from resolver.core.settings import Settings
-from resolver.onboarding.hooks import check_not_in_environment, store
+from integrations import registry
+from resolver.contract.setup import KeptToken, SetupError
+from resolver.core.settings import Settings, load_settings
 from resolver.onboarding.status import env_set
+from resolver.store import configured
 from resolver.store.accounts import ensure_installation
 from resolver.store.db import session_scope
+from resolver.store.repo_defaults import known_repositories
 from resolver.store.vault import Vault, store_credential
+
+
+def check_not_in_environment(names: tuple[str, ...]) -> None:
+    """A setting the environment (or .env) sets wins over the vault: storing it would change
+    nothing, so nothing is done."""
+    from_env = sorted(n for n in names if n in load_settings().names_set())
+    if from_env:
+        variables = ", ".join(f"RESOLVER_{n.upper()}" for n in from_env)
+        raise SetupError(f"{variables} is set in the environment and wins over the vault: unset it")
+
+
+def store(settings: Settings, values: Mapping[str, str]) -> None:
+    """Keep `values` in the vault, encrypted; this process reads them at once."""
+    with session_scope() as session:
+        configured.save(session, settings, values)
+    configured.changed()
+
+
+def forge_repositories() -> dict[str, tuple[str, ...]]:
+    """The repositories each installed forge is known to have (for its preflight)."""
+    with session_scope() as session:
+        forges = registry.forge_names()
+        return {forge: tuple(known_repositories(session, forge)) for forge in forges}
 
 
 class VaultStore:

@@ -68,6 +68,15 @@ def session_scope() -> Iterator[Session]:
         session.close()
 
 
+def end_step(session: Session) -> None:
+    """Commit what `session` did so far and let go of its rows and its connection, as leaving a
+    `session_scope()` does: the next statement begins a new transaction. For a stage entry's
+    helpers that must commit between steps (before a post that a later try looks for, before
+    publishing what was recorded, before waiting on the network)."""
+    session.commit()
+    session.close()
+
+
 def like_escaped(text: str) -> str:
     """`text` for a LIKE pattern with `escape="\\"`: its own %, _ and \\ match themselves."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -13,6 +13,7 @@ import pytest
 
 from integrations import registry
 from resolver.callbacks import actions
+from resolver.callbacks.send import Action
 from resolver.contract import outbound as providers
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.triggers import read_trigger
@@ -96,6 +97,12 @@ def sixth(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: 
     return installed
 
 
+def act(action: Action, payload: dict[str, Any]) -> dict[str, Any]:
+    """An action as `callbacks.send` calls it: in the try's session."""
+    with session_scope() as session:
+        return action(session, NAME, payload, get_settings())
+
+
 def new_job(task: str = "fix the flaky test", **trigger: Any) -> int:
     with session_scope() as session:
         job = jobs.create_job(
@@ -128,7 +135,7 @@ def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
     sixth: Installed,
 ) -> None:
     job_id = new_job()
-    first = actions.send_status(NAME, {"job_id": job_id}, get_settings())
+    first = act(actions.send_status, {"job_id": job_id})
     [post] = sixth.lines("post")
     assert post["tag"] == f"status-{job_id}"
     assert first == {
@@ -136,7 +143,7 @@ def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
     }
 
     set_job(job_id, result={"summary": "Found the race in the fixture."}, state="succeeded")
-    assert actions.send_status(NAME, {"job_id": job_id}, get_settings()) == first
+    assert act(actions.send_status, {"job_id": job_id}) == first
     [edit] = sixth.lines("edit")
     assert edit["id"] == post["id"] and edit["text"] != post["text"]
     assert len(sixth.lines("post")) == 1
@@ -144,8 +151,8 @@ def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
 
 def test_a_status_that_would_read_the_same_is_not_sent_again(sixth: Installed) -> None:
     job_id = new_job()
-    actions.send_status(NAME, {"job_id": job_id}, get_settings())
-    assert actions.send_status(NAME, {"job_id": job_id}, get_settings()) == {"unchanged": True}
+    act(actions.send_status, {"job_id": job_id})
+    assert act(actions.send_status, {"job_id": job_id}) == {"unchanged": True}
     assert [r["op"] for r in sixth.lines()] == ["post"]
 
 
@@ -153,11 +160,11 @@ def test_a_status_post_whose_answer_was_lost_is_found_by_its_tag_and_edited(
     sixth: Installed,
 ) -> None:
     job_id = new_job()
-    actions.send_status(NAME, {"job_id": job_id}, get_settings())
+    act(actions.send_status, {"job_id": job_id})
     [post] = sixth.lines("post")
     # The worker died after posting and before recording it: only "posting" is on the row.
     set_job(job_id, status_ref={"posting": post["at"]}, result={"summary": "Halfway."})
-    found = actions.send_status(NAME, {"job_id": job_id}, get_settings())
+    found = act(actions.send_status, {"job_id": job_id})
     assert found["message"]["id"] == post["id"]
     assert len(sixth.lines("post")) == 1 and len(sixth.lines("edit")) == 1
     assert status_ref(job_id)["message"]["id"] == post["id"]
@@ -167,7 +174,7 @@ def test_a_sent_status_retires_the_older_pending_status_updates(sixth: Installed
     job_id = new_job()
     older = new_callback(actions.STATUS, job_id, job_id=job_id)
     newest = new_callback(actions.STATUS, job_id, job_id=job_id)
-    actions.send_status(NAME, {"job_id": job_id, "callback_id": newest}, get_settings())
+    act(actions.send_status, {"job_id": job_id, "callback_id": newest})
     with session_scope() as session:
         states = {cb.id: cb.state for cb in session.query(Callback).filter_by(job_id=job_id)}
     assert states == {older: "superseded", newest: "pending"}
@@ -177,7 +184,7 @@ def test_a_sent_status_retires_the_older_pending_status_updates(sixth: Installed
 
 
 def test_the_eyes_go_on_the_trigger_message(sixth: Installed) -> None:
-    actions.send_react(NAME, {"job_id": new_job()}, get_settings())
+    act(actions.send_react, {"job_id": new_job()})
     assert sixth.lines() == [{"op": "react", "id": "M1", "emoji": "eyes"}]
 
 
@@ -187,8 +194,8 @@ def test_a_reply_retried_after_its_answer_was_lost_is_not_posted_twice(
     job_id = new_job()
     callback_id = new_callback(actions.REPLY, job_id)
     payload = {"job_id": job_id, "callback_id": callback_id, "text": "Queued behind job 3."}
-    first = actions.send_reply(NAME, payload, get_settings())
-    again = actions.send_reply(NAME, payload, get_settings())
+    first = act(actions.send_reply, payload)
+    again = act(actions.send_reply, payload)
     [post] = sixth.lines("post")
     assert (post["text"], post["tag"]) == ("Queued behind job 3.", f"reply-{callback_id}")
     assert first == again
@@ -204,7 +211,7 @@ def test_the_posting_mark_is_kept_when_the_post_fails(
     payload = {"job_id": job_id, "callback_id": callback_id, "text": "Queued behind job 3."}
     monkeypatch.delenv(OUTBOX_ENV)  # Sixth's API refuses the post
     with pytest.raises(PermanentCallbackError):
-        actions.send_reply(NAME, payload, get_settings())
+        act(actions.send_reply, payload)
     with session_scope() as session:
         callback = session.get(Callback, callback_id)
         assert callback is not None and "posting" in (callback.result or {})
@@ -227,9 +234,7 @@ def new_notice(context: dict[str, Any], body: str = "Link your account first.") 
 
 def send_notice(notice_id: int) -> dict[str, Any]:
     callback_id = new_callback("notice", notice_id=notice_id)
-    return actions.send_notice(
-        NAME, {"notice_id": notice_id, "callback_id": callback_id}, get_settings()
-    )
+    return act(actions.send_notice, {"notice_id": notice_id, "callback_id": callback_id})
 
 
 def notice_row(notice_id: int) -> Notice:
@@ -282,8 +287,8 @@ def forge_job(**trigger: Any) -> int:
 
 def test_a_draft_pull_request_is_opened_once_and_its_number_recorded(sixth: Installed) -> None:
     job_id = forge_job(title="Flaky test in CI")
-    opened = actions.send_open_pull(NAME, {"job_id": job_id}, get_settings())
-    again = actions.send_open_pull(NAME, {"job_id": job_id}, get_settings())
+    opened = act(actions.send_open_pull, {"job_id": job_id})
+    again = act(actions.send_open_pull, {"job_id": job_id})
     assert opened == again == {"url": f"https://forge.test/{REPO}/pull/100", "number": 100}
     [pull] = sixth.forge.pulls.values()
     assert (pull["head"], pull["base"], pull["title"]) == (BRANCH, "main", "Flaky test in CI")
@@ -296,16 +301,14 @@ def test_a_draft_pull_request_is_opened_once_and_its_number_recorded(sixth: Inst
 
 def test_a_follow_up_rewrites_the_open_pull_requests_description(sixth: Installed) -> None:
     job_id = forge_job()
-    actions.send_open_pull(NAME, {"job_id": job_id}, get_settings())
+    act(actions.send_open_pull, {"job_id": job_id})
     set_job(job_id, result={"summary": "Also fixed the second race."})
-    assert actions.send_update_pull(NAME, {"job_id": job_id}, get_settings())["number"] == 100
+    assert act(actions.send_update_pull, {"job_id": job_id})["number"] == 100
     assert "Also fixed the second race." in sixth.forge.pulls[100]["body"]
 
 
 def test_a_follow_up_whose_pull_request_is_closed_changes_nothing(sixth: Installed) -> None:
-    assert actions.send_update_pull(NAME, {"job_id": forge_job()}, get_settings()) == {
-        "skipped": True
-    }
+    assert act(actions.send_update_pull, {"job_id": forge_job()}) == {"skipped": True}
     assert sixth.forge.pulls == {}
 
 
@@ -331,7 +334,7 @@ def thread_reply(job_id: int, resolve: bool) -> dict[str, Any]:
     callback_id = new_callback("thread_reply", job_id)
     where = {"thread": "1700000000.0042"}
     payload = {"job_id": job_id, "callback_id": callback_id, "text": "Done.", "where": where}
-    return actions.send_thread_reply(NAME, {**payload, "resolve": resolve}, get_settings())
+    return act(actions.send_thread_reply, {**payload, "resolve": resolve})
 
 
 def test_a_thread_reply_goes_into_that_thread_and_resolves_it_when_asked(

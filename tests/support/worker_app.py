@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from resolver import runners
 from resolver.broker.celery_app import get_celery
@@ -64,7 +65,7 @@ app = get_celery()
 
 
 def scripted_post(
-    provider: str, payload: Mapping[str, object], settings: Settings
+    session: Session, provider: str, payload: Mapping[str, object], settings: Settings
 ) -> dict[str, object]:
     """Plays `payload["script"]`, one entry per try: "ok", a status code, or "429:<seconds>"."""
     calls = Path(str(payload["calls"]))

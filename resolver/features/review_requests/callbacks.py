@@ -17,7 +17,7 @@ from resolver.core.states import JobState
 from resolver.features.review_requests.contract import RESULT_KEY, ReviewResult, read_review
 from resolver.store import jobs
 from resolver.store.callbacks import record_callback
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -41,14 +41,17 @@ def sanitized(review: ReviewResult, hosts: Collection[str]) -> ReviewResult:
     return replace(review, summary=sanitize(review.summary, hosts), comments=comments)
 
 
-def send_review(provider: str, payload: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    """Post the recorded review as one review of the job's pull request."""
+def send_review(
+    session: Session, provider: str, payload: Mapping[str, Any], settings: Settings
+) -> dict[str, Any]:
+    """Post the recorded review as one review of the job's pull request (in the session of
+    the try, `callbacks.send`'s, ended before the post)."""
     review = read_review(payload.get("review"))
     if review is None:
         raise PermanentCallbackError("the callback holds no review")
-    with session_scope() as session:
-        job = jobs.get_job(session, int(payload["job_id"]))
-        trigger, requester_id = read_trigger(job.trigger), job.requester_id
+    job = jobs.get_job(session, int(payload["job_id"]))
+    trigger, requester_id = read_trigger(job.trigger), job.requester_id
+    end_step(session)
     post = registry.get(provider).post_review
     if post is None:
         raise PermanentCallbackError(f"{provider} cannot post a review")
