@@ -13,31 +13,23 @@ from __future__ import annotations
 
 from resolver.broker.outbox import send_job_message
 from resolver.broker.publish import SOON, publish_callback
-from resolver.callbacks.send import send
+from resolver.callbacks.send import acknowledgement, send
 from resolver.contract.outbound import REACT, STATUS
 from resolver.core.settings import Settings
-from resolver.core.states import JobState
-from resolver.store import callbacks
-from resolver.store.db import session_scope
-from resolver.store.jobs import PARKED
-from resolver.store.models import Job
 
 
 def acknowledge(job_id: int, settings: Settings) -> None:
     """Send the job's pending 👀, then its job message (while it is queued and not parked),
     then queue its pending status message. A copy of the message (redelivered) sends only what
     is still pending; a second job message is harmless (a lease makes its run unique)."""
-    with session_scope() as session:
-        pending = callbacks.pending_of(session, job_id, (REACT, STATUS))
-        job = session.get(Job, job_id)
-        message_id = job.message_id if job is not None else None
-        queued = job is not None and job.state == JobState.QUEUED and message_id != PARKED
+    found = acknowledgement(job_id)
+    pending, message_id = found.pending, found.message_id
     for callback_id, action in pending:
         if action == REACT:
             wait = send(callback_id, settings)
             if wait is not None:  # as `deliver` retries it: after the backoff `send` computed
                 publish_callback(callback_id, countdown=wait)
-    if queued and message_id:
+    if message_id:
         send_job_message(job_id, message_id)
     for callback_id, action in pending:
         if action == STATUS:

@@ -12,19 +12,22 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from resolver.callbacks import actions
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
-from resolver.contract.outbound import REACT, THREAD_REPLY
+from resolver.contract.outbound import REACT, STATUS, THREAD_REPLY
 from resolver.contract.review import POST_REVIEW
 from resolver.core import metrics
 from resolver.core.logs import log
 from resolver.core.settings import Settings
+from resolver.core.states import JobState
 from resolver.features.review_requests.callbacks import send_review
 from resolver.store import callbacks, jobs
 from resolver.store.db import session_scope
-from resolver.store.models import Callback, utcnow
+from resolver.store.jobs import PARKED
+from resolver.store.models import Callback, Job, utcnow
 from resolver.store.notices import NOTICE_ACTION
 
 if TYPE_CHECKING:
@@ -61,6 +64,25 @@ def backoff(tries: int, retry_after: float | None) -> float:
 
 # Each of these commits on its own, as when the store opened the transactions: a try's attempt
 # row is kept even when what follows it fails, and the row's end is never rolled back with it.
+@dataclass(frozen=True)
+class Acknowledgement:
+    """What a new job's one message from intake has left to do (`acknowledge`)."""
+
+    pending: tuple[tuple[int, str], ...]
+    """Its 👀 and first status not yet sent: (callback id, action)."""
+    message_id: str | None
+    """Its job message's id, while it is queued and not parked; else None."""
+
+
+def acknowledgement(job_id: int) -> Acknowledgement:
+    """Read, in one transaction, what `acknowledge` has left to send for `job_id`."""
+    with session_scope() as session:
+        pending = callbacks.pending_of(session, job_id, (REACT, STATUS))
+        job = session.get(Job, job_id)
+        queued = job is not None and job.state == JobState.QUEUED and job.message_id != PARKED
+        return Acknowledgement(tuple(pending), job.message_id if job and queued else None)
+
+
 def _record_attempt(callback_id: int, outcome: str, error: CallbackError | None) -> int:
     with session_scope() as session:
         return callbacks.record_attempt(session, callback_id, outcome, error)
