@@ -48,10 +48,10 @@ HISTORY_LIMIT: Final = 50
 GIT_USER: Final = "resolver"
 THREAD: Final = "thread"
 WORK_ITEM: Final = "work_item"
-# A thread's status while it waits for someone (`active`, `pending`); any other (`fixed`,
-# `wontFix`, `closed`, `byDesign`) is resolved. The API may render it as its number.
+# A resolved thread's statuses (`fixed`, `wontFix`, `closed`, `byDesign`, or their numbers);
+# any other (`active`, `pending`, none) waits for someone.
 # https://learn.microsoft.com/rest/api/azure/devops/git/pull-request-threads/list#commentthreadstatus
-OPEN_THREADS: Final = frozenset({"active", "pending", 1, 6})
+RESOLVED_THREADS: Final = frozenset({"fixed", "wontFix", "closed", "byDesign", 2, 3, 4, 5})
 RESOLVED: Final = "fixed"
 
 
@@ -85,8 +85,8 @@ class PullThreads:
         *,
         thread_id: int | None,
         comment_id: int | None,
+        bot: Callable[[Mapping[str, Any]], bool],
         reply_thread: int | None = None,
-        bot: Callable[[Mapping[str, Any]], bool] = lambda _: False,
     ) -> None:
         self._client, self._repo, self._number = client, repo, number
         self._thread_id, self._comment_id = thread_id, comment_id
@@ -138,8 +138,8 @@ class PullThreads:
 
     def _review_thread(self, thread: Mapping[str, Any]) -> ReviewThread:
         """A thread as a review thread: its file and line (none for a general comment), the
-        comments that are not the bot's, resolved unless active or pending, answered when the
-        bot wrote last; a reply to it goes into it (`reply_thread`)."""
+        comments that are not the bot's, whether it is resolved (`RESOLVED_THREADS`), answered
+        when the bot wrote last; a reply to it goes into it (`reply_thread`)."""
         texts = _texts(thread)
         context = thread.get("threadContext") or {}
         start = context.get("rightFileStart") or context.get("leftFileStart") or {}
@@ -151,7 +151,7 @@ class PullThreads:
             comments=tuple(
                 Comment(_author(c), str(c.get("content") or "")) for c in texts if not self._ours(c)
             ),
-            resolved=thread.get("status") not in OPEN_THREADS,
+            resolved=thread.get("status") in RESOLVED_THREADS,
             id=str(thread["id"]),
             answered=bool(texts) and self._ours(texts[-1]),
             where=(("reply_thread", int(thread["id"])),),

@@ -74,8 +74,8 @@ def repo_option(text: str) -> tuple[str, str | None]:
 
 
 def on_pull_comment(event: PullCommentEvent, policy: Policy) -> Trigger | None:
-    """`@bot …` in a comment in a pull request's thread; on the bot's own pull request, a
-    review batch (`_review_batch`) unless it is a command or asks for a review."""
+    """`@bot …` in a comment in a pull request's thread; on the bot's own pull request, one
+    review batch of its author's mentions in a minute (commands and review requests aside)."""
     comment, pull = event.resource.comment, event.resource.pullRequest
     request = mentions(comment.content, policy.bot_name)
     if request is None:
