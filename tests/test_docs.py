@@ -67,6 +67,26 @@ def test_site_builds_strict_with_a_page_per_provider_folder(site: Path) -> None:
         assert (site / section / "index.html").is_file(), section
 
 
+def _feature_rows(text: str) -> list[str]:
+    """The feature table's rows (from its header to its last row), links made site-relative."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| Feature | GitHub |"))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line.replace("(docs/using/index.md#", "(#").replace("(docs/using/", "("))
+    return rows
+
+
+def test_the_readme_and_the_manual_show_the_same_feature_table() -> None:
+    """One table in two places (the README's front page, the manual's Using it): a cell
+    changed in one is changed in the other."""
+    readme = _feature_rows((ROOT / "README.md").read_text())
+    manual = _feature_rows((ROOT / "docs" / "using" / "index.md").read_text())
+    assert readme == manual
+
+
 def test_troubleshooting_names_every_doctor_check() -> None:
     text = (ROOT / "docs" / "operating" / "troubleshooting.md").read_text()
     names: set[str] = set()
