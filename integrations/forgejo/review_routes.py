@@ -18,7 +18,7 @@ from typing import Any, Final
 from integrations.forgejo.events import Envelope
 from integrations.forgejo.events import PullRequest as PullPayload
 from resolver.contract.inbound import Policy, Route, Trigger
-from resolver.contract.triggers import BOT_BRANCH_PREFIX, Repository, ReviewRequest
+from resolver.contract.triggers import BOT_BRANCH_PREFIX, DRAFT, Repository, ReviewRequest
 
 AUTO_REVIEW_TASK: Final = "Review this pull request."
 WIP_PREFIXES: Final = ("WIP:", "[WIP]")
@@ -42,6 +42,7 @@ def on_pull_request_changed(event: PullRequestEvent, policy: Policy) -> Trigger 
     if head.ref.startswith(BOT_BRANCH_PREFIX):
         return None
     repo = event.repository
+    draft = pull.draft or pull.title.upper().startswith(WIP_PREFIXES)
     subject = ReviewRequest(
         repo=Repository(
             full_name=repo.full_name, clone_url=repo.clone_url, default_branch=repo.default_branch
@@ -54,7 +55,7 @@ def on_pull_request_changed(event: PullRequestEvent, policy: Policy) -> Trigger 
         head_sha=head.sha,
         base_ref=pull.base.ref if pull.base else None,
         auto=True,
-        draft=pull.draft or pull.title.upper().startswith(WIP_PREFIXES),
+        draft=draft,
     )
     return Trigger(
         task=AUTO_REVIEW_TASK,
@@ -62,8 +63,9 @@ def on_pull_request_changed(event: PullRequestEvent, policy: Policy) -> Trigger 
         conversation_key=f"forgejo:{repo.full_name}#{pull.number}",
         repo=repo.full_name,
         subject=subject,
-        # Opened and reopened at the same head are one review.
-        once_key=f"auto-review:{repo.full_name}#{pull.number}@{head.sha}",
+        # Opened and reopened at the same head are one review; a draft's is its own.
+        once_key=f"auto-review:{repo.full_name}#{pull.number}@{head.sha}"
+        + (DRAFT if draft else ""),
         auto_review=True,
     )
 

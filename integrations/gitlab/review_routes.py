@@ -16,7 +16,7 @@ from typing import Final
 
 from integrations.gitlab.events import Changes, Noteable, WorkItemEvent
 from resolver.contract.inbound import Policy, Sender, Trigger, VendorModel
-from resolver.contract.triggers import BOT_BRANCH_PREFIX, Repository, ReviewRequest
+from resolver.contract.triggers import BOT_BRANCH_PREFIX, DRAFT, Repository, ReviewRequest
 
 AUTO_REVIEW_TASK: Final = "Review this merge request."
 _OPENED: Final = frozenset({"open", "reopen"})
@@ -85,8 +85,9 @@ def on_merge_request_changed(event: MergeRequestEvent, policy: Policy) -> Trigge
         conversation_key=f"gitlab:{project.path_with_namespace}!{item.iid}",
         repo=project.path_with_namespace,
         subject=subject,
-        # Opened and marked ready at the same head are one review.
-        once_key=f"auto-review:{project.path_with_namespace}!{item.iid}@{head}",
+        # Opened and marked ready at the same head are one review; a draft's is its own.
+        once_key=f"auto-review:{project.path_with_namespace}!{item.iid}@{head}"
+        + (DRAFT if item.draft else ""),
         auto_review=True,
     )
 

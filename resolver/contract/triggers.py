@@ -21,6 +21,9 @@ VERSION: Final = 1
 JsonObject: TypeAlias = dict[str, JsonValue]
 
 BOT_BRANCH_PREFIX: Final = "resolver/"
+DRAFT: Final = ":draft"
+"""Ends the once key of an auto-review of a draft: marking it ready at the same head is then a
+new key, so the review skipped while it was a draft still comes."""
 """The bot's own branches (named by `worker.branches`): a red check elsewhere is another's."""
 
 

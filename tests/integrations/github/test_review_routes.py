@@ -44,6 +44,21 @@ def test_a_pull_request_event_is_one_quiet_auto_review_per_head(
     assert linked.callbacks() == []  # nothing said before the worker reads the opt-in
 
 
+def test_a_draft_marked_ready_at_the_same_head_is_reviewed_when_ready(
+    client: Any, linked: Any
+) -> None:
+    """The draft's auto-review is skipped by default: being ready is a review of its own, at
+    the same head; a second ready at that head is the same one."""
+    assert post(client, github("pull_request.opened", opened(draft=True))).status_code == 202
+    ready = opened(draft=False)
+    ready["action"] = "ready_for_review"
+    assert post(client, github("pull_request.ready_for_review", ready)).status_code == 202
+    again = post(client, github("pull_request.ready_for_review", ready))
+    assert again.json()["duplicate"] is True
+    drafts = [read_trigger(j.trigger) for j in linked.jobs()]
+    assert [s.draft for s in drafts if isinstance(s, ReviewRequest)] == [True, False]
+
+
 @pytest.mark.parametrize(
     "pull",
     [

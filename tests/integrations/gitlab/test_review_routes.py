@@ -70,6 +70,16 @@ def test_opened_and_marked_ready_at_one_head_is_one_review(
     assert response.json()["duplicate"] is True and len(linked.jobs()) == 1
 
 
+def test_a_draft_marked_ready_at_the_same_head_is_reviewed_when_ready(
+    webhook_client: Any, linked: Any
+) -> None:
+    opened = hook(draft=True)
+    assert post(webhook_client, gitlab("Merge Request Hook", opened)).status_code == 202
+    assert post(webhook_client, gitlab("Merge Request Hook", ready())).status_code == 202
+    subjects = [read_trigger(j.trigger) for j in linked.jobs()]
+    assert [s.draft for s in subjects if isinstance(s, ReviewRequest)] == [True, False]
+
+
 def test_new_commits_are_a_new_review(webhook_client: Any, linked: Any) -> None:
     assert post(webhook_client, gitlab("Merge Request Hook", hook())).status_code == 202
     pushed = hook("Merge_Request_Hook__new_commits", last_commit={"id": "b" * 40})
