@@ -28,7 +28,8 @@ _ENDED: Final = frozenset({"MERGED", "DECLINED", "SUPERSEDED"})
 
 
 def on_pull_changed(event: PullRequestEvent, policy: Policy) -> Trigger | None:
-    """An auto-review of someone's open pull request at its head, for its author."""
+    """An auto-review of someone's open pull request at its source commit, for its author;
+    an edit at a commit already seen is the same review."""
     pull, author = event.pullrequest, event.pullrequest.author
     source, destination = pull.source, pull.destination
     head_ref = source.branch.name if source and source.branch else None
