@@ -32,6 +32,7 @@ WRITE_PERMISSIONS: Final = frozenset({"write", "admin"})
 HOOK_EVENTS: Final = (
     "pullrequest:comment_created",
     "pullrequest:created",
+    "pullrequest:updated",  # new commits, or an edit: auto-reviews (review_routes.py)
     "pullrequest:changes_request_created",
     "repo:push",
     "repo:commit_status_updated",

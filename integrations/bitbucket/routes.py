@@ -30,6 +30,7 @@ from integrations.bitbucket.events import (
     ServerPushEvent,
 )
 from integrations.bitbucket.events import PullRequest as PullPayload
+from integrations.bitbucket.review_routes import on_pull_changed
 from integrations.bitbucket.trigger import UNKNOWN_PULL
 from resolver.contract.inbound import Policy, Route, Sender, Trigger
 from resolver.contract.mentions import find_request, mentions
@@ -96,11 +97,12 @@ def on_comment_created(event: CommentEvent, policy: Policy) -> Trigger | None:
 
 
 def on_pull_created(event: PullRequestEvent, policy: Policy) -> Trigger | None:
-    """`@bot …` in a new pull request's description."""
+    """`@bot …` in a new pull request's description (a person's request comes first); else an
+    auto-review (`review_routes.py`)."""
     pull = event.pullrequest
     request = _mention(pull.description, policy)
     if request is None:
-        return None
+        return on_pull_changed(event, policy)
     subject = PullRequest(**_on_pull(event, pull), url=_pull_url(pull))
     trigger = _trigger(event.actor.as_sender(), event.repository.full_name, subject, request)
     return replace(trigger, once_key=f"pull:{event.repository.full_name}#{pull.id}")
@@ -281,6 +283,7 @@ def _trigger(
 ROUTES: Final[dict[str, Route[Any]]] = {
     "pullrequest:comment_created": Route(CommentEvent, on_comment_created),
     "pullrequest:created": Route(PullRequestEvent, on_pull_created),
+    "pullrequest:updated": Route(PullRequestEvent, on_pull_changed),  # auto-reviews
     "pullrequest:changes_request_created": Route(PullRequestEvent, on_changes_requested),
     "repo:push": Route(PushEvent, on_push),
     "repo:commit_status_updated": Route(CommitStatusEvent, on_commit_status),
@@ -291,7 +294,6 @@ ROUTES: Final[dict[str, Route[Any]]] = {
 # Cloud's event keys (its event payloads page) and Data Center's (its event payload page).
 IGNORED: Final = frozenset(
     {
-        "pullrequest:updated",
         "pullrequest:approved",
         "pullrequest:unapproved",
         "pullrequest:fulfilled",

@@ -237,3 +237,29 @@ def forgejo_pull_event(forge: ForgejoForge, key: str, number: int, head: str) ->
     payload.update(number=number, sender=alice)
     payload["repository"].update(forgejo_flow.repository_json(forge.api, forge.repo))
     return forgejo_flow.delivery(payload, key)
+
+
+def bitbucket_pull_event(forge: BitbucketForge, key: str, number: int, head: str) -> Delivery:
+    """Bitbucket Cloud's `pullrequest:created` (or `pullrequest:updated`: new commits, or an
+    edit) for alice's pull `number`, now at `head`, named by its first 12 hex digits as
+    Bitbucket names a commit."""
+    [pull] = [p for p in forge.api.pulls if p.id == number]
+    payload: dict[str, Any] = load("bitbucket", "pullrequest_updated__plain")
+    url = f"{forge.api.url}/{forge.repo.full_name}"
+    payload["actor"] = forge.api.user(pull.author)
+    payload["repository"].update(
+        full_name=forge.repo.full_name,
+        name=forge.repo.full_name.split("/")[1],
+        links={"html": {"href": url}},
+    )
+    payload["pullrequest"].update(
+        id=number,
+        title=pull.title,
+        description=pull.description,
+        draft=pull.draft,
+        author=forge.api.user(pull.author),
+        links={"html": {"href": f"{url}/pull-requests/{number}"}},
+    )
+    payload["pullrequest"]["source"].update(branch={"name": pull.head}, commit={"hash": head[:12]})
+    payload["pullrequest"]["destination"]["branch"] = {"name": pull.base}
+    return bitbucket_flow.delivery(payload, key)

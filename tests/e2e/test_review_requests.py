@@ -4,8 +4,8 @@ three comments on lines of the diff (one with a suggested change) and one on a l
 and asks for changes. The forge receives one review with the three comments, each where the
 model put it (on GitHub, checked against GitHub's OpenAPI description, comments and all; on
 Bitbucket and Azure DevOps, line comments and a summary, with the forge's "changes requested");
-the fourth is in the summary, with the Verification block; nothing is pushed. On GitHub and
-GitLab, an auto-review on new commits comments only on their lines.
+the fourth is in the summary, with the Verification block; nothing is pushed. On GitHub, GitLab,
+Forgejo and Bitbucket, an auto-review on new commits comments only on their lines.
 
 Which words ask for a review, where a comment may go and what the summary says are decided
 without a stack (tests/features/review_requests/)."""
@@ -36,6 +36,7 @@ from tests.e2e.review_requests_flow import (
     FEATURE,
     FEATURE_CALC,
     alices_pull,
+    bitbucket_pull_event,
     forgejo_pull_event,
     merge_request_event,
     pull_request_event,
@@ -202,6 +203,51 @@ def test_a_forgejo_auto_review_on_new_commits_comments_only_on_the_new_lines(
     )
     assert f"only what changed since my last review ({first[:12]})" in second_review.summary
     assert forge.said_on_pull(number) == []  # no 👀 and no status message
+
+
+@pytest.mark.parametrize("forge", ["bitbucket"], indirect=True)
+def test_a_bitbucket_auto_review_on_new_commits_comments_only_on_the_new_lines(
+    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+) -> None:
+    assert isinstance(forge, BitbucketForge)
+    bare = forge.widgets({**REPO_FILES, **AUTO})
+    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
+    first = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge)
+    with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
+        stack.llm.set_script(by_step(auto_reviewer()))
+        forge.start(stack)
+        created = bitbucket_pull_event(forge, "pullrequest:created", number, first)
+        opened = deliver(stack, monkeypatch, created)
+        second = commit_to(bare, FEATURE, {"calc.py": NEWER_CALC}, "Add div()")
+        updated = bitbucket_pull_event(forge, "pullrequest:updated", number, second)
+        pushed = deliver(stack, monkeypatch, updated)
+        # Bitbucket's update does not say what changed: an edit of the title at the same
+        # commit is the same review.
+        [pull] = [p for p in forge.api.pulls if p.id == number]
+        pull.title = "Add mul(), sub() and div()"
+        retitled = bitbucket_pull_event(forge, "pullrequest:updated", number, second)
+        again = post(ingress(stack, monkeypatch), retitled)
+        jobs = [stack.job(ended(opened)), stack.job(ended(pushed))]
+
+    assert [(j.state, j.outcome) for j in jobs] == [("succeeded", "answered")] * 2
+    assert all(j.trigger["kind"] == "review_request" and j.trigger["auto"] for j in jobs)
+    assert again.json() == {"job_id": pushed, "duplicate": True}
+    # Bitbucket's review is its line comments and a summary comment, one per review; the line
+    # comments name no commit, so each review's are told apart by their lines.
+    first_review, second_review = reviews(forge, number)
+    assert sorted((c.path, c.line) for c in first_review.comments) == [
+        ("calc.py", 6),
+        ("calc.py", 14),
+    ]
+    assert "`calc.py` line 14: div() multiplies." in first_review.summary
+    assert "since my last review" not in first_review.summary
+    assert "`calc.py` line 6: mul() adds." in second_review.summary
+    assert f"only what changed since my last review ({first[:12]})" in second_review.summary
+    # An auto-review says nothing but its review: mul() on the first head, div() on the
+    # second and the two summaries, each with its review's tag; no status comment.
+    said = forge.said_on_pull(number)
+    assert len(said) == 4 and all("resolver:review-" in s for s in said)
 
 
 @pytest.mark.parametrize("forge", ["gitlab"], indirect=True)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from integrations.bitbucket.events import parse_event
-from integrations.bitbucket.routes import REVIEW_TASK, ROUTES
+from integrations.bitbucket.routes import IGNORED, REVIEW_TASK, ROUTES
 from integrations.bitbucket.trigger import UNKNOWN_PULL, part_of, reach_of
 from resolver.contract.inbound import (
     MalformedError,
@@ -18,7 +18,14 @@ from resolver.contract.inbound import (
     ignored_sender,
     route_event,
 )
-from resolver.contract.triggers import BasePush, BasePushed, CiFailure, PullRequest, ReviewBatch
+from resolver.contract.triggers import (
+    BasePush,
+    BasePushed,
+    CiFailure,
+    PullRequest,
+    ReviewBatch,
+    ReviewRequest,
+)
 from tests.integrations.bitbucket.deliveries import headers_for, load
 
 POLICY = Policy(bot_name="resolver", trigger_label="resolver")
@@ -84,10 +91,11 @@ def test_a_new_pull_request_that_mentions_the_bot_is_a_request() -> None:
     assert found.once_key == f"pull:{REPO}#5"
 
 
-def test_a_new_pull_request_without_a_mention_is_nothing() -> None:
+def test_a_new_pull_request_without_a_mention_is_no_work_but_an_auto_review() -> None:
     payload = load("pullrequest_created__mentions_bot")
     payload["pullrequest"]["description"] = "Plain change."
-    assert routed("pullrequest_created__mentions_bot", payload) is None
+    found = trigger("pullrequest_created__mentions_bot", payload)
+    assert found.auto_review and isinstance(found.subject, ReviewRequest)
 
 
 def test_changes_requested_on_the_bots_pull_request_is_a_review_batch() -> None:
@@ -139,7 +147,10 @@ def test_a_malformed_data_center_payload_is_still_malformed() -> None:
 
 
 def test_ignored_events_are_nothing() -> None:
-    assert routed("pullrequest_updated__plain") is None
+    body = json.dumps(load("pullrequest_updated__plain")).encode()
+    for key in ("pullrequest:approved", "pullrequest:fulfilled", "pullrequest:rejected"):
+        assert key in IGNORED
+        assert route_event(ROUTES, parse_event(headers_for(key, body), body), POLICY) is None
 
 
 def test_the_bot_itself_and_app_users_are_ignored_senders() -> None:

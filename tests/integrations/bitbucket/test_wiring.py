@@ -15,6 +15,7 @@ from integrations import registry
 from integrations.bitbucket import PROVIDER
 from integrations.bitbucket.client import HOOK_EVENTS
 from integrations.bitbucket.preflight import checks
+from integrations.bitbucket.routes import ROUTES
 from integrations.bitbucket.setup import SETUP, parse_scope
 from integrations.bitbucket.signin import SIGN_IN
 from integrations.bitbucket.standin.api import BitbucketAPI
@@ -111,6 +112,11 @@ def test_an_unknown_consumer_or_a_foreign_callback_is_a_page_not_a_redirect(
     ):
         page = httpx.get(f"{bitbucket_api.url}/site/oauth2/authorize", params=query)
         assert page.status_code == 400 and "location" not in page.headers
+
+
+def test_the_hook_asks_for_every_cloud_event_routed() -> None:
+    data_center = {key for key in ROUTES if key.startswith("pr:") or key == "repo:refs_changed"}
+    assert sorted(HOOK_EVENTS) == sorted(set(ROUTES) - data_center)
 
 
 def test_setup_registers_a_repository_hook_on_the_routed_events(
