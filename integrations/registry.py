@@ -36,6 +36,13 @@ INSTALLED: Final[tuple[Provider, ...]] = (
 )
 
 
+def warm() -> None:
+    """Load every installed provider's client side now (`Provider.warm`)."""
+    for provider in INSTALLED:
+        if provider.warm is not None:
+            provider.warm()
+
+
 def installed() -> tuple[Provider, ...]:
     """Every installed provider, in the order routes and checks list them."""
     return INSTALLED

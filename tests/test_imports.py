@@ -108,3 +108,28 @@ TRACING = (
 @pytest.mark.parametrize("root", ["resolver.app", "resolver.tasks"])
 def test_a_process_without_an_otlp_endpoint_loads_no_tracing(root: str) -> None:
     assert loaded(root, TRACING) == {}
+
+
+WARMED = """
+import json, sys
+from integrations import registry
+registry.warm()
+ENDINGS = (".rest.apps", ".rest.reactions", ".rest.issues", ".provider")
+print(json.dumps(sorted(name for name in sys.modules if name.endswith(ENDINGS))))
+"""
+
+
+def test_a_callbacks_worker_loads_the_calls_of_a_first_acknowledgement_as_it_starts() -> None:
+    """`registry.warm` (the callbacks worker's start): GitHub's reply side and the endpoints a
+    new job's token, 👀 and status use, which githubkit loads on their first call, with no
+    network call made."""
+    done = subprocess.run(
+        [sys.executable, "-c", WARMED], capture_output=True, text=True, timeout=120, check=True
+    )
+    warmed = json.loads(done.stdout)
+    assert "integrations.github.provider" in warmed
+    assert {name.rsplit(".", 1)[1] for name in warmed if ".rest." in name} == {
+        "apps",
+        "reactions",
+        "issues",
+    }

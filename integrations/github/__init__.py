@@ -80,4 +80,5 @@ PROVIDER = Provider(
     open_pulls=_open_pulls,
     resolve_thread=provider.resolve_thread,
     post_review=review.post_review,
+    warm=provider.warm,
 )

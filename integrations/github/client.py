@@ -74,6 +74,24 @@ def github_session(
     )
 
 
+def warm() -> None:
+    """Make a new job's first calls (an installation token, the 👀, its status comment) against
+    an in-process transport, no network: githubkit loads an endpoint's modules on its first
+    call, which cost a cold callbacks worker's first 👀s about 2 s under a burst of mentions on
+    a loaded host (bench/load.py)."""
+    github = GitHub(
+        UnauthAuthStrategy(),
+        base_url="http://warm.invalid/",
+        transport=httpx.MockTransport(lambda _request: httpx.Response(201, json={})),
+        auto_retry=False,
+        http_cache=False,
+    )
+    github.rest.apps.create_installation_access_token(1, repositories=["r"])
+    github.rest.reactions.create_for_issue_comment("o", "r", 1, content="eyes")
+    github.rest.issues.create_comment("o", "r", 1, body="warm")
+    github.rest.issues.update_comment("o", "r", 1, body="warm")
+
+
 @cache
 def _tls_context() -> ssl.SSLContext:
     # httpx would load the CA bundle for every client (about 70 ms); one context serves all.

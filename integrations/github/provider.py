@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
+from integrations.github import client
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
 from integrations.github.threads import resolve_review_thread, resolved_roots
@@ -240,6 +241,11 @@ class GitHubForge:
 
     def edit_pull_body(self, full_name: str, number: int, body: str) -> None:
         self._client.edit_pull_body(full_name, number, body)
+
+
+def warm() -> None:
+    """`Provider.warm`: this module and the calls a new job's acknowledgements make."""
+    client.warm()
 
 
 def conversation(

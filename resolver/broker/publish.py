@@ -25,8 +25,8 @@ from resolver.broker.celery_app import (
 from resolver.core import tracing
 
 FIRST: Final = 0
-"""The priority of a mention's acknowledgements (its 👀 and first status, or the notice to an
-unlinked sender): taken before any later callback in the queue. On Redis, kombu keeps each
+"""The priority of a mention's one message (which sends its 👀), or of the notice to an
+unlinked sender: taken before any later callback in the queue. On Redis, kombu keeps each
 priority step in a list of its own and a worker pops the lists lowest number first."""
 SOON: Final = 3
 """A new job's first status: after every waiting 👀, before any edit."""
@@ -56,9 +56,9 @@ def callback_message(callback_id: int, trace: tracing.Carrier = ()) -> Message:
 
 
 def acknowledge_message(job_id: int, message_id: str, trace: tracing.Carrier = ()) -> Message:
-    """A new job's one message: the callbacks side sends its 👀 and first status, then its job
-    message. It goes under the job's message id, so the reconciler sees the job's message
-    waiting while this one does."""
+    """A new job's one message: the callbacks side sends its 👀, then its job message, then
+    queues its first status. It goes under the job's message id, so the reconciler sees the
+    job's message waiting while this one does."""
     return Message(ACKNOWLEDGE, (job_id,), CALLBACKS_QUEUE, message_id, trace)
 
 

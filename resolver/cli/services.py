@@ -6,6 +6,7 @@ import os
 
 import typer
 
+from integrations import registry
 from resolver.broker.celery_app import QUEUES, get_celery
 from resolver.core.logs import configure_logging
 from resolver.core.settings import VAR_DIR, get_settings
@@ -60,6 +61,9 @@ def worker(
         os.nice(nice)
     if metrics_port:
         _serve_worker_metrics(metrics_port)
+    if "callbacks" in queues.split(","):
+        # Each provider's client now, not during the first 👀 after a start.
+        registry.warm()
     if "jobs" in queues.split(","):
         _reap_own_engine()
         # What runs a job, loaded now rather than by the first job (the tasks module leaves it

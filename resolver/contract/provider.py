@@ -135,6 +135,11 @@ class Provider:
     """Posts a review of a pull request (`@bot review`): the summary, the verdict and the
     comments anchored to lines of its diff, in one review where the forge has one."""
 
+    warm: Callable[[], None] | None = None
+    """Loads what its first callback would (its client, a library's lazily loaded modules),
+    without a network call: a callbacks worker calls it as it starts, so that the first 👀
+    after a start does not wait for imports."""
+
     @property
     def is_forge(self) -> bool:
         return self.forge is not None

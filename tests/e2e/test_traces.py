@@ -22,6 +22,8 @@ pytestmark = pytest.mark.timeout(300)
 PLANTED = "hunter2-planted-in-the-request"
 EXPECTED = (
     "ingress.intake",
+    "apply_async/resolver.callbacks.acknowledge",
+    "run/resolver.callbacks.acknowledge",
     "apply_async/resolver.run_job",
     "run/resolver.run_job",
     "git.clone",
@@ -82,8 +84,12 @@ def test_a_job_is_one_trace_from_the_webhook_to_its_callbacks(
         return [s for s in trace if s.name == name and _descends(s, ancestor, spans)]
 
     [intake] = under("ingress.intake", request)
+    # The web process sends the mention's one message; the callbacks side, having sent the 👀,
+    # sends the job's.
+    [acknowledged] = under("apply_async/resolver.callbacks.acknowledge", request)
+    assert acknowledged.service == intake.service == "resolver-web"
     [published] = under("apply_async/resolver.run_job", request)
-    assert published.service == intake.service == "resolver-web"
+    assert published.service == "resolver-worker"
     # The web process leaves its SQL and Redis commands out (observability.WEB_QUIET).
     assert not [
         s
@@ -113,7 +119,7 @@ def test_a_job_is_one_trace_from_the_webhook_to_its_callbacks(
     bash = [t for t in under("agent.tool", run) if t.attributes["tool"] == "execute_bash"]
     assert [t.attributes["exit_code"] for t in bash] == [0, 0]
 
-    # The 👀 is sent from the request's trace, the pull request from the job's.
+    # The first status is sent from the request's trace, the pull request from the job's.
     delivered = [s for s in trace if s.name == "run/resolver.callbacks.deliver"]
     assert any(_descends(d, run, spans) for d in delivered)
     assert any(_descends(d, request, spans) and not _descends(d, run, spans) for d in delivered)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import redis
 
 from integrations.github.verify import verify_signature
-from resolver.broker.outbox import waiting_message_ids
+from resolver.broker.outbox import waiting_job_messages
 from resolver.contract.inbound import SignatureError
 from resolver.contract.triggers import (
     ForgeIssue,
@@ -65,7 +64,8 @@ def test_issue_comment_mention_creates_a_published_job(client: Any, linked: Any)
     assert trigger.reach["installation_id"] == 1 and trigger.number == 1
     assert trigger.comment_id == load("github", "issue_comment.created__on_issue")["comment"]["id"]
     assert trigger.origin.is_followup is False
-    assert waiting_message_ids(redis.Redis.from_url(TEST_REDIS)) == {job.message_id}
+    # Its one message waits under the job's message id (the callbacks side sends its 👀 first).
+    assert waiting_job_messages(TEST_REDIS) == {job.message_id}
     [delivery] = linked.deliveries()
     assert (delivery.job_id, delivery.outcome) == (job.id, "job")
 
