@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.fernet import Fernet
 
@@ -37,6 +38,9 @@ from _mcp import bench_mcp, print_mcp
 from _tokens import TokenFigures, bench_tokens, print_tokens
 
 from tests.support.llm_server import MODEL, ScriptedLLMServer, finish, tool
+
+if TYPE_CHECKING:
+    from resolver.core.tracing import Carrier
 
 
 def configure(tmp: Path, server: ScriptedLLMServer) -> None:
@@ -67,12 +71,15 @@ class LoopFigures:
     llm_call: float  # litellm's client round trip, server time included
     llm_server: float
     sandbox_exec: float
+    cpu: float = 0.0  # this process's CPU time (every thread), the model server's included
 
 
-def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
+def bench_loop(server: ScriptedLLMServer, steps: int, trace: Carrier = ()) -> LoopFigures:
+    """The loop run as a job of the trace `trace` names (bench/tracing.py), when traced."""
     from resolver.agent.controller import run_agent
     from resolver.agent.sandboxes import policy_from_settings
     from resolver.agent.task import AgentTask, limits_from
+    from resolver.core import tracing
     from resolver.core.job import JobContext
     from resolver.core.settings import get_settings
     from resolver.store import jobs
@@ -88,9 +95,10 @@ def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
         sandbox.run("true")  # the first exec pays for the container's start
         server.set_script(script(steps))
         server.server_seconds = 0.0
-        started = time.perf_counter()
-        result = run_agent(task, sandbox, JobContext(job_id, get_settings()))
-        elapsed = time.perf_counter() - started
+        started, cpu = time.perf_counter(), time.process_time()
+        with tracing.within(trace):
+            result = run_agent(task, sandbox, JobContext(job_id, get_settings()))
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert result.outcome == "answered", result
     with session_scope() as session:
         payloads = [e.payload for e in jobs.get_job(session, job_id).events]
@@ -100,6 +108,7 @@ def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
         llm_call=sum(p.get("llm_seconds", 0.0) for p in payloads) / count,
         llm_server=server.server_seconds / count,
         sandbox_exec=sum(p.get("duration", 0.0) for p in payloads) / count,
+        cpu=cpu / count,
     )
 
 

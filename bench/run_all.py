@@ -61,7 +61,7 @@ BENCHES = (
     Bench(
         "tracing.py",
         ("ingress, fixed rate", "agent loop, per step", "spans received"),
-        ("--duration", "1", "--senders", "5", "--steps", "2", "--rounds", "1", "--rate", "20"),
+        ("--block", "1", "--senders", "5", "--steps", "2", "--rounds", "1", "--rate", "20"),
     ),
     Bench("migrations.py", ("migrations after", "per million jobs"), ("--rows", "2000")),
     Bench(
