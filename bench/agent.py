@@ -89,7 +89,8 @@ def bench_loop(server: ScriptedLLMServer, steps: int) -> LoopFigures:
         server.set_script(script(steps))
         server.server_seconds = 0.0
         started = time.perf_counter()
-        result = run_agent(task, sandbox, JobContext(job_id, get_settings()))
+        with session_scope() as session:
+            result = run_agent(session, task, sandbox, JobContext(job_id, get_settings()))
         elapsed = time.perf_counter() - started
     assert result.outcome == "answered", result
     with session_scope() as session:
