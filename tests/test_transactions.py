@@ -34,18 +34,6 @@ REMAINING: frozenset[str] = frozenset(
         # store: its helpers take a session (db.py makes the unit of work)
         "resolver/store/jobs.py",
         "resolver/store/secrets.py",
-        # web: the request's context opens them
-        "resolver/web/actions.py",
-        "resolver/web/api.py",
-        "resolver/web/linking.py",
-        "resolver/web/links.py",
-        "resolver/web/live.py",
-        "resolver/web/mcp_credentials.py",
-        "resolver/web/operator.py",
-        "resolver/web/pages.py",
-        "resolver/web/schedules.py",
-        "resolver/web/setup.py",
-        "resolver/web/signin.py",
         # worker: executing a job opens them
         "resolver/worker/commands.py",
         "resolver/worker/plan.py",
