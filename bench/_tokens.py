@@ -133,8 +133,9 @@ def _run(server: ScriptedLLMServer, steps: int) -> list[Any]:
         job_id = jobs.create_job(session, jobs.NewJob(source="cli", task="bench tokens")).id
     task = AgentTask(job_id, "bench", None, None, limits_from(settings), ())
     server.set_script(scripted(steps))
-    with open_sandbox(str(job_id), policy_from_settings(settings)) as sandbox:
-        result = run_agent(task, sandbox, JobContext(job_id, get_settings()), config)
+    policy = policy_from_settings(settings)
+    with open_sandbox(str(job_id), policy) as sandbox, session_scope() as session:
+        result = run_agent(session, task, sandbox, JobContext(job_id, get_settings()), config)
     assert result.outcome == "answered", result
     with session_scope() as session:
         rows = jobs.get_job(session, job_id).events

@@ -96,8 +96,8 @@ def bench_loop(server: ScriptedLLMServer, steps: int, trace: Carrier = ()) -> Lo
         server.set_script(script(steps))
         server.server_seconds = 0.0
         started, cpu = time.perf_counter(), time.process_time()
-        with tracing.within(trace):
-            result = run_agent(task, sandbox, JobContext(job_id, get_settings()))
+        with tracing.within(trace), session_scope() as session:
+            result = run_agent(session, task, sandbox, JobContext(job_id, get_settings()))
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert result.outcome == "answered", result
     with session_scope() as session:

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resolver.agent.task import AgentLimits, AgentTask
 from resolver.core.budgets import BUDGET, Cap, InvalidBudgetError, Spent, caps_from
 from resolver.core.settings import Settings
 from resolver.store import budgets
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.store.models import utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def reserve_start(
-    task: AgentTask, settings: Settings, repo_config: Mapping[str, Any] | None
+    session: Session, task: AgentTask, settings: Settings, repo_config: Mapping[str, Any] | None
 ) -> tuple[AgentTask, str | None]:
     """The task with its caps, and why it may not start (None: its reservation is held)."""
     try:
@@ -27,8 +30,7 @@ def reserve_start(
         return task, None
     task = replace(task, caps=caps, limits=within(task.limits, caps))
     estimate = Spent(task.limits.max_cost_usd, task.limits.max_tokens)
-    with session_scope() as session:
-        refusal = budgets.reserve(session, task.job_id, caps, estimate, utcnow())
+    refusal = budgets.reserve(session, task.job_id, caps, estimate, utcnow())
     return task, None if refusal is None else refusal.message()
 
 
@@ -44,12 +46,15 @@ def within(limits: AgentLimits, caps: tuple[Cap, ...]) -> AgentLimits:
     )
 
 
-def running_stop(job_id: int, caps: tuple[Cap, ...], push_unfinished: bool) -> str | None:
-    """`budget: <message>` once what was spent reaches a cap, else None."""
+def running_stop(
+    session: Session, job_id: int, caps: tuple[Cap, ...], push_unfinished: bool
+) -> str | None:
+    """`budget: <message>` once what was spent reaches a cap, else None (read in the loop's
+    session, its step ended before the next call to the model)."""
     if not caps:
         return None
-    with session_scope() as session:
-        refusal = budgets.crossed_while_running(session, job_id, caps, utcnow())
+    refusal = budgets.crossed_while_running(session, job_id, caps, utcnow())
+    end_step(session)
     if refusal is None:
         return None
     pushed = (

@@ -51,6 +51,8 @@ from resolver.core.settings import Settings
 from sandbox import Sandbox, SandboxError
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from resolver.agent.mcp import McpTools
 
 logger = logging.getLogger(__name__)
@@ -66,19 +68,21 @@ class _StoppedError(Exception):
 
 
 def run_agent(
+    session: Session,
     task: AgentTask,
     sandbox: Sandbox,
     ctx: JobContext,
     llm: LLMConfig | None = None,
     mcp: McpTools | None = None,
 ) -> AgentResult:
-    """Run the loop until the agent finishes or something stops it. Never changes job state."""
+    """Run the loop until the agent finishes or something stops it. Never changes job state.
+    `session` is the caller's: each event is committed in it as the loop goes."""
     settings = ctx.settings
     config = llm or llm_config_from(settings)
     known = job_secrets(task, settings, config)
     for value in known:
         register_secret(value)
-    loop = AgentLoop(task, sandbox, ctx, config, settings, Redactor(known), mcp)
+    loop = AgentLoop(session, task, sandbox, ctx, config, settings, Redactor(known), mcp)
     ctx.on_cancel.append(sandbox.interrupt)
     try:
         return loop.run()
@@ -97,6 +101,7 @@ def job_secrets(task: AgentTask, settings: Settings, config: LLMConfig) -> tuple
 class AgentLoop:
     def __init__(
         self,
+        session: Session,
         task: AgentTask,
         sandbox: Sandbox,
         ctx: JobContext,
@@ -109,7 +114,8 @@ class AgentLoop:
         self.condense_tokens = settings.llm_condense_tokens
         self.bot_name = settings.bot_name
         self.push_unfinished = settings.push_unfinished
-        self.trajectory = Trajectory(task.job_id, redactor)
+        self.session = session
+        self.trajectory = Trajectory(session, task.job_id, redactor)
         runner = ReviewToolRunner if task.review else ToolRunner
         self.tools = runner(
             sandbox, settings.sandbox_output_limit, float(settings.sandbox_command_timeout)
@@ -179,7 +185,8 @@ class AgentLoop:
         spent = totals(self.trajectory.events)
         cancelled = self.ctx.cancelled.is_set()
         reason = stops.limit_reached(spent, self.task.limits, self._elapsed(), cancelled)
-        return reason or running_stop(self.task.job_id, self.task.caps, self.push_unfinished)
+        job_id, caps = self.task.job_id, self.task.caps
+        return reason or running_stop(self.session, job_id, caps, self.push_unfinished)
 
     def _check_limits(self) -> None:
         reason = self._limit()

@@ -9,26 +9,26 @@ from typing import TYPE_CHECKING
 
 from resolver.agent.mcp_config import McpServer
 from resolver.core.settings import Settings
-from resolver.store.db import session_scope
 from resolver.store.mcp_credentials import mcp_credentials
 from resolver.store.models import Job
 from resolver.store.vault import Vault
 from sandbox import Sandbox
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from resolver.agent.mcp import Credential, McpTools
 
 
-def repository_of(job_id: int, source: str) -> str:
+def repository_of(session: Session, job_id: int, source: str) -> str:
     """The name a repository's MCP credentials are stored under: its full name on the forge
     (the job's), else the source it was cloned from (`resolver run`)."""
-    with session_scope() as session:
-        job = session.get(Job, job_id)
-        return (job.repo if job is not None else None) or source
+    job = session.get(Job, job_id)
+    return (job.repo if job is not None else None) or source
 
 
 def credentials_for(
-    repo: str, servers: tuple[McpServer, ...], settings: Settings
+    session: Session, repo: str, servers: tuple[McpServer, ...], settings: Settings
 ) -> dict[str, Credential]:
     """The stored header of each remote server that has one."""
     from resolver.agent.mcp import Credential
@@ -37,8 +37,7 @@ def credentials_for(
     if not remote:
         return {}
     vault = Vault(settings.fernet_keys)
-    with session_scope() as session:
-        found = mcp_credentials(session, vault, repo, remote)
+    found = mcp_credentials(session, vault, repo, remote)
     return {name: Credential(header, value.reveal()) for name, (header, value) in found.items()}
 
 

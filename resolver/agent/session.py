@@ -154,9 +154,12 @@ def _in_sandbox(
     config = chosen_model(config, settings, request.model, repo_config)
     _record_model(request.job_id, config.model)
     task = build_task(request, settings, clone, ref, repo_config)
-    credentials = credentials_for(repository_of(task.job_id, request.repo), servers, settings)
+    with session_scope() as session:
+        repo = repository_of(session, task.job_id, request.repo)
+        credentials = credentials_for(session, repo, servers, settings)
     task = replace(task, secrets=task.secrets + tuple(c.value for c in credentials.values()))
-    task, refused = reserve_start(task, settings, repo_config)
+    with session_scope() as session:
+        task, refused = reserve_start(session, task, settings, repo_config)
     if refused is not None:
         return SessionResult(_not_started(task, settings, config, refused), "")
     setup = git_repo.read_setup(clone, ref)
@@ -175,10 +178,13 @@ def _in_sandbox(
             with job_mcp(servers, sandbox, credentials, settings) as mcp:
                 if mcp is not None:
                     _record(task, settings, config, Kind.MCP, {"servers": mcp.record})
-                agent = run_agent(task, sandbox, ctx, config, mcp)  # a cancelled job stops at once
+                with session_scope() as session:  # a cancelled job stops at once
+                    agent = run_agent(session, task, sandbox, ctx, config, mcp)
         change, unread = _take_change(sandbox, clone, base, agent, settings, ctx)
     record = _record_egress(task, settings, config, egress, sandbox) if plan else None
-    verification = build_verification(latest_attempt(task.job_id), configured_commands(repo_config))
+    with session_scope() as session:
+        events = latest_attempt(session, task.job_id)
+    verification = build_verification(events, configured_commands(repo_config))
     _record(task, settings, config, Kind.VERIFICATION, verification.as_dict())
     tree = git_repo.apply_change(clone, base, change)
     if after is not None:

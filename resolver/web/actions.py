@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -21,10 +20,16 @@ from resolver.contract.triggers import SenderRef, dump_trigger, read_trigger
 from resolver.core.logs import log
 from resolver.core.states import JobState, is_terminal
 from resolver.store import accounts, jobs
-from resolver.store.db import session_scope
 from resolver.store.models import Job
 from resolver.web.access import Viewer, can_act
-from resolver.web.context import current_viewer, not_found, signed_out, to_signin, web_of
+from resolver.web.context import (
+    current_viewer,
+    in_transaction,
+    not_found,
+    signed_out,
+    to_signin,
+    web_of,
+)
 from resolver.web.inputs import route_of
 from resolver.web.pages import load_visible_job
 from resolver.web.session import csrf_ok
@@ -72,18 +77,17 @@ async def stop(request: Request) -> Response:
         return checked
     viewer, web = checked, web_of(request)
 
-    def act() -> Done | None:
-        with session_scope() as session:
-            job = load_visible_job(session, request, viewer)
-            if job is None:
-                return None
-            here = f"/jobs/{job.id}"
-            if not can_act(viewer, job, web.cache, web.settings):
-                return Done(here, NOT_YOURS.format(verb="stop it"))
-            if job.state not in (JobState.QUEUED, JobState.RUNNING):
-                return Done(here, f"Job {job.id} has already ended ({job.state}).")
-            callbacks = record.stop_job(session, job, viewer.person.login, viewer.account)
-            ended = job.state == JobState.CANCELLED
+    def act(session: Session) -> Done | None:
+        job = load_visible_job(session, request, viewer)
+        if job is None:
+            return None
+        here = f"/jobs/{job.id}"
+        if not can_act(viewer, job, web.cache, web.settings):
+            return Done(here, NOT_YOURS.format(verb="stop it"))
+        if job.state not in (JobState.QUEUED, JobState.RUNNING):
+            return Done(here, f"Job {job.id} has already ended ({job.state}).")
+        callbacks = record.stop_job(session, job, viewer.person.login, viewer.account)
+        ended = job.state == JobState.CANCELLED
         text = "Stopped." if ended else "Stopping: the job stops at its next step."
         return Done(here, text, callbacks)
 
@@ -96,32 +100,31 @@ async def rerun(request: Request) -> Response:
         return checked
     viewer, web = checked, web_of(request)
 
-    def act() -> Done | None:
-        with session_scope() as session:
-            job = load_visible_job(session, request, viewer)
-            if job is None:
-                return None
-            here = f"/jobs/{job.id}"
-            if not can_act(viewer, job, web.cache, web.settings):
-                return Done(here, NOT_YOURS.format(verb="run it again"))
-            if not is_terminal(JobState(job.state)) or job.source == "schedule":
-                return Done(here, "This job cannot be run again from here.")
-            if viewer.user_id is None:
-                return Done(here, link_first(viewer, web.settings.bot_name))
-            new = jobs.create_job(session, again(session, job, viewer))
-            callbacks = record.record_status(session, new)
-            session.commit()
-            _publish(session, new.id)
-            log(
-                logger,
-                logging.INFO,
-                "web.rerun",
-                job=job.id,
-                new_job=new.id,
-                by=viewer.label,
-                user=viewer.user_id,
-            )
-            return Done(f"/jobs/{new.id}", f"Running job {job.id}'s request again.", callbacks)
+    def act(session: Session) -> Done | None:
+        job = load_visible_job(session, request, viewer)
+        if job is None:
+            return None
+        here = f"/jobs/{job.id}"
+        if not can_act(viewer, job, web.cache, web.settings):
+            return Done(here, NOT_YOURS.format(verb="run it again"))
+        if not is_terminal(JobState(job.state)) or job.source == "schedule":
+            return Done(here, "This job cannot be run again from here.")
+        if viewer.user_id is None:
+            return Done(here, link_first(viewer, web.settings.bot_name))
+        new = jobs.create_job(session, again(session, job, viewer))
+        callbacks = record.record_status(session, new)
+        session.commit()
+        _publish(session, new.id)
+        log(
+            logger,
+            logging.INFO,
+            "web.rerun",
+            job=job.id,
+            new_job=new.id,
+            by=viewer.label,
+            user=viewer.user_id,
+        )
+        return Done(f"/jobs/{new.id}", f"Running job {job.id}'s request again.", callbacks)
 
     return await _finish(request, viewer, act)
 
@@ -179,9 +182,11 @@ def _sender_of(session: Session, viewer: Viewer, source: str) -> SenderRef | Non
     return SenderRef(id=identity.external_id, login=identity.login)
 
 
-async def _finish(request: Request, viewer: Viewer, act: Callable[[], Done | None]) -> Response:
+async def _finish(
+    request: Request, viewer: Viewer, act: Callable[[Session], Done | None]
+) -> Response:
     try:
-        done = await run_in_threadpool(act)
+        done = await in_transaction(act)
     except SignInError:
         return await signed_out(request)
     except ForgeUnreachableError as error:

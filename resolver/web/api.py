@@ -4,23 +4,24 @@ job for the admin's bearer token (scripts)."""
 from __future__ import annotations
 
 import hmac
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from resolver.contract.signin import ForgeUnreachableError, SignInError
 from resolver.core.logs import redact_value
 from resolver.store.browse import JobFilter
-from resolver.store.db import session_scope
 from resolver.store.jobs import job_to_dict, recent_jobs
 from resolver.store.models import Job
 from resolver.web import steps
 from resolver.web.access import Viewer
-from resolver.web.context import current_viewer, end_everywhere, web_of
+from resolver.web.context import current_viewer, end_everywhere, in_transaction, web_of
 from resolver.web.inputs import parse_id, path_id
 from resolver.web.pages import list_rows, load_visible_job
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def bearer_ok(request: Request) -> bool:
@@ -55,14 +56,13 @@ async def list_jobs(request: Request) -> Response:
         return JSONResponse({"error": "limit must be an integer"}, status_code=400)
     web = web_of(request)
 
-    def load() -> list[dict[str, Any]]:
-        with session_scope() as session:
-            if who is None:
-                rows: list[Job] = list(recent_jobs(session, limit))
-            else:
-                rows, _ = list_rows(session, who, web.cache, web.settings, JobFilter(), None)
-                rows = rows[:limit]
-            return [_shown(job_to_dict(job)) for job in rows]
+    def load(session: Session) -> list[dict[str, Any]]:
+        if who is None:
+            rows: list[Job] = list(recent_jobs(session, limit))
+        else:
+            rows, _ = list_rows(session, who, web.cache, web.settings, JobFilter(), None)
+            rows = rows[:limit]
+        return [_shown(job_to_dict(job)) for job in rows]
 
     return await _answer(who, load)
 
@@ -73,15 +73,14 @@ async def show_job(request: Request) -> Response:
         return who
     job_id = path_id(request, "job_id")
 
-    def load() -> dict[str, Any] | None:
-        with session_scope() as session:
-            if who is None:
-                job = None if job_id is None else session.get(Job, job_id)
-            else:
-                job = load_visible_job(session, request, who)
-            if job is None:
-                return None
-            return _shown(job_to_dict(job, steps.shown_events(job.events)))
+    def load(session: Session) -> dict[str, Any] | None:
+        if who is None:
+            job = None if job_id is None else session.get(Job, job_id)
+        else:
+            job = load_visible_job(session, request, who)
+        if job is None:
+            return None
+        return _shown(job_to_dict(job, steps.shown_events(job.events)))
 
     return await _answer(who, load)
 
@@ -95,7 +94,7 @@ def _shown(data: dict[str, Any]) -> dict[str, Any]:
 
 async def _answer(who: Viewer | None, load: Any) -> Response:
     try:
-        found = await run_in_threadpool(load)
+        found = await in_transaction(load)
     except SignInError:
         if who is not None:  # the forge refused their token: every session of theirs ends
             await end_everywhere(who.person)

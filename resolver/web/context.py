@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, select_autoescape
@@ -28,7 +29,26 @@ from resolver.web.access import AccessCache, Viewer, viewer_of
 from resolver.web.inputs import is_web_url
 from resolver.web.session import SignedIn, csrf_token, lifetimes, signed_in
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
 HERE = Path(__file__).parent
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def in_transaction(
+    work: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
+) -> T:
+    """`work(session, ...)` in the threadpool, in the request's one transaction: the only place
+    a page opens one. Committed when `work` returns, rolled back when it raises; `work` ends a
+    step (`store.db.end_step`) where it must commit before going on."""
+
+    def run() -> T:
+        with session_scope() as session:
+            return work(session, *args, **kwargs)
+
+    return await run_in_threadpool(run)
 
 
 def _finalize(value: object) -> object:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -24,14 +23,13 @@ from resolver.core.logs import log
 from resolver.ingress.links import LinkClaim, LinkError, read_link
 from resolver.store import accounts, jobs, notices, used_links, web_sessions
 from resolver.store.callbacks import record_callback
-from resolver.store.db import session_scope
 from resolver.store.models import Notice, User, utcnow
 from resolver.store.secrets import save_oauth_token, token_state
 from resolver.store.vault import Vault
 from resolver.web import proofs
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
-from resolver.web.context import current_viewer, not_found, page, to_signin, web_of
+from resolver.web.context import current_viewer, in_transaction, not_found, page, to_signin, web_of
 from resolver.web.inputs import path_id
 from resolver.web.session import rekey, session_key, take_grant
 
@@ -113,7 +111,7 @@ async def _usable(
         claim = read_link(web_of(request).settings, token)
     except LinkError as error:
         return page(request, "link.html", viewer, status_code=403, problem=str(error))
-    if await run_in_threadpool(_used, claim):
+    if await in_transaction(_used, claim):
         return page(request, "link.html", viewer, status_code=410, problem=USED)
     blocked = _blocked(request, token, claim, viewer)
     if blocked is None:
@@ -130,9 +128,8 @@ async def _usable(
     )
 
 
-def _used(claim: LinkClaim) -> bool:
-    with session_scope() as session:
-        return used_links.was_used(session, claim.once)
+def _used(session: Session, claim: LinkClaim) -> bool:
+    return used_links.was_used(session, claim.once)
 
 
 async def link_page(request: Request) -> Response:
@@ -158,27 +155,26 @@ async def link(request: Request) -> Response:
     forge = viewer.person
     key = session_key(request) or ""
 
-    def act() -> tuple[int | None, list[int], str | None]:
-        with session_scope() as session:
-            now = utcnow()
-            if not used_links.use(session, claim.once, claim.expires_at, now):
-                raise LinkUsedError
-            user = _link_user(session, claim, viewer, proven)
-            accounts.signed_in(session, forge.provider, forge.external_id)
-            if grant is not None:  # the forge token they signed in with, now theirs
-                vault = Vault(settings.fernet_keys)
-                save_oauth_token(session, vault, forge.provider, user.id, *grant)
-            since = utcnow() - timedelta(seconds=settings.linked_request_seconds)
-            waiting = notices.waiting_request(session, claim.provider, claim.external_id, since)
-            job_id, callbacks = (None, []) if waiting is None else _run(session, waiting, user)
-            rotated = web_sessions.rotate(session, key, now)  # they may now be a user, an admin
-            session.commit()
-            if job_id is not None:
-                publish_job(session, job_id)
-            return job_id, callbacks, rotated
+    def act(session: Session) -> tuple[int | None, list[int], str | None]:
+        now = utcnow()
+        if not used_links.use(session, claim.once, claim.expires_at, now):
+            raise LinkUsedError
+        user = _link_user(session, claim, viewer, proven)
+        accounts.signed_in(session, forge.provider, forge.external_id)
+        if grant is not None:  # the forge token they signed in with, now theirs
+            vault = Vault(settings.fernet_keys)
+            save_oauth_token(session, vault, forge.provider, user.id, *grant)
+        since = utcnow() - timedelta(seconds=settings.linked_request_seconds)
+        waiting = notices.waiting_request(session, claim.provider, claim.external_id, since)
+        job_id, callbacks = (None, []) if waiting is None else _run(session, waiting, user)
+        rotated = web_sessions.rotate(session, key, now)  # they may now be a user, an admin
+        session.commit()
+        if job_id is not None:
+            publish_job(session, job_id)
+        return job_id, callbacks, rotated
 
     try:
-        job_id, callbacks, rotated = await run_in_threadpool(act)
+        job_id, callbacks, rotated = await in_transaction(act)
     except accounts.AccountError as error:
         return page(request, "link.html", viewer, status_code=409, problem=str(error))
     except LinkUsedError:
@@ -241,22 +237,21 @@ async def me_page(request: Request) -> Response:
     if viewer is None:
         return to_signin(request)
 
-    def load() -> tuple[list[Any], dict[str, str]]:
+    def load(session: Session) -> tuple[list[Any], dict[str, str]]:
         if viewer.user_id is None:
             return [], {}
-        with session_scope() as session:
-            found = accounts.identities(session, viewer.user_id)
-            now = utcnow()
-            tokens = {
-                provider: token_state(credential, now)
-                for (_, provider), credential in accounts.newest_user_tokens(
-                    session, viewer.user_id
-                ).items()
-            }
-            session.expunge_all()
-            return found, tokens
+        found = accounts.identities(session, viewer.user_id)
+        now = utcnow()
+        tokens = {
+            provider: token_state(credential, now)
+            for (_, provider), credential in accounts.newest_user_tokens(
+                session, viewer.user_id
+            ).items()
+        }
+        session.expunge_all()
+        return found, tokens
 
-    linked, tokens = await run_in_threadpool(load)
+    linked, tokens = await in_transaction(load)
     return page(request, "me.html", viewer, identities=linked, tokens=tokens, display=_display)
 
 
@@ -269,13 +264,12 @@ async def unlink(request: Request) -> Response:
     if identity_id is None:
         return not_found(request, viewer)
 
-    def act() -> str | None:
+    def act(session: Session) -> str | None:
         if viewer.user_id is None:
             return None
-        with session_scope() as session:
-            gone = accounts.unlink(session, viewer.user_id, identity_id)
-            return None if gone is None else f"{_display(gone.provider)} {gone.login or ''}"
+        gone = accounts.unlink(session, viewer.user_id, identity_id)
+        return None if gone is None else f"{_display(gone.provider)} {gone.login or ''}"
 
-    gone = await run_in_threadpool(act)
+    gone = await in_transaction(act)
     request.session["flash"] = f"Unlinked {gone.strip()}." if gone else "Nothing was unlinked."
     return RedirectResponse("/me", status_code=303)

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from integrations import registry
 from resolver.core.logs import log
 from resolver.store import accounts, forget
-from resolver.store.db import get_engine, session_scope
+from resolver.store.db import end_step, get_engine
 from resolver.web.actions import checked_viewer
-from resolver.web.context import not_found
+from resolver.web.context import in_transaction, not_found
 from resolver.web.inputs import path_id
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -29,16 +32,15 @@ async def revoke(request: Request) -> Response:
     if not checked.admin or identity_id is None:
         return not_found(request, checked)
 
-    def act() -> str | None:
-        with session_scope() as session:
-            gone = accounts.revoke_link(session, identity_id)
-            if gone is None:
-                return None
-            found = registry.find(gone.provider)
-            name = found.display_name if found else gone.provider
-            return f"{name} {gone.login or gone.external_id} of {gone.user.name}"
+    def act(session: Session) -> str | None:
+        gone = accounts.revoke_link(session, identity_id)
+        if gone is None:
+            return None
+        found = registry.find(gone.provider)
+        name = found.display_name if found else gone.provider
+        return f"{name} {gone.login or gone.external_id} of {gone.user.name}"
 
-    gone = await run_in_threadpool(act)
+    gone = await in_transaction(act)
     if gone is not None:
         log(logger, logging.INFO, "web.link_revoked", identity=identity_id, by=checked.person.login)
     request.session["flash"] = (
@@ -60,12 +62,12 @@ async def forget_person(request: Request) -> Response:
     if not checked.admin or user_id is None:
         return not_found(request, checked)
 
-    def act() -> str:
-        with session_scope() as session:
-            name = forget.name_of(session, user_id)
-            if name is None:
-                return "Nobody was forgotten: that user no longer exists."
-            running = forget.stop_jobs(session, name)
+    def act(session: Session) -> str:
+        name = forget.name_of(session, user_id)
+        if name is None:
+            return "Nobody was forgotten: that user no longer exists."
+        running = forget.stop_jobs(session, name)
+        end_step(session)
         if running:
             return (
                 f"Asked {name}'s running job(s) {', '.join(map(str, running))} to stop; press "
@@ -79,7 +81,7 @@ async def forget_person(request: Request) -> Response:
         )
 
     try:
-        said = await run_in_threadpool(act)
+        said = await in_transaction(act)
     except forget.ForgetError as error:
         said = str(error)
     log(logger, logging.INFO, "web.user_forgotten", user=user_id, by=checked.person.login)

@@ -9,16 +9,14 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from resolver.core.states import JobState, is_terminal
 from resolver.store import browse, web_sessions
-from resolver.store.db import session_scope
 from resolver.store.models import utcnow
 from resolver.web import steps
-from resolver.web.context import Web, current_viewer, web_of
+from resolver.web.context import Web, current_viewer, in_transaction, web_of
 from resolver.web.inputs import parse_id
 from resolver.web.pages import job_values, load_visible_job
 from resolver.web.session import csrf_token, lifetimes, session_key
@@ -50,44 +48,42 @@ async def job_events(request: Request) -> Response:
         return Response("not found", status_code=404, media_type="text/plain")
     viewer, web = found, web_of(request)
 
-    def visible() -> bool:
-        with session_scope() as session:
-            return load_visible_job(session, request, viewer) is not None
+    def visible(session: Session) -> bool:
+        return load_visible_job(session, request, viewer) is not None
 
-    if not await run_in_threadpool(visible):
+    if not await in_transaction(visible):
         return Response("not found", status_code=404, media_type="text/plain")
     start = _after(request)
     if start is None:
         return Response("after must be a number", status_code=400, media_type="text/plain")
     csrf, key = csrf_token(request), session_key(request)
 
-    def poll(after: int) -> tuple[list[str], int, bool] | None:
+    def poll(session: Session, after: int) -> tuple[list[str], int, bool] | None:
         """The events after `after` as SSE text, the last seq, and whether the job has ended;
         None once the viewer's session has ended (signed out, revoked, past a lifetime)."""
-        with session_scope() as session:
-            if key is None or not _lives(session, key, web):
-                return None
-            job = load_visible_job(session, request, viewer)
-            if job is None:
-                return [], after, True
-            out: list[str] = []
-            events = browse.events_after(session, job.id, after)
-            for event in steps.shown_events(events):
-                block = steps.block_of(event.seq, event.kind, event.payload, event.created_at)
-                if block is not None:
-                    out.append(_event("block", _render(web, "_block.html", block=block), event.seq))
-            last = events[-1].seq if events else after
-            ended = is_terminal(JobState(job.state))
-            if out or ended:
-                values = job_values(session, job, viewer, web)
-                out.append(_event("head", _render(web, "_head.html", csrf=csrf, **values)))
-            return out, last, ended
+        if key is None or not _lives(session, key, web):
+            return None
+        job = load_visible_job(session, request, viewer)
+        if job is None:
+            return [], after, True
+        out: list[str] = []
+        events = browse.events_after(session, job.id, after)
+        for event in steps.shown_events(events):
+            block = steps.block_of(event.seq, event.kind, event.payload, event.created_at)
+            if block is not None:
+                out.append(_event("block", _render(web, "_block.html", block=block), event.seq))
+        last = events[-1].seq if events else after
+        ended = is_terminal(JobState(job.state))
+        if out or ended:
+            values = job_values(session, job, viewer, web)
+            out.append(_event("head", _render(web, "_head.html", csrf=csrf, **values)))
+        return out, last, ended
 
     async def stream() -> AsyncIterator[str]:
         after, deadline = start, time.monotonic() + STREAM_SECONDS
         yield "retry: 2000\n\n"
         while time.monotonic() < deadline and not await request.is_disconnected():
-            polled = await run_in_threadpool(poll, after)
+            polled = await in_transaction(poll, after)
             if polled is None:
                 return  # the browser's reconnect then finds no session, and stops
             chunks, after, ended = polled

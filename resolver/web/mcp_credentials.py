@@ -5,19 +5,21 @@ there is nothing here."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from resolver.contract.mcp import credential_problem
 from resolver.core.logs import log
-from resolver.store.db import session_scope
 from resolver.store.mcp_credentials import remove_mcp_credential, set_mcp_credential
 from resolver.store.vault import Vault
 from resolver.web.actions import checked_viewer
-from resolver.web.context import not_found, web_of
+from resolver.web.context import in_transaction, not_found, web_of
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -41,11 +43,10 @@ async def set_credential(request: Request) -> Response:
     if problem is None:
         vault = Vault(web_of(request).settings.fernet_keys)
 
-        def store() -> None:
-            with session_scope() as session:
-                set_mcp_credential(session, vault, repo, server, header, value)
+        def store(session: Session) -> None:
+            set_mcp_credential(session, vault, repo, server, header, value)
 
-        await run_in_threadpool(store)
+        await in_transaction(store)
         log(logger, logging.INFO, "web.mcp_credential_set", server=server, by=checked.person.login)
     request.session["flash"] = (
         f"Nothing was stored: {problem}."
@@ -65,11 +66,10 @@ async def remove_credential(request: Request) -> Response:
     form = await request.form()
     repo, server = _field(form, "repo"), _field(form, "server")
 
-    def remove() -> bool:
-        with session_scope() as session:
-            return remove_mcp_credential(session, repo, server)
+    def remove(session: Session) -> bool:
+        return remove_mcp_credential(session, repo, server)
 
-    removed = await run_in_threadpool(remove)
+    removed = await in_transaction(remove)
     request.session["flash"] = (
         f"Removed the credential of {repo}'s MCP server {server}."
         if removed

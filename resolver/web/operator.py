@@ -4,8 +4,8 @@ so that `/setup` can be reached before any sign-in exists; once: a second use op
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -13,10 +13,12 @@ from resolver.contract.signin import Person
 from resolver.core.logs import log
 from resolver.onboarding.operator import OPERATOR, USED, OperatorLinkError, read_operator_token
 from resolver.store import used_links
-from resolver.store.db import session_scope
 from resolver.store.models import utcnow
-from resolver.web.context import page, web_of
+from resolver.web.context import in_transaction, page, web_of
 from resolver.web.session import open_session, session_key, sign_in
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -30,14 +32,13 @@ async def start(request: Request) -> Response:
     operator = Person(OPERATOR, OPERATOR, OPERATOR)
     old = session_key(request)
 
-    def open_once() -> str | None:
-        with session_scope() as session:
-            now = utcnow()
-            if not used_links.use(session, link.once, link.expires_at, now):
-                return None
-            return open_session(session, operator, old, settings, now)
+    def open_once(session: Session) -> str | None:
+        now = utcnow()
+        if not used_links.use(session, link.once, link.expires_at, now):
+            return None
+        return open_session(session, operator, old, settings, now)
 
-    key = await run_in_threadpool(open_once)
+    key = await in_transaction(open_once)
     if key is None:
         log(logger, logging.WARNING, "web.operator_link_reused")
         return page(request, "link.html", None, status_code=410, problem=USED)

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -26,7 +25,6 @@ from resolver.features.review_requests.contract import read_review
 from resolver.store import accounts, browse, jobs
 from resolver.store import budgets as spend
 from resolver.store.callbacks import failures_of
-from resolver.store.db import session_scope
 from resolver.store.mcp_credentials import list_mcp_credentials
 from resolver.store.models import Job, utcnow
 from resolver.web import steps
@@ -35,6 +33,7 @@ from resolver.web.context import (
     Web,
     bad_request,
     current_viewer,
+    in_transaction,
     not_found,
     page,
     signed_out,
@@ -110,19 +109,18 @@ async def jobs_page(request: Request) -> Response:
     except BadQueryError as error:
         return bad_request(request, viewer, str(error))
 
-    def load() -> dict[str, Any]:
-        with session_scope() as session:
-            shown, cursor = list_rows(session, viewer, web.cache, web.settings, wanted, before)
-            now = utcnow()
-            rows = [_row(job, now) for job in shown]
-            session.expunge_all()
+    def load(session: Session) -> dict[str, Any]:
+        shown, cursor = list_rows(session, viewer, web.cache, web.settings, wanted, before)
+        now = utcnow()
+        rows = [_row(job, now) for job in shown]
+        session.expunge_all()
         query = {k: v for k, v in vars(wanted).items() if v}
         older = f"/jobs?{urlencode({**query, 'before': cursor})}" if cursor is not None else ""
         newer = f"/jobs?{urlencode(query)}" if before is not None else ""
         return {"rows": rows, "older": older, "newer": newer}
 
     try:
-        values = await run_in_threadpool(load)
+        values = await in_transaction(load)
     except SignInError:
         return await signed_out(request)
     except ForgeUnreachableError as error:
@@ -208,32 +206,31 @@ async def job_page(request: Request) -> Response:
         return to_signin(request)
     web = web_of(request)
 
-    def load() -> dict[str, Any] | None:
-        with session_scope() as session:
-            job = load_visible_job(session, request, viewer)
-            if job is None:
-                return None
-            events = browse.events_after(session, job.id, 0, limit=100_000)
-            shown = steps.shown_events(events)
-            blocks = [steps.block_of(e.seq, e.kind, e.payload, e.created_at) for e in shown]
-            values = job_values(session, job, viewer, web)
-            trigger = read_trigger(job.trigger)
-            found = registry.find(job.source)
-            values.update(
-                blocks=[block for block in blocks if block is not None],
-                last_seq=events[-1].seq if events else 0,
-                history=job_history(job) + thread_failures(session, job.id),
-                live=not is_terminal(JobState(job.state)),
-                source_url=trigger.url,
-                source_name=found.display_name if found else job.source,
-                rerun_of=trigger.origin.rerun_of,
-                review=shown_review(job.result),
-            )
-            session.expunge_all()
-            return values
+    def load(session: Session) -> dict[str, Any] | None:
+        job = load_visible_job(session, request, viewer)
+        if job is None:
+            return None
+        events = browse.events_after(session, job.id, 0, limit=100_000)
+        shown = steps.shown_events(events)
+        blocks = [steps.block_of(e.seq, e.kind, e.payload, e.created_at) for e in shown]
+        values = job_values(session, job, viewer, web)
+        trigger = read_trigger(job.trigger)
+        found = registry.find(job.source)
+        values.update(
+            blocks=[block for block in blocks if block is not None],
+            last_seq=events[-1].seq if events else 0,
+            history=job_history(job) + thread_failures(session, job.id),
+            live=not is_terminal(JobState(job.state)),
+            source_url=trigger.url,
+            source_name=found.display_name if found else job.source,
+            rerun_of=trigger.origin.rerun_of,
+            review=shown_review(job.result),
+        )
+        session.expunge_all()
+        return values
 
     try:
-        values = await run_in_threadpool(load)
+        values = await in_transaction(load)
     except SignInError:
         return await signed_out(request)
     except ForgeUnreachableError as error:
@@ -251,33 +248,32 @@ async def admin_page(request: Request) -> Response:
         return not_found(request, viewer)
     settings = web_of(request).settings
 
-    def load() -> dict[str, Any]:
+    def load(session: Session) -> dict[str, Any]:
         try:
             queues: dict[str, int] | None = queue_lengths(settings.redis_url)
         except locks.BrokerError:
             queues = None
-        with session_scope() as session:
-            now = utcnow()
-            oldest = {
-                name: steps.duration(when, now, now) + " ago"
-                for name, when in jobs.oldest_waiting(session).items()
-            }
-            values = {
-                "queues": queues,
-                "oldest": oldest,
-                "users": browse.users(session),
-                "links": accounts.links(session, now),
-                "tokens": browse.tokens(session),
-                "mcp": list_mcp_credentials(session),
-                "routes": browse.routes(session),
-                "running": browse.count_in_state(session, JobState.RUNNING),
-                "queued": browse.count_in_state(session, JobState.QUEUED),
-                "budgets": _budget_rows(session, now, settings),
-            }
-            session.expunge_all()
-            return values
+        now = utcnow()
+        oldest = {
+            name: steps.duration(when, now, now) + " ago"
+            for name, when in jobs.oldest_waiting(session).items()
+        }
+        values = {
+            "queues": queues,
+            "oldest": oldest,
+            "users": browse.users(session),
+            "links": accounts.links(session, now),
+            "tokens": browse.tokens(session),
+            "mcp": list_mcp_credentials(session),
+            "routes": browse.routes(session),
+            "running": browse.count_in_state(session, JobState.RUNNING),
+            "queued": browse.count_in_state(session, JobState.QUEUED),
+            "budgets": _budget_rows(session, now, settings),
+        }
+        session.expunge_all()
+        return values
 
-    return page(request, "admin.html", viewer, **await run_in_threadpool(load))
+    return page(request, "admin.html", viewer, **await in_transaction(load))
 
 
 def _budget_rows(session: Session, now: datetime, settings: Settings) -> list[dict[str, Any]]:

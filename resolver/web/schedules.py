@@ -4,9 +4,8 @@ now" for those who may push to its repository."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -15,13 +14,14 @@ from resolver.schedules import cron, queue
 from resolver.schedules.history import RunRow, history
 from resolver.schedules.spec import ScheduleError
 from resolver.schedules.store import all_schedules
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.store.models import Schedule, utcnow
 from resolver.web.access import Viewer, pair_repository
 from resolver.web.actions import checked_viewer, link_first
 from resolver.web.context import (
     Web,
     current_viewer,
+    in_transaction,
     not_found,
     page,
     signed_out,
@@ -30,6 +30,9 @@ from resolver.web.context import (
     web_of,
 )
 from resolver.web.inputs import path_id
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 RUNS_SHOWN = 5
 
@@ -63,20 +66,19 @@ async def schedules_page(request: Request) -> Response:
         return to_signin(request)
     web = web_of(request)
 
-    def load() -> list[Item]:
-        with session_scope() as session:
-            items = []
-            for schedule in all_schedules(session):
-                access = _access(viewer, schedule, web)
-                if access.read:
-                    runs = history(session, schedule, RUNS_SHOWN)
-                    repo = schedule.repository.repo
-                    items.append(Item(schedule, repo, _next_run(schedule), runs, access.push))
-            session.expunge_all()
-            return items
+    def load(session: Session) -> list[Item]:
+        items = []
+        for schedule in all_schedules(session):
+            access = _access(viewer, schedule, web)
+            if access.read:
+                runs = history(session, schedule, RUNS_SHOWN)
+                repo = schedule.repository.repo
+                items.append(Item(schedule, repo, _next_run(schedule), runs, access.push))
+        session.expunge_all()
+        return items
 
     try:
-        items = await run_in_threadpool(load)
+        items = await in_transaction(load)
     except SignInError:
         return await signed_out(request)
     except ForgeUnreachableError as error:
@@ -91,13 +93,13 @@ async def run_now(request: Request) -> Response:
     viewer, web = checked, web_of(request)
     schedule_id = path_id(request, "schedule_id")
 
-    def act() -> str | None:
-        with session_scope() as session:
-            schedule = None if schedule_id is None else session.get(Schedule, schedule_id)
-            if schedule is None:
-                return None
-            access = _access(viewer, schedule, web)
-            name, repo = schedule.name, schedule.repository.repo
+    def act(session: Session) -> str | None:
+        schedule = None if schedule_id is None else session.get(Schedule, schedule_id)
+        if schedule is None:
+            return None
+        access = _access(viewer, schedule, web)
+        name, repo = schedule.name, schedule.repository.repo
+        end_step(session)
         if not access.read:
             return None
         if not access.push:
@@ -116,7 +118,7 @@ async def run_now(request: Request) -> Response:
         return f"Run {requested.run_id} of {name} started as job {requested.job_id}."
 
     try:
-        message: Any = await run_in_threadpool(act)
+        message: Any = await in_transaction(act)
     except SignInError:
         return await signed_out(request)
     except ForgeUnreachableError as error:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -24,11 +25,13 @@ from resolver.core.settings import Settings
 from resolver.onboarding.described import section_of, setup_of
 from resolver.onboarding.preflight import provider_checks
 from resolver.onboarding.status import SettingOrigin, origins
-from resolver.store.db import session_scope
 from resolver.web.access import Viewer
 from resolver.web.actions import checked_viewer
-from resolver.web.context import current_viewer, not_found, page, to_signin, web_of
+from resolver.web.context import current_viewer, in_transaction, not_found, page, to_signin, web_of
 from resolver.web.guard import origin
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -68,16 +71,17 @@ class ProviderStatus:
         return any(where.values())
 
 
-def statuses(settings: Settings, session: MutableMapping[str, object]) -> list[ProviderStatus]:
+def statuses(
+    db: Session, settings: Settings, session: MutableMapping[str, object]
+) -> list[ProviderStatus]:
     found = []
-    with session_scope() as db:
-        for provider in registry.installed():
-            shown = section_of(provider)
-            kept = origins(db, shown.section.fields)
-            values: Mapping[str, object] = {}
-            if shown.section.values is not None:
-                values = shown.section.values(SectionInput(settings, session))
-            found.append(ProviderStatus(provider, shown.section, shown.template, kept, values))
+    for provider in registry.installed():
+        shown = section_of(provider)
+        kept = origins(db, shown.section.fields)
+        values: Mapping[str, object] = {}
+        if shown.section.values is not None:
+            values = shown.section.values(SectionInput(settings, session))
+        found.append(ProviderStatus(provider, shown.section, shown.template, kept, values))
     return found
 
 
@@ -104,7 +108,7 @@ async def setup_page(request: Request) -> Response:
         request,
         "setup.html",
         viewer,
-        providers=await run_in_threadpool(statuses, settings, request.session),
+        providers=await in_transaction(statuses, settings, request.session),
         public=settings.public_url.rstrip("/"),
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from authlib.integrations.starlette_client import OAuth, OAuthError
 from starlette.concurrency import run_in_threadpool
@@ -25,12 +25,11 @@ from resolver.contract.signin import (
 from resolver.core.logs import log, register_secret
 from resolver.core.settings import Settings
 from resolver.store import accounts, web_sessions
-from resolver.store.db import session_scope
 from resolver.store.models import utcnow
 from resolver.store.secrets import save_oauth_token
 from resolver.store.vault import Vault
 from resolver.web.actions import checked_viewer
-from resolver.web.context import end_everywhere, page, web_of
+from resolver.web.context import end_everywhere, in_transaction, page, web_of
 from resolver.web.session import (
     csrf_ok,
     keep_grant,
@@ -39,6 +38,9 @@ from resolver.web.session import (
     session_key,
     sign_in,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +153,7 @@ async def done(request: Request) -> Response:
         )
     target = safe_next(request.session.get("next"))
     old = session_key(request)
-    linked, key = await run_in_threadpool(remember, web.settings, person, issued, old)
+    linked, key = await in_transaction(remember, web.settings, person, issued, old)
     sign_in(request, person, access_token, key, web.settings)
     if not linked:
         keep_grant(request, issued, web.settings)  # stored if they link in this session
@@ -160,19 +162,18 @@ async def done(request: Request) -> Response:
 
 
 def remember(
-    settings: Settings, person: Person, issued: IssuedToken, replacing: str | None
+    session: Session, settings: Settings, person: Person, issued: IssuedToken, replacing: str | None
 ) -> tuple[bool, str]:
     """Open the person's server-side session (its key), and keep a linked person's fresh token
     as their stored one (replacing a refused one), and when they signed in; the flag is False
     when the account is not linked to anyone."""
-    with session_scope() as session:
-        key = open_session(session, person, replacing, settings, utcnow())
-        identity = accounts.signed_in(session, person.provider, person.external_id)
-        if identity is None:
-            return False, key
-        vault = Vault(settings.fernet_keys)
-        save_oauth_token(session, vault, person.provider, identity.user_id, issued)
-        return True, key
+    key = open_session(session, person, replacing, settings, utcnow())
+    identity = accounts.signed_in(session, person.provider, person.external_id)
+    if identity is None:
+        return False, key
+    vault = Vault(settings.fernet_keys)
+    save_oauth_token(session, vault, person.provider, identity.user_id, issued)
+    return True, key
 
 
 async def signout(request: Request) -> Response:
@@ -182,14 +183,13 @@ async def signout(request: Request) -> Response:
         return Response("The form expired; reload the page and try again.", status_code=403)
     key = session_key(request)
     if key is not None:
-        await run_in_threadpool(_end, key)
+        await in_transaction(_end, key)
     request.session.clear()
     return RedirectResponse("/signin", status_code=303)
 
 
-def _end(key: str) -> None:
-    with session_scope() as session:
-        web_sessions.end(session, key)
+def _end(session: Session, key: str) -> None:
+    web_sessions.end(session, key)
 
 
 async def signout_everywhere(request: Request) -> Response:

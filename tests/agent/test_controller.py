@@ -19,6 +19,7 @@ from resolver.agent.task import AgentLimits, AgentResult, AgentTask
 from resolver.agent.trajectory import latest_attempt
 from resolver.core.job import InboxMessage, JobContext
 from resolver.core.settings import Settings, get_settings
+from resolver.store.db import session_scope
 from sandbox import ExecResult
 from tests.agent.conftest import LLM_KEY, AgentEnv
 from tests.support.llm_server import (
@@ -81,11 +82,19 @@ def run(
     **changes: Any,
 ) -> AgentResult:
     box: Any = sandbox or MemorySandbox()
-    return run_agent(task(job_id, **changes), box, ctx or JobContext(job_id, get_settings()))
+    with session_scope() as session:
+        return run_agent(
+            session, task(job_id, **changes), box, ctx or JobContext(job_id, get_settings())
+        )
+
+
+def stored_events(job_id: int) -> list[Event]:
+    with session_scope() as session:
+        return latest_attempt(session, job_id)
 
 
 def of_kind(job_id: int, kind: str) -> list[dict[str, Any]]:
-    events: list[Event] = latest_attempt(job_id)
+    events: list[Event] = stored_events(job_id)
     return [dict(e.payload) for e in events if e.kind == kind]
 
 
@@ -209,7 +218,7 @@ def test_secrets_the_job_knows_never_reach_the_stored_trajectory(
     llm_server.push(bash("env"), finish("answered", "Printed the environment."))
     sandbox = MemorySandbox({"env": (0, f"TOKEN={token}\nLLM={LLM_KEY}\n")})
     run(job_id, sandbox, secrets=(token,))
-    stored = json.dumps([dict(e.payload) for e in latest_attempt(job_id)])
+    stored = json.dumps([dict(e.payload) for e in stored_events(job_id)])
     assert "TOKEN=" in stored
     assert token not in stored and LLM_KEY not in stored
     sent = json.dumps(llm_server.requests[1]["messages"])

@@ -253,7 +253,9 @@ def _built(
 def _recorded(job_id: int) -> tuple[list[Mapping[str, Any]], object]:
     comments: list[Mapping[str, Any]] = []
     verdict: object = None
-    for event in latest_attempt(job_id):
+    with session_scope() as session:
+        events = latest_attempt(session, job_id)
+    for event in events:
         if event.kind != Kind.OBSERVATION or event.payload.get("error"):
             continue
         found = event.payload.get("review_comment")
