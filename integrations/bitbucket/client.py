@@ -9,19 +9,23 @@ and sent only to the API's own address: a listing's `next` link elsewhere is not
 from __future__ import annotations
 
 import re
+import ssl
 from collections.abc import Callable, Iterator, Mapping
+from functools import cache
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
 
 import httpx
 
-from integrations.toolkit.http import JsonCalls
-from resolver.contract.errors import HttpErrors, PermanentCallbackError
+from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.contract.outbound import PullInfo, RepoInfo
+from resolver.core.logs import redact
 
 TokenProvider = Callable[[], str]
 
+TIMEOUT_SECONDS: Final = 30.0
 MAX_PAGES: Final = 10  # the bot's open pull requests are a few; never list without end
+MESSAGE_LIMIT: Final = 300
 WRITE_PERMISSIONS: Final = frozenset({"write", "admin"})
 # The hook events Resolver routes (`routes.ROUTES`, Cloud's part).
 HOOK_EVENTS: Final = (
@@ -31,8 +35,7 @@ HOOK_EVENTS: Final = (
     "repo:push",
     "repo:commit_status_updated",
 )
-# An error answer's words are its `error.message` (Bitbucket's `error` schema).
-CALLS: Final = JsonCalls(HttpErrors("Bitbucket"), detail=("error", "message"))
+ERRORS: Final = HttpErrors("Bitbucket")
 # Workspace ids and repository slugs (letters, digits, `-`, `_`, `.`); nothing else reaches a
 # URL path.
 _NAME: Final = re.compile(r"[\w.-]+")
@@ -49,6 +52,22 @@ def check_workspace(workspace: str) -> str:
     if not _NAME.fullmatch(workspace):
         raise PermanentCallbackError(f"{workspace[:100]!r} is not a workspace id")
     return workspace
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
+def _detail(response: httpx.Response) -> str:
+    """Bitbucket's `error.message` (its `error` schema), redacted and shortened."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return redact(str(message or response.reason_phrase or "no message"))[:MESSAGE_LIMIT]
 
 
 def pull_info(data: Mapping[str, Any]) -> PullInfo:
@@ -105,18 +124,28 @@ class BitbucketClient:
             "Accept": "application/json",
             "User-Agent": self._user_agent,
         }
-        return CALLS.send(
-            method,
-            action,
-            target,
-            headers=headers,
-            json=json,
-            params=params,
-            transport=self._transport,
-        )
+        try:
+            with httpx.Client(
+                timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
+            ) as http:
+                response = http.request(method, target, headers=headers, json=json, params=params)
+        except httpx.TimeoutException:
+            raise ERRORS.timed_out(action) from None
+        except httpx.TransportError as error:
+            raise ERRORS.unreachable(action, error) from None
+        except httpx.InvalidURL as error:
+            raise ERRORS.unusable_url(action, error) from None
+        if response.status_code >= 400:
+            wait = parse_retry_after(response.headers.get("retry-after"))
+            raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
+        return response
 
     def _json(self, method: str, action: str, url: str, **options: Any) -> Any:
-        return CALLS.read(action, self._call(method, action, url, **options))
+        response = self._call(method, action, url, **options)
+        try:
+            return response.json()
+        except ValueError as error:
+            raise ERRORS.unusable_answer(action, error) from None
 
     def _pages(
         self, action: str, path: str, params: Mapping[str, str | int] | None = None
