@@ -19,16 +19,15 @@ from urllib.parse import quote
 
 import httpx
 
-from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
+from integrations.toolkit.http import JsonCalls
+from resolver.contract.errors import HttpErrors, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
-from resolver.core.logs import redact
 
 TokenProvider = Callable[[], str]
 
 API_VERSION: Final = "7.1"
 COMMENTS_VERSION: Final = "7.1-preview.4"  # work item comments are still a preview in 7.1
 TIMEOUT_SECONDS: Final = 30.0
-MESSAGE_LIMIT: Final = 300
 PAGE_SIZE: Final = 100
 # The Git Repositories security namespace and its GenericContribute bit ("Contribute": push).
 # https://learn.microsoft.com/azure/devops/organizations/security/namespace-reference
@@ -37,6 +36,9 @@ CONTRIBUTE: Final = 4
 THREAD_ACTIVE: Final = 1
 THREAD_CLOSED: Final = 4
 ERRORS: Final = HttpErrors("Azure DevOps")
+# An error answer's words are its `message` (its exception document); 203 is the sign-in page
+# Azure DevOps answers a bad personal access token with.
+CALLS: Final = JsonCalls(ERRORS, sign_in_page=frozenset({203}))
 
 
 @cache
@@ -58,16 +60,6 @@ def split_repo(full_name: str) -> tuple[str, str]:
     if not sep or not project.strip() or not name.strip() or "/" in name:
         raise PermanentCallbackError(f"{full_name[:100]!r} is not a Project/Repository name")
     return quote(project, safe=""), quote(name, safe="")
-
-
-def _detail(response: httpx.Response) -> str:
-    """Azure DevOps's `message` (its exception document), redacted and shortened."""
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    message = data.get("message") if isinstance(data, dict) else None
-    return redact(str(message or response.reason_phrase or "no message"))[:MESSAGE_LIMIT]
 
 
 def branch_of(ref: str | None) -> str:
@@ -126,26 +118,10 @@ class AzureDevOpsClient:
             "User-Agent": self._user_agent,
         }
         query = {**(params or {}), "api-version": version}
-        try:
-            with httpx.Client(
-                timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
-            ) as http:
-                response = http.request(method, url, headers=headers, json=json, params=query)
-        except httpx.TimeoutException:
-            raise ERRORS.timed_out(action) from None
-        except httpx.TransportError as error:
-            raise ERRORS.unreachable(action, error) from None
-        except httpx.InvalidURL as error:
-            raise ERRORS.unusable_url(action, error) from None
-        if response.status_code >= 400 or response.status_code == 203:
-            # 203 is the sign-in page Azure DevOps answers a bad PAT with.
-            status = 401 if response.status_code == 203 else response.status_code
-            wait = parse_retry_after(response.headers.get("retry-after"))
-            raise ERRORS.answered(action, status, _detail(response), retry_after=wait)
-        try:
-            return response.json() if response.content else None
-        except ValueError as error:
-            raise ERRORS.unusable_answer(action, error) from None
+        response = CALLS.send(
+            method, action, url, headers=headers, json=json, params=query, transport=self._transport
+        )
+        return CALLS.read(action, response) if response.content else None
 
     def _git(self, full_name: str, rest: str = "") -> str:
         project, name = split_repo(full_name)

@@ -14,15 +14,8 @@ import httpx
 
 from integrations.azuredevops.client import CONTRIBUTE, GIT_NAMESPACE, split_repo
 from integrations.azuredevops.settings import AzureDevOpsSettings
-from integrations.toolkit.oauth import (
-    RefreshGrant,
-    account_answer,
-    refresh_grant,
-    repo_answer,
-    viewer_get,
-)
+from integrations.toolkit import oauth
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
     ForgeUnreachableError,
@@ -42,20 +35,19 @@ VERSION: Final = {"api-version": "7.1"}
 VENDOR: Final = "Azure DevOps"
 # 203 is Azure DevOps's sign-in page, which it answers for a token it no longer takes.
 SIGNED_OUT: Final = frozenset({401, 203})
-GRANT: Final = RefreshGrant("Entra ID", form={"scope": SCOPE})
+GRANT: Final = oauth.RefreshGrant("Entra ID", form={"scope": SCOPE})
 
 
 def client(settings: Settings) -> OAuthClient | None:
     config = AzureDevOpsSettings.of(settings)
-    secret = secret_value(config.client_secret)
-    if not config.sign_in_enabled or secret is None or not config.client_id:
+    if not config.sign_in_enabled:
         return None
-    authority = f"{config.login_url.rstrip('/')}/{config.tenant}/oauth2/v2.0"
-    return OAuthClient(
-        client_id=config.client_id,
-        client_secret=secret,
-        authorize_url=f"{authority}/authorize",
-        access_token_url=f"{authority}/token",
+    return oauth.configured_client(
+        config.client_id,
+        config.client_secret,
+        f"{config.login_url.rstrip('/')}/{config.tenant}/oauth2/v2.0",
+        authorize="/authorize",
+        token="/token",
         scope=SCOPE,
         secret_in_body=True,
     )
@@ -63,7 +55,7 @@ def client(settings: Settings) -> OAuthClient | None:
 
 def _get(url: str, token: str, params: dict[str, str] | None = None) -> httpx.Response:
     query = {**(params or {}), **VERSION}
-    return viewer_get(VENDOR, url, f"Bearer {token}", params=query, signed_out=SIGNED_OUT)
+    return oauth.viewer_get(VENDOR, url, f"Bearer {token}", params=query, signed_out=SIGNED_OUT)
 
 
 def _attribute(data: dict[str, Any], name: str) -> str | None:
@@ -76,7 +68,7 @@ def person(settings: Settings, token: str) -> Person:
     """The profile the token acts for: its id is the person's identity id."""
     base = AzureDevOpsSettings.of(settings).profile_url.rstrip("/")
     response = _get(f"{base}/_apis/profile/profiles/me", token, {"coreAttributes": "EmailAddress"})
-    data = account_answer(VENDOR, response, "profile")
+    data = oauth.account_answer(VENDOR, response, "profile")
     email = _attribute(data, "EmailAddress") or _attribute(data, "DisplayName") or data["id"]
     return Person(NAME, str(data["id"]), email.split("@", 1)[0])
 
@@ -92,7 +84,7 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     except PermanentCallbackError:
         return NO_ACCESS
     found = _get(f"{url.rstrip('/')}/{project}/_apis/git/repositories/{name}", token)
-    data = repo_answer(VENDOR, found, repo)
+    data = oauth.repo_answer(VENDOR, found, repo)
     if data is None:
         return NO_ACCESS
     tokens = f"repoV2/{data['project']['id']}/{data['id']}"
@@ -109,7 +101,7 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """The token endpoint with `grant_type=refresh_token`: new tokens. A used, revoked or
     unknown refresh token is a 400 `invalid_grant`."""
-    return refresh_grant(GRANT, client(settings), refresh_token)
+    return oauth.refresh_grant(GRANT, client(settings), refresh_token)
 
 
 SIGN_IN: Final = SignIn(

@@ -22,22 +22,13 @@ def organisation(settings: Settings) -> str:
     return url
 
 
-def _missing(settings: Settings) -> str:
-    url = organisation(settings)
-    return (
-        f"no Azure DevOps token for {url}: set RESOLVER_AZUREDEVOPS_TOKEN to the bot's "
-        f'personal access token, or store it with `printf %s "$TOKEN" | resolver tokens '
-        f"set --provider azuredevops --installation {url}`"
-    )
-
-
 # A job acts as the bot only: no refresh, so never with the requester's token.
 TOKENS: Final = tokens.JobTokens(
     provider="azuredevops",
     display_name="Azure DevOps",
     installation=organisation,
-    missing=_missing,
-    setting=lambda settings: AzureDevOpsSettings.of(settings).token,
+    section=AzureDevOpsSettings,
+    bot="the bot's personal access token",
 )
 bot_token: Final = TOKENS.bot_token
 

@@ -12,15 +12,8 @@ import httpx
 
 from integrations.bitbucket.client import WRITE_PERMISSIONS, split_repo
 from integrations.bitbucket.settings import BitbucketSettings
-from integrations.toolkit.oauth import (
-    RefreshGrant,
-    account_answer,
-    refresh_grant,
-    repo_answer,
-    viewer_get,
-)
+from integrations.toolkit import oauth
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
     IssuedToken,
@@ -35,20 +28,17 @@ NAME: Final = "bitbucket"
 # A consumer's permissions are set on the consumer itself; these are what sign-in needs.
 SCOPE: Final = "account repository"
 VENDOR: Final = "Bitbucket"
-GRANT: Final = RefreshGrant(VENDOR, basic_auth=True)
+GRANT: Final = oauth.RefreshGrant(VENDOR, basic_auth=True)
 
 
 def client(settings: Settings) -> OAuthClient | None:
     config = BitbucketSettings.of(settings)
-    secret = secret_value(config.client_secret)
-    if not config.client_id or secret is None:
-        return None
-    web = config.web_url.rstrip("/")
-    return OAuthClient(
-        client_id=config.client_id,
-        client_secret=secret,
-        authorize_url=f"{web}/site/oauth2/authorize",
-        access_token_url=f"{web}/site/oauth2/access_token",
+    return oauth.configured_client(
+        config.client_id,
+        config.client_secret,
+        config.web_url,
+        authorize="/site/oauth2/authorize",
+        token="/site/oauth2/access_token",
         scope=SCOPE,
     )
 
@@ -57,12 +47,12 @@ def _get(
     settings: Settings, token: str, path: str, params: dict[str, str] | None = None
 ) -> httpx.Response:
     api = BitbucketSettings.of(settings).api_url.rstrip("/")
-    return viewer_get(VENDOR, api + path, f"Bearer {token}", params=params)
+    return oauth.viewer_get(VENDOR, api + path, f"Bearer {token}", params=params)
 
 
 def person(settings: Settings, token: str) -> Person:
     """`GET /user`: the account the token acts for, by its uuid."""
-    data = account_answer(VENDOR, _get(settings, token, "/user"))
+    data = oauth.account_answer(VENDOR, _get(settings, token, "/user"))
     login = data.get("nickname") or data.get("display_name") or data["uuid"]
     return Person(NAME, str(data["uuid"]), str(login))
 
@@ -74,7 +64,9 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     except PermanentCallbackError:
         return NO_ACCESS
     query = {"q": f'repository.full_name="{repo}"'}
-    data = repo_answer(VENDOR, _get(settings, token, "/user/permissions/repositories", query), repo)
+    data = oauth.repo_answer(
+        VENDOR, _get(settings, token, "/user/permissions/repositories", query), repo
+    )
     if data is None:
         return NO_ACCESS
     values = data.get("values") or []
@@ -85,7 +77,7 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """`POST /site/oauth2/access_token` with `grant_type=refresh_token` (the consumer by HTTP
     Basic): new tokens. A revoked or unknown refresh token is a 400 `invalid_grant`."""
-    return refresh_grant(GRANT, client(settings), refresh_token)
+    return oauth.refresh_grant(GRANT, client(settings), refresh_token)
 
 
 SIGN_IN: Final = SignIn(

@@ -17,20 +17,12 @@ def api_url(settings: Settings) -> str:
     return BitbucketSettings.of(settings).api_url
 
 
-def _missing(settings: Settings) -> str:
-    return (
-        "no Bitbucket token: set RESOLVER_BITBUCKET_TOKEN to the bot's access token, or "
-        'store it with `printf %s "$TOKEN" | resolver tokens set --provider bitbucket '
-        f"--installation {api_url(settings)}`"
-    )
-
-
 TOKENS: Final = tokens.JobTokens(
     provider="bitbucket",
     display_name="Bitbucket",
     installation=api_url,
-    missing=_missing,
-    setting=lambda settings: BitbucketSettings.of(settings).token,
+    section=BitbucketSettings,
+    bot="the bot's access token",
     refresh=signin.refresh,
 )
 bot_token: Final = TOKENS.bot_token

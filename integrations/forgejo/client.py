@@ -9,28 +9,24 @@ only to the instance.
 from __future__ import annotations
 
 import re
-import ssl
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from functools import cache
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
 import httpx
 
-from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
+from integrations.toolkit.http import JsonCalls
+from resolver.contract.errors import HttpErrors, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
-from resolver.core.logs import redact
 
 TokenProvider = Callable[[], str]
 Reaction = Literal["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"]
 HookType = Literal["forgejo", "gitea"]
 
 API_PREFIX: Final = "/api/v1"
-TIMEOUT_SECONDS: Final = 30.0
 PAGE_SIZE: Final = 50  # Forgejo's default `[api] MAX_RESPONSE_ITEMS`; a larger limit is cut
 MAX_PAGES: Final = 10  # the bot's open pull requests are a few; never list without end
-MESSAGE_LIMIT: Final = 300
 # `AccessMode.String()` of the modes that may push.
 WRITE_MODES: Final = frozenset({"write", "admin", "owner"})
 # Forgejo's default `WORK_IN_PROGRESS_PREFIXES`: the API has no draft flag, the title makes one.
@@ -59,24 +55,8 @@ def split_repo(full_name: str) -> tuple[str, str]:
     return owner, name
 
 
-@cache
-def _tls_context() -> ssl.SSLContext:
-    # httpx would load the CA bundle for every client; one context serves them all.
-    return httpx.create_ssl_context()
-
-
-ERRORS: Final = HttpErrors("Forgejo")
-
-
-def _detail(response: httpx.Response) -> str:
-    """Forgejo's `message` (its `APIError`), redacted and shortened."""
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    message = data.get("message") if isinstance(data, dict) else None
-    text = str(message or response.reason_phrase or "no message")
-    return redact(text)[:MESSAGE_LIMIT]
+# An error answer's words are its `message` (Forgejo's `APIError`).
+CALLS: Final = JsonCalls(HttpErrors("Forgejo"))
 
 
 def _pull_info(data: Mapping[str, Any]) -> PullInfo:
@@ -136,30 +116,18 @@ class ForgejoClient:
             "Accept": "application/json",
             "User-Agent": self._user_agent,
         }
-        try:
-            with httpx.Client(
-                timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
-            ) as http:
-                response = http.request(
-                    method, self._api + path, headers=headers, json=json, params=params
-                )
-        except httpx.TimeoutException:
-            raise ERRORS.timed_out(action) from None
-        except httpx.TransportError as error:
-            raise ERRORS.unreachable(action, error) from None
-        except httpx.InvalidURL as error:
-            raise ERRORS.unusable_url(action, error) from None
-        if response.status_code >= 400:
-            wait = parse_retry_after(response.headers.get("retry-after"))
-            raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
-        return response
+        return CALLS.send(
+            method,
+            action,
+            self._api + path,
+            headers=headers,
+            json=json,
+            params=params,
+            transport=self._transport,
+        )
 
     def _json(self, method: str, action: str, path: str, **options: Any) -> Any:
-        response = self._call(method, action, path, **options)
-        try:
-            return response.json()
-        except ValueError as error:
-            raise ERRORS.unusable_answer(action, error) from None
+        return CALLS.read(action, self._call(method, action, path, **options))
 
     def authenticated_login(self) -> str:
         """The login the token acts as."""

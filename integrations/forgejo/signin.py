@@ -13,15 +13,8 @@ import httpx
 
 from integrations.forgejo.client import API_PREFIX, WRITE_MODES, split_repo
 from integrations.forgejo.settings import ForgejoSettings
-from integrations.toolkit.oauth import (
-    RefreshGrant,
-    account_answer,
-    refresh_grant,
-    repo_answer,
-    viewer_get,
-)
+from integrations.toolkit import oauth
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     NO_ACCESS,
     ForgeUnreachableError,
@@ -37,7 +30,7 @@ NAME: Final = "forgejo"
 # Forgejo's scoped-token scopes; an OAuth2 grant without one acts with all the user's rights.
 SCOPE: Final = "read:user read:repository"
 VENDOR: Final = "Forgejo"
-GRANT: Final = RefreshGrant(VENDOR)
+GRANT: Final = oauth.RefreshGrant(VENDOR)
 
 
 def _base(settings: Settings) -> str | None:
@@ -47,15 +40,12 @@ def _base(settings: Settings) -> str | None:
 
 def client(settings: Settings) -> OAuthClient | None:
     config = ForgejoSettings.of(settings)
-    secret = secret_value(config.client_secret)
-    base = _base(settings)
-    if not base or not config.client_id or secret is None:
-        return None
-    return OAuthClient(
-        client_id=config.client_id,
-        client_secret=secret,
-        authorize_url=f"{base}/login/oauth/authorize",
-        access_token_url=f"{base}/login/oauth/access_token",
+    return oauth.configured_client(
+        config.client_id,
+        config.client_secret,
+        _base(settings),
+        authorize="/login/oauth/authorize",
+        token="/login/oauth/access_token",
         scope=SCOPE,
         secret_in_body=True,
     )
@@ -65,12 +55,12 @@ def _get(settings: Settings, token: str, path: str) -> httpx.Response:
     base = _base(settings)
     if base is None:
         raise ForgeUnreachableError("no Forgejo instance is configured (RESOLVER_FORGEJO_URL)")
-    return viewer_get(VENDOR, base + API_PREFIX + path, f"token {token}")
+    return oauth.viewer_get(VENDOR, base + API_PREFIX + path, f"token {token}")
 
 
 def person(settings: Settings, token: str) -> Person:
     """`GET /api/v1/user`: the account the token acts for."""
-    data = account_answer(VENDOR, _get(settings, token, "/user"))
+    data = oauth.account_answer(VENDOR, _get(settings, token, "/user"))
     return Person(NAME, str(data["id"]), str(data["login"]))
 
 
@@ -84,7 +74,7 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
         return NO_ACCESS
     login = person(settings, token).login
     path = f"/repos/{owner}/{name}/collaborators/{quote(login, safe='')}/permission"
-    data = repo_answer(VENDOR, _get(settings, token, path), repo)
+    data = oauth.repo_answer(VENDOR, _get(settings, token, path), repo)
     if data is None:
         return NO_ACCESS
     mode = str(data.get("permission") or "none")
@@ -94,7 +84,7 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """`POST /login/oauth/access_token` with `grant_type=refresh_token`: new tokens. A used,
     revoked or unknown refresh token is a 400 `invalid_grant` (RFC 6749 section 5.2)."""
-    return refresh_grant(GRANT, client(settings), refresh_token)
+    return oauth.refresh_grant(GRANT, client(settings), refresh_token)
 
 
 SIGN_IN: Final = SignIn(

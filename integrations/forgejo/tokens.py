@@ -21,21 +21,11 @@ def instance(settings: Settings) -> str:
     return url
 
 
-def _missing(settings: Settings) -> str:
-    url = instance(settings)
-    return (
-        f"no Forgejo token for {url}: set RESOLVER_FORGEJO_TOKEN to the bot's, or store "
-        f'it with `printf %s "$TOKEN" | resolver tokens set --provider forgejo '
-        f"--installation {url}`"
-    )
-
-
 TOKENS: Final = tokens.JobTokens(
     provider="forgejo",
     display_name="Forgejo",
     installation=instance,
-    missing=_missing,
-    setting=lambda settings: ForgejoSettings.of(settings).token,
+    section=ForgejoSettings,
     refresh=signin.refresh,
 )
 bot_token: Final = TOKENS.bot_token

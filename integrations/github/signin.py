@@ -11,14 +11,7 @@ from urllib.parse import quote
 import httpx
 
 from integrations.github.settings import GitHubSettings
-from integrations.toolkit.oauth import (
-    RefreshGrant,
-    account_answer,
-    refresh_grant,
-    repo_answer,
-    viewer_get,
-)
-from resolver.contract.inbound import secret_value
+from integrations.toolkit import oauth
 from resolver.contract.signin import (
     NO_ACCESS,
     IssuedToken,
@@ -31,40 +24,37 @@ from resolver.core.settings import Settings
 
 VENDOR = "GitHub"
 HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-GRANT = RefreshGrant(VENDOR, refusals=frozenset({"bad_refresh_token"}), refusal_statuses=None)
+GRANT = oauth.RefreshGrant(VENDOR, refusals=frozenset({"bad_refresh_token"}), refusal_statuses=None)
 
 
 def client(settings: Settings) -> OAuthClient | None:
     github = GitHubSettings.of(settings)
-    secret = secret_value(github.client_secret)
-    if not github.client_id or secret is None:
-        return None
-    web = github.web_url.rstrip("/")
     # A GitHub App's user token has the App's permissions cut to the user's; it takes no scope.
-    return OAuthClient(
-        client_id=github.client_id,
-        client_secret=secret,
-        authorize_url=f"{web}/login/oauth/authorize",
-        access_token_url=f"{web}/login/oauth/access_token",
+    return oauth.configured_client(
+        github.client_id,
+        github.client_secret,
+        github.web_url,
+        authorize="/login/oauth/authorize",
+        token="/login/oauth/access_token",
         scope="",
     )
 
 
 def _get(settings: Settings, token: str, path: str) -> httpx.Response:
     url = GitHubSettings.of(settings).api_url.rstrip("/") + path
-    return viewer_get(VENDOR, url, f"Bearer {token}", headers=HEADERS)
+    return oauth.viewer_get(VENDOR, url, f"Bearer {token}", headers=HEADERS)
 
 
 def person(settings: Settings, token: str) -> Person:
     """`GET /user`: the account the token acts for."""
-    data = account_answer(VENDOR, _get(settings, token, "/user"))
+    data = oauth.account_answer(VENDOR, _get(settings, token, "/user"))
     return Person("github", str(data["id"]), str(data["login"]))
 
 
 def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     """`GET /repos/{owner}/{repo}`: GitHub hides a repository the token cannot read (404) and
     reports the viewer's `permissions` on one it can."""
-    data = repo_answer(VENDOR, _get(settings, token, f"/repos/{quote(repo, safe='/')}"), repo)
+    data = oauth.repo_answer(VENDOR, _get(settings, token, f"/repos/{quote(repo, safe='/')}"), repo)
     if data is None:
         return NO_ACCESS
     permissions = data.get("permissions") or {}
@@ -76,7 +66,7 @@ def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """`POST /login/oauth/access_token` with `grant_type=refresh_token`: a new user token and a
     new refresh token (the old one is then spent). GitHub answers a refusal with 200 and an
     error document; `bad_refresh_token` means it was revoked, used or expired."""
-    return refresh_grant(GRANT, client(settings), refresh_token)
+    return oauth.refresh_grant(GRANT, client(settings), refresh_token)
 
 
 SIGN_IN = SignIn(

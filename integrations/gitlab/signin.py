@@ -11,14 +11,7 @@ from urllib.parse import quote
 import httpx
 
 from integrations.gitlab.settings import GitLabSettings
-from integrations.toolkit.oauth import (
-    RefreshGrant,
-    account_answer,
-    refresh_grant,
-    repo_answer,
-    viewer_get,
-)
-from resolver.contract.inbound import secret_value
+from integrations.toolkit import oauth
 from resolver.contract.signin import (
     NO_ACCESS,
     IssuedToken,
@@ -35,27 +28,24 @@ DEVELOPER = 30  # the lowest access level that may push
 
 def client(settings: Settings) -> OAuthClient | None:
     config = GitLabSettings.of(settings)
-    secret = secret_value(config.client_secret)
-    if not config.client_id or secret is None:
-        return None
-    base = config.url.rstrip("/")
-    return OAuthClient(
-        client_id=config.client_id,
-        client_secret=secret,
-        authorize_url=f"{base}/oauth/authorize",
-        access_token_url=f"{base}/oauth/token",
+    return oauth.configured_client(
+        config.client_id,
+        config.client_secret,
+        config.url,
+        authorize="/oauth/authorize",
+        token="/oauth/token",
         scope="read_api",
     )
 
 
 def _get(settings: Settings, token: str, path: str) -> httpx.Response:
     url = GitLabSettings.of(settings).url.rstrip("/") + "/api/v4" + path
-    return viewer_get(VENDOR, url, f"Bearer {token}", headers={})
+    return oauth.viewer_get(VENDOR, url, f"Bearer {token}", headers={})
 
 
 def person(settings: Settings, token: str) -> Person:
     """`GET /user`: the account the token acts for."""
-    data = account_answer(VENDOR, _get(settings, token, "/user"))
+    data = oauth.account_answer(VENDOR, _get(settings, token, "/user"))
     return Person("gitlab", str(data["id"]), str(data["username"]))
 
 
@@ -67,7 +57,9 @@ def _level(permissions: dict[str, Any], key: str) -> int:
 def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     """GitLab answers 404 for a project the token cannot read, and reports the viewer's own
     and inherited access levels on one it can."""
-    data = repo_answer(VENDOR, _get(settings, token, f"/projects/{quote(repo, safe='')}"), repo)
+    data = oauth.repo_answer(
+        VENDOR, _get(settings, token, f"/projects/{quote(repo, safe='')}"), repo
+    )
     if data is None:
         return NO_ACCESS
     permissions = data.get("permissions") or {}
@@ -79,13 +71,13 @@ def refresh(settings: Settings, refresh_token: str) -> IssuedToken:
     """`POST /oauth/token` with `grant_type=refresh_token`: new tokens, the old ones revoked.
     A revoked, used or unknown refresh token is a 400 `invalid_grant` (RFC 6749 section 5.2)."""
     done = f"{settings.public_url.rstrip('/')}/signin/gitlab/done"
-    grant = RefreshGrant(
+    grant = oauth.RefreshGrant(
         VENDOR,
         form={"redirect_uri": done},
         refusals=frozenset({"invalid_grant"}),
         refusal_statuses=frozenset({400}),
     )
-    return refresh_grant(grant, client(settings), refresh_token)
+    return oauth.refresh_grant(grant, client(settings), refresh_token)
 
 
 SIGN_IN = SignIn(

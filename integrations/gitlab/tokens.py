@@ -18,24 +18,11 @@ from resolver.store.secrets import refuse_token
 logger = logging.getLogger(__name__)
 
 
-def _instance(settings: Settings) -> str:
-    return GitLabSettings.of(settings).url
-
-
-def _missing(settings: Settings) -> str:
-    instance = _instance(settings)
-    return (
-        f"no GitLab token for {instance}: an admin can store the bot's with "
-        f'`printf %s "$TOKEN" | resolver tokens set --provider gitlab '
-        f"--installation {instance}`"
-    )
-
-
+# The bot's token is only ever stored (`resolver tokens set`), never a setting.
 TOKENS: Final = tokens.JobTokens(
     provider="gitlab",
     display_name="GitLab",
-    installation=_instance,
-    missing=_missing,
+    installation=lambda settings: GitLabSettings.of(settings).url,
     refresh=signin.refresh,
 )
 user_token: Final = TOKENS.user_token

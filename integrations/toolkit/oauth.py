@@ -1,6 +1,7 @@
-"""A forge's sign-in calls, written once: a GET as the viewer (`viewer_get`), its answers about
-the account and a repository, and the refresh grant (RFC 6749 section 6) that renews the
-viewer's token. Each forge's `signin.py` passes its names, URLs and quirks."""
+"""A forge's sign-in, written once: its OAuth client from the settings (`configured_client`), a GET
+as the viewer (`viewer_get`), its answers about the account and a repository, and the refresh
+grant (RFC 6749 section 6) that renews the viewer's token. Each forge's `signin.py` passes its
+names, URLs and quirks."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
+from pydantic import SecretStr
 
+from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
     IssuedToken,
@@ -21,6 +24,32 @@ from resolver.contract.signin import (
 
 TIMEOUT: Final = 10.0
 JSON: Final[Mapping[str, str]] = {"Accept": "application/json"}
+
+
+def configured_client(
+    client_id: str | None,
+    client_secret: SecretStr | None,
+    base: str | None,
+    *,
+    authorize: str,
+    token: str,
+    scope: str,
+    secret_in_body: bool = False,
+) -> OAuthClient | None:
+    """The OAuth client whose `authorize` and `token` endpoints are below `base`; None unless
+    the client id, its secret and `base` are all set."""
+    secret = secret_value(client_secret)
+    if not base or not client_id or secret is None:
+        return None
+    base = base.rstrip("/")
+    return OAuthClient(
+        client_id=client_id,
+        client_secret=secret,
+        authorize_url=base + authorize,
+        access_token_url=base + token,
+        scope=scope,
+        secret_in_body=secret_in_body,
+    )
 
 
 def viewer_get(

@@ -13,12 +13,8 @@ from resolver.contract.errors import PermanentCallbackError, TransientCallbackEr
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, sign_in_again
 from resolver.core.logs import register_secret
-from resolver.core.settings import Settings
+from resolver.core.settings import ProviderSettings, Settings
 from resolver.store.secrets import Clock, TokenRevokedError, stored_token
-
-
-def _no_setting(settings: Settings) -> SecretStr | None:
-    return None
 
 
 @dataclass(frozen=True)
@@ -30,16 +26,38 @@ class JobTokens:
     display_name: str
     installation: Callable[[Settings], str]
     """The forge's address, for which the bot's token is stored."""
-    missing: Callable[[Settings], str]
-    """What a job is told when there is no token at all."""
-    setting: Callable[[Settings], SecretStr | None] = _no_setting
-    """The bot's token as a setting, which comes before a stored one."""
+    section: type[ProviderSettings] | None = None
+    """The provider's settings, whose `token` is the bot's and comes before a stored one."""
+    bot: str = "the bot's"
+    """What the bot's token is, as a person who has to make one reads it."""
     refresh: Callable[[Settings, str], IssuedToken] | None = None
     """The sign-in's refresh grant; None: a job never acts with the requester's token."""
 
+    def setting(self, settings: Settings) -> str | None:
+        found = getattr(self.section.of(settings), "token", None) if self.section else None
+        return secret_value(found) if isinstance(found, SecretStr) else None
+
+    def missing(self, settings: Settings) -> str:
+        """What a job is told when there is no token at all."""
+        where = self.installation(settings)
+        store = (
+            f'`printf %s "$TOKEN" | resolver tokens set --provider {self.provider} '
+            f"--installation {where}`"
+        )
+        if self.section is None:
+            return (
+                f"no {self.display_name} token for {where}: an admin can store {self.bot} with "
+                f"{store}"
+            )
+        variable = self.section.variable("token")
+        return (
+            f"no {self.display_name} token for {where}: set {variable} to {self.bot}, or store "
+            f"it with {store}"
+        )
+
     def bot_token(self, settings: Settings) -> str | None:
         """The bot's token: the setting, else the one stored for the forge's address."""
-        found = secret_value(self.setting(settings))
+        found = self.setting(settings)
         if found is None:
             installation = self.installation(settings)
             found = stored_token(self.provider, installation=installation, settings=settings)

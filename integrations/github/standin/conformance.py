@@ -5,63 +5,43 @@ request is checked against GitHub's published GraphQL schema instead (`graphql`)
 
 from __future__ import annotations
 
-import json
-import re
-from functools import cache
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from integrations.github.standin.graphql import operation_problems
-from integrations.standin.server import Recorded, template_regex
+from integrations.standin.conformance import Description
+from integrations.standin.server import Recorded
 
 OPENAPI_FIXTURE = Path(__file__).with_name("openapi_paths.json")
 
 
-@cache
+class GitHubDescription(Description):
+    """An operation here also names, under `items`, the property names of the objects in its
+    body's arrays."""
+
+    def unknown_body(self, spec: Mapping[str, Any], body: object) -> set[str]:
+        return super().unknown_body(spec, body) | _unknown_item_keys(body, spec.get("items", {}))
+
+
+API: Final = GitHubDescription(OPENAPI_FIXTURE)
+openapi_operation: Final = API.operation
+
+
 def openapi_operations() -> dict[str, dict[str, Any]]:
     """`"METHOD /template"` -> its query parameter and JSON body property names (and, under
     `items`, the property names of the objects in the body's arrays)."""
-    data = json.loads(OPENAPI_FIXTURE.read_text())
-    operations: dict[str, dict[str, Any]] = data["operations"]
-    return operations
-
-
-@cache
-def _compiled_operations() -> list[tuple[str, re.Pattern[str], str, int]]:
-    compiled = []
-    for key in openapi_operations():
-        method, template = key.split(" ", 1)
-        literal = sum(1 for part in template.split("/") if part and "{" not in part)
-        compiled.append((method, template_regex(template), key, literal))
-    return compiled
-
-
-def openapi_operation(method: str, path: str) -> str | None:
-    """The spec's operation a request is for; the most literal template wins a tie."""
-    found = [
-        (lit, key) for m, rx, key, lit in _compiled_operations() if m == method and rx.match(path)
-    ]
-    return max(found)[1] if found else None
+    return API.operations
 
 
 def conformance_problems(requests: list[Recorded]) -> list[str]:
     """Each request whose method, path, query names or body keys the description lacks."""
     problems = []
-    operations = openapi_operations()
     for request in requests:
         if (request.method, request.path) == ("POST", "/graphql"):
             problems += [f"POST /graphql: {p}" for p in operation_problems(request.body)]
             continue
-        key = openapi_operation(request.method, request.path)
-        if key is None:
-            problems.append(f"{request.method} {request.path}: no such operation")
-            continue
-        unknown_query = set(request.query) - set(operations[key].get("query", []))
-        body_keys = set(request.body) if isinstance(request.body, dict) else set()
-        unknown_body = body_keys - set(operations[key].get("body", []))
-        unknown_body |= _unknown_item_keys(request.body, operations[key].get("items", {}))
-        if unknown_query or unknown_body:
-            problems.append(f"{key}: unknown {sorted(unknown_query)} {sorted(unknown_body)}")
+        problems += API.request_problems(request.method, request.path, request.query, request.body)
     return problems
 
 
