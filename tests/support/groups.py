@@ -24,6 +24,7 @@ SERVICES = frozenset(
 DOCKER = frozenset({"image", "sandbox_image"})
 E2E = frozenset({"e2e", "test_demo.py"})  # top-level names under tests/
 RUNSC = (("sandbox",), ("security",), ("e2e", "test_mention.py"))  # leading parts under tests/
+SHARED_SCOPES = frozenset({"module", "package", "class"})
 RUNSC_FORGE = "github"  # the one forge a parametrised end-to-end test runs on under runsc
 
 
@@ -39,6 +40,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.docker)
         if SERVICES.intersection(item.fixturenames):
             item.add_marker(pytest.mark.services)
+        if _shares_a_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
+
+
+def _shares_a_fixture(item: pytest.Item) -> bool:
+    """Whether `item` uses a fixture its module's other tests share (a second Docker engine, the
+    egress stand-ins): under `--dist loadgroup` its module then goes to one worker whole, and
+    starts that fixture once, while every other test goes to whichever worker is free."""
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info is not None else ()
+    return any(defs[-1].scope in SHARED_SCOPES for defs in definitions if defs)
 
 
 def _runsc_forge(item: pytest.Item) -> bool:
