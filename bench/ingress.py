@@ -365,7 +365,7 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str], postgres: 
         env=env, stderr=log, stdout=log,
     )  # fmt: skip
     try:
-        wait_until_answering("the server", port, "/healthz", server, tmp / "server.log", 30)
+        wait_until_answering("the server", port, "/healthz", server, tmp / "server.log")
         endpoints = {name: (server.pid, port, path) for name, path in ENDPOINTS.items()}
         rows = measurements(args, script, endpoints, {"mention": signed})
         processes = f"{args.workers} server process{'es' if args.workers > 1 else ''}"
