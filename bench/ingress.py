@@ -331,13 +331,16 @@ def main() -> None:
     parser.add_argument(
         "--verify-only", action="store_true", help="only each provider's verify + route cost"
     )
+    parser.add_argument(
+        "--deliveries", type=int, default=2000, help="in-process deliveries per event and round"
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.workers)
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
     try:
-        verify_table(tmp, 2000)
+        verify_table(tmp, args.deliveries)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.verify_only:
