@@ -20,7 +20,8 @@ lint:
 	$(UV) run --frozen mypy
 	$(UV) run --frozen lint-imports
 
-# The suite in three groups by cost, each in parallel (scripts/test); PYTEST_ARGS go to each.
+# The suite in four groups by cost, the last under gVisor, each in parallel (scripts/test);
+# PYTEST_ARGS go to each.
 test: bootstrap lint
 	url="$$(bash scripts/postgres)" && chromium="$$(bash scripts/browser)" && \
 		RESOLVER_TEST_POSTGRES_URL="$$url" RESOLVER_TEST_CHROMIUM="$$chromium" \

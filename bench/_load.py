@@ -243,8 +243,18 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+START_TIMEOUT = 120.0
+"""Seconds a server a bench starts may take to answer: its start ends the wait as soon as it
+answers, and a loaded host (CI beside other work) can take half a minute to import it."""
+
+
 def wait_until_answering(
-    what: str, port: int, path: str, process: subprocess.Popen[bytes], log: Path, timeout: float
+    what: str,
+    port: int,
+    path: str,
+    process: subprocess.Popen[bytes],
+    log: Path,
+    timeout: float = START_TIMEOUT,
 ) -> None:
     """Until `GET path` on loopback answers 200. If `process` exits first, or the time runs
     out, stop the bench with the end of its log: that is where its error is."""

@@ -110,7 +110,7 @@ def probot(secret: str, log: Path) -> Iterator[Peer]:
         )  # fmt: skip
         try:
             # Probot's `GET /ping` answers once its app is loaded.
-            wait_until_answering("Probot", port, "/ping", server, log, 20)
+            wait_until_answering("Probot", port, "/ping", server, log)
             runtime = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
             yield Peer(port, server.pid, version, runtime.strip())
         finally:

@@ -332,13 +332,16 @@ def main() -> None:
     parser.add_argument(
         "--verify-only", action="store_true", help="only each provider's verify + route cost"
     )
+    parser.add_argument(
+        "--deliveries", type=int, default=2000, help="in-process deliveries per event and round"
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(args.serve, args.workers)
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingress-"))
     try:
-        verify_table(tmp, 2000)
+        verify_table(tmp, args.deliveries)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.verify_only:
@@ -366,7 +369,7 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str], postgres: 
         env=env, stderr=log, stdout=log,
     )  # fmt: skip
     try:
-        wait_until_answering("the server", port, "/healthz", server, tmp / "server.log", 30)
+        wait_until_answering("the server", port, "/healthz", server, tmp / "server.log")
         endpoints = {name: (server.pid, port, path) for name, path in ENDPOINTS.items()}
         rows = measurements(args, script, endpoints, {"mention": signed})
         processes = f"{args.workers} server process{'es' if args.workers > 1 else ''}"

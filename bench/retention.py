@@ -102,7 +102,7 @@ def measure(args: argparse.Namespace, tmp: Path, url: str) -> None:
     )  # fmt: skip
     path = ingress.ENDPOINTS["ingress"]
     try:
-        wait_until_answering("the server", port, "/healthz", server, tmp / "server.log", 30)
+        wait_until_answering("the server", port, "/healthz", server, tmp / "server.log")
         quiet = fixed_rate(server.pid, port, path, signed, args.rate, args.duration)
         pruning_started = time.monotonic()
         pruner = subprocess.Popen(

@@ -51,7 +51,7 @@ BENCHES = (
     Bench(
         "ingress.py",
         ("latencies in ms", "against Probot", "the same signed deliveries", "this machine:"),
-        ("--duration", "1", "--senders", "5"),
+        ("--duration", "1", "--senders", "5", "--deliveries", "20"),
     ),
     Bench(
         "load.py",

@@ -109,7 +109,7 @@ def server(env: dict[str, str], tmp: Path, name: str) -> Iterator[tuple[int, int
             env=env, stderr=log, stdout=log,
         )  # fmt: skip
         try:
-            wait_until_answering(f"the {name} server", port, "/healthz", proc, log_path, 60)
+            wait_until_answering(f"the {name} server", port, "/healthz", proc, log_path)
             yield proc.pid, port
         finally:
             proc.terminate()

@@ -5,7 +5,8 @@ failure stops the run before the costly groups start. What a test needs decides 
 - `services`: it needs a migrated database or Redis (through the fixtures that give them);
 - none of these: it runs on its own, in process.
 The `runsc` group runs the sandbox and security suites and one end-to-end test again, with
-RESOLVER_SANDBOX_RUNTIME=runsc (gVisor); they carry the `runsc` mark.
+RESOLVER_SANDBOX_RUNTIME=runsc (gVisor); they carry the `runsc` mark. The end-to-end test runs
+there on one forge: the runtime is the sandbox's, and a forge's path is the same under both.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ SERVICES = frozenset(
 DOCKER = frozenset({"image", "sandbox_image"})
 E2E = frozenset({"e2e", "test_demo.py"})  # top-level names under tests/
 RUNSC = (("sandbox",), ("security",), ("e2e", "test_mention.py"))  # leading parts under tests/
+SHARED_SCOPES = frozenset({"module", "package", "class"})
+RUNSC_FORGE = "github"  # the one forge a parametrised end-to-end test runs on under runsc
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
@@ -31,12 +34,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         parts = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
         if parts and parts[0] in E2E:
             item.add_marker(pytest.mark.e2e)
-        if any(parts[: len(prefix)] == prefix for prefix in RUNSC):
+        if any(parts[: len(prefix)] == prefix for prefix in RUNSC) and _runsc_forge(item):
             item.add_marker(pytest.mark.runsc)
         if DOCKER.intersection(item.fixturenames):
             item.add_marker(pytest.mark.docker)
         if SERVICES.intersection(item.fixturenames):
             item.add_marker(pytest.mark.services)
+        if _shares_a_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
+
+
+def _shares_a_fixture(item: pytest.Item) -> bool:
+    """Whether `item` uses a fixture its module's other tests share (a second Docker engine, the
+    egress stand-ins): under `--dist loadgroup` its module then goes to one worker whole, and
+    starts that fixture once, while every other test goes to whichever worker is free."""
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info is not None else ()
+    return any(defs[-1].scope in SHARED_SCOPES for defs in definitions if defs)
+
+
+def _runsc_forge(item: pytest.Item) -> bool:
+    """Whether `item` is on the forge the runsc group takes, or on none."""
+    callspec = getattr(item, "callspec", None)
+    forge = callspec.params.get("forge") if callspec is not None else None
+    return forge is None or forge == RUNSC_FORGE
 
 
 @pytest.hookimpl(trylast=True)  # after the slowest durations
