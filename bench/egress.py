@@ -4,7 +4,10 @@
   container against a warm spare, whose proxy already listens), the spare's list as the job's
   and another one (its proxy reconfigured in place);
 - a 50 MB download from a stand-in host through the proxy, plain HTTP against HTTPS (which Squid
-  only tunnels), and each against the same download direct on the uplink.
+  only tunnels), by the same client (curl, a new connection each), taking turns, and each against
+  the same download direct on the uplink; with the CPU seconds each download cost the proxy, the
+  client's container and the stand-in (read from the engine's cgroups, where the host has them),
+  which, unlike a rate, hardly move with the host's load.
 
 Run with `uv run python bench/egress.py`; `--load N` runs it while N busy loops hold the CPU.
 Goals (issue 35): a warm spare adds < 100 ms until the first command; plain HTTP through the
@@ -42,7 +45,7 @@ from sandbox import (  # noqa: E402
 from sandbox.naming import LABEL_DEPLOYMENT  # noqa: E402
 from tests.sandbox.standins import ALLOWED, DENIED, outside  # noqa: E402
 
-BIG = "head -c 52428800 /dev/zero > /srv/www/big"
+BIG = "head -c {size} /dev/zero > /srv/www/big"
 FETCH = "curl -k -sS -o /dev/null -w '%{{speed_download}}' {scheme}://{host}/big"
 STARTS: dict[str, list[float]] = {}
 """Seconds until the first command, per kind of start."""
@@ -78,6 +81,45 @@ def _refilled(pool: WarmPool) -> Callable[[], None]:
 
 def _warm_claim(pool: WarmPool, plan: EgressPlan | None) -> Callable[[int], Sandbox]:
     return lambda n: pool.claim(f"bench-warm-{n}", egress=plan)
+
+
+def _cpu_seconds(container_id: str) -> float | None:
+    """CPU time the container has used so far, from its cgroup (v1 or v2, the engine's cgroupfs
+    or systemd layout); None where the host does not show it."""
+    for path, scale in (
+        (f"/sys/fs/cgroup/cpuacct/docker/{container_id}/cpuacct.usage", 1e-9),
+        (f"/sys/fs/cgroup/cpu,cpuacct/docker/{container_id}/cpuacct.usage", 1e-9),
+        (f"/sys/fs/cgroup/docker/{container_id}/cpu.stat", 1e-6),
+        (f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/cpu.stat", 1e-6),
+    ):
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            continue
+        if path.endswith("cpu.stat"):  # v2: "usage_usec N" among others
+            text = dict(line.split() for line in text.splitlines())["usage_usec"]
+        return int(text) * scale
+    return None
+
+
+def _download(box: Sandbox, stand_in: str, scheme: str) -> tuple[float, list[float | None]]:
+    """The rate of one download through the proxy (bytes/s), and the CPU seconds it cost the
+    proxy, the client's container and the stand-in."""
+    assert box.egress is not None
+    ids = (box.egress.container_id, box.container_id, stand_in)
+    before = [_cpu_seconds(container) for container in ids]
+    rate = float(box.run(FETCH.format(scheme=scheme, host=ALLOWED)).output)
+    after = [_cpu_seconds(container) for container in ids]
+    spent = [None if a is None or b is None else b - a for a, b in zip(before, after, strict=True)]
+    return rate, spent
+
+
+def _print_cpu(scheme: str, spent: list[list[float | None]]) -> None:
+    columns = []
+    for who, seconds in zip(("proxy", "client", "server"), zip(*spent, strict=True), strict=True):
+        known = [second for second in seconds if second is not None]
+        columns.append(f"{who} {statistics.median(known):5.3f}" if known else f"{who}   n/a")
+    print(f"CPU seconds per download, {scheme:5}: {', '.join(columns)}")
 
 
 def _direct(image: str, network: str, deployment: str, scheme: str) -> float:
@@ -119,12 +161,14 @@ def _print_start(what: str, bare: list[float], behind: list[float], goal: str) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--starts", type=int, default=10)
-    parser.add_argument("--downloads", type=int, default=5)
+    parser.add_argument("--downloads", type=int, default=10)
+    parser.add_argument("--megabytes", type=int, default=50, help="size of each download")
     parser.add_argument("--load", type=int, default=0, help="busy loops while it runs")
     args = parser.parse_args()
     deployment = f"bench-egress-{uuid.uuid4().hex[:6]}"
     image, proxy = ensure_image(offline=True), ensure_proxy_image(offline=True)
     through: dict[str, list[float]] = {"http": [], "https": []}
+    spent: dict[str, list[list[float | None]]] = {"http": [], "https": []}
     direct: dict[str, list[float]] = {"http": [], "https": []}
     with outside(image, deployment, {LABEL_DEPLOYMENT: deployment}) as out, _cpu_load(args.load):
         policy = SandboxPolicy(
@@ -132,7 +176,10 @@ def main() -> None:
         )
         plan = EgressPlan(Allowance((ALLOWED,)))
         other = EgressPlan(Allowance((DENIED,)))
-        subprocess.run(["docker", "exec", out.network, "sh", "-c", BIG], check=True)
+        big = BIG.format(size=args.megabytes * 1024 * 1024)
+        subprocess.run(["docker", "exec", out.network, "sh", "-c", big], check=True)
+        inspect = ["docker", "inspect", "-f", "{{.Id}}", out.network]  # named as its network
+        stand_in = subprocess.run(inspect, capture_output=True, text=True, check=True).stdout
         try:
             cold = {
                 "cold none": lambda n: open_sandbox(f"bench-cold-{n}", policy),
@@ -149,8 +196,9 @@ def main() -> None:
             with open_sandbox("bench-egress-dl", policy, egress=plan) as box:
                 for _ in range(args.downloads):
                     for scheme in through:
-                        fetch = FETCH.format(scheme=scheme, host=ALLOWED)
-                        through[scheme].append(float(box.run(fetch).output))
+                        rate, cpu = _download(box, stand_in.strip(), scheme)
+                        through[scheme].append(rate)
+                        spent[scheme].append(cpu)
             for _ in range(args.downloads):
                 for scheme in direct:
                     direct[scheme].append(_direct(image, out.network, deployment, scheme))
@@ -164,9 +212,12 @@ def main() -> None:
     for scheme in ("http", "https"):
         ratio = median(through[scheme]) / median(direct[scheme])
         print(
-            f"50 MB over {scheme:5}: through the proxy {median(through[scheme]) / 1e6:6.1f} MB/s, "
+            f"{args.megabytes} MB over {scheme:5}: "
+            f"through the proxy {median(through[scheme]) / 1e6:6.1f} MB/s, "
             f"direct {median(direct[scheme]) / 1e6:6.1f} MB/s, ratio {ratio:4.2f}"
         )
+    for scheme in ("http", "https"):
+        _print_cpu(scheme, spent[scheme])
     ratio = median(through["http"]) / median(through["https"])
     print(f"through the proxy, HTTP over HTTPS: {ratio:4.2f} (goal >= 0.8)")
 
