@@ -13,6 +13,8 @@ finds a proxy or network whose sandbox is gone.
 from __future__ import annotations
 
 import logging
+import secrets
+import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -44,6 +46,8 @@ PROXY_HOST: Final = "egress-proxy"
 # (measured: HTTP 200 from the host through the gateway). Without that address nothing answers.
 INTERNAL_OPTIONS: Final = {"com.docker.network.bridge.inhibit_ipv4": "true"}
 _POLL: Final = 0.01
+SETTLE: Final = 2.0
+"""Seconds a settled read of the proxy's log waits for its marker."""
 _TIMED_OUT: Final = 3
 # Written to the tmpfs at start: squid.conf, then the domain list, then Squid in the foreground
 # (as pid 1, so `kill -HUP 1` below reaches it).
@@ -109,17 +113,34 @@ class EgressProxy:
         )
         return f"{output.decode(errors='replace')}{tail.decode(errors='replace')}".strip()
 
-    def read_log(self) -> list[squid.LogEntry]:
-        """The requests logged since the last read."""
+    def read_log(self, settle: bool = False) -> list[squid.LogEntry]:
+        """The requests logged since the last read. `settle`: every request that ended before
+        this call is in it. Squid logs a request as it ends, but the engine copies the
+        container's output to its log a moment later (under load, after a read made right
+        after the command): a marker line is written behind Squid's lines, and the log is
+        read until it shows (at most SETTLE seconds)."""
         self.ready()
-        # The engine's `since` has whole-second precision at best: the stamps sort out the rest.
-        since = max(self._log_seen / 1e9 - 1, 1.0)
-        with engine_errors("read egress proxy's log"):
-            output: bytes = client().api.logs(
-                self.container_id, stdout=True, stderr=False, timestamps=True, since=since
-            )
-        lines, self._log_seen = after_stamp(output.decode(errors="replace"), self._log_seen)
-        return squid.parse_log("\n".join(lines))
+        mark = None
+        if settle:
+            mark = f"resolver-mark {secrets.token_hex(8)}"
+            argv = ["sh", "-c", 'printf "%s\\n" "$1" > /proc/1/fd/1', "sh", mark]
+            code, _output = capture(self.container_id, argv, PROXY_UID, squid.DIR)
+            mark = mark if code == 0 else None
+        deadline = time.monotonic() + SETTLE
+        lines: list[str] = []
+        while True:
+            # The engine's `since` has whole-second precision at best: the stamps sort out the
+            # rest.
+            since = max(self._log_seen / 1e9 - 1, 1.0)
+            with engine_errors("read egress proxy's log"):
+                output: bytes = client().api.logs(
+                    self.container_id, stdout=True, stderr=False, timestamps=True, since=since
+                )
+            new, self._log_seen = after_stamp(output.decode(errors="replace"), self._log_seen)
+            lines += new
+            if mark is None or any(mark in line for line in new) or time.monotonic() > deadline:
+                return squid.parse_log("\n".join(lines))
+            time.sleep(_POLL)
 
     def close(self) -> None:
         """Remove the proxy, then its network (the sandbox must be gone first). A network the
