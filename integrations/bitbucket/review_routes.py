@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Final
 
 from integrations.bitbucket.events import Account, PullRequestEvent
-from resolver.contract.inbound import Policy, Trigger
+from resolver.contract.inbound import Policy, Trigger, auto_review
 from resolver.contract.triggers import BOT_BRANCH_PREFIX, Repository, ReviewRequest
 
 AUTO_REVIEW_TASK: Final = "Review this pull request."
@@ -53,15 +53,8 @@ def on_pull_changed(event: PullRequestEvent, policy: Policy) -> Trigger | None:
         auto=True,
         draft=draft,
     )
-    return Trigger(
-        task=AUTO_REVIEW_TASK,
-        sender=author.as_sender(),
-        conversation_key=f"bitbucket:{repo.full_name}#{pull.id}",
-        repo=repo.full_name,
-        subject=subject,
-        once_key=f"auto-review:{repo.full_name}#{pull.id}@{head_sha}{':draft' if draft else ''}",
-        auto_review=True,
-    )
+    conversation = f"bitbucket:{repo.full_name}#{pull.id}"
+    return auto_review(subject, author.as_sender(), conversation, AUTO_REVIEW_TASK)
 
 
 def _is_bot(account: Account, policy: Policy) -> bool:

@@ -17,8 +17,8 @@ from typing import Any, Final
 
 from integrations.forgejo.events import Envelope
 from integrations.forgejo.events import PullRequest as PullPayload
-from resolver.contract.inbound import Policy, Route, Trigger
-from resolver.contract.triggers import BOT_BRANCH_PREFIX, DRAFT, Repository, ReviewRequest
+from resolver.contract.inbound import Policy, Route, Trigger, auto_review
+from resolver.contract.triggers import BOT_BRANCH_PREFIX, Repository, ReviewRequest
 
 AUTO_REVIEW_TASK: Final = "Review this pull request."
 WIP_PREFIXES: Final = ("WIP:", "[WIP]")
@@ -57,16 +57,8 @@ def on_pull_request_changed(event: PullRequestEvent, policy: Policy) -> Trigger 
         auto=True,
         draft=draft,
     )
-    return Trigger(
-        task=AUTO_REVIEW_TASK,
-        sender=author.as_sender(),
-        conversation_key=f"forgejo:{repo.full_name}#{pull.number}",
-        repo=repo.full_name,
-        subject=subject,
-        # Opened and reopened at the same head are one review; a draft's is its own.
-        once_key=f"auto-review:{repo.full_name}#{pull.number}@{head.sha}"
-        + (DRAFT if draft else ""),
-        auto_review=True,
+    return auto_review(
+        subject, author.as_sender(), f"forgejo:{repo.full_name}#{pull.number}", AUTO_REVIEW_TASK
     )
 
 

@@ -13,8 +13,8 @@ from typing import Any, Final
 
 from integrations.github.events import Envelope
 from integrations.github.events import PullRequest as PullRequestPayload
-from resolver.contract.inbound import Policy, Route, Trigger
-from resolver.contract.triggers import BOT_BRANCH_PREFIX, DRAFT, Repository, ReviewRequest
+from resolver.contract.inbound import Policy, Route, Trigger, auto_review
+from resolver.contract.triggers import BOT_BRANCH_PREFIX, Repository, ReviewRequest
 
 AUTO_REVIEW_TASK: Final = "Review this pull request."
 
@@ -52,17 +52,8 @@ def on_pull_request_changed(event: PullRequestEvent, policy: Policy) -> Trigger 
         auto=True,
         draft=pull.draft,
     )
-    return Trigger(
-        task=AUTO_REVIEW_TASK,
-        sender=author.as_sender(),
-        conversation_key=f"github:{repo.full_name}#{pull.number}",
-        repo=repo.full_name,
-        subject=subject,
-        # Opened and marked ready at the same head are one review; a draft's is its own (skipped
-        # by default), so that marking it ready at the same head is still reviewed.
-        once_key=f"auto-review:{repo.full_name}#{pull.number}@{head.sha}"
-        + (DRAFT if pull.draft else ""),
-        auto_review=True,
+    return auto_review(
+        subject, author.as_sender(), f"github:{repo.full_name}#{pull.number}", AUTO_REVIEW_TASK
     )
 
 

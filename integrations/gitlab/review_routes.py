@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Final
 
 from integrations.gitlab.events import Changes, Noteable, WorkItemEvent
-from resolver.contract.inbound import Policy, Sender, Trigger, VendorModel
-from resolver.contract.triggers import BOT_BRANCH_PREFIX, DRAFT, Repository, ReviewRequest
+from resolver.contract.inbound import Policy, Sender, Trigger, VendorModel, auto_review
+from resolver.contract.triggers import BOT_BRANCH_PREFIX, Repository, ReviewRequest
 
 AUTO_REVIEW_TASK: Final = "Review this merge request."
 _OPENED: Final = frozenset({"open", "reopen"})
@@ -79,17 +79,8 @@ def on_merge_request_changed(event: MergeRequestEvent, policy: Policy) -> Trigge
         auto=True,
         draft=item.draft,
     )
-    return Trigger(
-        task=AUTO_REVIEW_TASK,
-        sender=author,
-        conversation_key=f"gitlab:{project.path_with_namespace}!{item.iid}",
-        repo=project.path_with_namespace,
-        subject=subject,
-        # Opened and marked ready at the same head are one review; a draft's is its own.
-        once_key=f"auto-review:{project.path_with_namespace}!{item.iid}@{head}"
-        + (DRAFT if item.draft else ""),
-        auto_review=True,
-    )
+    conversation = f"gitlab:{project.path_with_namespace}!{item.iid}"
+    return auto_review(subject, author, conversation, AUTO_REVIEW_TASK)
 
 
 def _starts_review(event: MergeRequestEvent) -> bool:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, SecretStr, ValidationErro
 from pydantic_core import from_json
 
 from resolver.contract.pulls import PullTrackers
-from resolver.contract.triggers import TaskTrigger
+from resolver.contract.triggers import DRAFT, ReviewRequest, TaskTrigger
 from resolver.core.settings import Settings
 
 Headers = Mapping[str, str]
@@ -108,6 +108,25 @@ class Trigger:
     auto_review: bool = False
     """A pull request's own event for an auto-review: nothing is said (no 👀, no status, no
     notice to an unlinked author) until the worker has read the repository's opt-in."""
+
+
+def auto_review(
+    subject: ReviewRequest, author: Sender, conversation_key: str, task: str
+) -> Trigger:
+    """The trigger of an auto-review of `subject` at its head, for its `author`: the events
+    that name one head (opened, marked ready, a redelivery) are one review, and a draft's is
+    one of its own (skipped by default), so that marking it ready at that head still reviews
+    it."""
+    draft = DRAFT if subject.draft else ""
+    return Trigger(
+        task=task,
+        sender=author,
+        conversation_key=conversation_key,
+        repo=subject.repo.full_name,
+        subject=subject,
+        once_key=f"auto-review:{conversation_key}@{subject.head_sha}{draft}",
+        auto_review=True,
+    )
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def test_a_created_or_updated_pull_request_is_an_auto_review_at_its_source_commi
     assert found.task == AUTO_REVIEW_TASK
     assert (found.sender.external_id, found.sender.login) == (CLOUD_SENDER, "alice")
     assert (found.repo, found.conversation_key) == (REPO, f"bitbucket:{REPO}#5")
-    assert found.once_key == f"auto-review:{REPO}#5@{HEAD}"
+    assert found.once_key == f"auto-review:bitbucket:{REPO}#5@{HEAD}"
     subject = found.subject
     assert isinstance(subject, ReviewRequest) and subject.auto and not subject.draft
     assert (subject.number, subject.head_ref, subject.head_sha) == (5, "feature/docs", HEAD)
@@ -89,7 +89,7 @@ def test_a_draft_is_marked_and_keyed_apart_so_marking_it_ready_still_reviews(
     found = routed(UPDATED, pull_event(**pull))
     assert isinstance(found, Trigger) and isinstance(found.subject, ReviewRequest)
     assert found.subject.draft
-    assert found.once_key == f"auto-review:{REPO}#5@{HEAD}:draft"
+    assert found.once_key == f"auto-review:bitbucket:{REPO}#5@{HEAD}:draft"
 
 
 @pytest.mark.parametrize(

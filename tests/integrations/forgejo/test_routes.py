@@ -153,7 +153,7 @@ def test_a_pull_request_opened_or_given_new_commits_is_an_auto_review_of_its_hea
         subject = found.subject
         assert isinstance(subject, ReviewRequest) and subject.auto and not subject.draft
         assert (subject.number, subject.head_ref) == (10, "speed")
-        assert found.once_key == f"auto-review:forgejo/widgets#10@{subject.head_sha}"
+        assert found.once_key == f"auto-review:forgejo:forgejo/widgets#10@{subject.head_sha}"
     wip = load("pull_request.opened__plain")
     wip["pull_request"]["title"] = "WIP: Speed up the widget"
     subject = trigger("pull_request.opened__plain", wip).subject
