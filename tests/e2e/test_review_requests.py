@@ -296,36 +296,40 @@ def test_a_gitlab_auto_review_on_new_commits_comments_only_on_the_new_lines(
     assert said == [first_summary, second_summary]
 
 
-@pytest.mark.parametrize("forge", ["github"], indirect=True)
+@pytest.mark.parametrize("forge", ["github", "gitlab"], indirect=True)
 def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:
-    """mallory's branch lives in her fork: the base repository has no such branch, only the head
-    GitHub keeps as refs/pull/N/head. The review is of that commit, and still pushes nothing."""
-    assert isinstance(forge, GitHubForge)
+    """alice's branch lives in her fork: the base repository has no such branch, only the head
+    the forge keeps there (refs/pull/N/head, refs/merge-requests/N/head). The review is of that
+    commit, and still pushes nothing."""
     bare = forge.widgets()
     run_git("--git-dir", str(bare), "branch", FEATURE, "main")
     head = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
-    pull = forge.api.add_pull(
-        REPO, FEATURE, "main", "Add mul() and sub()", "mallory", "mallory/widgets"
-    )
-    assert branch_head(bare, FEATURE) is None
+    number = alices_pull(forge)
+    if isinstance(forge, GitHubForge):
+        [pull] = [p for p in forge.api.pulls if p.number == number]
+        pull.head_repo, kept = "alice/widgets", f"refs/pull/{number}/head"
+    else:
+        assert isinstance(forge, GitLabForge)
+        forge.merge_requests[number].source_project_id = forge.project.id + 1000
+        kept = f"refs/merge-requests/{number}/head"
+    run_git("--git-dir", str(bare), "update-ref", kept, head)
+    run_git("--git-dir", str(bare), "update-ref", "-d", f"refs/heads/{FEATURE}")
     with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
         stack.llm.set_script(by_step(reviewer()))
         forge.start(stack)
-        job = stack.job(forge.comment_on_pull(stack, monkeypatch, pull.number, "@resolver review"))
+        job = stack.job(forge.comment_on_pull(stack, monkeypatch, number, "@resolver review"))
 
     assert (job.state, job.outcome) == ("succeeded", "answered"), job.error
-    [review] = reviews(forge, pull.number)
+    [review] = reviews(forge, number)
     assert review.commit == head
-    assert sorted((c.path, c.line) for c in review.comments) == [
-        ("calc.py", 2),
-        ("calc.py", 6),
-        ("calc.py", 9),
-    ]
-    assert conformance_problems(forge.api.requests) == []
+    placed = sorted((c.path, c.line) for c in review.comments)
+    assert placed == [("calc.py", 2), ("calc.py", 6), ("calc.py", 9)]
+    if isinstance(forge, GitHubForge):
+        assert conformance_problems(forge.api.requests) == []
     refs = run_git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)").split()
-    assert refs == ["refs/heads/main", f"refs/pull/{pull.number}/head"]
+    assert refs == ["refs/heads/main", kept]
 
 
 @pytest.mark.parametrize("forge", ["github"], indirect=True)

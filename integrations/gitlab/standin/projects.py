@@ -100,7 +100,7 @@ def _merge_request_json(api: GitLabAPI, project: Project, mr: MergeRequest) -> d
         "id": mr.id,
         "iid": mr.iid,
         "project_id": project.id,
-        "source_project_id": project.id,
+        "source_project_id": mr.source_project_id or project.id,
         "target_project_id": project.id,
         "title": mr.title,
         "description": mr.description,

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from integrations.gitlab.standin.notes import _discussion_json
 from integrations.gitlab.standin.projects import find_merge_request
-from integrations.gitlab.standin.state import Answer, Note, Request, body_text, message, missing
+from integrations.gitlab.standin.state import (
+    Answer,
+    MergeRequest,
+    Note,
+    Request,
+    body_text,
+    message,
+    missing,
+)
 from resolver.contract.review import diff_files
 
 if TYPE_CHECKING:
@@ -33,8 +41,15 @@ def _invalid(text: str) -> Answer:
     return 400, {"message": f'400 Bad request - Note {{:line_code=>["{text}"]}}'}
 
 
-def _position_problem(bare: Path, source: str, target: str, position: dict[str, Any]) -> str | None:
-    head = (_git(bare, "rev-parse", f"refs/heads/{source}") or "").strip()
+def _position_problem(
+    bare: Path, merge_request: MergeRequest, position: dict[str, Any]
+) -> str | None:
+    source, target = merge_request.source_branch, merge_request.target_branch
+    # A fork's source branch is not in the project: GitLab keeps its head there, as it does
+    # every merge request's.
+    kept = f"refs/merge-requests/{merge_request.iid}/head"
+    ref = kept if merge_request.source_project_id is not None else f"refs/heads/{source}"
+    head = (_git(bare, "rev-parse", ref) or "").strip()
     base = (_git(bare, "merge-base", f"refs/heads/{target}", head) or "").strip()
     if position.get("head_sha") != head or position.get("base_sha") != base:
         return "must be a valid line code"  # the diff refs are not the merge request's
@@ -62,9 +77,7 @@ def create_discussion(api: GitLabAPI, request: Request) -> Answer:
     note_type = "DiscussionNote"
     if isinstance(position, dict):
         if project.bare is not None:
-            problem = _position_problem(
-                project.bare, merge_request.source_branch, merge_request.target_branch, position
-            )
+            problem = _position_problem(project.bare, merge_request, position)
             if problem is not None:
                 return _invalid(problem)
         note_type = "DiffNote"

@@ -58,6 +58,8 @@ class MergeRequest:
     description: str
     author: int
     state: str = "opened"
+    source_project_id: int | None = None
+    """The fork its source branch lives in; None for a branch of the project itself."""
 
     @property
     def draft(self) -> bool:
