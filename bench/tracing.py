@@ -10,10 +10,11 @@ a change of load falls on every mode alike. Printed: each mode's median, and of 
 median over the rounds, the middle half and the extremes. `off, again` is a second process with
 traces off: its change against off is the noise, and a smaller change than that is not seen.
 - Ingress: bench/ingress.py's server (uvicorn, SQLite, the real `POST /webhooks/github`), one
-  per mode, each with its own database: traces off (twice), on as by default (one job in ten),
-  and on for every job (OTEL_TRACES_SAMPLER_ARG=1). A round sends each the same signed mentions
-  at a fixed rate (open loop) for `--block` seconds; its figure is the server's CPU time (every
-  thread, in nanoseconds from /proc) per request.
+  per mode, each with its own database: traces off (twice), on with no job sampled
+  (OTEL_TRACES_SAMPLER_ARG=0: what tracing costs beside its spans), on as by default (one job
+  in ten), and on for every job (OTEL_TRACES_SAMPLER_ARG=1). A round sends each the same
+  signed mentions at a fixed rate (open loop) for `--block` seconds; its figure is the server's
+  CPU time (every thread, in nanoseconds from /proc) per request.
 - Agent loop: bench/agent.py's loop (a real sandbox, the instant scripted model), one process per
   mode, each a job whose trace is off (twice), not sampled (nine jobs in ten by default) or
   sampled. A round is `--steps` steps in each; its figure is the process's CPU time per step.
@@ -48,7 +49,9 @@ from _load import Figures, Signed, free_port, paced, wait_until_answering
 from tests.support.llm_server import ScriptedLLMServer
 
 CONTROL = "off, again"
-INGRESS_MODES = {"off": None, CONTROL: None, "default": "", "every job": "1"}
+INGRESS_MODES = {
+    "off": None, CONTROL: None, "none sampled": "0", "default": "", "every job": "1"
+}  # fmt: skip
 """Each server's OTEL_TRACES_SAMPLER_ARG (None: traces off; empty: the default, one in ten)."""
 AGENT_MODES = {"off": None, CONTROL: None, "not sampled": False, "sampled": True}
 """Whether each loop's job is sampled (None: traces off)."""

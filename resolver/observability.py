@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
 UNTRACED_PATHS: Final = ("/metrics", "/healthz", "/readyz", "/static/")
 DISABLED: Final = "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+INSTRUMENTATIONS: Final = ("celery", "httpx", "redis", "sqlalchemy")
+"""The libraries' instrumentations, by the names OTEL_PYTHON_DISABLED_INSTRUMENTATIONS uses."""
 WEB_QUIET: Final = frozenset({"sqlalchemy", "redis"})
 """Left off in the web process by default: a webhook's whole work is a few milliseconds, and a
 span for each of its statements and Redis commands doubled its CPU time (bench/tracing.py).
@@ -195,30 +197,39 @@ def _remove_middleware(app: Starlette, kind: object) -> None:
 
 def _instrument_libraries(done: Tracing, quiet: frozenset[str], never: frozenset[str]) -> None:
     """Every library's instrumentation but those named in OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
-    (the SDK's own variable), or when it is unset, those in `quiet`; never those in `never`."""
-    from opentelemetry.instrumentation.celery import CeleryInstrumentor
-    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.redis import RedisInstrumentor
-    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
-
+    (the SDK's own variable), or when it is unset, those in `quiet`; never those in `never`.
+    An instrumentation left off is not even imported: the web process leaves three of the four
+    off, and importing them cost it memory and start-up time for nothing."""
     disabled = os.environ.get(DISABLED)
     off = never | (quiet if disabled is None else frozenset(n.strip() for n in disabled.split(",")))
-    instrumentors: dict[str, tuple[Any, dict[str, Any]]] = {
-        "celery": (CeleryInstrumentor(), {}),  # type: ignore[no-untyped-call]
-        "httpx": (HTTPXClientInstrumentor(), {}),
-        "redis": (RedisInstrumentor(), {}),
-        # The process's engine, made by store.db's own create_engine (which no patch reaches).
-        # The instrumentation declares SQLAlchemy below 2.1 and would do nothing on 2.1 without
-        # the skip; the engine events it listens to are the same (tests/e2e/test_traces.py).
-        "sqlalchemy": (SQLAlchemyInstrumentor(), {"skip_dep_check": True}),
-    }
-    for name, (instrumentor, extra) in instrumentors.items():
+    for name in INSTRUMENTATIONS:
         if name in off:
             continue
-        if name == "sqlalchemy":
-            extra = {**extra, "engine": get_engine()}
+        instrumentor, extra = _instrumentor(name)
         instrumentor.instrument(tracer_provider=done.provider, **extra)
         done.undo.append(instrumentor.uninstrument)
+
+
+def _instrumentor(name: str) -> tuple[Any, dict[str, Any]]:
+    """The instrumentation `name`, imported only now, and its arguments."""
+    if name == "celery":
+        from opentelemetry.instrumentation.celery import CeleryInstrumentor
+
+        return CeleryInstrumentor(), {}  # type: ignore[no-untyped-call]
+    if name == "httpx":
+        from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+
+        return HTTPXClientInstrumentor(), {}
+    if name == "redis":
+        from opentelemetry.instrumentation.redis import RedisInstrumentor
+
+        return RedisInstrumentor(), {}
+    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
+
+    # The process's engine, made by store.db's own create_engine (which no patch reaches).
+    # The instrumentation declares SQLAlchemy below 2.1 and would do nothing on 2.1 without
+    # the skip; the engine events it listens to are the same (tests/e2e/test_traces.py).
+    return SQLAlchemyInstrumentor(), {"skip_dep_check": True, "engine": get_engine()}
 
 
 def _work_sampler(ratio: float, *, requests_decided: bool = False) -> Sampler:

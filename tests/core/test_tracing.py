@@ -217,3 +217,33 @@ def test_the_web_sampler_keeps_every_request_the_middleware_let_through() -> Non
     kept = sampler.should_sample(None, 5, "POST /webhooks/github", SpanKind.SERVER)
     polled = sampler.should_sample(None, 5, "BRPOP", SpanKind.CLIENT)
     assert kept.decision == Decision.RECORD_AND_SAMPLE and polled.decision == Decision.DROP
+
+
+def test_the_web_process_imports_no_instrumentation_it_leaves_off(tmp_path: Any) -> None:
+    """Only httpx's is on in the web process by default; the other three are not even imported
+    (they cost memory and start-up time for nothing). In a process of its own, as a fresh one."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\n"
+        "from starlette.applications import Starlette\n"
+        "from resolver import observability\n"
+        "done = observability.install_web(Starlette())\n"
+        "print(json.dumps([done is not None, sorted(m for m in sys.modules"
+        " if m.startswith('opentelemetry.instrumentation.') and m.count('.') == 2)]))\n"
+        "observability.shutdown()\n"
+    )
+    env = {**os.environ, observability.ENDPOINT: "http://127.0.0.1:9"}
+    env.pop(observability.DISABLED, None)
+    env["RESOLVER_DATABASE_URL"] = f"sqlite:///{tmp_path / 'web.db'}"
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    installed, imported = json.loads(out.strip().splitlines()[-1])
+    assert installed
+    assert [m for m in imported if m.rsplit(".", 1)[1] in observability.INSTRUMENTATIONS] == [
+        "opentelemetry.instrumentation.httpx"
+    ]
