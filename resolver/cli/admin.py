@@ -1,9 +1,11 @@
-"""Accounts, tokens, keys and the doctor."""
+"""Accounts, tokens, keys and the doctor; and each command's unit of work (`in_transaction`)."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -15,10 +17,27 @@ from resolver.store import accounts, forget
 from resolver.store.db import get_engine, session_scope
 from resolver.store.vault import Vault, generate_key, rotate_all, store_credential
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
 console = Console()
 users_app = typer.Typer(help="People who may trigger jobs.", no_args_is_help=True)
 tokens_app = typer.Typer(help="Stored, encrypted tokens.", no_args_is_help=True)
 keys_app = typer.Typer(help="Vault encryption keys.", no_args_is_help=True)
+
+
+def in_transaction(
+    work: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
+) -> T:
+    """`work(session, ...)` in one transaction of its own: the only place a command opens one.
+    Committed when `work` returns, rolled back when it raises; a command that must commit
+    before going on (before a network call, before printing) calls this once per step, and
+    `work` returns plain values, not rows to read after it."""
+    with session_scope() as session:
+        return work(session, *args, **kwargs)
 
 
 def fail(message: str) -> None:

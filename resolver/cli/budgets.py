@@ -5,10 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from resolver.cli.admin import in_transaction
 from resolver.core.budgets import caps_from, label, money
 from resolver.core.settings import get_settings
 from resolver.store.budgets import overview
-from resolver.store.db import session_scope
 from resolver.store.models import utcnow
 
 console = Console()
@@ -21,8 +21,7 @@ def budgets() -> None:
         console.print("No budgets are set (RESOLVER_BUDGET_*): jobs are held by per-job limits.")
         return
     table = Table("budget", "for", "spent or reserved", "cap", "used", "resets")
-    with session_scope() as session:
-        lines = overview(session, caps, utcnow())
+    lines = in_transaction(overview, caps, utcnow())
     for line in lines:
         used = f"{100 * line.spent / line.cap.limit:.0f}%"
         table.add_row(

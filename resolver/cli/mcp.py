@@ -8,9 +8,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from resolver.cli.admin import in_transaction
 from resolver.contract.mcp import credential_problem
 from resolver.core.settings import get_settings
-from resolver.store.db import session_scope
 from resolver.store.mcp_credentials import (
     list_mcp_credentials,
     remove_mcp_credential,
@@ -42,16 +42,14 @@ def mcp_set(
     if problem:
         fail(problem)
     vault = Vault(get_settings().fernet_keys)
-    with session_scope() as session:
-        set_mcp_credential(session, vault, repo, server, header, value)
+    in_transaction(set_mcp_credential, vault, repo, server, header, value)
     console.print(f"stored the {header} header of {repo}'s MCP server {server}")
 
 
 @app.command("remove")
 def mcp_remove(repo: str, server: str) -> None:
     """Forget a server's credential."""
-    with session_scope() as session:
-        removed = remove_mcp_credential(session, repo, server)
+    removed = in_transaction(remove_mcp_credential, repo, server)
     if not removed:
         fail(f"{repo} has no stored credential for {server}")
     console.print(f"removed the credential of {repo}'s MCP server {server}")
@@ -61,7 +59,6 @@ def mcp_remove(repo: str, server: str) -> None:
 def mcp_list() -> None:
     """The stored credentials: repository, server and header (never the value)."""
     table = Table("repository", "server", "header")
-    with session_scope() as session:
-        for stored in list_mcp_credentials(session):
-            table.add_row(stored.repo, stored.server, stored.header)
+    for stored in in_transaction(list_mcp_credentials):
+        table.add_row(stored.repo, stored.server, stored.header)
     console.print(table)

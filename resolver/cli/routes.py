@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from integrations import registry
+from resolver.cli.admin import in_transaction
 from resolver.contract.errors import RouteError
-from resolver.store.db import session_scope
 from resolver.store.repo_defaults import all_routes, remove_route, set_route
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 console = Console()
 app = typer.Typer(
@@ -29,20 +34,21 @@ def routes_set(
     """Set the default repository of a channel, project or team."""
     try:
         forge, name = registry.check_route(provider, repo)
-        with session_scope() as session:
-            route = set_route(session, provider, scope, forge, name)
-            stored = route.repo
+        stored = in_transaction(_set, provider, scope, forge, name)
     except RouteError as error:
         console.print(f"[red]error:[/red] {error}")
         raise typer.Exit(1) from None
     console.print(f"{provider} {scope} -> {stored}")
 
 
+def _set(session: Session, provider: str, scope: str, forge: str, name: str) -> str:
+    return set_route(session, provider, scope, forge, name).repo
+
+
 @app.command("remove")
 def routes_remove(provider: str, scope: str) -> None:
     """Forget a default repository."""
-    with session_scope() as session:
-        removed = remove_route(session, provider, scope)
+    removed = in_transaction(remove_route, provider, scope)
     if not removed:
         console.print(f"[red]error:[/red] no route for {provider} {scope}")
         raise typer.Exit(1)
@@ -53,7 +59,10 @@ def routes_remove(provider: str, scope: str) -> None:
 def routes_list() -> None:
     """List default repositories."""
     table = Table("provider", "scope", "repository")
-    with session_scope() as session:
-        for route in all_routes(session):
-            table.add_row(route.provider, route.scope, route.repo)
+    for row in in_transaction(_listed):
+        table.add_row(*row)
     console.print(table)
+
+
+def _listed(session: Session) -> list[tuple[str, str, str]]:
+    return [(r.provider, r.scope, r.repo) for r in all_routes(session)]

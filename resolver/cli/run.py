@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from resolver.cli.admin import in_transaction
+
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from resolver.agent.events import Event
     from resolver.agent.session import SessionResult
     from resolver.core.job import JobContext, RunResult
     from resolver.core.settings import Settings
@@ -35,26 +40,24 @@ def run(
     settings = get_settings()
     configure_logging("WARNING", settings.log_format)
     upgrade(settings.database_url)
-    job_id = _create_job(repo, task)
+    job_id = in_transaction(_create_job, repo, task)
     typer.echo(f"job {job_id}: running the agent on {repo}")
     outcome, session = _run(job_id, repo, task, branch, settings)
-    _record(job_id, outcome)
+    in_transaction(_record, job_id, outcome)
     _print_report(job_id, outcome, session)
     raise typer.Exit(0 if outcome.state == "succeeded" else 1)
 
 
-def _create_job(repo: str, task: str) -> int:
+def _create_job(session: Session, repo: str, task: str) -> int:
     from resolver.core.states import JobState
     from resolver.store import jobs
-    from resolver.store.db import session_scope
 
-    with session_scope() as session:
-        job = jobs.create_job(session, jobs.NewJob(source="cli", task=task, repo=repo))
-        # Running from the start: a queued job without a message would be "repaired" by the
-        # reconciler and handed to a worker.
-        jobs.transition(job, JobState.RUNNING)
-        job.lease_owner = "cli"
-        return job.id
+    job = jobs.create_job(session, jobs.NewJob(source="cli", task=task, repo=repo))
+    # Running from the start: a queued job without a message would be "repaired" by the
+    # reconciler and handed to a worker.
+    jobs.transition(job, JobState.RUNNING)
+    job.lease_owner = "cli"
+    return job.id
 
 
 def _run(
@@ -106,29 +109,21 @@ def _cancel_on_interrupt(ctx: JobContext) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _record(job_id: int, outcome: RunResult) -> None:
+def _record(session: Session, job_id: int, outcome: RunResult) -> None:
     from resolver.store import jobs
-    from resolver.store.db import session_scope
 
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        jobs.finish_job(
-            session, job, outcome.state, outcome.outcome, error=outcome.error, result=outcome.result
-        )
-        job.lease_owner = None
+    job = jobs.get_job(session, job_id)
+    jobs.finish_job(
+        session, job, outcome.state, outcome.outcome, error=outcome.error, result=outcome.result
+    )
+    job.lease_owner = None
 
 
 def _print_report(job_id: int, outcome: RunResult, session: SessionResult | None) -> None:
-    from resolver.agent.events import Event
     from resolver.agent.render import render_trajectory
     from resolver.core.logs import redact
-    from resolver.store import jobs
-    from resolver.store.db import session_scope
 
-    with session_scope() as db:
-        job = jobs.get_job(db, job_id)
-        events = [Event(e.seq, e.kind, e.payload) for e in job.events]
-        cost, prompt, completion = job.cost_usd, job.prompt_tokens, job.completion_tokens
+    events, cost, prompt, completion = in_transaction(_recorded, job_id)
     typer.echo("\n== trajectory\n" + render_trajectory(events))
     diff = session.diff if session else ""
     typer.echo("\n== diff\n" + (redact(diff).rstrip() or "(no changes)"))
@@ -138,3 +133,13 @@ def _print_report(job_id: int, outcome: RunResult, session: SessionResult | None
     typer.echo(f"\n== cost\n{price} ({prompt} prompt + {completion} completion tokens)")
     summary = outcome.result.get("summary") or outcome.error or ""
     typer.echo(f"\n== outcome\n{outcome.state} / {outcome.outcome}\n{summary}")
+
+
+def _recorded(session: Session, job_id: int) -> tuple[list[Event], float | None, int, int]:
+    """The job's trajectory, cost and tokens, as recorded."""
+    from resolver.agent.events import Event
+    from resolver.store import jobs
+
+    job = jobs.get_job(session, job_id)
+    events = [Event(e.seq, e.kind, e.payload) for e in job.events]
+    return events, job.cost_usd, job.prompt_tokens, job.completion_tokens

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from resolver.cli.admin import in_transaction
 from resolver.schedules import queue
 from resolver.schedules.cron import CronError, next_due, zone
-from resolver.schedules.history import history, waiting_counts
-from resolver.schedules.spec import LIMIT_KEYS, TASKS, ScheduleError, build_spec, parse_limits
+from resolver.schedules.history import RunRow, history, waiting_counts
+from resolver.schedules.spec import (
+    LIMIT_KEYS,
+    TASKS,
+    ScheduleError,
+    ScheduleSpec,
+    build_spec,
+    parse_limits,
+)
 from resolver.schedules.store import (
     FILE,
     add_schedule,
@@ -23,8 +31,10 @@ from resolver.schedules.store import (
     repository,
 )
 from resolver.store import accounts
-from resolver.store.db import session_scope
 from resolver.store.models import utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 console = Console()
 app = typer.Typer(
@@ -77,43 +87,26 @@ def add(
     }
     try:
         spec = build_spec(values)
-        with session_scope() as session:
-            user_id = accounts.get_user(session, user).id if user else None
-            row = repository(session, repo, installation_id=installation_id, user_id=user_id)
-            add_schedule(session, row, spec)
-            where = row.repo
+        where = in_transaction(_add, repo, installation_id, user, spec)
     except (ScheduleError, accounts.AccountError) as error:
         fail(str(error))
     first = next_due(spec.cron, spec.timezone, utcnow())
     console.print(f"added {name} on {where}; first run {local(first, spec.timezone)}")
 
 
+def _add(
+    session: Session, repo: str, installation_id: int | None, user: str | None, spec: ScheduleSpec
+) -> str:
+    user_id = accounts.get_user(session, user).id if user else None
+    row = repository(session, repo, installation_id=installation_id, user_id=user_id)
+    add_schedule(session, row, spec)
+    return row.repo
+
+
 @app.command("list")
 def list_schedules(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List schedules: when they run next, their pull request, runs waiting for a limit."""
-    now = utcnow()
-    rows = []
-    with session_scope() as session:
-        waiting = waiting_counts(session)
-        for s in all_schedules(session):
-            try:
-                upcoming = (
-                    local(next_due(s.cron, s.timezone, now), s.timezone) if s.enabled else "-"
-                )
-            except CronError:
-                upcoming = "invalid cron"
-            rows.append(
-                {
-                    "name": s.name,
-                    "repo": s.repository.repo,
-                    "task": s.task,
-                    "when": f"{s.cron} ({s.timezone})",
-                    "next": upcoming,
-                    "pull_request": f"{s.pull_state} {s.pull_branch}" if s.pull_state else "-",
-                    "waiting": waiting.get(s.id, 0),
-                    "notes": _notes(s.origin, s.enabled, s.dry_run, s.repository.sync_error),
-                }
-            )
+    rows = in_transaction(_listed, utcnow())
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -121,6 +114,29 @@ def list_schedules(as_json: bool = typer.Option(False, "--json", help="Print JSO
     for row in rows:
         table.add_row(*(str(value) for value in row.values()))
     console.print(table)
+
+
+def _listed(session: Session, now: datetime) -> list[dict[str, Any]]:
+    rows = []
+    waiting = waiting_counts(session)
+    for s in all_schedules(session):
+        try:
+            upcoming = local(next_due(s.cron, s.timezone, now), s.timezone) if s.enabled else "-"
+        except CronError:
+            upcoming = "invalid cron"
+        rows.append(
+            {
+                "name": s.name,
+                "repo": s.repository.repo,
+                "task": s.task,
+                "when": f"{s.cron} ({s.timezone})",
+                "next": upcoming,
+                "pull_request": f"{s.pull_state} {s.pull_branch}" if s.pull_state else "-",
+                "waiting": waiting.get(s.id, 0),
+                "notes": _notes(s.origin, s.enabled, s.dry_run, s.repository.sync_error),
+            }
+        )
+    return rows
 
 
 def _notes(origin: str, enabled: bool, dry_run: bool, sync_error: str | None) -> str:
@@ -142,11 +158,14 @@ def remove(
 ) -> None:
     """Delete a schedule and its history."""
     try:
-        with session_scope() as session:
-            remove_schedule(session, find_schedule(session, name, repo))
+        in_transaction(_remove, name, repo)
     except ScheduleError as error:
         fail(str(error))
     console.print(f"removed {name}")
+
+
+def _remove(session: Session, name: str, repo: str | None) -> None:
+    remove_schedule(session, find_schedule(session, name, repo))
 
 
 @app.command("run-now")
@@ -176,10 +195,7 @@ def show_history(
 ) -> None:
     """Each run of a schedule: when it was due, when it ran, what it did, its PR and cost."""
     try:
-        with session_scope() as session:
-            schedule = find_schedule(session, name, repo)
-            timezone = schedule.timezone
-            runs = history(session, schedule, limit)
+        timezone, runs = in_transaction(_history, name, repo, limit)
     except ScheduleError as error:
         fail(str(error))
     if as_json:
@@ -206,6 +222,11 @@ def show_history(
     console.print(table)
 
 
+def _history(session: Session, name: str, repo: str | None, limit: int) -> tuple[str, list[RunRow]]:
+    schedule = find_schedule(session, name, repo)
+    return schedule.timezone, history(session, schedule, limit)
+
+
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
@@ -223,20 +244,26 @@ def sync(
     from resolver.schedules.sync import sync_repo
 
     try:
-        with session_scope() as session:
-            user_id = accounts.get_user(session, user).id if user else None
-            row = repository(session, repo, installation_id=installation_id, user_id=user_id)
-            row.follow_file = True
-            repo_id = row.id
+        repo_id = in_transaction(_follow, repo, installation_id, user)
     except (ScheduleError, accounts.AccountError) as error:
         fail(str(error))
     settings = get_settings()
     changes = sync_repo(repo_id, settings.sandbox_workspace_root, settings)
-    with session_scope() as session:
-        row = repository(session, repo)
-        if row.sync_error:
-            fail(f"could not read the schedules file: {row.sync_error}")
+    in_transaction(_check_synced, repo)
     console.print(f"{repo}: " + ("; ".join(changes) or "up to date"))
+
+
+def _follow(session: Session, repo: str, installation_id: int | None, user: str | None) -> int:
+    user_id = accounts.get_user(session, user).id if user else None
+    row = repository(session, repo, installation_id=installation_id, user_id=user_id)
+    row.follow_file = True
+    return row.id
+
+
+def _check_synced(session: Session, repo: str) -> None:
+    row = repository(session, repo)
+    if row.sync_error:
+        fail(f"could not read the schedules file: {row.sync_error}")
 
 
 @app.command("limits")
@@ -254,11 +281,14 @@ def set_limits(
     }
     try:
         values = parse_limits({k: v for k, v in given.items() if v is not None})
-        with session_scope() as session:
-            row = repository(session, repo)
-            for key, value in values.items():
-                setattr(row, key, value)
-            shown = {key: getattr(row, key) for key in LIMIT_KEYS}
+        shown = in_transaction(_set_limits, repo, values)
     except ScheduleError as error:
         fail(str(error))
     console.print(f"{repo}: " + ", ".join(f"{k}={v or 'default'}" for k, v in shown.items()))
+
+
+def _set_limits(session: Session, repo: str, values: dict[str, int]) -> dict[str, Any]:
+    row = repository(session, repo)
+    for key, value in values.items():
+        setattr(row, key, value)
+    return {key: getattr(row, key) for key in LIMIT_KEYS}

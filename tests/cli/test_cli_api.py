@@ -143,3 +143,17 @@ def test_an_upgrade_refused_over_names_in_two_cases_is_fixed_with_users_rename(
     done = cli(env, "db", "upgrade")
     assert done.returncode == 0 and "up to date" in done.stdout
     assert "boss-2" in cli(env, "users", "list").stdout
+
+
+def test_jobs_retry_queues_only_a_failed_or_cancelled_job_again(resolver_env) -> None:
+    job_id = new_job()
+    env = resolver_env.child_env()
+    queued = cli(env, "jobs", "retry", str(job_id))
+    assert queued.returncode == 1 and "only failed or cancelled" in queued.stdout
+    assert "cancelled" in cli(env, "jobs", "cancel", str(job_id)).stdout
+    again = cli(env, "jobs", "retry", str(job_id))
+    assert again.returncode == 0 and f"job {job_id} queued again" in again.stdout
+    shown = json.loads(cli(env, "jobs", "show", str(job_id), "--json").stdout)
+    assert shown["state"] == "queued"
+    missing = cli(env, "jobs", "retry", "424242")
+    assert missing.returncode == 1 and "no job 424242" in missing.stdout
