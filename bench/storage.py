@@ -100,13 +100,42 @@ def log_bytes(made: Rig) -> int:
     return sum(p.stat().st_size for p in made.tmp.glob("*.log"))
 
 
+QUIET = 0.5
+"""Seconds without a new log line that count as the service being done."""
+
+
+def quiet(made: Rig, what: str, timeout: float = 30) -> None:
+    """Wait until no callback is pending and no process has written to its log for `QUIET`
+    seconds: the service has nothing left to do (at most `timeout` seconds)."""
+    from sqlalchemy import func, select
+
+    from resolver.store.db import session_scope
+    from resolver.store.models import Callback
+
+    deadline = time.monotonic() + timeout
+    last, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        made.check_alive()
+        with session_scope() as session:
+            pending = session.scalar(
+                select(func.count(Callback.id)).where(Callback.state == "pending")
+            )
+        size = log_bytes(made)
+        if size != last or pending:
+            last, since = size, time.monotonic()
+        elif time.monotonic() - since >= QUIET:
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"{what}: the service was still busy after {timeout:g} s\n{made.logs()}")
+
+
 def measure(name: str, jobs: int, steps: int, replies: list[Reply] | None) -> Growth:
     from load import post_all, settled
 
     print(f"\n{name}: {jobs} job(s) of {steps} steps", flush=True)
     with Rig(procfile(), jobs, 0.0, steps, False, replies=replies) as made:
         path = Path(made.database_url.split("///", 1)[1])
-        time.sleep(2)  # start-up's log lines are not a job's
+        quiet(made, "start-up")  # start-up's log lines are not a job's
         tables0, logs0 = database_bytes(path), log_bytes(made)
         posted = post_all(made)
         deadline = time.monotonic() + 300 + 10 * steps * jobs
@@ -115,7 +144,7 @@ def measure(name: str, jobs: int, steps: int, replies: list[Reply] | None) -> Gr
             if time.monotonic() > deadline:
                 raise SystemExit(f"{name}: timed out\n{made.logs()}")
             time.sleep(0.5)
-        time.sleep(3)  # the last callbacks: status edits, the reply
+        quiet(made, "the last callbacks")  # status edits, the reply
         tables1, logs1 = database_bytes(path), log_bytes(made)
     tables = {t: (tables1.get(t, 0) - tables0.get(t, 0)) / jobs for t in tables1}
     return Growth(
