@@ -209,7 +209,8 @@ def answers(port: int, path: str, signed: list[Signed]) -> dict[str, int]:
 def max_throughput(
     pid: int, port: int, path: str, signed: list[Signed], script: Path, seconds: int, conns: int
 ) -> Figures:
-    """wrk when installed (Debian's), else the Python closed-loop generator."""
+    """wrk when installed (Debian's), else the Python closed-loop generator. wrk first warms
+    the server up for 2 s (as long as the measurement, if shorter: a smoke run's second)."""
     wrk = shutil.which("wrk") is not None
     if wrk:
         # Each wrk run counts from zero: a run of its own keeps the measured requests new
@@ -217,7 +218,7 @@ def max_throughput(
         # cheaper to answer).
         run_id = secrets.token_hex(4)
         script.write_text(lua_script(path, signed, f"warm-up-{run_id}"))
-        run_wrk(port, path, script, 2, conns)
+        run_wrk(port, path, script, min(2, seconds), conns)
         script.write_text(lua_script(path, signed, f"measured-{run_id}"))
 
     def run() -> Figures:

@@ -77,11 +77,12 @@ class Figures:
         return sum(m.rss for m in memory.values()), sum(m.pss for m in memory.values())
 
 
-def post_all(made: Rig) -> list[Posted]:
-    """Every sender's mention at once, a thread each, released together."""
+def post_all(made: Rig, senders: range | None = None) -> list[Posted]:
+    """Every sender's mention (or those of `senders`) at once, a thread each, released
+    together."""
     import httpx
 
-    deliveries = [made.mention(n) for n in range(made.mentions)]
+    deliveries = [made.mention(n) for n in senders or range(made.mentions)]
     posted: list[Posted | None] = [None] * len(deliveries)
     gate = threading.Barrier(len(deliveries))
 

@@ -1,10 +1,10 @@
 """Bytes per job, in the database and in the logs (issue 37), and a year at 1,000 jobs a day.
 
-Two kinds of job, each through the whole service (bench/_rig.py: the Procfile's processes on a
-SQLite file, the GitHub stand-in, the git server, the scripted model, real sandboxes): the
-demo's job (`make demo`'s plan: think, run the tests, view, edit, run the tests, finish) and a
-40-step job (the fix, 38 different commands reading the repository or running its tests,
-finish). Each mention ends in a draft pull request.
+Two kinds of job, one after the other through one whole service (bench/_rig.py: the
+Procfile's processes on a SQLite file, the GitHub stand-in, the git server, the scripted model,
+real sandboxes): the demo's job (`make demo`'s plan: think, run the tests, view, edit, run the
+tests, finish) and a 40-step job (the fix, 38 different commands reading the repository or
+running its tests, finish). Each mention ends in a draft pull request.
 
 Per job: the database's growth (the bytes in use in the SQLite file after a WAL checkpoint, by
 table with its indexes, from SQLite's dbstat; a PostgreSQL row takes some more), the
@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/_rig, bench/lo
 import _rig
 from _rig import Rig, procfile
 
+from tests.e2e.stack import by_step
 from tests.support.llm_server import Reply, finish, tool
 
 MB = 1000 * 1000
@@ -100,23 +101,54 @@ def log_bytes(made: Rig) -> int:
     return sum(p.stat().st_size for p in made.tmp.glob("*.log"))
 
 
-def measure(name: str, jobs: int, steps: int, replies: list[Reply] | None) -> Growth:
+QUIET = 0.5
+"""Seconds without a new log line that count as the service being done."""
+
+
+def quiet(made: Rig, what: str, timeout: float = 30) -> None:
+    """Wait until no callback is pending and no process has written to its log for `QUIET`
+    seconds: the service has nothing left to do (at most `timeout` seconds)."""
+    from sqlalchemy import func, select
+
+    from resolver.store.db import session_scope
+    from resolver.store.models import Callback
+
+    deadline = time.monotonic() + timeout
+    last, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        made.check_alive()
+        with session_scope() as session:
+            pending = session.scalar(
+                select(func.count(Callback.id)).where(Callback.state == "pending")
+            )
+        size = log_bytes(made)
+        if size != last or pending:
+            last, since = size, time.monotonic()
+        elif time.monotonic() - since >= QUIET:
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"{what}: the service was still busy after {timeout:g} s\n{made.logs()}")
+
+
+def measure(made: Rig, name: str, senders: range, steps: int, replies: list[Reply]) -> Growth:
+    """The growth while `senders` each mention the bot once, the model answering `replies`."""
     from load import post_all, settled
 
+    jobs = len(senders)
     print(f"\n{name}: {jobs} job(s) of {steps} steps", flush=True)
-    with Rig(procfile(), jobs, 0.0, steps, False, replies=replies) as made:
-        path = Path(made.database_url.split("///", 1)[1])
-        time.sleep(2)  # start-up's log lines are not a job's
-        tables0, logs0 = database_bytes(path), log_bytes(made)
-        posted = post_all(made)
-        deadline = time.monotonic() + 300 + 10 * steps * jobs
-        while not settled(made, posted):
-            made.check_alive()
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{name}: timed out\n{made.logs()}")
-            time.sleep(0.5)
-        time.sleep(3)  # the last callbacks: status edits, the reply
-        tables1, logs1 = database_bytes(path), log_bytes(made)
+    made.llm.set_script(by_step(replies))
+    path = Path(made.database_url.split("///", 1)[1])
+    quiet(made, name)  # start-up's log lines, or the last job's, are not this job's
+    tables0, logs0 = database_bytes(path), log_bytes(made)
+    posted = post_all(made, senders)
+    deadline = time.monotonic() + 300 + 10 * steps * jobs
+    while not settled(made, posted):
+        made.check_alive()
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{name}: timed out\n{made.logs()}")
+        time.sleep(0.5)
+    quiet(made, name)  # the last callbacks: status edits, the reply
+    tables1, logs1 = database_bytes(path), log_bytes(made)
     tables = {t: (tables1.get(t, 0) - tables0.get(t, 0)) / jobs for t in tables1}
     return Growth(
         name,
@@ -160,10 +192,19 @@ def main() -> None:
     parser.add_argument("--redis", default=_rig.REDIS, help="a Redis db the run may flush")
     args = parser.parse_args()
     _rig.REDIS = args.redis
-    results = [
-        measure("demo job", args.jobs, 6, demo_replies()),
-        measure(f"{args.steps}-step job", args.jobs, args.steps, long_replies(args.steps)),
-    ]
+    # One service for both kinds (a start of the whole Procfile costs seconds): the first
+    # `--jobs` senders make demo jobs, the next as many the long ones.
+    with Rig(procfile(), 2 * args.jobs, 0.0, args.steps, False, demo_replies()) as made:
+        results = [
+            measure(made, "demo job", range(args.jobs), 6, demo_replies()),
+            measure(
+                made,
+                f"{args.steps}-step job",
+                range(args.jobs, 2 * args.jobs),
+                args.steps,
+                long_replies(args.steps),
+            ),
+        ]
     table(results)
 
 

@@ -102,21 +102,27 @@ def cpu_ns(pid: int) -> int:
 
 
 @contextmanager
-def server(env: dict[str, str], tmp: Path, name: str) -> Iterator[tuple[int, int]]:
-    """bench/ingress.py's server on a free port: its pid and port."""
-    port = free_port()
-    log_path = tmp / f"server-{name.replace(' ', '-')}.log"
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, ingress.__file__, "--serve", str(port), "--workers", "1"],
-            env=env, stderr=log, stdout=log,
-        )  # fmt: skip
-        try:
-            wait_until_answering(f"the {name} server", port, "/healthz", proc, log_path)
-            yield proc.pid, port
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+def servers(envs: dict[str, dict[str, str]], tmp: Path) -> Iterator[dict[str, tuple[int, int]]]:
+    """bench/ingress.py's server for each mode's env, on free ports, all started at once (a
+    start is mostly imports): by mode, its pid and port."""
+    with ExitStack() as stack:
+        starting: dict[str, tuple[subprocess.Popen[bytes], int, Path]] = {}
+        for mode, env in envs.items():
+            port = free_port()
+            while port in {taken for _, taken, _ in starting.values()}:
+                port = free_port()
+            log_path = tmp / f"server-{mode.replace(' ', '-')}.log"
+            log = stack.enter_context(log_path.open("w"))
+            proc = subprocess.Popen(
+                [sys.executable, ingress.__file__, "--serve", str(port), "--workers", "1"],
+                env=env, stderr=log, stdout=log,
+            )  # fmt: skip
+            stack.callback(proc.wait, timeout=30)
+            stack.callback(proc.terminate)
+            starting[mode] = (proc, port, log_path)
+        for mode, (proc, port, log_path) in starting.items():
+            wait_until_answering(f"the {mode} server", port, "/healthz", proc, log_path)
+        yield {mode: (proc.pid, port) for mode, (proc, port, _) in starting.items()}
 
 
 def turned(modes: Sequence[str], number: int) -> list[str]:
@@ -141,7 +147,7 @@ def bench_ingress(args: argparse.Namespace, tmp: Path, endpoint: str) -> dict[st
     redis.Redis.from_url(REDIS).flushdb()
     cpu: dict[str, list[float]] = {mode: [] for mode in INGRESS_MODES}
     with ExitStack() as stack:
-        running = {mode: stack.enter_context(server(envs[mode], tmp, mode)) for mode in envs}
+        running = stack.enter_context(servers(envs, tmp))
         at_once(running, signed, args.rate, 1)  # warm-up: imports, connections, first batches
         for number in range(args.rounds):
             order = {mode: running[mode] for mode in turned(list(running), number)}
@@ -186,6 +192,9 @@ def bench_agent(args: argparse.Namespace, tmp: Path, endpoint: str) -> dict[str,
             mode: stack.enter_context(agent_process(mode, args.steps, tmp, endpoint))
             for mode in AGENT_MODES
         }
+        for mode, child in children.items():  # started at once, each then waited for
+            if child.stdout is None or child.stdout.readline().strip() != "ready":
+                raise SystemExit(f"the agent loop {mode!r} did not start")
         for number in range(args.rounds):
             for mode in turned(list(children), number):
                 children[mode].stdin.write("go\n")  # type: ignore[union-attr]
@@ -199,7 +208,8 @@ def bench_agent(args: argparse.Namespace, tmp: Path, endpoint: str) -> dict[str,
 def agent_process(
     mode: str, steps: int, tmp: Path, endpoint: str
 ) -> Iterator[subprocess.Popen[str]]:
-    """This bench as `--agent-job MODE`, ready (its warm-up done): a line in, a figure out."""
+    """This bench as `--agent-job MODE`, started: once it prints `ready` (its warm-up done), a
+    line in, a figure out."""
     env = dict(os.environ)
     if AGENT_MODES[mode] is not None:
         env.update(traced_env(endpoint, ""))
@@ -213,8 +223,6 @@ def agent_process(
         text=True,
     )
     try:
-        if proc.stdout is None or proc.stdout.readline().strip() != "ready":
-            raise SystemExit(f"the agent loop {mode!r} did not start")
         yield proc
     finally:
         if proc.stdin is not None:

@@ -46,6 +46,7 @@ def test_a_worker_killed_mid_job_retries_with_one_status_and_one_pull(
         stack.wait(lambda: len(stack.llm.requests) >= 2, 120, "the agent to be working")
         stack.wait(lambda: len(bot_comments(github_api)) == 1, 60, "the status comment")
         stack.kill(doomed)  # SIGKILL to the whole process group, mid-job
+        stack.llm.set_script(by_step(fix_script()))  # the retry runs unslowed
         orphaned = {info.container_id for info in stack.sandboxes()}
         assert orphaned, "the killed worker's sandbox"
         stack.start_worker("standby")
