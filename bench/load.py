@@ -82,7 +82,8 @@ def post_all(made: Rig, senders: range | None = None) -> list[Posted]:
     together."""
     import httpx
 
-    deliveries = [made.mention(n) for n in senders or range(made.mentions)]
+    chosen = range(made.mentions) if senders is None else senders
+    deliveries = [made.mention(n) for n in chosen]
     posted: list[Posted | None] = [None] * len(deliveries)
     gate = threading.Barrier(len(deliveries))
 
