@@ -55,8 +55,9 @@ INGRESS_MODES = {
 """Each server's OTEL_TRACES_SAMPLER_ARG (None: traces off; empty: the default, one in ten)."""
 AGENT_MODES = {"off": None, CONTROL: None, "not sampled": False, "sampled": True}
 """Whether each loop's job is sampled (None: traces off)."""
-REDIS = "redis://127.0.0.1:6379/8"
-"""A database of its own: bench/ingress.py empties db 7."""
+# RESOLVER_BENCH_REDIS: a Redis db of the run's own, where several benches share a host.
+REDIS = os.environ.get("RESOLVER_BENCH_REDIS", "redis://127.0.0.1:6379/8")
+"""A database of its own by default: bench/ingress.py empties db 7."""
 RECEIVER = """
 import sys
 from tests.support.otlp_receiver import otlp_receiver
