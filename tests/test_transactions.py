@@ -18,12 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # Shrink to empty. The module of each stage left off this list is the one that may open them.
 REMAINING: frozenset[str] = frozenset(
     {
-        # schedules: the queue opens them
-        "resolver/schedules/beat.py",
-        "resolver/schedules/commands.py",
-        "resolver/schedules/pulls.py",
-        "resolver/schedules/runner.py",
-        "resolver/schedules/sync.py",
         # store: its helpers take a session (db.py makes the unit of work); these two are
         # doors handed to callers that hold none: the sandbox reaper's predicate, and the
         # providers' token reads (integrations reach the store only through store.secrets)

@@ -11,7 +11,7 @@ from resolver.broker.celery_app import DEFAULT_QUEUE, SCHEDULES_SYNC
 from resolver.broker.publish import send_task
 from resolver.core.settings import Settings
 from resolver.schedules import queue, sync
-from resolver.store.db import session_scope
+from resolver.schedules.store import in_transaction
 from resolver.store.models import utcnow
 
 
@@ -19,8 +19,7 @@ def tick(settings: Settings) -> list[int]:
     """Start the runs that are due (within the limits); send stale schedule files to be read."""
     now = utcnow()
     started = queue.tick(settings, now)
-    with session_scope() as session:
-        stale = sync.claim_stale(session, now)
+    stale = in_transaction(sync.claim_stale, now)
     for repo_id in stale:
         send_task(SCHEDULES_SYNC, [repo_id], DEFAULT_QUEUE)
     return started

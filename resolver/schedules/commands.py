@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy.orm import Session
+
 from integrations import registry
 from resolver.callbacks import record
 from resolver.contract.commands import schedule_to_run
@@ -11,9 +13,8 @@ from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.schedules.queue import answer_run_request
 from resolver.schedules.spec import ScheduleError
-from resolver.schedules.store import ScheduleNotFoundError, find_schedule
+from resolver.schedules.store import ScheduleNotFoundError, find_schedule, in_transaction
 from resolver.store import jobs
-from resolver.store.db import session_scope
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.values import Snapshot, Stop
 
@@ -25,13 +26,16 @@ def names_a_schedule(snapshot: Snapshot) -> bool:
         forge_name, full_name = repository_of(snapshot)
     except Stop:
         return False
-    with session_scope() as session:
-        try:
-            find_schedule(session, name or "", f"{forge_name}:{full_name}")
-        except ScheduleNotFoundError:
-            return False
-        except ScheduleError:
-            return True  # it names one; the reply says what is wrong with it
+    return in_transaction(_names_one, name or "", f"{forge_name}:{full_name}")
+
+
+def _names_one(session: Session, name: str, repo: str) -> bool:
+    try:
+        find_schedule(session, name, repo)
+    except ScheduleNotFoundError:
+        return False
+    except ScheduleError:
+        return True  # it names one; the reply says what is wrong with it
     return True
 
 
@@ -48,7 +52,10 @@ def run(snapshot: Snapshot, settings: Settings) -> RunResult:
         text = str(stop)
     except CallbackError as error:
         text = f"I could not reach the forge to check who may run schedules: {error}"
-    with session_scope() as session:
-        callbacks = record.record_reply(session, jobs.get_job(session, snapshot.id), text)
+    callbacks = in_transaction(_record_reply, snapshot.id, text)
     record.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": "run"})
+
+
+def _record_reply(session: Session, job_id: int, text: str) -> list[int]:
+    return record.record_reply(session, jobs.get_job(session, job_id), text)

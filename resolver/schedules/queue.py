@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -34,9 +34,14 @@ from resolver.schedules.spec import (
     UPDATE_DEPENDENCIES,
     ScheduleError,
 )
-from resolver.schedules.store import ScheduleNotFoundError, find_schedule, names, schedules_of
+from resolver.schedules.store import (
+    ScheduleNotFoundError,
+    find_schedule,
+    in_transaction,
+    names,
+    schedules_of,
+)
 from resolver.store import jobs
-from resolver.store.db import session_scope
 from resolver.store.models import (
     BotPull,
     Job,
@@ -308,8 +313,7 @@ def publish_started(job_ids: list[int]) -> None:
 
     for job_id in job_ids:
         try:
-            with session_scope() as session:
-                publish_job(session, job_id)
+            in_transaction(publish_job, job_id)
         except locks.BrokerError as error:
             log(logger, logging.WARNING, "schedule.publish_failed", job=job_id, error=repr(error))
 
@@ -317,13 +321,11 @@ def publish_started(job_ids: list[int]) -> None:
 def tick(settings: Settings, now: datetime | None = None) -> list[int]:
     """Record what is due and start what the limits allow. Returns the started jobs' ids."""
     now = now or utcnow()
-    with session_scope() as session:
-        record_due(session, now)
+    in_transaction(record_due, now)
     with admission_lock(settings.redis_url, wait=0) as held:
         if not held:
             return []  # another tick is starting runs right now
-        with session_scope() as session:
-            started = start_waiting(session, now, settings)
+        started = in_transaction(start_waiting, now, settings)
     publish_started(started)
     return started
 
@@ -344,20 +346,28 @@ def run_now(
 ) -> Requested:
     """Record a run of the schedule now and start it unless a limit holds it."""
     now = utcnow()
-    with session_scope() as session:
-        schedule = find_schedule(session, name, repo)
-        if not schedule.enabled:
-            raise ScheduleError(f"schedule {name!r} is disabled: it left {FILE_PATH}")
-        run_id = insert_run(session, schedule.id, now, reason, by)
-        schedule_name, repo_name = schedule.name, schedule.repository.repo
-    assert run_id is not None  # a new due time, to the microsecond
-    with admission_lock(settings.redis_url) as held, session_scope() as session:
-        started = start_waiting(session, now, settings) if held else []
+    recorded = in_transaction(_record_requested, name, repo, now, reason, by)
+    with admission_lock(settings.redis_url) as held:
+        started = in_transaction(start_waiting, now, settings) if held else []
     publish_started(started)
-    with session_scope() as session:
-        run = session.get(ScheduleRun, run_id)
-        assert run is not None
-        return Requested(schedule_name, repo_name, run_id, run.job_id, run.waiting_for)
+    return in_transaction(_read_requested, recorded)
+
+
+def _record_requested(
+    session: Session, name: str, repo: str | None, now: datetime, reason: str, by: str | None
+) -> Requested:
+    schedule = find_schedule(session, name, repo)
+    if not schedule.enabled:
+        raise ScheduleError(f"schedule {name!r} is disabled: it left {FILE_PATH}")
+    run_id = insert_run(session, schedule.id, now, reason, by)
+    assert run_id is not None  # a new due time, to the microsecond
+    return Requested(schedule.name, schedule.repository.repo, run_id, None, None)
+
+
+def _read_requested(session: Session, recorded: Requested) -> Requested:
+    run = session.get(ScheduleRun, recorded.run_id)
+    assert run is not None
+    return replace(recorded, job_id=run.job_id, waiting_for=run.waiting_for)
 
 
 def answer_run_request(repo: str, name: str, by: str | None, settings: Settings) -> str:
@@ -368,8 +378,7 @@ def answer_run_request(repo: str, name: str, by: str | None, settings: Settings)
     try:
         requested = run_now(name, repo, COMMENT, by, settings)
     except ScheduleNotFoundError:
-        with session_scope() as session:
-            known = names(schedules_of(session, repo))
+        known = in_transaction(_names_of, repo)
         return (
             f"This repository has no schedule named `{name}`; its schedules are: {known}. "
             "(To ask for work rather than a schedule, write the request as a sentence.)"
@@ -384,3 +393,7 @@ def answer_run_request(repo: str, name: str, by: str | None, settings: Settings)
         f"({job_url(requested.job_id, settings)})). If it changes anything, it opens or updates "
         "the schedule's pull request."
     )
+
+
+def _names_of(session: Session, repo: str) -> str:
+    return names(schedules_of(session, repo))

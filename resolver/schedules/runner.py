@@ -18,12 +18,15 @@ import logging
 from dataclasses import dataclass
 from typing import Final
 
+from sqlalchemy.orm import Session
+
 from integrations import registry
 from integrations.registry import parse_repo_spec
 from resolver.agent import git as git_repo
 from resolver.agent.git import Clone
 from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
 from resolver.agent.task import TaskContext
+from resolver.broker.publish import publish_callback
 from resolver.contract import outbound as providers
 from resolver.contract import triggers
 from resolver.contract.errors import CallbackError
@@ -38,9 +41,10 @@ from resolver.schedules.decide import OPEN, Action, Decision, Finding, Remembere
 from resolver.schedules.prompts import Inputs, build_instruction, failure_context
 from resolver.schedules.queue import SOURCE
 from resolver.schedules.spec import FIX_DEFAULT_BRANCH
+from resolver.schedules.store import in_transaction
 from resolver.store import jobs
-from resolver.store.db import session_scope
 from resolver.store.models import Schedule
+from resolver.store.notices import record_notice
 from resolver.worker.branches import BRANCH_PREFIX, slugify
 from resolver.worker.push import branch_lock, push
 from resolver.worker.request import record_plan
@@ -99,32 +103,35 @@ def run_scheduled(ctx: JobContext) -> RunResult:
 
 
 def _load(job_id: int) -> ScheduledRun | None:
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        trigger = read_trigger(job.trigger)
-        schedule_id = trigger.schedule_id if isinstance(trigger, triggers.ScheduleRun) else None
-        schedule = session.get(Schedule, schedule_id) if schedule_id is not None else None
-        if schedule is None:
-            return None
-        return ScheduledRun(
-            job_id=job.id,
-            trigger=trigger,
-            requester_id=job.requester_id,
-            branch=job.branch,
-            title=job.task,
-            schedule_id=schedule.id,
-            name=schedule.name,
-            task=schedule.task,
-            prompt=schedule.prompt,
-            test_command=schedule.test_command,
-            dry_run=schedule.dry_run,
-            max_iterations=schedule.max_iterations,
-            max_cost_usd=schedule.max_cost_usd,
-            repo=schedule.repository.repo,
-            remembered=Remembered(
-                schedule.pull_state, schedule.pull_branch, schedule.pull_head, schedule.pull_inputs
-            ),
-        )
+    return in_transaction(_read_run, job_id)
+
+
+def _read_run(session: Session, job_id: int) -> ScheduledRun | None:
+    job = jobs.get_job(session, job_id)
+    trigger = read_trigger(job.trigger)
+    schedule_id = trigger.schedule_id if isinstance(trigger, triggers.ScheduleRun) else None
+    schedule = session.get(Schedule, schedule_id) if schedule_id is not None else None
+    if schedule is None:
+        return None
+    return ScheduledRun(
+        job_id=job.id,
+        trigger=trigger,
+        requester_id=job.requester_id,
+        branch=job.branch,
+        title=job.task,
+        schedule_id=schedule.id,
+        name=schedule.name,
+        task=schedule.task,
+        prompt=schedule.prompt,
+        test_command=schedule.test_command,
+        dry_run=schedule.dry_run,
+        max_iterations=schedule.max_iterations,
+        max_cost_usd=schedule.max_cost_usd,
+        repo=schedule.repository.repo,
+        remembered=Remembered(
+            schedule.pull_state, schedule.pull_branch, schedule.pull_head, schedule.pull_inputs
+        ),
+    )
 
 
 def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
@@ -136,17 +143,9 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
         ref = git_repo.default_ref(clone)
         found = _find(run, forge, full_name, clone, ref, ctx.settings.bot_name)
         decision = decide(run.remembered, found.finding, found.inputs)
-        pulls.remember(run.schedule_id, decision.remembered)
+        in_transaction(pulls.remember, run.schedule_id, decision.remembered)
         if decision.action is Action.SKIP_EDITED and found.pull is not None:
-            pulls.note_edited(
-                run.job_id,
-                run.schedule_id,
-                run.name,
-                forge_name,
-                full_name,
-                found.pull,
-                run.trigger,
-            )
+            _note_edited(run, forge_name, full_name, found.pull)
         if decision.action in (Action.SKIP_EDITED, Action.SKIP_DECLINED):
             return _skipped(decision.action, found.inputs, _SKIPPED[decision.action])
         plan = _plan(run, forge_name, repo, decision, found.pull)
@@ -175,8 +174,24 @@ def _find(
         run.max_cost_usd,
         manifests.digest,
     ).digest()
-    finding, pull = pulls.find(forge, full_name, run.schedule_id, run.remembered, clone, ref, bot)
+
+    def was_opened(branch: str) -> bool:
+        return in_transaction(pulls.was_opened, run.schedule_id, branch)
+
+    finding, pull = pulls.find(forge, full_name, run.remembered, clone, ref, bot, was_opened)
     return Found(inputs, manifests.paths, finding, pull)
+
+
+def _note_edited(
+    run: ScheduledRun, forge_name: str, full_name: str, pull: providers.PullInfo
+) -> None:
+    """Leave the note once (published after its commit) on the pull request someone took over."""
+    notice = pulls.build_edited_notice(
+        run.job_id, run.schedule_id, run.name, forge_name, full_name, pull, run.trigger
+    )
+    callback_id = in_transaction(record_notice, notice)
+    if callback_id is not None:
+        publish_callback(callback_id)
 
 
 # --- skipping
@@ -246,8 +261,7 @@ def _check_tests(
 
 def _record_tests(job_id: int, command: str, exit_code: int, output: str) -> None:
     payload = {"command": command, "exit_code": exit_code, "output": output[-4000:]}
-    with session_scope() as session:
-        jobs.append_event(session, job_id, "tests", payload, Redactor(()))
+    in_transaction(jobs.append_event, job_id, "tests", payload, Redactor(()))
 
 
 # --- working
@@ -283,7 +297,7 @@ def _work(
             done = run_session(request, ctx, after=_pushing(run, plan, env, pushed, ctx.settings))
         if pushed:
             remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
-            pulls.remember(run.schedule_id, remembered)
+            in_transaction(pulls.remember, run.schedule_id, remembered)
         details = {"action": decision.action.value, "inputs": inputs}
     outcome = run_result(
         done.agent, done.diff, done.notes, done.egress, done.verification, done.files

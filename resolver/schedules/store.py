@@ -1,9 +1,11 @@
-"""Schedules and the repositories they belong to, in the database."""
+"""Schedules and the repositories they belong to, in the database; and the stage's unit of
+work (`in_transaction`), the one place the schedules open a transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
+from typing import Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -11,7 +13,11 @@ from sqlalchemy.orm import Session
 from integrations.registry import parse_repo_spec
 from resolver.contract.errors import RouteError
 from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, ScheduleSpec
+from resolver.store.db import session_scope
 from resolver.store.models import Schedule, ScheduleRepo, utcnow
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 SERVICE = "service"
 FILE = "file"
@@ -20,6 +26,17 @@ _SPEC_FIELDS = tuple(f.name for f in fields(ScheduleSpec) if f.name != "name")
 
 class ScheduleNotFoundError(ScheduleError):
     """No schedule has that name (in that repository)."""
+
+
+def in_transaction(
+    work: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
+) -> T:
+    """`work(session, ...)` in one transaction of its own, committed when it returns and rolled
+    back when it raises. A stage entry (the tick, a sync, a run, `@bot run`) calls this once
+    per step and makes its network calls between steps, never inside one; `work` returns plain
+    values, not rows to read after it."""
+    with session_scope() as session:
+        return work(session, *args, **kwargs)
 
 
 def normal_repo(spec: str) -> str:

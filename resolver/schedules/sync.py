@@ -24,8 +24,7 @@ from resolver.core.logs import log, redact
 from resolver.core.settings import Settings
 from resolver.schedules.queue import installation_reach
 from resolver.schedules.spec import FILE_PATH, ScheduleError, ScheduleFile, parse_file
-from resolver.schedules.store import apply_file
-from resolver.store.db import session_scope
+from resolver.schedules.store import apply_file, in_transaction
 from resolver.store.models import ScheduleRepo, utcnow
 
 logger = logging.getLogger(__name__)
@@ -55,24 +54,33 @@ def sync_repo(repo_id: int, workspace_root: Path, settings: Settings) -> list[st
     """Read the repository's schedules file now (cloned under `workspace_root`) and apply it.
     Returns what changed; a failure is kept on the repository's row (`resolver schedules list`
     shows it)."""
-    with session_scope() as session:
-        row = session.get(ScheduleRepo, repo_id)
-        if row is None:
-            return []
-        spec, trigger, user_id = row.repo, forge_trigger(row.repo, row.installation_id), row.user_id
+    followed = in_transaction(_followed, repo_id)
+    if followed is None:
+        return []
+    spec, trigger, user_id = followed
     try:
         parsed = _fetch(spec, trigger, user_id, workspace_root, settings)
     except (CallbackError, git_repo.RepoError, ScheduleError) as error:
         message = redact(str(error))
         log(logger, logging.WARNING, "schedule.sync_failed", repo=spec, error=message)
-        with session_scope() as session:
-            _record_failure(session, repo_id, message)
+        in_transaction(_record_failure, repo_id, message)
         return []
-    with session_scope() as session:
-        row = session.get(ScheduleRepo, repo_id)
-        changes = apply_file(session, row, parsed) if row is not None else []
+    changes = in_transaction(_apply, repo_id, parsed)
     log(logger, logging.INFO, "schedule.synced", repo=spec, changes=changes)
     return changes
+
+
+def _followed(session: Session, repo_id: int) -> tuple[str, ScheduleRun, int | None] | None:
+    """The repository's name, how the forge reaches it, and whom it acts as; None if gone."""
+    row = session.get(ScheduleRepo, repo_id)
+    if row is None:
+        return None
+    return row.repo, forge_trigger(row.repo, row.installation_id), row.user_id
+
+
+def _apply(session: Session, repo_id: int, parsed: ScheduleFile) -> list[str]:
+    row = session.get(ScheduleRepo, repo_id)
+    return apply_file(session, row, parsed) if row is not None else []
 
 
 def _fetch(
