@@ -56,6 +56,9 @@ def configure(tmp: Path, server: ScriptedLLMServer) -> None:
             "RESOLVER_LLM_OUTPUT_COST_PER_TOKEN": "0.000002",
         }
     )
+    from tests.conftest import reset_caches
+
+    reset_caches()  # and the store reads the database above
 
 
 def script(steps: int) -> list:  # type: ignore[type-arg]

@@ -158,9 +158,9 @@ def serve(port: int, workers: int) -> None:
 def prepare(env: dict[str, str], senders: int) -> list[Signed]:
     """Migrate, link `senders` GitHub accounts, and sign one mention from each."""
     os.environ.update(env)
-    from resolver.core.settings import get_settings
+    from tests.conftest import reset_caches
 
-    get_settings.cache_clear()  # a second run (--postgres) has its own database
+    reset_caches()  # a second run (--postgres) has its own database
     from resolver.store.accounts import add_user, link_identity
     from resolver.store.db import session_scope
     from resolver.store.migrate import upgrade

@@ -14,7 +14,7 @@ from starlette.routing import BaseRoute, Route
 
 from integrations import registry
 from resolver import observability
-from resolver.broker import locks
+from resolver.broker import celery_app, locks
 from resolver.broker.outbox import queue_lengths
 from resolver.core import metrics
 from resolver.core.logs import log
@@ -85,6 +85,8 @@ async def readyz(_request: Request) -> Response:
 def create_app(**kwargs: Any) -> Starlette:
     get_settings.compose(registry.settings_classes)
     configured.install()
+    db.use_database(lambda: get_settings().database_url)
+    celery_app.use_settings(get_settings)
     settings = get_settings()
     routes: list[BaseRoute] = [
         Route("/healthz", healthz),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from celery import Task, shared_task
 from celery.signals import worker_init
@@ -18,7 +18,7 @@ from celery.worker.control import inspect_command
 
 from integrations import registry
 from resolver import observability
-from resolver.broker import locks
+from resolver.broker import celery_app, locks
 from resolver.broker.celery_app import (
     ACKNOWLEDGE,
     DELIVER,
@@ -28,6 +28,7 @@ from resolver.broker.celery_app import (
     RUN_JOB,
     SCHEDULES_SYNC,
     SCHEDULES_TICK,
+    get_celery,
 )
 from resolver.callbacks.acknowledge import acknowledge
 from resolver.callbacks.send import send
@@ -35,7 +36,7 @@ from resolver.core import metrics, tracing, version
 from resolver.core.logs import log
 from resolver.core.settings import Settings, get_settings
 from resolver.schedules import beat
-from resolver.store import configured, jobs, retention
+from resolver.store import configured, db, jobs, retention
 from resolver.store.db import session_scope
 from resolver.worker.reconcile import reconcile
 
@@ -43,6 +44,17 @@ logger = logging.getLogger(__name__)
 
 get_settings.compose(registry.settings_classes)  # each installed provider's settings
 configured.install()  # app credentials and webhook secrets stored by /setup
+# Where the store and the broker read their settings: when first asked, never at import.
+db.use_database(lambda: get_settings().database_url)
+celery_app.use_settings(get_settings)
+
+
+def __getattr__(name: str) -> Any:
+    # `celery -A resolver.tasks:app` finds the app through this hook: the Celery root, which has
+    # said where the settings are, builds it on first use.
+    if name == "app":
+        return get_celery()
+    raise AttributeError(name)
 
 
 @worker_init.connect

@@ -24,6 +24,18 @@ def pytest_configure(config: pytest.Config) -> None:
     from resolver.core.settings import get_settings
 
     get_settings.compose(registry.settings_classes)
+    _hand_settings_down()
+
+
+def _hand_settings_down() -> None:
+    """Say where the store and the broker read their settings, as the composition roots do:
+    from the settings of the moment, when first asked (a test changes its environment)."""
+    from resolver.broker import celery_app
+    from resolver.core.settings import get_settings
+    from resolver.store import db
+
+    db.use_database(lambda: get_settings().database_url)
+    celery_app.use_settings(get_settings)
 
 
 def redis_db_url(db: int) -> str:
@@ -63,12 +75,14 @@ class ResolverEnv:
 
 
 def reset_caches() -> None:
-    """Forget settings, the Celery app and engines read under another environment."""
+    """Forget settings, the Celery app and engines read under another environment (a bench's
+    process, which no composition root started, is told where the settings are)."""
     import resolver.broker.celery_app
     from resolver.core.settings import get_settings
 
     get_settings.cache_clear()
     resolver.broker.celery_app._app = None
+    _hand_settings_down()
 
 
 def _postgres_database(admin_url: str) -> tuple[str, str]:

@@ -20,13 +20,7 @@ ROOTS = (
 )
 
 # Modules that still read settings deep, to be handed their values by a root. Shrink to empty.
-REMAINING: frozenset[str] = frozenset(
-    {
-        # not yet handed their settings
-        "resolver/broker/celery_app.py",
-        "resolver/store/db.py",
-    }
-)
+REMAINING: frozenset[str] = frozenset()
 
 
 def _calls(path: Path) -> list[int]:

@@ -51,6 +51,7 @@ from ingress import database, python_speed
 
 from resolver.core.settings import get_settings
 from resolver.store.migrate import upgrade
+from tests.conftest import reset_caches
 
 ROOT = Path(__file__).resolve().parents[2]
 READABLE = ["octo/api", "octo/web"]
@@ -70,6 +71,7 @@ def bench_env(database_url: str, forge_url: str) -> dict[str, str]:
 def prepare(args: argparse.Namespace, env: dict[str, str]) -> int:
     """Migrate and seed the database; the long job's id."""
     os.environ.update(env)
+    reset_caches()  # the store reads the database above
     upgrade(env["RESOLVER_DATABASE_URL"])
     started = time.perf_counter()
     long_job = seed(args.jobs, args.steps)

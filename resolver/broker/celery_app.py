@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from celery import Celery
 from celery.signals import after_setup_logger, after_setup_task_logger
 from kombu import Queue
 
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import Settings
 
 JOBS_QUEUE = "jobs"
 CALLBACKS_QUEUE = "callbacks"
@@ -100,21 +101,29 @@ def make_celery(settings: Settings) -> Celery:
 
 
 _app: Celery | None = None
+_settings: Callable[[], Settings] | None = None
+
+
+def use_settings(settings: Callable[[], Settings]) -> None:
+    """Say where this process's Celery app reads its settings (the broker's URL, the time
+    limits, the log level): each composition root (the HTTP app, the Celery tasks, the command
+    line) hands over a reading of them, read when the app is first built."""
+    global _settings
+    _settings = settings
+
+
+def _read_settings() -> Settings:
+    if _settings is None:
+        raise RuntimeError("no settings: the process's composition root calls use_settings")
+    return _settings()
 
 
 def get_celery() -> Celery:
     """The process-wide Celery app, built on first use so imports never read settings."""
     global _app
     if _app is None:
-        _app = make_celery(get_settings())
+        _app = make_celery(_read_settings())
     return _app
-
-
-def __getattr__(name: str) -> Any:
-    # `celery -A resolver.broker.celery_app:app` finds the app through this hook.
-    if name == "app":
-        return get_celery()
-    raise AttributeError(name)
 
 
 @after_setup_logger.connect
@@ -122,5 +131,5 @@ def __getattr__(name: str) -> Any:
 def _redacting_logs(**_kwargs: Any) -> None:
     from resolver.core.logs import configure_logging
 
-    settings = get_settings()
+    settings = _read_settings()
     configure_logging(settings.log_level, settings.log_format)

@@ -7,12 +7,13 @@ import sys
 import typer
 
 from integrations import registry
+from resolver.broker import celery_app
 from resolver.cli import admin, backup, budgets, jobs, routes, run, schedules, services, setup
 from resolver.cli import mcp as mcp_cli
 from resolver.cli import sandbox as sandbox_cli
 from resolver.core import version
 from resolver.core.settings import ConfigError, get_settings
-from resolver.store import configured
+from resolver.store import configured, db
 
 app = typer.Typer(
     help="Resolver: @mention a bot, get a pull request.",
@@ -58,6 +59,9 @@ def main() -> None:
     """Entry point: a bad setting ends the command with one clear line."""
     get_settings.compose(registry.settings_classes)
     configured.install()
+    # Read when first asked: a command whose settings do not load still starts and says why.
+    db.use_database(lambda: get_settings().database_url)
+    celery_app.use_settings(get_settings)
     try:
         app()
     except ConfigError as error:

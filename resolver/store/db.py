@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -12,7 +12,24 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from resolver.core.settings import get_settings
+_database_url: Callable[[], str] | None = None
+
+
+def use_database(url: Callable[[], str]) -> None:
+    """Say where this process's database is: each composition root (the HTTP app, the Celery
+    tasks, the command line) hands over a reading of its settings' URL. It is read when a
+    session or the engine is asked for, never at import: a process may import the store long
+    before it runs (forked from a warm parent), and a command whose settings do not load still
+    starts (`resolver keys generate`) and says what is wrong when it does need them."""
+    global _database_url
+    _database_url = url
+
+
+def database_url() -> str:
+    """The database's URL, as the composition root said (`use_database`)."""
+    if _database_url is None:
+        raise RuntimeError("no database: the process's composition root calls use_database")
+    return _database_url()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -46,7 +63,7 @@ def engine_for(url: str) -> Engine:
 
 
 def get_engine() -> Engine:
-    return engine_for(get_settings().database_url)
+    return engine_for(database_url())
 
 
 @lru_cache(maxsize=4)
@@ -57,7 +74,7 @@ def _factory(url: str) -> sessionmaker[Session]:
 @contextmanager
 def session_scope() -> Iterator[Session]:
     """A session that commits on success and rolls back on error."""
-    session = _factory(get_settings().database_url)()
+    session = _factory(database_url())()
     try:
         yield session
         session.commit()

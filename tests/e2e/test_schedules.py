@@ -43,7 +43,7 @@ HUMAN = ("-c", "user.name=Dana", "-c", "user.email=dana@example.test")
 
 def second_beat(stack: Stack) -> None:
     """Another beat process against the same database and Redis, with its own schedule file."""
-    args = ["-m", "celery", "-A", "resolver.broker.celery_app:app", "beat"]
+    args = ["-m", "celery", "-A", "resolver.tasks:app", "beat"]
     args += ["-s", str(stack.tmp / "beat-schedule-2"), "--pidfile=", "--loglevel", "INFO"]
     stack.procs.append(start(stack.child_env(), stack.tmp / "beat-2.log", *args))
 

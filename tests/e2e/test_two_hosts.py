@@ -223,7 +223,7 @@ def test_two_beats_run_each_periodic_duty_once(
         first = stack.start_beat()
         second = start(
             stack.child_env(), tmp_path / "beat-2.log", "-m", "celery", "-A",
-            "resolver.broker.celery_app:app", "beat", "-s", str(tmp_path / "beat-2"),
+            "resolver.tasks:app", "beat", "-s", str(tmp_path / "beat-2"),
             "--pidfile=",
         )  # fmt: skip
         stack.procs.append(second)

@@ -33,6 +33,7 @@ from resolver.store.db import session_scope
 from resolver.store.models import Job
 from resolver.core.settings import get_settings
 from resolver.schedules.queue import tick
+from resolver import tasks  # the Celery root, where the tick runs: it says where settings are
 ready, start, minutes = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 started = []
 for minute in range(minutes):

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from resolver.core.redact import Redactor
 from resolver.core.settings import get_settings
-from resolver.store import accounts, configured, jobs
+from resolver.store import accounts, configured, db, jobs
 from resolver.store.db import get_engine, session_scope
 from resolver.store.migrate import upgrade
 from resolver.store.models import (
@@ -32,6 +32,9 @@ STATES = ("queued", "running", "succeeded", "failed", "cancelled")
 
 
 def main() -> None:
+    use_database = getattr(db, "use_database", None)  # a version before it read its own
+    if use_database is not None:
+        use_database(lambda: get_settings().database_url)
     settings = get_settings()
     upgrade(settings.database_url)
     vault = Vault(settings.fernet_keys)

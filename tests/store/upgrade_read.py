@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from integrations import registry
 from resolver.core.settings import get_settings
-from resolver.store import configured
+from resolver.store import configured, db
 from resolver.store.db import get_engine
 from resolver.store.models import Credential, StoredSetting
 from resolver.store.vault import Vault
@@ -28,6 +28,9 @@ def main() -> None:
     if compose is not None:
         compose(registry.settings_classes)
     configured.install()
+    use_database = getattr(db, "use_database", None)  # a version before it read its own
+    if use_database is not None:
+        use_database(lambda: get_settings().database_url)
     from resolver.cli import app
 
     runner = CliRunner()

@@ -10,8 +10,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from resolver import runners
-from resolver.broker.celery_app import get_celery
+from resolver import runners, tasks
 from resolver.callbacks.send import ACTIONS
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.core.job import JobContext, RunResult
@@ -61,7 +60,7 @@ def careless(ctx: JobContext) -> RunResult:
 # The tests' own runners and callback action, added to the literal tables.
 runners.RUNNERS["test-sleep"] = sleepy
 runners.RUNNERS["test-careless"] = careless
-app = get_celery()
+app = tasks.app  # the Celery root's app: it says where the settings are
 
 
 def scripted_post(
