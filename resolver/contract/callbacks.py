@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Generic, Literal, TypeAlias, TypeVar
+from typing import Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -119,16 +119,6 @@ class ReviewToPost(CallbackPayload):
     review: ReviewContent
 
 
-AnyPayload: TypeAlias = (
-    StatusUpdate
-    | Reaction
-    | Reply
-    | NoticePost
-    | PullToOpen
-    | PullToUpdate
-    | ThreadReply
-    | ReviewToPost
-)
 P = TypeVar("P", bound=CallbackPayload)
 
 
@@ -137,7 +127,7 @@ def kind_of(model: type[CallbackPayload]) -> str:
     return str(model.model_fields["kind"].default)
 
 
-PAYLOADS: Final[dict[str, type[AnyPayload]]] = {
+PAYLOADS: Final[dict[str, type[CallbackPayload]]] = {
     kind_of(model): model
     for model in (
         StatusUpdate,

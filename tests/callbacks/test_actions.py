@@ -28,8 +28,11 @@ from resolver.contract.callbacks import (
     ThreadReply,
 )
 from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.review import DiffComment, ReviewPost
 from resolver.contract.triggers import read_trigger
 from resolver.core.settings import Settings, get_settings
+from resolver.features.review_requests.callbacks import record_review
+from resolver.features.review_requests.contract import RESULT_KEY, ReviewResult
 from resolver.store import jobs
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
@@ -78,6 +81,7 @@ class Installed:
     forge: Forge
     private: list[tuple[str, str]]
     resolved: list[dict[str, Any]]
+    reviews: list[ReviewPost] = field(default_factory=list)
     refuse: dict[str, str] = field(default_factory=dict)
 
     def lines(self, op: str | None = None) -> list[dict[str, Any]]:
@@ -102,8 +106,15 @@ def sixth(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: 
             raise PermanentCallbackError(installed.refuse["resolve"], status=403)
         installed.resolved.append(dict(where))
 
+    def post_review(
+        context: Any, requester_id: int | None, review: ReviewPost, settings: Any
+    ) -> Any:
+        installed.reviews.append(review)
+        return {"id": f"R{len(installed.reviews)}"}
+
     provider = replace(
         PROVIDER,
+        post_review=post_review,
         forge=lambda context, requester_id, settings: installed.forge,  # type: ignore[arg-type,return-value]
         post_private=post_private,
         resolve_thread=resolve_thread,
@@ -439,3 +450,22 @@ def test_a_stored_payload_that_does_not_read_fails_its_callback_saying_why(
     assert sent_row(worse)[:2] == ("failed", "a reply callback's payload is not an object")
     assert send(react, get_settings()) is None  # the next callback is sent as ever
     assert sixth.lines() == [{"op": "react", "id": "M1", "emoji": "eyes"}]
+
+
+def test_a_review_jobs_review_is_recorded_and_posted_with_its_tag(sixth: Installed) -> None:
+    comment = DiffComment("src/app.py", 12, "RIGHT", "Can be <b>None</b>.", suggestion="x = 1")
+    review = ReviewResult("Two things.", "request_changes", (comment,), "h", "b", "s")
+    job_id = new_job()
+    set_job(job_id, state="succeeded", result={RESULT_KEY: review.as_dict()})
+    with session_scope() as session:
+        [callback_id] = record_review(session, jobs.get_job(session, job_id), set())
+    assert send(callback_id, get_settings()) is None
+    assert sent_row(callback_id) == ("sent", None, [("ok", None)])
+    [posted] = sixth.reviews
+    assert (posted.summary, posted.verdict, posted.tag) == (
+        "Two things.",
+        "request_changes",
+        f"review-{callback_id}",
+    )
+    # The model's words sanitised when recorded; the suggestion (code) as written.
+    assert posted.comments == (replace(comment, body="Can be None."),)

@@ -31,15 +31,8 @@ def record_review(session: Session, job: Job, hosts: Collection[str]) -> list[in
     review = read_review((job.result or {}).get(RESULT_KEY))
     if review is None or job.state != JobState.SUCCEEDED:
         return []
-    safe = sanitized(review, hosts)
-    content = ReviewContent(
-        summary=safe.summary,
-        verdict=safe.verdict,
-        comments=safe.comments,
-        head_sha=safe.head_sha,
-        base_sha=safe.base_sha,
-        start_sha=safe.start_sha,
-    )
+    # What the job page also keeps (each comment's place in the diff) is not sent.
+    content = ReviewContent.model_validate(sanitized(review, hosts), from_attributes=True)
     payload = ReviewToPost(job_id=job.id, review=content)
     return [record_callback(session, job.source, payload, job.id).id]
 
