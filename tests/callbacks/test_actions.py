@@ -1,7 +1,9 @@
 """The callback actions, each called as a worker calls it, against the Sixth test provider's
 thread (a real `Conversation`: every post, edit and reaction is a line of its outbox) and a
 small in-memory forge: the status message is posted once and then edited, a post whose answer
-was lost is found again by its tag, a notice is sent once, and a pull request is opened once."""
+was lost is found again by its tag, a notice is sent once, and a pull request is opened once.
+A stored row of the older shape (no `kind`, no `v`) is still sent; one whose payload does not
+read fails, naming the field, and the next callback is sent as ever."""
 
 from __future__ import annotations
 
