@@ -6,7 +6,8 @@ release, timed per million rows.
 Migrates a fresh database (SQLite, or `--postgres`: a database of its own on the project's
 PostgreSQL) to `--since` (the previous release's last migration: v0.1.0 ended at 0015), fills
 it through that schema (tables reflected, not today's models) with `--rows` finished jobs,
-each with a trigger like a forge mention's, a two-entry trajectory and a delivery, then times
+each with a trigger like a forge mention's, a two-entry trajectory, a delivery and its 👀 and
+status callbacks (payloads of the shape before 0018), then times
 the upgrade to head. Prints the migrations it ran, the seconds, and the seconds per million
 jobs. Figures only; nothing asserted.
 """
@@ -35,8 +36,9 @@ def fill(url: str, rows: int) -> None:
 
     engine = engine_for(url)
     tables = MetaData()
-    tables.reflect(engine, only=["jobs", "job_events", "deliveries"])
-    jobs, events, deliveries = (tables.tables[n] for n in ("jobs", "job_events", "deliveries"))
+    names = ("jobs", "job_events", "deliveries", "callbacks")
+    tables.reflect(engine, only=names)
+    jobs, events, deliveries, callbacks = (tables.tables[n] for n in names)
     now = datetime.now(UTC)
     for start in range(1, rows + 1, BATCH):
         ids = range(start, min(start + BATCH, rows + 1))
@@ -75,6 +77,15 @@ def fill(url: str, rows: int) -> None:
                     for i in ids
                 ],
             )  # fmt: skip
+            conn.execute(
+                insert(callbacks),
+                [
+                    {"job_id": i, "provider": "github", "action": action, "payload": {"job_id": i},
+                     "state": "sent", "result": {}, "created_at": now}
+                    for i in ids
+                    for action in ("react", "status")
+                ],
+            )  # fmt: skip
     engine.dispose()
 
 
@@ -103,7 +114,7 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     kind = "PostgreSQL" if args.postgres else "SQLite"
-    print(f"{kind}: {args.rows:,} jobs (with 2 trajectory entries and a delivery each), "
+    print(f"{kind}: {args.rows:,} jobs (with 2 trajectory entries, a delivery, 2 callbacks each), "
           f"filled in {filled:.0f} s")  # fmt: skip
     print(f"migrations after {args.since}: {', '.join(reversed(ran)) or 'none'}")
     per_million = took * 1_000_000 / max(args.rows, 1)

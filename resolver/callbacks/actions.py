@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import JsonValue
 
@@ -23,11 +23,21 @@ from resolver.broker import locks
 from resolver.callbacks import status
 from resolver.callbacks.record import publish_all, record_status, view_of
 from resolver.contract import outbound as providers
+from resolver.contract.callbacks import (
+    NoticePost,
+    PullToOpen,
+    PullToUpdate,
+    Reaction,
+    Reply,
+    Sending,
+    StatusUpdate,
+    ThreadReply,
+)
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_PULL
 from resolver.contract.provider import ThreadResolver
 from resolver.contract.pulls import PullChange
-from resolver.contract.triggers import Planned, TaskTrigger, in_thread, read_trigger
+from resolver.contract.triggers import JsonObject, Planned, TaskTrigger, in_thread, read_trigger
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.store import bot_pulls, callbacks, jobs
@@ -39,7 +49,6 @@ from resolver.store.notices import PRIVATE
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-Payload = Mapping[str, Any]
 logger = logging.getLogger(__name__)
 
 __all__ = ["OPEN_PULL", "REACT", "REPLY", "STATUS", "UPDATE_PULL"]
@@ -80,10 +89,8 @@ def _job_conversation(
     return conversation, job
 
 
-def send_status(
-    session: Session, provider: str, payload: Payload, settings: Settings
-) -> dict[str, Any]:
-    job_id = int(payload["job_id"])
+def send_status(session: Session, sending: Sending[StatusUpdate], settings: Settings) -> JsonObject:
+    job_id = sending.payload.job_id
     tag = f"status-{job_id}"
     with _status_lock(job_id, settings.redis_url):
         job = jobs.get_job(session, job_id)
@@ -102,17 +109,17 @@ def send_status(
             _mark_status_posting(session, job_id, ref)
             message = conversation.post(text, tag=tag)
         jobs.get_job(session, job_id).status_ref = {"message": message, "digest": digest}
-        _supersede(session, job_id, int(payload.get("callback_id") or 0))
+        _supersede(session, job_id, sending.callback_id)
         end_step(session)  # inside the lock: the next writer reads this message
     return {"message": message}
 
 
-def _posting(ref: Mapping[str, Any]) -> datetime | None:
+def _posting(ref: Mapping[str, JsonValue]) -> datetime | None:
     posting = ref.get("posting")
     return datetime.fromisoformat(posting) if isinstance(posting, str) else None
 
 
-def _mark_status_posting(session: Session, job_id: int, ref: Mapping[str, Any]) -> None:
+def _mark_status_posting(session: Session, job_id: int, ref: Mapping[str, JsonValue]) -> None:
     """Record, before the job's first status post, that one may be made (the earliest try's
     time: every later try looks for it)."""
     if _posting(ref) is None:
@@ -122,7 +129,7 @@ def _mark_status_posting(session: Session, job_id: int, ref: Mapping[str, Any]) 
 
 def _posted_earlier(
     conversation: providers.Conversation, tag: str, earlier: datetime | None
-) -> dict[str, Any] | None:
+) -> providers.MessageRef | None:
     """The message an earlier try posted with `tag` but never recorded (its answer lost to a
     timeout, or its worker killed first): found again, so it is not posted twice."""
     if earlier is None:
@@ -135,7 +142,7 @@ def _posted_earlier(
 
 def _post_once(
     session: Session, conversation: providers.Conversation, tag: str, text: str, callback_id: int
-) -> dict[str, Any]:
+) -> providers.MessageRef:
     """Post `text` for a callback, unless an earlier try of it already did."""
     earlier = mark_posting(session, callback_id)
     end_step(session)  # committed before the post: a later try looks for it
@@ -149,28 +156,21 @@ def _supersede(session: Session, job_id: int, newest: int) -> None:
     callbacks.supersede(session, job_id, STATUS, newest)
 
 
-def send_react(
-    session: Session, provider: str, payload: Payload, settings: Settings
-) -> dict[str, Any]:
-    conversation, _ = _job_conversation(session, int(payload["job_id"]), settings)
+def send_react(session: Session, sending: Sending[Reaction], settings: Settings) -> JsonObject:
+    conversation, _ = _job_conversation(session, sending.payload.job_id, settings)
     conversation.acknowledge()
     return {}
 
 
-def send_reply(
-    session: Session, provider: str, payload: Payload, settings: Settings
-) -> dict[str, Any]:
-    conversation, _ = _job_conversation(session, int(payload["job_id"]), settings)
-    callback_id = int(payload["callback_id"])
-    text = str(payload["text"])
+def send_reply(session: Session, sending: Sending[Reply], settings: Settings) -> JsonObject:
+    conversation, _ = _job_conversation(session, sending.payload.job_id, settings)
+    callback_id, text = sending.callback_id, sending.payload.text
     tag = f"reply-{callback_id}"
     return {"message": _post_once(session, conversation, tag, text, callback_id)}
 
 
-def send_notice(
-    session: Session, provider: str, payload: Payload, settings: Settings
-) -> dict[str, Any]:
-    notice_id = int(payload["notice_id"])
+def send_notice(session: Session, sending: Sending[NoticePost], settings: Settings) -> JsonObject:
+    provider, notice_id = sending.provider, sending.payload.notice_id
     notice = session.get(Notice, notice_id)
     if notice is None or notice.sent_at is not None:
         return {"skipped": True}
@@ -178,7 +178,7 @@ def send_notice(
     end_step(session)
     body = _send_private(session, provider, notice_id, context, settings) or body
     conversation = registry.conversation(provider, read_trigger(context), None, settings)
-    tag, callback_id = f"notice-{notice_id}", int(payload["callback_id"])
+    tag, callback_id = f"notice-{notice_id}", sending.callback_id
     message = _post_once(session, conversation, tag, body, callback_id)
     found = session.get(Notice, notice_id)
     if found is not None:
@@ -190,7 +190,7 @@ def _send_private(
     session: Session,
     provider: str,
     notice_id: int,
-    context: Mapping[str, Any],
+    context: Mapping[str, JsonValue],
     settings: Settings,
 ) -> str | None:
     """The notice's private part (its link), where only its recipient sees it; then dropped
@@ -222,10 +222,10 @@ def _drop_private(session: Session, notice_id: int, body: str | None) -> None:
 
 
 def send_open_pull(
-    session: Session, provider: str, payload: Payload, settings: Settings
-) -> dict[str, Any]:
+    session: Session, sending: Sending[PullToOpen], settings: Settings
+) -> JsonObject:
     """Open the job's draft pull request, unless one from its branch is open already."""
-    job_id = int(payload["job_id"])
+    provider, job_id = sending.provider, sending.payload.job_id
     job = jobs.get_job(session, job_id)
     view = view_of(session, job, settings)
     trigger, requester_id = read_trigger(job.trigger), job.requester_id
@@ -252,11 +252,11 @@ def send_open_pull(
 
 
 def send_update_pull(
-    session: Session, provider: str, payload: Payload, settings: Settings
-) -> dict[str, Any]:
+    session: Session, sending: Sending[PullToUpdate], settings: Settings
+) -> JsonObject:
     """Write a follow-up's description (its files and Verification block) onto the pull
     request it pushed to; nothing when that pull request is no longer open."""
-    job_id = int(payload["job_id"])
+    provider, job_id = sending.provider, sending.payload.job_id
     job = jobs.get_job(session, job_id)
     view = view_of(session, job, settings)
     trigger, requester_id = read_trigger(job.trigger), job.requester_id
@@ -290,22 +290,21 @@ def pull_title(trigger: TaskTrigger, task: str) -> str:
 
 
 def send_thread_reply(
-    session: Session, provider: str, payload: Payload, settings: Settings
-) -> dict[str, Any]:
+    session: Session, sending: Sending[ThreadReply], settings: Settings
+) -> JsonObject:
     """A reply in one review thread of a review the job took as a batch: the job's conversation,
     moved into the thread by the context entries the provider gave for it; then, when the job
     pushed and the repository allows it, the thread resolved (forges that can)."""
-    job = jobs.get_job(session, int(payload["job_id"]))
+    payload, callback_id = sending.payload, sending.callback_id
+    job = jobs.get_job(session, payload.job_id)
     source, trigger, requester_id = job.source, read_trigger(job.trigger), job.requester_id
     end_step(session)
-    where = payload.get("where")
-    in_thread_of = in_thread(trigger, where) if isinstance(where, Mapping) else trigger
-    conversation = registry.conversation(source, in_thread_of, requester_id, settings)
-    callback_id = int(payload["callback_id"])
-    text = str(payload["text"])
-    message = _post_once(session, conversation, f"thread-{callback_id}", text, callback_id)
+    where = payload.where
+    conversation = registry.conversation(source, in_thread(trigger, where), requester_id, settings)
+    tag = f"thread-{callback_id}"
+    message = _post_once(session, conversation, tag, payload.text, callback_id)
     resolver = registry.get(source).resolve_thread
-    if payload.get("resolve") and resolver is not None and isinstance(where, Mapping):
+    if payload.resolve and resolver is not None:
         # After the reply, so a retry finds the reply posted and resolves again (no change).
         _resolve_after_reply(resolver, trigger, requester_id, where, callback_id, settings)
         return {"message": message, "resolved": True}

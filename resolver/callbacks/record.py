@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from integrations import registry
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import status
-from resolver.contract.outbound import OPEN_PULL, REPLY, STATUS, UPDATE_PULL
+from resolver.contract.callbacks import PullToOpen, PullToUpdate, Reply, StatusUpdate
 from resolver.contract.results import read_result
 from resolver.contract.triggers import Planned, read_trigger
 from resolver.contract.verification import verification_of
@@ -130,10 +130,7 @@ def record_status(session: Session, job: Job) -> list[int]:
     result = read_result(job.result)
     if not has_conversation(job) or result.command or result.quiet:
         return []
-    callback = record_callback(session, job.source, STATUS, {"job_id": job.id}, job.id)
-    # Its own id lets a sent update retire the older ones still pending.
-    callback.payload = {"job_id": job.id, "callback_id": callback.id}
-    return [callback.id]
+    return [record_callback(session, job.source, StatusUpdate(job_id=job.id), job.id).id]
 
 
 def stop_job(session: Session, job: Job, by: str, account: str | None = None) -> list[int]:
@@ -156,8 +153,8 @@ def record_reply(session: Session, job: Job, text: str) -> list[int]:
     """A plain reply in the job's conversation (answers to `@bot status` and `@bot stop`)."""
     if not has_conversation(job):
         return []
-    payload = {"job_id": job.id, "text": text}
-    return [record_callback(session, job.source, REPLY, payload, job.id).id]
+    reply = Reply(job_id=job.id, text=text)
+    return [record_callback(session, job.source, reply, job.id).id]
 
 
 def record_finish(session: Session, job: Job, settings: Settings) -> list[int]:
@@ -172,13 +169,11 @@ def record_finish(session: Session, job: Job, settings: Settings) -> list[int]:
     )
     if planned is not None and wants_pull:
         jobs.note_result(job, {"pull_pending": True})
-        callback = record_callback(session, planned.provider, OPEN_PULL, {"job_id": job.id}, job.id)
-        ids.append(callback.id)
+        opening = record_callback(session, planned.provider, PullToOpen(job_id=job.id), job.id)
+        ids.append(opening.id)
     elif planned is not None and _updated_pull(job):
-        callback = record_callback(
-            session, planned.provider, UPDATE_PULL, {"job_id": job.id}, job.id
-        )
-        ids.append(callback.id)
+        updating = record_callback(session, planned.provider, PullToUpdate(job_id=job.id), job.id)
+        ids.append(updating.id)
     replies = reviews.record_thread_replies(
         session, job, forge_hosts(job), job_url(job.id, settings)
     )

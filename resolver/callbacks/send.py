@@ -3,22 +3,38 @@
 The action (`ACTIONS`, by the callback's `action`) calls the job's provider through
 `integrations.registry`. It raises TransientCallbackError (5xx, network, rate limit: tried
 again with backoff, honouring Retry-After) or PermanentCallbackError (other 4xx: recorded and
-never tried again). Every payload an action gets carries its `callback_id`. The Celery task
-that calls `send` is `resolver.tasks.deliver`.
+never tried again). An action gets its payload typed (`contract.callbacks`) with the row's id;
+a payload that does not read fails its callback, saying why. The Celery task that calls `send`
+is `resolver.tasks.deliver`.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, Generic
 
 from resolver.callbacks import actions
+from resolver.contract.callbacks import (
+    CallbackPayloadError,
+    NoticePost,
+    P,
+    PullToOpen,
+    PullToUpdate,
+    Reaction,
+    Reply,
+    ReviewToPost,
+    Sending,
+    StatusUpdate,
+    ThreadReply,
+    read_payload,
+)
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import REACT, STATUS, THREAD_REPLY
 from resolver.contract.review import POST_REVIEW
+from resolver.contract.triggers import JsonObject
 from resolver.core import metrics
 from resolver.core.logs import log
 from resolver.core.settings import Settings
@@ -38,19 +54,39 @@ logger = logging.getLogger(__name__)
 MAX_TRIES: Final = 8
 MAX_BACKOFF: Final = 300.0
 
-Action = Callable[["Session", str, Mapping[str, Any], Settings], dict[str, Any]]
-"""`action(session, provider, payload, settings) -> result`, stored on the callback row once
-sent. The session is the try's: the action ends a step in it (`store.db.end_step`) before each
-post, and what it leaves is committed when it returns, rolled back when it raises."""
-ACTIONS: Final[dict[str, Action]] = {
-    actions.STATUS: actions.send_status,
-    actions.REACT: actions.send_react,
-    actions.REPLY: actions.send_reply,
-    NOTICE_ACTION: actions.send_notice,
-    actions.OPEN_PULL: actions.send_open_pull,
-    actions.UPDATE_PULL: actions.send_update_pull,
-    THREAD_REPLY: actions.send_thread_reply,
-    POST_REVIEW: send_review,
+
+@dataclass(frozen=True)
+class Action(Generic[P]):
+    """A kind of callback: its payload's model, and `send(session, sending, settings) ->
+    result`, the result stored on the row once sent. The session is the try's: `send` ends a
+    step in it (`store.db.end_step`) before each post, and what it leaves is committed when it
+    returns, rolled back when it raises."""
+
+    payload: type[P]
+    send: Callable[[Session, Sending[P], Settings], JsonObject]
+
+    def __call__(
+        self, session: Session, callback_id: int, provider: str, data: object, settings: Settings
+    ) -> JsonObject:
+        """Send the row's stored payload `data`; one that does not read fails for good."""
+        try:
+            payload = read_payload(self.payload, data)
+        except CallbackPayloadError as error:
+            raise PermanentCallbackError(str(error)) from None
+        return self.send(session, Sending(callback_id, provider, payload), settings)
+
+
+Sender = Callable[["Session", int, str, object, Settings], JsonObject]
+"""An `Action` as `send` calls it: (session, callback id, provider, stored payload, settings)."""
+ACTIONS: Final[dict[str, Sender]] = {
+    actions.STATUS: Action(StatusUpdate, actions.send_status),
+    actions.REACT: Action(Reaction, actions.send_react),
+    actions.REPLY: Action(Reply, actions.send_reply),
+    NOTICE_ACTION: Action(NoticePost, actions.send_notice),
+    actions.OPEN_PULL: Action(PullToOpen, actions.send_open_pull),
+    actions.UPDATE_PULL: Action(PullToUpdate, actions.send_update_pull),
+    THREAD_REPLY: Action(ThreadReply, actions.send_thread_reply),
+    POST_REVIEW: Action(ReviewToPost, send_review),
 }
 
 
@@ -94,7 +130,7 @@ def _set_due(callback_id: int, seconds: float) -> None:
 
 
 def _finish(
-    callback_id: int, state: str, *, result: dict[str, Any] | None = None, error: str | None = None
+    callback_id: int, state: str, *, result: JsonObject | None = None, error: str | None = None
 ) -> None:
     with session_scope() as session:
         callbacks.finish(session, callback_id, state, result=result, error=error)
@@ -109,7 +145,7 @@ def send(callback_id: int, settings: Settings) -> float | None:
             log(logger, logging.INFO, "callback.skipped", callback=callback_id, state=state)
             return None
         provider, action = callback.provider, callback.action
-        payload = {**callback.payload, "callback_id": callback_id}
+        payload = callback.payload
         received = jobs.received_at(session, callback.job_id)
     handler = ACTIONS.get(action)
     if handler is None:
@@ -117,7 +153,7 @@ def send(callback_id: int, settings: Settings) -> float | None:
         return None
     try:
         with session_scope() as session:
-            result = handler(session, provider, payload, settings)
+            result = handler(session, callback_id, provider, payload, settings)
     except TransientCallbackError as error:
         tries = _record_attempt(callback_id, "transient", error)
         metrics.CALLBACK_ATTEMPTS.labels(action, "transient").inc()

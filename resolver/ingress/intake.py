@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from integrations import registry
+from resolver.contract.callbacks import Reaction, StatusUpdate
 from resolver.contract.commands import is_answered
 from resolver.contract.inbound import Sender, Trigger, WebhookEvent
-from resolver.contract.outbound import REACT, STATUS
 from resolver.contract.triggers import (
     JsonObject,
     Origin,
@@ -271,28 +271,23 @@ def _acknowledge(
     """Per new job, the callbacks that acknowledge it at once: 👀 on the triggering message
     (a no-op where the provider has none) and, unless it is a command answered by a reply,
     the status message."""
-    actions = {n: _acknowledgements(draft.pending.trigger) for n, (_, draft) in created.items()}
+    kinds = {n: _acknowledgements(draft.pending.trigger) for n, (_, draft) in created.items()}
     rows = [
-        {
-            "provider": draft.pending.provider,
-            "action": action,
-            "payload": {"job_id": job_id},
-            "job_id": job_id,
-        }
+        callbacks.NewCallback(draft.pending.provider, kind(job_id=job_id), job_id)
         for n, (job_id, draft) in created.items()
-        for action in actions[n]
+        for kind in kinds[n]
     ]
     ids = iter(callbacks.insert_callbacks(conn, rows))
-    return {n: tuple(next(ids) for _ in actions[n]) for n in created}
+    return {n: tuple(next(ids) for _ in kinds[n]) for n in created}
 
 
-def _acknowledgements(trigger: Trigger) -> tuple[str, ...]:
+def _acknowledgements(trigger: Trigger) -> tuple[type[Reaction | StatusUpdate], ...]:
     """A command is answered by a reply; a red check (or a push to the default branch) is only
     spoken of once the worker has read the repository's opt-in and the bounds (most of them
     end quietly)."""
     if trigger.ci_branch is not None or trigger.bot_branches or trigger.auto_review:
         return ()
-    return (REACT,) if is_answered(trigger.task) else (REACT, STATUS)
+    return (Reaction,) if is_answered(trigger.task) else (Reaction, StatusUpdate)
 
 
 def _ids(callback_id: int | None) -> tuple[int, ...]:

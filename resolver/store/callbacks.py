@@ -4,27 +4,43 @@ and how it ended."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from resolver.contract.callbacks import CallbackPayload, dump_payload
 from resolver.contract.errors import CallbackError
+from resolver.contract.triggers import JsonObject
 from resolver.core.logs import redact
 from resolver.store.models import Callback, CallbackAttempt, Job, utcnow
 
 
+@dataclass(frozen=True)
+class NewCallback:
+    """A callback to record: the provider it goes through, what it sends, and its job."""
+
+    provider: str
+    payload: CallbackPayload
+    job_id: int | None = None
+
+    def row(self) -> JsonObject:
+        """Its row's values; the payload's kind is the row's action."""
+        return {
+            "provider": self.provider,
+            "action": self.payload.kind,
+            "payload": dump_payload(self.payload),
+            "job_id": self.job_id,
+        }
+
+
 def record_callback(
-    session: Session,
-    provider: str,
-    action: str,
-    payload: dict[str, Any],
-    job_id: int | None = None,
+    session: Session, provider: str, payload: CallbackPayload, job_id: int | None = None
 ) -> Callback:
-    """Insert a pending callback. Commit, then `broker.publish.publish_callback(id)` (the
-    outbox order)."""
-    callback = Callback(provider=provider, action=action, payload=payload, job_id=job_id)
+    """Insert a pending callback (its action is its payload's kind). Commit, then
+    `broker.publish.publish_callback(id)` (the outbox order)."""
+    callback = Callback(**NewCallback(provider, payload, job_id).row())
     session.add(callback)
     session.flush()
     return callback
@@ -102,7 +118,7 @@ def finish(
     callback_id: int,
     state: str,
     *,
-    result: dict[str, Any] | None = None,
+    result: JsonObject | None = None,
     error: str | None = None,
 ) -> None:
     callback = session.get(Callback, callback_id)
@@ -159,9 +175,10 @@ def supersede(session: Session, job_id: int, action: str, newest: int) -> None:
 _INSERT = insert(Callback).returning(Callback.id, sort_by_parameter_order=True)
 
 
-def insert_callbacks(conn: Connection, rows: Sequence[dict[str, Any]]) -> list[int]:
-    """Insert pending callbacks (`provider`, `action`, `payload`, `job_id`) in one batched
-    statement; their ids, in order. Commit, then publish them (the outbox order)."""
-    if not rows:
+def insert_callbacks(conn: Connection, callbacks: Sequence[NewCallback]) -> list[int]:
+    """Insert pending callbacks in one batched statement; their ids, in order. Commit, then
+    publish them (the outbox order)."""
+    if not callbacks:
         return []
-    return [callback_id for (callback_id,) in conn.execute(_INSERT, list(rows))]
+    rows = [callback.row() for callback in callbacks]
+    return [callback_id for (callback_id,) in conn.execute(_INSERT, rows)]

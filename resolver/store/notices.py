@@ -15,6 +15,7 @@ from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from resolver.contract.callbacks import NoticePost, dump_payload
 from resolver.contract.outbound import NOTICE
 from resolver.store.db import like_escaped
 from resolver.store.models import Callback, Notice
@@ -86,7 +87,7 @@ def insert_notices(conn: Connection, notices: Sequence[NewNotice]) -> list[int |
         {
             "provider": notices[n].provider,
             "action": NOTICE_ACTION,
-            "payload": {"notice_id": notice_id},
+            "payload": dump_payload(NoticePost(notice_id=notice_id)),
             "job_id": notices[n].job_id,
         }
         for n, notice_id in new

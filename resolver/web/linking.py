@@ -17,7 +17,7 @@ from starlette.responses import RedirectResponse, Response
 from integrations import registry
 from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
-from resolver.contract.outbound import REACT
+from resolver.contract.callbacks import Reaction
 from resolver.contract.triggers import dump_trigger, read_trigger
 from resolver.core.logs import log
 from resolver.ingress.links import LinkClaim, LinkError, read_link
@@ -228,7 +228,7 @@ def _run(session: Session, notice: Notice, user: Any) -> tuple[int | None, list[
         attempt.rollback()
         return None, []
     attempt.commit()
-    react = record_callback(session, notice.provider, REACT, {"job_id": new.id}, new.id)
+    react = record_callback(session, notice.provider, Reaction(job_id=new.id), new.id)
     return new.id, [react.id, *record.record_status(session, new)]
 
 

@@ -23,6 +23,7 @@ from resolver.store.db import session_scope
 from resolver.store.models import Callback
 from tests.conftest import TEST_REDIS
 from tests.support import procs
+from tests.support.scripted_post import ScriptedPost
 from tests.worker.test_execute import spawn  # noqa: F401 - a fixture
 
 
@@ -68,8 +69,8 @@ def test_a_worker_runs_the_job_and_the_callback_the_outbox_sent(
                 source="test-sleep", task="t", trigger={"seconds": 0, "marker": str(marker)}
             ),
         )
-        payload = {"script": ["ok"], "calls": str(tmp / "calls.txt")}
-        callback = record_callback(session, "test-forge", "post_comment", payload)
+        payload = ScriptedPost(script=("ok",), calls=str(tmp / "calls.txt"))
+        callback = record_callback(session, "test-forge", payload)
     assert job.message_id is not None
     send_messages([job_message(job.id, job.message_id), callback_message(callback.id)])
     spawn("worker")

@@ -12,9 +12,9 @@ import redis
 from resolver.broker.celery_app import CALLBACKS_QUEUE, DELIVER, JOBS_QUEUE, RUN_JOB, get_celery
 from resolver.broker.outbox import waiting_job_messages
 from resolver.broker.publish import callback_message, publish_callback, send_messages
-from resolver.callbacks import actions
 from resolver.callbacks.acknowledge import acknowledge
 from resolver.callbacks.send import send
+from resolver.contract.callbacks import Reaction, StatusUpdate
 from resolver.core.settings import get_settings
 from resolver.store import jobs
 from resolver.store.db import session_scope
@@ -31,8 +31,8 @@ from tests.conftest import TEST_REDIS
 def acknowledged_job() -> tuple[int, int, int]:
     """A queued job with its 👀 and first status pending, as intake records them."""
     job_id = new_job()
-    react = new_callback(actions.REACT, job_id, job_id=job_id)
-    status = new_callback(actions.STATUS, job_id, job_id=job_id)
+    react = new_callback(Reaction(job_id=job_id), job_id)
+    status = new_callback(StatusUpdate(job_id=job_id), job_id)
     return job_id, react, status
 
 

@@ -1,23 +1,40 @@
 """The callback actions, each called as a worker calls it, against the Sixth test provider's
 thread (a real `Conversation`: every post, edit and reaction is a line of its outbox) and a
 small in-memory forge: the status message is posted once and then edited, a post whose answer
-was lost is found again by its tag, a notice is sent once, and a pull request is opened once."""
+was lost is found again by its tag, a notice is sent once, and a pull request is opened once.
+A stored row of the older shape (no `kind`, no `v`) is still sent; one whose payload does not
+read fails, naming the field, and the next callback is sent as ever."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 from integrations import registry
 from resolver.callbacks import actions
-from resolver.callbacks.send import Action
+from resolver.callbacks.send import send
 from resolver.contract import outbound as providers
+from resolver.contract.callbacks import (
+    CallbackPayload,
+    NoticePost,
+    PullToOpen,
+    PullToUpdate,
+    Reaction,
+    Reply,
+    Sending,
+    StatusUpdate,
+    ThreadReply,
+)
 from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.review import DiffComment, ReviewPost
 from resolver.contract.triggers import read_trigger
-from resolver.core.settings import get_settings
+from resolver.core.settings import Settings, get_settings
+from resolver.features.review_requests.callbacks import record_review
+from resolver.features.review_requests.contract import RESULT_KEY, ReviewResult
 from resolver.store import jobs
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
@@ -26,6 +43,9 @@ from resolver.store.notices import PRIVATE
 from tests.conftest import ResolverEnv
 from tests.integrations.sixth.provider import NAME, PROVIDER
 from tests.integrations.sixth.provider.conversation import OUTBOX_ENV, records
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 THREAD = {"channel": "C0DEV", "thread": "1700000000.0001", "message_id": "M1"}
 REPO = "octo/widgets"
@@ -63,6 +83,7 @@ class Installed:
     forge: Forge
     private: list[tuple[str, str]]
     resolved: list[dict[str, Any]]
+    reviews: list[ReviewPost] = field(default_factory=list)
     refuse: dict[str, str] = field(default_factory=dict)
 
     def lines(self, op: str | None = None) -> list[dict[str, Any]]:
@@ -87,8 +108,15 @@ def sixth(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: 
             raise PermanentCallbackError(installed.refuse["resolve"], status=403)
         installed.resolved.append(dict(where))
 
+    def post_review(
+        context: Any, requester_id: int | None, review: ReviewPost, settings: Any
+    ) -> Any:
+        installed.reviews.append(review)
+        return {"id": f"R{len(installed.reviews)}"}
+
     provider = replace(
         PROVIDER,
+        post_review=post_review,
         forge=lambda context, requester_id, settings: installed.forge,  # type: ignore[arg-type,return-value]
         post_private=post_private,
         resolve_thread=resolve_thread,
@@ -97,10 +125,17 @@ def sixth(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: 
     return installed
 
 
-def act(action: Action, payload: dict[str, Any]) -> dict[str, Any]:
-    """An action as `callbacks.send` calls it: in the try's session."""
+P = TypeVar("P", bound=CallbackPayload)
+
+
+def act(
+    action: Callable[[Session, Sending[P], Settings], dict[str, Any]],
+    payload: P,
+    callback_id: int = 0,
+) -> dict[str, Any]:
+    """An action as `callbacks.send` calls it: in the try's session, with its typed payload."""
     with session_scope() as session:
-        return action(session, NAME, payload, get_settings())
+        return action(session, Sending(callback_id, NAME, payload), get_settings())
 
 
 def new_job(task: str = "fix the flaky test", **trigger: Any) -> int:
@@ -111,9 +146,9 @@ def new_job(task: str = "fix the flaky test", **trigger: Any) -> int:
         return job.id
 
 
-def new_callback(action: str, job: int | None = None, **payload: Any) -> int:
+def new_callback(payload: CallbackPayload, job: int | None = None) -> int:
     with session_scope() as session:
-        return record_callback(session, NAME, action, dict(payload), job).id
+        return record_callback(session, NAME, payload, job).id
 
 
 def set_job(job_id: int, **values: Any) -> None:
@@ -135,7 +170,7 @@ def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
     sixth: Installed,
 ) -> None:
     job_id = new_job()
-    first = act(actions.send_status, {"job_id": job_id})
+    first = act(actions.send_status, StatusUpdate(job_id=job_id))
     [post] = sixth.lines("post")
     assert post["tag"] == f"status-{job_id}"
     assert first == {
@@ -143,7 +178,7 @@ def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
     }
 
     set_job(job_id, result={"summary": "Found the race in the fixture."}, state="succeeded")
-    assert act(actions.send_status, {"job_id": job_id}) == first
+    assert act(actions.send_status, StatusUpdate(job_id=job_id)) == first
     [edit] = sixth.lines("edit")
     assert edit["id"] == post["id"] and edit["text"] != post["text"]
     assert len(sixth.lines("post")) == 1
@@ -151,8 +186,8 @@ def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
 
 def test_a_status_that_would_read_the_same_is_not_sent_again(sixth: Installed) -> None:
     job_id = new_job()
-    act(actions.send_status, {"job_id": job_id})
-    assert act(actions.send_status, {"job_id": job_id}) == {"unchanged": True}
+    act(actions.send_status, StatusUpdate(job_id=job_id))
+    assert act(actions.send_status, StatusUpdate(job_id=job_id)) == {"unchanged": True}
     assert [r["op"] for r in sixth.lines()] == ["post"]
 
 
@@ -160,11 +195,11 @@ def test_a_status_post_whose_answer_was_lost_is_found_by_its_tag_and_edited(
     sixth: Installed,
 ) -> None:
     job_id = new_job()
-    act(actions.send_status, {"job_id": job_id})
+    act(actions.send_status, StatusUpdate(job_id=job_id))
     [post] = sixth.lines("post")
     # The worker died after posting and before recording it: only "posting" is on the row.
     set_job(job_id, status_ref={"posting": post["at"]}, result={"summary": "Halfway."})
-    found = act(actions.send_status, {"job_id": job_id})
+    found = act(actions.send_status, StatusUpdate(job_id=job_id))
     assert found["message"]["id"] == post["id"]
     assert len(sixth.lines("post")) == 1 and len(sixth.lines("edit")) == 1
     assert status_ref(job_id)["message"]["id"] == post["id"]
@@ -172,9 +207,9 @@ def test_a_status_post_whose_answer_was_lost_is_found_by_its_tag_and_edited(
 
 def test_a_sent_status_retires_the_older_pending_status_updates(sixth: Installed) -> None:
     job_id = new_job()
-    older = new_callback(actions.STATUS, job_id, job_id=job_id)
-    newest = new_callback(actions.STATUS, job_id, job_id=job_id)
-    act(actions.send_status, {"job_id": job_id, "callback_id": newest})
+    older = new_callback(StatusUpdate(job_id=job_id), job_id)
+    newest = new_callback(StatusUpdate(job_id=job_id), job_id)
+    act(actions.send_status, StatusUpdate(job_id=job_id), newest)
     with session_scope() as session:
         states = {cb.id: cb.state for cb in session.query(Callback).filter_by(job_id=job_id)}
     assert states == {older: "superseded", newest: "pending"}
@@ -184,7 +219,7 @@ def test_a_sent_status_retires_the_older_pending_status_updates(sixth: Installed
 
 
 def test_the_eyes_go_on_the_trigger_message(sixth: Installed) -> None:
-    act(actions.send_react, {"job_id": new_job()})
+    act(actions.send_react, Reaction(job_id=new_job()))
     assert sixth.lines() == [{"op": "react", "id": "M1", "emoji": "eyes"}]
 
 
@@ -192,10 +227,10 @@ def test_a_reply_retried_after_its_answer_was_lost_is_not_posted_twice(
     sixth: Installed,
 ) -> None:
     job_id = new_job()
-    callback_id = new_callback(actions.REPLY, job_id)
-    payload = {"job_id": job_id, "callback_id": callback_id, "text": "Queued behind job 3."}
-    first = act(actions.send_reply, payload)
-    again = act(actions.send_reply, payload)
+    payload = Reply(job_id=job_id, text="Queued behind job 3.")
+    callback_id = new_callback(payload, job_id)
+    first = act(actions.send_reply, payload, callback_id)
+    again = act(actions.send_reply, payload, callback_id)
     [post] = sixth.lines("post")
     assert (post["text"], post["tag"]) == ("Queued behind job 3.", f"reply-{callback_id}")
     assert first == again
@@ -207,11 +242,11 @@ def test_the_posting_mark_is_kept_when_the_post_fails(
     """The mark is committed in its own transaction before the post: a try that fails while
     posting leaves it, so the next try looks for a post it may have made."""
     job_id = new_job()
-    callback_id = new_callback(actions.REPLY, job_id)
-    payload = {"job_id": job_id, "callback_id": callback_id, "text": "Queued behind job 3."}
+    payload = Reply(job_id=job_id, text="Queued behind job 3.")
+    callback_id = new_callback(payload, job_id)
     monkeypatch.delenv(OUTBOX_ENV)  # Sixth's API refuses the post
     with pytest.raises(PermanentCallbackError):
-        act(actions.send_reply, payload)
+        act(actions.send_reply, payload, callback_id)
     with session_scope() as session:
         callback = session.get(Callback, callback_id)
         assert callback is not None and "posting" in (callback.result or {})
@@ -233,8 +268,8 @@ def new_notice(context: dict[str, Any], body: str = "Link your account first.") 
 
 
 def send_notice(notice_id: int) -> dict[str, Any]:
-    callback_id = new_callback("notice", notice_id=notice_id)
-    return act(actions.send_notice, {"notice_id": notice_id, "callback_id": callback_id})
+    payload = NoticePost(notice_id=notice_id)
+    return act(actions.send_notice, payload, new_callback(payload))
 
 
 def notice_row(notice_id: int) -> Notice:
@@ -287,8 +322,8 @@ def forge_job(**trigger: Any) -> int:
 
 def test_a_draft_pull_request_is_opened_once_and_its_number_recorded(sixth: Installed) -> None:
     job_id = forge_job(title="Flaky test in CI")
-    opened = act(actions.send_open_pull, {"job_id": job_id})
-    again = act(actions.send_open_pull, {"job_id": job_id})
+    opened = act(actions.send_open_pull, PullToOpen(job_id=job_id))
+    again = act(actions.send_open_pull, PullToOpen(job_id=job_id))
     assert opened == again == {"url": f"https://forge.test/{REPO}/pull/100", "number": 100}
     [pull] = sixth.forge.pulls.values()
     assert (pull["head"], pull["base"], pull["title"]) == (BRANCH, "main", "Flaky test in CI")
@@ -301,14 +336,14 @@ def test_a_draft_pull_request_is_opened_once_and_its_number_recorded(sixth: Inst
 
 def test_a_follow_up_rewrites_the_open_pull_requests_description(sixth: Installed) -> None:
     job_id = forge_job()
-    act(actions.send_open_pull, {"job_id": job_id})
+    act(actions.send_open_pull, PullToOpen(job_id=job_id))
     set_job(job_id, result={"summary": "Also fixed the second race."})
-    assert act(actions.send_update_pull, {"job_id": job_id})["number"] == 100
+    assert act(actions.send_update_pull, PullToUpdate(job_id=job_id))["number"] == 100
     assert "Also fixed the second race." in sixth.forge.pulls[100]["body"]
 
 
 def test_a_follow_up_whose_pull_request_is_closed_changes_nothing(sixth: Installed) -> None:
-    assert act(actions.send_update_pull, {"job_id": forge_job()}) == {"skipped": True}
+    assert act(actions.send_update_pull, PullToUpdate(job_id=forge_job())) == {"skipped": True}
     assert sixth.forge.pulls == {}
 
 
@@ -331,10 +366,9 @@ def test_a_pull_requests_title_is_the_triggers_or_the_tasks_first_line(
 
 
 def thread_reply(job_id: int, resolve: bool) -> dict[str, Any]:
-    callback_id = new_callback("thread_reply", job_id)
-    where = {"thread": "1700000000.0042"}
-    payload = {"job_id": job_id, "callback_id": callback_id, "text": "Done.", "where": where}
-    return act(actions.send_thread_reply, {**payload, "resolve": resolve})
+    where: dict[str, Any] = {"thread": "1700000000.0042"}
+    payload = ThreadReply(job_id=job_id, where=where, text="Done.", resolve=resolve)
+    return act(actions.send_thread_reply, payload, new_callback(payload, job_id))
 
 
 def test_a_thread_reply_goes_into_that_thread_and_resolves_it_when_asked(
@@ -361,3 +395,79 @@ def test_a_refused_resolution_keeps_the_reply_and_says_why(sixth: Installed) -> 
     )
     assert refused.value.status == 403
     assert len(sixth.lines("post")) == 1
+
+
+# Stored rows, as `callbacks.send` reads them.
+
+
+def stored_row(action: str, payload: object, job_id: int | None) -> int:
+    """A callback row as the release before typed payloads wrote it (no `kind`, no `v`): a
+    row left from before the upgrade, or one a worker of that release records during a rolling
+    deploy."""
+    with session_scope() as session:
+        row = Callback(provider=NAME, action=action, payload=payload, job_id=job_id)
+        session.add(row)
+        session.flush()
+        return row.id
+
+
+def sent_row(callback_id: int) -> tuple[str, str | None, list[tuple[str, int | None]]]:
+    with session_scope() as session:
+        row = session.get_one(Callback, callback_id)
+        return row.state, row.error, [(a.outcome, a.status) for a in row.attempts]
+
+
+def test_a_reply_stored_in_the_older_shape_is_sent(sixth: Installed) -> None:
+    job_id = new_job()
+    callback_id = stored_row(actions.REPLY, {"job_id": job_id, "text": "Queued."}, job_id)
+    assert send(callback_id, get_settings()) is None
+    [post] = sixth.lines("post")
+    assert (post["text"], post["tag"]) == ("Queued.", f"reply-{callback_id}")
+    assert sent_row(callback_id) == ("sent", None, [("ok", None)])
+
+
+def test_an_older_status_row_retires_the_pending_ones_before_it(sixth: Installed) -> None:
+    """Its payload held its own id (`callback_id`): the row's id is what counts."""
+    job_id = new_job()
+    older = stored_row(actions.STATUS, {"job_id": job_id, "callback_id": 0}, job_id)
+    newest = stored_row(actions.STATUS, {"job_id": job_id, "callback_id": 0}, job_id)
+    send(newest, get_settings())
+    assert sent_row(older)[0] == "superseded" and sent_row(newest)[0] == "sent"
+
+
+def test_a_stored_payload_that_does_not_read_fails_its_callback_saying_why(
+    sixth: Installed,
+) -> None:
+    job_id = new_job()
+    bad = stored_row(actions.STATUS, {"text": "done"}, job_id)
+    worse = stored_row(actions.REPLY, "not an object", job_id)
+    react = stored_row(actions.REACT, {"job_id": job_id}, job_id)
+    assert send(bad, get_settings()) is None
+    assert send(worse, get_settings()) is None
+    assert sent_row(bad) == (
+        "failed",
+        "a status callback's payload does not read: job_id: Field required",
+        [("permanent", None)],
+    )
+    assert sent_row(worse)[:2] == ("failed", "a reply callback's payload is not an object")
+    assert send(react, get_settings()) is None  # the next callback is sent as ever
+    assert sixth.lines() == [{"op": "react", "id": "M1", "emoji": "eyes"}]
+
+
+def test_a_review_jobs_review_is_recorded_and_posted_with_its_tag(sixth: Installed) -> None:
+    comment = DiffComment("src/app.py", 12, "RIGHT", "Can be <b>None</b>.", suggestion="x = 1")
+    review = ReviewResult("Two things.", "request_changes", (comment,), "h", "b", "s")
+    job_id = new_job()
+    set_job(job_id, state="succeeded", result={RESULT_KEY: review.as_dict()})
+    with session_scope() as session:
+        [callback_id] = record_review(session, jobs.get_job(session, job_id), set())
+    assert send(callback_id, get_settings()) is None
+    assert sent_row(callback_id) == ("sent", None, [("ok", None)])
+    [posted] = sixth.reviews
+    assert (posted.summary, posted.verdict, posted.tag) == (
+        "Two things.",
+        "request_changes",
+        f"review-{callback_id}",
+    )
+    # The model's words sanitised when recorded; the suggestion (code) as written.
+    assert posted.comments == (replace(comment, body="Can be None."),)

@@ -9,13 +9,14 @@ from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
 from resolver.store.models import Callback
 from tests.support import procs
+from tests.support.scripted_post import ScriptedPost
 from tests.worker.test_execute import spawn  # noqa: F401 - a fixture
 
 
 def queue(tmp, script: list[str]) -> int:
-    payload = {"script": script, "calls": str(tmp / "calls.txt")}
+    payload = ScriptedPost(script=tuple(script), calls=str(tmp / "calls.txt"))
     with session_scope() as session:
-        callback_id = record_callback(session, "test-forge", "post_comment", payload).id
+        callback_id = record_callback(session, "test-forge", payload).id
     publish_callback(callback_id)
     return callback_id
 
@@ -61,11 +62,11 @@ def test_a_callback_whose_message_was_lost_is_found_again(resolver_env) -> None:
     from resolver.store.callbacks import stalled_callbacks
 
     with session_scope() as session:
-        old = record_callback(session, "test-forge", "post_comment", {})
+        old = record_callback(session, "test-forge", ScriptedPost())
         old.due_at = old.created_at - timedelta(minutes=5)
-        later = record_callback(session, "test-forge", "post_comment", {})
+        later = record_callback(session, "test-forge", ScriptedPost())
         later.due_at = later.created_at + timedelta(minutes=4)  # waiting out a backoff
-        fresh = record_callback(session, "test-forge", "post_comment", {})
+        fresh = record_callback(session, "test-forge", ScriptedPost())
     with session_scope() as session:
         assert stalled_callbacks(session, 60) == [old.id]
         assert fresh.id not in stalled_callbacks(session, 60)

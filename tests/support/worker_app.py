@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from resolver import runners, tasks
-from resolver.callbacks.send import ACTIONS
-from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.callbacks.send import ACTIONS, Action
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
-from resolver.core.settings import Settings, get_settings
+from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store.db import session_scope
 from resolver.store.jobs import get_job
 from resolver.store.models import Credential
 from resolver.store.vault import Vault
+from tests.support.scripted_post import KIND, ScriptedPost, scripted_post
 
 logger = logging.getLogger("tests.worker_app")
 
@@ -61,25 +59,4 @@ def careless(ctx: JobContext) -> RunResult:
 runners.RUNNERS["test-sleep"] = sleepy
 runners.RUNNERS["test-careless"] = careless
 app = tasks.app  # the Celery root's app: it says where the settings are
-
-
-def scripted_post(
-    session: Session, provider: str, payload: Mapping[str, object], settings: Settings
-) -> dict[str, object]:
-    """Plays `payload["script"]`, one entry per try: "ok", a status code, or "429:<seconds>"."""
-    calls = Path(str(payload["calls"]))
-    with calls.open("a") as f:
-        f.write(f"{time.monotonic()}\n")
-    script = list(payload["script"])  # type: ignore[call-overload]
-    step = str(script[min(len(calls.read_text().splitlines()), len(script)) - 1])
-    if step == "ok":
-        return {"comment_id": 7}
-    status, _, after = step.partition(":")
-    if int(status) >= 500 or int(status) == 429:
-        raise TransientCallbackError(
-            f"HTTP {status}", status=int(status), retry_after=float(after) if after else None
-        )
-    raise PermanentCallbackError(f"HTTP {status}", status=int(status))
-
-
-ACTIONS["post_comment"] = scripted_post
+ACTIONS[KIND] = Action(ScriptedPost, scripted_post)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from resolver.contract.outbound import THREAD_REPLY
+from resolver.contract.callbacks import ThreadReply
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
@@ -174,8 +174,9 @@ def test_the_list_filters_and_pages(app, forge) -> None:
 def test_a_thread_left_unresolved_is_named_in_the_history(app, forge) -> None:
     job_id = new_job(repo=SECRET_REPO)
     with session_scope() as session:
-        sent = record_callback(session, "github", THREAD_REPLY, {}, job_id).id
-        failed = record_callback(session, "github", THREAD_REPLY, {}, job_id).id
+        reply = ThreadReply(job_id=job_id, text="Done.")
+        sent = record_callback(session, "github", reply, job_id).id
+        failed = record_callback(session, "github", reply, job_id).id
     reason = "replied in the thread, but could not resolve it: FORBIDDEN: not allowed"
     with session_scope() as session:
         finish(session, sent, "sent")

@@ -20,6 +20,7 @@ from resolver.store.models import Job, utcnow
 from resolver.worker.reconcile import reconcile
 from tests.broker.test_outbox import drain
 from tests.conftest import TEST_REDIS, ResolverEnv
+from tests.support.scripted_post import ScriptedPost
 
 LONG_AGO = timedelta(minutes=10)
 
@@ -97,9 +98,9 @@ def test_a_running_job_whose_lease_ran_out_is_sent_again(resolver_env: ResolverE
 
 def test_a_callback_long_past_due_is_sent_again(resolver_env: ResolverEnv) -> None:
     with session_scope() as session:
-        stalled = record_callback(session, "github", "reply", {"text": "hi"})
+        stalled = record_callback(session, "github", ScriptedPost())
         stalled.due_at = utcnow() - LONG_AGO
-        record_callback(session, "github", "reply", {"text": "due now"})
+        record_callback(session, "github", ScriptedPost())
         stalled_id = stalled.id
     run_reconcile()
     sent = [

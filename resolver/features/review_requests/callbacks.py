@@ -3,14 +3,15 @@ sanitised there as every posted text is, and sent through the forge's own `post_
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from integrations import registry
+from resolver.contract.callbacks import ReviewContent, ReviewToPost, Sending
 from resolver.contract.errors import PermanentCallbackError
-from resolver.contract.review import POST_REVIEW, ReviewPost
-from resolver.contract.triggers import read_trigger
+from resolver.contract.review import ReviewPost
+from resolver.contract.triggers import JsonObject, read_trigger
 from resolver.core.sanitize import sanitize
 from resolver.core.settings import Settings
 from resolver.core.states import JobState
@@ -30,8 +31,10 @@ def record_review(session: Session, job: Job, hosts: Collection[str]) -> list[in
     review = read_review((job.result or {}).get(RESULT_KEY))
     if review is None or job.state != JobState.SUCCEEDED:
         return []
-    payload = {"job_id": job.id, "review": sanitized(review, hosts).as_dict()}
-    return [record_callback(session, job.source, POST_REVIEW, payload, job.id).id]
+    # What the job page also keeps (each comment's place in the diff) is not sent.
+    content = ReviewContent.model_validate(sanitized(review, hosts), from_attributes=True)
+    payload = ReviewToPost(job_id=job.id, review=content)
+    return [record_callback(session, job.source, payload, job.id).id]
 
 
 def sanitized(review: ReviewResult, hosts: Collection[str]) -> ReviewResult:
@@ -41,21 +44,17 @@ def sanitized(review: ReviewResult, hosts: Collection[str]) -> ReviewResult:
     return replace(review, summary=sanitize(review.summary, hosts), comments=comments)
 
 
-def send_review(
-    session: Session, provider: str, payload: Mapping[str, Any], settings: Settings
-) -> dict[str, Any]:
+def send_review(session: Session, sending: Sending[ReviewToPost], settings: Settings) -> JsonObject:
     """Post the recorded review as one review of the job's pull request (in the session of
     the try, `callbacks.send`'s, ended before the post)."""
-    review = read_review(payload.get("review"))
-    if review is None:
-        raise PermanentCallbackError("the callback holds no review")
-    job = jobs.get_job(session, int(payload["job_id"]))
+    provider, review = sending.provider, sending.payload.review
+    job = jobs.get_job(session, sending.payload.job_id)
     trigger, requester_id = read_trigger(job.trigger), job.requester_id
     end_step(session)
     post = registry.get(provider).post_review
     if post is None:
         raise PermanentCallbackError(f"{provider} cannot post a review")
-    tag = f"review-{int(payload['callback_id'])}"
+    tag = f"review-{sending.callback_id}"
     posted = ReviewPost(
         summary=review.summary,
         verdict=review.verdict,

@@ -4,10 +4,10 @@ is. The threads were recorded by the worker (`reviews.worker`) before the agent 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Final
 
-from resolver.contract.outbound import THREAD_REPLY
+from resolver.contract.callbacks import ThreadReply
 from resolver.contract.results import read_result
 from resolver.core.sanitize import sanitize
 from resolver.core.states import JobState, Outcome
@@ -37,18 +37,15 @@ def record_thread_replies(
     for thread in threads:
         # The model's words are shown like every text it writes: sanitised for the forge.
         text = sanitize(render_thread_reply(job, said.get(str(thread.get("id"))), job_link), hosts)
-        payload = {
-            "job_id": job.id,
-            "where": _where(thread.get("where")),
-            "text": text,
-            "resolve": resolve,
-        }
-        ids.append(record_callback(session, job.source, THREAD_REPLY, payload, job.id).id)
+        where = thread.get("where")
+        reply = ThreadReply(
+            job_id=job.id,
+            where=where if isinstance(where, dict) else {},
+            text=text,
+            resolve=resolve,
+        )
+        ids.append(record_callback(session, job.source, reply, job.id).id)
     return ids
-
-
-def _where(value: object) -> dict[str, object]:
-    return dict(value) if isinstance(value, Mapping) else {}
 
 
 def render_thread_reply(job: Job, said: object, job_link: str) -> str:
