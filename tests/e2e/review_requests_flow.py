@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from integrations.azuredevops.standin import conformance as azure_conformance
+from integrations.bitbucket.standin import conformance as bitbucket_conformance
+from integrations.forgejo.standin import conformance as forgejo_conformance
 from integrations.github.standin.api import BOT_LOGIN
 from tests.e2e import gitlab_flow
 from tests.e2e.forges import (
@@ -69,6 +72,27 @@ def alices_pull(forge: Forge, branch: str = FEATURE) -> int:
         forge.api.add_pull(forge.repo, branch, "Add mul() and sub()", author="alice")
     number, _ = forge.only_pull()
     return number
+
+
+def forge_conformance(forge: ForgejoForge | BitbucketForge | AzureDevOpsForge) -> list[str]:
+    """What the stand-in was sent, or answered, that the vendor's API description lacks (the
+    query goes as a mapping: Azure DevOps' description also checks its api-version)."""
+    rules = {
+        "forgejo": forgejo_conformance.API,
+        "bitbucket": bitbucket_conformance.API,
+        "azuredevops": azure_conformance.API,
+    }[forge.name]
+    api = forge.api
+    sent = [
+        p for r in api.requests for p in rules.request_problems(r.method, r.path, r.query, r.body)
+    ]
+    answered = [
+        p
+        for a in api.answers
+        if not isinstance(a.body, str | bytes)
+        for p in rules.answer_problems(a.method, a.path, a.body)
+    ]
+    return sent + answered
 
 
 def reviews(forge: Forge, number: int) -> list[Received]:

@@ -37,6 +37,7 @@ from tests.e2e.review_requests_flow import (
     FEATURE_CALC,
     alices_pull,
     bitbucket_pull_event,
+    forge_conformance,
     forgejo_pull_event,
     merge_request_event,
     pull_request_event,
@@ -296,7 +297,7 @@ def test_a_gitlab_auto_review_on_new_commits_comments_only_on_the_new_lines(
     assert said == [first_summary, second_summary]
 
 
-@pytest.mark.parametrize("forge", ["github", "gitlab"], indirect=True)
+@pytest.mark.parametrize("forge", ["github", "gitlab", "forgejo"], indirect=True)
 def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:
@@ -310,6 +311,9 @@ def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
     if isinstance(forge, GitHubForge):
         [pull] = [p for p in forge.api.pulls if p.number == number]
         pull.head_repo, kept = "alice/widgets", f"refs/pull/{number}/head"
+    elif isinstance(forge, ForgejoForge):
+        [forgejo_pull] = [p for p in forge.api.pulls if p.number == number]
+        forgejo_pull.fork, kept = "alice/widgets", f"refs/pull/{number}/head"
     else:
         assert isinstance(forge, GitLabForge)
         forge.merge_requests[number].source_project_id = forge.project.id + 1000
@@ -328,6 +332,8 @@ def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
     assert placed == [("calc.py", 2), ("calc.py", 6), ("calc.py", 9)]
     if isinstance(forge, GitHubForge):
         assert conformance_problems(forge.api.requests) == []
+    if isinstance(forge, ForgejoForge):
+        assert forge_conformance(forge) == []
     refs = run_git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)").split()
     assert refs == ["refs/heads/main", kept]
 
