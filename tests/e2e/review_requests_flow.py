@@ -76,8 +76,10 @@ def alices_pull(forge: Forge, branch: str = FEATURE) -> int:
     return number
 
 
-def from_a_fork(forge: Forge, bare: Path, number: int, head: str) -> list[str]:
-    """alice's pull `number` made one from her fork, whose branch FEATURE is at `head`, as each
+def from_a_fork(
+    forge: Forge, bare: Path, number: int, head: str, branch: str = FEATURE
+) -> list[str]:
+    """alice's pull `number` made one from her fork, whose `branch` is at `head`, as each
     forge serves it; its branch then leaves the base repository. The refs the forge keeps of it
     in the base repository: its head (GitHub, GitLab, Forgejo), its merge (Azure DevOps), or
     none (Bitbucket Cloud, whose public fork `alice/widgets` the bot reads)."""
@@ -107,7 +109,7 @@ def from_a_fork(forge: Forge, bare: Path, number: int, head: str) -> list[str]:
             forge.merge_requests[number].source_project_id = forge.project.id + 1000
             kept = [f"refs/merge-requests/{number}/head"]
         run_git(*git, "update-ref", kept[0], head)
-    run_git(*git, "update-ref", "-d", f"refs/heads/{FEATURE}")
+    run_git(*git, "update-ref", "-d", f"refs/heads/{branch}")
     return kept
 
 

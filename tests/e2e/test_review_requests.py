@@ -339,16 +339,30 @@ def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
         assert ("/alice/widgets", "x-token-auth") in fetched
 
 
-@pytest.mark.parametrize("forge", ["github", "bitbucket", "azuredevops"], indirect=True)
+@pytest.mark.parametrize(
+    ("forge", "branch"),
+    [
+        ("github", FEATURE),
+        ("bitbucket", FEATURE),
+        ("azuredevops", FEATURE),
+        # A fork that names its branch as the bot names its own is still a fork.
+        ("github", "resolver/7-fix-add"),
+    ],
+    indirect=["forge"],
+)
 def test_work_asked_on_a_pull_request_from_a_fork_is_declined_with_what_can_be_done(
-    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forge: Forge,
+    branch: str,
 ) -> None:
     """The fork's branch is not the bot's to push to: the job says so, and offers a review."""
     bare = forge.widgets()
-    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
-    head = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
-    number = alices_pull(forge)
-    kept = from_a_fork(forge, bare, number, head)
+    run_git("--git-dir", str(bare), "branch", branch, "main")
+    head = commit_to(bare, branch, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge, branch)
+    kept = from_a_fork(forge, bare, number, head, branch)
     with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
         forge.start(stack)
         job = stack.job(forge.comment_on_pull(stack, monkeypatch, number, "@resolver fix mul()"))
