@@ -94,7 +94,8 @@ def _plan(
     if snapshot.source != forge_name or not is_pull(snapshot.trigger) or number is None:
         raise Stop(Outcome.COULD_NOT, "`rebase` works on a pull request I opened: ask me there.")
     pull = forge.get_pull(repo.full_name, number)
-    if not pull.head.startswith(BRANCH_PREFIX):
+    # A fork's branch is never the bot's, even one named as the bot names its own.
+    if pull.fetch_ref is not None or not pull.head.startswith(BRANCH_PREFIX):
         raise Stop(
             Outcome.REFUSED,
             "I only update the branches of pull requests I opened; this one is not mine.",
