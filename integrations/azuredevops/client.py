@@ -70,12 +70,20 @@ def pull_info(data: Mapping[str, Any], web: str) -> PullInfo:
     """`web`: the repository's web address, under which a pull request's page is."""
     author = data.get("createdBy") or {}
     number = int(data["pullRequestId"])
+    # A fork's branch (`forkSource`) is not in the target repository. Azure Repos keeps there
+    # only its merge of the pull request, `refs/pull/N/merge`, whose second parent is the
+    # source's head (`lastMergeSourceCommit`): the head is fetched through it.
+    # https://learn.microsoft.com/rest/api/azure/devops/git/pull-requests/get-pull-request
+    forked = bool(data.get("forkSource"))
+    source = (data.get("lastMergeSourceCommit") or {}).get("commitId")
     return PullInfo(
         number=number,
         url=f"{web}/pullrequest/{number}",
         head=branch_of(data.get("sourceRefName")),
         base=branch_of(data.get("targetRefName")) or None,
         author=str(author.get("uniqueName") or "").split("@", 1)[0] or None,
+        fetch_ref=f"refs/pull/{number}/merge" if forked else None,
+        fetch_commit=str(source) if forked and source else None,
     )
 
 
@@ -267,8 +275,11 @@ class AzureDevOpsClient:
         return f"{self._base}/{project}/_git/{name}"
 
     def find_open_pull(self, full_name: str, head: str) -> PullInfo | None:
+        """The open pull request from branch `head` of the repository itself (a fork's branch
+        of the same name is another's)."""
         found = self._pulls(full_name, {"sourceRefName": f"refs/heads/{head}", "status": "active"})
-        return pull_info(found[0], self._web(full_name)) if found else None
+        own = [item for item in found if not item.get("forkSource")]
+        return pull_info(own[0], self._web(full_name)) if own else None
 
     def open_pulls(self, full_name: str, base: str) -> tuple[PullInfo, ...]:
         found = self._pulls(full_name, {"targetRefName": f"refs/heads/{base}", "status": "active"})

@@ -80,15 +80,33 @@ def check_answer(action: str, response: httpx.Response) -> None:
         raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
 
 
-def pull_info(data: Mapping[str, Any]) -> PullInfo:
+def fork_of(data: Mapping[str, Any]) -> str | None:
+    """The fork a pull request comes from (its source repository's full name), or None when
+    its branch is one of the destination repository's."""
+    source = (data.get("source") or {}).get("repository") or {}
+    destination = (data.get("destination") or {}).get("repository") or {}
+    key = "uuid" if source.get("uuid") and destination.get("uuid") else "full_name"
+    if not source or not destination or source.get(key) == destination.get(key):
+        return None
+    return str(source.get("full_name") or "") or None
+
+
+def pull_info(data: Mapping[str, Any], fork_clone: str | None = None) -> PullInfo:
+    """A pull request; one from a fork with `fork_clone`, the fork's clone link: Bitbucket
+    Cloud keeps no copy of a fork's branch in the destination repository (no pull request
+    refs), so its head is fetched from the fork itself."""
     source, destination = data.get("source") or {}, data.get("destination") or {}
     author = data.get("author") or {}
+    head = str((source.get("branch") or {}).get("name") or "")
+    forked = fork_clone is not None and fork_of(data) is not None
     return PullInfo(
         number=int(data["id"]),
         url=str(((data.get("links") or {}).get("html") or {}).get("href") or ""),
-        head=str((source.get("branch") or {}).get("name") or ""),
+        head=head,
         base=(destination.get("branch") or {}).get("name"),
         author=author.get("nickname") or author.get("display_name"),
+        fetch_ref=f"refs/heads/{head}" if forked else None,
+        fetch_from=fork_clone if forked else None,
     )
 
 
@@ -270,10 +288,13 @@ class BitbucketClient:
         return list(self._pages(action, self._comments_path(repo, number)))
 
     def _open_pulls(self, repo: str) -> Iterator[PullInfo]:
+        """The open pull requests from branches of `repo` itself (one from a fork has a branch
+        the bot may not push to)."""
         workspace, slug = split_repo(repo)
         action = "GET /repositories/{workspace}/{repo_slug}/pullrequests"
         path = f"/repositories/{workspace}/{slug}/pullrequests"
-        yield from (pull_info(item) for item in self._pages(action, path, {"state": "OPEN"}))
+        found = self._pages(action, path, {"state": "OPEN"})
+        yield from (pull_info(item) for item in found if fork_of(item) is None)
 
     def find_open_pull(self, repo: str, head: str) -> PullInfo | None:
         """The open pull request from branch `head` of `repo` itself, if there is one."""
@@ -283,10 +304,24 @@ class BitbucketClient:
         return tuple(pull for pull in self._open_pulls(repo) if pull.base == base)
 
     def get_pull(self, repo: str, number: int) -> PullInfo:
+        """The pull request; from a fork, with the fork's clone link (the bot must be able to
+        read the fork: a public one, or one shared with it)."""
         workspace, slug = split_repo(repo)
         action = "GET /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
         path = f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}"
-        return pull_info(self._json("GET", action, path))
+        data = self._json("GET", action, path)
+        fork = fork_of(data)
+        return pull_info(data, None if fork is None else self._fork_clone(fork))
+
+    def _fork_clone(self, fork: str) -> str:
+        try:
+            return self.repository(fork).clone_url
+        except PermanentCallbackError as error:
+            raise PermanentCallbackError(
+                f"this pull request comes from the fork {fork[:100]}, which I cannot read "
+                f"({error})",
+                status=error.status,
+            ) from None
 
     def edit_pull_body(self, repo: str, number: int, body: str) -> None:
         """Replace the description. Bitbucket's PUT replaces the pull request: a field left out

@@ -112,15 +112,39 @@ def clone(
     return target
 
 
-def detach_at(clone: Clone, ref: str, auth: Mapping[str, str] | None = None) -> str:
-    """Fetch `ref` from origin (a ref no branch names, such as the head a forge keeps of a pull
-    request from a fork) and point HEAD at its commit, detached; that commit."""
+def detach_at(
+    clone: Clone,
+    ref: str,
+    auth: Mapping[str, str] | None = None,
+    *,
+    source: str | None = None,
+    commit: str | None = None,
+) -> str:
+    """Fetch `ref` from origin, or from `source` on origin's host (a ref no branch of origin
+    names, such as the head a forge keeps of a pull request from a fork, or the fork's own
+    branch) and point HEAD at its commit, or at `commit` when the ref reaches it; that commit."""
     if not ref.startswith("refs/") or ".." in ref or ref.endswith("/"):
         raise RepoError(f"not a ref to fetch: {ref!r}")
-    git(clone, "fetch", "--quiet", "--no-tags", "origin", "--", ref, auth=auth)
-    commit = git(clone, "rev-parse", "--verify", "FETCH_HEAD^{commit}").strip()
-    git(clone, "update-ref", "--no-deref", "HEAD", commit)
-    return commit
+    if source is not None and _host_of(source) != _host_of(clone.source):
+        raise RepoError("a pull request's head is fetched only from its forge's own host")
+    remote = "origin" if source is None else source
+    git(clone, "fetch", "--quiet", "--no-tags", remote, "--", ref, auth=auth)
+    fetched = git(clone, "rev-parse", "--verify", "FETCH_HEAD^{commit}").strip()
+    if commit is not None and not (_is_sha(commit) and is_ancestor(clone, commit, fetched)):
+        raise RepoError(f"{ref} does not hold the pull request's head {commit[:40]!r}")
+    head = fetched if commit is None else git(clone, "rev-parse", f"{commit}^{{commit}}").strip()
+    git(clone, "update-ref", "--no-deref", "HEAD", head)
+    return head
+
+
+def _host_of(url: str) -> tuple[str, str]:
+    """A URL's scheme and host (without the user part)."""
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc.rpartition("@")[2]
+
+
+def _is_sha(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
 def git(

@@ -73,6 +73,12 @@ class PullInfo:
     fetch_ref: str | None = None
     """Where the base repository serves the head of a pull request from another repository (a
     fork), e.g. `refs/pull/7/head`; None when the head is a branch of the base repository."""
+    fetch_from: str | None = None
+    """The clone URL that serves `fetch_ref` when the base repository keeps no copy of a fork's
+    head (the fork itself, on the same host); None: the base repository."""
+    fetch_commit: str | None = None
+    """The head, when `fetch_ref` only reaches it (a merge the forge made of the pull request,
+    e.g. `refs/pull/7/merge`); None: the ref's own commit."""
 
 
 @dataclass(frozen=True)

@@ -169,17 +169,18 @@ def _plan(
     )
     if snapshot.source == forge_name and is_pull(snapshot.trigger) and number is not None:
         pull = forge.get_pull(repo.full_name, number)
-        if pull.head.startswith(BRANCH_PREFIX):
-            # The bot's own pull request: continue on its branch.
-            return Plan(forge_name, repo, repo.default_branch, pull.head, pull.head, True, pull.url)
         if pull.fetch_ref is not None:
             # Its branch lives in a fork, where the bot may not push, and a pull request into
-            # it cannot be opened from here.
+            # it cannot be opened from here (even when the fork names its branch as the bot
+            # names its own).
             raise Stop(
                 Outcome.COULD_NOT,
                 "This pull request comes from a fork, whose branch I cannot push to or open a "
                 "pull request into. I can review it: mention me with `review`.",
             )
+        if pull.head.startswith(BRANCH_PREFIX):
+            # The bot's own pull request: continue on its branch.
+            return Plan(forge_name, repo, repo.default_branch, pull.head, pull.head, True, pull.url)
         # Someone's pull request: propose changes on top of it, as a pull request into it.
         return Plan(forge_name, repo, pull.head, new_branch, checkout=pull.head)
     earlier = snapshot.earlier

@@ -95,6 +95,10 @@ class Plan:
     pr_url: str | None = None
     fixes: int | None = None
     context: list[Comment] = field(default_factory=list)
+    fetch_from: str | None = None
+    """Where `checkout` (a ref, a fork's head) is fetched from, when not the repository."""
+    fetch_commit: str | None = None
+    """The commit `checkout` reaches that is the head, when not its own (`PullInfo`'s)."""
 
 
 def text_of(value: object) -> str | None:

@@ -152,3 +152,39 @@ def test_setup_is_read_from_the_default_branch(origin: Path, tmp_path: Path) -> 
 def test_clone_failure_names_the_step(tmp_path: Path) -> None:
     with pytest.raises(git_repo.RepoError, match="git clone failed"):
         git_repo.clone(str(tmp_path / "nowhere"), tmp_path / "work")
+
+
+def test_a_forks_head_is_fetched_from_the_fork_on_the_forges_host_only(
+    origin: Path, clone: git_repo.Clone, tmp_path: Path
+) -> None:
+    """A forge that keeps no copy of a fork's branch: the head is the fork's own branch."""
+    fork = tmp_path / "fork"
+    git(tmp_path, "clone", "-q", str(origin), str(fork))
+    git(fork, "checkout", "-qb", "feature")
+    (fork / "app.py").write_text("x = 2\n")
+    git(fork, "-c", "user.name=t", "-c", "user.email=t@e.x", "commit", "-qam", "two")
+    head = git(fork, "rev-parse", "HEAD").strip()
+
+    assert git_repo.detach_at(clone, "refs/heads/feature", source=str(fork)) == head
+    assert git_repo.head(clone) == head
+    with pytest.raises(git_repo.RepoError, match="own host"):
+        git_repo.detach_at(clone, "refs/heads/feature", source="https://elsewhere.example/f.git")
+
+
+def test_a_head_a_merge_reaches_is_checked_out_and_one_it_does_not_is_refused(
+    origin: Path, clone: git_repo.Clone
+) -> None:
+    """A forge that keeps only its merge of a fork's pull request (refs/pull/N/merge): HEAD goes
+    to the head it names, when the merge holds it."""
+    main, pr = (git(origin, "rev-parse", ref).strip() for ref in ("main", "pr"))
+    tree = f"{pr}^{{tree}}"
+    who = ("-c", "user.name=t", "-c", "user.email=t@e.x")
+    merge = git(origin, *who, "commit-tree", tree, "-p", main, "-p", pr, "-m", "Merged PR 1")
+    git(origin, "update-ref", "refs/pull/1/merge", merge.strip())
+    other = git(origin, *who, "commit-tree", tree, "-m", "elsewhere").strip()
+
+    assert git_repo.detach_at(clone, "refs/pull/1/merge", commit=pr) == pr
+    assert git_repo.head(clone) == pr
+    for wrong in (other, "HEAD~1", merge.strip()[:12]):
+        with pytest.raises(git_repo.RepoError, match="does not hold"):
+            git_repo.detach_at(clone, "refs/pull/1/merge", commit=wrong)

@@ -4,9 +4,14 @@ the review the stand-in received (its body, and each line comment with its place
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from integrations.azuredevops.standin import conformance as azure_conformance
+from integrations.bitbucket.standin import conformance as bitbucket_conformance
+from integrations.forgejo.standin import conformance as forgejo_conformance
 from integrations.github.standin.api import BOT_LOGIN
+from integrations.standin.git_http import run_git
 from tests.e2e import gitlab_flow
 from tests.e2e.forges import (
     AzureDevOpsForge,
@@ -69,6 +74,64 @@ def alices_pull(forge: Forge, branch: str = FEATURE) -> int:
         forge.api.add_pull(forge.repo, branch, "Add mul() and sub()", author="alice")
     number, _ = forge.only_pull()
     return number
+
+
+def from_a_fork(
+    forge: Forge, bare: Path, number: int, head: str, branch: str = FEATURE
+) -> list[str]:
+    """alice's pull `number` made one from her fork, whose `branch` is at `head`, as each
+    forge serves it; its branch then leaves the base repository. The refs the forge keeps of it
+    in the base repository: its head (GitHub, GitLab, Forgejo), its merge (Azure DevOps), or
+    none (Bitbucket Cloud, whose public fork `alice/widgets` the bot reads)."""
+    git = ("--git-dir", str(bare))
+    if isinstance(forge, BitbucketForge):
+        fork = forge.api.add_repo("alice/widgets", forge.git.url_for("alice/widgets"))
+        fork.private, fork.parent = False, bitbucket_flow.REPO
+        run_git("clone", "--quiet", "--bare", str(bare), str(forge.git.bare_path(fork.full_name)))
+        [bitbucket_pull] = [p for p in forge.api.pulls if p.id == number]
+        bitbucket_pull.fork, kept = fork, []
+    elif isinstance(forge, AzureDevOpsForge):
+        name = f"{azure_flow.PROJECT}/widgets-alice"
+        fork = forge.api.add_repo(name, forge.git.url_for(name), is_fork=True)
+        [azure_pull] = [p for p in forge.api.pulls if p.id == number]
+        azure_pull.fork = fork
+        forge.api.keep_merge(azure_pull, bare, head)
+        kept = [f"refs/pull/{number}/merge"]
+    else:
+        if isinstance(forge, GitHubForge):
+            [pull] = [p for p in forge.api.pulls if p.number == number]
+            pull.head_repo, kept = "alice/widgets", [f"refs/pull/{number}/head"]
+        elif isinstance(forge, ForgejoForge):
+            [forgejo_pull] = [p for p in forge.api.pulls if p.number == number]
+            forgejo_pull.fork, kept = "alice/widgets", [f"refs/pull/{number}/head"]
+        else:
+            assert isinstance(forge, GitLabForge)
+            forge.merge_requests[number].source_project_id = forge.project.id + 1000
+            kept = [f"refs/merge-requests/{number}/head"]
+        run_git(*git, "update-ref", kept[0], head)
+    run_git(*git, "update-ref", "-d", f"refs/heads/{branch}")
+    return kept
+
+
+def forge_conformance(forge: ForgejoForge | BitbucketForge | AzureDevOpsForge) -> list[str]:
+    """What the stand-in was sent, or answered, that the vendor's API description lacks (the
+    query goes as a mapping: Azure DevOps' description also checks its api-version)."""
+    rules = {
+        "forgejo": forgejo_conformance.API,
+        "bitbucket": bitbucket_conformance.API,
+        "azuredevops": azure_conformance.API,
+    }[forge.name]
+    api = forge.api
+    sent = [
+        p for r in api.requests for p in rules.request_problems(r.method, r.path, r.query, r.body)
+    ]
+    answered = [
+        p
+        for a in api.answers
+        if not isinstance(a.body, str | bytes)
+        for p in rules.answer_problems(a.method, a.path, a.body)
+    ]
+    return sent + answered
 
 
 def reviews(forge: Forge, number: int) -> list[Received]:

@@ -18,6 +18,7 @@ import pytest
 
 from integrations.github.standin.api import conformance_problems
 from integrations.standin.git_http import branch_head, run_git
+from resolver.features.review_requests.contract import RESULT_KEY, read_review
 from tests.conftest import ResolverEnv
 from tests.e2e import gitlab_flow
 from tests.e2e.conflicts_flow import commit_to
@@ -37,14 +38,15 @@ from tests.e2e.review_requests_flow import (
     FEATURE_CALC,
     alices_pull,
     bitbucket_pull_event,
+    forge_conformance,
     forgejo_pull_event,
+    from_a_fork,
     merge_request_event,
     pull_request_event,
     reviews,
 )
 from tests.e2e.stack import REPO_FILES, by_step, ingress, running_stack
 from tests.integrations.deliveries import post
-from tests.integrations.github.conftest import REPO
 from tests.support.llm_server import Reply, tool
 
 pytestmark = pytest.mark.timeout(300)
@@ -296,26 +298,21 @@ def test_a_gitlab_auto_review_on_new_commits_comments_only_on_the_new_lines(
     assert said == [first_summary, second_summary]
 
 
-@pytest.mark.parametrize("forge", ["github", "gitlab"], indirect=True)
+@pytest.mark.parametrize(
+    "forge", ["github", "gitlab", "forgejo", "bitbucket", "azuredevops"], indirect=True
+)
 def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
     resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
 ) -> None:
-    """alice's branch lives in her fork: the base repository has no such branch, only the head
-    the forge keeps there (refs/pull/N/head, refs/merge-requests/N/head). The review is of that
-    commit, and still pushes nothing."""
+    """alice's branch lives in her fork: the base repository has no such branch, only what the
+    forge keeps there of it (refs/pull/N/head, refs/merge-requests/N/head; on Azure DevOps its
+    merge, refs/pull/N/merge, whose second parent is the head), or nothing (Bitbucket Cloud: the
+    head is fetched from the fork). The review is of that commit, and pushes nothing anywhere."""
     bare = forge.widgets()
     run_git("--git-dir", str(bare), "branch", FEATURE, "main")
     head = commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
     number = alices_pull(forge)
-    if isinstance(forge, GitHubForge):
-        [pull] = [p for p in forge.api.pulls if p.number == number]
-        pull.head_repo, kept = "alice/widgets", f"refs/pull/{number}/head"
-    else:
-        assert isinstance(forge, GitLabForge)
-        forge.merge_requests[number].source_project_id = forge.project.id + 1000
-        kept = f"refs/merge-requests/{number}/head"
-    run_git("--git-dir", str(bare), "update-ref", kept, head)
-    run_git("--git-dir", str(bare), "update-ref", "-d", f"refs/heads/{FEATURE}")
+    kept = from_a_fork(forge, bare, number, head)
     with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
         stack.llm.set_script(by_step(reviewer()))
         forge.start(stack)
@@ -323,31 +320,55 @@ def test_a_pull_request_from_a_fork_is_reviewed_on_the_head_the_forge_keeps(
 
     assert (job.state, job.outcome) == ("succeeded", "answered"), job.error
     [review] = reviews(forge, number)
-    assert review.commit == head
+    reviewed = read_review((job.result or {}).get(RESULT_KEY))
+    assert reviewed is not None and reviewed.head_sha == head
+    if not isinstance(forge, BitbucketForge | AzureDevOpsForge):  # their comments name no commit
+        assert review.commit == head
     placed = sorted((c.path, c.line) for c in review.comments)
     assert placed == [("calc.py", 2), ("calc.py", 6), ("calc.py", 9)]
     if isinstance(forge, GitHubForge):
         assert conformance_problems(forge.api.requests) == []
+    if isinstance(forge, ForgejoForge | BitbucketForge | AzureDevOpsForge):
+        assert forge_conformance(forge) == []
     refs = run_git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)").split()
-    assert refs == ["refs/heads/main", kept]
+    assert refs == ["refs/heads/main", *kept]
+    assert not [r for r in forge.git.requests if "receive-pack" in r.path]  # nothing pushed
+    if isinstance(forge, BitbucketForge):
+        # The fork was read with the bot's token (x-token-auth), for that fetch only.
+        fetched = {(r.path.split(".git/")[0], r.user) for r in forge.git.requests}
+        assert ("/alice/widgets", "x-token-auth") in fetched
 
 
-@pytest.mark.parametrize("forge", ["github"], indirect=True)
+@pytest.mark.parametrize(
+    ("forge", "branch"),
+    [
+        ("github", FEATURE),
+        ("bitbucket", FEATURE),
+        ("azuredevops", FEATURE),
+        # A fork that names its branch as the bot names its own is still a fork.
+        ("github", "resolver/7-fix-add"),
+    ],
+    indirect=["forge"],
+)
 def test_work_asked_on_a_pull_request_from_a_fork_is_declined_with_what_can_be_done(
-    resolver_env: ResolverEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forge: Forge
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    forge: Forge,
+    branch: str,
 ) -> None:
     """The fork's branch is not the bot's to push to: the job says so, and offers a review."""
-    assert isinstance(forge, GitHubForge)
     bare = forge.widgets()
-    run_git("--git-dir", str(bare), "branch", FEATURE, "main")
-    commit_to(bare, FEATURE, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
-    pull = forge.api.add_pull(REPO, FEATURE, "main", "Add mul()", "mallory", "mallory/widgets")
+    run_git("--git-dir", str(bare), "branch", branch, "main")
+    head = commit_to(bare, branch, {"calc.py": FEATURE_CALC}, "Add mul() and sub()")
+    number = alices_pull(forge, branch)
+    kept = from_a_fork(forge, bare, number, head, branch)
     with running_stack(resolver_env, tmp_path, **forge.settings()) as stack:
         forge.start(stack)
-        asked = forge.comment_on_pull(stack, monkeypatch, pull.number, "@resolver fix mul()")
-        job = stack.job(asked)
+        job = stack.job(forge.comment_on_pull(stack, monkeypatch, number, "@resolver fix mul()"))
 
     assert (job.state, job.outcome) == ("failed", "could_not"), job.error
-    assert any("comes from a fork" in said for said in forge.said_on_pull(pull.number))
+    assert any("comes from a fork" in said for said in forge.said_on_pull(number))
     refs = run_git("--git-dir", str(bare), "for-each-ref", "--format=%(refname)").split()
-    assert refs == ["refs/heads/main", f"refs/pull/{pull.number}/head"]
+    assert refs == ["refs/heads/main", *kept]
+    assert not [r for r in forge.git.requests if "receive-pack" in r.path]

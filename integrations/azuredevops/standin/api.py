@@ -21,6 +21,7 @@ import binascii
 import itertools
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
@@ -38,6 +39,7 @@ from integrations.azuredevops.standin.state import (
     WorkItemComment,
     identity_ref,
 )
+from integrations.standin.git_http import IDENTITY, run_git
 from integrations.standin.server import Reply, RestStandIn, Routed
 
 ORGANISATION = "contoso"
@@ -122,6 +124,20 @@ class AzureDevOpsAPI(RestStandIn):
         )
         self.pulls.append(pull)
         return pull
+
+    def keep_merge(self, pull: Pull, bare: Path, source: str) -> str:
+        """Azure Repos' merge of a pull request, as it makes one on every push to it: a merge
+        commit of the target's head and `source` (the source's head, whose tree it takes, as when
+        the target has not moved), kept in the target repository as refs/pull/N/merge; the
+        merge commit."""
+        git = ("--git-dir", str(bare))
+        target = run_git(*git, "rev-parse", "--verify", pull.target).strip()
+        parents = ("-p", target, "-p", source)
+        message = ("-m", f"Merged PR {pull.id}")
+        merge = run_git(*IDENTITY, *git, "commit-tree", f"{source}^{{tree}}", *parents, *message)
+        run_git(*git, "update-ref", f"refs/pull/{pull.id}/merge", merge.strip())
+        pull.merge = (merge.strip(), source, target)
+        return merge.strip()
 
     def add_thread(
         self, pull: Pull, author: Person, text: str, *, context: dict[str, Any] | None = None

@@ -221,6 +221,19 @@ def like_comment(api: AzureDevOpsAPI, call: Routed, me: str) -> Reply:
 
 
 def _pull_json(api: AzureDevOpsAPI, pull: Any) -> dict[str, Any]:
+    found = _pull_fields(api, pull)
+    if pull.fork is not None:
+        # `GitForkRef`: the source ref, in the fork.
+        found["forkSource"] = {"name": pull.source, "repository": repo_json(pull.fork, api.url)}
+    if pull.merge is not None:
+        names = ("lastMergeCommit", "lastMergeSourceCommit", "lastMergeTargetCommit")
+        base = f"{api.url}/{pull.repo.project_id}/_apis/git/repositories/{pull.repo.id}/commits"
+        for name, commit in zip(names, pull.merge, strict=True):
+            found[name] = {"commitId": commit, "url": f"{base}/{commit}"}
+    return found
+
+
+def _pull_fields(api: AzureDevOpsAPI, pull: Any) -> dict[str, Any]:
     return {
         "pullRequestId": pull.id,
         "codeReviewId": pull.id,

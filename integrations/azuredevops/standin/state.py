@@ -45,6 +45,7 @@ class Repo:
     default_branch: str = "main"
     contributors: set[str] = field(default_factory=set)
     readers: set[str] = field(default_factory=set)
+    is_fork: bool = False
 
     @property
     def full_name(self) -> str:
@@ -85,6 +86,10 @@ class Pull:
     threads: list[Thread] = field(default_factory=list)
     reviewers: dict[str, int] = field(default_factory=dict)  # identity id -> vote
     created: str = field(default_factory=now)
+    fork: Repo | None = None
+    """The fork its source branch lives in; None for a branch of `repo` itself."""
+    merge: tuple[str, str, str] | None = None
+    """Its last merge (the merge commit, the source's and the target's commits), once made."""
 
 
 @dataclass
@@ -139,6 +144,7 @@ def repo_json(repo: Repo, base: str) -> dict[str, Any]:
         "webUrl": f"{base}/{repo.project}/_git/{repo.name}",
         "size": 0,
         "isDisabled": False,
+        "isFork": repo.is_fork,
     }
 
 

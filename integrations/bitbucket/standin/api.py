@@ -148,10 +148,10 @@ class BitbucketAPI(RestStandIn):
         return status, error(message), {}
 
     def repo_of(self, call: Call) -> Repo:
-        """The path's repository, if the caller may read it."""
+        """The path's repository, if the caller may read it (anyone may read a public one)."""
         full_name = f"{call.params['workspace']}/{call.params['repo_slug']}"
         repo = self.repos.get(full_name)
-        if repo is None or not self.can(repo, call.user, "read"):
+        if repo is None or (repo.private and not self.can(repo, call.user, "read")):
             raise NotFoundError(full_name)
         return repo
 

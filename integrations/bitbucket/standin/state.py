@@ -26,6 +26,8 @@ class Repo:
     main: str = "main"
     private: bool = True
     permissions: dict[str, str] = field(default_factory=dict)
+    parent: str | None = None
+    """The repository it is a fork of (its full name)."""
 
     @property
     def workspace(self) -> str:
@@ -46,6 +48,8 @@ class Pull:
     changes_requested: set[str] = field(default_factory=set)  # by these uuids
     created_on: str = field(default_factory=now)
     updated_on: str = field(default_factory=now)
+    fork: Repo | None = None
+    """The fork its source branch lives in; None for a branch of `repo` itself."""
 
 
 @dataclass
@@ -100,7 +104,8 @@ def user_json(uuid: str, nickname: str, web: str) -> dict[str, Any]:
 
 def repo_json(repo: Repo, web: str, api: str) -> dict[str, Any]:
     name = repo.full_name.split("/", 1)[1]
-    return {
+    parent = {"parent": {"type": "repository", "full_name": repo.parent}} if repo.parent else {}
+    return parent | {
         "type": "repository",
         "uuid": repo.uuid,
         "full_name": repo.full_name,
@@ -134,7 +139,7 @@ def pull_json(pull: Pull, repo: Repo, author: dict[str, Any], web: str, api: str
         "state": pull.state,
         "draft": pull.draft,
         "author": author,
-        "source": _endpoint(pull.head, repo),
+        "source": _endpoint(pull.head, pull.fork or repo),
         "destination": _endpoint(pull.base, repo),
         "close_source_branch": False,
         "created_on": pull.created_on,

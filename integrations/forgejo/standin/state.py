@@ -61,6 +61,8 @@ class Pull:
     body: str
     user_id: int
     state: str = "open"
+    fork: str | None = None
+    """The fork its head branch lives in; None for a branch of `repo` itself."""
     created_at: str = field(default_factory=now)
     updated_at: str = field(default_factory=now)
 
@@ -161,8 +163,18 @@ def comment_json(comment: Comment, user: dict[str, Any], origin: str) -> dict[st
     }
 
 
-def branch_json(ref: str, repo: Repo) -> dict[str, Any]:
-    return {"label": ref, "ref": ref, "sha": "", "repo_id": repo.id}
+def branch_json(ref: str, repo: Repo, fork: str | None = None) -> dict[str, Any]:
+    """A pull request's end (`PRBranchInfo`); its repository, a `fork`'s for the head of a pull
+    request from one."""
+    full_name = fork or repo.full_name
+    repo_id = repo.id if fork is None else repo.id + 100_000  # a fork is another repository
+    owned = {
+        "id": repo_id,
+        "full_name": full_name,
+        "name": full_name.split("/", 1)[1],
+        "fork": fork is not None,
+    }
+    return {"label": ref, "ref": ref, "sha": "", "repo_id": repo_id, "repo": owned}
 
 
 def pull_json(pull: Pull, repo: Repo, user: dict[str, Any], origin: str) -> dict[str, Any]:
@@ -183,7 +195,7 @@ def pull_json(pull: Pull, repo: Repo, user: dict[str, Any], origin: str) -> dict
         "mergeable": True,
         "merged": False,
         "base": branch_json(pull.base, repo),
-        "head": branch_json(pull.head, repo),
+        "head": branch_json(pull.head, repo, pull.fork),
         "created_at": pull.created_at,
         "updated_at": pull.updated_at,
     }

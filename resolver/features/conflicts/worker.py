@@ -94,13 +94,19 @@ def _plan(
     if snapshot.source != forge_name or not is_pull(snapshot.trigger) or number is None:
         raise Stop(Outcome.COULD_NOT, "`rebase` works on a pull request I opened: ask me there.")
     pull = forge.get_pull(repo.full_name, number)
-    if not pull.head.startswith(BRANCH_PREFIX):
+    if not _bots_own(pull):
         raise Stop(
             Outcome.REFUSED,
             "I only update the branches of pull requests I opened; this one is not mine.",
         )
     base = pull.base or repo.default_branch
     return Plan(forge_name, repo, base, pull.head, pull.head, True, pull.url)
+
+
+def _bots_own(pull: providers.PullInfo) -> bool:
+    """Whether the pull request is the bot's own: from one of its branches, never a fork's (a
+    fork may name its branch as the bot names its own)."""
+    return pull.fetch_ref is None and pull.head.startswith(BRANCH_PREFIX)
 
 
 def _update(
@@ -167,7 +173,7 @@ def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         )
     done: dict[str, RunResult] = {}
     for pull in pulls:
-        if pull.head.startswith(BRANCH_PREFIX):
+        if _bots_own(pull):
             done[str(pull.number)] = _update_pull(ctx, snapshot, forge, repo, pull, git_env)
     return _quiet(_combined(done))
 
@@ -182,7 +188,7 @@ def _remember_pulls(
     forge_name: str, full_name: str, base: str, pulls: tuple[providers.PullInfo, ...]
 ) -> None:
     """The forge's listing of the bot's open pull requests into `base` is what holds now."""
-    ours = [(pull.number, pull.head) for pull in pulls if pull.head.startswith(BRANCH_PREFIX)]
+    ours = [(pull.number, pull.head) for pull in pulls if _bots_own(pull)]
     with session_scope() as session:
         bot_pulls.replace_into_base(session, forge_name, full_name, base, ours)
 

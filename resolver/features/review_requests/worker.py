@@ -97,7 +97,16 @@ def _plan(
     base = pull.base or repo.default_branch
     # A fork's head is no branch of this repository: fetched from where the forge keeps it.
     checkout = pull.fetch_ref or pull.head
-    return Plan(forge_name, repo, base, pull.head, checkout=checkout, pr_url=pull.url)
+    return Plan(
+        forge_name,
+        repo,
+        base,
+        pull.head,
+        checkout=checkout,
+        pr_url=pull.url,
+        fetch_from=pull.fetch_from,
+        fetch_commit=pull.fetch_commit,
+    )
 
 
 def _review(
@@ -108,7 +117,9 @@ def _review(
     branch = None if forked else plan.checkout
     with git_repo.private_clone(plan.repo.clone_url, root, branch, git_env) as clone:
         if forked and plan.checkout is not None:
-            git_repo.detach_at(clone, plan.checkout, git_env)
+            source, commit = plan.fetch_from, plan.fetch_commit
+            auth = git_env if source is None else _fork_env(ctx, snapshot, plan.forge_name, source)
+            git_repo.detach_at(clone, plan.checkout, auth, source=source, commit=commit)
         head = git_repo.head(clone)
         start = git_repo.git(clone, "rev-parse", "--verify", f"origin/{plan.base}^{{commit}}")
         start = start.strip()
@@ -127,6 +138,13 @@ def _review(
         done = run_in_clone(request, ctx, clone)
     review = _built(ctx.job_id, done, files, allowed, (head, base, start, since))
     return _result(done, review, _is_auto(snapshot))
+
+
+def _fork_env(ctx: JobContext, snapshot: Snapshot, forge_name: str, url: str) -> dict[str, str]:
+    """The forge's git environment for the fork the head is fetched from (its token goes to
+    that repository on the forge's host only, for the fetch; never to the sandbox)."""
+    forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, ctx.settings)
+    return forge.git_env(url)
 
 
 def _keep_quiet(job_id: int) -> None:

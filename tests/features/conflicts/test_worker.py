@@ -120,6 +120,15 @@ def test_rebase_refuses_a_pull_request_somebody_else_opened() -> None:
     assert "not mine" in str(stopped.value)
 
 
+def test_rebase_refuses_a_forks_pull_request_that_names_its_branch_as_the_bots() -> None:
+    """A fork's branch is never the bot's, whatever its name."""
+    pull = providers.PullInfo(7, "https://forge.test/pull/7", BRANCH, "main", fetch_ref="refs/x")
+    with pytest.raises(Stop) as stopped:
+        plan({"number": 7, "is_pull_request": True}, pull)
+    assert stopped.value.outcome == Outcome.REFUSED
+    assert "not mine" in str(stopped.value)
+
+
 @pytest.mark.parametrize(
     "trigger",
     [{"number": 7}, {"is_pull_request": True}, {"number": "seven", "is_pull_request": True}],

@@ -4,6 +4,8 @@ them. Every request and answer is then checked against Microsoft's descriptions.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cryptography.fernet import Fernet
 
@@ -12,6 +14,7 @@ from integrations.azuredevops.standin.api import AzureDevOpsAPI
 from integrations.azuredevops.standin.conformance import answer_problems, request_problems
 from integrations.azuredevops.standin.handlers import GIT
 from integrations.azuredevops.standin.state import Repo
+from integrations.standin.git_http import create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.core.settings import get_settings
 from tests.integrations.azuredevops.conftest import REPO
@@ -86,6 +89,31 @@ def test_a_draft_pull_request_is_opened_found_and_edited(
     client.edit_pull_body(REPO, pull.id, "Fixes #7, with a test")
     assert pull.description == "Fixes #7, with a test"
     assert client.get_pull(REPO, pull.id).head == "resolver/7-fix"
+    conforms(azure_api)
+
+
+def test_a_pull_request_from_a_fork_is_fetched_through_the_merge_azure_repos_keeps(
+    client: AzureDevOpsClient, azure_api: AzureDevOpsAPI, repo: Repo, tmp_path: Path
+) -> None:
+    """A fork's branch is not in the repository: its head is the second parent of the merge
+    Azure Repos keeps as refs/pull/N/merge. A branch of the fork is not the repository's own."""
+    bare = create_bare_repo(tmp_path, "widgets")
+    run_git("--git-dir", str(bare), "branch", "feature", "main")
+    head = run_git("--git-dir", str(bare), "rev-parse", "main").strip()
+    fork = azure_api.add_repo("Widgets/widgets-alice", f"{azure_api.url}/x", is_fork=True)
+    alice = azure_api.add_person("alice@contoso.com")
+    own = azure_api.add_pull(repo, "feature", alice)
+    forked = azure_api.add_pull(repo, "feature", alice, fork=fork)
+    merge = azure_api.keep_merge(forked, bare, head)
+
+    found = client.get_pull(REPO, forked.id)
+    assert (found.head, found.fetch_ref, found.fetch_commit) == (
+        "feature",
+        f"refs/pull/{forked.id}/merge",
+        head,
+    )
+    assert merge != head and client.get_pull(REPO, own.id).fetch_ref is None
+    assert client.find_open_pull(REPO, "feature") == client.get_pull(REPO, own.id)
     conforms(azure_api)
 
 

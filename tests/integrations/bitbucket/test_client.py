@@ -7,6 +7,7 @@ import pytest
 
 from integrations.bitbucket.client import BitbucketClient
 from integrations.bitbucket.standin.api import BitbucketAPI
+from integrations.bitbucket.standin.conformance import answer_problems, request_problems
 from integrations.bitbucket.standin.state import Pull, Repo
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
@@ -157,3 +158,41 @@ def test_a_new_description_keeps_the_pull_request_a_draft_with_its_title(
         "Fixes, verified",
         True,
     )
+
+
+def test_a_pull_request_from_a_fork_is_fetched_from_the_fork(
+    bitbucket_api: BitbucketAPI, client: BitbucketClient, repo: Repo
+) -> None:
+    """Bitbucket Cloud keeps no copy of a fork's branch in the destination repository: the head
+    is the fork's branch, fetched from the fork's clone link. A fork's branch is not one of the
+    repository's own, even by the same name."""
+    fork = bitbucket_api.add_repo("alice/widgets", "https://git.example/alice/widgets.git")
+    fork.private, fork.parent = False, REPO
+    own = bitbucket_api.add_pull(repo, "feature", author="alice")
+    forked = bitbucket_api.add_pull(repo, "feature", author="alice", fork=fork)
+
+    found = client.get_pull(REPO, forked.id)
+    assert (found.head, found.fetch_ref, found.fetch_from) == (
+        "feature",
+        "refs/heads/feature",
+        "https://git.example/alice/widgets.git",
+    )
+    assert client.get_pull(REPO, own.id).fetch_ref is None
+    assert client.find_open_pull(REPO, "feature") == client.get_pull(REPO, own.id)
+    assert client.open_pulls(REPO, "main") == (client.get_pull(REPO, own.id),)
+    # What was sent and answered (the fork as the pull request's source) is Bitbucket's own.
+    problems = [p for a in bitbucket_api.answers for p in answer_problems(a.method, a.path, a.body)]
+    sent = bitbucket_api.requests
+    problems += [p for r in sent for p in request_problems(r.method, r.path, r.query, r.body)]
+    assert problems == []
+
+
+def test_a_fork_the_bot_cannot_read_is_named(
+    bitbucket_api: BitbucketAPI, client: BitbucketClient, repo: Repo
+) -> None:
+    fork = bitbucket_api.add_repo("mallory/widgets", "https://git.example/mallory/widgets.git")
+    forked = bitbucket_api.add_pull(repo, "feature", author="mallory", fork=fork)
+    with pytest.raises(PermanentCallbackError) as refused:
+        client.get_pull(REPO, forked.id)
+    assert refused.value.status == 404
+    assert "comes from the fork mallory/widgets, which I cannot read" in str(refused.value)
