@@ -33,7 +33,6 @@ REMAINING: frozenset[str] = frozenset(
         "resolver/worker/commands.py",
         "resolver/worker/plan.py",
         "resolver/worker/push.py",
-        "resolver/worker/request.py",
         "resolver/worker/steering.py",
     }
 )

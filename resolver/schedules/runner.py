@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from integrations import registry
 from integrations.registry import parse_repo_spec
@@ -45,6 +45,9 @@ from resolver.worker.branches import BRANCH_PREFIX, slugify
 from resolver.worker.push import branch_lock, push
 from resolver.worker.request import record_plan
 from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, ended_by
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -85,12 +88,14 @@ class Found:
     pull: providers.PullInfo | None
 
 
-def run_scheduled(ctx: JobContext) -> RunResult:
+def run_scheduled(session: Session, ctx: JobContext) -> RunResult:
+    """A scheduled run; `session` is the run's, in which the pipeline's plan and push record
+    theirs."""
     run = _load(ctx.job_id)
     if run is None:
         return RunResult(JobState.FAILED, Outcome.ERROR, error="its schedule was removed")
     try:
-        return _run(run, ctx)
+        return _run(session, run, ctx)
     except ENDING_ERRORS as error:
         return ended_by(error)
     except CallbackError as error:
@@ -127,7 +132,7 @@ def _load(job_id: int) -> ScheduledRun | None:
         )
 
 
-def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
+def _run(session: Session, run: ScheduledRun, ctx: JobContext) -> RunResult:
     forge_name, full_name = parse_repo_spec(run.repo)
     forge = registry.forge(forge_name, run.trigger, run.requester_id, ctx.settings)
     repo = forge.repository(full_name)
@@ -157,7 +162,7 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
                 return checked
             context = checked
     instruction = build_instruction(run.task, run.prompt, found.manifests, run.test_command)
-    return _work(run, ctx, plan, decision, instruction, context, env, found.inputs)
+    return _work(session, run, ctx, plan, decision, instruction, context, env, found.inputs)
 
 
 # --- looking
@@ -254,6 +259,7 @@ def _record_tests(job_id: int, command: str, exit_code: int, output: str) -> Non
 
 
 def _work(
+    session: Session,
     run: ScheduledRun,
     ctx: JobContext,
     plan: Plan,
@@ -277,7 +283,7 @@ def _work(
         done = run_session(request, ctx)
         details = {"action": DRY_RUN, "inputs": inputs, "diff": done.diff[:MAX_DIFF]}
     else:
-        record_plan(run.job_id, plan)
+        record_plan(session, run.job_id, plan)
         pushed: dict[str, str] = {}
         with branch_lock(plan, ctx):
             done = run_session(request, ctx, after=_pushing(run, plan, env, pushed, ctx.settings))

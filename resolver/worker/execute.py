@@ -15,7 +15,7 @@ from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.commands import parse_command
 from resolver.core import metrics, tracing
-from resolver.core.job import JobContext, Runner, RunResult
+from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log, redact
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
+
+Runner = Callable[["Session", JobContext], RunResult]
+"""What a job does once a worker holds it (`resolver.runners.RUNNERS`), in the session of its
+run: committed when it returns, rolled back when it raises."""
 
 
 class _Heartbeat(threading.Thread):
@@ -122,6 +126,12 @@ def _record(job_id: int, owner: str, outcome: RunResult, settings: Settings) -> 
                 publish_job(session, waiting_id)
 
 
+def _run(runner: Runner, ctx: JobContext) -> RunResult:
+    """The runner, in the run's session."""
+    with session_scope() as session:
+        return runner(session, ctx)
+
+
 def _observe_finish(job: Job) -> None:
     ran = metrics.since(job.started_at, job.finished_at or utcnow())
     if ran is not None:
@@ -172,7 +182,7 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
     heartbeat.start()
     log(logger, logging.INFO, "job.started", job=job_id, source=source)
     try:
-        outcome = runner_for(source)(ctx)
+        outcome = _run(runner_for(source), ctx)
     except Exception as error:  # a bug in a runner: fail the job once, tell the user
         logger.exception("job.crashed", extra={"fields": {"job": job_id}})
         reason = f"internal error: {type(error).__name__}"

@@ -74,7 +74,8 @@ def _refusal(
 ) -> str | None:
     """Why the sender may not steer the running job; None for anyone who may push to its
     repository."""
-    snapshot = load(job_id)
+    with session_scope() as session:
+        snapshot = load(session, job_id)
     snapshot = replace(snapshot, repo=snapshot.repo or target_repo)
     try:
         forge_name, full_name = repository_of(snapshot)

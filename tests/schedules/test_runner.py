@@ -116,7 +116,8 @@ def scheduled_job(schedule_id: int, **values: Any) -> int:
 
 
 def run(job_id: int) -> RunResult:
-    return runner.run_scheduled(JobContext(job_id, get_settings()))
+    with session_scope() as session:
+        return runner.run_scheduled(session, JobContext(job_id, get_settings()))
 
 
 def inputs_now(bare: Path, tmp_path: Path, schedule_id: int) -> str:
