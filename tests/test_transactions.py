@@ -32,7 +32,6 @@ REMAINING: frozenset[str] = frozenset(
         # worker: executing a job opens them
         "resolver/worker/commands.py",
         "resolver/worker/plan.py",
-        "resolver/worker/push.py",
         "resolver/worker/steering.py",
     }
 )

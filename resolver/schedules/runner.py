@@ -286,7 +286,9 @@ def _work(
         record_plan(session, run.job_id, plan)
         pushed: dict[str, str] = {}
         with branch_lock(plan, ctx):
-            done = run_session(request, ctx, after=_pushing(run, plan, env, pushed, ctx.settings))
+            done = run_session(
+                request, ctx, after=_pushing(session, run, plan, env, pushed, ctx.settings)
+            )
         if pushed:
             remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
             pulls.remember(run.schedule_id, remembered)
@@ -299,7 +301,12 @@ def _work(
 
 
 def _pushing(
-    run: ScheduledRun, plan: Plan, env: dict[str, str], pushed: dict[str, str], settings: Settings
+    session: Session,
+    run: ScheduledRun,
+    plan: Plan,
+    env: dict[str, str],
+    pushed: dict[str, str],
+    settings: Settings,
 ) -> AfterAgent:
     """The pipeline's push, noting the branch and commit it pushed (the schedule remembers
     them: the next run updates that pull request, or tells whether it was merged)."""
@@ -320,4 +327,4 @@ def _pushing(
         log(logger, logging.INFO, "schedule.pushed", job=run.job_id, branch=branch)
 
     # Nobody asked for a scheduled run, so nobody is credited as its co-author.
-    return push(snapshot, plan, env, NO_CO_AUTHOR, settings, on_pushed=noted)
+    return push(session, snapshot, plan, env, NO_CO_AUTHOR, settings, on_pushed=noted)

@@ -104,7 +104,13 @@ def run_request(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunRes
         with branch_lock(plan, ctx):
             author = co_author(plan.forge_name, requester, ctx.settings)
             after = push(
-                snapshot, plan, request.git_env, author, ctx.settings, note_pushed(ctx.job_id)
+                session,
+                snapshot,
+                plan,
+                request.git_env,
+                author,
+                ctx.settings,
+                note_pushed(ctx.job_id),
             )
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
