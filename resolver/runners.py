@@ -29,7 +29,7 @@ from resolver.worker.values import Snapshot
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-COMMANDS: Final[dict[Command, Callable[[Snapshot, Settings], RunResult]]] = {
+COMMANDS: Final[dict[Command, Callable[[Session, Snapshot, Settings], RunResult]]] = {
     "stop": commands.answer_stop,
     "status": commands.answer_status,
     "run": schedule_commands.run,
@@ -56,7 +56,7 @@ def run_request(session: Session, ctx: JobContext) -> RunResult:
     if work is not None:
         return work(session, ctx, snapshot)
     if command is not None:
-        return COMMANDS[command](snapshot, ctx.settings)
+        return COMMANDS[command](session, snapshot, ctx.settings)
     return request.run_request(session, ctx, snapshot)
 
 

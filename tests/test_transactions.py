@@ -30,7 +30,6 @@ REMAINING: frozenset[str] = frozenset(
         "resolver/store/jobs.py",
         "resolver/store/secrets.py",
         # worker: executing a job opens them
-        "resolver/worker/commands.py",
         "resolver/worker/plan.py",
         "resolver/worker/steering.py",
     }

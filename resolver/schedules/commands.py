@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from integrations import registry
 from resolver.callbacks import record
 from resolver.contract.commands import schedule_to_run
@@ -13,9 +15,12 @@ from resolver.schedules.queue import answer_run_request
 from resolver.schedules.spec import ScheduleError
 from resolver.schedules.store import ScheduleNotFoundError, find_schedule
 from resolver.store import jobs
-from resolver.store.db import session_scope
+from resolver.store.db import end_step, session_scope
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.values import Snapshot, Stop
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def names_a_schedule(snapshot: Snapshot) -> bool:
@@ -35,9 +40,9 @@ def names_a_schedule(snapshot: Snapshot) -> bool:
     return True
 
 
-def run(snapshot: Snapshot, settings: Settings) -> RunResult:
+def run(session: Session, snapshot: Snapshot, settings: Settings) -> RunResult:
     """`@bot run <schedule>`: a run of one of the repository's schedules now, for people who
-    may push to the repository (the usual permission check)."""
+    may push to the repository (the usual permission check); answered in the run's `session`."""
     name = schedule_to_run(snapshot.task) or ""
     try:
         forge_name, full_name = repository_of(snapshot)
@@ -48,7 +53,7 @@ def run(snapshot: Snapshot, settings: Settings) -> RunResult:
         text = str(stop)
     except CallbackError as error:
         text = f"I could not reach the forge to check who may run schedules: {error}"
-    with session_scope() as session:
-        callbacks = record.record_reply(session, jobs.get_job(session, snapshot.id), text)
+    callbacks = record.record_reply(session, jobs.get_job(session, snapshot.id), text)
+    end_step(session)  # published after the commit: the outbox order
     record.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": "run"})

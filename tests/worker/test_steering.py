@@ -158,8 +158,7 @@ def test_stop_cancels_the_running_job_and_the_messages_waiting_for_it(alice, run
     from resolver.worker.request import load
 
     with session_scope() as session:
-        snapshot = load(session, stop)
-    answer_stop(snapshot, get_settings())
+        answer_stop(session, load(session, stop), get_settings())
 
     assert job_of(first).cancel_requested
     assert (job_of(second).state, job_of(second).outcome) == ("cancelled", "cancelled")
