@@ -127,8 +127,9 @@ def _record(job_id: int, owner: str, outcome: RunResult, settings: Settings) -> 
 
 
 def _run(runner: Runner, ctx: JobContext) -> RunResult:
-    """The runner, in the run's session."""
+    """The runner, and the agent's inbox, in the run's session."""
     with session_scope() as session:
+        ctx.inbox = steering.inbox_for(session, ctx.job_id, ctx.settings)
         return runner(session, ctx)
 
 
@@ -145,7 +146,9 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
     """Run one job if we can take its lease; a finished or held job is a no-op. `settings` are
     the task's, read once by its root and handed to the runner in its context."""
     owner = uuid.uuid4().hex
-    if steering.steer(job_id, settings):
+    with session_scope() as session:
+        steered = steering.steer(session, job_id, settings)
+    if steered:
         return  # a request to its conversation's running job joins it (or is refused)
     with session_scope() as session:
         try:
@@ -175,7 +178,7 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
         waited = metrics.since(job.created_at, utcnow())
     if waited is not None:
         metrics.JOB_START_SECONDS.observe(waited)
-    ctx = JobContext(job_id, settings, owner, inbox=steering.inbox_for(job_id, settings))
+    ctx = JobContext(job_id, settings, owner)
     heartbeat = _Heartbeat(
         ctx, owner, settings.lease_seconds, settings.status_interval, settings.job_time_limit
     )
