@@ -50,7 +50,7 @@ def run_request(session: Session, ctx: JobContext) -> RunResult:
     if isinstance(snapshot.trigger, ReviewRequest):
         return run_review(session, ctx, snapshot)
     command = parse_command(snapshot.task)
-    if command == "run" and not schedule_commands.names_a_schedule(snapshot):
+    if command == "run" and not schedule_commands.names_a_schedule(session, snapshot):
         command = None  # "@bot run tests" asks for work when no schedule has that name
     work = WORK_COMMANDS.get(command) if command is not None else None
     if work is not None:

@@ -20,7 +20,6 @@ REMAINING: frozenset[str] = frozenset(
     {
         # schedules: the queue opens them
         "resolver/schedules/beat.py",
-        "resolver/schedules/commands.py",
         "resolver/schedules/pulls.py",
         "resolver/schedules/runner.py",
         "resolver/schedules/sync.py",
@@ -29,8 +28,6 @@ REMAINING: frozenset[str] = frozenset(
         # providers' token reads (integrations reach the store only through store.secrets)
         "resolver/store/jobs.py",
         "resolver/store/secrets.py",
-        # worker: executing a job opens them
-        "resolver/worker/plan.py",
     }
 )
 

@@ -15,7 +15,7 @@ from resolver.schedules.queue import answer_run_request
 from resolver.schedules.spec import ScheduleError
 from resolver.schedules.store import ScheduleNotFoundError, find_schedule
 from resolver.store import jobs
-from resolver.store.db import end_step, session_scope
+from resolver.store.db import end_step
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.values import Snapshot, Stop
 
@@ -23,21 +23,23 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 
-def names_a_schedule(snapshot: Snapshot) -> bool:
-    """Whether `@bot run <name>` names one of the repository's schedules."""
+def names_a_schedule(session: Session, snapshot: Snapshot) -> bool:
+    """Whether `@bot run <name>` names one of the repository's schedules, read in a step of the
+    run's `session`."""
     name = schedule_to_run(snapshot.task)
     try:
-        forge_name, full_name = repository_of(snapshot)
+        forge_name, full_name = repository_of(session, snapshot)
     except Stop:
         return False
-    with session_scope() as session:
-        try:
-            find_schedule(session, name or "", f"{forge_name}:{full_name}")
-        except ScheduleNotFoundError:
-            return False
-        except ScheduleError:
-            return True  # it names one; the reply says what is wrong with it
-    return True
+    try:
+        find_schedule(session, name or "", f"{forge_name}:{full_name}")
+        found = True
+    except ScheduleNotFoundError:
+        found = False
+    except ScheduleError:
+        found = True  # it names one; the reply says what is wrong with it
+    end_step(session)
+    return found
 
 
 def run(session: Session, snapshot: Snapshot, settings: Settings) -> RunResult:
@@ -45,9 +47,9 @@ def run(session: Session, snapshot: Snapshot, settings: Settings) -> RunResult:
     may push to the repository (the usual permission check); answered in the run's `session`."""
     name = schedule_to_run(snapshot.task) or ""
     try:
-        forge_name, full_name = repository_of(snapshot)
+        forge_name, full_name = repository_of(session, snapshot)
         forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
-        check_permission(snapshot, forge, forge_name, full_name)
+        check_permission(session, snapshot, forge, forge_name, full_name)
         text = answer_run_request(f"{forge_name}:{full_name}", name, snapshot.requester, settings)
     except Stop as stop:
         text = str(stop)

@@ -80,9 +80,9 @@ def _stop_refusal(
     if owner_id is not None and owner_id == snapshot.requester_id:
         return None
     try:
-        forge_name, full_name = repository_of(snapshot)
+        forge_name, full_name = repository_of(session, snapshot)
         forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
-        check_permission(snapshot, forge, forge_name, full_name)
+        check_permission(session, snapshot, forge, forge_name, full_name)
     except Stop:
         return (
             f"Sorry, only the person who asked for job {job_id}, or someone who can push to "

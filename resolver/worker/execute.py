@@ -1,6 +1,11 @@
 """Running one job: take its lease, keep it with a heartbeat (which passes a cancel on), run
 the job's runner, record how it ended. Which runner runs a job is decided by the caller
-(`resolver.runners.runner_for`)."""
+(`resolver.runners.runner_for`).
+
+The worker's one opener of transactions: each step of `execute` (steering, the lease, the run,
+the record) is a transaction of its own, and the run's session is handed to the runner and
+everything below it, which end a step (`store.db.end_step`) wherever they must commit before
+going on (before a push, before publishing, before waiting on the network)."""
 
 from __future__ import annotations
 

@@ -69,7 +69,7 @@ def run_request(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunRes
     try:
         # A model outside the list is refused before any work.
         requested_model(snapshot.task, ctx.settings)
-        plan, requester, git_env = prepare(snapshot, _plan, ctx.settings)
+        plan, requester, git_env = prepare(session, snapshot, _plan, ctx.settings)
         check = failed_check_in(snapshot.trigger)
         settings = ctx.settings
         fixing = check_fix(settings, snapshot, plan, check, git_env) if check is not None else None

@@ -81,9 +81,9 @@ def _refusal(
     snapshot = load(session, job_id)
     snapshot = replace(snapshot, repo=snapshot.repo or target_repo)
     try:
-        forge_name, full_name = repository_of(snapshot)
+        forge_name, full_name = repository_of(session, snapshot)
         forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
-        check_permission(snapshot, forge, forge_name, full_name)
+        check_permission(session, snapshot, forge, forge_name, full_name)
     except Stop as stop:
         return str(stop)
     except CallbackError as error:

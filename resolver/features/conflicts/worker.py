@@ -75,7 +75,7 @@ def update_branch(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunR
     """Merge the pull request's base into the bot's branch, resolving conflicts with the
     agent where git cannot, and push the merge as a new commit. `session` is the run's."""
     try:
-        plan, requester, git_env = prepare(snapshot, _plan, ctx.settings)
+        plan, requester, git_env = prepare(session, snapshot, _plan, ctx.settings)
     except Stop as stop:
         return ended_by(stop)
     except CallbackError as error:
@@ -145,7 +145,7 @@ def update_on_base_push(session: Session, ctx: JobContext, snapshot: Snapshot) -
     push = base_push_in(snapshot.trigger)
     _keep_quiet(ctx.job_id)
     try:
-        forge_name, full_name = repository_of(snapshot)
+        forge_name, full_name = repository_of(session, snapshot)
         forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, ctx.settings)
         repo = repo_info(snapshot, forge, forge_name, full_name)
         if push is None or push.branch != repo.default_branch:

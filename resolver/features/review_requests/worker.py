@@ -63,7 +63,7 @@ def run_review(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunResu
     auto = _is_auto(snapshot)
     try:
         _, model = requested_model(snapshot.task, ctx.settings)
-        plan, _, git_env = prepare(snapshot, _plan, ctx.settings)
+        plan, _, git_env = prepare(session, snapshot, _plan, ctx.settings)
     except _Quiet as quiet:
         return quiet_end(snapshot, str(quiet))
     except Stop as stop:
