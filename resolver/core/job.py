@@ -59,10 +59,6 @@ class JobContext:
             callback()
 
 
-Runner = Callable[[JobContext], RunResult]
-"""What a job does once a worker holds it (`resolver.runners.RUNNERS`)."""
-
-
 @dataclass(frozen=True)
 class QueuePlace:
     """How many jobs must finish before a job may start, and the cap that holds it back."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from sqlalchemy.orm import Session
 
@@ -49,6 +49,9 @@ from resolver.worker.branches import BRANCH_PREFIX, slugify
 from resolver.worker.push import branch_lock, push
 from resolver.worker.request import record_plan
 from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, ended_by
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -89,12 +92,14 @@ class Found:
     pull: providers.PullInfo | None
 
 
-def run_scheduled(ctx: JobContext) -> RunResult:
+def run_scheduled(session: Session, ctx: JobContext) -> RunResult:
+    """A scheduled run; `session` is the run's, in which the pipeline's plan and push record
+    theirs."""
     run = _load(ctx.job_id)
     if run is None:
         return RunResult(JobState.FAILED, Outcome.ERROR, error="its schedule was removed")
     try:
-        return _run(run, ctx)
+        return _run(session, run, ctx)
     except ENDING_ERRORS as error:
         return ended_by(error)
     except CallbackError as error:
@@ -134,7 +139,7 @@ def _read_run(session: Session, job_id: int) -> ScheduledRun | None:
     )
 
 
-def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
+def _run(session: Session, run: ScheduledRun, ctx: JobContext) -> RunResult:
     forge_name, full_name = parse_repo_spec(run.repo)
     forge = registry.forge(forge_name, run.trigger, run.requester_id, ctx.settings)
     repo = forge.repository(full_name)
@@ -156,7 +161,7 @@ def _run(run: ScheduledRun, ctx: JobContext) -> RunResult:
                 return checked
             context = checked
     instruction = build_instruction(run.task, run.prompt, found.manifests, run.test_command)
-    return _work(run, ctx, plan, decision, instruction, context, env, found.inputs)
+    return _work(session, run, ctx, plan, decision, instruction, context, env, found.inputs)
 
 
 # --- looking
@@ -268,6 +273,7 @@ def _record_tests(job_id: int, command: str, exit_code: int, output: str) -> Non
 
 
 def _work(
+    session: Session,
     run: ScheduledRun,
     ctx: JobContext,
     plan: Plan,
@@ -291,10 +297,12 @@ def _work(
         done = run_session(request, ctx)
         details = {"action": DRY_RUN, "inputs": inputs, "diff": done.diff[:MAX_DIFF]}
     else:
-        record_plan(run.job_id, plan)
+        record_plan(session, run.job_id, plan)
         pushed: dict[str, str] = {}
         with branch_lock(plan, ctx):
-            done = run_session(request, ctx, after=_pushing(run, plan, env, pushed, ctx.settings))
+            done = run_session(
+                request, ctx, after=_pushing(session, run, plan, env, pushed, ctx.settings)
+            )
         if pushed:
             remembered = Remembered(OPEN, pushed["branch"], pushed["head"], inputs)
             in_transaction(pulls.remember, run.schedule_id, remembered)
@@ -307,7 +315,12 @@ def _work(
 
 
 def _pushing(
-    run: ScheduledRun, plan: Plan, env: dict[str, str], pushed: dict[str, str], settings: Settings
+    session: Session,
+    run: ScheduledRun,
+    plan: Plan,
+    env: dict[str, str],
+    pushed: dict[str, str],
+    settings: Settings,
 ) -> AfterAgent:
     """The pipeline's push, noting the branch and commit it pushed (the schedule remembers
     them: the next run updates that pull request, or tells whether it was merged)."""
@@ -328,4 +341,4 @@ def _pushing(
         log(logger, logging.INFO, "schedule.pushed", job=run.job_id, branch=branch)
 
     # Nobody asked for a scheduled run, so nobody is credited as its co-author.
-    return push(snapshot, plan, env, NO_CO_AUTHOR, settings, on_pushed=noted)
+    return push(session, snapshot, plan, env, NO_CO_AUTHOR, settings, on_pushed=noted)

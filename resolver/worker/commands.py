@@ -14,7 +14,7 @@ from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store import steering as store_steering
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.store.models import Job
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.values import Snapshot, Stop
@@ -23,38 +23,39 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 
-def answer_stop(snapshot: Snapshot, settings: Settings) -> RunResult:
+def answer_stop(session: Session, snapshot: Snapshot, settings: Settings) -> RunResult:
     """`@bot stop`: cancel the conversation's active job, for whoever may."""
-    return _answer(snapshot, "stop", settings)
+    return _answer(session, snapshot, "stop", settings)
 
 
-def answer_status(snapshot: Snapshot, settings: Settings) -> RunResult:
+def answer_status(session: Session, snapshot: Snapshot, settings: Settings) -> RunResult:
     """`@bot status`: the conversation's job, as its status message shows it."""
-    return _answer(snapshot, "status", settings)
+    return _answer(session, snapshot, "status", settings)
 
 
-def _answer(snapshot: Snapshot, command: Command, settings: Settings) -> RunResult:
-    """Answer the command in the conversation; the job itself has then succeeded."""
-    with session_scope() as session:
-        target = _command_target(session, snapshot)
-        me = jobs.get_job(session, snapshot.id)
-        callbacks: list[int] = []
-        if target is None:
-            text = "There is no job of mine in this conversation."
-        elif command == "status":
-            text = f"Job {target.id}:\n\n" + status.render(
-                record.view_of(session, target, settings)
-            )
-        elif target.state not in (JobState.QUEUED, JobState.RUNNING):
-            text = f"Job {target.id} has already ended ({target.state})."
-        elif (
-            refusal := _stop_refusal(snapshot, target.id, target.requester_id, settings)
-        ) is not None:
-            text = refusal
-        else:
-            callbacks += record.stop_job(session, target, snapshot.requester or "its requester")
-            text = f"Stopping job {target.id}. Its status message will say when it has stopped."
-        callbacks += record.record_reply(session, me, text)
+def _answer(
+    session: Session, snapshot: Snapshot, command: Command, settings: Settings
+) -> RunResult:
+    """Answer the command in the conversation, in the run's session; the job itself has then
+    succeeded."""
+    target = _command_target(session, snapshot)
+    callbacks: list[int] = []
+    if target is None:
+        text = "There is no job of mine in this conversation."
+    elif command == "status":
+        text = f"Job {target.id}:\n\n" + status.render(record.view_of(session, target, settings))
+    elif target.state not in (JobState.QUEUED, JobState.RUNNING):
+        text = f"Job {target.id} has already ended ({target.state})."
+    elif (
+        refusal := _stop_refusal(session, snapshot, target.id, target.requester_id, settings)
+    ) is not None:
+        text = refusal
+    else:
+        target = jobs.get_job(session, target.id)  # the check may have ended a step
+        callbacks += record.stop_job(session, target, snapshot.requester or "its requester")
+        text = f"Stopping job {target.id}. Its status message will say when it has stopped."
+    callbacks += record.record_reply(session, jobs.get_job(session, snapshot.id), text)
+    end_step(session)  # published after the commit: the outbox order
     record.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
 
@@ -72,16 +73,16 @@ def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
 
 
 def _stop_refusal(
-    snapshot: Snapshot, job_id: int, owner_id: int | None, settings: Settings
+    session: Session, snapshot: Snapshot, job_id: int, owner_id: int | None, settings: Settings
 ) -> str | None:
     """Why the sender may not stop the job; None for whoever asked for it, and for anyone who
     may push to its repository."""
     if owner_id is not None and owner_id == snapshot.requester_id:
         return None
     try:
-        forge_name, full_name = repository_of(snapshot)
+        forge_name, full_name = repository_of(session, snapshot)
         forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
-        check_permission(snapshot, forge, forge_name, full_name)
+        check_permission(session, snapshot, forge, forge_name, full_name)
     except Stop:
         return (
             f"Sorry, only the person who asked for job {job_id}, or someone who can push to "

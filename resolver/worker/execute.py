@@ -1,6 +1,11 @@
 """Running one job: take its lease, keep it with a heartbeat (which passes a cancel on), run
 the job's runner, record how it ended. Which runner runs a job is decided by the caller
-(`resolver.runners.runner_for`)."""
+(`resolver.runners.runner_for`).
+
+The worker's one opener of transactions: each step of `execute` (steering, the lease, the run,
+the record) is a transaction of its own, and the run's session is handed to the runner and
+everything below it, which end a step (`store.db.end_step`) wherever they must commit before
+going on (before a push, before publishing, before waiting on the network)."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.commands import parse_command
 from resolver.core import metrics, tracing
-from resolver.core.job import JobContext, Runner, RunResult
+from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log, redact
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
@@ -28,6 +33,10 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
+
+Runner = Callable[["Session", JobContext], RunResult]
+"""What a job does once a worker holds it (`resolver.runners.RUNNERS`), in the session of its
+run: committed when it returns, rolled back when it raises."""
 
 
 class _Heartbeat(threading.Thread):
@@ -122,6 +131,13 @@ def _record(job_id: int, owner: str, outcome: RunResult, settings: Settings) -> 
                 publish_job(session, waiting_id)
 
 
+def _run(runner: Runner, ctx: JobContext) -> RunResult:
+    """The runner, and the agent's inbox, in the run's session."""
+    with session_scope() as session:
+        ctx.inbox = steering.inbox_for(session, ctx.job_id, ctx.settings)
+        return runner(session, ctx)
+
+
 def _observe_finish(job: Job) -> None:
     ran = metrics.since(job.started_at, job.finished_at or utcnow())
     if ran is not None:
@@ -135,7 +151,9 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
     """Run one job if we can take its lease; a finished or held job is a no-op. `settings` are
     the task's, read once by its root and handed to the runner in its context."""
     owner = uuid.uuid4().hex
-    if steering.steer(job_id, settings):
+    with session_scope() as session:
+        steered = steering.steer(session, job_id, settings)
+    if steered:
         return  # a request to its conversation's running job joins it (or is refused)
     with session_scope() as session:
         try:
@@ -165,14 +183,14 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
         waited = metrics.since(job.created_at, utcnow())
     if waited is not None:
         metrics.JOB_START_SECONDS.observe(waited)
-    ctx = JobContext(job_id, settings, owner, inbox=steering.inbox_for(job_id, settings))
+    ctx = JobContext(job_id, settings, owner)
     heartbeat = _Heartbeat(
         ctx, owner, settings.lease_seconds, settings.status_interval, settings.job_time_limit
     )
     heartbeat.start()
     log(logger, logging.INFO, "job.started", job=job_id, source=source)
     try:
-        outcome = runner_for(source)(ctx)
+        outcome = _run(runner_for(source), ctx)
     except Exception as error:  # a bug in a runner: fail the job once, tell the user
         logger.exception("job.crashed", extra={"fields": {"job": job_id}})
         reason = f"internal error: {type(error).__name__}"

@@ -1,9 +1,11 @@
 """Which repository a request is about (the trigger's own, `repo=`, or a configured route),
-and whether its requester may push to it."""
+and whether its requester may push to it. The route and the requester's account are read in
+the caller's session, each read a step of its own (the forge is asked next)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from integrations import registry
 from resolver.contract import outbound as providers
@@ -12,9 +14,12 @@ from resolver.contract.triggers import ChatThread, TaskTrigger, repo_of, reposit
 from resolver.core.settings import Settings
 from resolver.core.states import Outcome
 from resolver.store import accounts
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.store.repo_defaults import routed_repo
 from resolver.worker.values import Plan, Snapshot, Stop
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def is_forge(source: str) -> bool:
@@ -39,7 +44,7 @@ def co_author(forge_name: str, user: providers.ForgeUser, settings: Settings) ->
     )
 
 
-def repository_of(snapshot: Snapshot) -> tuple[str, str]:
+def repository_of(session: Session, snapshot: Snapshot) -> tuple[str, str]:
     """The forge and the repository's full name; Stop when the request names none and no
     route is configured. A forge's trigger names its own repository; one that does not (a
     ticket on a forge that also tracks work) routes like a tracker's, on that forge."""
@@ -49,7 +54,7 @@ def repository_of(snapshot: Snapshot) -> tuple[str, str]:
         return forge, own
     trigger = snapshot.trigger
     spec = trigger.options.get("repo") if isinstance(trigger, ChatThread) else None
-    spec = spec or snapshot.repo or _routed_repo(snapshot)
+    spec = spec or snapshot.repo or _routed_repo(session, snapshot)
     if not spec:
         scope = route_scope(snapshot.source, snapshot.trigger) or "<scope>"
         raise Stop(
@@ -64,12 +69,13 @@ def repository_of(snapshot: Snapshot) -> tuple[str, str]:
         raise Stop(Outcome.COULD_NOT, str(error)) from None
 
 
-def _routed_repo(snapshot: Snapshot) -> str | None:
+def _routed_repo(session: Session, snapshot: Snapshot) -> str | None:
     scope = route_scope(snapshot.source, snapshot.trigger)
     if scope is None:
         return None
-    with session_scope() as session:
-        return routed_repo(session, snapshot.source, scope)
+    routed = routed_repo(session, snapshot.source, scope)
+    end_step(session)
+    return routed
 
 
 def repo_info(
@@ -86,25 +92,26 @@ def repo_info(
     return forge.repository(full_name)
 
 
-def _forge_user(snapshot: Snapshot, forge_name: str) -> providers.ForgeUser | None:
+def _forge_user(
+    session: Session, snapshot: Snapshot, forge_name: str
+) -> providers.ForgeUser | None:
     sender = snapshot.trigger.origin.sender
     if snapshot.source == forge_name and sender is not None and sender.id:
         return providers.ForgeUser(sender.id, sender.login or None)
     if snapshot.requester_id is None:
         return None
-    with session_scope() as session:
-        identity = accounts.identity_of(session, snapshot.requester_id, forge_name)
-        if identity is None:
-            return None
-        return providers.ForgeUser(identity.external_id, identity.login)
+    identity = accounts.identity_of(session, snapshot.requester_id, forge_name)
+    user = providers.ForgeUser(identity.external_id, identity.login) if identity else None
+    end_step(session)
+    return user
 
 
 def check_permission(
-    snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
+    session: Session, snapshot: Snapshot, forge: providers.Forge, forge_name: str, full_name: str
 ) -> providers.ForgeUser:
     """The requester's account on the forge, once it may push to the repository."""
     name = registry.get(forge_name).display_name
-    user = _forge_user(snapshot, forge_name)
+    user = _forge_user(session, snapshot, forge_name)
     if user is None:
         raise Stop(
             Outcome.REFUSED,
@@ -127,14 +134,14 @@ PlanOf = Callable[[Snapshot, providers.Forge, str, providers.RepoInfo], Plan]
 
 
 def prepare(
-    snapshot: Snapshot, plan_of: PlanOf, settings: Settings
+    session: Session, snapshot: Snapshot, plan_of: PlanOf, settings: Settings
 ) -> tuple[Plan, providers.ForgeUser, dict[str, str]]:
     """What every run on a forge starts from: the plan `plan_of` makes for the repository,
     the requester (once they may push to it) and the forge's git environment for its clone.
     Stop, or the forge's CallbackError, when it cannot."""
-    forge_name, full_name = repository_of(snapshot)
+    forge_name, full_name = repository_of(session, snapshot)
     forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
     repo = repo_info(snapshot, forge, forge_name, full_name)
-    requester = check_permission(snapshot, forge, forge_name, repo.full_name)
+    requester = check_permission(session, snapshot, forge, forge_name, repo.full_name)
     plan = plan_of(snapshot, forge, forge_name, repo)
     return plan, requester, forge.git_env(plan.repo.clone_url)

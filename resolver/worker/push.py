@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from resolver.agent import git as git_repo
 from resolver.agent.session import AfterAgent, Work
@@ -18,9 +18,12 @@ from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.core.states import Outcome
 from resolver.store import jobs
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.worker.branches import build_commit_message
 from resolver.worker.values import Plan, Snapshot, Stop
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +53,7 @@ def branch_lock(plan: Plan, ctx: JobContext, wait: float = BRANCH_LOCK_WAIT) -> 
 
 
 def push(
+    session: Session,
     snapshot: Snapshot,
     plan: Plan,
     env: dict[str, str] | None,
@@ -58,8 +62,9 @@ def push(
     on_pushed: Callable[[str, str], None] | None = None,
 ) -> AfterAgent:
     """The after-agent hook: commit the agent's tree as the bot and push it to the job's own
-    repository; `on_pushed` hears the branch and commit. Unfinished work is pushed (without a
-    pull request) only when RESOLVER_PUSH_UNFINISHED."""
+    repository (a new branch's name is committed in `session`, the run's, first); `on_pushed`
+    hears the branch and commit. Unfinished work is pushed (without a pull request) only when
+    RESOLVER_PUSH_UNFINISHED."""
     bot = settings.bot_name
 
     def after(work: Work, agent: AgentResult) -> None:
@@ -71,8 +76,8 @@ def push(
             if git_repo.remote_branch_exists(work.clone, branch, env):
                 branch = f"{branch}-{snapshot.id}"  # someone else's branch has that name
             # Recorded before the push: a retry of this job knows the branch is its own.
-            with session_scope() as session:
-                jobs.get_job(session, snapshot.id).branch = branch
+            jobs.get_job(session, snapshot.id).branch = branch
+            end_step(session)
         title = snapshot.trigger.title or snapshot.task
         message = build_commit_message(title, agent.summary, *author)
         sha = git_repo.commit(work.clone, work.tree, work.base, message, bot_identity(bot))

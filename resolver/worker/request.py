@@ -15,7 +15,7 @@ rather than a command (`resolver.runners.run_request` answers those from `COMMAN
 from __future__ import annotations
 
 import logging
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from integrations import registry
 from resolver.agent.session import SessionRequest, run_result, run_session
@@ -49,23 +49,27 @@ from resolver.features.reviews.worker import (
     take_review,
 )
 from resolver.store import jobs
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
 from resolver.worker.plan import co_author, is_forge, prepare
 from resolver.worker.push import branch_lock, push
 from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
 
 HISTORY_NOTE: Final = "(an earlier request in this conversation)"
 
 
-def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
-    """Do the work a person asked for: plan the repository, run the agent, push its change."""
+def run_request(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunResult:
+    """Do the work a person asked for: plan the repository, run the agent, push its change.
+    `session` is the run's (`worker.execute`)."""
     try:
         # A model outside the list is refused before any work.
         requested_model(snapshot.task, ctx.settings)
-        plan, requester, git_env = prepare(snapshot, _plan, ctx.settings)
+        plan, requester, git_env = prepare(session, snapshot, _plan, ctx.settings)
         check = failed_check_in(snapshot.trigger)
         settings = ctx.settings
         fixing = check_fix(settings, snapshot, plan, check, git_env) if check is not None else None
@@ -77,7 +81,7 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     except CallbackError as error:
         reason = f"I could not prepare this job: {error}"
         return RunResult(JobState.FAILED, Outcome.ERROR, error=reason)
-    record_plan(ctx.job_id, plan)
+    record_plan(session, ctx.job_id, plan)
     gather_review(snapshot, ctx.cancelled)
     history = take_review(snapshot, _history(snapshot, ctx.settings), resolving)
     if fixing is not None:
@@ -100,7 +104,13 @@ def run_request(ctx: JobContext, snapshot: Snapshot) -> RunResult:
         with branch_lock(plan, ctx):
             author = co_author(plan.forge_name, requester, ctx.settings)
             after = push(
-                snapshot, plan, request.git_env, author, ctx.settings, note_pushed(ctx.job_id)
+                session,
+                snapshot,
+                plan,
+                request.git_env,
+                author,
+                ctx.settings,
+                note_pushed(ctx.job_id),
             )
             done = run_session(request, ctx, after=after)
     except ENDING_ERRORS as error:
@@ -130,31 +140,32 @@ def requested_model(task: str, settings: Settings) -> tuple[str, str | None]:
 # --- reading the job
 
 
-def load(job_id: int) -> Snapshot:
-    """The job as its runner reads it, from one transaction."""
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        previous = jobs.previous_in_conversation(session, job)
-        earlier = None
-        if previous is not None:
-            earlier = Earlier(
-                id=previous.id,
-                task=previous.task,
-                summary=read_result(previous.result).summary or "",
-                branch=previous.branch,
-                pr_url=previous.pr_url,
-            )
-        return Snapshot(
-            id=job.id,
-            source=job.source,
-            task=job.task,
-            repo=job.repo,
-            requester=job.requester,
-            requester_id=job.requester_id,
-            trigger=read_trigger(job.trigger),
-            branch=job.branch,
-            earlier=earlier,
+def load(session: Session, job_id: int) -> Snapshot:
+    """The job as its runner reads it, from one step of `session`."""
+    job = jobs.get_job(session, job_id)
+    previous = jobs.previous_in_conversation(session, job)
+    earlier = None
+    if previous is not None:
+        earlier = Earlier(
+            id=previous.id,
+            task=previous.task,
+            summary=read_result(previous.result).summary or "",
+            branch=previous.branch,
+            pr_url=previous.pr_url,
         )
+    snapshot = Snapshot(
+        id=job.id,
+        source=job.source,
+        task=job.task,
+        repo=job.repo,
+        requester=job.requester,
+        requester_id=job.requester_id,
+        trigger=read_trigger(job.trigger),
+        branch=job.branch,
+        earlier=earlier,
+    )
+    end_step(session)
+    return snapshot
 
 
 # --- planning
@@ -204,21 +215,21 @@ def _plan(
     return Plan(forge_name, repo, repo.default_branch, new_branch, fixes=fixes)
 
 
-def record_plan(job_id: int, plan: Plan) -> None:
+def record_plan(session: Session, job_id: int, plan: Plan) -> None:
     """Keep the plan on the job (the callbacks read it), and bring its status up to date (the
-    intake sent the 👀 and the first status)."""
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        planned = Planned(
-            provider=plan.forge_name, repo=plan.repo.full_name, base=plan.base, fixes=plan.fixes
-        )
-        job.trigger = dump_trigger(with_planned(read_trigger(job.trigger), planned))
-        job.repo = job.repo or plan.repo.full_name
-        if plan.update:
-            job.pr_url = plan.pr_url
-            job.branch = plan.branch
-            jobs.note_result(job, {"updated_pull": True})
-        callbacks = record.record_status(session, job)
+    intake sent the 👀 and the first status): a step of `session`."""
+    job = jobs.get_job(session, job_id)
+    planned = Planned(
+        provider=plan.forge_name, repo=plan.repo.full_name, base=plan.base, fixes=plan.fixes
+    )
+    job.trigger = dump_trigger(with_planned(read_trigger(job.trigger), planned))
+    job.repo = job.repo or plan.repo.full_name
+    if plan.update:
+        job.pr_url = plan.pr_url
+        job.branch = plan.branch
+        jobs.note_result(job, {"updated_pull": True})
+    callbacks = record.record_status(session, job)
+    end_step(session)  # published after the commit: the outbox order
     record.publish_all(callbacks)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from integrations import registry
 from resolver.callbacks import record
@@ -21,40 +22,43 @@ from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs, steering
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.store.models import Job
 from resolver.worker.plan import check_permission, repository_of
 from resolver.worker.request import load
 from resolver.worker.values import Stop
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
 logger = logging.getLogger(__name__)
 
 
-def steer(job_id: int, settings: Settings) -> bool:
+def steer(session: Session, job_id: int, settings: Settings) -> bool:
     """Send a queued request to its conversation's running job, or refuse it; False when it is
     no steering message (no job of its conversation runs, or it is a command)."""
-    with session_scope() as session:
-        job = jobs.get_job(session, job_id)
-        target = steering.running_target(session, job) if _steerable(job) else None
-        if target is None:
-            return False
-        if steering.is_waiting(session, target.id, job.id):
-            return True  # a second delivery of the same message: it waits already
-        target_id, target_repo = target.id, target.repo
-        same_person = job.requester_id is not None and job.requester_id == target.requester_id
-    refusal = None if same_person else _refusal(job_id, target_id, target_repo, settings)
-    with session_scope() as session:
-        job, target = jobs.get_job(session, job_id), jobs.get_job(session, target_id)
-        if job.state != JobState.QUEUED:
-            return True
-        if target.state != JobState.RUNNING:
-            return False  # it ended meanwhile: this request runs as a follow-up
-        if refusal is not None:
-            jobs.finish_job(session, job, JobState.FAILED, Outcome.REFUSED, error=refusal)
-            callbacks = record.record_finish(session, job, settings)
-        else:
-            steering.add_message(session, target, job)
-            callbacks = record.record_status(session, job)
+    job = jobs.get_job(session, job_id)
+    target = steering.running_target(session, job) if _steerable(job) else None
+    if target is None:
+        return False
+    if steering.is_waiting(session, target.id, job.id):
+        return True  # a second delivery of the same message: it waits already
+    target_id, target_repo = target.id, target.repo
+    same_person = job.requester_id is not None and job.requester_id == target.requester_id
+    end_step(session)  # the permission check asks the forge
+    refusal = None if same_person else _refusal(session, job_id, target_id, target_repo, settings)
+    job, target = jobs.get_job(session, job_id), jobs.get_job(session, target_id)
+    if job.state != JobState.QUEUED:
+        return True
+    if target.state != JobState.RUNNING:
+        return False  # it ended meanwhile: this request runs as a follow-up
+    if refusal is not None:
+        jobs.finish_job(session, job, JobState.FAILED, Outcome.REFUSED, error=refusal)
+        callbacks = record.record_finish(session, job, settings)
+    else:
+        steering.add_message(session, target, job)
+        callbacks = record.record_status(session, job)
+    end_step(session)  # published after the commit: the outbox order
     log(logger, logging.INFO, "job.steering", job=job_id, target=target_id, refused=bool(refusal))
     record.publish_all(callbacks)
     return True
@@ -70,16 +74,16 @@ def _steerable(job: Job) -> bool:
 
 
 def _refusal(
-    job_id: int, target_id: int, target_repo: str | None, settings: Settings
+    session: Session, job_id: int, target_id: int, target_repo: str | None, settings: Settings
 ) -> str | None:
     """Why the sender may not steer the running job; None for anyone who may push to its
     repository."""
-    snapshot = load(job_id)
+    snapshot = load(session, job_id)
     snapshot = replace(snapshot, repo=snapshot.repo or target_repo)
     try:
-        forge_name, full_name = repository_of(snapshot)
+        forge_name, full_name = repository_of(session, snapshot)
         forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, settings)
-        check_permission(snapshot, forge, forge_name, full_name)
+        check_permission(session, snapshot, forge, forge_name, full_name)
     except Stop as stop:
         return str(stop)
     except CallbackError as error:
@@ -87,17 +91,17 @@ def _refusal(
     return None
 
 
-def inbox_for(job_id: int, settings: Settings) -> Inbox:
+def inbox_for(session: Session, job_id: int, settings: Settings) -> Inbox:
     """The running job's inbox, as one attempt of its agent reads it: each message once, the
-    ones taken by an earlier attempt included."""
+    ones taken by an earlier attempt included. Each take is a step of `session`, the run's."""
     seen: set[int] = set()
 
     def take(step: int) -> list[InboxMessage]:
-        with session_scope() as session:
-            messages, delivered = steering.take_messages(session, job_id, step, frozenset(seen))
-            callbacks = [
-                c for source in delivered for c in record.record_finish(session, source, settings)
-            ]
+        messages, delivered = steering.take_messages(session, job_id, step, frozenset(seen))
+        callbacks = [
+            c for source in delivered for c in record.record_finish(session, source, settings)
+        ]
+        end_step(session)  # published after the commit: the outbox order
         record.publish_all(callbacks)
         seen.update(message.id for message in messages)
         return [InboxMessage(message.author, message.text) for message in messages]

@@ -14,6 +14,7 @@ from integrations import registry
 from resolver.contract import outbound as providers
 from resolver.contract.errors import TransientCallbackError
 from resolver.contract.triggers import read_trigger
+from resolver.core.job import RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.schedules.commands import names_a_schedule, run
@@ -63,6 +64,17 @@ def asked(task: str, sender: str = "U1", login: str = "ada") -> Snapshot:
     return Snapshot(job_id, NAME, task, REPO, login, None, read_trigger(trigger), None, None)
 
 
+def names_one(snapshot: Snapshot) -> bool:
+    with session_scope() as session:
+        return names_a_schedule(session, snapshot)
+
+
+def answered(snapshot: Snapshot) -> RunResult:
+    """`@bot run` in a session of its own, as the worker runs a command."""
+    with session_scope() as session:
+        return run(session, snapshot, get_settings())
+
+
 def reply_to(snapshot: Snapshot) -> str:
     with session_scope() as session:
         [callback] = session.scalars(select(Callback).where(Callback.job_id == snapshot.id))
@@ -75,14 +87,14 @@ def schedule_jobs() -> list[int]:
 
 
 def test_run_names_a_schedule_of_the_repository_only(forge: Permissions) -> None:
-    assert names_a_schedule(asked("run weekly-deps"))
-    assert not names_a_schedule(asked("run nightly"))
-    assert not names_a_schedule(asked("run the tests and fix what fails"))
+    assert names_one(asked("run weekly-deps"))
+    assert not names_one(asked("run nightly"))
+    assert not names_one(asked("run the tests and fix what fails"))
 
 
 def test_someone_who_may_push_starts_the_run_and_is_told_its_job(forge: Permissions) -> None:
     snapshot = asked("run weekly-deps")
-    result = run(snapshot, get_settings())
+    result = answered(snapshot)
     assert (result.state, result.outcome) == (JobState.SUCCEEDED, Outcome.ANSWERED)
     assert result.result == {"command": "run"}
     [job_id] = schedule_jobs()
@@ -91,7 +103,7 @@ def test_someone_who_may_push_starts_the_run_and_is_told_its_job(forge: Permissi
 
 def test_someone_who_may_not_push_is_refused_and_nothing_runs(forge: Permissions) -> None:
     snapshot = asked("run weekly-deps", sender="U2", login="bo")
-    run(snapshot, get_settings())
+    answered(snapshot)
     assert reply_to(snapshot) == (
         f"Sorry @bo, I only take requests from people who can push to `{REPO}`. "
         "Ask a maintainer to mention me, or to give you write access."
@@ -102,7 +114,7 @@ def test_someone_who_may_not_push_is_refused_and_nothing_runs(forge: Permissions
 def test_a_forge_that_cannot_answer_is_named_and_nothing_runs(forge: Permissions) -> None:
     forge.down = True
     snapshot = asked("run weekly-deps")
-    run(snapshot, get_settings())
+    answered(snapshot)
     assert reply_to(snapshot) == (
         "I could not reach the forge to check who may run schedules: HTTP 503"
     )

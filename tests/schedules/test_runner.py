@@ -116,7 +116,8 @@ def scheduled_job(schedule_id: int, **values: Any) -> int:
 
 
 def run(job_id: int) -> RunResult:
-    return runner.run_scheduled(JobContext(job_id, get_settings()))
+    with session_scope() as session:
+        return runner.run_scheduled(session, JobContext(job_id, get_settings()))
 
 
 def inputs_now(bare: Path, tmp_path: Path, schedule_id: int) -> str:
@@ -246,12 +247,13 @@ def test_a_scheduled_push_credits_no_one_and_the_schedule_remembers_its_branch(
     proposal = plan(Decision(Action.PROPOSE, Remembered()), None)
     proposal = replace(proposal, repo=replace(proposal.repo, clone_url=str(bare)))
     pushed: dict[str, str] = {}
-    after = runner._pushing(scheduled, proposal, {}, pushed, get_settings())
     clone = git_repo.clone(str(bare), tmp_path / "clone")
     base = git_repo.head(clone)
     tree = git_repo.git(clone, "rev-parse", f"{base}^{{tree}}").strip()
     agent = AgentResult("changed_code", "Tidied.", None, 2, 0.01, 10, 5)
-    after(Work(clone, base, tree), agent)
+    with session_scope() as session:
+        after = runner._pushing(session, scheduled, proposal, {}, pushed, get_settings())
+        after(Work(clone, base, tree), agent)
 
     branch = runner.schedule_branch("Weekly Tidy")
     assert pushed == {"branch": branch, "head": run_git("rev-parse", branch, cwd=bare).strip()}

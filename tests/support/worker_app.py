@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from resolver import runners, tasks
 from resolver.callbacks.send import ACTIONS, Action
@@ -14,7 +15,7 @@ from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
-from resolver.store.db import session_scope
+from resolver.store.db import end_step
 from resolver.store.jobs import get_job
 from resolver.store.models import Credential
 from resolver.store.vault import Vault
@@ -23,10 +24,10 @@ from tests.support.scripted_post import KIND, ScriptedPost, scripted_post
 logger = logging.getLogger("tests.worker_app")
 
 
-def sleepy(ctx: JobContext) -> RunResult:
+def sleepy(session: Session, ctx: JobContext) -> RunResult:
     """Sleeps, then appends a line to a marker file: one line per completed run."""
-    with session_scope() as session:
-        trigger = get_job(session, ctx.job_id).trigger
+    trigger = get_job(session, ctx.job_id).trigger
+    end_step(session)
     marker = Path(trigger["marker"])
     with marker.with_suffix(".started").open("a") as f:
         f.write(f"started {ctx.job_id}\n")
@@ -42,14 +43,11 @@ def sleepy(ctx: JobContext) -> RunResult:
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED)
 
 
-def careless(ctx: JobContext) -> RunResult:
+def careless(session: Session, ctx: JobContext) -> RunResult:
     """Uses the requester's stored token and then mishandles it in every way a bug could."""
-    with session_scope() as session:
-        job = get_job(session, ctx.job_id)
-        cred = session.scalars(
-            select(Credential).where(Credential.user_id == job.requester_id)
-        ).one()
-        token = Vault(get_settings().fernet_keys).decrypt(cred.ciphertext)
+    job = get_job(session, ctx.job_id)
+    cred = session.scalars(select(Credential).where(Credential.user_id == job.requester_id)).one()
+    token = Vault(get_settings().fernet_keys).decrypt(cred.ciphertext)
     log(logger, logging.WARNING, "test.careless", token=token.reveal(), wrapped=token)
     logger.error("formatted %s", token.reveal())
     raise RuntimeError(f"failed while using {token.reveal()}")

@@ -191,9 +191,10 @@ def test_run_again_by_another_pusher_is_theirs(app, forge) -> None:
         assert sender == SenderRef(id=str(forge.user_id("wendy")), login="wendy")
         assert (new.requester, new.requester_id) == ("wendy", wendy)
         assert new.message_id and new.published_at is not None
-    snapshot = request.load(new_id)
-    github = registry.forge("github", snapshot.trigger, snapshot.requester_id, get_settings())
-    checked = plan.check_permission(snapshot, github, "github", SECRET_REPO)
+    with session_scope() as session:
+        snapshot = request.load(session, new_id)
+        github = registry.forge("github", snapshot.trigger, snapshot.requester_id, get_settings())
+        checked = plan.check_permission(session, snapshot, github, "github", SECRET_REPO)
     assert (checked.external_id, checked.login) == (str(forge.user_id("wendy")), "wendy")
     token = token_for_job(snapshot.trigger, snapshot.requester_id, get_settings())
     assert token != ADA_TOKEN and forge.tokens[token] == "wendy"
@@ -216,10 +217,11 @@ def test_run_again_of_a_chat_request_checks_the_viewers_own_forge_account(app, f
     client = browser(app)
     sign_in(client, forge, "wendy")
     again = client.post(f"/jobs/{job_id}/rerun", data={"csrf": csrf_of(client, f"/jobs/{job_id}")})
-    snapshot = request.load(int(again.headers["location"].rsplit("/", 1)[1]))
-    assert snapshot.trigger.origin.sender is None and snapshot.requester_id == wendy
-    github = registry.forge("github", snapshot.trigger, snapshot.requester_id, get_settings())
-    checked = plan.check_permission(snapshot, github, "github", SECRET_REPO)
+    with session_scope() as session:
+        snapshot = request.load(session, int(again.headers["location"].rsplit("/", 1)[1]))
+        assert snapshot.trigger.origin.sender is None and snapshot.requester_id == wendy
+        github = registry.forge("github", snapshot.trigger, snapshot.requester_id, get_settings())
+        checked = plan.check_permission(session, snapshot, github, "github", SECRET_REPO)
     assert checked.external_id == str(forge.user_id("wendy"))
 
 

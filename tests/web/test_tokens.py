@@ -227,7 +227,8 @@ def test_a_revoked_token_is_noticed_and_signing_in_again_renews_it(
                 trigger={"repo": SECRET_REPO},
             ),
         ).id
-    result = run_request(JobContext(job_id, get_settings()), load(job_id))
+    with session_scope() as session:
+        result = run_request(session, JobContext(job_id, get_settings()), load(session, job_id))
     assert result.state == JobState.FAILED and result.error is not None
     assert SIGN_IN_AGAIN in result.error, result.error
     now = datetime.now(UTC)

@@ -6,9 +6,11 @@ job at a time per branch."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import Session
 
 from resolver.agent import git as git_repo
 from resolver.agent.session import Work
@@ -32,6 +34,13 @@ AUTHOR = ("Ada", "ada@example.com")
 @pytest.fixture
 def origin(resolver_env: ResolverEnv, tmp_path: Path) -> Path:
     return make_repo(tmp_path / "origin", {"app.py": "print('hi')\n"})
+
+
+@pytest.fixture
+def session(resolver_env: ResolverEnv) -> Iterator[Session]:
+    """The run's session, as `worker.execute` hands it to the runner."""
+    with session_scope() as session:
+        yield session
 
 
 def new_job(title: str = "Fix the greeting") -> Snapshot:
@@ -68,11 +77,12 @@ def branch_of(job_id: int) -> str | None:
 
 
 def test_the_agents_tree_is_pushed_as_the_bots_commit_crediting_the_requester(
-    origin: Path, tmp_path: Path
+    session: Session, origin: Path, tmp_path: Path
 ) -> None:
     snapshot = new_job()
     pushed: list[tuple[str, str]] = []
     hook = push(
+        session,
         snapshot,
         plan_for(origin),
         {},
@@ -91,17 +101,36 @@ def test_the_agents_tree_is_pushed_as_the_bots_commit_crediting_the_requester(
     assert branch_of(snapshot.id) == BRANCH
 
 
-def test_a_branch_name_someone_else_uses_gets_the_jobs_number(origin: Path, tmp_path: Path) -> None:
+def test_a_branch_name_someone_else_uses_gets_the_jobs_number(
+    session: Session, origin: Path, tmp_path: Path
+) -> None:
     git(origin, "branch", BRANCH)
     theirs = git(origin, "rev-parse", BRANCH).strip()
     snapshot = new_job()
-    push(snapshot, plan_for(origin), {}, AUTHOR, get_settings())(work_on(origin, tmp_path), agent())
+    push(session, snapshot, plan_for(origin), {}, AUTHOR, get_settings())(
+        work_on(origin, tmp_path), agent()
+    )
     assert git(origin, "rev-parse", BRANCH).strip() == theirs
     assert git(origin, "show", f"{BRANCH}-{snapshot.id}:app.py") == "print('hi!')\n"
     assert branch_of(snapshot.id) == f"{BRANCH}-{snapshot.id}"
 
 
-def test_a_pull_requests_branch_only_moves_forward(origin: Path, tmp_path: Path) -> None:
+def test_a_new_branch_is_recorded_on_the_job_before_it_is_pushed(
+    session: Session, origin: Path, tmp_path: Path
+) -> None:
+    """Committed before the push, in the run's session: a retry after a push that failed (or a
+    worker killed while pushing) knows the branch is its own."""
+    git(origin, "branch", f"{BRANCH}/taken")  # so that the push cannot create BRANCH
+    snapshot = new_job()
+    hook = push(session, snapshot, plan_for(origin), {}, AUTHOR, get_settings())
+    with pytest.raises(git_repo.RepoError):
+        hook(work_on(origin, tmp_path), agent())
+    assert branch_of(snapshot.id) == BRANCH
+
+
+def test_a_pull_requests_branch_only_moves_forward(
+    session: Session, origin: Path, tmp_path: Path
+) -> None:
     git(origin, "branch", BRANCH)
     work = work_on(origin, tmp_path, BRANCH)
     # Someone pushes to the pull request's branch while the agent works.
@@ -111,7 +140,7 @@ def test_a_pull_requests_branch_only_moves_forward(origin: Path, tmp_path: Path)
     git(origin, "-c", "user.name=Bo", "-c", "user.email=bo@example.com", "commit", "-qm", "mine")
     git(origin, "checkout", "-q", "main")
     theirs = git(origin, "rev-parse", BRANCH).strip()
-    hook = push(new_job(), plan_for(origin, update=True), {}, AUTHOR, get_settings())
+    hook = push(session, new_job(), plan_for(origin, update=True), {}, AUTHOR, get_settings())
     with pytest.raises(git_repo.RepoError):
         hook(work, agent())
     assert git(origin, "rev-parse", BRANCH).strip() == theirs
@@ -119,10 +148,10 @@ def test_a_pull_requests_branch_only_moves_forward(origin: Path, tmp_path: Path)
 
 @pytest.mark.parametrize("outcome", ["could_not", "stopped", "answered"])
 def test_work_the_agent_did_not_finish_is_not_pushed_by_default(
-    origin: Path, tmp_path: Path, outcome: str
+    session: Session, origin: Path, tmp_path: Path, outcome: str
 ) -> None:
     snapshot = new_job()
-    push(snapshot, plan_for(origin), {}, AUTHOR, get_settings())(
+    push(session, snapshot, plan_for(origin), {}, AUTHOR, get_settings())(
         work_on(origin, tmp_path), agent(outcome)
     )
     assert git(origin, "branch", "--list", BRANCH) == ""
@@ -130,15 +159,15 @@ def test_work_the_agent_did_not_finish_is_not_pushed_by_default(
 
 
 def test_unfinished_work_is_pushed_when_the_operator_allows_it(
-    origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    session: Session, origin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RESOLVER_PUSH_UNFINISHED", "true")
     get_settings.cache_clear()
-    push(new_job(), plan_for(origin), {}, AUTHOR, get_settings())(
+    push(session, new_job(), plan_for(origin), {}, AUTHOR, get_settings())(
         work_on(origin, tmp_path), agent("stopped")
     )
     assert git(origin, "show", f"{BRANCH}:app.py") == "print('hi!')\n"
-    push(new_job(), plan_for(origin, "resolver/answer"), {}, AUTHOR, get_settings())(
+    push(session, new_job(), plan_for(origin, "resolver/answer"), {}, AUTHOR, get_settings())(
         work_on(origin, tmp_path), agent("answered")
     )
     assert git(origin, "branch", "--list", "resolver/answer") == ""

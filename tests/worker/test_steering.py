@@ -9,15 +9,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
+from sqlalchemy.orm import Session
 
-from resolver.core.job import InboxMessage, JobContext, Runner, RunResult
+from resolver.core.job import InboxMessage, JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.accounts import add_user
 from resolver.store.db import session_scope
 from resolver.store.models import SteeringMessage
-from resolver.worker.execute import execute
+from resolver.worker.execute import Runner, execute
 
 CONVERSATION = "github:octo/widgets:7"
 
@@ -32,7 +33,7 @@ class Blocking:
     read_inbox: bool = True
     ran: list[int] = field(default_factory=list)
 
-    def __call__(self, ctx: JobContext) -> RunResult:
+    def __call__(self, _session: Session, ctx: JobContext) -> RunResult:
         self.ran.append(ctx.job_id)
         self.started.set()
         assert self.release.wait(60)
@@ -156,7 +157,8 @@ def test_stop_cancels_the_running_job_and_the_messages_waiting_for_it(alice, run
     from resolver.worker.commands import answer_stop
     from resolver.worker.request import load
 
-    answer_stop(load(stop), get_settings())
+    with session_scope() as session:
+        answer_stop(session, load(session, stop), get_settings())
 
     assert job_of(first).cancel_requested
     assert (job_of(second).state, job_of(second).outcome) == ("cancelled", "cancelled")

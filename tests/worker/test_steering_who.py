@@ -84,6 +84,12 @@ def waiting() -> list[tuple[int, int]]:
         return [(row.job_id, row.from_job_id) for row in rows]
 
 
+def steered(job_id: int) -> bool:
+    """`steer` in a session of its own, as `worker.execute` calls it."""
+    with session_scope() as session:
+        return steer(session, job_id, get_settings())
+
+
 def job(job_id: int) -> jobs.Job:
     with session_scope() as session:
         found = jobs.get_job(session, job_id)
@@ -95,7 +101,7 @@ def test_the_jobs_own_requester_steers_it(writers: Writers) -> None:
     alice = user("alice")
     target = running("alice", alice)
     message = request("use the stdlib only", "alice", alice)
-    assert steer(message, get_settings())
+    assert steered(message)
     assert waiting() == [(target, message)]
     assert job(message).state == JobState.QUEUED
 
@@ -103,14 +109,14 @@ def test_the_jobs_own_requester_steers_it(writers: Writers) -> None:
 def test_someone_who_may_push_steers_it_too(writers: Writers) -> None:
     target = running("alice", user("alice"))
     message = request("also update the docs", "carol")
-    assert steer(message, get_settings())
+    assert steered(message)
     assert waiting() == [(target, message)]
 
 
 def test_anyone_else_is_refused_by_name_and_nothing_reaches_the_agent(writers: Writers) -> None:
     running("alice", user("alice"))
     message = request("delete the tests", "bo")
-    assert steer(message, get_settings())
+    assert steered(message)
     assert waiting() == []
     refused = job(message)
     assert (refused.state, refused.outcome) == (JobState.FAILED, Outcome.REFUSED)
@@ -124,7 +130,7 @@ def test_a_forge_that_cannot_answer_refuses_saying_so(writers: Writers) -> None:
     writers.down = True
     target = running("alice", user("alice"))
     message = request("also update the docs", "carol")
-    assert steer(message, get_settings())
+    assert steered(message)
     assert job(message).error == (
         f"I could not reach the forge to check who may steer job {target}: HTTP 503"
     )
@@ -134,13 +140,13 @@ def test_a_second_delivery_of_the_same_message_waits_once(writers: Writers) -> N
     alice = user("alice")
     running("alice", alice)
     message = request("use the stdlib only", "alice", alice)
-    assert steer(message, get_settings()) and steer(message, get_settings())
+    assert steered(message) and steered(message)
     assert len(waiting()) == 1
 
 
 def test_a_command_or_a_request_with_no_running_job_is_not_steering(writers: Writers) -> None:
     alice = user("alice")
-    assert not steer(request("fix add()", "alice", alice), get_settings())  # nothing runs yet
+    assert not steered(request("fix add()", "alice", alice))  # nothing runs yet
     running("alice", alice)
-    assert not steer(request("stop", "alice", alice), get_settings())
+    assert not steered(request("stop", "alice", alice))
     assert waiting() == []

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from integrations import registry
 from resolver.agent import git as git_repo
@@ -62,22 +62,25 @@ from resolver.worker.push import bot_identity, branch_lock
 from resolver.worker.request import quiet_end, record_plan
 from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, Stop, ended_by
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
 _HEAD_FORMAT: Final = "--format=%ae%x00%ce"
 
 # Whether to go on with a merge (None) or why not: the clone, the base commit, the conflicts.
 Gate = Callable[[git_repo.Clone, str, str, tuple[str, ...]], str | None]
 
 
-def update_branch(ctx: JobContext, snapshot: Snapshot) -> RunResult:
+def update_branch(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """Merge the pull request's base into the bot's branch, resolving conflicts with the
-    agent where git cannot, and push the merge as a new commit."""
+    agent where git cannot, and push the merge as a new commit. `session` is the run's."""
     try:
-        plan, requester, git_env = prepare(snapshot, _plan, ctx.settings)
+        plan, requester, git_env = prepare(session, snapshot, _plan, ctx.settings)
     except Stop as stop:
         return ended_by(stop)
     except CallbackError as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not prepare this: {error}")
-    record_plan(ctx.job_id, plan)
+    record_plan(session, ctx.job_id, plan)
     author = co_author(plan.forge_name, requester, ctx.settings)
     try:
         with branch_lock(plan, ctx):
@@ -141,14 +144,14 @@ def _update(
     return resolver.result(done)
 
 
-def update_on_base_push(ctx: JobContext, snapshot: Snapshot) -> RunResult:
+def update_on_base_push(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunResult:
     """`conflicts: fix`: after a push to the default branch, update each of the bot's open pull
     requests on it that no longer merges cleanly, as `@bot rebase` would. The job speaks in no
     conversation (a push has none); what it did to each pull request is its result."""
     push = base_push_in(snapshot.trigger)
     _keep_quiet(ctx.job_id)
     try:
-        forge_name, full_name = repository_of(snapshot)
+        forge_name, full_name = repository_of(session, snapshot)
         forge = registry.forge(forge_name, snapshot.trigger, snapshot.requester_id, ctx.settings)
         repo = repo_info(snapshot, forge, forge_name, full_name)
         if push is None or push.branch != repo.default_branch:

@@ -10,7 +10,7 @@ only what changed since its last review of the same pull request."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from integrations import registry
 from resolver.agent import git as git_repo
@@ -47,6 +47,9 @@ from resolver.worker.plan import prepare
 from resolver.worker.request import quiet_end, record_plan, requested_model
 from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, Stop, ended_by
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
 DIFF_NOTE: Final = "the host (the pull request's diff against its base)"
 
 
@@ -54,12 +57,13 @@ class _Quiet(Exception):
     """An auto-review with nothing to do: it ends without a word in the pull request."""
 
 
-def run_review(ctx: JobContext, snapshot: Snapshot) -> RunResult:
-    """Review the pull request the trigger names, and keep the review for its callback."""
+def run_review(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunResult:
+    """Review the pull request the trigger names, and keep the review for its callback.
+    `session` is the run's."""
     auto = _is_auto(snapshot)
     try:
         _, model = requested_model(snapshot.task, ctx.settings)
-        plan, _, git_env = prepare(snapshot, _plan, ctx.settings)
+        plan, _, git_env = prepare(session, snapshot, _plan, ctx.settings)
     except _Quiet as quiet:
         return quiet_end(snapshot, str(quiet))
     except Stop as stop:
@@ -68,7 +72,7 @@ def run_review(ctx: JobContext, snapshot: Snapshot) -> RunResult:
     except CallbackError as error:
         return RunResult(JobState.FAILED, Outcome.ERROR, error=f"I could not prepare this: {error}")
     if not auto:
-        record_plan(ctx.job_id, plan)
+        record_plan(session, ctx.job_id, plan)
     try:
         return _review(ctx, snapshot, plan, git_env, model)
     except _Quiet as quiet:

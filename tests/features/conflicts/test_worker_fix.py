@@ -130,7 +130,8 @@ def pushed_to(repo: Path, branch_name: str = "main") -> tuple[JobContext, Snapsh
 
 def run(repo: Path, branch_name: str = "main") -> RunResult:
     ctx, snapshot = pushed_to(repo, branch_name)
-    result = update_on_base_push(ctx, snapshot)
+    with session_scope() as session:
+        result = update_on_base_push(session, ctx, snapshot)
     with session_scope() as session:
         assert jobs.get_job(session, ctx.job_id).result.get(QUIET) is True
     return result

@@ -39,14 +39,19 @@ def snapshot(trigger: Trigger) -> Snapshot:
     return Snapshot(1, "azuredevops", trigger.task, trigger.repo, "alice", 1, subject, None, None)
 
 
+def repository_for(asked: Snapshot) -> tuple[str, str]:
+    with session_scope() as session:
+        return repository_of(session, asked)
+
+
 def test_an_inline_repository_is_on_azure_devops(store: Store) -> None:
     found = routed("workitem.commented__mention", "@resolver fix it repo=Widgets/api")
-    assert repository_of(snapshot(found)) == ("azuredevops", "Widgets/api")
+    assert repository_for(snapshot(found)) == ("azuredevops", "Widgets/api")
 
 
 def test_another_forges_repository_may_be_named_with_its_prefix(store: Store) -> None:
     found = routed("workitem.commented__mention", "@resolver fix it repo=github:octo/widgets")
-    assert repository_of(snapshot(found)) == ("github", "octo/widgets")
+    assert repository_for(snapshot(found)) == ("github", "octo/widgets")
 
 
 def test_the_projects_default_repository_is_on_azure_devops(store: Store) -> None:
@@ -55,19 +60,19 @@ def test_the_projects_default_repository_is_on_azure_devops(store: Store) -> Non
     with session_scope() as session:
         set_route(session, "azuredevops", "Widgets", forge, name)
     found = routed("workitem.commented__mention")
-    assert repository_of(snapshot(found)) == ("azuredevops", "Widgets/widgets")
+    assert repository_for(snapshot(found)) == ("azuredevops", "Widgets/widgets")
 
 
 def test_without_a_repository_the_bot_asks(store: Store) -> None:
     with pytest.raises(Stop) as asked:
-        repository_of(snapshot(routed("workitem.commented__mention")))
+        repository_for(snapshot(routed("workitem.commented__mention")))
     assert "Which repository should I work on?" in str(asked.value)
     assert "resolver routes set azuredevops Widgets owner/name" in str(asked.value)
 
 
-def test_a_pull_request_names_its_own_repository() -> None:
+def test_a_pull_request_names_its_own_repository(store: Store) -> None:
     payload = load("ms.vss-code.git-pullrequest-comment-event__in_thread")
     body = json.dumps(payload).encode()
     found = route_event(ROUTES, parse_event(headers_for(), body), POLICY)
     assert isinstance(found, Trigger)
-    assert repository_of(snapshot(found)) == ("azuredevops", "Widgets/widgets")
+    assert repository_for(snapshot(found)) == ("azuredevops", "Widgets/widgets")
