@@ -23,12 +23,6 @@ REMAINING: frozenset[str] = frozenset(
         # providers' token reads (integrations reach the store only through store.secrets)
         "resolver/store/jobs.py",
         "resolver/store/secrets.py",
-        # worker: executing a job opens them
-        "resolver/worker/commands.py",
-        "resolver/worker/plan.py",
-        "resolver/worker/push.py",
-        "resolver/worker/request.py",
-        "resolver/worker/steering.py",
     }
 )
 
