@@ -180,7 +180,7 @@ class Sandbox:
             return ()
         if window is not None:
             self._windows.append(window)
-        entries = self.egress.read_log(settle=window is not None)
+        entries = self.egress.read_log()
         record(self.egress_hosts, entries, self._windows)
         if window is None:
             return ()

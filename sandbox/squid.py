@@ -17,8 +17,9 @@ PORT: Final = 3128
 DIR: Final = "/srv/egress"
 CONFIG: Final = f"{DIR}/squid.conf"
 ALLOW: Final = f"{DIR}/allow"
-# The container's output, which the engine keeps: read back in one API call, not an exec.
-ACCESS_LOG: Final = "/dev/stdout"
+# On the proxy's tmpfs, read by an attached shell (sandbox/proxylog.py). Squid appends
+# (O_APPEND), also after a reconfigure, so the reader's offset stays good.
+ACCESS_LOG: Final = f"{DIR}/access.log"
 CACHE_LOG: Final = f"{DIR}/cache.log"
 # Squid writes this line to cache.log each time it has (re)opened its port.
 LISTENING: Final = "Accepting HTTP Socket connections"

@@ -118,6 +118,17 @@ def test_a_port_the_allowance_names_is_reached_on_that_host_alone(
     assert "403" in refused.output and refused.blocked == (ALLOWED,)
 
 
+def test_every_request_of_a_command_is_counted_when_it_returns(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    for rounds in (1, 2, 3):
+        burst = box.run(f"for i in 1 2 3 4 5 6 7 8; do {_curl(f'http://{DENIED}/x')}; done")
+        assert burst.blocked == (DENIED,)
+        assert box.egress_hosts[DENIED].blocked == 8 * rounds
+    assert sorted(box.egress_hosts) == [DENIED]  # the log reader's own marks are not counted
+
+
 def test_pip_and_git_go_through_the_proxy_and_are_refused_alike(
     open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
 ) -> None:

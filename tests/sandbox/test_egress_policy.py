@@ -17,7 +17,7 @@ from sandbox import (
     parse_domains,
     split_list,
 )
-from sandbox.egress import HostRecord, Window, after_stamp, command_at, record, stamp_nanos
+from sandbox.egress import HostRecord, Window, command_at, record
 from sandbox.registries import find_registries, host_of, parse_pip_config, port_of
 from sandbox.squid import parse_log, render_allow, render_config
 
@@ -114,21 +114,6 @@ def test_the_access_log_becomes_counts_per_host_with_the_blocked_commands() -> N
     assert hosts["allowed.test"].as_dict() == {"allowed": 2, "blocked": 0, "commands": []}
     assert hosts["denied.test"].commands == ["pip install foo", "curl http://denied.test/small"]
     assert command_at(windows, 1795657470.0) is None  # between commands: a background process
-
-
-def test_the_engines_stamped_log_is_read_on_from_the_last_stamp_seen() -> None:
-    output = (
-        "2026-11-27T05:32:45.123456789Z one\n"
-        "2026-11-27T05:32:45.5Z two words\n"
-        "not stamped\n"
-        "2026-11-27T05:32:46Z three\n"
-    )
-    first = stamp_nanos("2026-11-27T05:32:45.123456789Z")
-    assert first is not None and first % 1_000_000_000 == 123456789
-    assert after_stamp(output, 0) == (["one", "two words", "three"], first + 876543211)
-    # The engine's `since` is coarse: what was read already comes again, and is skipped.
-    assert after_stamp(output, first) == (["two words", "three"], first + 876543211)
-    assert after_stamp(output, first + 876543211) == ([], first + 876543211)
 
 
 def test_pip_config_lines_give_the_index_and_extras() -> None:
