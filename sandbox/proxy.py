@@ -99,8 +99,8 @@ class EgressProxy:
         return f"{output.decode(errors='replace')}{tail.decode(errors='replace')}".strip()
 
     def read_log(self) -> list[squid.LogEntry]:
-        """The requests logged since the last read: every request whose client had closed its
-        connection before this call (see sandbox/proxylog.py)."""
+        """The requests logged since the last read: every one Squid had answered before this
+        call (see sandbox/proxylog.py)."""
         return squid.parse_log(self.ready().read())
 
     def close(self) -> None:
@@ -158,18 +158,10 @@ def _start(container_id: str) -> ProxyLog:
         client().api.start(container_id)
     try:
         return ProxyLog.open(container_id, PROXY_UID)
-    except ProxyLogError as error:
-        if error.code == TIMED_OUT:
-            raise SandboxError(
-                f"egress proxy did not start listening: {_last_words(container_id)}"
-            ) from error
-        raise SandboxError(
-            f"egress proxy stopped before it listened: {_last_words(container_id)}"
-        ) from error
     except SandboxError as error:
-        raise SandboxError(
-            f"egress proxy stopped before it listened: {_last_words(container_id)}"
-        ) from error
+        timed_out = isinstance(error, ProxyLogError) and error.code == TIMED_OUT
+        what = "did not start listening" if timed_out else "stopped before it listened"
+        raise SandboxError(f"egress proxy {what}: {_last_words(container_id)}") from error
 
 
 def _create_proxy(

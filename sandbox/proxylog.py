@@ -103,7 +103,7 @@ class ProxyLog:
         deadline = time.monotonic() + SETTLE
         with self._lock:
             data = self._pending + self._ask(mark)
-            while mark.encode() not in data and time.monotonic() < deadline:
+            while not _logged(data, mark) and time.monotonic() < deadline:
                 time.sleep(_READ_AGAIN)
                 data += self._ask(_ONLY_READ)
             text, _, self._pending = data.rpartition(b"\n")
@@ -135,3 +135,9 @@ class ProxyLog:
             if stream == 1:
                 data += chunk
         return data[:at]
+
+
+def _logged(data: bytes, mark: str) -> bool:
+    """Whether `data` holds the whole line of the request `mark`."""
+    at = data.find(mark.encode())
+    return at >= 0 and b"\n" in data[at:]
