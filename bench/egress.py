@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import statistics
 import subprocess
 import sys
@@ -165,6 +166,7 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=50, help="size of each download")
     parser.add_argument("--load", type=int, default=0, help="busy loops while it runs")
     args = parser.parse_args()
+    started_load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     deployment = f"bench-egress-{uuid.uuid4().hex[:6]}"
     image, proxy = ensure_image(offline=True), ensure_proxy_image(offline=True)
     through: dict[str, list[float]] = {"http": [], "https": []}
@@ -204,7 +206,9 @@ def main() -> None:
                     direct[scheme].append(_direct(image, out.network, deployment, scheme))
         finally:
             remove_all(deployment)
+    loads = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"load: {args.load} busy loops on {multiprocessing.cpu_count()} CPUs")
+    print(f"load average at the start {started_load}, at the end {loads}")
     _print_start("cold start", STARTS["cold none"], STARTS["cold net"], "")
     _print_start("warm spare", STARTS["warm none"], STARTS["warm net"], " (goal < 100 ms)")
     _print_start("warm spare, another list", STARTS["warm none"], STARTS["warm other"], "")

@@ -18,6 +18,7 @@ from sandbox.hosts import (
     Allowance,
     EgressConfigError,
     narrow,
+    parse_allowance,
     parse_domains,
     split_list,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "list_sandboxes",
     "narrow",
     "open_sandbox",
+    "parse_allowance",
     "parse_domains",
     "parse_repo_config",
     "proxy_image_tag",

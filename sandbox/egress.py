@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from sandbox.squid import LogEntry
 
@@ -56,27 +55,3 @@ def record(
         command = command_at(windows, entry.time)
         if command is not None and command not in counted.commands:
             counted.commands.append(command)
-
-
-def after_stamp(output: str, seen: int) -> tuple[list[str], int]:
-    """The lines of the engine's log `output` (each stamped, `docker logs --timestamps`) stamped
-    after `seen` (nanoseconds since the epoch), and the latest stamp among them."""
-    lines = []
-    for line in output.splitlines():
-        stamp, _, text = line.partition(" ")
-        moment = stamp_nanos(stamp)
-        if moment is not None and moment > seen:
-            lines.append(text)
-            seen = moment
-    return lines, seen
-
-
-def stamp_nanos(stamp: str) -> int | None:
-    """An RFC 3339 stamp in UTC with up to nine decimals, as nanoseconds since the epoch."""
-    whole, _, fraction = stamp.removesuffix("Z").partition(".")
-    try:
-        moment = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
-        nanos = int(fraction.ljust(9, "0")[:9]) if fraction else 0
-    except ValueError:
-        return None
-    return int(moment.timestamp()) * 1_000_000_000 + nanos

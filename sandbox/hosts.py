@@ -9,6 +9,9 @@ from typing import Final
 
 _LABEL: Final = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
 _NUMERIC: Final = re.compile(r"[0-9.]+")
+_PORT: Final = re.compile(r"[0-9]{1,5}")
+WEB_PORTS: Final = (80, 443)
+"""Where a listed domain is reached: plain HTTP on 80, a tunnel (CONNECT) to 443."""
 
 
 class EgressConfigError(ValueError):
@@ -18,10 +21,13 @@ class EgressConfigError(ValueError):
 @dataclass(frozen=True)
 class Allowance:
     """What one phase of a job (setup or agent) may reach through its proxy: the `domains`
-    (each with its subdomains), or any public host when `anywhere`."""
+    (each with its subdomains) on the web's ports, or any public host when `anywhere`."""
 
     domains: tuple[str, ...] = ()
     anywhere: bool = False
+    ports: tuple[tuple[str, int], ...] = ()
+    """Another port on which one of `domains` (with its subdomains) may be reached, as
+    `(domain, port)`, by plain HTTP or a tunnel: a registry whose index runs there."""
 
     @property
     def nothing(self) -> bool:
@@ -33,7 +39,8 @@ class Allowance:
     def describe(self) -> str:
         if self.anywhere:
             return "any public host"
-        return ", ".join(self.domains) if self.domains else "no host"
+        entries = [*self.domains, *(f"{domain}:{port}" for domain, port in self.ports)]
+        return ", ".join(entries) if entries else "no host"
 
 
 NOTHING: Final = Allowance()
@@ -59,7 +66,31 @@ def parse_domains(entries: Iterable[str]) -> tuple[str, ...]:
 
 def split_list(text: str) -> tuple[str, ...]:
     """A comma- or space-separated setting as domains."""
-    return parse_domains(part for part in re.split(r"[\s,]+", text) if part)
+    return parse_domains(_parts(text))
+
+
+def parse_allowance(text: str) -> Allowance:
+    """A comma- or space-separated list of domains, each alone (the web's ports) or as
+    `domain:port` (that port too)."""
+    domains: list[str] = []
+    ports: list[tuple[str, int]] = []
+    for part in _parts(text):
+        name, _, port = part.partition(":")
+        if not _PORT.fullmatch(port):  # no port: what follows a colon is the name's fault
+            domains.append(parse_domain(part))
+            continue
+        domains.append(parse_domain(name))
+        if not 0 < int(port) < 65536:
+            raise EgressConfigError(f"not a port: {part!r}")
+        ports.append((domains[-1], int(port)))
+    return Allowance(
+        tuple(dict.fromkeys(domains)),
+        ports=tuple(p for p in dict.fromkeys(ports) if p[1] not in WEB_PORTS),
+    )
+
+
+def _parts(text: str) -> list[str]:
+    return [part for part in re.split(r"[\s,]+", text) if part]
 
 
 def covers(domain: str, host: str) -> bool:
@@ -75,4 +106,6 @@ def narrow(maximum: Allowance, asked: Iterable[str]) -> tuple[Allowance, tuple[s
     refused: list[str] = []
     for domain in parse_domains(asked):
         (granted if maximum.allows(domain) else refused).append(domain)
-    return Allowance(tuple(granted)), tuple(refused)
+    # A granted domain keeps the other ports the maximum gives a domain that covers it.
+    ports = [(d, port) for d in granted for within, port in maximum.ports if covers(within, d)]
+    return Allowance(tuple(granted), ports=tuple(dict.fromkeys(ports))), tuple(refused)

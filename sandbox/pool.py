@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final
 
@@ -65,6 +66,10 @@ class WarmPool:
         self._claimed_at = 0.0
         self._wake = threading.Event()
         self._closed = threading.Event()
+        # A claimed container takes the job's name in the background: a rename on a network
+        # costs the engine tens of milliseconds (its DNS records), and nothing needs the name
+        # until the reaper looks (minutes later at the earliest).
+        self._namer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-rename")
         self._thread = threading.Thread(target=self._refill, name="sandbox-pool", daemon=True)
         if any(self._wanted.values()):
             self._thread.start()
@@ -92,6 +97,7 @@ class WarmPool:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join()
+        self._namer.shutdown(wait=True)
         for networked in (False, True):
             while warm := self._take(networked, fresh_only=False):
                 _drop(warm)
@@ -107,13 +113,7 @@ class WarmPool:
         self, warm: _Warm, job_id: str, owner: str | None, egress: EgressPlan | None
     ) -> Sandbox | None:
         started = warm.started
-        try:
-            rename_container(started.container_id, job_name(warm.token, job_id))
-        except SandboxError:
-            # The reaper may have removed it (too old); it is of no use either way.
-            log.warning("sandbox.pool.stale", extra={"container": started.container_id})
-            _drop(warm)
-            return None
+        naming = self._namer.submit(_rename, started.container_id, job_name(warm.token, job_id))
         box = Sandbox(
             started.container_id,
             job_id,
@@ -122,6 +122,7 @@ class WarmPool:
             owner,
             started.proxy,
             warm.shell,
+            naming,
         )
         if egress is None or self._egress is None or egress.first == self._egress.first:
             return box
@@ -195,6 +196,15 @@ class WarmPool:
             discard(started)
             raise
         return _Warm(started, token, time.monotonic(), shell)
+
+
+def _rename(container_id: str, name: str) -> None:
+    try:
+        rename_container(container_id, name)
+    except SandboxError:
+        # Gone (a spare is claimed well within the reaper's age, so the engine failed): the
+        # first command fails and says so; one left with the spare's name is reaped as one.
+        log.warning("sandbox.pool.rename_failed", exc_info=True, extra={"id": container_id})
 
 
 def _drop(warm: _Warm) -> None:

@@ -4,7 +4,8 @@ way out. Names are resolved by the proxy; the sandbox needs no DNS.
 
 The proxy starts while the sandbox does: the sandbox finds it by a fixed alias on the job's
 network (the engine's resolver answers for the network's own members and nothing else), and
-waits for Squid to listen only before its first command (`EgressProxy.ready`).
+waits for Squid to listen only before its first command (`EgressProxy.ready`). Its access log
+is read through a shell attached to the proxy (sandbox/proxylog.py).
 
 The proxy, the network and the sandbox share a token in their names, which is how the reaper
 finds a proxy or network whose sandbox is gone.
@@ -13,8 +14,6 @@ finds a proxy or network whose sandbox is gone.
 from __future__ import annotations
 
 import logging
-import secrets
-import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -25,12 +24,12 @@ from docker.types import LogConfig
 
 from sandbox import squid
 from sandbox.container import remove_container
-from sandbox.egress import after_stamp
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.execution import capture
 from sandbox.hosts import Allowance
 from sandbox.naming import LABEL_CREATED, LABEL_DEPLOYMENT, LABEL_JOB, LABEL_OWNER, LABEL_ROLE
 from sandbox.policy import TMP
+from sandbox.proxylog import LISTENED, TIMED_OUT, WAIT, ProxyLog, ProxyLogError
 
 log = logging.getLogger(__name__)
 
@@ -38,36 +37,23 @@ log = logging.getLogger(__name__)
 PROXY_UID: Final = 13
 ROLE_PROXY: Final = "egress-proxy"
 ROLE_NETWORK: Final = "egress-network"
-READY_TIMEOUT: Final = 30.0
 # The proxy's name on the job's network, known before it starts, so the sandbox need not wait.
 PROXY_HOST: Final = "egress-proxy"
 # `--internal` alone still gives the host an address on the network, and the containers a
 # default route to it, so a sandbox could reach any service the host binds to all interfaces
 # (measured: HTTP 200 from the host through the gateway). Without that address nothing answers.
 INTERNAL_OPTIONS: Final = {"com.docker.network.bridge.inhibit_ipv4": "true"}
-_POLL: Final = 0.01
-SETTLE: Final = 2.0
-"""Seconds a settled read of the proxy's log waits for its marker."""
-_TIMED_OUT: Final = 3
 # Written to the tmpfs at start: squid.conf, then the domain list, then Squid in the foreground
 # (as pid 1, so `kill -HUP 1` below reaches it).
 _START: Final = (
     f'printf %s "$1" > {squid.CONFIG} && printf %s "$2" > {squid.ALLOW} '
     f"&& exec squid -N -f {squid.CONFIG}"
 )
-# Waits, inside the proxy, until Squid has opened its port more than $1 times; exit 3 past the
-# timeout. One exec instead of one per poll: an exec costs tens of milliseconds.
-_LISTENED: Final = (
-    f'c=$(grep -c "{squid.LISTENING}" {squid.CACHE_LOG} 2>/dev/null); echo "${{c:-0}}"'
-)
-_WAIT: Final = (
-    f'n=0; while [ "$({_LISTENED})" -le "$1" ]; do '
-    f"n=$((n+1)); [ $n -ge {int(READY_TIMEOUT / _POLL)} ] && exit {_TIMED_OUT}; sleep {_POLL}; done"
-)
-# The new configuration, then a reconfigure in place (the port reopens; no restart), waited for.
+# The new configuration, then a reconfigure in place (the port reopens; no restart), waited for
+# in the same exec: an exec costs tens of milliseconds.
 _RECONFIGURE: Final = (
     f'printf %s "$1" > {squid.CONFIG}.new && printf %s "$2" > {squid.ALLOW} '
-    f"&& mv {squid.CONFIG}.new {squid.CONFIG} && set -- $({_LISTENED}) && kill -HUP 1 && {_WAIT}"
+    f"&& mv {squid.CONFIG}.new {squid.CONFIG} && set -- $({LISTENED}) && kill -HUP 1 && {WAIT}"
 )
 
 
@@ -84,18 +70,17 @@ class EgressProxy:
     container_id: str
     network: str
     address: str = PROXY_HOST
-    _log_seen: int = 0
-    """The stamp of the last log line read (ns since the epoch)."""
-    _starting: Future[None] | None = None
+    _starting: Future[ProxyLog] | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.address}:{squid.PORT}"
 
-    def ready(self) -> None:
+    def ready(self) -> ProxyLog:
         """Wait until Squid listens; SandboxError (each time) if it could not start."""
-        if self._starting is not None:
-            self._starting.result()
+        if self._starting is None:
+            raise SandboxError("egress proxy: never started")
+        return self._starting.result()
 
     def allow(self, allowance: Allowance) -> None:
         """Make the proxy enforce `allowance` from now on: Squid rereads its configuration in
@@ -113,40 +98,18 @@ class EgressProxy:
         )
         return f"{output.decode(errors='replace')}{tail.decode(errors='replace')}".strip()
 
-    def read_log(self, settle: bool = False) -> list[squid.LogEntry]:
-        """The requests logged since the last read. `settle`: every request that ended before
-        this call is in it. Squid logs a request as it ends, but the engine copies the
-        container's output to its log a moment later (under load, after a read made right
-        after the command): a marker line is written behind Squid's lines, and the log is
-        read until it shows (at most SETTLE seconds)."""
-        self.ready()
-        mark = None
-        if settle:
-            mark = f"resolver-mark {secrets.token_hex(8)}"
-            argv = ["sh", "-c", 'printf "%s\\n" "$1" > /proc/1/fd/1', "sh", mark]
-            code, _output = capture(self.container_id, argv, PROXY_UID, squid.DIR)
-            mark = mark if code == 0 else None
-        deadline = time.monotonic() + SETTLE
-        lines: list[str] = []
-        while True:
-            # The engine's `since` has whole-second precision at best: the stamps sort out the
-            # rest.
-            since = max(self._log_seen / 1e9 - 1, 1.0)
-            with engine_errors("read egress proxy's log"):
-                output: bytes = client().api.logs(
-                    self.container_id, stdout=True, stderr=False, timestamps=True, since=since
-                )
-            new, self._log_seen = after_stamp(output.decode(errors="replace"), self._log_seen)
-            lines += new
-            if mark is None or any(mark in line for line in new) or time.monotonic() > deadline:
-                return squid.parse_log("\n".join(lines))
-            time.sleep(_POLL)
+    def read_log(self) -> list[squid.LogEntry]:
+        """The requests logged since the last read: every one Squid had answered before this
+        call (see sandbox/proxylog.py)."""
+        return squid.parse_log(self.ready().read())
 
     def close(self) -> None:
         """Remove the proxy, then its network (the sandbox must be gone first). A network the
         engine still holds is left to the reaper rather than failing the job."""
         if self._starting is not None:
             wait([self._starting])  # its failure, if any, was the caller's to see
+            if self._starting.exception() is None:
+                self._starting.result().close()
         remove_container(self.container_id)
         try:
             remove_network(self.network)
@@ -190,19 +153,15 @@ def open_proxy(
     return EgressProxy(container_id, name, _starting=starting)
 
 
-def _start(container_id: str) -> None:
+def _start(container_id: str) -> ProxyLog:
     with engine_errors("start egress proxy"):
         client().api.start(container_id)
     try:
-        code, _output = capture(container_id, ["sh", "-c", _WAIT, "sh", "0"], PROXY_UID, squid.DIR)
+        return ProxyLog.open(container_id, PROXY_UID)
     except SandboxError as error:
-        raise SandboxError(
-            f"egress proxy stopped before it listened: {_last_words(container_id)}"
-        ) from error
-    if code == _TIMED_OUT:
-        raise SandboxError(f"egress proxy did not start listening: {_last_words(container_id)}")
-    if code != 0:
-        raise SandboxError(f"egress proxy stopped before it listened: {_last_words(container_id)}")
+        timed_out = isinstance(error, ProxyLogError) and error.code == TIMED_OUT
+        what = "did not start listening" if timed_out else "stopped before it listened"
+        raise SandboxError(f"egress proxy {what}: {_last_words(container_id)}") from error
 
 
 def _create_proxy(
@@ -219,7 +178,8 @@ def _create_proxy(
         memswap_limit="256m",
         pids_limit=128,
         nano_cpus=int(1e9),
-        # Its access log is its output (read_log); capped, whatever the engine's default.
+        # Squid's own output (its access log is a file, read by ProxyLog): capped, whatever the
+        # engine's default.
         log_config=LogConfig(type="json-file", config={"max-size": "16m", "max-file": "2"}),
     )
     command = [

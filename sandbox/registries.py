@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
-from sandbox.hosts import parse_domain
+from sandbox.hosts import WEB_PORTS, parse_domain
 from sandbox.mirror import APT_DIR, apt_uris
 
 _TIMEOUT: Final = 20
@@ -31,6 +31,8 @@ class Registries:
     env: dict[str, str] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
     """Where each was found, for `resolver doctor`."""
+    ports: tuple[tuple[str, int], ...] = ()
+    """A registry's host with the port its URL names, where that is not a web port."""
 
 
 def parse_pip_config(text: str) -> tuple[str | None, list[str]]:
@@ -58,12 +60,24 @@ def host_of(url: str) -> str | None:
         return None
 
 
+def port_of(url: str) -> tuple[str, int] | None:
+    """The host of an http(s) URL and the port it names, when that is not a web port."""
+    host = host_of(url)
+    try:
+        port = urlsplit(url.strip()).port
+    except ValueError:
+        return None
+    return None if host is None or port is None or port in WEB_PORTS else (host, port)
+
+
 def find_registries(env: Mapping[str, str], apt_dir: Path = APT_DIR) -> Registries:
     """The registries of this host: pip's, npm's and apt's."""
     hosts: list[str] = []
     sandbox_env: dict[str, str] = {}
     sources: list[str] = []
+    urls: list[str] = []
     index, extra = _pip_indexes(env)
+    urls += [index or "", *extra]
     if index and host_of(index):
         sandbox_env["PIP_INDEX_URL"] = index
     web_extra = [url for url in extra if host_of(url)]
@@ -78,11 +92,19 @@ def find_registries(env: Mapping[str, str], apt_dir: Path = APT_DIR) -> Registri
     if npm and host_of(npm):
         sandbox_env["npm_config_registry"] = npm
         hosts += _hosts([npm])
+        urls.append(npm)
         sources += [f"npm: {h}" for h in _hosts([npm])]
-    apt = _hosts(apt_uris(apt_dir)) if apt_dir.is_dir() else []
+    apt_urls = apt_uris(apt_dir) if apt_dir.is_dir() else []
+    apt = _hosts(apt_urls)
     hosts += apt
     sources += [f"apt: {h}" for h in apt]
-    return Registries(tuple(dict.fromkeys(hosts)), sandbox_env, tuple(dict.fromkeys(sources)))
+    ports = [p for p in (port_of(url) for url in [*urls, *apt_urls]) if p]
+    return Registries(
+        tuple(dict.fromkeys(hosts)),
+        sandbox_env,
+        tuple(dict.fromkeys(sources)),
+        tuple(dict.fromkeys(ports)),
+    )
 
 
 def _pip_indexes(env: Mapping[str, str]) -> tuple[str | None, list[str]]:

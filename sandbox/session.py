@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Final
@@ -65,6 +66,7 @@ class Sandbox:
         owner: str | None = None,
         egress: EgressProxy | None = None,
         shell: Shell | None = None,
+        naming: Future[None] | None = None,
     ):
         self.container_id = container_id
         self.job_id = job_id
@@ -79,6 +81,8 @@ class Sandbox:
         self._current: _Run | None = None
         self._shell = shell
         """The session's shell; a warm sandbox comes with one started."""
+        self._naming = naming
+        """A warm sandbox's rename to the job's name, which runs alongside its first command."""
         self._oom_kills = 0
         self._closed = False
 
@@ -180,7 +184,7 @@ class Sandbox:
             return ()
         if window is not None:
             self._windows.append(window)
-        entries = self.egress.read_log(settle=window is not None)
+        entries = self.egress.read_log()
         record(self.egress_hosts, entries, self._windows)
         if window is None:
             return ()
@@ -193,6 +197,8 @@ class Sandbox:
         self._drop_shell()
         if not self._closed:
             self._final_egress_read()
+            if self._naming is not None:
+                wait([self._naming])  # its failure was logged where it ran
             remove_container(self.container_id)
             self._closed = True
             if self.egress is not None:

@@ -11,14 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from sandbox.hosts import Allowance
+from sandbox.hosts import WEB_PORTS, Allowance
 
 PORT: Final = 3128
 DIR: Final = "/srv/egress"
 CONFIG: Final = f"{DIR}/squid.conf"
 ALLOW: Final = f"{DIR}/allow"
-# The container's output, which the engine keeps: read back in one API call, not an exec.
-ACCESS_LOG: Final = "/dev/stdout"
+# On the proxy's tmpfs, read by an attached shell (sandbox/proxylog.py). Squid appends
+# (O_APPEND), also after a reconfigure, so the reader's offset stays good.
+ACCESS_LOG: Final = f"{DIR}/access.log"
 CACHE_LOG: Final = f"{DIR}/cache.log"
 # Squid writes this line to cache.log each time it has (re)opened its port.
 LISTENING: Final = "Accepting HTTP Socket connections"
@@ -45,10 +46,15 @@ logformat egress {LOG_FORMAT}
 access_log stdio:{ACCESS_LOG} egress
 cache_log stdio:{CACHE_LOG}
 """
+# A listed domain on the web's ports: plain HTTP to 80, a tunnel to 443. Without the ports a
+# tunnel would reach any service on a listed host (its SSH, a database).
+_PLAIN_PORT, _TUNNEL_PORT = WEB_PORTS
 _LISTED: Final = f"""\
 acl listed dstdomain -n "{ALLOW}"
-http_access allow listed
-http_access deny all
+acl plain_port port {_PLAIN_PORT}
+acl tunnel_port port {_TUNNEL_PORT}
+http_access allow listed !CONNECT plain_port
+http_access allow listed CONNECT tunnel_port
 """
 _ANYWHERE: Final = f"""\
 acl private dst {_PRIVATE}
@@ -61,7 +67,22 @@ http_access allow all
 
 def render_config(allowance: Allowance) -> str:
     """squid.conf for the allowance; the domains themselves go in `render_allow`'s file."""
-    return _COMMON + (_ANYWHERE if allowance.anywhere else _LISTED)
+    if allowance.anywhere:
+        return _COMMON + _ANYWHERE
+    return _COMMON + _LISTED + _other_ports(allowance) + "http_access deny all\n"
+
+
+def _other_ports(allowance: Allowance) -> str:
+    """Per other port, the domains that may be reached on it (names checked by hosts.py)."""
+    by_port: dict[int, list[str]] = {}
+    for domain, port in allowance.ports:
+        by_port.setdefault(port, []).append(f".{domain}")
+    return "".join(
+        f"acl listed_{port} dstdomain -n {' '.join(domains)}\n"
+        f"acl port_{port} port {port}\n"
+        f"http_access allow listed_{port} port_{port}\n"
+        for port, domains in sorted(by_port.items())
+    )
 
 
 def render_allow(allowance: Allowance) -> str:

@@ -28,7 +28,7 @@ from sandbox import (
     Registries,
     find_registries,
     narrow,
-    split_list,
+    parse_allowance,
 )
 
 CONFIG_PATH: Final = ".resolver/config.yml"
@@ -72,14 +72,14 @@ def operator_maximum(settings: Settings) -> tuple[Allowance, tuple[tuple[str, st
     level = egress_level(settings)
     if level == "registries":
         found = host_registries()
-        return Allowance(found.hosts), tuple(found.env.items())
+        return Allowance(found.hosts, ports=found.ports), tuple(found.env.items())
     if level == "allowlist":
-        domains = split_list(settings.sandbox_egress_allow)
-        if not domains:
+        listed = parse_allowance(settings.sandbox_egress_allow)
+        if listed.nothing:
             raise EgressConfigError(
                 "RESOLVER_SANDBOX_EGRESS=allowlist needs RESOLVER_SANDBOX_EGRESS_ALLOW"
             )
-        return Allowance(domains), ()
+        return listed, ()
     return (ANYWHERE if level == "open" else NOTHING), ()
 
 

@@ -251,7 +251,7 @@ class Settings(BaseSettings):
     sandbox_egress_allow: str = Field(
         default="",
         description="Domains for `allowlist` (comma- or space-separated; each covers its "
-        "subdomains).",
+        "subdomains), reached on ports 80 (HTTP) and 443 (HTTPS); `domain:port` adds a port.",
     )
     sandbox_egress_uplink: str = Field(
         default="bridge", description="Docker network through which a job's proxy reaches out."

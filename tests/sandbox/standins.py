@@ -1,6 +1,7 @@
 """Stand-in outside hosts for the egress tests: one container of the test's own on a network of
 the test's own, answering as `allowed.test` and `denied.test` over HTTP (a file, a pip index with
-one wheel, a git repository over dumb HTTP) and HTTPS (a self-signed certificate)."""
+one wheel, a git repository over dumb HTTP) and HTTPS (a self-signed certificate), and over
+HTTP on `OTHER_PORT` too, as an index on a port of its own would."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from dataclasses import dataclass
 
 ALLOWED = "allowed.test"
 DENIED = "denied.test"
+OTHER_PORT = 8080
 
-# Runs as root in the stand-in: writes the site, then serves it on 80 and 443.
+# Runs as root in the stand-in: writes the site, then serves it on 80, 443 and OTHER_PORT.
 _SERVER = r"""
 set -e
 mkdir -p /srv/www/simple/tiny /srv/www/files && cd /srv/www
@@ -49,10 +51,12 @@ import functools, http.server, ssl, threading
 handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory="/srv/www")
 plain = http.server.ThreadingHTTPServer(("", 80), handler)
 secure = http.server.ThreadingHTTPServer(("", 443), handler)
+other = http.server.ThreadingHTTPServer(("", 8080), handler)  # OTHER_PORT
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain("/tmp/c.pem", "/tmp/k.pem")
 secure.socket = context.wrap_socket(secure.socket, server_side=True)
 threading.Thread(target=plain.serve_forever, daemon=True).start()
+threading.Thread(target=other.serve_forever, daemon=True).start()
 print("serving", flush=True)
 secure.serve_forever()
 PY

@@ -30,7 +30,7 @@ from sandbox.engine import SandboxError
 from sandbox.proxy import PROXY_HOST
 from sandbox.reaper import remove_orphan_egress
 from tests.sandbox.conftest import DEPLOYMENT
-from tests.sandbox.standins import ALLOWED, DENIED, Outside
+from tests.sandbox.standins import ALLOWED, DENIED, OTHER_PORT, Outside
 
 pytestmark = pytest.mark.docker
 
@@ -84,6 +84,49 @@ def test_allowed_host_is_reached_through_the_proxy_and_others_are_refused(
         _curl(f"https://{DENIED}/hello"),
         _curl(f"http://{DENIED}/hello"),
     ]
+
+
+def test_a_listed_host_is_reached_on_the_web_ports_alone(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    # A tunnel goes where it is asked: to the listed host's SSH, its database, or a service on
+    # any other port of it. The stand-in answers on OTHER_PORT, so only the proxy can refuse.
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    tunnels = (f"{ALLOWED}:{OTHER_PORT}", f"{ALLOWED}:80", f"{ALLOWED}:22")
+    for target in tunnels:
+        tunnel = box.run(_curl(f"-p http://{target}/hello"))
+        assert tunnel.exit_code != 0 and "403" in tunnel.output, (target, tunnel.output)
+        assert tunnel.blocked == (ALLOWED,)
+    for url in (f"http://{ALLOWED}:{OTHER_PORT}/hello", f"http://{ALLOWED}:443/hello"):
+        plain = box.run(_curl(url))
+        assert plain.output == "403" and plain.blocked == (ALLOWED,), (url, plain.output)
+    assert box.egress_hosts[ALLOWED].allowed == 0
+
+
+def test_a_port_the_allowance_names_is_reached_on_that_host_alone(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    # As `registries` allows an index whose URL names a port of its own.
+    box = open_egress(egress_policy, Allowance((ALLOWED,), ports=((ALLOWED, OTHER_PORT),)))
+    for how in ("", "-p "):
+        reached = box.run(_curl(f"{how}http://{ALLOWED}:{OTHER_PORT}/hello"))
+        assert reached.ok and reached.output == "200", (how, reached.output)
+    tunnel = box.run(_curl(f"-p http://{ALLOWED}:22/hello"))
+    assert "403" in tunnel.output and tunnel.blocked == (ALLOWED,)
+    box.allow(Allowance((ALLOWED, DENIED)))  # reconfigured in place: the port goes with it
+    refused = box.run(_curl(f"-p http://{ALLOWED}:{OTHER_PORT}/hello"))
+    assert "403" in refused.output and refused.blocked == (ALLOWED,)
+
+
+def test_every_request_of_a_command_is_counted_when_it_returns(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    for rounds in (1, 2, 3):
+        burst = box.run(f"for i in 1 2 3 4 5 6 7 8; do {_curl(f'http://{DENIED}/x')}; done")
+        assert burst.blocked == (DENIED,)
+        assert box.egress_hosts[DENIED].blocked == 8 * rounds
+    assert sorted(box.egress_hosts) == [DENIED]  # the log reader's own marks are not counted
 
 
 def test_pip_and_git_go_through_the_proxy_and_are_refused_alike(

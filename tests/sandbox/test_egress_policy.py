@@ -8,9 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import ANYWHERE, Allowance, EgressConfigError, narrow, parse_domains, split_list
-from sandbox.egress import HostRecord, Window, after_stamp, command_at, record, stamp_nanos
-from sandbox.registries import find_registries, host_of, parse_pip_config
+from sandbox import (
+    ANYWHERE,
+    Allowance,
+    EgressConfigError,
+    narrow,
+    parse_allowance,
+    parse_domains,
+    split_list,
+)
+from sandbox.egress import HostRecord, Window, command_at, record
+from sandbox.registries import find_registries, host_of, parse_pip_config, port_of
 from sandbox.squid import parse_log, render_allow, render_config
 
 
@@ -40,6 +48,37 @@ def test_a_repository_gets_only_what_is_within_the_operators_maximum() -> None:
     assert refused == ("example.com",)
     assert narrow(ANYWHERE, ["example.com"]) == (Allowance(("example.com",)), ())
     assert narrow(Allowance(), ["example.com"]) == (Allowance(), ("example.com",))
+
+
+def test_an_allow_list_may_name_a_port_and_a_repository_keeps_it_within_the_domain() -> None:
+    listed = parse_allowance("index.example.org:8080, example.net:443 example.net")
+    assert listed == Allowance(
+        ("index.example.org", "example.net"), ports=(("index.example.org", 8080),)
+    )
+    assert listed.describe() == "index.example.org, example.net, index.example.org:8080"
+    granted, _ = narrow(listed, ["files.index.example.org", "example.net"])
+    assert granted.ports == (("files.index.example.org", 8080),)
+    for entry in ("example.org:0", "example.org:70000"):
+        with pytest.raises(EgressConfigError, match="not a port"):
+            parse_allowance(entry)
+    for entry in ("example.org:ssh", "https://example.org", "10.0.0.1:80"):
+        with pytest.raises(EgressConfigError, match=r"not a domain|IP address"):
+            parse_allowance(entry)
+
+
+def test_squid_holds_a_listed_domain_to_its_ports() -> None:
+    config = render_config(
+        Allowance(("example.org", "index.example.net"), ports=(("index.example.net", 8080),))
+    )
+    rules = [line for line in config.splitlines() if line.startswith("http_access")]
+    assert rules == [
+        "http_access allow listed !CONNECT plain_port",
+        "http_access allow listed CONNECT tunnel_port",
+        "http_access allow listed_8080 port_8080",
+        "http_access deny all",
+    ]
+    assert "acl listed_8080 dstdomain -n .index.example.net\n" in config
+    assert "acl plain_port port 80\n" in config and "acl tunnel_port port 443\n" in config
 
 
 def test_squid_config_lists_domains_and_open_refuses_private_addresses() -> None:
@@ -77,21 +116,6 @@ def test_the_access_log_becomes_counts_per_host_with_the_blocked_commands() -> N
     assert command_at(windows, 1795657470.0) is None  # between commands: a background process
 
 
-def test_the_engines_stamped_log_is_read_on_from_the_last_stamp_seen() -> None:
-    output = (
-        "2026-11-27T05:32:45.123456789Z one\n"
-        "2026-11-27T05:32:45.5Z two words\n"
-        "not stamped\n"
-        "2026-11-27T05:32:46Z three\n"
-    )
-    first = stamp_nanos("2026-11-27T05:32:45.123456789Z")
-    assert first is not None and first % 1_000_000_000 == 123456789
-    assert after_stamp(output, 0) == (["one", "two words", "three"], first + 876543211)
-    # The engine's `since` is coarse: what was read already comes again, and is skipped.
-    assert after_stamp(output, first) == (["two words", "three"], first + 876543211)
-    assert after_stamp(output, first + 876543211) == ([], first + 876543211)
-
-
 def test_pip_config_lines_give_the_index_and_extras() -> None:
     text = (
         "global.index-url='https://pypi.example.org/simple'\n"
@@ -104,10 +128,17 @@ def test_pip_config_lines_give_the_index_and_extras() -> None:
     assert host_of("file:///opt/wheels") is None
     assert host_of("https://10.0.0.1/simple") is None
     assert host_of("https://User@Mirror.Example.org:8443/debian") == "mirror.example.org"
+    assert port_of("https://User@Mirror.Example.org:8443/debian") == ("mirror.example.org", 8443)
+    assert port_of("https://pypi.example.org:443/simple") is None
+    assert port_of("http://pypi.example.org/simple") is None
+    assert port_of("http://pypi.example.org:99999/simple") is None
 
 
 def test_registries_come_from_the_hosts_own_pip_npm_and_apt_configuration(tmp_path: Path) -> None:
-    (tmp_path / "pip.conf").write_text("[global]\nindex-url = https://pypi.example.org/simple\n")
+    (tmp_path / "pip.conf").write_text(
+        "[global]\nindex-url = https://pypi.example.org/simple\n"
+        "extra-index-url = http://index.example.org:8080/simple\n"
+    )
     (tmp_path / "npmrc").write_text("registry=https://npm.example.org/\n")
     apt = tmp_path / "apt"
     (apt / "sources.list.d").mkdir(parents=True)
@@ -124,6 +155,7 @@ def test_registries_come_from_the_hosts_own_pip_npm_and_apt_configuration(tmp_pa
     found = find_registries(env, apt)
     assert {"pypi.example.org", "deb.example.org", "security.example.org"} <= set(found.hosts)
     assert "off.example.org" not in found.hosts
+    assert found.ports == (("index.example.org", 8080),)
     assert found.env["PIP_INDEX_URL"] == "https://pypi.example.org/simple"
     if "npm.example.org" in found.hosts:  # npm is optional on a worker's host
         assert found.env["npm_config_registry"] == "https://npm.example.org/"

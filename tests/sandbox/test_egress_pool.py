@@ -58,7 +58,10 @@ def test_a_job_with_network_gets_the_warm_spare_and_a_new_one_is_made(
         wait_until(lambda: pool.ready(networked=True) == 1, 60, "a warm spare")
         with pool.claim(job_id, egress=ONLY_ALLOWED) as box:
             assert box.egress is not None
-            assert docker_inspect(box.container_id)["Name"].endswith(job_id)
+            # The job's name is taken alongside the first command.
+            wait_until(
+                lambda: docker_inspect(box.container_id)["Name"].endswith(job_id), 20, "its name"
+            )
             assert pool.ready(networked=True) == 0
             assert box.run(_curl(ALLOWED)).output == "200"
             denied = box.run(_curl(DENIED))

@@ -38,7 +38,10 @@ def test_claimed_container_has_an_empty_workspace_and_the_pool_refills(
         wait_until(lambda: pool.ready() == 1, 20, "a warm container")
         with pool.claim(job_id) as box:
             assert box.run("ls -A /workspace; pwd").output == "/workspace\n"
-            assert docker_inspect(box.container_id)["Name"].endswith(job_id)
+            # The job's name is taken alongside the first command.
+            wait_until(
+                lambda: docker_inspect(box.container_id)["Name"].endswith(job_id), 20, "its name"
+            )
             box.write_file("cloned.txt", b"from the host")
             assert box.run("cat cloned.txt").output == "from the host"
             wait_until(lambda: pool.ready() == 1, 20, "a warm container")
