@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import BigInteger, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from resolver.store.models import Delivery
@@ -39,6 +39,7 @@ _FIRST_JOBS = select(Delivery.delivery_key, Delivery.job_id).where(
     Delivery.provider == bindparam("provider"),
     Delivery.delivery_key.in_(bindparam("keys", expanding=True)),
 )
+_LOCK = select(func.pg_advisory_xact_lock(bindparam("key", type_=BigInteger)))
 _LINK = update(Delivery).where(Delivery.id == bindparam("delivery")).values(job_id=bindparam("job"))
 
 
@@ -53,7 +54,7 @@ def lock_conversations(conn: Connection, conversation_keys: Iterable[str]) -> No
             conn.exec_driver_sql("BEGIN IMMEDIATE")
         return
     for key in sorted({_lock_key(key) for key in conversation_keys}):
-        conn.execute(select(func.pg_advisory_xact_lock(key)))
+        conn.execute(_LOCK, {"key": key})
 
 
 def _lock_key(conversation_key: str) -> int:
