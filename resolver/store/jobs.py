@@ -9,7 +9,19 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import JsonValue
-from sqlalchemy import Connection, Select, bindparam, func, insert, or_, select, update
+from sqlalchemy import (
+    JSON,
+    Connection,
+    Select,
+    String,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session, aliased
 
 from resolver.contract.results import merged_result
@@ -412,7 +424,25 @@ def queued_before(session: Session, cutoff: datetime) -> list[Job]:
 
 
 # Built once: building a statement costs more than running it (its compiled form is cached).
-_LATEST_JOB = select(func.max(Job.id)).where(Job.conversation_key == bindparam("key"))
+def _latest_jobs_statements() -> dict[str, Select[Any]]:
+    """Per dialect: each key of a list bound as one value (a PostgreSQL array, a JSON array on
+    SQLite), with its conversation's latest job id, a max per key (one index probe each)."""
+    unnest = func.unnest(bindparam("keys", type_=postgresql.ARRAY(String)))
+    # SQLite names no columns of a table-valued function: json_each's own are `value` and more.
+    json_each = func.json_each(bindparam("keys", type_=JSON))
+    keys = {
+        "postgresql": unnest.table_valued("value").render_derived(name="keys"),
+        "sqlite": json_each.table_valued("value").alias("keys"),
+    }
+    statements: dict[str, Select[Any]] = {}
+    for dialect, rows in keys.items():
+        key = rows.c.value
+        latest = select(func.max(Job.id)).where(Job.conversation_key == key).scalar_subquery()
+        statements[dialect] = select(key, latest)
+    return statements
+
+
+_LATEST_JOBS = _latest_jobs_statements()
 _ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
 
 
@@ -437,14 +467,15 @@ _JOBS_AHEAD = _jobs_ahead_statement()
 
 
 def latest_jobs(conn: Connection, conversation_keys: Iterable[str]) -> dict[str, int]:
-    """Per conversation that has jobs: its latest job's id. A max per key rather than grouped:
-    a max over an index range is one probe, a grouped max reads the range."""
-    found: dict[str, int] = {}
-    for key in dict.fromkeys(conversation_keys):
-        job_id = conn.execute(_LATEST_JOB, {"key": key}).scalar()
-        if job_id is not None:
-            found[key] = int(job_id)
-    return found
+    """Per conversation that has jobs: its latest job's id, all in one statement. A max per key
+    rather than grouped: a max over an index range is one probe, a grouped max reads the
+    range."""
+    keys = list(dict.fromkeys(conversation_keys))
+    if not keys:
+        return {}
+    statement = _LATEST_JOBS["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
+    rows = conn.execute(statement, {"keys": keys})
+    return {key: int(job_id) for key, job_id in rows if job_id is not None}
 
 
 def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
