@@ -10,23 +10,22 @@ from typing import Any
 
 from pydantic import JsonValue
 from sqlalchemy import (
-    JSON,
     Connection,
+    Integer,
     Select,
     String,
-    bindparam,
     func,
     insert,
     or_,
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session, aliased
 
 from resolver.contract.results import merged_result
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome, check_transition, is_terminal
+from resolver.store import bound
 from resolver.store.models import Job, JobEvent, utcnow
 
 
@@ -424,29 +423,18 @@ def queued_before(session: Session, cutoff: datetime) -> list[Job]:
 
 
 # Built once: building a statement costs more than running it (its compiled form is cached).
-def _latest_jobs_statements() -> dict[str, Select[Any]]:
-    """Per dialect: each key of a list bound as one value (a PostgreSQL array, a JSON array on
-    SQLite), with its conversation's latest job id, a max per key (one index probe each)."""
-    unnest = func.unnest(bindparam("keys", type_=postgresql.ARRAY(String)))
-    # SQLite names no columns of a table-valued function: json_each's own are `value` and more.
-    json_each = func.json_each(bindparam("keys", type_=JSON))
-    keys = {
-        "postgresql": unnest.table_valued("value").render_derived(name="keys"),
-        "sqlite": json_each.table_valued("value").alias("keys"),
-    }
-    statements: dict[str, Select[Any]] = {}
-    for dialect, rows in keys.items():
-        key = rows.c.value
-        latest = select(func.max(Job.id)).where(Job.conversation_key == key).scalar_subquery()
-        statements[dialect] = select(key, latest)
-    return statements
+def _latest_jobs_statement(dialect: str) -> Select[Any]:
+    """Each key with its conversation's latest job id: a max per key (one index probe each)."""
+    key = bound.each("keys", String(), dialect).c.value
+    latest = select(func.max(Job.id)).where(Job.conversation_key == key).scalar_subquery()
+    return select(key, latest)
 
 
-_LATEST_JOBS = _latest_jobs_statements()
+_LATEST_JOBS = {dialect: _latest_jobs_statement(dialect) for dialect in bound.DIALECTS}
 _ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
 
 
-def _jobs_ahead_statement() -> Select[Any]:
+def _jobs_ahead_statement(dialect: str) -> Select[Any]:
     job = aliased(Job)
     by_owner = []
     for column in ("requester_id", "repo"):
@@ -455,15 +443,16 @@ def _jobs_ahead_statement() -> Select[Any]:
             select(func.count())
             .where(
                 getattr(earlier, column) == getattr(job, column),
-                earlier.state.in_(_ACTIVE),
+                or_(*(earlier.state == state for state in _ACTIVE)),  # no IN: see store.bound
                 earlier.id < job.id,
             )
             .scalar_subquery()
         )
-    return select(job.id, *by_owner).where(job.id.in_(bindparam("ids", expanding=True)))
+    ids = select(bound.each("ids", Integer(), dialect).c.value)
+    return select(job.id, *by_owner).where(job.id.in_(ids))
 
 
-_JOBS_AHEAD = _jobs_ahead_statement()
+_JOBS_AHEAD = {dialect: _jobs_ahead_statement(dialect) for dialect in bound.DIALECTS}
 
 
 def latest_jobs(conn: Connection, conversation_keys: Iterable[str]) -> dict[str, int]:
@@ -473,8 +462,7 @@ def latest_jobs(conn: Connection, conversation_keys: Iterable[str]) -> dict[str,
     keys = list(dict.fromkeys(conversation_keys))
     if not keys:
         return {}
-    statement = _LATEST_JOBS["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
-    rows = conn.execute(statement, {"keys": keys})
+    rows = conn.execute(_LATEST_JOBS[bound.dialect_of(conn)], {"keys": keys})
     return {key: int(job_id) for key, job_id in rows if job_id is not None}
 
 
@@ -483,7 +471,7 @@ def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int,
     repository (one count per owner, so each can use its own index)."""
     if not job_ids:
         return {}
-    rows = conn.execute(_JOBS_AHEAD, {"ids": list(job_ids)})
+    rows = conn.execute(_JOBS_AHEAD[bound.dialect_of(conn)], {"ids": list(job_ids)})
     return {job_id: (int(user), int(repo)) for job_id, user, repo in rows}
 
 
