@@ -10,12 +10,14 @@ from typing import Any
 
 from pydantic import JsonValue
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Integer,
     Select,
     String,
     func,
     insert,
+    literal_column,
     or_,
     select,
     update,
@@ -434,6 +436,11 @@ _LATEST_JOBS = {dialect: _latest_jobs_statement(dialect) for dialect in bound.DI
 _ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
 
 
+_ACTIVE_SQL: list[ColumnElement[str]] = [literal_column(f"'{state}'") for state in _ACTIVE]
+"""The active states written into the statement (no bound list: see store.bound), so that each
+count keeps its (owner, state) index on both databases."""
+
+
 def _jobs_ahead_statement(dialect: str) -> Select[Any]:
     job = aliased(Job)
     by_owner = []
@@ -443,7 +450,7 @@ def _jobs_ahead_statement(dialect: str) -> Select[Any]:
             select(func.count())
             .where(
                 getattr(earlier, column) == getattr(job, column),
-                or_(*(earlier.state == state for state in _ACTIVE)),  # no IN: see store.bound
+                earlier.state.in_(_ACTIVE_SQL),
                 earlier.id < job.id,
             )
             .scalar_subquery()
