@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, String, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
-from resolver.store import web_sessions
+from resolver.store import bound, web_sessions
 from resolver.store.models import Credential, Identity, Installation, Job, User, utcnow
 from resolver.store.secrets import forget_tokens, token_state
 
@@ -136,10 +136,13 @@ def all_users(session: Session) -> list[User]:
     return list(session.scalars(select(User).order_by(User.name)))
 
 
-_USERS_BY_SENDER = select(Identity.external_id, Identity.user_id).where(
-    Identity.provider == bindparam("provider"),
-    Identity.external_id.in_(bindparam("ids", expanding=True)),
-)
+_USERS_BY_SENDER = {
+    dialect: select(Identity.external_id, Identity.user_id).where(
+        Identity.provider == bindparam("provider"),
+        Identity.external_id.in_(select(bound.each("ids", String(), dialect).c.value)),
+    )
+    for dialect in bound.DIALECTS
+}
 
 
 def users_by_sender(
@@ -150,7 +153,8 @@ def users_by_sender(
     pairs = set(senders)
     for provider in {provider for provider, _ in pairs}:
         ids = [external_id for p, external_id in pairs if p == provider]
-        rows = conn.execute(_USERS_BY_SENDER, {"provider": provider, "ids": ids})
+        statement = _USERS_BY_SENDER[bound.dialect_of(conn)]
+        rows = conn.execute(statement, {"provider": provider, "ids": ids})
         found.update({(provider, ext): user_id for ext, user_id in rows})
     return found
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final, Literal
 
-from sqlalchemy import and_, delete, exists, select, update
+from sqlalchemy import and_, bindparam, delete, exists, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from resolver.contract.pulls import PullChange, Standing
@@ -23,26 +23,30 @@ ASKED_FOR: Final = timedelta(minutes=10)
 that never got to read them (it failed first) lets another through after this."""
 
 
+_INTO_BASE = exists().where(
+    BotPull.forge == bindparam("forge"),
+    BotPull.repo == bindparam("repo"),
+    BotPull.base == bindparam("base"),
+    BotPull.closed.is_(False),
+)
+_STANDING: Final = select(
+    RepoOptions.ci_fix,
+    RepoOptions.conflicts_fix,
+    RepoOptions.ci_asked_at,
+    RepoOptions.conflicts_asked_at,
+    _INTO_BASE,
+).where(RepoOptions.forge == bindparam("forge"), RepoOptions.repo == bindparam("repo"))
+"""Built once: building the statement (and adapting its result to the cached compiled form) cost
+more than running it, on every default-branch push and red check (bench/ingress's mix)."""
+
+
 def standing(
     conn: Connection | Session, forge: str, repo: str, base: str | None, now: datetime
 ) -> Standing | None:
     """The repository's options and whether one of the bot's pull requests is open into `base`,
     in one read; None when no job has read the repository's options yet."""
-    into_base = exists().where(
-        BotPull.forge == forge,
-        BotPull.repo == repo,
-        BotPull.base == (base or ""),
-        BotPull.closed.is_(False),
-    )
-    row = conn.execute(
-        select(
-            RepoOptions.ci_fix,
-            RepoOptions.conflicts_fix,
-            RepoOptions.ci_asked_at,
-            RepoOptions.conflicts_asked_at,
-            into_base,
-        ).where(RepoOptions.forge == forge, RepoOptions.repo == repo)
-    ).first()
+    values = {"forge": forge, "repo": repo, "base": base or ""}
+    row = conn.execute(_STANDING, values).first()
     if row is None:
         return None
     ci_fix, conflicts_fix, ci_asked, conflicts_asked, pull_into_base = row

@@ -9,12 +9,25 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import JsonValue
-from sqlalchemy import Connection, Select, bindparam, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Integer,
+    Select,
+    String,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, aliased
 
 from resolver.contract.results import merged_result
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome, check_transition, is_terminal
+from resolver.store import bound
 from resolver.store.models import Job, JobEvent, utcnow
 
 
@@ -412,11 +425,23 @@ def queued_before(session: Session, cutoff: datetime) -> list[Job]:
 
 
 # Built once: building a statement costs more than running it (its compiled form is cached).
-_LATEST_JOB = select(func.max(Job.id)).where(Job.conversation_key == bindparam("key"))
+def _latest_jobs_statement(dialect: str) -> Select[Any]:
+    """Each key with its conversation's latest job id: a max per key (one index probe each)."""
+    key = bound.each("keys", String(), dialect).c.value
+    latest = select(func.max(Job.id)).where(Job.conversation_key == key).scalar_subquery()
+    return select(key, latest)
+
+
+_LATEST_JOBS = {dialect: _latest_jobs_statement(dialect) for dialect in bound.DIALECTS}
 _ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)
 
 
-def _jobs_ahead_statement() -> Select[Any]:
+_ACTIVE_SQL: list[ColumnElement[str]] = [literal_column(f"'{state}'") for state in _ACTIVE]
+"""The active states written into the statement (no bound list: see store.bound), so that each
+count keeps its (owner, state) index on both databases."""
+
+
+def _jobs_ahead_statement(dialect: str) -> Select[Any]:
     job = aliased(Job)
     by_owner = []
     for column in ("requester_id", "repo"):
@@ -425,26 +450,27 @@ def _jobs_ahead_statement() -> Select[Any]:
             select(func.count())
             .where(
                 getattr(earlier, column) == getattr(job, column),
-                earlier.state.in_(_ACTIVE),
+                earlier.state.in_(_ACTIVE_SQL),
                 earlier.id < job.id,
             )
             .scalar_subquery()
         )
-    return select(job.id, *by_owner).where(job.id.in_(bindparam("ids", expanding=True)))
+    ids = select(bound.each("ids", Integer(), dialect).c.value)
+    return select(job.id, *by_owner).where(job.id.in_(ids))
 
 
-_JOBS_AHEAD = _jobs_ahead_statement()
+_JOBS_AHEAD = {dialect: _jobs_ahead_statement(dialect) for dialect in bound.DIALECTS}
 
 
 def latest_jobs(conn: Connection, conversation_keys: Iterable[str]) -> dict[str, int]:
-    """Per conversation that has jobs: its latest job's id. A max per key rather than grouped:
-    a max over an index range is one probe, a grouped max reads the range."""
-    found: dict[str, int] = {}
-    for key in dict.fromkeys(conversation_keys):
-        job_id = conn.execute(_LATEST_JOB, {"key": key}).scalar()
-        if job_id is not None:
-            found[key] = int(job_id)
-    return found
+    """Per conversation that has jobs: its latest job's id, all in one statement. A max per key
+    rather than grouped: a max over an index range is one probe, a grouped max reads the
+    range."""
+    keys = list(dict.fromkeys(conversation_keys))
+    if not keys:
+        return {}
+    rows = conn.execute(_LATEST_JOBS[bound.dialect_of(conn)], {"keys": keys})
+    return {key: int(job_id) for key, job_id in rows if job_id is not None}
 
 
 def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
@@ -452,7 +478,7 @@ def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int,
     repository (one count per owner, so each can use its own index)."""
     if not job_ids:
         return {}
-    rows = conn.execute(_JOBS_AHEAD, {"ids": list(job_ids)})
+    rows = conn.execute(_JOBS_AHEAD[bound.dialect_of(conn)], {"ids": list(job_ids)})
     return {job_id: (int(user), int(repo)) for job_id, user, repo in rows}
 
 
