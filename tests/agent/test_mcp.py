@@ -131,7 +131,7 @@ def test_a_server_that_hangs_or_floods_is_cut_off_with_a_message(
 ) -> None:
     with remote_mcp("t0k") as remote:
         monkeypatch.setenv("RESOLVER_MCP_ALLOW", "localhost")
-        # Long enough for a loaded machine to build the 50 MB answer before the cap cuts it.
+        # Long enough for a loaded machine to start the stdio servers; the hanging ones wait it out.
         monkeypatch.setenv("RESOLVER_MCP_TIMEOUT", "10")
         remote_entry = {"url": remote.url}
         servers = {"docs": DOCS, "docs2": DOCS, "tracker": remote_entry, "tracker2": remote_entry}

@@ -50,7 +50,10 @@ VENDORED: Final = [
     "uvicorn",
     "watchfiles",
 ]
-FLOOD_BYTES: Final = 50_000_000
+FLOOD_BYTES: Final = 3_000_000
+"""What a flooding tool answers: three times the cap on one message (RESOLVER_MCP_MAX_BYTES's
+default), so the cap cuts it, and small enough to be built and sent at once on a loaded machine,
+before the call's timeout (50 MB took over 10 s there)."""
 ANSWER: Final = "the docs say the answer is 42"
 
 STDIO_SERVER: Final = f'''
