@@ -133,10 +133,11 @@ class RequestSpans:
 
     def __init__(self, app: ASGIApp, tracer: Any, ratio: float | None = None) -> None:
         from opentelemetry.propagate import extract
-        from opentelemetry.trace import SpanKind, Status, StatusCode
+        from opentelemetry.trace import SpanKind, Status, StatusCode, get_current_span
 
         self.app, self.tracer, self.extract, self.ratio = app, tracer, extract, ratio
         self.server, self.failed = SpanKind.SERVER, Status(StatusCode.ERROR)
+        self.span_of = get_current_span
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -149,7 +150,7 @@ class RequestSpans:
             if key == b"traceparent":
                 parent = self.extract({"traceparent": value.decode("latin-1")})
                 break
-        unsampled = () if self.ratio is None else _unsampled(parent, self.ratio)
+        unsampled = () if self.ratio is None else self._unsampled(parent, self.ratio)
         if unsampled:
             with tracing.within(unsampled):
                 await self.app(scope, receive, send)
@@ -171,23 +172,20 @@ class RequestSpans:
 
             await self.app(scope, receive, sent)
 
-
-def _unsampled(parent: Any, ratio: float) -> tracing.Carrier:
-    """Empty when a request's trace is sampled, else the context it hands on, flagged not
-    sampled. Its caller's decision (`parent`, from its `traceparent`) stands; without one, a draw
-    keeps `ratio` of the requests."""
-    from opentelemetry.trace import get_current_span
-
-    caller = get_current_span(parent).get_span_context() if parent is not None else None
-    if caller is not None and caller.is_valid:
-        if caller.trace_flags.sampled:
+    def _unsampled(self, parent: Any, ratio: float) -> tracing.Carrier:
+        """Empty when a request's trace is sampled, else the context it hands on, flagged not
+        sampled. Its caller's decision (`parent`, from its `traceparent`) stands; without one, a
+        draw keeps `ratio` of the requests."""
+        caller = self.span_of(parent).get_span_context() if parent is not None else None
+        if caller is not None and caller.is_valid:
+            if caller.trace_flags.sampled:
+                return ()
+            trace_id, span_id = caller.trace_id, caller.span_id
+        elif random.random() < ratio:
             return ()
-        trace_id, span_id = caller.trace_id, caller.span_id
-    elif random.random() < ratio:
-        return ()
-    else:
-        trace_id, span_id = random.getrandbits(128) or 1, random.getrandbits(64) or 1
-    return (("traceparent", f"00-{trace_id:032x}-{span_id:016x}-00"),)
+        else:
+            trace_id, span_id = random.getrandbits(128) or 1, random.getrandbits(64) or 1
+        return (("traceparent", f"00-{trace_id:032x}-{span_id:016x}-00"),)
 
 
 def _remove_middleware(app: Starlette, kind: object) -> None:

@@ -69,6 +69,8 @@ def test_a_carried_context_makes_the_other_threads_span_a_child(
     assert intake.parent is not None and request.context is not None
     assert intake.parent.span_id == request.context.span_id
     assert intake.context is not None and intake.context.trace_id == request.context.trace_id
+    # The carrier was made here: the other thread enters the request's own context, unparsed.
+    assert not intake.parent.is_remote
 
 
 def test_a_message_sent_carries_its_own_span_as_the_workers_parent(
