@@ -249,3 +249,23 @@ def test_the_web_process_imports_no_instrumentation_it_leaves_off(tmp_path: Any)
     assert [m for m in imported if m.rsplit(".", 1)[1] in observability.INSTRUMENTATIONS] == [
         "opentelemetry.instrumentation.httpx"
     ]
+
+
+def test_a_traced_process_keeps_its_start_up_objects_out_of_full_collections(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A sampled span outlives the young generations in the exporter's queue; the full passes
+    it brings on walk only what came after tracing began (gc.freeze), and stop doing so when
+    tracing stops."""
+    import gc
+
+    monkeypatch.setenv(observability.ENDPOINT, "http://127.0.0.1:9")
+    monkeypatch.setenv(observability.DISABLED, "celery,httpx,redis,sqlalchemy")
+    monkeypatch.setenv("RESOLVER_DATABASE_URL", f"sqlite:///{tmp_path / 'traced.db'}")
+    assert gc.get_freeze_count() == 0
+    try:
+        assert observability.install("resolver-test") is not None
+        assert gc.get_freeze_count() > 0
+    finally:
+        observability.shutdown()
+    assert gc.get_freeze_count() == 0
