@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -37,14 +37,44 @@ _own_publishes = False
 Celery instrumentation off: it cost more than the rest of a webhook's tracing)."""
 
 
+class _Api:
+    """The OpenTelemetry functions used on every span, bound once by `turn_on`: an import in a
+    function runs again on each call, and a sampled webhook ran a dozen (bench/tracing.py)."""
+
+    def __init__(self) -> None:
+        from opentelemetry import context, trace
+        from opentelemetry.propagate import extract, inject
+        from opentelemetry.trace import SpanKind
+
+        self.attach, self.detach, self.current = context.attach, context.detach, context.get_current
+        self.current_span, self.extract, self.inject = trace.get_current_span, extract, inject
+        self.producer = SpanKind.PRODUCER
+
+
+_otel: _Api
+"""Bound by `turn_on`; read only once `_tracer` says tracing is on."""
+_contexts: dict[Carrier, Context] = {}
+"""Contexts `within` enters again without parsing their carrier: a sampled one `carrier` made
+here (its span live), and one not sampled as `within` extracted it. A webhook's intake and
+publish enter its request's context in another thread, and each parsed the header the request
+had just made."""
+CONTEXTS_KEPT: Final = 64
+"""How many `_contexts` are kept before they are let go (at once: the next extraction makes one
+again). A carrier is entered within moments of being made; a context kept longer keeps its
+span from the garbage collector for nothing."""
+
+
 def turn_on(tracer: Tracer, *, own_publishes: bool = False) -> None:
-    global _tracer, _own_publishes, _quiet
+    global _tracer, _own_publishes, _quiet, _otel
+    _otel = _Api()
+    _contexts.clear()
     _tracer, _own_publishes, _quiet = tracer, own_publishes, _quiet_context()
 
 
 def turn_off() -> None:
     global _tracer, _own_publishes
     _tracer, _own_publishes = None, False
+    _contexts.clear()
 
 
 def enabled() -> bool:
@@ -70,9 +100,7 @@ def note(**attributes: Value | None) -> None:
     """Add attributes to the current span (what is known only at its end: tokens, exit code)."""
     if _tracer is None or _unsampled.get():
         return
-    from opentelemetry import trace
-
-    trace.get_current_span().set_attributes(_kept(attributes))
+    _otel.current_span().set_attributes(_kept(attributes))
 
 
 def carrier() -> Carrier:
@@ -81,11 +109,12 @@ def carrier() -> Carrier:
         return ()
     if unsampled := _unsampled.get():
         return unsampled
-    from opentelemetry.propagate import inject
-
     headers: dict[str, str] = {}
-    inject(headers)
-    return tuple(sorted(headers.items()))
+    _otel.inject(headers)
+    made = tuple(sorted(headers.items()))
+    if sampled(made):
+        _remember(made, _otel.current())
+    return made
 
 
 @contextmanager
@@ -100,15 +129,12 @@ def publish(task: str, task_id: str, headers: dict[str, object]) -> Iterator[Non
         headers.update(unsampled)  # no span; the worker follows the decision
         yield
         return
-    from opentelemetry.propagate import inject
-    from opentelemetry.trace import SpanKind
-
     attributes = {"celery.action": "apply_async", "celery.task_name": task}
     attributes["messaging.message.id"] = task_id
     with _tracer.start_as_current_span(
-        f"apply_async/{task}", kind=SpanKind.PRODUCER, attributes=attributes
+        f"apply_async/{task}", kind=_otel.producer, attributes=attributes
     ):
-        inject(headers)
+        _otel.inject(headers)
         yield
 
 
@@ -119,21 +145,29 @@ def within(context: Carrier) -> Iterator[None]:
     if _tracer is None or not context or context == _unsampled.get():
         yield
         return
-    from opentelemetry import context as otel_context
-    from opentelemetry.propagate import extract
-
     unsampled = context if not sampled(context) else ()
     assert _quiet is not None  # made by turn_on
     if unsampled and _own_publishes:
         base = _quiet  # this process's messages carry `context` by `publish`, not by a span
+    elif (known := _contexts.get(context)) is not None:
+        base = known
+    elif unsampled:
+        base = _otel.extract(dict(context), context=_quiet)
+        _remember(context, base)
     else:
-        base = extract(dict(context), context=_quiet if unsampled else None)
-    token, mark = otel_context.attach(base), _unsampled.set(unsampled)
+        base = _otel.extract(dict(context))  # on the current context: not one to keep
+    token, mark = _otel.attach(base), _unsampled.set(unsampled)
     try:
         yield
     finally:
         _unsampled.reset(mark)
-        otel_context.detach(token)
+        _otel.detach(token)
+
+
+def _remember(carried: Carrier, context: Context) -> None:
+    if len(_contexts) >= CONTEXTS_KEPT:
+        _contexts.clear()
+    _contexts[carried] = context
 
 
 @contextmanager
@@ -143,9 +177,7 @@ def follow_decision() -> Iterator[None]:
     if _tracer is None or _unsampled.get():
         yield
         return
-    from opentelemetry import trace
-
-    current = trace.get_current_span().get_span_context()
+    current = _otel.current_span().get_span_context()
     if not current.is_valid or current.trace_flags.sampled:
         yield
         return

@@ -69,6 +69,8 @@ def test_a_carried_context_makes_the_other_threads_span_a_child(
     assert intake.parent is not None and request.context is not None
     assert intake.parent.span_id == request.context.span_id
     assert intake.context is not None and intake.context.trace_id == request.context.trace_id
+    # The carrier was made here: the other thread enters the request's own context, unparsed.
+    assert not intake.parent.is_remote
 
 
 def test_a_message_sent_carries_its_own_span_as_the_workers_parent(
@@ -250,3 +252,23 @@ def test_the_web_process_imports_no_instrumentation_it_leaves_off(tmp_path: Any)
     assert [m for m in imported if m.rsplit(".", 1)[1] in observability.INSTRUMENTATIONS] == [
         "opentelemetry.instrumentation.httpx"
     ]
+
+
+def test_a_traced_process_keeps_its_start_up_objects_out_of_full_collections(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A sampled span outlives the young generations in the exporter's queue; the full passes
+    it brings on walk only what came after tracing began (gc.freeze), and stop doing so when
+    tracing stops."""
+    import gc
+
+    monkeypatch.setenv(observability.ENDPOINT, "http://127.0.0.1:9")
+    monkeypatch.setenv(observability.DISABLED, "celery,httpx,redis,sqlalchemy")
+    monkeypatch.setenv("RESOLVER_DATABASE_URL", f"sqlite:///{tmp_path / 'traced.db'}")
+    assert gc.get_freeze_count() == 0
+    try:
+        assert observability.install("resolver-test") is not None
+        assert gc.get_freeze_count() > 0
+    finally:
+        observability.shutdown()
+    assert gc.get_freeze_count() == 0
