@@ -74,8 +74,11 @@ class Attached:
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(SandboxError):  # the sandbox may be gone: nothing left to kill
-            capture(self._container, ["bash", "-c", _KILL, "bash", self._group_file], self._user)
+        # Hang up first. While the engine is blocked copying output that nobody reads (a server
+        # cut off mid-flood), it does not report the end of another exec in the container, so
+        # the kill below would never return.
         with contextlib.suppress(OSError):
             self._raw.shutdown(socket.SHUT_RDWR)
         close_socket(self._sock)
+        with contextlib.suppress(SandboxError):  # the sandbox may be gone: nothing left to kill
+            capture(self._container, ["bash", "-c", _KILL, "bash", self._group_file], self._user)

@@ -47,7 +47,7 @@ async def sandbox_stdio(attached: Attached, guard: Guard) -> AsyncIterator[Trans
                 *lines, buffer = (buffer + chunk).split(b"\n")
                 if len(buffer) > guard.max_bytes or any(len(x) > guard.max_bytes for x in lines):
                     guard.too_large = True
-                    attached.close()
+                    await anyio.to_thread.run_sync(attached.close)  # an exec: not on the loop
                     return
                 for line in lines:
                     if line.strip():
