@@ -83,14 +83,14 @@ class Way:
 
 WAYS = (
     Way("HTTP, forwarded", True, "", "http://{host}/{file}"),
-    # The same server process and bytes as above, in a CONNECT tunnel (a port the allowance
+    Way("HTTPS, tunnelled", True, "", "https://{host}/{file}"),
+    # The same server process and bytes as the first, in a CONNECT tunnel (a port the allowance
     # lists may be tunnelled to): only Squid's path differs.
     Way("HTTP, tunnelled", True, "--proxytunnel", "http://{host}:{port}/{file}"),
-    Way("HTTPS, tunnelled", True, "", "https://{host}/{file}"),
     Way("HTTP, direct", False, "", "http://{host}/{file}"),
     Way("HTTPS, direct", False, "", "https://{host}/{file}"),
 )
-FORWARDED, TUNNELLED, HTTPS = (way.name for way in WAYS[:3])
+FORWARDED, HTTPS, TUNNELLED = (way.name for way in WAYS[:3])
 
 
 @dataclass(frozen=True)
@@ -206,13 +206,13 @@ class Rig:
 def _downloads(
     rig: Rig, sizes: list[tuple[int, int]], rounds: int
 ) -> dict[tuple[int, str], list[Download]]:
-    """Per size and way, a download per round; within a round the ways take turns, the first
-    of them rotating from round to round."""
+    """Per size and way, a download per round. Within a round the ways take turns: plain HTTP
+    forwarded and HTTPS (the goal's pair) one right after the other, then the others, the order
+    reversed every other round."""
     done: dict[tuple[int, str], list[Download]] = {}
     for n in range(rounds):
-        ways = WAYS[n % len(WAYS) :] + WAYS[: n % len(WAYS)]
         for size, count in sizes:
-            for way in ways:
+            for way in WAYS if n % 2 == 0 else WAYS[:2][::-1] + WAYS[2:][::-1]:
                 done.setdefault((size, way.name), []).append(rig.download(way, size, count))
     return done
 
@@ -238,20 +238,39 @@ def _print_downloads(done: dict[tuple[int, str], list[Download]], sizes: list[in
         for way in WAYS:
             runs = done[(size, way.name)]
             rate = _spread([run.rate / 1e6 for run in runs], "6.1f")
-            cpu = " / ".join(
-                _per_mb(runs, lambda run, who=who: _ms(run.cpu[who]), "5.2f") for who in range(3)
-            )
+            cpu = " / ".join(_per_mb(runs, _ms(who), "5.2f") for who in range(3))
             writes = _per_mb(runs, lambda run: run.writes, "4.0f")
             print(f"{_label(size):>6} {way.name:17} {rate} MB/s  CPU {cpu}  writes {writes}")
+    print("through the proxy, HTTP forwarded over HTTPS (the goal, >= 0.8) and over the same")
+    print("bytes tunnelled, per round: median [lowest-highest]; and HTTPS's CPU per MB (the")
+    print("proxy's, the client's and the stand-in's together) over HTTP's, the ratio of rates a")
+    print("host whose CPUs are all busy would give them")
     for size in sizes:
         print(
-            f"{_label(size):>6} through the proxy, HTTP over HTTPS: {_ratio(done, size, HTTPS)}"
-            f" (goal >= 0.8); HTTP forwarded over tunnelled: {_ratio(done, size, TUNNELLED)}"
+            f"{_label(size):>6} over HTTPS {_ratio(done, size, HTTPS)}, over tunnelled "
+            f"{_ratio(done, size, TUNNELLED)}; CPU {_cpu_ratio(done, size)}"
         )
 
 
-def _ms(seconds: float | None) -> float | None:
-    return None if seconds is None else seconds * 1000
+def _ms(who: int) -> Callable[[Download], float | None]:
+    """The CPU milliseconds a download cost the proxy (0), the client (1) or the stand-in (2)."""
+
+    def ms(run: Download) -> float | None:
+        seconds = run.cpu[who]
+        return None if seconds is None else seconds * 1000
+
+    return ms
+
+
+def _cpu_ratio(done: dict[tuple[int, str], list[Download]], size: int) -> str:
+    def per_mb(way: str) -> float | None:
+        runs = done[(size, way)]
+        known = [(run, [cpu for cpu in run.cpu if cpu is not None]) for run in runs]
+        spent = [sum(cpus) / run.megabytes for run, cpus in known if len(cpus) == len(run.cpu)]
+        return statistics.median(spent) if spent else None
+
+    plain, secure = per_mb(FORWARDED), per_mb(HTTPS)
+    return "n/a" if plain is None or secure is None else f"{secure / plain:4.2f}"
 
 
 def _ratio(done: dict[tuple[int, str], list[Download]], size: int, other: str) -> str:
