@@ -8,8 +8,9 @@
   server process, by the same client (curl), five ways: plain HTTP that Squid forwards, the same
   plain bytes from the same server through a CONNECT tunnel (so that only Squid's path differs),
   HTTPS (which Squid only tunnels), and both direct on the uplink. The ways take turns within
-  each round, in an order that rotates, and each figure is the median over the rounds with its
-  spread (the lowest and highest round), the ratios taken per round. Beside each: the CPU
+  each round (plain HTTP forwarded and HTTPS one right after the other, the order reversed
+  every other round), and each figure is the median over the rounds with its spread (the
+  lowest and highest round), the ratios taken per round. Beside each: the CPU
   milliseconds per MB it cost the proxy, the client's container and the stand-in (from the
   engine's cgroups, where the host has them), and the proxy's write calls per MB (from
   /proc, where the bench may read the proxy's), which, unlike a rate, hardly move with the
