@@ -27,7 +27,7 @@ from sandbox import (
 )
 from sandbox.container import remove_container
 from sandbox.engine import SandboxError
-from sandbox.proxy import PROXY_HOST
+from sandbox.proxy import LINK_MTU, PROXY_HOST
 from sandbox.reaper import remove_orphan_egress
 from tests.sandbox.conftest import DEPLOYMENT
 from tests.sandbox.standins import ALLOWED, DENIED, OTHER_PORT, Outside
@@ -249,6 +249,12 @@ def test_the_sandbox_finds_its_proxy_by_a_fixed_name_and_nothing_else(
     assert box.run("printenv HTTPS_PROXY").output.strip() == f"http://{PROXY_HOST}:3128"
     names = box.run(f"getent hosts {PROXY_HOST} >/dev/null && echo found; getent hosts {ALLOWED}")
     assert names.output.strip() == "found"
+    # Its link to the proxy takes large packets (Squid's 4 KB writes are one segment each),
+    # seen from the proxy's end: under gVisor a sandbox has no /sys/class/net.
+    assert box.egress is not None
+    argv = ["docker", "exec", box.egress.container_id, "sh", "-c", "cat /sys/class/net/*/mtu"]
+    links = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
+    assert str(LINK_MTU) in links  # beside the uplink's and loopback's
 
 
 def test_the_reaper_removes_a_proxy_and_network_whose_sandbox_is_gone(
