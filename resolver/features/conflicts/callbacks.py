@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Final
 
+from resolver.contract.notices import NoticeContext
 from resolver.contract.triggers import (
     base_push_in,
-    dump_trigger,
     notice_on_pull,
     read_trigger,
     repo_of,
@@ -59,7 +59,7 @@ def record_unresolved_reports(
                 conversation_key=job.conversation_key or f"{job.source}:{full_name}",
                 # File names are repository data: shown like any text the job did not write.
                 body=sanitize(body, hosts),
-                context=dump_trigger(notice_on_pull(full_name, int(number), trigger)),
+                context=NoticeContext(trigger=notice_on_pull(full_name, int(number), trigger)),
                 job_id=job.id,
             )
         )

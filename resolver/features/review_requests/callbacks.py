@@ -8,10 +8,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from integrations import registry
-from resolver.contract.callbacks import ReviewContent, ReviewToPost, Sending
+from resolver.contract.callbacks import CallbackResult, ReviewContent, ReviewToPost, Sending
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.review import ReviewPost
-from resolver.contract.triggers import JsonObject, read_trigger
+from resolver.contract.triggers import read_trigger
 from resolver.core.sanitize import sanitize
 from resolver.core.settings import Settings
 from resolver.core.states import JobState
@@ -44,7 +44,9 @@ def sanitized(review: ReviewResult, hosts: Collection[str]) -> ReviewResult:
     return replace(review, summary=sanitize(review.summary, hosts), comments=comments)
 
 
-def send_review(session: Session, sending: Sending[ReviewToPost], settings: Settings) -> JsonObject:
+def send_review(
+    session: Session, sending: Sending[ReviewToPost], settings: Settings
+) -> CallbackResult:
     """Post the recorded review as one review of the job's pull request (in the session of
     the try, `callbacks.send`'s, ended before the post)."""
     provider, review = sending.provider, sending.payload.review
@@ -64,4 +66,4 @@ def send_review(session: Session, sending: Sending[ReviewToPost], settings: Sett
         start_sha=review.start_sha,
         tag=tag,
     )
-    return {"review": post(trigger, requester_id, posted, settings)}
+    return CallbackResult(review=post(trigger, requester_id, posted, settings))
