@@ -35,6 +35,7 @@ from resolver.contract.callbacks import (
 )
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import REACT, STATUS, THREAD_REPLY
+from resolver.contract.results import ResultError
 from resolver.contract.review import POST_REVIEW
 from resolver.core import metrics
 from resolver.core.logs import log
@@ -69,12 +70,12 @@ class Action(Generic[P]):
     def __call__(
         self, session: Session, callback_id: int, provider: str, data: object, settings: Settings
     ) -> CallbackResult:
-        """Send the row's stored payload `data`; one that does not read, or a row whose stored
-        result does not, fails for good."""
+        """Send the row's stored payload `data`; one that does not read fails for good, as
+        does one whose row's result, or its job's, does not."""
         try:
             payload = read_payload(self.payload, data)
             return self.send(session, Sending(callback_id, provider, payload), settings)
-        except (CallbackPayloadError, CallbackResultError) as error:
+        except (CallbackPayloadError, CallbackResultError, ResultError) as error:
             raise PermanentCallbackError(str(error)) from None
 
 

@@ -472,6 +472,22 @@ def test_a_pending_row_whose_result_does_not_read_fails_its_callback_saying_why(
     assert sixth.lines("post") == []
 
 
+def test_the_status_of_a_job_whose_result_does_not_read_fails_saying_why(
+    sixth: Installed,
+) -> None:
+    job_id = new_job()
+    set_job(job_id, result={"summary": ["the model's words"], "pull_pending": "maybe"})
+    callback_id = new_callback(StatusUpdate(job_id=job_id), job_id)
+    assert send(callback_id, get_settings()) is None
+    state, error, tries = sent_row(callback_id)
+    assert (state, tries) == ("failed", [("permanent", None)])
+    assert error is not None and error.startswith(
+        "a job's result does not read: summary: Input should be a valid string; pull_pending:"
+    )
+    assert "model's words" not in error and "maybe" not in error
+    assert sixth.lines("post") == []
+
+
 def test_a_notice_whose_context_does_not_read_fails_its_callback_saying_why(
     sixth: Installed,
 ) -> None:
