@@ -28,6 +28,7 @@ from resolver.agent.sandboxes import claim_sandbox, policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.agent.trajectory import latest_attempt
 from resolver.agent.verify import build_verification, configured_commands
+from resolver.contract.triggers import JsonObject
 from resolver.contract.verification import Verification
 from resolver.core import tracing
 from resolver.core.budgets import BUDGET
@@ -441,7 +442,7 @@ def run_result(
     files: tuple[tuple[str, int | None, int | None], ...] = (),
 ) -> RunResult:
     """How the worker records the job: state, outcome and the result JSON."""
-    details: dict[str, Any] = {
+    details: JsonObject = {
         "summary": agent.summary,
         "agent_outcome": agent.outcome,
         "stop_reason": agent.stop_reason,

@@ -24,6 +24,7 @@ from resolver.callbacks import status
 from resolver.callbacks.record import publish_all, record_status, view_of
 from resolver.contract import outbound as providers
 from resolver.contract.callbacks import (
+    CallbackResult,
     NoticePost,
     PullToOpen,
     PullToUpdate,
@@ -34,17 +35,22 @@ from resolver.contract.callbacks import (
     ThreadReply,
 )
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
+from resolver.contract.notices import (
+    NoticeContext,
+    NoticeContextError,
+    dump_notice_context,
+    read_notice_context,
+)
 from resolver.contract.outbound import OPEN_PULL, REACT, REPLY, STATUS, UPDATE_PULL
 from resolver.contract.provider import ThreadResolver
 from resolver.contract.pulls import PullChange
-from resolver.contract.triggers import JsonObject, Planned, TaskTrigger, in_thread, read_trigger
+from resolver.contract.triggers import Planned, TaskTrigger, in_thread, read_trigger
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.store import bot_pulls, callbacks, jobs
 from resolver.store.callbacks import mark_posting
 from resolver.store.db import end_step
 from resolver.store.models import Job, Notice, utcnow
-from resolver.store.notices import PRIVATE
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -89,7 +95,9 @@ def _job_conversation(
     return conversation, job
 
 
-def send_status(session: Session, sending: Sending[StatusUpdate], settings: Settings) -> JsonObject:
+def send_status(
+    session: Session, sending: Sending[StatusUpdate], settings: Settings
+) -> CallbackResult:
     job_id = sending.payload.job_id
     tag = f"status-{job_id}"
     with _status_lock(job_id, settings.redis_url):
@@ -100,7 +108,7 @@ def send_status(session: Session, sending: Sending[StatusUpdate], settings: Sett
         end_step(session)
         digest = hashlib.sha256(text.encode()).hexdigest()
         if ref.get("digest") == digest:
-            return {"unchanged": True}
+            return CallbackResult(unchanged=True)
         conversation = registry.conversation(source, trigger, requester_id, settings)
         message = ref.get("message") or _posted_earlier(conversation, tag, _posting(ref))
         if message:
@@ -111,7 +119,7 @@ def send_status(session: Session, sending: Sending[StatusUpdate], settings: Sett
         jobs.get_job(session, job_id).status_ref = {"message": message, "digest": digest}
         _supersede(session, job_id, sending.callback_id)
         end_step(session)  # inside the lock: the next writer reads this message
-    return {"message": message}
+    return CallbackResult(message=message)
 
 
 def _posting(ref: Mapping[str, JsonValue]) -> datetime | None:
@@ -156,66 +164,74 @@ def _supersede(session: Session, job_id: int, newest: int) -> None:
     callbacks.supersede(session, job_id, STATUS, newest)
 
 
-def send_react(session: Session, sending: Sending[Reaction], settings: Settings) -> JsonObject:
+def send_react(session: Session, sending: Sending[Reaction], settings: Settings) -> CallbackResult:
     conversation, _ = _job_conversation(session, sending.payload.job_id, settings)
     conversation.acknowledge()
-    return {}
+    return CallbackResult()
 
 
-def send_reply(session: Session, sending: Sending[Reply], settings: Settings) -> JsonObject:
+def send_reply(session: Session, sending: Sending[Reply], settings: Settings) -> CallbackResult:
     conversation, _ = _job_conversation(session, sending.payload.job_id, settings)
     callback_id, text = sending.callback_id, sending.payload.text
     tag = f"reply-{callback_id}"
-    return {"message": _post_once(session, conversation, tag, text, callback_id)}
+    return CallbackResult(message=_post_once(session, conversation, tag, text, callback_id))
 
 
-def send_notice(session: Session, sending: Sending[NoticePost], settings: Settings) -> JsonObject:
+def send_notice(
+    session: Session, sending: Sending[NoticePost], settings: Settings
+) -> CallbackResult:
     provider, notice_id = sending.provider, sending.payload.notice_id
     notice = session.get(Notice, notice_id)
     if notice is None or notice.sent_at is not None:
-        return {"skipped": True}
-    context, body = dict(notice.context), notice.body
+        return CallbackResult(skipped=True)
+    body = notice.body
+    try:
+        context = read_notice_context(notice.context)
+    except NoticeContextError as error:
+        raise PermanentCallbackError(f"notice {notice_id}: {error}") from None
     end_step(session)
     body = _send_private(session, provider, notice_id, context, settings) or body
-    conversation = registry.conversation(provider, read_trigger(context), None, settings)
+    conversation = registry.conversation(provider, context.trigger, None, settings)
     tag, callback_id = f"notice-{notice_id}", sending.callback_id
     message = _post_once(session, conversation, tag, body, callback_id)
     found = session.get(Notice, notice_id)
     if found is not None:
         found.sent_at = utcnow()
-    return {"message": message}
+    return CallbackResult(message=message)
 
 
 def _send_private(
     session: Session,
     provider: str,
     notice_id: int,
-    context: Mapping[str, JsonValue],
+    context: NoticeContext,
     settings: Settings,
 ) -> str | None:
     """The notice's private part (its link), where only its recipient sees it; then dropped
     from the row, so a retry does not send it again and the link is kept nowhere. When the
     provider refuses it for good, the public text to post instead (a public link)."""
-    private = context.get(PRIVATE)
+    private = context.private
     post = registry.get(provider).post_private
-    if not isinstance(private, dict) or post is None:
+    if private is None or post is None:
         return None
     instead = None
     try:
-        post(read_trigger(context), str(private["to"]), str(private["text"]), settings)
+        post(context.trigger, private.to, private.text, settings)
     except PermanentCallbackError as error:
         log(logger, logging.WARNING, "callback.private_refused", notice=notice_id, error=str(error))
-        fallback = private.get("fallback")
-        instead = str(fallback) if fallback else None
-    _drop_private(session, notice_id, instead)
+        instead = private.fallback or None
+    _drop_private(session, notice_id, context, instead)
     return instead
 
 
-def _drop_private(session: Session, notice_id: int, body: str | None) -> None:
+def _drop_private(
+    session: Session, notice_id: int, context: NoticeContext, body: str | None
+) -> None:
     """Forget the private part; with `body`, the public text becomes it (a retry posts it)."""
     found = session.get(Notice, notice_id)
     if found is not None:
-        found.context = {k: v for k, v in found.context.items() if k != PRIVATE}
+        kept = NoticeContext(trigger=context.trigger, request=context.request)
+        found.context = dump_notice_context(kept)
         if body is not None:
             found.body = body
     end_step(session)  # kept when the public post fails: a retry sends the private part no more
@@ -223,7 +239,7 @@ def _drop_private(session: Session, notice_id: int, body: str | None) -> None:
 
 def send_open_pull(
     session: Session, sending: Sending[PullToOpen], settings: Settings
-) -> JsonObject:
+) -> CallbackResult:
     """Open the job's draft pull request, unless one from its branch is open already."""
     provider, job_id = sending.provider, sending.payload.job_id
     job = jobs.get_job(session, job_id)
@@ -248,12 +264,12 @@ def send_open_pull(
     end_step(session)  # published after the commit: the outbox order
     publish_all(ids)
     log(logger, logging.INFO, "job.pull_opened", job=job_id, url=pull.url)
-    return {"url": pull.url, "number": pull.number}
+    return CallbackResult(url=pull.url, number=pull.number)
 
 
 def send_update_pull(
     session: Session, sending: Sending[PullToUpdate], settings: Settings
-) -> JsonObject:
+) -> CallbackResult:
     """Write a follow-up's description (its files and Verification block) onto the pull
     request it pushed to; nothing when that pull request is no longer open."""
     provider, job_id = sending.provider, sending.payload.job_id
@@ -267,11 +283,11 @@ def send_update_pull(
     repo = planned.repo
     pull = forge.find_open_pull(repo, branch)
     if pull is None:
-        return {"skipped": True}
+        return CallbackResult(skipped=True)
     title = pull_title(trigger, task)
     forge.edit_pull_body(repo, pull.number, status.pull_body(view, title, planned.fixes))
     log(logger, logging.INFO, "job.pull_updated", job=job_id, url=pull.url)
-    return {"url": pull.url, "number": pull.number}
+    return CallbackResult(url=pull.url, number=pull.number)
 
 
 def planned_of(trigger: TaskTrigger) -> Planned:
@@ -291,7 +307,7 @@ def pull_title(trigger: TaskTrigger, task: str) -> str:
 
 def send_thread_reply(
     session: Session, sending: Sending[ThreadReply], settings: Settings
-) -> JsonObject:
+) -> CallbackResult:
     """A reply in one review thread of a review the job took as a batch: the job's conversation,
     moved into the thread by the context entries the provider gave for it; then, when the job
     pushed and the repository allows it, the thread resolved (forges that can)."""
@@ -307,8 +323,8 @@ def send_thread_reply(
     if payload.resolve and resolver is not None:
         # After the reply, so a retry finds the reply posted and resolves again (no change).
         _resolve_after_reply(resolver, trigger, requester_id, where, callback_id, settings)
-        return {"message": message, "resolved": True}
-    return {"message": message}
+        return CallbackResult(message=message, resolved=True)
+    return CallbackResult(message=message)
 
 
 def _resolve_after_reply(

@@ -47,7 +47,7 @@ def planned_of(job: Job) -> Planned | None:
 
 def view_of(session: Session, job: Job, settings: Settings) -> status.JobView:
     steps = jobs.count_steps(session, job.id)
-    result, details = read_result(job.result), job.result or {}
+    result = read_result(job.result)
     planned = planned_of(job)
     # What the model (or a repository's setup output) wrote is shown sanitised; a refusal is
     # the bot's own words, which name the requester on purpose.
@@ -78,10 +78,8 @@ def view_of(session: Session, job: Job, settings: Settings) -> status.JobView:
         notes=result.notes,
         place=_place(session, job, settings),
         stopped_by=_stopped_by(job),
-        verification=verification_of(details.get("verification")),
-        files=tuple(
-            tuple(entry) for entry in details.get("files") or () if isinstance(entry, list)
-        ),
+        verification=verification_of(result.verification),
+        files=result.files,
         files_total=result.files_total,
         model=job.model,
         steering=_steering(job),

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Final, Generic
 from resolver.callbacks import actions
 from resolver.contract.callbacks import (
     CallbackPayloadError,
+    CallbackResult,
+    CallbackResultError,
     NoticePost,
     P,
     PullToOpen,
@@ -33,8 +35,8 @@ from resolver.contract.callbacks import (
 )
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.outbound import REACT, STATUS, THREAD_REPLY
+from resolver.contract.results import ResultError
 from resolver.contract.review import POST_REVIEW
-from resolver.contract.triggers import JsonObject
 from resolver.core import metrics
 from resolver.core.logs import log
 from resolver.core.settings import Settings
@@ -63,20 +65,21 @@ class Action(Generic[P]):
     returns, rolled back when it raises."""
 
     payload: type[P]
-    send: Callable[[Session, Sending[P], Settings], JsonObject]
+    send: Callable[[Session, Sending[P], Settings], CallbackResult]
 
     def __call__(
         self, session: Session, callback_id: int, provider: str, data: object, settings: Settings
-    ) -> JsonObject:
-        """Send the row's stored payload `data`; one that does not read fails for good."""
+    ) -> CallbackResult:
+        """Send the row's stored payload `data`; one that does not read fails for good, as
+        does one whose row's result, or its job's, does not."""
         try:
             payload = read_payload(self.payload, data)
-        except CallbackPayloadError as error:
+            return self.send(session, Sending(callback_id, provider, payload), settings)
+        except (CallbackPayloadError, CallbackResultError, ResultError) as error:
             raise PermanentCallbackError(str(error)) from None
-        return self.send(session, Sending(callback_id, provider, payload), settings)
 
 
-Sender = Callable[["Session", int, str, object, Settings], JsonObject]
+Sender = Callable[["Session", int, str, object, Settings], CallbackResult]
 """An `Action` as `send` calls it: (session, callback id, provider, stored payload, settings)."""
 ACTIONS: Final[dict[str, Sender]] = {
     actions.STATUS: Action(StatusUpdate, actions.send_status),
@@ -130,7 +133,7 @@ def _set_due(callback_id: int, seconds: float) -> None:
 
 
 def _finish(
-    callback_id: int, state: str, *, result: JsonObject | None = None, error: str | None = None
+    callback_id: int, state: str, *, result: CallbackResult | None = None, error: str | None = None
 ) -> None:
     with session_scope() as session:
         callbacks.finish(session, callback_id, state, result=result, error=error)

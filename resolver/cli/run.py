@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from resolver.cli.admin import in_transaction
+from resolver.contract.results import read_result
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -131,7 +132,7 @@ def _print_report(job_id: int, outcome: RunResult, session: SessionResult | None
         typer.echo(f"note: {note}")
     price = "unknown" if cost is None else f"${cost:.4f}"
     typer.echo(f"\n== cost\n{price} ({prompt} prompt + {completion} completion tokens)")
-    summary = outcome.result.get("summary") or outcome.error or ""
+    summary = read_result(outcome.result).summary or outcome.error or ""
     typer.echo(f"\n== outcome\n{outcome.state} / {outcome.outcome}\n{summary}")
 
 

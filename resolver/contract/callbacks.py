@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,6 +25,7 @@ from resolver.contract.outbound import (
     UPDATE_PULL,
 )
 from resolver.contract.review import POST_REVIEW, DiffComment, Verdict
+from resolver.contract.stored import faults_of
 from resolver.contract.triggers import JsonObject
 
 CALLBACK_VERSION: Final = 1
@@ -174,14 +176,60 @@ def read_payload(model: type[P], data: object) -> P:
         return model.model_validate(fields)
     except ValidationError as error:
         # Not chained: pydantic's own message quotes the values.
-        fault = f"a {kind} callback's payload does not read: {_faults(error)}"
+        fault = f"a {kind} callback's payload does not read: {faults_of(error)}"
         raise CallbackPayloadError(fault) from None
 
 
-def _faults(error: ValidationError) -> str:
-    """Where and what, without the values (`errors(include_input=False)`)."""
-    faults = error.errors(include_url=False, include_input=False, include_context=False)
-    return "; ".join(
-        f"{'.'.join(str(part) for part in fault['loc']) or 'payload'}: {fault['msg']}"
-        for fault in faults[:5]
+class CallbackResultError(ValueError):
+    """A callback row's stored result that does not read; it names the fields, never values."""
+
+
+class CallbackResult(BaseModel):
+    """What a callback's row records in its `result` column, with its `v`: while it is pending,
+    when a try began to post (a later try then looks for that post before making another);
+    once sent, what the provider answered. One shape serves every kind (the row's `action`):
+    an answer is a message, a pull request, a review, or that nothing was to be done."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    v: Literal[1] = CALLBACK_VERSION
+    posting: datetime | None = None
+    message: JsonObject | None = None
+    """The provider's reference to the message posted or edited."""
+    review: JsonObject | None = None
+    url: str | None = None
+    number: int | None = None
+    """The pull request opened or updated."""
+    resolved: bool = False
+    """The review thread replied to was resolved."""
+    unchanged: bool = False
+    """The status message already said this."""
+    skipped: bool = False
+    """Nothing was left to do (sent already, or its pull request gone)."""
+
+
+def dump_callback_result(result: CallbackResult) -> JsonObject:
+    """The JSON a callback row's `result` column stores: what was set, and `v`."""
+    return {"v": result.v} | result.model_dump(mode="json", exclude_defaults=True)
+
+
+def read_callback_result(data: object) -> CallbackResult:
+    """A stored result as its typed value. One of the older shape (no `v`: sent before these
+    types, perhaps by an older release's provider code) is read from the fields it shares with
+    `CallbackResult`; whatever else it held stays on the row, unread as before."""
+    if data is None:
+        return CallbackResult()
+    if not isinstance(data, Mapping):
+        raise CallbackResultError("a callback's result is not an object")
+    fields = (
+        dict(data)
+        if "v" in data
+        else {k: data[k] for k in CallbackResult.model_fields if k in data}
     )
+    try:
+        return CallbackResult.model_validate(fields)
+    except ValidationError as error:
+        # Not chained: pydantic's own message quotes the values.
+        raise CallbackResultError(
+            f"a callback's result does not read: {faults_of(error)}"
+        ) from None

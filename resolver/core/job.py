@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+
+from pydantic import JsonValue
 
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
@@ -18,7 +19,8 @@ class RunResult:
     state: JobState
     outcome: Outcome
     error: str | None = None
-    result: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, JsonValue] = field(default_factory=dict)
+    """What the job's result records of the run (`contract.results.JobResult`'s fields)."""
 
 
 @dataclass(frozen=True)

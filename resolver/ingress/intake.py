@@ -18,6 +18,7 @@ from integrations import registry
 from resolver.contract.callbacks import Reaction, StatusUpdate
 from resolver.contract.commands import is_answered
 from resolver.contract.inbound import Sender, Trigger, WebhookEvent
+from resolver.contract.notices import NoticeContext, NoticeRequest, PrivatePart
 from resolver.contract.triggers import (
     JsonObject,
     Origin,
@@ -33,7 +34,7 @@ from resolver.core.settings import Settings
 from resolver.ingress.notices import render_unlinked
 from resolver.store import accounts, callbacks, ci_attempts, deliveries, jobs, repo_defaults
 from resolver.store.deliveries import DeliveryId
-from resolver.store.notices import PRIVATE, UNLINKED, NewNotice, insert_notices
+from resolver.store.notices import UNLINKED, NewNotice, insert_notices
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -342,14 +343,15 @@ def _unlinked_notice(draft: _Draft) -> NewNotice:
     pending, trigger = draft.pending, draft.pending.trigger
     sender = trigger.sender
     notice = render_unlinked(pending.provider, sender.external_id, sender.login, pending.settings)
-    # The request itself, to run once the sender has linked their account.
-    context = {**draft.context, "request": {"task": trigger.task, "repo": trigger.repo}}
+    private = None
     if notice.private is not None:
-        context[PRIVATE] = {
-            "to": sender.external_id,
-            "text": notice.private,
-            "fallback": notice.fallback,
-        }
+        private = PrivatePart(to=sender.external_id, text=notice.private, fallback=notice.fallback)
+    context = NoticeContext(
+        trigger=read_trigger(draft.context),
+        # The request itself, to run once the sender has linked their account.
+        request=NoticeRequest(task=trigger.task, repo=trigger.repo),
+        private=private,
+    )
     return NewNotice(
         provider=pending.provider,
         kind=UNLINKED,

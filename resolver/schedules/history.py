@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from resolver.contract.results import ResultError, ScheduleDetails, read_result
 from resolver.core.states import JobState, Outcome
 from resolver.schedules.decide import Action
 from resolver.schedules.queue import WAITING
@@ -78,15 +78,18 @@ class JobFacts:
 def _facts(job: Job | None) -> JobFacts | None:
     if job is None:
         return None
-    details: dict[str, Any] = dict((job.result or {}).get("schedule") or {})
-    diff = str(details.get("diff") or "")
+    try:
+        details = read_result(job.result).schedule or ScheduleDetails()
+    except ResultError:  # the job's own page says why; a run's line shows what the row does
+        details = ScheduleDetails()
+    diff = details.diff or ""
     changed = [
         line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")
     ]
     return JobFacts(
         state=job.state,
         outcome=job.outcome,
-        action=details.get("action"),
+        action=details.action,
         error=job.error,
         has_pull=bool(job.pr_url),
         diff_lines=len(changed),

@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 
 from resolver.agent.git import Clone
 from resolver.contract import outbound as providers
-from resolver.contract.triggers import TaskTrigger, dump_trigger, notice_on_pull
+from resolver.contract.notices import NoticeContext
+from resolver.contract.triggers import TaskTrigger, notice_on_pull
 from resolver.schedules import look
 from resolver.schedules.decide import OPEN, Finding, Remembered
 from resolver.store.models import Job, Schedule, ScheduleRun
@@ -104,6 +105,6 @@ def build_edited_notice(
         dedup_key=f"schedule:{schedule_id}:edited:{pull.number}",
         conversation_key=f"schedule:{schedule_id}",
         body=render_edited_note(name, pull.head),
-        context=dump_trigger(notice_on_pull(full_name, pull.number, trigger)),
+        context=NoticeContext(trigger=notice_on_pull(full_name, pull.number, trigger)),
         job_id=job_id,
     )

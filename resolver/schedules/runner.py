@@ -30,7 +30,7 @@ from resolver.broker.publish import publish_callback
 from resolver.contract import outbound as providers
 from resolver.contract import triggers
 from resolver.contract.errors import CallbackError
-from resolver.contract.triggers import TaskTrigger, read_trigger
+from resolver.contract.triggers import JsonObject, TaskTrigger, read_trigger
 from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log
 from resolver.core.redact import Redactor
@@ -215,8 +215,8 @@ _SKIPPED: Final = {
 
 
 def _skipped(action: str, inputs: str, summary: str) -> RunResult:
-    details = {"action": action, "inputs": inputs}
-    result = {"summary": summary, "changed": False, "schedule": details}
+    details: JsonObject = {"action": action, "inputs": inputs}
+    result: JsonObject = {"summary": summary, "changed": False, "schedule": details}
     return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result=result)
 
 
@@ -295,7 +295,7 @@ def _work(
     )
     if run.dry_run:
         done = run_session(request, ctx)
-        details = {"action": DRY_RUN, "inputs": inputs, "diff": done.diff[:MAX_DIFF]}
+        details: JsonObject = {"action": DRY_RUN, "inputs": inputs, "diff": done.diff[:MAX_DIFF]}
     else:
         record_plan(session, run.job_id, plan)
         pushed: dict[str, str] = {}
@@ -310,7 +310,7 @@ def _work(
     outcome = run_result(
         done.agent, done.diff, done.notes, done.egress, done.verification, done.files
     )
-    result = {**outcome.result, "schedule": details}
+    result: JsonObject = {**outcome.result, "schedule": details}
     return RunResult(outcome.state, outcome.outcome, outcome.error, result)
 
 

@@ -10,7 +10,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from resolver.contract.callbacks import CallbackPayload, dump_payload
+from resolver.contract.callbacks import (
+    CallbackPayload,
+    CallbackResult,
+    dump_callback_result,
+    dump_payload,
+    read_callback_result,
+)
 from resolver.contract.errors import CallbackError
 from resolver.contract.triggers import JsonObject
 from resolver.core.logs import redact
@@ -75,10 +81,10 @@ def mark_posting(session: Session, callback_id: int) -> datetime | None:
     callback = session.get(Callback, callback_id)
     if callback is None:
         return None
-    earlier = (callback.result or {}).get("posting")
-    if isinstance(earlier, str):
-        return datetime.fromisoformat(earlier)
-    callback.result = {**(callback.result or {}), "posting": utcnow().isoformat()}
+    stored = read_callback_result(callback.result)
+    if stored.posting is not None:
+        return stored.posting
+    callback.result = dump_callback_result(stored.model_copy(update={"posting": utcnow()}))
     return None
 
 
@@ -118,13 +124,13 @@ def finish(
     callback_id: int,
     state: str,
     *,
-    result: JsonObject | None = None,
+    result: CallbackResult | None = None,
     error: str | None = None,
 ) -> None:
     callback = session.get(Callback, callback_id)
     if callback is not None:
         callback.state = state
-        callback.result = result or {}
+        callback.result = dump_callback_result(result or CallbackResult())
         callback.error = redact(error) if error else None
         callback.finished_at = utcnow()
 

@@ -265,7 +265,7 @@ def finish_job(
     outcome: Outcome,
     *,
     error: str | None = None,
-    result: dict[str, Any] | None = None,
+    result: Mapping[str, JsonValue] | None = None,
 ) -> None:
     """Record a job's end. Only the lease holder calls this."""
     transition(job, state)

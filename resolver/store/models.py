@@ -23,6 +23,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from resolver.contract.triggers import JsonObject
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -48,7 +50,12 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON, dict[str, Any] | None: JSON}
+    type_annotation_map = {
+        datetime: UTCDateTime,
+        dict[str, Any]: JSON,
+        dict[str, Any] | None: JSON,
+        JsonObject: JSON,
+    }
 
 
 class User(Base):
@@ -179,7 +186,8 @@ class Job(Base):
     requester: Mapped[str | None] = mapped_column(String(200))
     state: Mapped[str] = mapped_column(String(20), default="queued", index=True)
     outcome: Mapped[str | None] = mapped_column(String(20))
-    result: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    result: Mapped[JsonObject] = mapped_column(default=dict)
+    """Read and written as `contract.results.JobResult` (`read_result`, `merged_result`)."""
     error: Mapped[str | None] = mapped_column(Text)
     pr_url: Mapped[str | None] = mapped_column(String(500))
     branch: Mapped[str | None] = mapped_column(String(300))
@@ -243,8 +251,8 @@ class Notice(Base):
     dedup_key: Mapped[str] = mapped_column(String(300))
     conversation_key: Mapped[str] = mapped_column(String(300), index=True)
     body: Mapped[str] = mapped_column(Text)
-    # Where to reply: the same shape as a job's `trigger`.
-    context: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # Where to reply (a job's `trigger`) and the notice's own entries: `contract.notices`.
+    context: Mapped[JsonObject] = mapped_column(default=dict)
     job_id: Mapped[int | None] = mapped_column(
         ForeignKey("jobs.id", ondelete="SET NULL"), index=True
     )
@@ -268,7 +276,8 @@ class Callback(Base):
     action: Mapped[str] = mapped_column(String(40))
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
     state: Mapped[str] = mapped_column(String(20), default="pending", index=True)
-    result: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    result: Mapped[JsonObject] = mapped_column(default=dict)
+    """Read and written as `contract.callbacks.CallbackResult`."""
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]

@@ -9,21 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from resolver.contract.callbacks import NoticePost, dump_payload
+from resolver.contract.notices import NoticeContext, dump_notice_context
 from resolver.contract.outbound import NOTICE
 from resolver.store.db import like_escaped
 from resolver.store.models import Callback, Notice
 
 NOTICE_ACTION = NOTICE
 UNLINKED = "unlinked"
-# A notice's context key for the part only its recipient sees: {"to": external id, "text": …}.
-PRIVATE = "private"
 
 
 @dataclass(frozen=True)
@@ -33,7 +31,7 @@ class NewNotice:
     dedup_key: str
     conversation_key: str
     body: str
-    context: dict[str, Any]
+    context: NoticeContext
     job_id: int | None = None
 
 
@@ -67,7 +65,7 @@ def insert_notices(conn: Connection, notices: Sequence[NewNotice]) -> list[int |
             "dedup_key": notice.dedup_key[:300],
             "conversation_key": notice.conversation_key[:300],
             "body": notice.body,
-            "context": notice.context,
+            "context": dump_notice_context(notice.context),
             "job_id": notice.job_id,
         }
         for notice in notices

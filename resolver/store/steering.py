@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import JsonValue
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
@@ -98,7 +99,7 @@ def _deliver(session: Session, row: SteeringMessage, step: int) -> Job | None:
     if source is None or dropped:
         return None
     summary = f"Job {row.job_id} read this message at its step {step}."
-    result = {"summary": summary, "steered": row.job_id}
+    result: dict[str, JsonValue] = {"summary": summary, "steered": row.job_id}
     jobs.finish_job(session, source, JobState.SUCCEEDED, Outcome.ANSWERED, result=result)
     return source
 

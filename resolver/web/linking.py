@@ -18,7 +18,8 @@ from integrations import registry
 from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.callbacks import Reaction
-from resolver.contract.triggers import dump_trigger, read_trigger
+from resolver.contract.notices import NoticeContextError, read_notice_context
+from resolver.contract.triggers import dump_trigger
 from resolver.core.logs import log
 from resolver.ingress.links import LinkClaim, LinkError, read_link
 from resolver.store import accounts, jobs, notices, used_links, web_sessions
@@ -206,18 +207,22 @@ def _link_user(session: Session, claim: LinkClaim, viewer: Viewer, proven: str |
 
 def _run(session: Session, notice: Notice, user: Any) -> tuple[int | None, list[int]]:
     """The notice's request as a job of `user`, acknowledged as intake would; once."""
-    asked = (notice.context or {}).get("request")
-    if not isinstance(asked, dict) or not asked.get("task"):
+    try:
+        context = read_notice_context(notice.context)
+    except NoticeContextError as error:  # the link stands; the request cannot be run
+        log(logger, logging.WARNING, "web.request_unreadable", notice=notice.id, error=str(error))
         return None, []
-    trigger = read_trigger(notice.context)
+    asked, trigger = context.request, context.trigger
+    if asked is None:
+        return None, []
     sender = trigger.origin.sender
     attempt = session.begin_nested()  # undone alone if another request ran it first
     new = jobs.create_job(
         session,
         jobs.NewJob(
             source=notice.provider,
-            task=str(asked["task"]),
-            repo=asked.get("repo"),
+            task=asked.task,
+            repo=asked.repo,
             requester=str((sender.login if sender else None) or user.name),
             requester_id=user.id,
             trigger=dump_trigger(trigger),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -14,13 +15,13 @@ from resolver.broker import locks
 from resolver.broker.outbox import queue_lengths
 from resolver.callbacks.record import pull_word
 from resolver.contract.outbound import THREAD_REPLY
-from resolver.contract.results import read_result
+from resolver.contract.results import JobResult, ResultError, read_result
 from resolver.contract.signin import ForgeUnreachableError, SignInError
 from resolver.contract.triggers import read_trigger
 from resolver.core import budgets as caps
+from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, is_terminal
-from resolver.features.review_requests.contract import RESULT_KEY as REVIEW_RESULT
 from resolver.features.review_requests.contract import read_review
 from resolver.store import accounts, browse, jobs
 from resolver.store import budgets as spend
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from sqlalchemy.orm import Session
+
+logger = logging.getLogger(__name__)
 
 PAGE_SIZE = 50
 FILTERS = ("state", "source", "repo", "requester", "schedule")
@@ -146,7 +149,7 @@ def job_history(job: Job) -> list[tuple[str, str]]:
     history = [(at(job.created_at), "asked for")]
     if job.started_at:
         history.append((at(job.started_at), "started"))
-    stopper = read_result(job.result).stopped_by
+    stopper = shown_result(job)[0].stopped_by
     if stopper:
         history.append(("", f"{stopper} asked it to stop"))
     if job.finished_at:
@@ -166,7 +169,7 @@ def thread_failures(session: Session, job_id: int) -> list[tuple[str, str]]:
 
 def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str, Any]:
     """Everything the job page and its live header show."""
-    result = read_result(job.result)
+    result, unreadable = shown_result(job)
     planned = read_trigger(job.trigger).planned
     provider = planned.provider if planned else job.source
     return {
@@ -175,6 +178,7 @@ def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str
         "took": steps.duration(job.started_at, job.finished_at, utcnow()),
         "cost": steps.money(job.cost_usd),
         "summary": result.summary or "",
+        "unreadable": unreadable,
         "plain_error": steps.plain_error(job.state, job.outcome),
         "pull_word": pull_word(provider),
         "may_act": can_act(viewer, job, web.cache, web.settings),
@@ -182,9 +186,19 @@ def job_values(session: Session, job: Job, viewer: Viewer, web: Web) -> dict[str
     }
 
 
-def shown_review(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def shown_result(job: Job) -> tuple[JobResult, str | None]:
+    """The job's result as its page shows it; one that does not read shows as empty, with
+    why (the fields at fault, never their values), and the rest of the page as ever."""
+    try:
+        return read_result(job.result), None
+    except ResultError as error:
+        log(logger, logging.WARNING, "web.result_unreadable", job=job.id, error=str(error))
+        return JobResult(), f"Its recorded result does not read ({error})."
+
+
+def shown_review(result: JobResult) -> dict[str, Any] | None:
     """A review job's review, each comment beside the diff's lines around it."""
-    review = read_review((result or {}).get(REVIEW_RESULT))
+    review = read_review(result.review)
     if review is None:
         return None
     rows = review.excerpts or ((),) * len(review.comments)
@@ -224,7 +238,7 @@ async def job_page(request: Request) -> Response:
             source_url=trigger.url,
             source_name=found.display_name if found else job.source,
             rerun_of=trigger.origin.rerun_of,
-            review=shown_review(job.result),
+            review=shown_review(shown_result(job)[0]),
         )
         session.expunge_all()
         return values

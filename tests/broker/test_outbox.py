@@ -85,4 +85,4 @@ def test_a_worker_runs_the_job_and_the_callback_the_outbox_sent(
     assert marker.read_text().splitlines() == [f"done {job.id}"]
     with session_scope() as session:
         sent = session.get(Callback, callback.id)
-        assert sent is not None and sent.result == {"comment_id": 7}
+        assert sent is not None and sent.result == {"v": 1, "message": {"comment_id": 7}}

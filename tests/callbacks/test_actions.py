@@ -20,6 +20,7 @@ from resolver.callbacks.send import send
 from resolver.contract import outbound as providers
 from resolver.contract.callbacks import (
     CallbackPayload,
+    CallbackResult,
     NoticePost,
     PullToOpen,
     PullToUpdate,
@@ -30,6 +31,7 @@ from resolver.contract.callbacks import (
     ThreadReply,
 )
 from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.notices import PRIVATE
 from resolver.contract.review import DiffComment, ReviewPost
 from resolver.contract.triggers import read_trigger
 from resolver.core.settings import Settings, get_settings
@@ -39,7 +41,6 @@ from resolver.store import jobs
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, Notice
-from resolver.store.notices import PRIVATE
 from tests.conftest import ResolverEnv
 from tests.integrations.sixth.provider import NAME, PROVIDER
 from tests.integrations.sixth.provider.conversation import OUTBOX_ENV, records
@@ -129,10 +130,10 @@ P = TypeVar("P", bound=CallbackPayload)
 
 
 def act(
-    action: Callable[[Session, Sending[P], Settings], dict[str, Any]],
+    action: Callable[[Session, Sending[P], Settings], CallbackResult],
     payload: P,
     callback_id: int = 0,
-) -> dict[str, Any]:
+) -> CallbackResult:
     """An action as `callbacks.send` calls it: in the try's session, with its typed payload."""
     with session_scope() as session:
         return action(session, Sending(callback_id, NAME, payload), get_settings())
@@ -173,9 +174,9 @@ def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
     first = act(actions.send_status, StatusUpdate(job_id=job_id))
     [post] = sixth.lines("post")
     assert post["tag"] == f"status-{job_id}"
-    assert first == {
-        "message": {"channel": post["channel"], "thread": post["thread"], "id": post["id"]}
-    }
+    assert first == CallbackResult(
+        message={"channel": post["channel"], "thread": post["thread"], "id": post["id"]}
+    )
 
     set_job(job_id, result={"summary": "Found the race in the fixture."}, state="succeeded")
     assert act(actions.send_status, StatusUpdate(job_id=job_id)) == first
@@ -187,7 +188,7 @@ def test_the_first_status_is_posted_with_its_tag_and_a_later_one_edits_it(
 def test_a_status_that_would_read_the_same_is_not_sent_again(sixth: Installed) -> None:
     job_id = new_job()
     act(actions.send_status, StatusUpdate(job_id=job_id))
-    assert act(actions.send_status, StatusUpdate(job_id=job_id)) == {"unchanged": True}
+    assert act(actions.send_status, StatusUpdate(job_id=job_id)) == CallbackResult(unchanged=True)
     assert [r["op"] for r in sixth.lines()] == ["post"]
 
 
@@ -200,7 +201,7 @@ def test_a_status_post_whose_answer_was_lost_is_found_by_its_tag_and_edited(
     # The worker died after posting and before recording it: only "posting" is on the row.
     set_job(job_id, status_ref={"posting": post["at"]}, result={"summary": "Halfway."})
     found = act(actions.send_status, StatusUpdate(job_id=job_id))
-    assert found["message"]["id"] == post["id"]
+    assert found.message is not None and found.message["id"] == post["id"]
     assert len(sixth.lines("post")) == 1 and len(sixth.lines("edit")) == 1
     assert status_ref(job_id)["message"]["id"] == post["id"]
 
@@ -267,7 +268,7 @@ def new_notice(context: dict[str, Any], body: str = "Link your account first.") 
         return notice.id
 
 
-def send_notice(notice_id: int) -> dict[str, Any]:
+def send_notice(notice_id: int) -> CallbackResult:
     payload = NoticePost(notice_id=notice_id)
     return act(actions.send_notice, payload, new_callback(payload))
 
@@ -283,7 +284,7 @@ def notice_row(notice_id: int) -> Notice:
 def test_a_notice_is_posted_once_and_marked_sent(sixth: Installed) -> None:
     notice_id = new_notice({})
     send_notice(notice_id)
-    assert send_notice(notice_id) == {"skipped": True}
+    assert send_notice(notice_id) == CallbackResult(skipped=True)
     assert [r["text"] for r in sixth.lines("post")] == ["Link your account first."]
     assert notice_row(notice_id).sent_at is not None
 
@@ -324,13 +325,13 @@ def test_a_draft_pull_request_is_opened_once_and_its_number_recorded(sixth: Inst
     job_id = forge_job(title="Flaky test in CI")
     opened = act(actions.send_open_pull, PullToOpen(job_id=job_id))
     again = act(actions.send_open_pull, PullToOpen(job_id=job_id))
-    assert opened == again == {"url": f"https://forge.test/{REPO}/pull/100", "number": 100}
+    assert opened == again == CallbackResult(url=f"https://forge.test/{REPO}/pull/100", number=100)
     [pull] = sixth.forge.pulls.values()
     assert (pull["head"], pull["base"], pull["title"]) == (BRANCH, "main", "Flaky test in CI")
     assert "Fixed the race." in pull["body"]
     with session_scope() as session:
         job = jobs.get_job(session, job_id)
-        assert job.pr_url == opened["url"]
+        assert job.pr_url == opened.url
         assert (job.result["pull_pending"], job.result["pull_number"]) == (False, 100)
 
 
@@ -338,12 +339,12 @@ def test_a_follow_up_rewrites_the_open_pull_requests_description(sixth: Installe
     job_id = forge_job()
     act(actions.send_open_pull, PullToOpen(job_id=job_id))
     set_job(job_id, result={"summary": "Also fixed the second race."})
-    assert act(actions.send_update_pull, PullToUpdate(job_id=job_id))["number"] == 100
+    assert act(actions.send_update_pull, PullToUpdate(job_id=job_id)).number == 100
     assert "Also fixed the second race." in sixth.forge.pulls[100]["body"]
 
 
 def test_a_follow_up_whose_pull_request_is_closed_changes_nothing(sixth: Installed) -> None:
-    assert act(actions.send_update_pull, PullToUpdate(job_id=forge_job())) == {"skipped": True}
+    assert act(actions.send_update_pull, PullToUpdate(job_id=forge_job())).skipped
     assert sixth.forge.pulls == {}
 
 
@@ -365,7 +366,7 @@ def test_a_pull_requests_title_is_the_triggers_or_the_tasks_first_line(
 # Replies in review threads.
 
 
-def thread_reply(job_id: int, resolve: bool) -> dict[str, Any]:
+def thread_reply(job_id: int, resolve: bool) -> CallbackResult:
     where: dict[str, Any] = {"thread": "1700000000.0042"}
     payload = ThreadReply(job_id=job_id, where=where, text="Done.", resolve=resolve)
     return act(actions.send_thread_reply, payload, new_callback(payload, job_id))
@@ -377,12 +378,12 @@ def test_a_thread_reply_goes_into_that_thread_and_resolves_it_when_asked(
     done = thread_reply(new_job(), resolve=True)
     [post] = sixth.lines("post")
     assert (post["thread"], post["text"]) == ("1700000000.0042", "Done.")
-    assert done["resolved"] is True
+    assert done.resolved is True
     assert sixth.resolved == [{"thread": "1700000000.0042"}]
 
 
 def test_a_thread_reply_not_asked_to_resolve_leaves_the_thread_open(sixth: Installed) -> None:
-    assert "resolved" not in thread_reply(new_job(), resolve=False)
+    assert thread_reply(new_job(), resolve=False).resolved is False
     assert sixth.resolved == []
 
 
@@ -452,6 +453,56 @@ def test_a_stored_payload_that_does_not_read_fails_its_callback_saying_why(
     assert sent_row(worse)[:2] == ("failed", "a reply callback's payload is not an object")
     assert send(react, get_settings()) is None  # the next callback is sent as ever
     assert sixth.lines() == [{"op": "react", "id": "M1", "emoji": "eyes"}]
+
+
+def test_a_pending_row_whose_result_does_not_read_fails_its_callback_saying_why(
+    sixth: Installed,
+) -> None:
+    """Its posting mark is no time: nothing is posted (it might be a second post)."""
+    job_id = new_job()
+    callback_id = stored_row(actions.REPLY, {"job_id": job_id, "text": "Queued."}, job_id)
+    with session_scope() as session:
+        session.get_one(Callback, callback_id).result = {"posting": "an hour ago"}
+    assert send(callback_id, get_settings()) is None
+    state, error, tries = sent_row(callback_id)
+    assert (state, tries) == ("failed", [("permanent", None)])
+    assert error is not None and error.startswith(
+        "a callback's result does not read: posting: Input should be a valid datetime"
+    )
+    assert sixth.lines("post") == []
+
+
+def test_the_status_of_a_job_whose_result_does_not_read_fails_saying_why(
+    sixth: Installed,
+) -> None:
+    job_id = new_job()
+    set_job(job_id, result={"summary": ["the model's words"], "pull_pending": "maybe"})
+    callback_id = new_callback(StatusUpdate(job_id=job_id), job_id)
+    assert send(callback_id, get_settings()) is None
+    state, error, tries = sent_row(callback_id)
+    assert (state, tries) == ("failed", [("permanent", None)])
+    assert error is not None and error.startswith(
+        "a job's result does not read: summary: Input should be a valid string; pull_pending:"
+    )
+    assert "model's words" not in error and "maybe" not in error
+    assert sixth.lines("post") == []
+
+
+def test_a_notice_whose_context_does_not_read_fails_its_callback_saying_why(
+    sixth: Installed,
+) -> None:
+    """Its private part lost its text: nothing is posted, the field is named, the link is not."""
+    notice_id = new_notice({PRIVATE: {"to": "U1", "link": "https://resolver.test/link/abc"}})
+    callback_id = new_callback(NoticePost(notice_id=notice_id))
+    assert send(callback_id, get_settings()) is None
+    state, error, tries = sent_row(callback_id)
+    assert (state, tries) == ("failed", [("permanent", None)])
+    assert (
+        error
+        == f"notice {notice_id}: a notice's context does not read: private.text: Field required"
+    )
+    assert sixth.private == [] and sixth.lines("post") == []
+    assert notice_row(notice_id).sent_at is None
 
 
 def test_a_review_jobs_review_is_recorded_and_posted_with_its_tag(sixth: Installed) -> None:

@@ -40,7 +40,7 @@ def test_transient_failures_are_retried_until_sent(resolver_env, spawn) -> None:
         ("ok", None),
     ]
     assert callback.attempts[1].retry_after == 2.0
-    assert callback.result == {"comment_id": 7}
+    assert callback.result == {"v": 1, "message": {"comment_id": 7}}
     calls = [float(x) for x in (resolver_env.tmp / "calls.txt").read_text().split()]
     assert calls[2] - calls[1] >= 2.0, "Retry-After was not honoured"
 

@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import JSON, Connection, text
 from sqlalchemy.orm import Session
 
+from resolver.contract.notices import read_notice_context
 from resolver.ingress.intake import Accepted, Pending, record
 from resolver.store.db import get_engine, session_scope
 from resolver.store.jobs import NewJob, create_job, latest_jobs
@@ -120,7 +121,7 @@ def twin_notice(notice_id: int) -> int:
             dedup_key=f"twin-{notice.dedup_key}",
             conversation_key=notice.conversation_key,
             body=notice.body,
-            context=notice.context,
+            context=read_notice_context(notice.context),
             job_id=notice.job_id,
         )
         twin_callback = record_notice(session, twin)

@@ -6,9 +6,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from resolver.contract.callbacks import CallbackPayload, Sending
+from resolver.contract.callbacks import CallbackPayload, CallbackResult, Sending
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
-from resolver.contract.triggers import JsonObject
 from resolver.core.settings import Settings
 
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ class ScriptedPost(CallbackPayload):
 
 def scripted_post(
     session: Session, sending: Sending[ScriptedPost], settings: Settings
-) -> JsonObject:
+) -> CallbackResult:
     """Plays the payload's script, one entry per try."""
     calls = Path(sending.payload.calls)
     with calls.open("a") as f:
@@ -35,7 +34,7 @@ def scripted_post(
     script = sending.payload.script
     step = script[min(len(calls.read_text().splitlines()), len(script)) - 1]
     if step == "ok":
-        return {"comment_id": 7}
+        return CallbackResult(message={"comment_id": 7})
     status, _, after = step.partition(":")
     if int(status) >= 500 or int(status) == 429:
         raise TransientCallbackError(

@@ -140,6 +140,23 @@ def test_a_failed_job_says_why_in_words(app, forge) -> None:
     assert ">Run again<" in page
 
 
+def test_a_result_that_does_not_read_is_named_on_the_page_and_the_rest_still_shows(
+    app, forge
+) -> None:
+    """A stored result whose summary is no text: the page says which field, never its value,
+    instead of failing whole."""
+    job_id = new_job(repo=SECRET_REPO, task="set x to 2")
+    with session_scope() as session:
+        jobs.get_job(session, job_id).result = {"summary": {"said": PLANTED}, "steering": "x"}
+    client = browser(app)
+    sign_in(client, forge, "rita")
+    answer = client.get(f"/jobs/{job_id}")
+    assert answer.status_code == 200
+    assert "set x to 2" in answer.text and "Its recorded result does not read" in answer.text
+    assert "summary: Input should be a valid string" in answer.text
+    assert PLANTED not in answer.text
+
+
 def test_events_stream_the_trajectory_and_end_with_the_job(app, forge) -> None:
     job_id = new_job(repo=SECRET_REPO)
     _trajectory(job_id)

@@ -77,6 +77,22 @@ def test_the_sender_links_and_their_request_runs_once(hooked, forge) -> None:
     assert len(_rows(User)) == 1
 
 
+def test_a_waiting_request_that_does_not_read_is_not_run_and_the_account_is_linked(
+    hooked, forge
+) -> None:
+    link = _mention(hooked)
+    with session_scope() as session:
+        notice = session.scalars(select(Notice).order_by(Notice.id.desc())).one()
+        notice.context = {**notice.context, "request": {"task": "fix it", "repo": ["o", "r"]}}
+    client = browser(hooked)
+    forge.sign_in_as("ada", user_id=ADA_ID)
+    sign_in(client, forge, "ada", link)
+    linked = client.post(link, data={"csrf": csrf_of(client, link)})
+    assert linked.status_code == 303 and linked.headers["location"] == "/me"
+    assert [i.external_id for i in _rows(Identity)] == [str(ADA_ID)]
+    assert _rows(Job) == []
+
+
 def test_someone_else_is_refused_with_the_expected_account(hooked, forge) -> None:
     link = _mention(hooked)
     client = browser(hooked)

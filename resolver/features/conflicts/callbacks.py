@@ -8,19 +8,19 @@ try whose answer was lost finds its comment again by its tag.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Final
 
+from resolver.contract.notices import NoticeContext
+from resolver.contract.results import read_result
 from resolver.contract.triggers import (
     base_push_in,
-    dump_trigger,
     notice_on_pull,
     read_trigger,
     repo_of,
 )
 from resolver.core.sanitize import sanitize
 from resolver.features.conflicts.contract import (
-    UNRESOLVED_KEY,
     render_unresolved_report,
     report_key,
     unresolved_of,
@@ -40,15 +40,15 @@ def record_unresolved_reports(
 ) -> list[int]:
     """A comment on each pull request whose conflicts a push job (`conflicts: fix`) left
     unresolved; the ids of the callbacks that post them (none recorded before)."""
-    pulls = (job.result or {}).get("pulls")
+    pulls = read_result(job.result).pulls
     trigger = read_trigger(job.trigger)
     full_name = repo_of(trigger) or job.repo or ""
-    if base_push_in(trigger) is None or not isinstance(pulls, Mapping) or not full_name:
+    if base_push_in(trigger) is None or not full_name:
         return []
     notices: list[NewNotice] = []
     for number, done in pulls.items():
-        found = unresolved_of(done.get(UNRESOLVED_KEY)) if isinstance(done, Mapping) else None
-        if found is None or not found.files or not str(number).isdigit():
+        found = unresolved_of(done.unresolved)
+        if found is None or not found.files or not number.isdigit():
             continue
         body = render_unresolved_report(found, job.id, job_link)
         notices.append(
@@ -59,7 +59,7 @@ def record_unresolved_reports(
                 conversation_key=job.conversation_key or f"{job.source}:{full_name}",
                 # File names are repository data: shown like any text the job did not write.
                 body=sanitize(body, hosts),
-                context=dump_trigger(notice_on_pull(full_name, int(number), trigger)),
+                context=NoticeContext(trigger=notice_on_pull(full_name, int(number), trigger)),
                 job_id=job.id,
             )
         )

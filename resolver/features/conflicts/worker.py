@@ -39,7 +39,15 @@ from resolver.agent.session import (
 from resolver.agent.task import AgentResult, TaskContext
 from resolver.contract import outbound as providers
 from resolver.contract.errors import CallbackError
-from resolver.contract.triggers import base_push_in, is_pull, number_of, pull_of, read_trigger
+from resolver.contract.results import PullDone, read_result
+from resolver.contract.triggers import (
+    JsonObject,
+    base_push_in,
+    is_pull,
+    number_of,
+    pull_of,
+    read_trigger,
+)
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
@@ -285,17 +293,7 @@ def _skipped(why: str) -> RunResult:
 def _combined(done: dict[str, RunResult]) -> RunResult:
     """One result for the job: every pull request's, by number; failed if any failed, changed
     if any was pushed."""
-    pulls = {
-        number: {
-            "state": str(result.state),
-            "outcome": str(result.outcome),
-            "summary": result.result.get("summary"),
-            "error": result.error,
-            "conflicts": result.result.get("conflicts"),
-            UNRESOLVED_KEY: result.result.get(UNRESOLVED_KEY),
-        }
-        for number, result in done.items()
-    }
+    pulls: JsonObject = {str(number): _done(result) for number, result in done.items()}
     failed = [f"#{n}: {r.error}" for n, r in done.items() if r.state == JobState.FAILED]
     if failed:
         error = " ".join(failed)
@@ -303,6 +301,19 @@ def _combined(done: dict[str, RunResult]) -> RunResult:
     changed = any(r.outcome == Outcome.CHANGED_CODE for r in done.values())
     outcome = Outcome.CHANGED_CODE if changed else Outcome.NO_CHANGES
     return RunResult(JobState.SUCCEEDED, outcome, result={"pulls": pulls})
+
+
+def _done(result: RunResult) -> JsonObject:
+    """How the job ended on one pull request, as its result keeps it (`PullDone`)."""
+    ran = read_result(result.result)
+    return PullDone(
+        state=str(result.state),
+        outcome=str(result.outcome),
+        summary=ran.summary,
+        error=result.error,
+        conflicts=ran.conflicts,
+        unresolved=ran.unresolved,
+    ).model_dump(mode="json")
 
 
 def _quiet(result: RunResult) -> RunResult:
@@ -326,7 +337,7 @@ def _push_clean(
     sha = git_repo.commit_merge(clone, tree, parents, message, bot)
     git_repo.push(clone, sha, plan.branch, force=False, auth=git_env)
     files = branch_files(clone, plan.base, sha, None)
-    result = {
+    result: JsonObject = {
         "summary": summary,
         "changed": True,
         "files": [list(entry) for entry in files[:MAX_FILES_LISTED]],
@@ -374,7 +385,11 @@ class _Resolution:
         left = Unresolved(self.plan.base, self.plan.branch, self.parents[1], tuple(self.left))
         why = f" The agent said: {done.agent.summary}" if done.agent.summary else ""
         error = f"{render_unresolved(left)}{why}"
-        result = {**ended.result, "conflicts": self.left, UNRESOLVED_KEY: left.as_context()}
+        result: JsonObject = {
+            **ended.result,
+            "conflicts": list(self.left),
+            UNRESOLVED_KEY: left.as_context(),
+        }
         return RunResult(JobState.FAILED, Outcome.COULD_NOT, error=error, result=result)
 
 

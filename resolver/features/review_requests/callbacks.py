@@ -8,14 +8,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from integrations import registry
-from resolver.contract.callbacks import ReviewContent, ReviewToPost, Sending
+from resolver.contract.callbacks import CallbackResult, ReviewContent, ReviewToPost, Sending
 from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.results import read_result
 from resolver.contract.review import ReviewPost
-from resolver.contract.triggers import JsonObject, read_trigger
+from resolver.contract.triggers import read_trigger
 from resolver.core.sanitize import sanitize
 from resolver.core.settings import Settings
 from resolver.core.states import JobState
-from resolver.features.review_requests.contract import RESULT_KEY, ReviewResult, read_review
+from resolver.features.review_requests.contract import ReviewResult, read_review
 from resolver.store import jobs
 from resolver.store.callbacks import record_callback
 from resolver.store.db import end_step
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 def record_review(session: Session, job: Job, hosts: Collection[str]) -> list[int]:
     """The review callback of a review job that finished its review; none for any other job."""
-    review = read_review((job.result or {}).get(RESULT_KEY))
+    review = read_review(read_result(job.result).review)
     if review is None or job.state != JobState.SUCCEEDED:
         return []
     # What the job page also keeps (each comment's place in the diff) is not sent.
@@ -44,7 +45,9 @@ def sanitized(review: ReviewResult, hosts: Collection[str]) -> ReviewResult:
     return replace(review, summary=sanitize(review.summary, hosts), comments=comments)
 
 
-def send_review(session: Session, sending: Sending[ReviewToPost], settings: Settings) -> JsonObject:
+def send_review(
+    session: Session, sending: Sending[ReviewToPost], settings: Settings
+) -> CallbackResult:
     """Post the recorded review as one review of the job's pull request (in the session of
     the try, `callbacks.send`'s, ended before the post)."""
     provider, review = sending.provider, sending.payload.review
@@ -64,4 +67,4 @@ def send_review(session: Session, sending: Sending[ReviewToPost], settings: Sett
         start_sha=review.start_sha,
         tag=tag,
     )
-    return {"review": post(trigger, requester_id, posted, settings)}
+    return CallbackResult(review=post(trigger, requester_id, posted, settings))

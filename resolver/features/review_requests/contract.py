@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from resolver.contract.inbound import Trigger
 from resolver.contract.review import DiffComment, DiffRow, FileDiff, Side, Verdict
-from resolver.contract.triggers import PullRequest, ReviewRequest
+from resolver.contract.triggers import JsonObject, PullRequest, ReviewRequest
 
 REVIEW_KEY: Final = "review"
 RESULT_KEY: Final = "review"
@@ -217,7 +217,8 @@ class ReviewResult:
     excerpts: tuple[tuple[DiffRow, ...], ...] = ()
     """For each comment, the diff's rows around its line (the job page shows it there)."""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
+        """As a job's result keeps it (`JobResult.review`); `read_review` reads it back."""
         return {
             "summary": self.summary,
             "verdict": self.verdict,

@@ -22,6 +22,7 @@ from resolver.callbacks.proof import render_verification
 from resolver.contract import outbound as providers
 from resolver.contract.errors import CallbackError
 from resolver.contract.outbound import Comment
+from resolver.contract.results import read_result
 from resolver.contract.review import FileDiff, diff_files
 from resolver.contract.triggers import ReviewRequest, number_of, read_trigger
 from resolver.core.job import JobContext, RunResult
@@ -189,8 +190,8 @@ def _since(job_id: int, snapshot: Snapshot, clone: git_repo.Clone, head: str) ->
     return last if git_repo.is_ancestor(clone, last, head) else None
 
 
-def _reviewed_head(result: Mapping[str, Any] | None) -> str | None:
-    review = read_review((result or {}).get(RESULT_KEY))
+def _reviewed_head(result: Mapping[str, object] | None) -> str | None:
+    review = read_review(read_result(result).review)
     return review.head_sha if review is not None else None
 
 
