@@ -44,8 +44,9 @@ ASKS = (
 )
 LINE = {"filePath": "/calc.py", "rightFileStart": {"line": 2, "offset": 1}}
 # Seconds from the first mention, posted once the worker is ready, to the window's end: room for
-# the job to start and reach its wait, which the third mention then arrives in.
-GATHERING = 20
+# the job to start (its first loads the agent: 15 s at a load of 14 on 2 cores) and reach its
+# wait, which the third mention then arrives in.
+GATHERING = 25
 READ_THREADS = (
     "GET /{organization}/{project}/_apis/git/repositories/{repositoryId}/pullRequests"
     "/{pullRequestId}/threads"
