@@ -47,7 +47,7 @@ from resolver.core.metrics import IGNORED_EVENTS
 from resolver.core.settings import Settings
 from resolver.features.review_requests.contract import as_review_request
 from resolver.ingress.batching import write
-from resolver.ingress.concerns import needs_standing, why_not_ours
+from resolver.ingress.concerns import in_process_store, needs_standing, why_not_ours
 from resolver.ingress.intake import Accepted, Pending
 from resolver.ingress.pulls import pull_change, record_pull
 from resolver.store.db import StoreUnavailable
@@ -102,7 +102,7 @@ class Webhook:
             if isinstance(routed, Response):
                 return routed
             if needs_standing(routed.trigger):
-                why = await run_in_threadpool(why_not_ours, integration.name, routed.trigger)
+                why = await _decided(why_not_ours, integration.name, routed.trigger)
                 if why is not None:
                     return _ignored(integration.name, routed.event.key, why)
             return _answer(await self.record(routed))
@@ -156,6 +156,18 @@ def _routed(
     if outcome is None or why is not None:
         return _ignored(integration.name, event.key, why or "not a trigger")
     return Pending(integration.name, event, outcome, settings, tracing.carrier())
+
+
+async def _decided(
+    decide: Callable[[str, Trigger], str | None], name: str, trigger: Trigger
+) -> str | None:
+    """`decide`'s one indexed read, on the event loop where the database is a file of this host:
+    there it is CPU work that a worker thread does no sooner under the GIL, and the hop there and
+    back cost a default-branch push more CPU than the read (bench/ingress's mix). A database
+    across a network is waited for in a thread, the event loop free meanwhile."""
+    if in_process_store():
+        return decide(name, trigger)
+    return await run_in_threadpool(decide, name, trigger)
 
 
 def _ignored(provider: str, key: str, why: str) -> Response:
