@@ -5,20 +5,13 @@ ignored delivery in /metrics and the debug log, and the request span it still ma
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.integrations.deliveries import github, load, post
-
-
-def ignored_count(client: Any, reason: str) -> float:
-    page = client.get("/metrics").text
-    pattern = rf'resolver_ignored_events_total{{provider="github",reason="{reason}"}} (\S+)'
-    found = re.search(pattern, page)
-    return float(found.group(1)) if found else 0.0
+from tests.integrations.github.test_bot_pulls import ignored_count
 
 
 def in_pieces(body: bytes, size: int) -> Iterator[bytes]:
