@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,11 +78,15 @@ def kept_transaction() -> Iterator[Connection]:
     again). Checking one out of the pool each time cost PostgreSQL a ping, and either database
     a reset, on every batch of mentions."""
     engine = get_engine()
-    conn: Connection | None = getattr(_KEPT, "conn", None)
+    kept: tuple[int, Connection | None] = getattr(_KEPT, "kept", (0, None))
+    pid, conn = kept
+    if pid != os.getpid():  # a forked child: the parent's connection is the parent's to use
+        conn = None
     if conn is None or conn.invalidated or conn.closed or conn.engine is not engine:
         if conn is not None:
             conn.close()
-        conn = _KEPT.conn = engine.connect()
+        conn = engine.connect()
+        _KEPT.kept = (os.getpid(), conn)
     with conn.begin():
         yield conn
 
