@@ -55,7 +55,7 @@ compiled form cost the default-branch push's one read 350 µs of CPU, eight time
 when it was built per call."""
 PER_DELIVERY = {
     "resolver/store/bot_pulls.py": ("standing",),
-    "resolver/store/deliveries.py": ("lock_conversations", "claim", "first_jobs", "link"),
+    "resolver/store/deliveries.py": ("lock_conversations", "claim", "first_jobs"),
     "resolver/store/jobs.py": ("insert_jobs", "latest_jobs", "jobs_ahead"),
     "resolver/store/accounts.py": ("users_by_sender",),
     "resolver/store/callbacks.py": ("insert_callbacks",),

@@ -9,6 +9,7 @@ from celery import Celery
 from celery.signals import after_setup_logger, after_setup_task_logger
 from kombu import Queue
 
+from resolver.broker.transport import Transport
 from resolver.core.settings import Settings
 
 JOBS_QUEUE = "jobs"
@@ -38,6 +39,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     }
     return {
         "broker_url": settings.redis_url,
+        **_transport(settings.redis_url),
         "result_backend": settings.redis_url,
         "broker_transport_options": transport,
         "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout},
@@ -92,6 +94,14 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         },
         "timezone": "UTC",
     }
+
+
+def _transport(redis_url: str) -> dict[str, Any]:
+    """Plain `redis://` goes through broker.transport, which reuses its Redis client. kombu
+    reads more from the other schemes' names (`rediss://` turns TLS on), so they keep its own."""
+    if redis_url.startswith("redis://"):
+        return {"broker_transport": Transport}
+    return {}
 
 
 def make_celery(settings: Settings) -> Celery:

@@ -33,7 +33,7 @@ from resolver.broker.publish import (
 from resolver.core import tracing
 from resolver.core.logs import log
 from resolver.ingress.intake import Accepted, Pending, record
-from resolver.store.db import StoreUnavailable, get_engine
+from resolver.store.db import StoreUnavailable, kept_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -201,16 +201,28 @@ def _write(batch: Sequence[Pending]) -> list[Accepted]:
     started = time.monotonic()
     # A batch is one transaction for many requests: its span joins the first sampled one's trace.
     traced = next((p.trace for p in batch if tracing.sampled(p.trace)), batch[0].trace)
-    with (
-        tracing.within(traced),
-        tracing.span("ingress.intake", triggers=len(batch)),
-        get_engine().begin() as conn,
-    ):
-        answers = record(conn, batch)
+    with tracing.within(traced), tracing.span("ingress.intake", triggers=len(batch)):
+        answers = _record(batch)
     # Committed: the jobs and notices are durable, so their messages may go out.
     _publish(batch, answers)
     _log_batch(batch, answers, time.monotonic() - started)
     return answers
+
+
+def _record(batch: Sequence[Pending]) -> list[Accepted]:
+    """Record the batch in one transaction on the connection this thread keeps. Should the
+    database have dropped it (a restart, an idle timeout), the batch is written again, once, on a
+    new one: nothing pings a connection before use. Written again after a commit whose answer
+    was lost, each trigger is a copy of itself, answered with its job."""
+    try:
+        with kept_transaction() as conn:
+            return record(conn, batch)
+    except StoreUnavailable as error:
+        if not error.connection_invalidated:
+            raise
+        log(logger, logging.WARNING, "intake.reconnect", error=repr(error))
+    with kept_transaction() as conn:
+        return record(conn, batch)
 
 
 def _log_batch(batch: Sequence[Pending], answers: Sequence[Accepted], seconds: float) -> None:

@@ -21,6 +21,11 @@ def needs_standing(trigger: Trigger) -> bool:
     return trigger.bot_branches or trigger.ci_branch is not None
 
 
+def in_process_store() -> bool:
+    """Whether the database is a file this process reads itself (SQLite), not a server."""
+    return get_engine().dialect.name == "sqlite"
+
+
 def why_not_ours(provider: str, trigger: Trigger) -> str | None:
     """Why the trigger cannot concern the bot (answered 204, no row), or None to record it."""
     repo, now = trigger.repo or "", utcnow()

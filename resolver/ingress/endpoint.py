@@ -13,14 +13,17 @@ Status codes, decided here and nowhere else:
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
+from prometheus_client import Counter
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from integrations import registry
 from resolver.contract.inbound import (
@@ -44,14 +47,13 @@ from resolver.core.metrics import IGNORED_EVENTS
 from resolver.core.settings import Settings
 from resolver.features.review_requests.contract import as_review_request
 from resolver.ingress.batching import write
-from resolver.ingress.concerns import needs_standing, why_not_ours
+from resolver.ingress.concerns import in_process_store, needs_standing, why_not_ours
 from resolver.ingress.intake import Accepted, Pending
 from resolver.ingress.pulls import pull_change, record_pull
 from resolver.store.db import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
-Endpoint = Callable[[Request], Awaitable[Response]]
 Record = Callable[[Pending], Awaitable[Accepted]]
 
 
@@ -65,21 +67,32 @@ does the work no sooner; it only keeps a long parse from stalling other requests
 body the hop there and back costs half as much as the work."""
 
 
-def endpoint(
-    integration: Integration, settings_now: Callable[[], Settings], record: Record = write
-) -> Endpoint:
-    """The POST handler of one integration, with every refusal mapped to its status. The
-    composition root gives `settings_now`, read once per delivery (so a webhook secret stored
-    by /setup takes effect without a restart). `record` stores a routed trigger (bench/ingress
-    swaps it to measure the path without its write)."""
+class Webhook:
+    """The POST handler of one integration, as a bare ASGI app: a delivery is read from the
+    ASGI messages and answered without Starlette's Request, routing or middleware, which cost
+    an ignored delivery more CPU than its verify and route (bench/ingress.py). The app mounts
+    it in front of its router (`app.Webhooks`); a Starlette `Route` takes it as it is."""
 
-    async def receive(request: Request) -> Response:
-        settings = settings_now()
+    def __init__(
+        self, integration: Integration, settings_now: Callable[[], Settings], record: Record
+    ) -> None:
+        self.integration, self.settings_now, self.record = integration, settings_now, record
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answer = await self.answer(scope, receive)
+        await answer(scope, receive, send)
+
+    async def answer(self, scope: Scope, receive: Receive) -> Response:
+        """The answer to one delivery, with every refusal mapped to its status."""
+        integration, settings = self.integration, self.settings_now()
         if not integration.enabled(settings):
             return JSONResponse({"error": "not found"}, status_code=404)
         try:
-            body = await read_body(request, settings.max_body_bytes)
-            headers = {name.lower(): value for name, value in request.headers.items()}
+            headers = {
+                name.decode("latin-1").lower(): value.decode("latin-1")
+                for name, value in scope["headers"]
+            }
+            body = await read_body(headers, receive, settings.max_body_bytes)
             if len(body) <= INLINE_BODY_BYTES:
                 routed, change = take(integration, headers, body, settings)
             else:  # verifying and parsing a large body is CPU work: keep it off the event loop
@@ -89,17 +102,25 @@ def endpoint(
             if isinstance(routed, Response):
                 return routed
             if needs_standing(routed.trigger):
-                why = await run_in_threadpool(why_not_ours, integration.name, routed.trigger)
+                why = await _decided(why_not_ours, integration.name, routed.trigger)
                 if why is not None:
                     return _ignored(integration.name, routed.event.key, why)
-            return _answer(await record(routed))
+            return _answer(await self.record(routed))
         except WebhookError as error:
             return _refusal(integration.name, error)
         except StoreUnavailable as error:
             log(logger, logging.ERROR, f"webhook.{integration.name}.database", error=repr(error))
             return JSONResponse({"error": "unavailable"}, status_code=503, headers=_RETRY)
 
-    return receive
+
+def endpoint(
+    integration: Integration, settings_now: Callable[[], Settings], record: Record = write
+) -> Webhook:
+    """The POST handler of one integration. The composition root gives `settings_now`, read
+    once per delivery (so a webhook secret stored by /setup takes effect without a restart).
+    `record` stores a routed trigger (bench/ingress swaps it to measure the path without its
+    write)."""
+    return Webhook(integration, settings_now, record)
 
 
 def route(
@@ -137,11 +158,31 @@ def _routed(
     return Pending(integration.name, event, outcome, settings, tracing.carrier())
 
 
+async def _decided(
+    decide: Callable[[str, Trigger], str | None], name: str, trigger: Trigger
+) -> str | None:
+    """`decide`'s one indexed read, on the event loop where the database is a file of this host:
+    there it is CPU work that a worker thread does no sooner under the GIL, and the hop there and
+    back cost a default-branch push more CPU than the read (bench/ingress's mix). A database
+    across a network is waited for in a thread, the event loop free meanwhile."""
+    if in_process_store():
+        return decide(name, trigger)
+    return await run_in_threadpool(decide, name, trigger)
+
+
 def _ignored(provider: str, key: str, why: str) -> Response:
     """204 for a delivery that cannot concern us: logged at debug, counted by reason."""
-    log(logger, logging.DEBUG, f"webhook.{provider}.ignored", key=key, why=why)
-    IGNORED_EVENTS.labels(provider, why).inc()
+    if logger.isEnabledFor(logging.DEBUG):
+        log(logger, logging.DEBUG, f"webhook.{provider}.ignored", key=key, why=why)
+    _ignored_count(provider, why).inc()
     return Response(status_code=204)
+
+
+@functools.cache
+def _ignored_count(provider: str, why: str) -> Counter:
+    """The counter of one reason, looked up once: the reasons are a fixed set of the code's own
+    strings, and `labels` costs an ignored delivery a tenth of its verify and route."""
+    return IGNORED_EVENTS.labels(provider, why)
 
 
 def _why_ignored(
@@ -158,39 +199,42 @@ def _why_ignored(
     return None if from_ci else ignored_sender(outcome.sender, policy)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+async def read_body(headers: Headers, receive: Receive, limit: int) -> bytes:
     """The raw body, refused with TooLargeError once it passes `limit` bytes. The rest of a
     refused body is read and thrown away (up to DRAIN_BYTES), so that a sender still sending
     gets to read the 413 rather than a reset connection."""
-    declared = request.headers.get("content-length")
-    stream = request.stream()
+    declared = headers.get("content-length")
     if declared is not None:
         if not declared.isascii() or not declared.isdigit():
             raise MalformedError("bad Content-Length")
         if int(declared) > limit:
             if int(declared) <= DRAIN_BYTES:
-                await _discard(stream, DRAIN_BYTES)
+                await _discard(receive, DRAIN_BYTES)
             raise TooLargeError(f"Content-Length {declared} over {limit}")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in stream:
-        size += len(chunk)
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunk: bytes = message.get("body", b"")
+        size, more = size + len(chunk), message.get("more_body", False)
         if size > limit:
-            await _discard(stream, DRAIN_BYTES - size)
+            if more:
+                await _discard(receive, DRAIN_BYTES - size)
             raise TooLargeError(f"body over {limit} bytes")
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not more:
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-async def _discard(stream: AsyncIterator[bytes], budget: int) -> None:
-    """Read the rest of `stream` into nothing, stopping after `budget` bytes."""
-    try:
-        async for chunk in stream:
-            budget -= len(chunk)
-            if budget < 0:
-                return
-    except ClientDisconnect:
-        return
+async def _discard(receive: Receive, budget: int) -> None:
+    """Read the rest of the body into nothing, stopping after `budget` bytes or at its end."""
+    while budget >= 0:
+        message = await receive()
+        if message["type"] == "http.disconnect" or not message.get("more_body", False):
+            return
+        budget -= len(message.get("body", b""))
 
 
 def policy_for(settings: Settings) -> Policy:

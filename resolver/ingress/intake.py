@@ -10,7 +10,7 @@ queue) are recorded in the same transaction.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -121,14 +121,18 @@ def _rounds(batch: Sequence[Pending]) -> list[list[int]]:
 
 
 def _record_round(conn: Connection, round_: list[Pending]) -> list[Accepted]:
+    """Each linked sender's job goes in first, so that its delivery's row names it as it is
+    claimed (no second write); a copy of a delivery claimed before takes its job back."""
     answers, drafts = _drafts(conn, round_)
-    claimed = _claim_deliveries(conn, drafts.values())
+    created = _insert_jobs(conn, {n: d for n, d in drafts.items() if d.user_id is not None})
+    claimed = _claim_deliveries(conn, drafts, created)
     copies = {n: draft for n, draft in drafts.items() if draft.pending.delivery not in claimed}
+    jobs.delete_unreferenced(conn, [created.pop(n).id for n in copies if n in created])
     first_jobs = _first_job_ids(conn, [draft.pending.delivery for draft in copies.values()])
     for n, draft in copies.items():
         answers[n] = Accepted("duplicate", first_jobs.get(draft.pending.delivery))
     new = {n: draft for n, draft in drafts.items() if n not in copies}
-    answers.update(_create(conn, new, claimed))
+    answers.update(_create(conn, new, created))
     return [answers[n] for n in range(len(round_))]
 
 
@@ -213,16 +217,19 @@ def _linked_users(conn: Connection, round_: list[Pending]) -> list[int | None]:
     return users
 
 
-def _claim_deliveries(conn: Connection, drafts: Iterable[_Draft]) -> dict[DeliveryId, int]:
-    """Insert each draft's delivery unless a copy got there first; the claimed ones' row ids."""
+def _claim_deliveries(
+    conn: Connection, drafts: dict[int, _Draft], created: dict[int, _NewJob]
+) -> set[DeliveryId]:
+    """Insert each draft's delivery, with its job, unless a copy got there first; the claimed."""
     rows = [
         {
             "provider": draft.pending.delivery[0],
             "delivery_key": draft.pending.delivery[1],
             "event": draft.pending.event.key[:100],
             "outcome": "job" if draft.user_id is not None else UNLINKED,
+            "job_id": created[n].id if n in created else None,
         }
-        for draft in drafts
+        for n, draft in drafts.items()
     ]
     return deliveries.claim(conn, rows)
 
@@ -232,17 +239,12 @@ def _first_job_ids(conn: Connection, copies: list[DeliveryId]) -> dict[DeliveryI
 
 
 def _create(
-    conn: Connection, new: dict[int, _Draft], claimed: dict[DeliveryId, int]
+    conn: Connection, new: dict[int, _Draft], created: dict[int, _NewJob]
 ) -> dict[int, Accepted]:
-    """Insert the jobs of linked senders, each with its 👀 and its first status message (which
-    says its place in the queue), and the notices of unlinked senders; answer each claimed
-    delivery. Everything is in the caller's transaction, so nothing is acknowledged that was
-    not recorded."""
-    linked = {n: draft for n, draft in new.items() if draft.user_id is not None}
-    created = _insert_jobs(conn, linked)
-    deliveries.link(
-        conn, {claimed[linked[n].pending.delivery]: job.id for n, job in created.items()}
-    )
+    """Record each new job's 👀 and first status message (which says its place in the queue),
+    and the notices of unlinked senders; answer each claimed delivery. Everything is in the
+    caller's transaction, so nothing is acknowledged that was not recorded."""
+    linked = {n: new[n] for n in created}
     places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in created.items()})
     acknowledged = _acknowledge(conn, {n: (job.id, linked[n]) for n, job in created.items()})
     unlinked = {

@@ -20,6 +20,7 @@ from resolver.contract.callbacks import (
 from resolver.contract.errors import CallbackError
 from resolver.contract.triggers import JsonObject
 from resolver.core.logs import redact
+from resolver.store import bound
 from resolver.store.models import Callback, CallbackAttempt, Job, utcnow
 
 
@@ -178,7 +179,12 @@ def supersede(session: Session, job_id: int, action: str, newest: int) -> None:
     )
 
 
-_INSERT = insert(Callback).returning(Callback.id, sort_by_parameter_order=True)
+_INSERT = {
+    # PostgreSQL returns a batch's rows in its order in one statement (insertmanyvalues).
+    "postgresql": insert(Callback).returning(Callback.id, sort_by_parameter_order=True),
+    # SQLite would insert row by row to return them in order: see `insert_callbacks`.
+    "sqlite": insert(Callback).returning(Callback.id),
+}
 
 
 def insert_callbacks(conn: Connection, callbacks: Sequence[NewCallback]) -> list[int]:
@@ -187,4 +193,9 @@ def insert_callbacks(conn: Connection, callbacks: Sequence[NewCallback]) -> list
     if not callbacks:
         return []
     rows = [callback.row() for callback in callbacks]
-    return [callback_id for (callback_id,) in conn.execute(_INSERT, rows)]
+    dialect = bound.dialect_of(conn)
+    ids = [callback_id for (callback_id,) in conn.execute(_INSERT[dialect], rows)]
+    # SQLite has one writer at a time and gives each new row the largest rowid so far plus one,
+    # in the order the statement inserts them: ascending ids are the rows' order. Asking for
+    # that order instead made SQLAlchemy send one INSERT per row.
+    return sorted(ids) if dialect == "sqlite" else ids

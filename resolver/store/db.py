@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -64,6 +66,29 @@ def engine_for(url: str) -> Engine:
 
 def get_engine() -> Engine:
     return engine_for(database_url())
+
+
+_KEPT = threading.local()
+
+
+@contextmanager
+def kept_transaction() -> Iterator[Connection]:
+    """A transaction on a connection this thread keeps between calls (the ingress's writer
+    thread), replaced once it is invalidated (the database dropped it: the caller may try
+    again). Checking one out of the pool each time cost PostgreSQL a ping, and either database
+    a reset, on every batch of mentions."""
+    engine = get_engine()
+    kept: tuple[int, Connection | None] = getattr(_KEPT, "kept", (0, None))
+    pid, conn = kept
+    if pid != os.getpid():  # a forked child: the parent's connection is the parent's to use
+        conn = None
+    if conn is None or conn.invalidated or conn.closed or conn.engine is not engine:
+        if conn is not None:
+            conn.close()
+        conn = engine.connect()
+        _KEPT.kept = (os.getpid(), conn)
+    with conn.begin():
+        yield conn
 
 
 @lru_cache(maxsize=4)

@@ -12,9 +12,10 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, select, text, update
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
+from resolver.store import bound
 from resolver.store.models import Delivery
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ DeliveryId = tuple[str, str]
 
 
 def _claim_statements() -> dict[str, Insert]:
-    returning = (Delivery.id, Delivery.provider, Delivery.delivery_key)
+    returning = (Delivery.provider, Delivery.delivery_key)
     return {
         "postgresql": postgresql.insert(Delivery).on_conflict_do_nothing().returning(*returning),
         "sqlite": sqlite.insert(Delivery).on_conflict_do_nothing().returning(*returning),
@@ -47,7 +48,6 @@ _LOCKS = text(
 of `unnest … WITH ORDINALITY` is already in that order, and a volatile function in the select
 list is evaluated after any sort. One statement per conversation had cost each a round trip on
 the writer thread."""
-_LINK = update(Delivery).where(Delivery.id == bindparam("delivery")).values(job_id=bindparam("job"))
 
 
 def lock_conversations(conn: Connection, conversation_keys: Iterable[str]) -> None:
@@ -71,15 +71,15 @@ def _lock_key(conversation_key: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def claim(conn: Connection, rows: Sequence[dict[str, Any]]) -> dict[DeliveryId, int]:
-    """Insert each delivery (`provider`, `delivery_key`, `event`, `outcome`) unless a copy got
-    there first; the claimed ones' row ids. Rows go in one order for every writer, so that
+def claim(conn: Connection, rows: Sequence[dict[str, Any]]) -> set[DeliveryId]:
+    """Insert each delivery (`provider`, `delivery_key`, `event`, `outcome`, `job_id`) unless a
+    copy got there first; the ones claimed. Rows go in one order for every writer, so that
     concurrent batches (PostgreSQL) cannot deadlock."""
     if not rows:
-        return {}
+        return set()
     ordered = sorted(rows, key=lambda row: (row["provider"], row["delivery_key"]))
-    statement = _CLAIM["postgresql" if conn.dialect.name == "postgresql" else "sqlite"]
-    return {(p, key): delivery_id for delivery_id, p, key in conn.execute(statement, ordered)}
+    statement = _CLAIM[bound.dialect_of(conn)]
+    return {(provider, key) for provider, key in conn.execute(statement, ordered)}
 
 
 def first_jobs(conn: Connection, deliveries: Sequence[DeliveryId]) -> dict[DeliveryId, int | None]:
@@ -90,10 +90,3 @@ def first_jobs(conn: Connection, deliveries: Sequence[DeliveryId]) -> dict[Deliv
         rows = conn.execute(_FIRST_JOBS, {"provider": provider, "keys": keys})
         found.update({(provider, key): job_id for key, job_id in rows})
     return found
-
-
-def link(conn: Connection, job_of_delivery: dict[int, int]) -> None:
-    """Note on each delivery row the job it made."""
-    if job_of_delivery:
-        rows = [{"delivery": d, "job": j} for d, j in job_of_delivery.items()]
-        conn.execute(_LINK, rows)

@@ -15,6 +15,8 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
+    bindparam,
+    delete,
     func,
     insert,
     literal_column,
@@ -64,7 +66,10 @@ def job_values(new: NewJob) -> dict[str, Any]:
     }
 
 
-_INSERT_JOBS = insert(Job).returning(Job.id, Job.message_id, sort_by_parameter_order=True)
+# Unordered: each row's message id (unique, chosen before the insert) says which row it is.
+# Asking for the parameters' order made SQLite send one INSERT per row.
+_INSERT_JOBS = insert(Job).returning(Job.id, Job.message_id)
+_DELETE_JOBS = delete(Job).where(Job.id.in_(bindparam("ids", expanding=True)))
 
 
 def insert_jobs(conn: Connection, news: Sequence[NewJob]) -> list[tuple[int, str]]:
@@ -72,8 +77,16 @@ def insert_jobs(conn: Connection, news: Sequence[NewJob]) -> list[tuple[int, str
     caller commits before publishing their messages (the outbox)."""
     if not news:
         return []
-    rows = conn.execute(_INSERT_JOBS, [job_values(new) for new in news])
-    return [(job_id, str(message_id)) for job_id, message_id in rows]
+    rows = [job_values(new) for new in news]
+    ids = {str(message_id): job_id for job_id, message_id in conn.execute(_INSERT_JOBS, rows)}
+    return [(ids[row["message_id"]], row["message_id"]) for row in rows]
+
+
+def delete_unreferenced(conn: Connection, job_ids: Sequence[int]) -> None:
+    """Take back jobs just inserted in the connection's transaction, before anything refers to
+    them (a redelivery's, whose delivery a first copy claimed)."""
+    if job_ids:
+        conn.execute(_DELETE_JOBS, {"ids": list(job_ids)})
 
 
 def create_job(session: Session, new: NewJob) -> Job:

@@ -10,7 +10,8 @@ import sqlite3
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from resolver.ingress.intake import record
+from resolver.ingress.batching import write_batch
+from resolver.ingress.intake import Accepted, record
 from resolver.store.db import get_engine, make_engine
 from tests.conftest import ResolverEnv
 from tests.ingress.test_intake_rows import CODERTOCAT, mention
@@ -52,3 +53,19 @@ def test_a_connection_lost_mid_batch_is_replaced(store: Store) -> None:
         [accepted] = record(conn, [mention(2)])
     assert accepted.kind == "created"
     assert [job.id for job in store.jobs()] == [accepted.job_id]
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_connection_dropped_between_batches_costs_no_request(store: Store) -> None:
+    """The writer keeps its connection between batches and pings nothing: a connection the
+    database dropped meanwhile is replaced, and the next mention is written all the same."""
+    [first] = write_batch([mention(1)])
+    assert isinstance(first, Accepted) and first.kind == "created"
+    with get_engine().connect() as other:  # a restart, as far as the writer can tell
+        other.exec_driver_sql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    [second] = write_batch([mention(2)])
+    assert isinstance(second, Accepted) and second.kind == "created"
+    assert [job.id for job in store.jobs()] == [first.job_id, second.job_id]

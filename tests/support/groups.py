@@ -7,12 +7,15 @@ failure stops the run before the costly groups start. What a test needs decides 
 The `runsc` group runs the sandbox and security suites and one end-to-end test again, with
 RESOLVER_SANDBOX_RUNTIME=runsc (gVisor); they carry the `runsc` mark. The end-to-end test runs
 there on one forge: the runtime is the sandbox's, and a forge's path is the same under both.
+Under pytest-xdist the longest work goes out first (`DURATIONS`), so that a group does not end
+on one worker still running a long test that started late while the others wait.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,10 @@ E2E = frozenset({"e2e", "test_demo.py"})  # top-level names under tests/
 RUNSC = (("sandbox",), ("security",), ("e2e", "test_mention.py"))  # leading parts under tests/
 SHARED_SCOPES = frozenset({"module", "package", "class"})
 RUNSC_FORGE = "github"  # the one forge a parametrised end-to-end test runs on under runsc
+# Seconds per slow test, from the slowest durations CI prints (the file says which runs): an xdist
+# run hands out its work longest first. A test not listed counts as 0 s and keeps its place after
+# the listed ones; a stale figure only changes the order.
+DURATIONS = Path(__file__).with_name("durations.txt")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
@@ -42,6 +49,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.services)
         if _shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects, and orders, alike
+        items[:] = longest_first(items, _durations())
+
+
+def longest_first(items: list[pytest.Item], seconds: Mapping[str, float]) -> list[pytest.Item]:
+    """`items` with the longest work unit first: a test alone, or a module its xdist group sends
+    to one worker whole."""
+    units = []
+    for item in items:
+        group = item.get_closest_marker("xdist_group")
+        units.append((item.nodeid, str(group.args[0]) if group else item.nodeid))
+    return [items[i] for i in work_order(units, seconds)]
+
+
+def work_order(tests: Sequence[tuple[str, str]], seconds: Mapping[str, float]) -> list[int]:
+    """The indices of `tests` (each a node id and its work unit) by their unit's seconds, the
+    sum of its tests', highest first; a unit's tests stay together and in order, and ties keep
+    the order of the units' first tests."""
+    units: dict[str, list[int]] = {}
+    for index, (_, unit) in enumerate(tests):
+        units.setdefault(unit, []).append(index)
+    cost = {u: sum(seconds.get(tests[i][0], 0.0) for i in found) for u, found in units.items()}
+    return [index for unit in sorted(units, key=lambda u: -cost[u]) for index in units[unit]]
+
+
+def _durations() -> dict[str, float]:
+    seconds: dict[str, float] = {}
+    for line in DURATIONS.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            figure, nodeid = line.split(maxsplit=1)
+            seconds[nodeid] = seconds.get(nodeid, 0.0) + float(figure)
+    return seconds
 
 
 def _shares_a_fixture(item: pytest.Item) -> bool:
