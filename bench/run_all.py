@@ -45,8 +45,8 @@ BENCHES = (
     ),
     Bench(
         "egress.py",
-        ("until first command, warm spare", "HTTP over HTTPS"),
-        ("--starts", "1", "--downloads", "1"),
+        ("until first command, warm spare", "HTTP forwarded over HTTPS"),
+        ("--starts", "1", "--rounds", "1", "--megabytes", "20"),
     ),
     Bench(
         "ingress.py",
