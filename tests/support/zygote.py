@@ -29,6 +29,9 @@ PRELOAD = (
     "resolver.tasks",
     "resolver.cli",
     "resolver.app",
+    # The agent loop (litellm, the Docker client): a job's first run in a worker imports it, 3 to
+    # 5 s of CPU in every worker process of every end-to-end test (a prefork worker's each child).
+    "resolver.runners",
     "celery.bin.celery",
     "celery.apps.worker",
     "celery.apps.beat",
