@@ -70,8 +70,10 @@ def _fence(body: str, *, closed: bool) -> str:
 
 def _link(found: re.Match[str]) -> str:
     label, url = found.group("label"), found.group("url")
-    if not _LINKABLE.match(url):
-        return escape(found.group(0))  # javascript: and friends stay visible text
+    if not _LINKABLE.match(url) or "|" in label:
+        # javascript: and friends stay visible text; so does a label with a `|`, which would
+        # end the label of `<url|text>` and which Slack's markup has no escape for
+        return escape(found.group(0))
     # `|` and `>` end the URL part of `<url|text>`; percent-encoding keeps the address intact.
     safe_url = escape(quote(url, safe=":/?#[]@!$&'*+,;=%~"))
     return f"<{safe_url}|{escape(label)}>"
