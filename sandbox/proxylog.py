@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import select
 import socket
 import threading
 import time
@@ -122,10 +123,18 @@ class ProxyLog:
         close_socket(self._sock)
 
     def _until(self, marker: bytes) -> bytes:
-        """What the shell wrote before `marker`."""
+        """What the shell wrote before `marker`, within the socket's timeout. The wait is this
+        method's own: the engine's frame reader polls the socket with no timeout at all, so a
+        stream the engine holds open without a word (an exec that never ran, seen once under
+        load) would otherwise be waited for forever."""
+        budget = self._raw.gettimeout()
+        deadline = time.monotonic() + (READY_TIMEOUT + SETTLE if budget is None else budget)
         data = b""
         while (at := data.find(marker)) < 0:
+            remaining = deadline - time.monotonic()
             try:
+                if remaining <= 0 or not select.select([self._raw], [], [], remaining)[0]:
+                    raise TimeoutError
                 frame = next(self._frames, None)
             except TimeoutError:
                 raise SandboxError("the egress proxy's log reader did not answer") from None
