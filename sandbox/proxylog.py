@@ -129,11 +129,13 @@ class ProxyLog:
         load) would otherwise be waited for forever."""
         budget = self._raw.gettimeout()
         deadline = time.monotonic() + (READY_TIMEOUT + SETTLE if budget is None else budget)
+        readable = select.poll()  # not select(): a worker may hold descriptors past 1024
+        readable.register(self._raw, select.POLLIN | select.POLLPRI)
         data = b""
         while (at := data.find(marker)) < 0:
             remaining = deadline - time.monotonic()
             try:
-                if remaining <= 0 or not select.select([self._raw], [], [], remaining)[0]:
+                if remaining <= 0 or not readable.poll(remaining * 1000):
                     raise TimeoutError
                 frame = next(self._frames, None)
             except TimeoutError:
