@@ -125,8 +125,8 @@ class ProxyLog:
     def _until(self, marker: bytes) -> bytes:
         """What the shell wrote before `marker`, within the socket's timeout. The wait is this
         method's own: the engine's frame reader polls the socket with no timeout at all, so a
-        stream the engine holds open without a word (an exec that never ran, seen once under
-        load) would otherwise be waited for forever."""
+        stream the engine holds open without a word (seen once under load: the shell was gone
+        from the container, its stream never ended) would otherwise be waited for forever."""
         budget = self._raw.gettimeout()
         deadline = time.monotonic() + (READY_TIMEOUT + SETTLE if budget is None else budget)
         readable = select.poll()  # not select(): a worker may hold descriptors past 1024

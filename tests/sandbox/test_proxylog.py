@@ -1,7 +1,7 @@
 """The egress proxy's log reader waits for its shell within a timeout of its own: the engine's
-frame reader polls with none, so a shell that never speaks (Squid not listening yet, or an exec
-stream the engine holds open without a word) ends in a clear error when the time is up, and the
-warm pool starts another proxy, rather than a wait without end."""
+frame reader polls with none, so a shell that never speaks (Squid not listening yet, or a stream
+the engine holds open without a word) ends in a clear error when the time is up, and the warm
+pool starts another proxy, rather than a wait without end."""
 
 from __future__ import annotations
 
