@@ -24,7 +24,7 @@ TESTS = Path(__file__).resolve().parents[1]
 SERVICES = frozenset(
     {"resolver_env", "webhook_env", "template_database", "agent_env", "resolver_db", "backend"}
 )
-DOCKER = frozenset({"image", "sandbox_image"})
+DOCKER = frozenset({"image", "sandbox_image", "proxy_image"})
 E2E = frozenset({"e2e", "test_demo.py"})  # top-level names under tests/
 RUNSC = (("sandbox",), ("security",), ("e2e", "test_mention.py"))  # leading parts under tests/
 SHARED_SCOPES = frozenset({"module", "package", "class"})
