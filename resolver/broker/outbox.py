@@ -27,11 +27,15 @@ def send_job_message(job_id: int, message_id: str) -> None:
 
 
 def publish_job(session: Session, job_id: int) -> str:
-    """Send the job's message under a new id, noted on the row. The row must be committed."""
+    """Send the job's message under a new id, noted on the row first. The row must be
+    committed. Noted after the send, the id could land after a worker had already taken the
+    message and parked the job (`jobs.park`): the job then looked published, no message of it
+    waited, and it sat until the reconciler's grace ran out. Should the send fail, the row
+    names a message that never went, which the reconciler republishes as it does a lost one."""
     message_id = new_message_id()
-    send_job_message(job_id, message_id)
     jobs.mark_published(session, job_id, message_id)
     session.commit()
+    send_job_message(job_id, message_id)
     log(logger, logging.INFO, "job.published", job=job_id, message=message_id)
     return message_id
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ from typing import Any
 import redis
 
 from resolver.broker.celery_app import CALLBACKS_QUEUE, JOBS_QUEUE, RUN_JOB
-from resolver.broker.outbox import waiting_message_ids
+from resolver.broker.outbox import publish_job, waiting_message_ids
 from resolver.broker.publish import (
     callback_message,
     job_message,
@@ -86,3 +88,39 @@ def test_a_worker_runs_the_job_and_the_callback_the_outbox_sent(
     with session_scope() as session:
         sent = session.get(Callback, callback.id)
         assert sent is not None and sent.result == {"v": 1, "message": {"comment_id": 7}}
+
+
+def test_a_job_message_is_sent_only_once_its_id_is_committed(resolver_env) -> None:
+    """A worker that takes the message at once finds the row naming it. Noted after the send,
+    the id could land after the worker had parked the job, and undo the parking: the job then
+    waited for the reconciler (seen under `make contend`). Here another writer holds the
+    database for a second: a message sent meanwhile was sent before its id was written."""
+    with session_scope() as session:
+        job_id = jobs.create_job(session, jobs.NewJob(source="github", task="fix it")).id
+    client = redis.Redis.from_url(TEST_REDIS)
+    path = resolver_env.database_url.removeprefix("sqlite:///")
+    seen: list[tuple[str, str | None]] = []
+    holding = threading.Event()
+
+    def worker() -> None:  # the message, then the row, as a worker reads them
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        holding.set()
+        popped = client.blpop([JOBS_QUEUE], timeout=1)
+        if popped is None:  # nothing was sent while the id could not be written
+            holder.execute("ROLLBACK")
+            popped = client.blpop([JOBS_QUEUE], timeout=10)
+        assert popped is not None
+        row = holder.execute("SELECT message_id FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        seen.append((json.loads(popped[1])["headers"]["id"], row[0]))
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
+
+    taking = threading.Thread(target=worker)
+    taking.start()
+    assert holding.wait(10)
+    with session_scope() as session:
+        sent = publish_job(session, job_id)
+    taking.join(15)
+    assert seen == [(sent, sent)]
