@@ -97,7 +97,7 @@ class Shell:
         output that arrives while no command runs is no command's."""
         try:
             with engine_errors("exec"):
-                while select.select([self._raw], [], [], 0)[0]:
+                while readable(self._raw, 0):
                     self._next_chunk()
         except ShellDiedError:
             return False
@@ -141,7 +141,7 @@ class Shell:
     def _next_chunk(self) -> bytes:
         # Frames are read straight off the socket (no buffer), so a readable socket is the only
         # way the next frame can be there.
-        while not select.select([self._raw], [], [], ALIVE_POLL)[0]:
+        while not readable(self._raw, ALIVE_POLL):
             stopped = container_stopped(self._container_id)
             if stopped is not None:
                 raise stopped_mid_command(stopped)
@@ -149,6 +149,14 @@ class Shell:
         if chunk is None:
             raise ShellDiedError("the session's shell ended")
         return chunk[1]
+
+
+def readable(sock: socket.socket, seconds: float) -> bool:
+    """Whether `sock` has something to read within `seconds`. With poll, not select: a worker
+    running many jobs holds descriptors past select's 1024, which select refuses outright."""
+    waiting = select.poll()
+    waiting.register(sock, select.POLLIN | select.POLLPRI)
+    return bool(waiting.poll(seconds * 1000))
 
 
 def stopped_mid_command(reason: str) -> SandboxError:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import select
 import socket
 import threading
 import time
@@ -25,7 +24,7 @@ from docker.utils.socket import frames_iter
 
 from sandbox import squid
 from sandbox.engine import SandboxError, client, engine_errors
-from sandbox.execution import close_socket, wait_exit_code
+from sandbox.execution import close_socket, readable, wait_exit_code
 
 READY_TIMEOUT: Final = 30.0
 SETTLE: Final = 2.0
@@ -129,13 +128,11 @@ class ProxyLog:
         from the container, its stream never ended) would otherwise be waited for forever."""
         budget = self._raw.gettimeout()
         deadline = time.monotonic() + (READY_TIMEOUT + SETTLE if budget is None else budget)
-        readable = select.poll()  # not select(): a worker may hold descriptors past 1024
-        readable.register(self._raw, select.POLLIN | select.POLLPRI)
         data = b""
         while (at := data.find(marker)) < 0:
             remaining = deadline - time.monotonic()
             try:
-                if remaining <= 0 or not readable.poll(remaining * 1000):
+                if remaining <= 0 or not readable(self._raw, remaining):
                     raise TimeoutError
                 frame = next(self._frames, None)
             except TimeoutError:

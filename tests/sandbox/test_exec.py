@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 
 import pytest
 
@@ -125,3 +126,21 @@ def test_a_file_too_large_to_bring_to_the_host_is_refused_with_a_way_out(box: Sa
     box.run(f"head -c {MAX_READ_BYTES + 1} /dev/zero > big.bin")
     with pytest.raises(OSError, match="larger than 10 MB; read a part of it with execute_bash"):
         box.read_file("big.bin")
+
+
+def test_a_worker_holding_many_descriptors_still_runs_commands(box: Sandbox) -> None:
+    # A worker with dozens of jobs holds more than select()'s 1024 descriptors; the session's
+    # next shell then gets a socket past it.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this host allows {hard} descriptors")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        box.run("read -r _ _ _ shell _ < /proc/$PPID/stat; kill -KILL $shell")
+        assert box.run("echo past 1024").output == "past 1024\n"
+        assert box.run("echo again").output == "again\n"
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
