@@ -96,7 +96,7 @@ class EgressProxy:
         place, and this returns once it listens again."""
         self.ready()
         config, domains = squid.render_config(allowance), squid.render_allow(allowance)
-        argv = ["sh", "-c", _RECONFIGURE, "sh", config, domains]
+        argv = ["bash", "-c", _RECONFIGURE, "bash", config, domains]
         code, output = capture(self.container_id, argv, PROXY_UID, squid.DIR)
         if code != 0:
             raise SandboxError(f"egress proxy: cannot reconfigure: {self._tail(output)}")

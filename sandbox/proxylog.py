@@ -40,11 +40,19 @@ MARK: Final = "resolver-mark-"
 LISTENED: Final = (
     f'c=$(grep -c "{squid.LISTENING}" {squid.CACHE_LOG} 2>/dev/null); echo "${{c:-0}}"'
 )
-# Waits until Squid has opened its port more than $1 times; exit TIMED_OUT past the timeout.
-WAIT: Final = (
-    f'n=0; while [ "$({LISTENED})" -le "$1" ]; do '
-    f"n=$((n+1)); [ $n -ge {int(READY_TIMEOUT / _POLL)} ] && exit {TIMED_OUT}; sleep {_POLL}; done"
-)
+
+
+def wait_listening(timeout: float) -> str:
+    """bash that waits until Squid has opened its port more than $1 times, and exits TIMED_OUT
+    once `timeout` seconds have passed by the clock (bash's SECONDS), not by a count of polls,
+    which a loaded host stretches."""
+    return (
+        f'end=$((SECONDS + {max(1, round(timeout))})); while [ "$({LISTENED})" -le "$1" ]; do '
+        f'[ "$SECONDS" -ge "$end" ] && exit {TIMED_OUT}; sleep {_POLL}; done'
+    )
+
+
+WAIT: Final = wait_listening(READY_TIMEOUT)
 # bash, for its /dev/tcp: the mark is sent and its answer's first line read, then the new lines.
 _SERVE: Final = (
     f"{WAIT} || exit $?; : >> {squid.ACCESS_LOG} && exec 3< {squid.ACCESS_LOG} || exit 1; "

@@ -12,6 +12,7 @@ import pytest
 
 from sandbox import proxylog, squid
 from sandbox.engine import SandboxError, client
+from sandbox.execution import capture
 from sandbox.naming import LABEL_DEPLOYMENT
 from sandbox.proxy import PROXY_UID
 from tests.sandbox.conftest import DEPLOYMENT, RUN_PREFIX
@@ -45,3 +46,11 @@ def test_a_log_shell_that_never_speaks_is_given_up_on_in_time(
     with pytest.raises(SandboxError, match="did not answer"):
         proxylog.ProxyLog.open(silent_proxy, PROXY_UID)
     assert time.monotonic() - started < 10
+
+
+def test_the_shell_stops_waiting_for_squid_by_the_clock(silent_proxy: str) -> None:
+    argv = ["bash", "-c", proxylog.wait_listening(2), "bash", "0"]
+    started = time.monotonic()
+    code, _output = capture(silent_proxy, argv, PROXY_UID, squid.DIR)
+    assert code == proxylog.TIMED_OUT
+    assert 1 <= time.monotonic() - started < 10
