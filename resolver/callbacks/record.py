@@ -18,7 +18,7 @@ from resolver.contract.callbacks import PullToOpen, PullToUpdate, Reply, StatusU
 from resolver.contract.results import read_result
 from resolver.contract.triggers import Planned, read_trigger
 from resolver.contract.verification import verification_of
-from resolver.core.job import QueuePlace, place_in_queue
+from resolver.core.job import QueuePlace, ahead_counted, place_in_queue
 from resolver.core.logs import log
 from resolver.core.sanitize import sanitize
 from resolver.core.settings import Settings
@@ -103,7 +103,7 @@ def _place(session: Session, job: Job, settings: Settings) -> QueuePlace | None:
     """A queued job's place in line (the caps count the active jobs ahead of it)."""
     if job.state != JobState.QUEUED:
         return None
-    ahead = jobs.jobs_ahead(session.connection(), [job.id]).get(job.id)
+    ahead = jobs.jobs_ahead(session.connection(), [job.id], ahead_counted(settings)).get(job.id)
     return place_in_queue(*ahead, settings) if ahead else None
 
 

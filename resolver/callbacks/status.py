@@ -114,7 +114,8 @@ def _headline(view: JobView) -> str:
         if place is not None and place.behind > 0:
             jobs = "job" if place.behind == 1 else "jobs"
             return (
-                f"⏳ **Queued**{_where(view)} behind {place.behind} {jobs}: at most "
+                f"⏳ **Queued**{_where(view)} behind {'at least ' if place.at_least else ''}"
+                f"{place.behind} {jobs}: at most "
                 f"{place.limit} run at once per {place.limit_name}. It starts by itself; "
                 "nothing is dropped."
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -454,25 +455,29 @@ _ACTIVE_SQL: list[ColumnElement[str]] = [literal_column(f"'{state}'") for state 
 count keeps its (owner, state) index on both databases."""
 
 
-def _jobs_ahead_statement(dialect: str) -> Select[Any]:
+@functools.cache  # one per cap the deployment sets, built once
+def _jobs_ahead_statement(dialect: str, counted: tuple[int, int]) -> Select[Any]:
+    """Per job, its active jobs ahead by requester and by repository, each counted up to its
+    bound (written into the statement: a bound limit gets PostgreSQL's generic plan, ten times
+    slower here)."""
     job = aliased(Job)
     by_owner = []
-    for column in ("requester_id", "repo"):
+    for column, most in zip(("requester_id", "repo"), counted, strict=True):
         earlier = aliased(Job)
-        by_owner.append(
-            select(func.count())
+        ahead = (
+            select(earlier.id)
             .where(
                 getattr(earlier, column) == getattr(job, column),
                 earlier.state.in_(_ACTIVE_SQL),
                 earlier.id < job.id,
             )
-            .scalar_subquery()
+            .limit(literal_column(str(int(most))))
+            .correlate(job)
+            .subquery()
         )
+        by_owner.append(select(func.count()).select_from(ahead).scalar_subquery())
     ids = select(bound.each("ids", Integer(), dialect).c.value)
     return select(job.id, *by_owner).where(job.id.in_(ids))
-
-
-_JOBS_AHEAD = {dialect: _jobs_ahead_statement(dialect) for dialect in bound.DIALECTS}
 
 
 def latest_jobs(conn: Connection, conversation_keys: Iterable[str]) -> dict[str, int]:
@@ -486,12 +491,16 @@ def latest_jobs(conn: Connection, conversation_keys: Iterable[str]) -> dict[str,
     return {key: int(job_id) for key, job_id in rows if job_id is not None}
 
 
-def jobs_ahead(conn: Connection, job_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+def jobs_ahead(
+    conn: Connection, job_ids: Sequence[int], counted: tuple[int, int]
+) -> dict[int, tuple[int, int]]:
     """Per job: the active jobs ahead of it with the same requester, and with the same
-    repository (one count per owner, so each can use its own index)."""
+    repository, each counted up to its bound in `counted` (one count per owner, so each can
+    use its own index)."""
     if not job_ids:
         return {}
-    rows = conn.execute(_JOBS_AHEAD[bound.dialect_of(conn)], {"ids": list(job_ids)})
+    statement = _jobs_ahead_statement(bound.dialect_of(conn), counted)
+    rows = conn.execute(statement, {"ids": list(job_ids)})
     return {job_id: (int(user), int(repo)) for job_id, user, repo in rows}
 
 
