@@ -91,9 +91,10 @@ def place_in_queue(user_ahead: int, repo_ahead: int, settings: Settings) -> Queu
     """How many jobs must finish before a job may start, under the tighter of the two caps,
     from the jobs ahead counted up to `ahead_counted`."""
     place = QueuePlace(0)
+    user_counted, repo_counted = ahead_counted(settings)
     for name, count, limit, counted in (
-        ("user", user_ahead, settings.max_jobs_per_user, ahead_counted(settings)[0]),
-        ("repository", repo_ahead, settings.max_jobs_per_repo, ahead_counted(settings)[1]),
+        ("user", user_ahead, settings.max_jobs_per_user, user_counted),
+        ("repository", repo_ahead, settings.max_jobs_per_repo, repo_counted),
     ):
         if count - limit + 1 > place.behind:
             place = QueuePlace(count - limit + 1, name, limit, count >= counted)
