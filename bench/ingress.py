@@ -123,7 +123,7 @@ def bench_app() -> Any:
     from starlette.routing import Route
 
     from integrations.github import INTEGRATION as integration
-    from resolver.app import Webhooks, create_app
+    from resolver.app import Webhooks, serve_app
     from resolver.core.logs import configure_logging
     from resolver.core.settings import get_settings
     from resolver.ingress.endpoint import endpoint
@@ -138,7 +138,7 @@ def bench_app() -> Any:
 
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
-    app = create_app()
+    app = serve_app()  # as `resolver serve` builds it
     routed = endpoint(integration, get_settings, record=unrecorded)
     app.router.routes.append(Route(ENDPOINTS["verify + route, no write"], routed, methods=["POST"]))
     for middleware in app.user_middleware:  # served as the real webhooks are, where they are

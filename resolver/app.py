@@ -123,3 +123,11 @@ def create_app(**kwargs: Any) -> Starlette:
     install(app, settings)
     observability.install_web(app)  # traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app
+
+
+def serve_app() -> Starlette:
+    """The app each `resolver serve` process runs: `create_app`, then what the process imported
+    and built is kept off the garbage collector's full passes (`freeze_what_started`)."""
+    app = create_app()
+    observability.freeze_what_started()
+    return app

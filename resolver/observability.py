@@ -109,14 +109,22 @@ def install(
 
 
 def _spare_the_collector(done: Tracing) -> None:
-    """Keep the garbage collector's full passes off the objects this process holds from its
-    start (`gc.freeze`). A sampled span waits seconds in the exporter's queue, so it outlives
-    the young generations; spans then brought on a full pass every few thousand webhooks, and
-    each walked the ~200,000 objects of the imports: 130 ms, a tenth of a second of CPU in one
-    request's stead (bench/tracing.py). Frozen, those objects stay where they are (they live as
-    long as the process anyway), and a pass walks only what came after: a few milliseconds."""
-    gc.freeze()
+    """A sampled span waits seconds in the exporter's queue, so it outlives the young
+    generations; spans then brought on a full pass every few thousand webhooks (bench/tracing.py).
+    Freezing what the process holds from its start keeps that pass short."""
+    freeze_what_started()
     done.undo.append(gc.unfreeze)
+
+
+def freeze_what_started() -> None:
+    """Keep the garbage collector's full passes off the objects this process holds from its
+    start (`gc.freeze`), after one last pass. They live as long as the process anyway; left in
+    the oldest generation, every full pass walked them all: ~150,000 objects of the imports, 70
+    ms in which the server answered no one (bench/ingress.py's p99 at 200 mentions/s went from
+    under 5 ms to over 10 in a window that held one). Frozen, a pass walks only what came
+    after: a few milliseconds."""
+    gc.collect()
+    gc.freeze()
 
 
 def install_web(app: Starlette) -> Tracing | None:

@@ -25,7 +25,7 @@ def serve(
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
     uvicorn.run(
-        "resolver.app:create_app",
+        "resolver.app:serve_app",
         factory=True,
         host=host,
         port=port,
