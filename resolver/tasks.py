@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from celery import Task, shared_task
 from celery.signals import worker_init
@@ -41,9 +40,6 @@ from resolver.store import configured, db, jobs, retention
 from resolver.store.db import session_scope
 from resolver.worker.reconcile import reconcile
 
-if TYPE_CHECKING:
-    from resolver.worker.execute import Runner
-
 logger = logging.getLogger(__name__)
 
 get_settings.compose(registry.settings_classes)  # each installed provider's settings
@@ -71,29 +67,18 @@ def _started(**_kwargs: object) -> None:
     observability.freeze_what_started()
 
 
-_RUNNERS_LOADED: Final[list[Callable[[str], Runner]]] = []
-
-
-def _runner_for() -> Callable[[str], Runner]:
-    """`runners.runner_for`, loaded by the first job this process runs. What the runners load
-    (the model client's ~300,000 objects) is then kept off the collector's full passes too: each
-    walked them in half a second, in which no job thread of the worker moved."""
-    if not _RUNNERS_LOADED:
-        from resolver import runners
-
-        observability.freeze_what_started()
-        _RUNNERS_LOADED.append(runners.runner_for)
-    return _RUNNERS_LOADED[0]
-
-
 @shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, max_retries=0)
 def run_job(job_id: int) -> None:
     # The runners load the agent, its model client and the sandbox: only a worker that runs a
-    # job pays for them, never the callbacks worker that shares this module.
+    # job pays for them, never the callbacks worker that shares this module. What they load is
+    # not frozen as the worker's start is: the last pass before a freeze, half a second over
+    # their ~450,000 objects, held the first 48 jobs' starts (and their 👀) back by a second
+    # (bench/load.py --mentions 48).
+    from resolver import runners
     from resolver.worker.execute import execute
 
     with tracing.follow_decision():  # a job not sampled makes no span
-        execute(int(job_id), _runner_for(), get_settings())
+        execute(int(job_id), runners.runner_for, get_settings())
 
 
 # No retry limit here: the attempt rows decide when to give up (`callbacks.send.MAX_TRIES`).

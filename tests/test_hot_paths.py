@@ -110,9 +110,7 @@ START_UP = {
     # `resolver serve` builds each server process's app with `serve_app`.
     "server": "from resolver.app import serve_app; serve_app()",
     # Each worker's start (both the one that runs jobs and the callbacks worker).
-    "worker": "from celery.signals import worker_init; import resolver.tasks; worker_init.send(None)",
-    # What the first job in a worker loads: the agent, its model client, the sandbox.
-    "first job": "from resolver import tasks; tasks._runner_for()",
+    "worker": "import resolver.tasks; from celery.signals import worker_init as w; w.send(None)",
 }
 
 
@@ -121,10 +119,9 @@ def test_a_process_keeps_what_it_started_with_out_of_full_collections(
     process: str, tmp_path: Path
 ) -> None:
     """A full pass of the garbage collector walks every object in the oldest generation, and
-    stops every thread of the process meanwhile. Left there, the imports (~150,000 objects in a
-    server, ~450,000 once a job has loaded the model client) made each pass 70 to 500 ms: in a
-    server, 70 ms in which no webhook was answered (the p99 at 200 mentions/s of a window that
-    held one passed 10 ms). Frozen, they are never walked again."""
+    stops every thread of the process meanwhile. Left there, the imports (~150,000 objects) made
+    each pass 70 to 100 ms: in a server, 70 ms in which no webhook was answered (the p99 at 200
+    mentions/s of a window that held one passed 10 ms). Frozen, they are never walked again."""
     probe = f"{START_UP[process]}\nimport gc\nprint(gc.get_freeze_count(), len(gc.get_objects()))"
     env = {**os.environ, "RESOLVER_DATABASE_URL": f"sqlite:///{tmp_path / 'probe.db'}"}
     done = subprocess.run(
