@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import socket
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
@@ -40,9 +41,17 @@ Reply = tuple[int, Any, dict[str, str]]
 WebHandler = Callable[[Any, dict[str, str], dict[str, str]], Reply]
 
 
-class LoopbackServer(ThreadingHTTPServer, Generic[OwnerT]):
-    daemon_threads = True
+class ManyClientsServer(ThreadingHTTPServer):
+    """A threading HTTP server that many clients may connect to at once. socketserver listens
+    with a backlog of 5: when more connect at once than its accepting thread takes (48 jobs and
+    the callbacks worker, in bench/load.py), the kernel drops the next SYN, and that client
+    waits out TCP's one-second retransmission: a 👀 a second late."""
 
+    daemon_threads = True
+    request_queue_size = socket.SOMAXCONN
+
+
+class LoopbackServer(ManyClientsServer, Generic[OwnerT]):
     def __init__(self, handler: type[LoopbackHandler], owner: OwnerT) -> None:
         super().__init__(("127.0.0.1", 0), handler)
         self.owner = owner

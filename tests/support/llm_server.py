@@ -19,8 +19,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from integrations.standin.server import ManyClientsServer
 
 MODEL = "openai/scripted-model"
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -190,8 +192,8 @@ class ScriptedLLMServer:
         self._queue: deque[Reply] = deque()
         self._script: Script = self._next_in_queue
         self.set_script(script)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
+        # 48 jobs may ask at once (bench/load.py): a listen backlog of its own size.
+        self._httpd = ManyClientsServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
