@@ -71,9 +71,9 @@ def _started(**_kwargs: object) -> None:
 def run_job(job_id: int) -> None:
     # The runners load the agent, its model client and the sandbox: only a worker that runs a
     # job pays for them, never the callbacks worker that shares this module. What they load is
-    # not frozen as the worker's start is: the last pass before a freeze, half a second over
-    # their ~450,000 objects, held the first 48 jobs' starts (and their 👀) back by a second
-    # (bench/load.py --mentions 48).
+    # not frozen as the worker's start is: the last pass before a freeze would walk their
+    # ~450,000 objects (half a second, every job thread held) as the first jobs start, and
+    # bench/load.py --mentions 48 showed no gain from it either way.
     from resolver import runners
     from resolver.worker.execute import execute
 
