@@ -7,17 +7,13 @@ written twice (claimed, then linked to its job).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
 import pytest
-from sqlalchemy import event
 
 from resolver.ingress.intake import record
 from resolver.store.db import get_engine
 from tests.ingress.test_intake_rows import CODERTOCAT, mention
 from tests.integrations.conftest import Store
+from tests.support.statements import counted
 
 STATEMENTS = 7
 """A round of mentions (distinct conversations): its write lock (SQLite) or conversation locks
@@ -31,28 +27,13 @@ def store(intake_store: Store) -> Store:
     return intake_store
 
 
-@contextmanager
-def counted() -> Iterator[list[str]]:
-    statements: list[str] = []
-
-    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement.split(None, 1)[0].upper())
-
-    engine = get_engine()
-    event.listen(engine, "before_cursor_execute", note)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", note)
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
 @pytest.mark.parametrize("size", [1, 5])
 def test_a_batch_of_mentions_is_a_fixed_number_of_statements(store: Store, size: int) -> None:
     batch = [mention(number) for number in range(1, size + 1)]
     with counted() as statements, get_engine().begin() as conn:
         accepted = record(conn, batch)
-    assert len(statements) == STATEMENTS, statements
+    assert len(statements) == STATEMENTS, [s.split(None, 1)[0] for s in statements]
     assert [a.kind for a in accepted] == ["created"] * size
     # Each answer names its own job's acknowledgements, 👀 first (ids in the rows' order).
     by_id = {callback.id: callback for callback in store.callbacks()}

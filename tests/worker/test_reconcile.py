@@ -6,14 +6,12 @@ statements however many are parked."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import pytest
 import redis
-from sqlalchemy import event, update
+from sqlalchemy import update
 
 from resolver.broker.outbox import waiting_job_messages
 from resolver.broker.publish import acknowledge_message, send_messages
@@ -22,12 +20,13 @@ from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.accounts import add_user
 from resolver.store.callbacks import record_callback
-from resolver.store.db import get_engine, session_scope
+from resolver.store.db import session_scope
 from resolver.store.models import Job, utcnow
 from resolver.worker.reconcile import reconcile
 from tests.broker.test_outbox import drain
 from tests.conftest import TEST_REDIS, ResolverEnv, reset_caches
 from tests.support.scripted_post import ScriptedPost
+from tests.support.statements import counted
 
 LONG_AGO = timedelta(minutes=10)
 BOTH = pytest.mark.usefixtures("backend")  # each test on SQLite and on PostgreSQL
@@ -158,21 +157,6 @@ def running(requester_id: int | None = None, repo: str | None = None) -> int:
 def ready(per_user: int = 2, per_repo: int = 2, **kwargs: Any) -> list[int]:
     with session_scope() as session:
         return jobs.parked_ready(session, per_user, per_repo, grace=2, **kwargs)
-
-
-@contextmanager
-def counted() -> Iterator[list[str]]:
-    statements: list[str] = []
-
-    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    engine = get_engine()
-    event.listen(engine, "before_cursor_execute", note)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", note)
 
 
 @BOTH
