@@ -119,10 +119,10 @@ def _spare_the_collector(done: Tracing) -> None:
 def freeze_what_started() -> None:
     """Keep the garbage collector's full passes off the objects this process holds from its
     start (`gc.freeze`), after one last pass. They live as long as the process anyway; left in
-    the oldest generation, every full pass walked them all: ~150,000 objects of the imports, 70
-    ms in which the server answered no one (bench/ingress.py's p99 at 200 mentions/s went from
-    under 5 ms to over 10 in a window that held one). Frozen, a pass walks only what came
-    after: a few milliseconds."""
+    the oldest generation, every full pass walked them all: a server's ~175,000 objects of the
+    imports, 85 to 100 ms in which it answered no one (bench/ingress.py's p99 at 200 mentions/s
+    went from under 5 ms to over 10 in a window that held one). Frozen, a pass walks only what
+    came after: a few milliseconds."""
     gc.collect()
     gc.freeze()
 

@@ -72,8 +72,8 @@ def run_job(job_id: int) -> None:
     # The runners load the agent, its model client and the sandbox: only a worker that runs a
     # job pays for them, never the callbacks worker that shares this module. What they load is
     # not frozen as the worker's start is: the last pass before a freeze would walk their
-    # ~450,000 objects (half a second, every job thread held) as the first jobs start, and
-    # bench/load.py --mentions 48 showed no gain from it either way.
+    # ~450,000 objects (a quarter of a second, every job thread held) as the first jobs start,
+    # and bench/load.py --mentions 48 showed no gain from it either way.
     from resolver import runners
     from resolver.worker.execute import execute
 

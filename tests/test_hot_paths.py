@@ -119,8 +119,8 @@ def test_a_process_keeps_what_it_started_with_out_of_full_collections(
     process: str, tmp_path: Path
 ) -> None:
     """A full pass of the garbage collector walks every object in the oldest generation, and
-    stops every thread of the process meanwhile. Left there, the imports (~150,000 objects) made
-    each pass 70 to 100 ms: in a server, 70 ms in which no webhook was answered (the p99 at 200
+    stops every thread of the process meanwhile. Left there, the imports (~175,000 objects) made
+    each pass 85 to 100 ms: in a server, 70 ms in which no webhook was answered (the p99 at 200
     mentions/s of a window that held one passed 10 ms). Frozen, they are never walked again."""
     probe = f"{START_UP[process]}\nimport gc\nprint(gc.get_freeze_count(), len(gc.get_objects()))"
     env = {**os.environ, "RESOLVER_DATABASE_URL": f"sqlite:///{tmp_path / 'probe.db'}"}
