@@ -16,6 +16,7 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
+    and_,
     bindparam,
     case,
     delete,
@@ -525,7 +526,8 @@ def parked_ready(
     One statement, however many are parked: it was three queries per parked job, each loaded
     whole. The conversation and the caps mean what they mean to a worker (`conversation_busy`,
     `over_capacity`), but now the jobs one pass releases fill their caps too: a requester with
-    2 free slots gets its 2 oldest, not all its parked jobs (each sent, then parked again). The
+    2 free slots gets its 2 oldest, not all its parked jobs (each sent, then parked again); and
+    a job sent but not yet taken by a worker holds its slot against the next pass. The
     database still walks every parked job to leave out those held back: with 20,000 parked,
     6 ms on PostgreSQL when all are held, 20-35 ms when all could run."""
     cutoff = utcnow() - timedelta(seconds=grace)
@@ -533,11 +535,22 @@ def parked_ready(
 
 
 def _running_by(column: InstrumentedAttribute[Any]) -> tuple[Subquery, ColumnElement[int]]:
-    """The running jobs per owner in `column` (requester or repository), and that count for a
-    job's owner once joined (0 when it has none running)."""
+    """The jobs per owner in `column` (requester or repository) that hold a slot of its cap or
+    are on their way to one, and that count for a job's owner once joined (0 when none): the
+    running ones, and the queued ones whose message waits for a worker (sent by an earlier
+    pass, or by the intake). Counting only the running ones, a pass sent parked jobs into slots
+    that the jobs it had sent the beat before were about to take, and the worker parked them
+    again."""
+    taking = or_(
+        Job.state == JobState.RUNNING,
+        and_(
+            Job.state == JobState.QUEUED,
+            or_(Job.message_id.is_(None), Job.message_id != PARKED),
+        ),
+    )
     counts = (
         select(column.label("owner"), func.count().label("running"))
-        .where(Job.state == JobState.RUNNING)
+        .where(taking)
         .group_by(column)
         .subquery()
     )

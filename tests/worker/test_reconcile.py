@@ -184,6 +184,29 @@ def test_a_running_job_takes_its_place_in_its_requesters_cap(resolver_env: Resol
 
 
 @BOTH
+def test_a_job_sent_but_not_yet_taken_takes_its_place_in_its_caps(
+    resolver_env: ResolverEnv,
+) -> None:
+    """A job an earlier pass sent (or the intake queued) is on its way to a slot: a pass sends
+    no parked job into that slot, where the worker would only park it again."""
+    user = new_user()
+    ids = parked(10, requester_id=user, repo="o/r")
+    assert ready(per_user=2, per_repo=5) == ids[:2]
+    with session_scope() as session:
+        jobs.mark_published(session, ids[0], "m-1")  # sent by that pass, not yet taken
+    assert ready(per_user=2, per_repo=5) == ids[1:2]
+    with session_scope() as session:
+        jobs.mark_published(session, ids[1], "m-2")
+    assert ready(per_user=2, per_repo=5) == []
+    assert ready(per_user=5, per_repo=2) == []  # the repository's cap counts them the same way
+    with session_scope() as session:
+        queued = jobs.create_job(session, jobs.NewJob(source="github", task="new", repo="o/r"))
+        jobs.mark_published(session, queued.id, "m-3")  # from the intake, by someone else
+    assert ready(per_user=5, per_repo=3) == []
+    assert ready(per_user=5, per_repo=4) == ids[2:3]
+
+
+@BOTH
 def test_a_conversation_sends_only_its_oldest_parked_job(resolver_env: ResolverEnv) -> None:
     """Follow-ups run one after another: a later job waits while an earlier one of its
     conversation is queued (parked or not) or running."""
