@@ -57,7 +57,10 @@ def previous_release(tag: str = PREVIOUS) -> Path:
         )
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "UV_PROJ"))}
-        subprocess.run([uv, "sync", "--frozen", "--offline", "-q"], cwd=tree, env=env, check=True)
+        # Not --offline: the tag's lock names versions this tree's no longer does (mcp's
+        # opentelemetry-api, for one), which a fresh machine's cache does not hold. They come
+        # from the package index, as scripts/bootstrap's own sync does.
+        subprocess.run([uv, "sync", "--frozen", "-q"], cwd=tree, env=env, check=True)
         (tree / ".ready").touch()
     return tree
 
