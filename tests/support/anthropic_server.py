@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from integrations.standin.server import ManyClientsServer
 
 MODEL = "anthropic/claude-sonnet-4-5"
 
@@ -24,8 +26,7 @@ class AnthropicServer:
             "cache_read_input_tokens": cache_read,
             "cache_creation_input_tokens": cache_write,
         }
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
+        self._httpd = ManyClientsServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
