@@ -171,7 +171,7 @@ def _as_branch_owner(conn: Connection, round_: list[Pending]) -> list[Pending | 
             found = ci_attempts.bot_branches_owner(conn, pending.provider, repo or "")
         else:
             found = ci_attempts.branch_owner(conn, pending.provider, repo or "", branch)
-        sender = read_trigger(found).origin.sender if found else None
+        sender = found.origin.sender if found else None
         if sender is None or not sender.id:
             owned.append(None)
             continue
@@ -222,13 +222,13 @@ def _claim_deliveries(
 ) -> set[DeliveryId]:
     """Insert each draft's delivery, with its job, unless a copy got there first; the claimed."""
     rows = [
-        {
-            "provider": draft.pending.delivery[0],
-            "delivery_key": draft.pending.delivery[1],
-            "event": draft.pending.event.key[:100],
-            "outcome": "job" if draft.user_id is not None else UNLINKED,
-            "job_id": created[n].id if n in created else None,
-        }
+        deliveries.NewDelivery(
+            provider=draft.pending.delivery[0],
+            delivery_key=draft.pending.delivery[1],
+            event=draft.pending.event.key[:100],
+            outcome="job" if draft.user_id is not None else UNLINKED,
+            job_id=created[n].id if n in created else None,
+        )
         for n, draft in drafts.items()
     ]
     return deliveries.claim(conn, rows)

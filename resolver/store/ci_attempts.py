@@ -3,12 +3,12 @@ workers never both take the last one."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from resolver.contract.triggers import BOT_BRANCH_PREFIX
+from resolver.contract.triggers import BOT_BRANCH_PREFIX, TaskTrigger, read_trigger
 from resolver.store.models import CIAttempt, Job, utcnow
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def attempts_on(session: Session, forge: str, repo: str, head_sha: str) -> int:
     return int(found or 0)
 
 
-def branch_owner(conn: Connection, source: str, repo: str, branch: str) -> dict[str, Any] | None:
+def branch_owner(conn: Connection, source: str, repo: str, branch: str) -> TaskTrigger | None:
     """The trigger of the newest job of a linked requester that worked on `branch` of `repo`
     (whose requester a red check there is followed up for); None when no job did."""
     found = conn.execute(
@@ -56,10 +56,10 @@ def branch_owner(conn: Connection, source: str, repo: str, branch: str) -> dict[
         .order_by(Job.id.desc())
         .limit(1)
     ).scalar()
-    return dict(found) if isinstance(found, dict) else None
+    return read_trigger(found) if isinstance(found, dict) else None
 
 
-def bot_branches_owner(conn: Connection, source: str, repo: str) -> dict[str, Any] | None:
+def bot_branches_owner(conn: Connection, source: str, repo: str) -> TaskTrigger | None:
     """The trigger of the newest job of a linked requester on any of the bot's branches of
     `repo` (a push to the default branch acts for them); None when no job has one."""
     found = conn.execute(
@@ -73,4 +73,4 @@ def bot_branches_owner(conn: Connection, source: str, repo: str) -> dict[str, An
         .order_by(Job.id.desc())
         .limit(1)
     ).scalar()
-    return dict(found) if isinstance(found, dict) else None
+    return read_trigger(found) if isinstance(found, dict) else None

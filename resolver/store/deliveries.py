@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import bindparam, select, text
 from sqlalchemy.dialects import postgresql, sqlite
@@ -24,6 +25,17 @@ if TYPE_CHECKING:
 
 DeliveryId = tuple[str, str]
 """(provider, delivery key): what the unique constraint on deliveries is about."""
+
+
+@dataclass(frozen=True)
+class NewDelivery:
+    """A delivery to claim: what it was, what became of it (`outcome`), and the job it made."""
+
+    provider: str
+    delivery_key: str
+    event: str
+    outcome: str
+    job_id: int | None
 
 
 def _claim_statements() -> dict[str, Insert]:
@@ -71,15 +83,15 @@ def _lock_key(conversation_key: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def claim(conn: Connection, rows: Sequence[dict[str, Any]]) -> set[DeliveryId]:
-    """Insert each delivery (`provider`, `delivery_key`, `event`, `outcome`, `job_id`) unless a
-    copy got there first; the ones claimed. Rows go in one order for every writer, so that
-    concurrent batches (PostgreSQL) cannot deadlock."""
+def claim(conn: Connection, rows: Sequence[NewDelivery]) -> set[DeliveryId]:
+    """Insert each delivery unless a copy got there first; the ones claimed. Rows go in one
+    order for every writer, so that concurrent batches (PostgreSQL) cannot deadlock."""
     if not rows:
         return set()
-    ordered = sorted(rows, key=lambda row: (row["provider"], row["delivery_key"]))
+    ordered = sorted(rows, key=lambda row: (row.provider, row.delivery_key))
     statement = _CLAIM[bound.dialect_of(conn)]
-    return {(provider, key) for provider, key in conn.execute(statement, ordered)}
+    values = [asdict(row) for row in ordered]
+    return {(provider, key) for provider, key in conn.execute(statement, values)}
 
 
 def first_jobs(conn: Connection, deliveries: Sequence[DeliveryId]) -> dict[DeliveryId, int | None]:

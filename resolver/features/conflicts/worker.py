@@ -46,7 +46,6 @@ from resolver.contract.triggers import (
     is_pull,
     number_of,
     pull_of,
-    read_trigger,
 )
 from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import Settings
@@ -258,7 +257,7 @@ def _update_pull(
 def _branch_requester(forge_name: str, full_name: str, branch: str) -> providers.ForgeUser | None:
     with session_scope() as session:
         found = ci_attempts.branch_owner(session.connection(), forge_name, full_name, branch)
-    sender = read_trigger(found).origin.sender if found else None
+    sender = found.origin.sender if found else None
     if sender is None or not sender.id:
         return None
     return providers.ForgeUser(sender.id, sender.login or None)
