@@ -63,7 +63,25 @@ def make_engine(url: str) -> Engine:
 
 @lru_cache(maxsize=4)
 def engine_for(url: str) -> Engine:
-    return make_engine(url)
+    engine = make_engine(url)
+    _ENGINES.append(engine)
+    return engine
+
+
+_ENGINES: Final[list[Engine]] = []
+"""This process's engines (`engine_for`), whose pools a forked child drops."""
+
+
+def _forked() -> None:
+    """In a forked child (a prefork worker's task process): the parent's pooled connections
+    are the parent's. Two processes on one socket corrupt each other's conversation with the
+    server (PostgreSQL: "server closed the connection unexpectedly" at a child's first
+    statement), so the child starts with empty pools and leaves the parent's open."""
+    for engine in _ENGINES:
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def get_engine() -> Engine:
