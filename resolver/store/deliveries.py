@@ -8,15 +8,14 @@ the ones the ORM would write: there is one writer of each table.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from resolver.store import bound
+from resolver.store import bound, holds
 from resolver.store.models import Delivery
 
 if TYPE_CHECKING:
@@ -52,35 +51,13 @@ _FIRST_JOBS = select(Delivery.delivery_key, Delivery.job_id).where(
     Delivery.provider == bindparam("provider"),
     Delivery.delivery_key.in_(bindparam("keys", expanding=True)),
 )
-_LOCKS = text(
-    "SELECT pg_advisory_xact_lock(k) FROM unnest(CAST(:keys AS bigint[])) WITH ORDINALITY"
-    " AS locks(k, n) ORDER BY n"
-)
-"""Every lock of a batch in one statement, taken in the order of the (sorted) array: the scan
-of `unnest … WITH ORDINALITY` is already in that order, and a volatile function in the select
-list is evaluated after any sort. One statement per conversation had cost each a round trip on
-the writer thread."""
 
 
 def lock_conversations(conn: Connection, conversation_keys: Iterable[str]) -> None:
     """Before the batch reads anything, wait for every other writer of its conversations, so that
-    it sees the jobs they commit (a follow-up finds the job it follows, across server processes).
-    SQLite takes its write lock now rather than at the first insert; PostgreSQL takes an
-    advisory lock per conversation until the transaction ends, in one order for every writer."""
-    if conn.dialect.name == "sqlite":
-        driver = conn.connection.dbapi_connection
-        if driver is not None and not driver.in_transaction:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-        return
-    keys = sorted({_lock_key(key) for key in conversation_keys})
-    if keys:
-        conn.execute(_LOCKS, {"keys": keys})
-
-
-def _lock_key(conversation_key: str) -> int:
-    """A conversation's advisory lock: 64 bits of a stable hash (Python's own is salted)."""
-    digest = hashlib.blake2b(conversation_key.encode(), digest_size=8, person=b"resolver").digest()
-    return int.from_bytes(digest, "big", signed=True)
+    it sees the jobs they commit (a follow-up finds the job it follows, across server processes):
+    a hold on each conversation (`holds.hold`) until the transaction ends."""
+    holds.hold(conn, conversation_keys)
 
 
 def claim(conn: Connection, rows: Sequence[NewDelivery]) -> set[DeliveryId]:

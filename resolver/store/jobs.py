@@ -33,7 +33,7 @@ from sqlalchemy.sql.selectable import Subquery
 from resolver.contract.results import merged_result
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome, check_transition, is_terminal
-from resolver.store import bound
+from resolver.store import bound, holds
 from resolver.store.models import Job, JobEvent, utcnow
 
 
@@ -144,6 +144,20 @@ def take_lease(session: Session, job_id: int, owner: str, seconds: float) -> boo
     )
     session.commit()
     return bool(getattr(result, "rowcount", 0) == 1)
+
+
+def hold_slots(session: Session, job: Job) -> None:
+    """Hold the job's requester's and repository's slots and its conversation until the
+    session's transaction ends (`holds.hold`). A worker holds them while it counts and then
+    takes its job's lease or parks it, and while it ends a job and reads who waited for it:
+    two workers cannot both count a free slot and take it, and a job parking as another of its
+    owners ends is either seen by that one's `next_waiting` or sees it ended."""
+    names = [] if job.conversation_key is None else [job.conversation_key]
+    if job.requester_id is not None:
+        names.append(f"slots:requester:{job.requester_id}")
+    if job.repo is not None:
+        names.append(f"slots:repo:{job.repo}")
+    holds.hold(session.connection(), names)
 
 
 def over_capacity(session: Session, job: Job, per_user: int, per_repo: int) -> bool:

@@ -115,6 +115,7 @@ def _record(job_id: int, owner: str, outcome: RunResult, settings: Settings) -> 
         if job.lease_owner != owner or job.state != JobState.RUNNING:
             log(logger, logging.WARNING, "job.lease_lost", job=job_id)
             return
+        jobs.hold_slots(session, job)  # a job parking meanwhile is one `next_waiting` finds
         # Any secret this process has decrypted is masked in the stored error too.
         error = redact(outcome.error) if outcome.error else None
         jobs.finish_job(
@@ -163,6 +164,8 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
             return
         # Commands (`@bot stop`) never wait: they are how a person gets a stuck job out.
         waits = job.state == JobState.QUEUED and parse_command(job.task) not in ("stop", "status")
+        if waits:  # counted and taken (or parked) as one step: `hold_slots`
+            jobs.hold_slots(session, job)
         if waits and jobs.conversation_busy(session, job):
             # A follow-up runs after the earlier job of its conversation, which publishes it.
             jobs.park(session, job)

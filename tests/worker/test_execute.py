@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Iterator
@@ -152,6 +153,26 @@ def test_a_job_over_the_per_user_cap_waits_queued_then_runs(resolver_env, spawn)
     procs.wait_until(lambda: job_state(second).state == JobState.SUCCEEDED, 30, "the second job")
     assert job_state(second).started_at >= job_state(first).finished_at
     assert lines(marker) == [f"done {first}", f"done {second}"]
+
+
+@pytest.mark.usefixtures("backend")
+def test_jobs_taken_at_once_keep_their_requesters_cap(resolver_env, spawn) -> None:
+    """Four jobs of one requester whose cap is 1 reach four worker processes at once: they run
+    one after another, never two at a time. Each worker counts the running jobs and takes its
+    job's lease as one step, which no other worker's count of that requester can come between."""
+    marker = resolver_env.tmp / "marker.txt"
+    with session_scope() as session:
+        user_id = add_user(session, "ada").id
+    ids = [
+        queue_job("test-sleep", requester_id=user_id, seconds=1, marker=str(marker))
+        for _ in range(4)
+    ]
+    spawn("worker", concurrency=4, RESOLVER_MAX_JOBS_PER_USER="1")
+    done = lambda: all(job_state(i).state == JobState.SUCCEEDED for i in ids)  # noqa: E731
+    procs.wait_until(done, 90, "every job")
+    runs = sorted((job_state(i).started_at, job_state(i).finished_at) for i in ids)
+    for (_, ended), (started, _) in itertools.pairwise(runs):
+        assert started >= ended, runs
 
 
 def test_the_job_time_limit_stops_a_job_on_the_threads_pool(resolver_env, spawn) -> None:
