@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -22,9 +23,14 @@ class SandboxNotFoundError(SandboxError):
 
 @lru_cache(maxsize=1)
 def client() -> Any:
-    """The process-wide Docker client, configured from DOCKER_HOST and friends."""
+    """The process-wide Docker client, configured from DOCKER_HOST and friends. A forked child
+    (a prefork worker's task process) makes its own: the parent's keeps its pooled connection
+    to the engine, which the parent's reaper thread may be using at that moment."""
     with engine_errors("connect"):
         return docker.from_env()
+
+
+os.register_at_fork(after_in_child=client.cache_clear)
 
 
 @contextmanager
