@@ -47,6 +47,9 @@ def steer(session: Session, job_id: int, settings: Settings) -> bool:
     same_person = job.requester_id is not None and job.requester_id == target.requester_id
     end_step(session)  # the permission check asks the forge
     refusal = None if same_person else _refusal(session, job_id, target_id, target_repo, settings)
+    # Read again under the conversation's hold, which the running job's end takes too: either
+    # it has ended (this request runs as a follow-up), or its end finds this one parked.
+    jobs.hold_slots(session, target)
     job, target = jobs.get_job(session, job_id), jobs.get_job(session, target_id)
     if job.state != JobState.QUEUED:
         return True
