@@ -58,6 +58,21 @@ def queue_job(source: str, requester_id: int | None = None, **trigger) -> int:
     return job.id
 
 
+def one_requesters_sleeps(marker: Path, count: int) -> list[int]:
+    """`count` queued one-second jobs of one requester, each writing to `marker` as it ends."""
+    with session_scope() as session:
+        user_id = add_user(session, "ada").id
+    return [
+        queue_job("test-sleep", requester_id=user_id, seconds=1, marker=str(marker))
+        for _ in range(count)
+    ]
+
+
+def every_one_succeeds(ids: list[int], seconds: float) -> None:
+    done = lambda: all(job_state(i).state == JobState.SUCCEEDED for i in ids)  # noqa: E731
+    procs.wait_until(done, seconds, "every job")
+
+
 def job_state(job_id: int) -> jobs.Job:
     with session_scope() as session:
         return jobs.get_job(session, job_id)
@@ -160,16 +175,9 @@ def test_jobs_taken_at_once_keep_their_requesters_cap(resolver_env, spawn) -> No
     """Four jobs of one requester whose cap is 1 reach four worker processes at once: they run
     one after another, never two at a time. Each worker counts the running jobs and takes its
     job's lease as one step, which no other worker's count of that requester can come between."""
-    marker = resolver_env.tmp / "marker.txt"
-    with session_scope() as session:
-        user_id = add_user(session, "ada").id
-    ids = [
-        queue_job("test-sleep", requester_id=user_id, seconds=1, marker=str(marker))
-        for _ in range(4)
-    ]
+    ids = one_requesters_sleeps(resolver_env.tmp / "marker.txt", 4)
     spawn("worker", concurrency=4, RESOLVER_MAX_JOBS_PER_USER="1")
-    done = lambda: all(job_state(i).state == JobState.SUCCEEDED for i in ids)  # noqa: E731
-    procs.wait_until(done, 90, "every job")
+    every_one_succeeds(ids, 90)
     runs = sorted((job_state(i).started_at, job_state(i).finished_at) for i in ids)
     for (_, ended), (started, _) in itertools.pairwise(runs):
         assert started >= ended, runs
@@ -195,15 +203,9 @@ def test_a_job_waiting_for_a_slot_is_never_published_twice(resolver_env, spawn) 
     """With one slot, later jobs wait in the queue; a job that ends publishes only a job a
     worker parked (took and set aside), never one whose message still waits."""
     marker = resolver_env.tmp / "marker.txt"
-    with session_scope() as session:
-        user_id = add_user(session, "ada").id
-    ids = [
-        queue_job("test-sleep", requester_id=user_id, seconds=1, marker=str(marker))
-        for _ in range(4)
-    ]
+    ids = one_requesters_sleeps(marker, 4)
     spawn("worker", concurrency=1, RESOLVER_MAX_JOBS_PER_USER="1")
-    done = lambda: all(job_state(i).state == JobState.SUCCEEDED for i in ids)  # noqa: E731
-    procs.wait_until(done, 60, "every job")
+    every_one_succeeds(ids, 60)
     log = (resolver_env.tmp / "worker-w1.log").read_text()
     received = len(re.findall(r"Task resolver\.run_job\[[^\]]+\] received", log))
     parked = len(re.findall(r"job\.waiting_for_(capacity|conversation)\b", log))
