@@ -1,4 +1,6 @@
-"""Real Redis, real Celery worker and beat processes: nothing is lost, nothing runs twice."""
+"""Real Redis, real Celery worker and beat processes: nothing is lost, nothing runs twice. Each
+test runs on SQLite and on PostgreSQL: a prefork worker on PostgreSQL once shared its parent's
+connection, which no SQLite run could show."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import TEST_REDIS
 from tests.support import procs
+
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 @pytest.fixture
@@ -170,7 +174,6 @@ def test_a_job_over_the_per_user_cap_waits_queued_then_runs(resolver_env, spawn)
     assert lines(marker) == [f"done {first}", f"done {second}"]
 
 
-@pytest.mark.usefixtures("backend")
 def test_jobs_taken_at_once_keep_their_requesters_cap(resolver_env, spawn) -> None:
     """Four jobs of one requester whose cap is 1 reach four worker processes at once: they run
     one after another, never two at a time. Each worker counts the running jobs and takes its
