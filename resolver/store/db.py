@@ -6,6 +6,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -64,12 +65,13 @@ def make_engine(url: str) -> Engine:
 @lru_cache(maxsize=4)
 def engine_for(url: str) -> Engine:
     engine = make_engine(url)
-    _ENGINES.append(engine)
+    _ENGINES.add(engine)
     return engine
 
 
-_ENGINES: Final[list[Engine]] = []
-"""This process's engines (`engine_for`), whose pools a forked child drops."""
+_ENGINES: Final[weakref.WeakSet[Engine]] = weakref.WeakSet()
+"""This process's engines (`engine_for`), whose pools a forked child drops; weakly, so that an
+engine the cache lets go of (and its connections) is not kept alive here."""
 
 
 def _forked() -> None:
@@ -77,7 +79,7 @@ def _forked() -> None:
     are the parent's. Two processes on one socket corrupt each other's conversation with the
     server (PostgreSQL: "server closed the connection unexpectedly" at a child's first
     statement), so the child starts with empty pools and leaves the parent's open."""
-    for engine in _ENGINES:
+    for engine in list(_ENGINES):
         engine.dispose(close=False)
 
 
