@@ -548,7 +548,7 @@ def parked_ready(
     return list(session.scalars(_parked_ready_statement(cutoff, per_user, per_repo, limit)))
 
 
-def _running_by(column: InstrumentedAttribute[Any]) -> tuple[Subquery, ColumnElement[int]]:
+def _taking_slots_by(column: InstrumentedAttribute[Any]) -> tuple[Subquery, ColumnElement[int]]:
     """The jobs per owner in `column` (requester or repository) that hold a slot of its cap or
     are on their way to one, and that count for a job's owner once joined (0 when none): the
     running ones, and the queued ones whose message waits for a worker (sent by an earlier
@@ -584,8 +584,8 @@ def _parked_ready_statement(
     """The ids of the oldest parked jobs past `cutoff` that could run now, and that still fit
     their requester's and repository's caps once the older such jobs took their slots. A job
     whose conversation has an earlier job queued (parked or not) or running waits for it."""
-    users, user_running = _running_by(Job.requester_id)
-    repos, repo_running = _running_by(Job.repo)
+    users, user_running = _taking_slots_by(Job.requester_id)
+    repos, repo_running = _taking_slots_by(Job.repo)
     earlier = aliased(Job)
     busy = select(earlier.id).where(
         earlier.conversation_key == Job.conversation_key,

@@ -48,7 +48,9 @@ def steer(session: Session, job_id: int, settings: Settings) -> bool:
     end_step(session)  # the permission check asks the forge
     refusal = None if same_person else _refusal(session, job_id, target_id, target_repo, settings)
     # Read again under the conversation's hold, which the running job's end takes too: either
-    # it has ended (this request runs as a follow-up), or its end finds this one parked.
+    # it has ended (this request runs as a follow-up), or its end finds this one parked. The
+    # hold begins a transaction of its own, after whatever the permission check wrote.
+    end_step(session)
     jobs.hold_slots(session, target)
     job, target = jobs.get_job(session, job_id), jobs.get_job(session, target_id)
     if job.state != JobState.QUEUED:
