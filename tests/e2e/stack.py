@@ -24,7 +24,7 @@ from resolver.store.models import Callback, CallbackAttempt, Job, User
 from sandbox import SandboxInfo, list_sandboxes, remove_all
 from tests.conftest import ResolverEnv
 from tests.support.llm_server import Reply, ScriptedLLMServer, finish, tool
-from tests.support.procs import kill, start, stop, wait_until
+from tests.support.procs import kill, start, wait_until
 
 FIXED = "def add(a, b):\n    return a + b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -206,8 +206,13 @@ class Stack:
         return {info.container_id for info in self.sandboxes()}
 
     def close(self) -> None:
+        """Kill the stack's processes and remove what they started. Killed, not stopped: the
+        test has seen what it waited for, and a worker's warm shutdown cost about 2 s a test
+        (ten end-to-end tests one after another: 52 s with it, 32 s without; the stack group on
+        5 workers: 333 s and 6.1 min of CPU with it, 317 s and 3.8 min without). A test of a
+        shutdown stops its own processes."""
         for proc in list(self.procs):
-            stop(proc)
+            kill(proc)
         self.procs.clear()
         # A killed worker leaves its sandbox running; the stack's own deployment id names
         # everything it started, and nothing else.
