@@ -53,10 +53,11 @@ INTERNAL_OPTIONS: Final = {
     "com.docker.network.driver.mtu": str(LINK_MTU),
 }
 # Written to the tmpfs at start: squid.conf, then the domain list, then Squid in the foreground
-# (as pid 1, so `kill -HUP 1` below reaches it).
+# (as pid 1, so `kill -HUP 1` below reaches it), its important messages on its standard error
+# as well as in cache.log: they outlive its container's tmpfs (`_last_words`).
 _START: Final = (
     f'printf %s "$1" > {squid.CONFIG} && printf %s "$2" > {squid.ALLOW} '
-    f"&& exec squid -N -f {squid.CONFIG}"
+    f"&& exec squid -N -d 1 -f {squid.CONFIG}"
 )
 # The new configuration, then a reconfigure in place (the port reopens; no restart), waited for
 # in the same exec: an exec costs tens of milliseconds.
@@ -109,8 +110,15 @@ class EgressProxy:
 
     def read_log(self) -> list[squid.LogEntry]:
         """The requests logged since the last read: every one Squid had answered before this
-        call (see sandbox/proxylog.py)."""
-        return squid.parse_log(self.ready().read())
+        call (see sandbox/proxylog.py). SandboxError, with Squid's last words, if the proxy
+        has stopped."""
+        log = self.ready()
+        try:
+            return squid.parse_log(log.read())
+        except ProxyLogError as error:
+            raise SandboxError(
+                f"the egress proxy stopped: {_last_words(self.container_id)}"
+            ) from error
 
     def close(self) -> None:
         """Remove the proxy, then its network (the sandbox must be gone first). A network the
@@ -216,13 +224,16 @@ def _labels(labels: Mapping[str, str], role: str) -> dict[str, str]:
 
 
 def _last_words(container_id: str) -> str:
-    """The end of what the proxy's container printed (it is Squid's, never the sandbox's)."""
+    """What the proxy's container printed last (it is Squid's, never the sandbox's): its fatal
+    error where it gave one, else the end of its output."""
     try:
         with engine_errors("read egress proxy's output"):
-            output: bytes = client().api.logs(container_id, stdout=False, stderr=True, tail=5)
+            output: bytes = client().api.logs(container_id, stdout=False, stderr=True, tail=40)
     except SandboxError as error:
         return str(error)
-    return output.decode(errors="replace").strip()
+    lines = output.decode(errors="replace").strip().splitlines()
+    fatal = [line for line in lines if "FATAL:" in line]
+    return "\n".join(fatal[-1:] or lines[-5:])
 
 
 def remove_network(name: str) -> bool:

@@ -24,6 +24,7 @@ from sandbox import (
     SandboxPolicy,
     open_sandbox,
     run_setup,
+    squid,
 )
 from sandbox.container import remove_container
 from sandbox.engine import SandboxError
@@ -116,6 +117,39 @@ def test_a_port_the_allowance_names_is_reached_on_that_host_alone(
     box.allow(Allowance((ALLOWED, DENIED)))  # reconfigured in place: the port goes with it
     refused = box.run(_curl(f"-p http://{ALLOWED}:{OTHER_PORT}/hello"))
     assert "403" in refused.output and refused.blocked == (ALLOWED,)
+
+
+def _append_to_proxy_log(proxy: str, megabytes: int) -> bool:
+    """Lines of about Squid's length appended to the proxy's access log, as requests would be."""
+    line = "x" * 149
+    fill = f"yes {line} | head -c {megabytes}000000 >> {squid.ACCESS_LOG}"
+    done = subprocess.run(["docker", "exec", proxy, "sh", "-c", fill], capture_output=True)
+    return done.returncode == 0
+
+
+def test_a_log_larger_than_the_proxys_tmpfs_goes_through_it(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    """The access log lives on the proxy's 64 MB tmpfs: what has been read is given back, so
+    a job's network outlives its 400,000th request."""
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    assert box.egress is not None
+    for _ in range(3):  # 75 MB in all
+        assert _append_to_proxy_log(box.egress.container_id, 25)
+        reached = box.run(_curl(f"http://{ALLOWED}/hello"))
+        assert reached.ok and reached.output == "200", reached.output
+
+
+def test_a_proxy_that_stops_fails_the_command_with_its_reason(
+    open_egress: Callable[[SandboxPolicy, Allowance], Sandbox], egress_policy: SandboxPolicy
+) -> None:
+    """Squid stops when it cannot log a request (it fails closed); the command says why."""
+    box = open_egress(egress_policy, ONLY_ALLOWED)
+    assert box.egress is not None
+    assert not _append_to_proxy_log(box.egress.container_id, 70)  # more than fits, unread
+    stopped = r"the egress proxy stopped: .*FATAL: logfileWrite: .*No space left on device"
+    with pytest.raises(SandboxError, match=stopped):
+        box.run(_curl(f"http://{ALLOWED}/hello"))
 
 
 def test_every_request_of_a_command_is_counted_when_it_returns(
