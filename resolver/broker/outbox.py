@@ -29,7 +29,7 @@ def send_job_message(job_id: int, message_id: str) -> None:
 def publish_job(session: Session, job_id: int) -> str:
     """Send the job's message under a new id, noted on the row first. The row must be
     committed. Noted after the send, the id could land after a worker had already taken the
-    message and parked the job (`jobs.park`): the job then looked published, no message of it
+    message and parked the job (`slots.park`): the job then looked published, no message of it
     waited, and it sat until the reconciler's grace ran out. Should the send fail, the row
     names a message that never went, which the reconciler republishes as it does a lost one."""
     message_id = new_message_id()

@@ -26,7 +26,7 @@ from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import callbacks as conflicts
 from resolver.features.review_requests import callbacks as review_requests
 from resolver.features.reviews import callbacks as reviews
-from resolver.store import jobs, steering
+from resolver.store import jobs, slots, steering
 from resolver.store.callbacks import record_callback
 from resolver.store.models import Job, utcnow
 
@@ -89,7 +89,7 @@ def view_of(session: Session, job: Job, settings: Settings) -> status.JobView:
 
 def _steering(job: Job) -> int | None:
     """The running job a parked request waits in (published again, it runs on its own)."""
-    waiting = job.state == JobState.QUEUED and job.message_id == jobs.PARKED
+    waiting = job.state == JobState.QUEUED and job.message_id == slots.PARKED
     return read_result(job.result).steering if waiting else None
 
 
@@ -103,7 +103,7 @@ def _place(session: Session, job: Job, settings: Settings) -> QueuePlace | None:
     """A queued job's place in line (the caps count the active jobs ahead of it)."""
     if job.state != JobState.QUEUED:
         return None
-    ahead = jobs.jobs_ahead(session.connection(), [job.id], ahead_counted(settings)).get(job.id)
+    ahead = slots.jobs_ahead(session.connection(), [job.id], ahead_counted(settings)).get(job.id)
     return place_in_queue(*ahead, settings) if ahead else None
 
 

@@ -44,9 +44,9 @@ from resolver.core.states import JobState
 from resolver.features.review_requests.callbacks import send_review
 from resolver.store import callbacks, jobs
 from resolver.store.db import session_scope
-from resolver.store.jobs import PARKED
 from resolver.store.models import Callback, Job, utcnow
 from resolver.store.notices import NOTICE_ACTION
+from resolver.store.slots import PARKED
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

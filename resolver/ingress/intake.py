@@ -32,7 +32,7 @@ from resolver.core.job import QueuePlace, ahead_counted, place_in_queue
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.ingress.notices import render_unlinked
-from resolver.store import accounts, callbacks, ci_attempts, deliveries, jobs, repo_defaults
+from resolver.store import accounts, callbacks, ci_attempts, deliveries, jobs, repo_defaults, slots
 from resolver.store.deliveries import DeliveryId
 from resolver.store.notices import UNLINKED, NewNotice, insert_notices
 
@@ -322,7 +322,7 @@ def _queue_places(conn: Connection, queued: dict[int, tuple[int, _Draft]]) -> di
     # One statement for the batch, counting as far as the most generous of its settings.
     bounds = [ahead_counted(draft.pending.settings) for _, draft in queued.values()]
     counted = (max((user for user, _ in bounds), default=0), max((r for _, r in bounds), default=0))
-    ahead = jobs.jobs_ahead(conn, [job_id for job_id, _ in queued.values()], counted)
+    ahead = slots.jobs_ahead(conn, [job_id for job_id, _ in queued.values()], counted)
     return {
         n: place_in_queue(*ahead[job_id], draft.pending.settings)
         for n, (job_id, draft) in queued.items()

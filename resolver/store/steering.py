@@ -2,7 +2,7 @@
 
 The request's own job stays queued and parked while its message waits. When the running job's
 agent takes the message, that job ends as delivered; when the running job ends first, the
-parked job is published like any follow-up (`jobs.next_waiting`), so nothing is lost.
+parked job is published like any follow-up (`slots.next_waiting`), so nothing is lost.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs
+from resolver.store import jobs, slots
 from resolver.store.models import Job, SteeringMessage, utcnow
 
 
@@ -58,7 +58,7 @@ def add_message(session: Session, target: Job, source: Job) -> None:
             job_id=target.id, from_job_id=source.id, author=source.requester, text=source.task
         )
     )
-    jobs.park(session, source)
+    slots.park(session, source)
     jobs.note_result(source, {"steering": target.id})
 
 

@@ -24,7 +24,7 @@ from resolver.core.job import JobContext, RunResult
 from resolver.core.logs import log, redact
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs
+from resolver.store import jobs, slots
 from resolver.store.db import StoreError, session_scope
 from resolver.store.models import Job, utcnow
 from resolver.worker import steering
@@ -115,14 +115,14 @@ def _record(job_id: int, owner: str, outcome: RunResult, settings: Settings) -> 
         if job.lease_owner != owner or job.state != JobState.RUNNING:
             log(logger, logging.WARNING, "job.lease_lost", job=job_id)
             return
-        jobs.hold_slots(session, job)  # a job parking meanwhile is one `next_waiting` finds
+        slots.hold_slots(session, job)  # a job parking meanwhile is one `next_waiting` finds
         # Any secret this process has decrypted is masked in the stored error too.
         error = redact(outcome.error) if outcome.error else None
         jobs.finish_job(
             session, job, outcome.state, outcome.outcome, error=error, result=outcome.result
         )
         callbacks = record.record_finish(session, job, settings)
-        waiting = jobs.next_waiting(session, job)
+        waiting = slots.next_waiting(session, job)
         _observe_finish(job)
     log(logger, logging.INFO, "job.finished", job=job_id, state=outcome.state)
     record.publish_all(callbacks)
@@ -165,18 +165,18 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
         # Commands (`@bot stop`) never wait: they are how a person gets a stuck job out.
         waits = job.state == JobState.QUEUED and parse_command(job.task) not in ("stop", "status")
         if waits:  # counted and taken (or parked) as one step: `hold_slots`
-            jobs.hold_slots(session, job)
-        if waits and jobs.conversation_busy(session, job):
+            slots.hold_slots(session, job)
+        if waits and slots.conversation_busy(session, job):
             # A follow-up runs after the earlier job of its conversation, which publishes it.
-            jobs.park(session, job)
+            slots.park(session, job)
             log(logger, logging.INFO, "job.waiting_for_conversation", job=job_id)
             return
-        if waits and jobs.over_capacity(
+        if waits and slots.over_capacity(
             session, job, settings.max_jobs_per_user, settings.max_jobs_per_repo
         ):
             # It stays queued; it is published again when a running job of the same
             # requester or repository ends (or by the reconciler).
-            jobs.park(session, job)
+            slots.park(session, job)
             log(logger, logging.INFO, "job.waiting_for_capacity", job=job_id)
             return
         if not jobs.take_lease(session, job_id, owner, settings.lease_seconds):

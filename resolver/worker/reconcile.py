@@ -10,9 +10,9 @@ from resolver.broker.outbox import publish_job, waiting_job_messages
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import record
 from resolver.core.logs import log
-from resolver.store import jobs
+from resolver.store import slots
 from resolver.store.callbacks import stalled_callbacks
-from resolver.store.jobs import stranded_jobs
+from resolver.store.slots import stranded_jobs
 from resolver.worker import watchdog
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def reconcile(session: Session, settings: Settings) -> list[int]:
     session.commit()
     record.publish_all(ended)
     job_ids = stranded_jobs(session, waiting, settings.queued_grace_seconds)
-    job_ids += jobs.parked_ready(
+    job_ids += slots.parked_ready(
         session,
         settings.max_jobs_per_user,
         settings.max_jobs_per_repo,

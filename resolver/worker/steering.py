@@ -21,7 +21,7 @@ from resolver.core.job import Inbox, InboxMessage
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs, steering
+from resolver.store import jobs, slots, steering
 from resolver.store.db import end_step
 from resolver.store.models import Job
 from resolver.worker.plan import check_permission, repository_of
@@ -51,7 +51,7 @@ def steer(session: Session, job_id: int, settings: Settings) -> bool:
     # it has ended (this request runs as a follow-up), or its end finds this one parked. The
     # hold begins a transaction of its own, after whatever the permission check wrote.
     end_step(session)
-    jobs.hold_slots(session, target)
+    slots.hold_slots(session, target)
     job, target = jobs.get_job(session, job_id), jobs.get_job(session, target_id)
     if job.state != JobState.QUEUED:
         return True

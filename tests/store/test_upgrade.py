@@ -175,7 +175,7 @@ def test_the_previous_release_upgrades_with_every_row(
     # The job a worker of the old release was running: its lease ran out when that worker
     # stopped; the reconciler hands it to a new worker, and past its attempts fails it visibly.
     from resolver.core.settings import get_settings
-    from resolver.store import jobs
+    from resolver.store import slots
     from resolver.store.db import session_scope
     from resolver.store.models import Callback, Job
     from resolver.worker import watchdog
@@ -184,7 +184,7 @@ def test_the_previous_release_upgrades_with_every_row(
     reset_caches()
     [running] = [j["id"] for j in after["jobs"] if j["state"] == "running"]
     with session_scope() as session:
-        assert running in jobs.stranded_jobs(session, set(), 0)
+        assert running in slots.stranded_jobs(session, set(), 0)
     monkeypatch.setenv("RESOLVER_JOB_MAX_ATTEMPTS", "1")
     reset_caches()
     with session_scope() as session:

@@ -17,7 +17,7 @@ from resolver.broker.outbox import waiting_job_messages
 from resolver.broker.publish import acknowledge_message, send_messages
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs
+from resolver.store import jobs, slots
 from resolver.store.accounts import add_user
 from resolver.store.callbacks import record_callback
 from resolver.store.db import session_scope
@@ -140,7 +140,7 @@ def parked(
     with session_scope() as session:
         found = [jobs.create_job(session, new) for _ in range(count)]
         for job in found:
-            jobs.park(session, job)
+            slots.park(session, job)
             job.created_at = job.updated_at = utcnow() - LONG_AGO
         return [job.id for job in found]
 
@@ -156,7 +156,7 @@ def running(requester_id: int | None = None, repo: str | None = None) -> int:
 
 def ready(per_user: int = 2, per_repo: int = 2, **kwargs: Any) -> list[int]:
     with session_scope() as session:
-        return jobs.parked_ready(session, per_user, per_repo, grace=2, **kwargs)
+        return slots.parked_ready(session, per_user, per_repo, grace=2, **kwargs)
 
 
 @BOTH
@@ -170,7 +170,7 @@ def test_parked_jobs_are_sent_again_only_up_to_their_requesters_cap(
     ids = parked(10, requester_id=new_user())
     assert run_reconcile() == ids[:2]
     assert waiting_job_messages(get_settings().redis_url) == {message_of(i) for i in ids[:2]}
-    assert {message_of(i) for i in ids[2:]} == {jobs.PARKED}
+    assert {message_of(i) for i in ids[2:]} == {slots.PARKED}
 
 
 @BOTH
@@ -255,7 +255,7 @@ def test_a_pass_reads_only_parked_jobs_it_sends(resolver_env: ResolverEnv) -> No
 def test_a_job_parked_within_its_grace_is_left_alone(resolver_env: ResolverEnv) -> None:
     with session_scope() as session:
         job = jobs.create_job(session, jobs.NewJob(source="github", task="fix it"))
-        jobs.park(session, job)
+        slots.park(session, job)
     assert ready() == []
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from resolver.core.job import InboxMessage, JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs
+from resolver.store import jobs, slots
 from resolver.store.accounts import add_user
 from resolver.store.db import session_scope
 from resolver.store.models import SteeringMessage
@@ -109,7 +109,7 @@ def test_a_request_to_a_running_job_is_taken_once_at_its_next_step(alice, runnin
     execute(second, runner.runner_for, get_settings())
 
     waiting = job_of(second)
-    assert (waiting.state, waiting.message_id) == ("queued", jobs.PARKED)
+    assert (waiting.state, waiting.message_id) == ("queued", slots.PARKED)
     assert waiting.result["steering"] == first
     [row] = inbox_rows()
     assert (row.job_id, row.from_job_id, row.taken_at) == (first, second, None)
@@ -134,13 +134,13 @@ def test_a_message_the_job_never_read_runs_as_a_follow_up(alice, running) -> Non
     first, thread = running(runner)
     second = new_job("also add a docstring", alice)
     execute(second, runner.runner_for, get_settings())
-    assert job_of(second).message_id == jobs.PARKED
+    assert job_of(second).message_id == slots.PARKED
 
     runner.release.set()
     thread.join(60)
 
     published = job_of(second)
-    assert published.state == "queued" and published.message_id != jobs.PARKED
+    assert published.state == "queued" and published.message_id != slots.PARKED
     execute(second, runner.runner_for, get_settings())
     assert runner.ran == [first, second]
     assert job_of(second).state == "succeeded"
