@@ -24,7 +24,7 @@ from resolver.store.models import Callback, CallbackAttempt, Job, User
 from sandbox import SandboxInfo, list_sandboxes, remove_all
 from tests.conftest import ResolverEnv
 from tests.support.llm_server import Reply, ScriptedLLMServer, finish, tool
-from tests.support.procs import kill, start, wait_until
+from tests.support.procs import kill, start, stop, wait_until
 
 FIXED = "def add(a, b):\n    return a + b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -132,6 +132,11 @@ class Stack:
 
     def kill(self, proc: subprocess.Popen[bytes]) -> None:
         kill(proc)
+        self.procs.remove(proc)
+
+    def stop(self, proc: subprocess.Popen[bytes]) -> None:
+        """A warm shutdown, as an operator's: what the process holds (its spans) goes out."""
+        stop(proc)
         self.procs.remove(proc)
 
     def logs(self) -> str:

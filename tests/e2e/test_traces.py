@@ -61,7 +61,7 @@ def test_a_job_is_one_trace_from_the_webhook_to_its_callbacks(
             monkeypatch.setenv(key, value)
         stack.link("alice", "github", str(ALICE_ID), "alice")
         stack.llm.push(*fix_script())
-        stack.start_resolver_worker("all", "jobs,callbacks,default", 4, **otel)
+        worker = stack.start_resolver_worker("all", "jobs,callbacks,default", 4, **otel)
         try:
             client = ingress(stack, monkeypatch)
             text = f"@resolver please fix add() {PLANTED}"
@@ -69,6 +69,7 @@ def test_a_job_is_one_trace_from_the_webhook_to_its_callbacks(
             job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
             stack.wait_finished(job_id)
             stack.wait_callbacks_settled(job_id)
+            stack.stop(worker)  # flushes the worker's spans (the stack kills what is left)
         finally:
             observability.shutdown()  # flushes the web side's spans
         job = stack.job(job_id)
