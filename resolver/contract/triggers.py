@@ -24,10 +24,10 @@ from resolver.contract.trigger_base import TriggerError as TriggerError
 from resolver.contract.trigger_rows import legacy_trigger
 
 BOT_BRANCH_PREFIX: Final = "resolver/"
+"""The bot's own branches (named by `worker.branches`): a red check elsewhere is another's."""
 DRAFT: Final = ":draft"
 """Ends the once key of an auto-review of a draft: marking it ready at the same head is then a
 new key, so the review skipped while it was a draft still comes."""
-"""The bot's own branches (named by `worker.branches`): a red check elsewhere is another's."""
 
 
 @dataclass(frozen=True)
