@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Literal, Self, TypeVar
+from typing import Any, ClassVar, Final, Self, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator
+from pydantic import PrivateAttr, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-VAR_DIR = Path("var")
+from resolver.core.settings.agent import BudgetFields, LlmFields, McpFields
+from resolver.core.settings.foundation import VAR_DIR as VAR_DIR
+from resolver.core.settings.foundation import FoundationFields
+from resolver.core.settings.foundation import admin_id as admin_id
+from resolver.core.settings.jobs import IngressFields, JobFields, ScheduleFields
+from resolver.core.settings.sandbox import SandboxFields
 
 
 class ConfigError(Exception):
@@ -93,7 +95,19 @@ class ProviderSettings(BaseSettings):
 S = TypeVar("S", bound=ProviderSettings)
 
 
-class Settings(BaseSettings):
+class Settings(
+    # Pydantic collects fields from the last base to the first: listed last to first, the
+    # groups keep the fields' order (the order of docs/reference/settings.md).
+    BudgetFields,
+    McpFields,
+    LlmFields,
+    SandboxFields,
+    IngressFields,
+    ScheduleFields,
+    JobFields,
+    FoundationFields,
+    BaseSettings,
+):
     """Resolver's configuration. The settings reference (docs/reference/settings.md) is generated
     from these fields, and from each installed provider's section (`ProviderSettings`)."""
 
@@ -101,341 +115,6 @@ class Settings(BaseSettings):
         env_prefix="RESOLVER_", env_file=".env", extra="ignore", frozen=True
     )
     _sections: Mapping[type[ProviderSettings], ProviderSettings] = PrivateAttr(default_factory=dict)
-
-    # --- foundation
-    database_url: str = Field(
-        default=f"sqlite:///{VAR_DIR}/resolver.db",
-        description="SQLAlchemy URL. SQLite is the embedded default; PostgreSQL for production.",
-    )
-    redis_url: str = Field(
-        default="redis://127.0.0.1:6379/0", description="Celery broker and result backend."
-    )
-    secret_keys: SecretStr = Field(
-        description="Comma-separated Fernet keys. The first encrypts; all of them decrypt.",
-    )
-    bot_name: str = Field(default="resolver", description="The @handle users mention.")
-    admin_token: SecretStr | None = Field(
-        default=None, description="Bearer token for the JSON API (`/api/jobs`)."
-    )
-    public_url: str = Field(
-        default="http://127.0.0.1:8000", description="Base URL used in links to jobs."
-    )
-    admins: str = Field(
-        default="",
-        description=(
-            "Web app admins, comma-separated forge accounts by numeric id (`forge:id:NUMBER`, "
-            "the forge named as in its webhook path); a login or a user name is refused. Resolver "
-            "users are made admins with `resolver users add --admin`."
-        ),
-    )
-    session_hours: float = Field(
-        default=12.0, gt=0, description="How long a web sign-in lasts, hours, from signing in."
-    )
-    session_idle_minutes: float = Field(
-        default=120.0, gt=0, description="A web sign-in ends after this many minutes unused."
-    )
-    link_hours: float = Field(
-        default=24.0, gt=0, description="How long the link in an unlinked sender's notice works."
-    )
-    linked_request_seconds: float = Field(
-        default=3600.0,
-        ge=0,
-        description="After linking, the request behind the notice runs if it is this recent.",
-    )
-    access_cache_seconds: float = Field(
-        default=60.0,
-        ge=0,
-        description="How long the web app trusts a forge's answer on who may read a repository.",
-    )
-    log_level: str = Field(default="INFO", description="Python log level.")
-    log_format: Literal["text", "json"] = Field(default="text", description="Log line format.")
-
-    # --- jobs and Celery
-    job_time_limit: int = Field(
-        default=3600,
-        ge=10,
-        description="Time limit of one agent job, in seconds; the job's own heartbeat enforces "
-        "it, in any worker pool.",
-    )
-    lease_seconds: int = Field(
-        default=10, ge=3, description="A running job's lease; a dead worker's job returns after it."
-    )
-    push_unfinished: bool = Field(
-        default=False,
-        description="Push the branch of a job that could not finish (no pull request is opened).",
-    )
-    status_interval: float = Field(
-        default=15.0, ge=1, description="Least seconds between progress edits of a status message."
-    )
-    reconcile_interval: float = Field(
-        default=5.0, gt=0, description="Seconds between reconciler sweeps (lost messages, leases)."
-    )
-    queued_grace_seconds: float = Field(
-        default=30.0, ge=0, description="How long a queued job may lack its message before repair."
-    )
-    callback_stall_seconds: float = Field(
-        default=60.0,
-        gt=0,
-        description="How long past its due time a pending callback may lack its message before "
-        "repair.",
-    )
-    job_max_attempts: int = Field(
-        default=3,
-        ge=1,
-        description="Runs of one job whose worker died before it is failed, visibly, for good.",
-    )
-    status_repost_seconds: float = Field(
-        default=120.0,
-        gt=0,
-        description="Pause before a finished job's failed status message is posted again (it "
-        "grows with each of the three rounds).",
-    )
-    queue_expiry_seconds: int = Field(
-        default=6 * 3600,
-        ge=60,
-        description="A job still queued after this long (behind a cap) expires, visibly.",
-    )
-
-    # --- schedules (Renovate's prHourlyLimit and prConcurrentLimit, applied to runs)
-    schedule_runs_per_hour: int = Field(
-        default=60, ge=1, description="Scheduled runs the whole service starts per hour."
-    )
-    schedule_concurrent_runs: int = Field(
-        default=4, ge=1, description="Scheduled runs the whole service runs at once."
-    )
-    schedule_open_prs: int = Field(
-        default=50, ge=1, description="Open pull requests from schedules, service-wide."
-    )
-    schedule_repo_runs_per_hour: int = Field(
-        default=4, ge=1, description="Scheduled runs per repository per hour, unless set for it."
-    )
-    schedule_repo_concurrent_runs: int = Field(
-        default=1, ge=1, description="Scheduled runs at once per repository, unless set for it."
-    )
-    schedule_repo_open_prs: int = Field(
-        default=5, ge=1, description="Open schedule pull requests per repository, unless set."
-    )
-
-    # --- webhook ingress
-    max_body_bytes: int = Field(
-        default=5 * 1024 * 1024, ge=1024, description="Largest webhook body accepted."
-    )
-    trigger_label: str = Field(default="resolver", description="Label that starts a job.")
-    allowed_bots: str = Field(
-        default="", description="Comma-separated bot logins allowed to trigger jobs."
-    )
-    max_jobs_per_user: int = Field(default=3, ge=1, description="Concurrent jobs per user.")
-    max_jobs_per_repo: int = Field(default=5, ge=1, description="Concurrent jobs per repository.")
-    bot_account_ids: str = Field(
-        default="",
-        description="Comma-separated account ids of the bot at the providers that mention by "
-        "account (a tracker's account id, a forge's user id): mentions by account count, and its "
-        "own events are ignored.",
-    )
-
-    # --- sandbox
-    sandbox_image: str | None = Field(
-        default=None, description="Sandbox image; default is the tag built from sandbox/."
-    )
-    sandbox_network: Literal["none", "bridge"] = Field(
-        default="none",
-        description="Deprecated: `bridge` means RESOLVER_SANDBOX_EGRESS=open when that is unset "
-        "(through the job's proxy, no longer a direct bridge).",
-    )
-    sandbox_egress: Literal["none", "registries", "allowlist", "open"] | None = Field(
-        default=None,
-        description="The most a job's sandbox may reach, through a proxy of its own: none, the "
-        "package registries this host uses (pip, npm, apt), the allowlist, or any public host. "
-        "Default: none.",
-    )
-    sandbox_egress_allow: str = Field(
-        default="",
-        description="Domains for `allowlist` (comma- or space-separated; each covers its "
-        "subdomains), reached on ports 80 (HTTP) and 443 (HTTPS); `domain:port` adds a port.",
-    )
-    sandbox_egress_uplink: str = Field(
-        default="bridge", description="Docker network through which a job's proxy reaches out."
-    )
-    sandbox_runtime: Literal["runc", "runsc", "auto"] = Field(
-        default="runc",
-        description="The sandbox's OCI runtime: runc (the host's kernel), runsc (gVisor, a "
-        "kernel of its own; the engine must have it, see Security model) or auto (runsc where "
-        "the engine has it).",
-    )
-    sandbox_memory: str = Field(default="2g", description="Memory limit of a sandbox.")
-    sandbox_pids: int = Field(default=512, ge=16, description="Process limit of a sandbox.")
-    sandbox_cpus: float = Field(default=2.0, gt=0, description="CPU limit of a sandbox.")
-    sandbox_pool_size: int = Field(
-        default=0, ge=0, description="Warm containers kept ready; 0 turns the pool off."
-    )
-    sandbox_egress_spares: int = Field(
-        default=1,
-        ge=0,
-        description="Warm spares each worker keeps for jobs with network (an internal network, "
-        "its proxy and a sandbox on it), when RESOLVER_SANDBOX_EGRESS is not none; 0: none.",
-    )
-    retention_days: int | None = Field(
-        default=None,
-        ge=1,
-        description="Prune the trajectories (commands, outputs, diffs) of finished jobs older "
-        "than this many days; the job rows, outcomes, costs and links stay. Unset: keep all.",
-    )
-    sandbox_max_age: int = Field(
-        default=7200, ge=60, description="Seconds after which the reaper removes a sandbox."
-    )
-    sandbox_reap_interval: int = Field(
-        default=60,
-        ge=5,
-        description="Seconds between reaper sweeps; a dead worker's sandbox goes within one "
-        "sweep of its job's lease running out.",
-    )
-    deployment_id: str | None = Field(
-        default=None,
-        description="Marks this deployment's sandboxes, so its reaper touches no others on a "
-        "shared engine; default: derived from the database URL.",
-    )
-    sandbox_output_limit: int = Field(
-        default=30_000, ge=1000, description="Characters of command output kept per call."
-    )
-    sandbox_workspace_root: Path = Field(
-        default=Path("~/.local/state/resolver/clones"),
-        description="Private host directory (mode 700) for the jobs' own clones; no sandbox "
-        "mounts it. Keep it away from .env and the database.",
-    )
-    sandbox_workspace_size: str = Field(
-        default="2g", description="Size cap of a sandbox's /workspace (tmpfs, counted as memory)."
-    )
-    sandbox_change_max_files: int = Field(
-        default=1000, ge=1, description="Most files one change may add, change or delete."
-    )
-    sandbox_change_max_file_bytes: int = Field(
-        default=10 * 2**20, ge=1, description="Largest file a change may hold, in bytes."
-    )
-    sandbox_change_max_bytes: int = Field(
-        default=50 * 2**20, ge=1, description="Largest change in all, in bytes."
-    )
-    sandbox_setup_timeout: int = Field(
-        default=600, ge=1, description="Timeout of a repository's .resolver/setup.sh."
-    )
-    sandbox_command_timeout: int = Field(
-        default=300, ge=1, description="Default timeout of one agent command."
-    )
-
-    # --- LLM and agent
-    llm_model: str | None = Field(default=None, description="LiteLLM model string.")
-    llm_models: str | None = Field(
-        default=None,
-        description=(
-            "Other models a repository (`model:`) or a request (`model=NAME`) may pick, "
-            "comma-separated; the default model is always allowed."
-        ),
-    )
-    llm_api_key: SecretStr | None = Field(default=None, description="LLM provider API key.")
-    llm_base_url: str | None = Field(default=None, description="LLM API base URL.")
-    llm_max_iterations: int = Field(default=50, ge=1, description="Agent steps per job.")
-    llm_max_cost_usd: float = Field(default=4.0, gt=0, description="Spend limit per job, USD.")
-    llm_max_tokens: int = Field(
-        default=2_000_000, ge=1000, description="Token budget per job (applies when cost unknown)."
-    )
-    llm_input_cost_per_token: float | None = Field(
-        default=None, ge=0, description="Price per input token for models litellm cannot price."
-    )
-    llm_output_cost_per_token: float | None = Field(
-        default=None, ge=0, description="Price per output token for models litellm cannot price."
-    )
-    llm_wall_clock_seconds: int = Field(
-        default=2700, ge=10, description="Wall-clock limit of one agent run, in seconds."
-    )
-    llm_timeout: float = Field(default=180.0, gt=0, description="Timeout of one LLM call, seconds.")
-    llm_max_retries: int = Field(
-        default=5, ge=0, description="Retries of an LLM call on rate limits and outages."
-    )
-    llm_condense_tokens: int = Field(
-        default=100_000,
-        ge=1000,
-        description="History size (estimated tokens) above which older steps are summarised.",
-    )
-    llm_cached_input_cost_per_token: float | None = Field(
-        default=None,
-        ge=0,
-        description="Price per input token read from the provider's prompt cache, for models "
-        "litellm cannot price; default: the input price.",
-    )
-
-    # --- MCP servers a repository names in `.resolver/config.yml` (`mcp:`)
-    mcp: Literal["on", "off"] = Field(
-        default="on",
-        description="`off` ignores every repository's `mcp:` section: the agent gets no MCP tools.",
-    )
-    mcp_allow: str = Field(
-        default="",
-        description="Hosts a repository's remote (streamable HTTP) MCP servers may be on "
-        "(comma- or space-separated; each covers its subdomains). Empty: no remote servers.",
-    )
-    mcp_timeout: float = Field(
-        default=60.0, gt=0, description="Seconds an MCP server has to start or answer one call."
-    )
-    mcp_max_bytes: int = Field(
-        default=1_000_000,
-        ge=10_000,
-        description="Bytes an MCP server's one message may have; a longer one cuts the server off.",
-    )
-
-    # --- budgets shared by jobs (unset: no cap); a repository's config may only lower its own
-    budget_repo_daily_usd: float | None = Field(
-        default=None, gt=0, description="Spend cap per repository per UTC day, USD."
-    )
-    budget_requester_daily_usd: float | None = Field(
-        default=None, gt=0, description="Spend cap per requester per UTC day, USD."
-    )
-    budget_service_monthly_usd: float | None = Field(
-        default=None, gt=0, description="Spend cap of the whole service per UTC month, USD."
-    )
-    budget_repo_daily_tokens: int | None = Field(
-        default=None, ge=1, description="Token cap per repository per UTC day (unpriced models)."
-    )
-    budget_requester_daily_tokens: int | None = Field(
-        default=None, ge=1, description="Token cap per requester per UTC day (unpriced models)."
-    )
-    budget_service_monthly_tokens: int | None = Field(
-        default=None, ge=1, description="Token cap of the whole service per UTC month."
-    )
-
-    @field_validator("secret_keys")
-    @classmethod
-    def _valid_fernet_keys(cls, value: SecretStr) -> SecretStr:
-        keys = [k.strip() for k in value.get_secret_value().split(",") if k.strip()]
-        if not keys:
-            raise ValueError("no key given")
-        for key in keys:
-            try:
-                raw = base64.urlsafe_b64decode(key.encode())
-            except (binascii.Error, ValueError):
-                raw = b""
-            if len(raw) != 32:
-                raise ValueError("each key must be 32 url-safe base64-encoded bytes (a Fernet key)")
-        return value
-
-    @field_validator("database_url")
-    @classmethod
-    def _known_database(cls, value: str) -> str:
-        if not value.startswith(("sqlite", "postgresql")):
-            raise ValueError("only sqlite:// and postgresql:// URLs are supported")
-        return value
-
-    @field_validator("admins")
-    @classmethod
-    def _admins_by_id(cls, value: str) -> str:
-        for entry in _entries(value):
-            admin_id(entry)
-        return value
-
-    @field_validator("redis_url")
-    @classmethod
-    def _redis_scheme(cls, value: str) -> str:
-        if not value.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError("must start with redis://, rediss:// or unix://")
-        return value
 
     @property
     def deployment(self) -> str:
@@ -449,25 +128,6 @@ class Settings(BaseSettings):
         else:
             where = f"{parts.hostname}:{parts.port}{parts.path}"
         return hashlib.sha256(f"{parts.scheme}|{where}".encode()).hexdigest()[:12]
-
-    @property
-    def fernet_keys(self) -> list[str]:
-        """The vault's keys, newest first."""
-        return [k.strip() for k in self.secret_keys.get_secret_value().split(",") if k.strip()]
-
-    @property
-    def admin_ids(self) -> frozenset[tuple[str, str]]:
-        """RESOLVER_ADMINS as (provider, numeric id) pairs."""
-        return frozenset(admin_id(entry) for entry in _entries(self.admins))
-
-    @property
-    def allowed_bot_logins(self) -> frozenset[str]:
-        return frozenset(b.strip().lower() for b in self.allowed_bots.split(",") if b.strip())
-
-    @property
-    def visibility_timeout(self) -> int:
-        """Above the longest hard time limit, so a running task is never handed out twice."""
-        return self.job_time_limit + 600
 
     def section(self, kind: type[S]) -> S:
         """The provider's section (`GitHubSettings.of(settings)` reads better). Read from the
@@ -527,27 +187,6 @@ class Settings(BaseSettings):
         values = [getattr(self, n) for n in type(self).model_fields]
         values += [getattr(s, f) for s in self.sections for f in type(s).model_fields]
         return tuple(v for v in values if isinstance(v, SecretStr))
-
-
-_ADMIN_ID = re.compile(r"([a-z][a-z0-9_-]*):id:([0-9]{1,20})")
-
-
-def _entries(value: str) -> list[str]:
-    return [entry.strip() for entry in value.split(",") if entry.strip()]
-
-
-def admin_id(entry: str) -> tuple[str, str]:
-    """A RESOLVER_ADMINS entry, `provider:id:NUMBER`, as (provider, id). A login can be renamed
-    and then taken by someone else, and a user name can be claimed by whoever links first, so
-    neither names an admin: such an entry is refused, not guessed at."""
-    found = _ADMIN_ID.fullmatch(entry.lower())
-    if found is None:
-        provider = entry.partition(":")[0].strip().lower() if ":" in entry else "provider"
-        raise ValueError(
-            f"{entry!r} is not a forge account's numeric id; write {provider}:id:NUMBER "
-            "(the number the forge's API gives the account)"
-        )
-    return found.group(1), str(int(found.group(2)))
 
 
 Sections = Callable[[], Iterable[type[ProviderSettings]]]
