@@ -15,8 +15,8 @@ HEAD = ["| Setting | Default | Meaning |", "|---|---|---|"]
 INTRO = """# Settings
 
 Every setting, read from the environment or from `.env`, with its default and meaning. The
-service's own come from `resolver/core/settings.py`; each provider's from its
-`integrations/<name>/settings.py` (prefix `RESOLVER_<NAME>_`). See
+service's own come from `resolver/core/settings/` (`Settings`, its fields grouped by concern);
+each provider's from its `integrations/<name>/settings.py` (prefix `RESOLVER_<NAME>_`). See
 [Configuration](../operating/configuration.md) for how they are read and checked.
 
 ## Service
