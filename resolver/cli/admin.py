@@ -1,43 +1,29 @@
-"""Accounts, tokens, keys and the doctor; and each command's unit of work (`in_transaction`)."""
+"""Accounts, tokens, keys and the doctor."""
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from integrations import registry
+from resolver.cli.transaction import in_transaction
 from resolver.core.settings import get_settings
 from resolver.store import accounts, forget
-from resolver.store.db import get_engine, session_scope
+from resolver.store.db import get_engine
 from resolver.store.vault import Vault, generate_key, rotate_all, store_credential
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-P = ParamSpec("P")
-T = TypeVar("T")
-
 console = Console()
 users_app = typer.Typer(help="People who may trigger jobs.", no_args_is_help=True)
 tokens_app = typer.Typer(help="Stored, encrypted tokens.", no_args_is_help=True)
 keys_app = typer.Typer(help="Vault encryption keys.", no_args_is_help=True)
-
-
-def in_transaction(
-    work: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs
-) -> T:
-    """`work(session, ...)` in one transaction of its own: the only place a command opens one.
-    Committed when `work` returns, rolled back when it raises; a command that must commit
-    before going on (before a network call, before printing) calls this once per step, and
-    `work` returns plain values, not rows to read after it."""
-    with session_scope() as session:
-        return work(session, *args, **kwargs)
 
 
 def fail(message: str) -> None:
@@ -51,8 +37,7 @@ def users_add(
 ) -> None:
     """Add a user."""
     try:
-        with session_scope() as session:
-            accounts.add_user(session, name, admin=admin)
+        in_transaction(accounts.add_user, name, admin=admin)
     except accounts.AccountError as error:
         fail(str(error))
     console.print(f"added {'admin' if admin else 'user'} {name}")
@@ -62,8 +47,7 @@ def users_add(
 def users_rename(name: str, new_name: str) -> None:
     """Give a user another name (names are unique whatever their case)."""
     try:
-        with session_scope() as session:
-            accounts.rename_user(session, name, new_name)
+        in_transaction(accounts.rename_user, name, new_name)
     except accounts.AccountError as error:
         fail(str(error))
     console.print(f"renamed user {name} to {new_name}")
@@ -73,14 +57,20 @@ def users_rename(name: str, new_name: str) -> None:
 def users_list() -> None:
     """List users and their linked accounts."""
     table = Table("user", "linked accounts")
-    with session_scope() as session:
-        for user in accounts.all_users(session):
-            links = ", ".join(
-                f"{i.provider}:{i.external_id}" + (f" ({i.login})" if i.login else "")
-                for i in user.identities
-            )
-            table.add_row(user.name + (" (admin)" if user.is_admin else ""), links or "-")
+    for row in in_transaction(_user_rows):
+        table.add_row(*row)
     console.print(table)
+
+
+def _user_rows(session: Session) -> list[tuple[str, str]]:
+    rows = []
+    for user in accounts.all_users(session):
+        links = ", ".join(
+            f"{i.provider}:{i.external_id}" + (f" ({i.login})" if i.login else "")
+            for i in user.identities
+        )
+        rows.append((user.name + (" (admin)" if user.is_admin else ""), links or "-"))
+    return rows
 
 
 @users_app.command("link")
@@ -96,8 +86,7 @@ def users_link(
     if registry.find(provider) is None:
         fail(f"unknown provider {provider!r}; use one of {', '.join(registry.names())}")
     try:
-        with session_scope() as session:
-            accounts.link_identity(session, name, provider, external_id, login)
+        in_transaction(accounts.link_identity, name, provider, external_id, login)
     except accounts.AccountError as error:
         fail(str(error))
     console.print(f"linked {provider}:{external_id} to {name}")
@@ -111,13 +100,17 @@ def users_revoke(
     ),
 ) -> None:
     """Unlink a provider account from its user and delete that user's stored token there."""
-    with session_scope() as session:
-        identity = accounts.find_identity(session, provider, external_id=external_id)
-        gone = None if identity is None else accounts.revoke_link(session, identity.id)
-        owner = gone.user.name if gone is not None else None
+    owner = in_transaction(_revoke, provider, external_id)
     if owner is None:
         fail(f"no {provider} account {external_id} is linked; `resolver users list` shows links")
     console.print(f"revoked {provider}:{external_id} of {owner}")
+
+
+def _revoke(session: Session, provider: str, external_id: str) -> str | None:
+    """The name of the user whose link was removed, or None if there was none."""
+    identity = accounts.find_identity(session, provider, external_id=external_id)
+    gone = None if identity is None else accounts.revoke_link(session, identity.id)
+    return gone.user.name if gone is not None else None
 
 
 @users_app.command("forget")
@@ -129,13 +122,11 @@ def users_forget(
     user, and replace their request texts and trajectories with "removed"; their job rows
     stay, with costs."""
     try:
-        with session_scope() as session:
-            running = forget.stop_jobs(session, name)
+        running = in_transaction(forget.stop_jobs, name)
         deadline = time.monotonic() + wait
         while running and time.monotonic() < deadline:
             time.sleep(1.0)
-            with session_scope() as session:
-                running = forget.still_running(session, running)
+            running = in_transaction(forget.still_running, running)
         gone = forget.forget_now(get_engine(), name)
     except forget.ForgetError as error:
         fail(str(error))
@@ -163,34 +154,43 @@ def tokens_set(
         fail('no token on standard input; pipe it in: `printf %s "$TOKEN" | resolver tokens set …`')
     vault = Vault(get_settings().fernet_keys)
     try:
-        with session_scope() as session:
-            owner_user = accounts.get_user(session, user).id if user else None
-            owner_inst = (
-                accounts.ensure_installation(session, provider, installation).id
-                if installation
-                else None
-            )
-            store_credential(
-                session,
-                vault,
-                provider=provider,
-                kind=kind,
-                secret=secret,
-                user_id=owner_user,
-                installation_id=owner_inst,
-                scope=scope,
-            )
+        in_transaction(_store_token, vault, provider, user, installation, kind, secret, scope)
     except accounts.AccountError as error:
         fail(str(error))
     console.print(f"stored a {provider} {kind} token")
+
+
+def _store_token(
+    session: Session,
+    vault: Vault,
+    provider: str,
+    user: str | None,
+    installation: str | None,
+    kind: str,
+    secret: str,
+    scope: str | None,
+) -> None:
+    owner_user = accounts.get_user(session, user).id if user else None
+    owner_inst = (
+        accounts.ensure_installation(session, provider, installation).id if installation else None
+    )
+    store_credential(
+        session,
+        vault,
+        provider=provider,
+        kind=kind,
+        secret=secret,
+        user_id=owner_user,
+        installation_id=owner_inst,
+        scope=scope,
+    )
 
 
 @keys_app.command("rotate")
 def keys_rotate() -> None:
     """Re-encrypt every stored secret with the first key of RESOLVER_SECRET_KEYS."""
     vault = Vault(get_settings().fernet_keys)
-    with session_scope() as session:
-        count = rotate_all(session, vault)
+    count = in_transaction(rotate_all, vault)
     console.print(f"re-encrypted {count} credential(s) with the newest key")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from resolver.cli.admin import in_transaction
+from resolver.cli.transaction import in_transaction
 from resolver.core.budgets import caps_from, label, money
 from resolver.core.settings import get_settings
 from resolver.store.budgets import overview

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from resolver.cli.admin import in_transaction
+from resolver.cli.transaction import in_transaction
 from resolver.core.states import IllegalTransitionError
 from resolver.store import jobs as job_store
 from resolver.store.models import Job

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from resolver.cli.admin import in_transaction
+from resolver.cli.transaction import in_transaction
 from resolver.contract.mcp import credential_problem
 from resolver.core.settings import get_settings
 from resolver.store.mcp_credentials import (

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from integrations import registry
-from resolver.cli.admin import in_transaction
+from resolver.cli.transaction import in_transaction
 from resolver.contract.errors import RouteError
 from resolver.store.repo_defaults import all_routes, remove_route, set_route
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from resolver.cli.admin import in_transaction
+from resolver.cli.transaction import in_transaction
 from resolver.contract.results import read_result
 
 if TYPE_CHECKING:

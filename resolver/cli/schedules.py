@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from resolver.cli.admin import in_transaction
+from resolver.cli.transaction import in_transaction
 from resolver.schedules import queue
 from resolver.schedules.cron import CronError, next_due, zone
 from resolver.schedules.history import RunRow, history, waiting_counts
