@@ -217,10 +217,3 @@ def doctor(
         failed += check.status == "fail"
     console.print(table)
     raise typer.Exit(1 if failed else 0)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(users_app, name="users")
-    app.add_typer(tokens_app, name="tokens")
-    app.add_typer(keys_app, name="keys")
-    app.command()(doctor)

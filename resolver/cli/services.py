@@ -164,10 +164,3 @@ def _refuse_while_other_workers() -> None:
             err=True,
         )
         raise typer.Exit(1)
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(serve)
-    app.command()(worker)
-    app.command()(beat)
-    app.add_typer(db_app, name="db")

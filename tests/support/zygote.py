@@ -28,6 +28,7 @@ from typing import Any
 PRELOAD = (
     "resolver.tasks",
     "resolver.cli",
+    "resolver.cli.services",  # `resolver serve`, `worker`, `beat`: imported when one runs
     "resolver.app",
     # The agent loop (litellm, the Docker client): a job's first run in a worker imports it, 3 to
     # 5 s of CPU in every worker process of every end-to-end test (a prefork worker's each child).
