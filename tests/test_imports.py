@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from integrations import registry
+
 # A finder that never finds anything, only notes which module's import first asked for each name.
-PROBE = """
-import importlib, json, sys
+NOTE = """
+import contextlib, importlib, io, json, sys
 
 class Note:
     def find_spec(self, name, path=None, target=None):
@@ -31,8 +33,23 @@ class Note:
 
 first = {}
 sys.meta_path.insert(0, Note())
+"""
+IMPORT = """
 importlib.import_module(sys.argv[1])
 print(json.dumps({name: first.get(name, "?") for name in sys.argv[2:] if name in sys.modules}))
+"""
+# `resolver ARGS`, run by its entry point; what it prints is left out, its exit code kept.
+COMMAND = """
+from resolver.cli import main
+names, sys.argv = sys.argv[2:], ["resolver", *json.loads(sys.argv[1])]
+code = 0
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main()
+    except SystemExit as exit:
+        code = exit.code
+loaded = {name: first.get(name, "?") for name in names if name in sys.modules}
+print(json.dumps({"code": code, "loaded": loaded}))
 """
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +59,7 @@ NOT_IN_WEB = ("litellm", "docker", "sandbox", "resolver.agent.controller", "reso
 def loaded(root: str, names: tuple[str, ...]) -> dict[str, str]:
     """Which of `names` importing `root` loads in a new interpreter, each with its import chain."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, root, *names],
+        [sys.executable, "-c", NOTE + IMPORT, root, *names],
         capture_output=True,
         text=True,
         timeout=120,
@@ -52,8 +69,24 @@ def loaded(root: str, names: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
-# `resolver serve` is the command line's root, then the app's.
-@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli"])
+def ran(command: tuple[str, ...], names: tuple[str, ...]) -> dict[str, str]:
+    """Which of `names` running `resolver COMMAND` loads in a new interpreter, each with its
+    import chain; the command must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", NOTE + COMMAND, json.dumps(command), *names],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    found = json.loads(done.stdout)
+    assert found["code"] == 0, done.stderr
+    loaded: dict[str, str] = found["loaded"]
+    return loaded
+
+
+# `resolver serve` is the command line's, then its command's module, then the app's.
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli.services"])
 def test_the_web_process_loads_no_agent_model_client_or_sandbox(root: str) -> None:
     assert loaded(root, NOT_IN_WEB) == {}
 
@@ -72,13 +105,33 @@ def test_the_job_task_loads_the_agent_loop_when_a_job_runs() -> None:
     assert set(loaded("resolver.runners", NOT_IN_CALLBACKS)) == set(NOT_IN_CALLBACKS)
 
 
-@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli"])
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli.services"])
 def test_the_web_process_loads_no_providers_reply_side(root: str) -> None:
-    from integrations import registry
-
     reply_sides = tuple(f"integrations.{name}.provider" for name in registry.names())
     assert len(reply_sides) > 1
     assert loaded(root, reply_sides) == {}
+
+
+# The command line imports a command's module when that command runs or shows its help: its own
+# start loads no command, no provider, and neither the store, the broker nor the settings.
+COMMANDS = tuple(
+    f"resolver.cli.{module.stem}"
+    for module in sorted(ROOT.glob("resolver/cli/*.py"))
+    if not module.stem.startswith("__")
+)
+PROVIDERS = ("integrations.registry", *(f"integrations.{name}" for name in registry.names()))
+
+
+def test_the_command_line_starts_without_its_commands_providers_store_or_broker() -> None:
+    assert len(COMMANDS) > 1
+    assert ran(("--version",), (*COMMANDS, *PROVIDERS, "sqlalchemy", "celery", "pydantic")) == {}
+
+
+def test_a_commands_help_loads_that_command_only() -> None:
+    """`resolver jobs --help`: the jobs module and the unit of work it shares, no other command
+    and no provider (the registry is imported when the settings are first read)."""
+    found = ran(("jobs", "--help"), (*COMMANDS, *PROVIDERS))
+    assert set(found) == {"resolver.cli.jobs", "resolver.cli.transaction"}
 
 
 # The stand-in servers for tests sit beside their provider; no process of the service loads one.
@@ -89,7 +142,7 @@ STANDINS = tuple(
 )
 
 
-@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli", "resolver.tasks"])
+@pytest.mark.parametrize("root", ["resolver.app", "resolver.cli.services", "resolver.tasks"])
 def test_no_process_of_the_service_loads_a_stand_in(root: str) -> None:
     assert len(STANDINS) > 1
     assert loaded(root, STANDINS) == {}
