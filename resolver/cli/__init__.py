@@ -13,13 +13,14 @@ from collections.abc import Iterator, MutableMapping
 from typing import TYPE_CHECKING, Final
 
 import typer
-from typer import _click as click  # Typer vendors click: its commands are typer._click's
 from typer.core import TyperGroup
 from typer.main import get_group
 
 from resolver.core import version
 
 if TYPE_CHECKING:
+    from typer import _click as click  # Typer vendors click: its commands are typer._click's
+
     from resolver.core.settings import ProviderSettings
 
 COMMANDS: Final = {
@@ -59,7 +60,7 @@ def build(name: str) -> click.Command:
     return get_group(holder).commands[name]
 
 
-class _Commands(MutableMapping[str, click.Command]):
+class _Commands(MutableMapping[str, "click.Command"]):
     """The root's commands by name (`TyperGroup.commands`): every name is known at once (for
     help and for suggesting one), and a command is built when it is first looked up."""
 
