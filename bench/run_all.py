@@ -80,7 +80,13 @@ BENCHES = (
         ("--jobs", "1", "--steps", "4"),
     ),
     Bench(
-        "startup.py", ("web (resolver serve)", "callbacks worker / jobs worker"), ("--runs", "1")
+        "startup.py",
+        (
+            "command line (resolver --version)",
+            "web (resolver serve)",
+            "callbacks worker / jobs worker",
+        ),
+        ("--runs", "1"),
     ),
     Bench(
         "web",

@@ -1,15 +1,17 @@
-"""What a process pays to start: the web process's imports (`resolver serve`: the command line,
-then `resolver.app`) beside the workers' (`resolver worker`: the command line, then
-`resolver.tasks`; a worker that consumes the jobs queue also loads `resolver.runners`), each in
-fresh interpreters, side by side.
+"""What a process pays to start: the command line's own start (`resolver --version`, run in
+full), the web process's imports (`resolver serve`: the command line, its command's module, then
+`resolver.app`) beside the workers' (`resolver worker`: the command line, its command's module,
+then `resolver.tasks`; a worker that consumes the jobs queue also loads `resolver.runners`),
+each in fresh interpreters, side by side.
 
     uv run python bench/startup.py [--runs 5]
 
-Per process: the median wall time of the imports, the interpreter's resident memory after them
-(VmRSS) and its peak (VmHWM), how many modules it loaded, and which of the agent's heavy parts
-it loaded (litellm, docker, the sandbox, the agent's loop). The web process should load none of
-them (the `web-stays-light` import contract; issue #31 measured `import resolver.app` at 4.5 s
-and 240 MiB before). Figures only; nothing asserted.
+Per process: the median wall time of its start (the imports, and the command if it has one),
+the interpreter's resident memory after them (VmRSS) and its peak (VmHWM), how many modules it
+loaded, and which of the agent's heavy parts it loaded (litellm, docker, the sandbox, the
+agent's loop). The web process should load none of them (the `web-stays-light` import
+contract; issue #31 measured `import resolver.app` at 4.5 s and 240 MiB before). Figures only;
+nothing asserted.
 """
 
 from __future__ import annotations
@@ -21,20 +23,40 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+
+@dataclass(frozen=True)
+class Process:
+    modules: tuple[str, ...]
+    """Imported in turn."""
+    command: tuple[str, ...] = ()
+    """Then `resolver COMMAND`, run by its entry point (its output left out), if given."""
+
+
+SERVICES = ("resolver.cli", "resolver.cli.services")
 PROCESSES = {
-    "web (resolver serve)": ("resolver.cli", "resolver.app"),
-    "callbacks worker (--queues callbacks)": ("resolver.cli", "resolver.tasks"),
-    "jobs worker (--queues jobs)": ("resolver.cli", "resolver.tasks", "resolver.runners"),
+    "command line (resolver --version)": Process(("resolver.cli",), ("--version",)),
+    "web (resolver serve)": Process((*SERVICES, "resolver.app")),
+    "callbacks worker (--queues callbacks)": Process((*SERVICES, "resolver.tasks")),
+    "jobs worker (--queues jobs)": Process((*SERVICES, "resolver.tasks", "resolver.runners")),
 }
 HEAVY = ("litellm", "docker", "sandbox", "resolver.agent.controller")
 MiB = 1024
 
-# Run in a fresh interpreter: time the import, then read this process's memory from /proc.
+# Run in a fresh interpreter: time the start, then read this process's memory from /proc.
 PROBE = """
-import importlib, json, sys, time
+import contextlib, importlib, io, json, sys, time
+command = json.loads(sys.argv[2])
 started = time.perf_counter()
 for module in sys.argv[1].split(","):
     importlib.import_module(module)
+if command:
+    sys.argv = ["resolver", *command]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            importlib.import_module("resolver.cli").main()
+    except SystemExit as exit:
+        if exit.code:
+            raise
 seconds = time.perf_counter() - started
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 print(json.dumps({
@@ -42,7 +64,7 @@ print(json.dumps({
     "rss_kib": int(status["VmRSS"].split()[0]),
     "peak_kib": int(status["VmHWM"].split()[0]),
     "modules": len(sys.modules),
-    "heavy": [name for name in sys.argv[2:] if name in sys.modules],
+    "heavy": [name for name in sys.argv[3:] if name in sys.modules],
 }))
 """
 
@@ -56,10 +78,11 @@ class Start:
     heavy: tuple[str, ...]
 
 
-def start(modules: tuple[str, ...]) -> Start:
-    """One fresh interpreter importing `modules` in turn."""
+def start(process: Process) -> Start:
+    """One fresh interpreter starting `process`."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, ",".join(modules), *HEAVY],
+        [sys.executable, "-c", PROBE, ",".join(process.modules), json.dumps(process.command),
+         *HEAVY],
         capture_output=True, text=True, check=True, timeout=300,
     )  # fmt: skip
     found = json.loads(done.stdout)
@@ -81,8 +104,8 @@ def median(starts: list[Start]) -> Start:
 
 
 def table(figures: dict[str, Start], runs: int) -> None:
-    print(f"each process's imports in a fresh interpreter, median of {runs}")
-    print(f"{'':38}{'import s':>9}{'RSS MiB':>9}{'peak MiB':>9}{'modules':>9}   heavy parts loaded")
+    print(f"each process's start in a fresh interpreter, median of {runs}")
+    print(f"{'':38}{'start s':>9}{'RSS MiB':>9}{'peak MiB':>9}{'modules':>9}   heavy parts loaded")
     for name, f in figures.items():
         heavy = ", ".join(f.heavy) or "none"
         print(
@@ -106,8 +129,8 @@ def main() -> None:
     args = parser.parse_args()
     starts: dict[str, list[Start]] = {name: [] for name in PROCESSES}
     for _ in range(args.runs):  # the processes take turns, so a busier moment costs both
-        for name, modules in PROCESSES.items():
-            starts[name].append(start(modules))
+        for name, process in PROCESSES.items():
+            starts[name].append(start(process))
     figures = {name: median(found) for name, found in starts.items()}
     table(figures, args.runs)
 
