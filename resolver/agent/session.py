@@ -28,16 +28,14 @@ from resolver.agent.sandboxes import claim_sandbox, policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.agent.trajectory import latest_attempt
 from resolver.agent.verify import build_verification, configured_commands
-from resolver.contract.triggers import JsonObject
 from resolver.contract.verification import Verification
 from resolver.core import tracing
 from resolver.core.budgets import BUDGET
-from resolver.core.job import JobContext, RunResult
+from resolver.core.job import JobContext
 from resolver.core.logs import register_secret
 from resolver.core.model_choice import allowed_models, choose_model
 from resolver.core.redact import Redactor
 from resolver.core.settings import Settings
-from resolver.core.states import JobState, Outcome
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job
@@ -85,8 +83,6 @@ class SessionRequest:
 
 # Paths whose nearest nested AGENTS.md is looked for (a branch may change many more).
 MAX_INSTRUCTION_PATHS: Final = 50
-# The files a pull request's description lists (the forge shows them all).
-MAX_FILES_LISTED: Final = 50
 # The change kept in the trajectory for people to read; the branch has all of it.
 DIFF_SHOWN_CHARS: Final = 200_000
 
@@ -431,47 +427,6 @@ def _record(
     redactor = Redactor(job_secrets(task, settings, config))
     with session_scope() as session:
         jobs.append_event(session, task.job_id, kind, payload, redactor)
-
-
-def run_result(
-    agent: AgentResult,
-    diff: str,
-    notes: tuple[str, ...] = (),
-    egress: dict[str, Any] | None = None,
-    verification: Verification | None = None,
-    files: tuple[tuple[str, int | None, int | None], ...] = (),
-) -> RunResult:
-    """How the worker records the job: state, outcome and the result JSON."""
-    details: JsonObject = {
-        "summary": agent.summary,
-        "agent_outcome": agent.outcome,
-        "stop_reason": agent.stop_reason,
-        "steps": agent.steps,
-        "changed": bool(diff.strip()),
-    }
-    if notes:
-        details["notes"] = list(notes)
-    if egress is not None:
-        details["egress"] = egress
-    if verification is not None and agent.steps:
-        details["verification"] = verification.as_dict()
-    if files:
-        details["files"] = [list(entry) for entry in files[:MAX_FILES_LISTED]]
-        details["files_total"] = len(files)
-    if agent.thread_replies:
-        details["thread_replies"] = dict(agent.thread_replies)
-    if agent.outcome == "changed_code":
-        outcome = Outcome.CHANGED_CODE if diff.strip() else Outcome.NO_CHANGES
-        return RunResult(JobState.SUCCEEDED, outcome, result=details)
-    if agent.outcome == "answered":
-        return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result=details)
-    if agent.outcome == "could_not":
-        return RunResult(JobState.FAILED, Outcome.COULD_NOT, error=agent.summary, result=details)
-    if agent.stop_reason == "cancelled":
-        return RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=details)
-    if agent.stop_reason == BUDGET:
-        return RunResult(JobState.FAILED, Outcome.REFUSED, error=agent.summary, result=details)
-    return RunResult(JobState.FAILED, Outcome.ERROR, error=agent.summary, result=details)
 
 
 def run_in_clone(

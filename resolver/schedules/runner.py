@@ -24,7 +24,8 @@ from integrations import registry
 from integrations.registry import parse_repo_spec
 from resolver.agent import git as git_repo
 from resolver.agent.git import Clone
-from resolver.agent.session import AfterAgent, SessionRequest, run_result, run_session
+from resolver.agent.result import run_result
+from resolver.agent.session import AfterAgent, SessionRequest, run_session
 from resolver.agent.task import TaskContext
 from resolver.broker.publish import publish_callback
 from resolver.contract import outbound as providers

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from resolver.agent.session import run_result
+from resolver.agent.result import run_result
 from resolver.callbacks import record, status
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome

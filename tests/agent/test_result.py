@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from resolver.agent.session import run_result
+from resolver.agent.result import run_result
 from resolver.agent.task import AgentResult
 from resolver.core.states import JobState, Outcome
 

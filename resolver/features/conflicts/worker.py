@@ -27,14 +27,13 @@ from typing import TYPE_CHECKING, Final
 
 from integrations import registry
 from resolver.agent import git as git_repo
+from resolver.agent.result import MAX_FILES_LISTED, run_result
 from resolver.agent.session import (
-    MAX_FILES_LISTED,
     SessionRequest,
     SessionResult,
     Work,
     branch_files,
     run_in_clone,
-    run_result,
 )
 from resolver.agent.task import AgentResult, TaskContext
 from resolver.contract import outbound as providers
