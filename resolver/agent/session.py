@@ -164,7 +164,7 @@ def _in_sandbox(
     network = setup.network if setup else None
     egress = job_egress(settings, repo_config, network)
     plan = egress_plan(egress, setup is not None)
-    with _started(str(request.job_id), policy, ctx, plan, clone, settings) as sandbox:
+    with started(str(request.job_id), policy, ctx, plan, clone, settings) as sandbox:
         failure = _run_setup(task, sandbox, ctx, settings, config, setup)
         if plan is not None and setup is not None and egress.agent != egress.setup:
             sandbox.allow(egress.agent)
@@ -177,7 +177,7 @@ def _in_sandbox(
                     _record(task, settings, config, Kind.MCP, {"servers": mcp.record})
                 with session_scope() as session:  # a cancelled job stops at once
                     agent = run_agent(session, task, sandbox, ctx, config, mcp)
-        change, unread = _take_change(sandbox, clone, base, agent, settings, ctx)
+        change, unread = take_change(sandbox, clone, base, agent, settings, ctx)
     record = _record_egress(task, settings, config, egress, sandbox) if plan else None
     with session_scope() as session:
         events = latest_attempt(session, task.job_id)
@@ -253,7 +253,7 @@ def _record_instructions(task: AgentTask, settings: Settings, config: LLMConfig)
 
 
 @contextmanager
-def _started(
+def started(
     name: str,
     policy: SandboxPolicy,
     ctx: JobContext,
@@ -298,7 +298,7 @@ def export_limits(settings: Settings) -> ExportLimits:
     )
 
 
-def _take_change(
+def take_change(
     sandbox: Sandbox,
     clone: git_repo.Clone,
     base: str,
