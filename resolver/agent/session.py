@@ -8,10 +8,7 @@ hook (the worker's push) sees only that tree.
 
 from __future__ import annotations
 
-import shlex
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -24,12 +21,12 @@ from resolver.agent.instructions import paths_named, read_instructions
 from resolver.agent.llm import LLMConfig, llm_config_from
 from resolver.agent.mcp_config import servers_from
 from resolver.agent.mcp_job import credentials_for, job_mcp, repository_of
-from resolver.agent.sandboxes import claim_sandbox, policy_from_settings
+from resolver.agent.sandboxes import policy_from_settings
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask, TaskContext, limits_from
 from resolver.agent.trajectory import latest_attempt
 from resolver.agent.verify import build_verification, configured_commands
+from resolver.agent.workspace import change_notes, egress_plan, started, take_change
 from resolver.contract.verification import Verification
-from resolver.core import tracing
 from resolver.core.budgets import BUDGET
 from resolver.core.job import JobContext
 from resolver.core.logs import register_secret
@@ -39,21 +36,10 @@ from resolver.core.settings import Settings
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job
-from sandbox import (
-    Change,
-    ChangeRejectedError,
-    EgressPlan,
-    ExportLimits,
-    RepoSetup,
-    Sandbox,
-    SandboxPolicy,
-    run_setup,
-    setup_failure,
-)
+from sandbox import RepoSetup, Sandbox, run_setup, setup_failure
 
 SETUP_FAILED: Final = "setup_failed"
 SETUP_OUTPUT_CHARS: Final = 2000
-CHECKOUT: Final = "git reset --quiet --hard HEAD"
 
 
 @dataclass(frozen=True)
@@ -215,13 +201,6 @@ def _record_model(job_id: int, model: str) -> None:
             job.model = model
 
 
-def egress_plan(egress: JobEgress, has_setup: bool) -> EgressPlan | None:
-    """The sandbox's proxy, starting with the first phase's list; None: no network at all."""
-    if not egress.needed:
-        return None
-    return EgressPlan(egress.setup if has_setup else egress.agent, egress.env)
-
-
 def _record_egress(
     task: AgentTask, settings: Settings, config: LLMConfig, egress: JobEgress, sandbox: Sandbox
 ) -> dict[str, Any]:
@@ -250,90 +229,6 @@ def _record_instructions(task: AgentTask, settings: Settings, config: LLMConfig)
     """Say in the trajectory (and so on the job's page) which instruction files were used."""
     files = [{"path": f.path, "chars": len(f.text), "cut": f.cut} for f in task.repo_instructions]
     _record(task, settings, config, Kind.INSTRUCTIONS, {"files": files})
-
-
-@contextmanager
-def started(
-    name: str,
-    policy: SandboxPolicy,
-    ctx: JobContext,
-    plan: EgressPlan | None,
-    clone: git_repo.Clone,
-    settings: Settings,
-) -> Iterator[Sandbox]:
-    """The job's sandbox with its copy of the repository: its start is one span."""
-    with ExitStack() as stack:
-        with tracing.span("sandbox.start"):
-            sandbox = stack.enter_context(claim_sandbox(name, policy, ctx.owner, plan))
-            load_repository(sandbox, clone, policy, settings.sandbox_setup_timeout)
-        yield sandbox
-
-
-def load_repository(
-    sandbox: Sandbox,
-    clone: git_repo.Clone,
-    policy: SandboxPolicy,
-    setup_timeout: float,
-    checkout: str | None = None,
-) -> None:
-    """Give the sandbox its own copy of the clone and check it out there: HEAD, or the branch
-    `checkout` (from `origin/…`)."""
-    with tempfile.TemporaryFile(dir=clone.path) as archive:
-        git_repo.pack_for_sandbox(clone, archive, policy.user)
-        archive.seek(0)
-        sandbox.load(archive)
-    command = f"git checkout --quiet --force {shlex.quote(checkout)} --" if checkout else CHECKOUT
-    done = sandbox.run(command, timeout=setup_timeout)
-    if not done.ok:
-        raise git_repo.RepoError(
-            f"the repository could not be checked out in the sandbox: {done.output[-500:]}"
-        )
-
-
-def export_limits(settings: Settings) -> ExportLimits:
-    return ExportLimits(
-        max_files=settings.sandbox_change_max_files,
-        max_file_bytes=settings.sandbox_change_max_file_bytes,
-        max_total_bytes=settings.sandbox_change_max_bytes,
-    )
-
-
-def take_change(
-    sandbox: Sandbox,
-    clone: git_repo.Clone,
-    base: str,
-    agent: AgentResult,
-    settings: Settings,
-    ctx: JobContext,
-) -> tuple[Change, str | None]:
-    """Stop the sandbox and read the agent's change. A change that breaks a limit ends the job
-    when it was meant to be pushed; otherwise it is only noted."""
-    if ctx.cancelled.is_set():
-        return Change(), None
-    listing = git_repo.base_listing(clone, base)
-    try:
-        with tracing.span("sandbox.export"):
-            change = sandbox.export(listing, export_limits(settings))
-            tracing.note(files=len(change.files), deleted=len(change.deleted))
-        return change, None
-    except ChangeRejectedError as error:
-        if agent.outcome == "changed_code" or settings.push_unfinished:
-            raise
-        return Change(), f"The files the agent left were not read: {error}."
-
-
-def change_notes(change: Change) -> tuple[str, ...]:
-    """What the requester should know about how the change was taken."""
-    notes = []
-    if change.stopped_processes:
-        notes.append(
-            f"The agent left {change.stopped_processes} process(es) running; they were stopped "
-            "before its work was read, so nothing they did afterwards is part of the change."
-        )
-    if change.skipped:
-        shown = ", ".join(f"`{path}`" for path in change.skipped[:5])
-        notes.append(f"Nested repositories are never part of a change, so {shown} was left out.")
-    return tuple(notes)
 
 
 def _run_setup(

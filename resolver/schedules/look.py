@@ -13,7 +13,7 @@ from resolver.agent import git as git_repo
 from resolver.agent.egress import job_egress
 from resolver.agent.git import Clone
 from resolver.agent.sandboxes import claim_sandbox, policy_from_settings
-from resolver.agent.session import egress_plan, load_repository
+from resolver.agent.workspace import egress_plan, load_repository
 from resolver.core.job import JobContext
 from resolver.schedules.prompts import Manifests, parse_manifests
 from sandbox import ExecResult, run_setup, setup_failure
