@@ -90,7 +90,7 @@ def update_branch(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunR
     author = co_author(plan.forge_name, requester, ctx.settings)
     try:
         with branch_lock(plan, ctx):
-            return _update(ctx, snapshot, plan, git_env, author)
+            return update(ctx, snapshot, plan, git_env, author)
     except ENDING_ERRORS as error:
         return ended_by(error)
 
@@ -103,7 +103,7 @@ def _plan(
     if snapshot.source != forge_name or not is_pull(snapshot.trigger) or number is None:
         raise Stop(Outcome.COULD_NOT, "`rebase` works on a pull request I opened: ask me there.")
     pull = forge.get_pull(repo.full_name, number)
-    if not _bots_own(pull):
+    if not bots_own(pull):
         raise Stop(
             Outcome.REFUSED,
             "I only update the branches of pull requests I opened; this one is not mine.",
@@ -112,13 +112,13 @@ def _plan(
     return Plan(forge_name, repo, base, pull.head, pull.head, True, pull.url)
 
 
-def _bots_own(pull: providers.PullInfo) -> bool:
+def bots_own(pull: providers.PullInfo) -> bool:
     """Whether the pull request is the bot's own: from one of its branches, never a fork's (a
     fork may name its branch as the bot names its own)."""
     return pull.fetch_ref is None and pull.head.startswith(BRANCH_PREFIX)
 
 
-def _update(
+def update(
     ctx: JobContext,
     snapshot: Snapshot,
     plan: Plan,
@@ -126,7 +126,9 @@ def _update(
     author: tuple[str, str],
     gate: Gate | None = None,
 ) -> RunResult:
-    root, bot = ctx.settings.sandbox_workspace_root, _bot(ctx.settings)
+    """Merge `plan.base` into `plan.branch` on a private clone and push the merge: git's own
+    when it is clean, else the agent's resolution. `gate` may stop it first, saying why."""
+    root, bot = ctx.settings.sandbox_workspace_root, bot_from(ctx.settings)
     with git_repo.private_clone(plan.repo.clone_url, root, plan.branch, git_env) as clone:
         ours = git_repo.head(clone)
         theirs = git_repo.git(clone, "rev-parse", "--verify", f"origin/{plan.base}^{{commit}}")
@@ -182,7 +184,7 @@ def update_on_base_push(session: Session, ctx: JobContext, snapshot: Snapshot) -
         )
     done: dict[str, RunResult] = {}
     for pull in pulls:
-        if _bots_own(pull):
+        if bots_own(pull):
             done[str(pull.number)] = _update_pull(ctx, snapshot, forge, repo, pull, git_env)
     return _quiet(_combined(done))
 
@@ -197,7 +199,7 @@ def _remember_pulls(
     forge_name: str, full_name: str, base: str, pulls: tuple[providers.PullInfo, ...]
 ) -> None:
     """The forge's listing of the bot's open pull requests into `base` is what holds now."""
-    ours = [(pull.number, pull.head) for pull in pulls if _bots_own(pull)]
+    ours = [(pull.number, pull.head) for pull in pulls if bots_own(pull)]
     with session_scope() as session:
         bot_pulls.replace_into_base(session, forge_name, full_name, base, ours)
 
@@ -244,11 +246,11 @@ def _update_pull(
     plan = Plan(forge_name, repo, base, pull.head, pull.head, True, pull.url)
     trigger = pull_of(snapshot.trigger, pull.number, f"Merge `{base}` into `{pull.head}`", pull.url)
     for_pull = replace(snapshot, requester=requester.login, trigger=trigger, branch=pull.head)
-    gate = _gate(plan, pull.number, _bot(ctx.settings))
+    gate = _gate(plan, pull.number, bot_from(ctx.settings))
     try:
         with branch_lock(plan, ctx):
             author = co_author(forge_name, requester, ctx.settings)
-            return _update(ctx, for_pull, plan, git_env, author, gate)
+            return update(ctx, for_pull, plan, git_env, author, gate)
     except ENDING_ERRORS as error:
         return ended_by(error)
 
@@ -432,5 +434,6 @@ def build_resolve_instruction(base: str, branch: str, conflicts: tuple[str, ...]
     )
 
 
-def _bot(settings: Settings) -> tuple[str, str]:
+def bot_from(settings: Settings) -> tuple[str, str]:
+    """The bot's git identity (name, email), which its merge commits carry."""
     return bot_identity(settings.bot_name)

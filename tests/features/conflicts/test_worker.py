@@ -67,7 +67,7 @@ def snapshot(**trigger: Any) -> Snapshot:
 
 
 def update(repo: Path, gate: conflicts.Gate | None = None) -> RunResult:
-    return conflicts._update(
+    return conflicts.update(
         JobContext(1, get_settings()), snapshot(), plan_for(repo), {}, AUTHOR, gate
     )
 
@@ -182,7 +182,7 @@ def test_conflicts_fix_leaves_a_branch_that_still_merges_cleanly(
 ) -> None:
     repo = origin(tmp_path, {"b.txt": "B\n"})
     before = branch_head(repo)
-    result = update(repo, conflicts._gate(plan_for(repo), 7, conflicts._bot(get_settings())))
+    result = update(repo, conflicts._gate(plan_for(repo), 7, conflicts.bot_from(get_settings())))
     assert result.outcome == Outcome.NO_CHANGES
     assert result.result["summary"] == f"`{BRANCH}` still merges cleanly with `main`"
     assert branch_head(repo) == before
@@ -193,7 +193,7 @@ def test_conflicts_fix_never_merges_over_a_humans_push_to_the_branch(
 ) -> None:
     repo = origin(tmp_path, {"a.txt": "one\n2\nthree\n"})
     before = branch_head(repo)
-    result = update(repo, conflicts._gate(plan_for(repo), 7, conflicts._bot(get_settings())))
+    result = update(repo, conflicts._gate(plan_for(repo), 7, conflicts.bot_from(get_settings())))
     assert result.outcome == Outcome.NO_CHANGES
     assert result.result["summary"] == (
         f"someone else pushed to `{BRANCH}` (its head {before[:12]} is not mine): left to them"
@@ -210,13 +210,13 @@ def test_conflicts_fix_tries_once_per_base_commit_per_pull_request(
     plan = plan_for(repo)
     with git_repo.private_clone(str(repo), tmp_path / "clones", BRANCH) as clone:
         ours = git_repo.head(clone)
-        first = conflicts._gate(plan, 7, conflicts._bot(get_settings()))(
+        first = conflicts._gate(plan, 7, conflicts.bot_from(get_settings()))(
             clone, ours, main, ("a.txt",)
         )
-        again = conflicts._gate(plan, 7, conflicts._bot(get_settings()))(
+        again = conflicts._gate(plan, 7, conflicts.bot_from(get_settings()))(
             clone, ours, main, ("a.txt",)
         )
-        other_pull = conflicts._gate(plan, 8, conflicts._bot(get_settings()))(
+        other_pull = conflicts._gate(plan, 8, conflicts.bot_from(get_settings()))(
             clone, ours, main, ("a.txt",)
         )
     assert first is None and other_pull is None
@@ -254,7 +254,7 @@ def resolution(repo: Path, ours: str, theirs: str) -> conflicts._Resolution:
         (ours, theirs),
         ("a.txt",),
         title,
-        conflicts._bot(get_settings()),
+        conflicts.bot_from(get_settings()),
     )
 
 
