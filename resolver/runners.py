@@ -18,6 +18,7 @@ from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import worker as conflicts
+from resolver.features.conflicts.worker import fix as conflicts_fix
 from resolver.features.review_requests.worker import run_review
 from resolver.schedules import commands as schedule_commands
 from resolver.schedules.queue import SOURCE as SCHEDULE_SOURCE
@@ -46,7 +47,7 @@ def run_request(session: Session, ctx: JobContext) -> RunResult:
     command answered at once, or work for the agent; each in the run's session."""
     snapshot = request.load(session, ctx.job_id)
     if base_push_in(snapshot.trigger) is not None:
-        return conflicts.update_on_base_push(session, ctx, snapshot)
+        return conflicts_fix.update_on_base_push(session, ctx, snapshot)
     if isinstance(snapshot.trigger, ReviewRequest):
         return run_review(session, ctx, snapshot)
     command = parse_command(snapshot.task)

@@ -20,6 +20,7 @@ from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.conflicts import worker as conflicts
 from resolver.features.conflicts.contract import MAX_FILES_NAMED, UNRESOLVED_KEY
+from resolver.features.conflicts.worker import fix as conflicts_fix
 from resolver.worker.values import Plan, Snapshot, Stop
 from tests.agent.conftest import git, make_repo
 from tests.conftest import ResolverEnv
@@ -182,7 +183,9 @@ def test_conflicts_fix_leaves_a_branch_that_still_merges_cleanly(
 ) -> None:
     repo = origin(tmp_path, {"b.txt": "B\n"})
     before = branch_head(repo)
-    result = update(repo, conflicts._gate(plan_for(repo), 7, conflicts.bot_from(get_settings())))
+    result = update(
+        repo, conflicts_fix._gate(plan_for(repo), 7, conflicts.bot_from(get_settings()))
+    )
     assert result.outcome == Outcome.NO_CHANGES
     assert result.result["summary"] == f"`{BRANCH}` still merges cleanly with `main`"
     assert branch_head(repo) == before
@@ -193,7 +196,9 @@ def test_conflicts_fix_never_merges_over_a_humans_push_to_the_branch(
 ) -> None:
     repo = origin(tmp_path, {"a.txt": "one\n2\nthree\n"})
     before = branch_head(repo)
-    result = update(repo, conflicts._gate(plan_for(repo), 7, conflicts.bot_from(get_settings())))
+    result = update(
+        repo, conflicts_fix._gate(plan_for(repo), 7, conflicts.bot_from(get_settings()))
+    )
     assert result.outcome == Outcome.NO_CHANGES
     assert result.result["summary"] == (
         f"someone else pushed to `{BRANCH}` (its head {before[:12]} is not mine): left to them"
@@ -210,13 +215,13 @@ def test_conflicts_fix_tries_once_per_base_commit_per_pull_request(
     plan = plan_for(repo)
     with git_repo.private_clone(str(repo), tmp_path / "clones", BRANCH) as clone:
         ours = git_repo.head(clone)
-        first = conflicts._gate(plan, 7, conflicts.bot_from(get_settings()))(
+        first = conflicts_fix._gate(plan, 7, conflicts.bot_from(get_settings()))(
             clone, ours, main, ("a.txt",)
         )
-        again = conflicts._gate(plan, 7, conflicts.bot_from(get_settings()))(
+        again = conflicts_fix._gate(plan, 7, conflicts.bot_from(get_settings()))(
             clone, ours, main, ("a.txt",)
         )
-        other_pull = conflicts._gate(plan, 8, conflicts.bot_from(get_settings()))(
+        other_pull = conflicts_fix._gate(plan, 8, conflicts.bot_from(get_settings()))(
             clone, ours, main, ("a.txt",)
         )
     assert first is None and other_pull is None
@@ -324,7 +329,7 @@ def ended(state: JobState, outcome: Outcome, summary: str, error: str | None = N
 
 
 def test_a_push_that_updated_one_pull_request_changed_code_and_lists_each() -> None:
-    result = conflicts._combined(
+    result = conflicts_fix._combined(
         {
             "7": ended(JobState.SUCCEEDED, Outcome.CHANGED_CODE, "merged"),
             "8": ended(JobState.SUCCEEDED, Outcome.NO_CHANGES, "still merges cleanly"),
@@ -336,7 +341,7 @@ def test_a_push_that_updated_one_pull_request_changed_code_and_lists_each() -> N
 
 
 def test_a_push_that_failed_on_any_pull_request_fails_naming_it() -> None:
-    result = conflicts._combined(
+    result = conflicts_fix._combined(
         {
             "7": ended(JobState.SUCCEEDED, Outcome.CHANGED_CODE, "merged"),
             "8": ended(JobState.FAILED, Outcome.COULD_NOT, "", error="conflicts left"),
@@ -348,6 +353,6 @@ def test_a_push_that_failed_on_any_pull_request_fails_naming_it() -> None:
 
 
 def test_a_push_with_no_pull_request_of_mine_changed_nothing() -> None:
-    result = conflicts._combined({})
+    result = conflicts_fix._combined({})
     assert (result.state, result.outcome) == (JobState.SUCCEEDED, Outcome.NO_CHANGES)
     assert result.result == {"pulls": {}}

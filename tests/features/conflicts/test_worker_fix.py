@@ -1,4 +1,4 @@
-"""`conflicts: fix` after a push to the default branch (features/conflicts/worker.py
+"""`conflicts: fix` after a push to the default branch (features/conflicts/worker/fix.py
 `update_on_base_push`), without a stack: the Sixth test provider installed as a forge whose
 open pull requests and writers are plain values, over a real git origin. Which of the bot's
 pull requests it takes, why it leaves each of the others, and that it speaks in no
@@ -19,7 +19,7 @@ from resolver.core.job import JobContext, RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.ci.contract import QUIET
-from resolver.features.conflicts.worker import update_on_base_push
+from resolver.features.conflicts.worker.fix import update_on_base_push
 from resolver.store import jobs
 from resolver.store.accounts import AccountError, add_user, get_user
 from resolver.store.db import session_scope
