@@ -155,10 +155,10 @@ def git(
     stdin: bytes | None = None,
 ) -> str:
     """Run hardened git on the clone's `.git` and return its output as text."""
-    return _raw(clone, *args, auth=auth, env=env, stdin=stdin).decode(errors="replace")
+    return raw(clone, *args, auth=auth, env=env, stdin=stdin).decode(errors="replace")
 
 
-def _raw(clone: Clone, *args: str, limit: int | None = None, **options: Any) -> bytes:
+def raw(clone: Clone, *args: str, limit: int | None = None, **options: Any) -> bytes:
     """Run hardened git on the clone's `.git` and return its output as bytes."""
     argv = ["--git-dir", str(clone.git_dir), *args]
     return run_git(clone.protocol, argv, cwd=clone.path.parent, limit=limit, **options)
@@ -183,7 +183,7 @@ def regular_files(clone: Clone, ref: str, paths: Iterable[str]) -> dict[str, str
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
-    listed = _raw(clone, "ls-tree", "-z", f"--format={_ENTRY}", ref, "--", *wanted)
+    listed = raw(clone, "ls-tree", "-z", f"--format={_ENTRY}", ref, "--", *wanted)
     found = {}
     for entry in listed.decode(errors="replace").split("\0"):
         info, _, path = entry.partition("\t")
@@ -209,7 +209,7 @@ def show(clone: Clone, ref: str, path: str) -> str | None:
 
 def changed_paths(clone: Clone, since: str, until: str) -> list[str]:
     """The paths that differ between `since` and `until`: names as data, never opened."""
-    out = _raw(
+    out = raw(
         clone, "diff", "--no-renames", "--name-only", "-z", since, until, limit=MAX_DIFF_BYTES
     )
     return [name for name in out.decode(errors="replace").split("\0") if name]
@@ -218,7 +218,7 @@ def changed_paths(clone: Clone, since: str, until: str) -> list[str]:
 def diff_stat(clone: Clone, since: str, until: str) -> list[tuple[str, int | None, int | None]]:
     """Each changed path with its added and removed lines (None for a binary file)."""
     argv = ["diff", "--no-renames", "--no-ext-diff", "--no-textconv", "--numstat", "-z"]
-    out = _raw(clone, *argv, since, until, limit=MAX_DIFF_BYTES).decode(errors="replace")
+    out = raw(clone, *argv, since, until, limit=MAX_DIFF_BYTES).decode(errors="replace")
     stats = []
     for entry in out.split("\0"):
         added, _, rest = entry.partition("\t")
@@ -279,7 +279,7 @@ def pack_for_sandbox(clone: Clone, out: IO[bytes], uid: int) -> None:
 
 def base_listing(clone: Clone, commit: str) -> bytes:
     """`git ls-tree -r -z` of the commit: what the exporter compares the work tree with."""
-    return _raw(clone, "ls-tree", "-r", "-z", "--full-tree", commit)
+    return raw(clone, "ls-tree", "-r", "-z", "--full-tree", commit)
 
 
 def apply_change(clone: Clone, base: str, change: Change) -> str | None:
@@ -306,7 +306,7 @@ def diff(clone: Clone, base: str, tree: str | None) -> str:
     if tree is None:
         return ""
     argv = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--binary", base, tree]
-    out = _raw(clone, *argv, limit=MAX_DIFF_BYTES)
+    out = raw(clone, *argv, limit=MAX_DIFF_BYTES)
     text = out.decode(errors="replace")
     if len(out) >= MAX_DIFF_BYTES:
         text += f"\n[... the diff is longer than {MAX_DIFF_BYTES} bytes; the rest is cut ...]\n"
@@ -315,11 +315,12 @@ def diff(clone: Clone, base: str, tree: str | None) -> str:
 
 def commit(clone: Clone, tree: str, parent: str, message: str, identity: tuple[str, str]) -> str:
     """A commit of `tree` on `parent`, authored and committed by `identity` (name, email)."""
-    env = _identity_env(identity)
+    env = identity_env(identity)
     return git(clone, "commit-tree", tree, "-p", parent, env=env, stdin=message.encode()).strip()
 
 
-def _identity_env(identity: tuple[str, str]) -> dict[str, str]:
+def identity_env(identity: tuple[str, str]) -> dict[str, str]:
+    """The environment that makes git author and commit as `identity` (name, email)."""
     name, email = identity
     return {
         "GIT_AUTHOR_NAME": name,
@@ -388,7 +389,7 @@ def merge_trees(clone: Clone, ours: str, theirs: str) -> Merge:
     merged tree and the paths that conflict."""
     argv = ["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", ours, theirs]
     # Exit 1 is an answer: the merge has conflicts.
-    out = _raw(clone, *argv, success=frozenset({0, 1})).decode(errors="replace")
+    out = raw(clone, *argv, success=frozenset({0, 1})).decode(errors="replace")
     tree, *names = out.split("\0")
     return Merge(tree.strip(), tuple(dict.fromkeys(name for name in names if name)))
 
@@ -399,7 +400,7 @@ def commit_merge(
     """A merge commit of `tree` with both `parents` (the branch first), as `identity`."""
     ours, theirs = parents
     argv = ["commit-tree", tree, "-p", ours, "-p", theirs]
-    return git(clone, *argv, env=_identity_env(identity), stdin=message.encode()).strip()
+    return git(clone, *argv, env=identity_env(identity), stdin=message.encode()).strip()
 
 
 def detach_head(clone: Clone, commit_sha: str) -> None:
@@ -415,7 +416,7 @@ def with_markers(clone: Clone, tree: str, paths: Iterable[str]) -> list[str]:
         if int(git(clone, "cat-file", "-s", blob).strip()) > MAX_SHOWN_BYTES:
             left.append(path)
             continue
-        data = _raw(clone, "cat-file", "blob", blob, limit=MAX_SHOWN_BYTES + 1)
+        data = raw(clone, "cat-file", "blob", blob, limit=MAX_SHOWN_BYTES + 1)
         if any(line.startswith(CONFLICT_MARKERS) for line in data.splitlines()):
             left.append(path)
     return sorted(left)
