@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from resolver.agent import git as git_repo
+from resolver.agent.merge import commit_merge, detach_head, merge_trees, with_markers
 from sandbox import Change, ChangedFile
 from tests.agent.conftest import git, make_repo
 
@@ -35,9 +36,9 @@ def test_a_clean_merge_is_a_tree_with_both_sides(tmp_path: Path) -> None:
     clone = git_repo.clone(str(origin), tmp_path / "c", branch="resolver/x")
     ours, theirs = git_repo.head(clone), git_repo.git(clone, "rev-parse", "origin/main").strip()
     assert not git_repo.is_ancestor(clone, theirs, ours)
-    merge = git_repo.merge_trees(clone, ours, theirs)
+    merge = merge_trees(clone, ours, theirs)
     assert merge.conflicts == ()
-    sha = git_repo.commit_merge(clone, merge.tree, (ours, theirs), "Merge", BOT)
+    sha = commit_merge(clone, merge.tree, (ours, theirs), "Merge", BOT)
     assert git_repo.git(clone, "rev-parse", f"{sha}^1", f"{sha}^2").split() == [ours, theirs]
     assert git_repo.show(clone, sha, "a.txt") == "one\nTWO\nthree\n"
     assert git_repo.show(clone, sha, "b.txt") == "B\n"
@@ -51,26 +52,26 @@ def test_a_conflict_names_its_files_and_a_resolution_is_checked_for_markers(
     origin = origin_with(tmp_path, {"a.txt": "one\n2\nthree\n", "b.txt": "B\n"})
     clone = git_repo.clone(str(origin), tmp_path / "c", branch="resolver/x")
     ours, theirs = git_repo.head(clone), git_repo.git(clone, "rev-parse", "origin/main").strip()
-    merge = git_repo.merge_trees(clone, ours, theirs)
+    merge = merge_trees(clone, ours, theirs)
     assert merge.conflicts == ("a.txt",)
     conflicted = git_repo.show(clone, merge.tree, "a.txt") or ""
     assert "<<<<<<< " in conflicted and ">>>>>>> " in conflicted
-    assert git_repo.with_markers(clone, merge.tree, merge.conflicts) == ["a.txt"]
+    assert with_markers(clone, merge.tree, merge.conflicts) == ["a.txt"]
 
-    start = git_repo.commit_merge(clone, merge.tree, (ours, theirs), "Merge", BOT)
-    git_repo.detach_head(clone, start)
+    start = commit_merge(clone, merge.tree, (ours, theirs), "Merge", BOT)
+    detach_head(clone, start)
     assert git_repo.head(clone) == start
     half = Change(files=(ChangedFile("a.txt", "100644", b"one\n<<<<<<< x\nTWO\n"),))
     half_tree = git_repo.apply_change(clone, start, half)
     assert half_tree is not None
-    assert git_repo.with_markers(clone, half_tree, merge.conflicts) == ["a.txt"]
+    assert with_markers(clone, half_tree, merge.conflicts) == ["a.txt"]
     done = Change(files=(ChangedFile("a.txt", "100644", b"one\nTWO 2\nthree\n"),))
     tree = git_repo.apply_change(clone, start, done)
     assert tree is not None
-    assert git_repo.with_markers(clone, tree, merge.conflicts) == []
+    assert with_markers(clone, tree, merge.conflicts) == []
     # A resolution that deletes the file leaves no marker in it either.
     gone = git_repo.apply_change(clone, start, Change(deleted=("a.txt",)))
-    assert gone is not None and git_repo.with_markers(clone, gone, merge.conflicts) == []
+    assert gone is not None and with_markers(clone, gone, merge.conflicts) == []
 
 
 def test_a_resolved_file_too_large_to_read_counts_as_unresolved(tmp_path: Path) -> None:
@@ -81,4 +82,4 @@ def test_a_resolved_file_too_large_to_read_counts_as_unresolved(tmp_path: Path) 
         clone, git_repo.head(clone), Change(files=(ChangedFile("a.txt", "100644", big),))
     )
     assert tree is not None
-    assert git_repo.with_markers(clone, tree, ("a.txt",)) == ["a.txt"]
+    assert with_markers(clone, tree, ("a.txt",)) == ["a.txt"]

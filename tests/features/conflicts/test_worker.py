@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from resolver.agent import git as git_repo
+from resolver.agent.merge import merge_trees
 from resolver.agent.session import SessionResult, Work
 from resolver.agent.task import AgentResult
 from resolver.contract import outbound as providers
@@ -236,7 +237,7 @@ def conflicted(repo: Path, tmp_path: Path) -> tuple[git_repo.Clone, str, str, st
     clone = git_repo.clone(str(repo), tmp_path / "clone", branch=BRANCH)
     ours = git_repo.head(clone)
     theirs = git(repo, "rev-parse", "main").strip()
-    merge = git_repo.merge_trees(clone, ours, theirs)
+    merge = merge_trees(clone, ours, theirs)
     assert merge.conflicts == ("a.txt",)
     return clone, ours, theirs, merge.tree
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from resolver.agent import git as git_repo
+from resolver.agent.merge import commit_merge, detach_head, merge_trees, with_markers
 from resolver.agent.result import MAX_FILES_LISTED, run_result
 from resolver.agent.session import (
     SessionRequest,
@@ -117,7 +118,7 @@ def update(
         if git_repo.is_ancestor(clone, theirs, ours):
             summary = f"`{plan.branch}` already has everything on `{plan.base}`."
             return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={"summary": summary})
-        merge = git_repo.merge_trees(clone, ours, theirs)
+        merge = merge_trees(clone, ours, theirs)
         why = gate(clone, ours, theirs, merge.conflicts) if gate is not None else None
         if why is not None:
             return RunResult(JobState.SUCCEEDED, Outcome.NO_CHANGES, result={"summary": why})
@@ -126,8 +127,8 @@ def update(
             return _push_clean(clone, plan, merge.tree, (ours, theirs), title, author, git_env, bot)
         resolver = _Resolution(plan, git_env, author, (ours, theirs), merge.conflicts, title, bot)
         # The conflicted merge is the agent's starting point (never pushed as it is).
-        start = git_repo.commit_merge(clone, merge.tree, (ours, theirs), title, bot)
-        git_repo.detach_head(clone, start)
+        start = commit_merge(clone, merge.tree, (ours, theirs), title, bot)
+        detach_head(clone, start)
         request = _request(ctx, snapshot, plan, git_env, merge.conflicts)
         done = run_in_clone(request, ctx, clone, after=resolver.after)
     return resolver.result(done)
@@ -147,7 +148,7 @@ def _push_clean(
     pull request's description, as a follow-up's are."""
     summary = f"Merged `{plan.base}` into `{plan.branch}`; git found no conflicts."
     message = build_commit_message(title, summary, *author)
-    sha = git_repo.commit_merge(clone, tree, parents, message, bot)
+    sha = commit_merge(clone, tree, parents, message, bot)
     git_repo.push(clone, sha, plan.branch, force=False, auth=git_env)
     files = branch_files(clone, plan.base, sha, None)
     result: JsonObject = {
@@ -181,11 +182,11 @@ class _Resolution:
         """Push the resolved merge; only a tree with no markers left in the conflicted files."""
         if agent.outcome != "changed_code" or work.tree is None:
             return
-        self.left = git_repo.with_markers(work.clone, work.tree, self.conflicts)
+        self.left = with_markers(work.clone, work.tree, self.conflicts)
         if self.left:
             return
         message = build_commit_message(self.title, agent.summary, *self.author)
-        sha = git_repo.commit_merge(work.clone, work.tree, self.parents, message, self.bot)
+        sha = commit_merge(work.clone, work.tree, self.parents, message, self.bot)
         git_repo.push(work.clone, sha, self.plan.branch, force=False, auth=self.git_env)
         self.pushed = True
 
