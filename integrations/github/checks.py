@@ -9,7 +9,7 @@ from typing import Final
 import httpx
 
 from integrations.github.auth import ci_client
-from integrations.github.client import TIMEOUT_SECONDS, _tls_context
+from integrations.github.client import TIMEOUT_SECONDS, tls_context
 from integrations.github.trigger import part_of
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.provider import CIReport
@@ -54,7 +54,7 @@ def read_tail(url: str, budget: int = LOG_READ_BYTES) -> tuple[str, bool]:
     kept, total = b"", 0
     try:
         with (
-            httpx.Client(verify=_tls_context(), timeout=TIMEOUT_SECONDS) as http,
+            httpx.Client(verify=tls_context(), timeout=TIMEOUT_SECONDS) as http,
             http.stream("GET", url, follow_redirects=True) as response,
         ):
             if response.status_code >= 400:

@@ -69,7 +69,7 @@ def github_session(
         timeout=timeout,
         auto_retry=False,
         http_cache=False,
-        ssl_verify=_tls_context(),
+        ssl_verify=tls_context(),
         event_hooks={"response": [_retry_after_in_seconds]},
     )
 
@@ -93,7 +93,8 @@ def warm() -> None:
 
 
 @cache
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
+    """The one TLS context of every client that talks to GitHub."""
     # httpx would load the CA bundle for every client (about 70 ms); one context serves all.
     return httpx.create_ssl_context()
 
@@ -115,7 +116,7 @@ def translate_errors(action: str) -> Iterator[None]:
         status, wait = error.response.status_code, error.retry_after.total_seconds()
         raise ERRORS.rate_limited(action, status, wait) from None
     except RequestFailed as error:
-        raise _from_response(action, error.response.raw_response) from None
+        raise from_response(action, error.response.raw_response) from None
     except RequestTimeout:
         raise ERRORS.timed_out(action) from None
     except RequestError as error:
@@ -124,7 +125,9 @@ def translate_errors(action: str) -> Iterator[None]:
         raise ERRORS.unreachable(action, error.exc) from None
 
 
-def _from_response(action: str, response: httpx.Response) -> CallbackError:
+def from_response(action: str, response: httpx.Response) -> CallbackError:
+    """GitHub's error answer to `action` as the callback error it means (a secondary rate
+    limit is transient, with GitHub's wait)."""
     status = response.status_code
     detail = _error_detail(response)
     secondary = status == 403 and "secondary rate limit" in detail.lower()
@@ -461,13 +464,13 @@ def _log_location(settings: Settings, token: str, repo: str, job_id: int) -> str
         "User-Agent": f"Resolver ({settings.bot_name})",
     }
     try:
-        with httpx.Client(verify=_tls_context(), timeout=TIMEOUT_SECONDS) as http:
+        with httpx.Client(verify=tls_context(), timeout=TIMEOUT_SECONDS) as http:
             response = http.get(url, headers=headers, follow_redirects=False)
     except httpx.TransportError as error:
         raise ERRORS.unreachable(action, error) from None
     location = response.headers.get("location")
     if not response.is_redirect or not location:
-        raise _from_response(action, response)
+        raise from_response(action, response)
     return str(location)
 
 
