@@ -22,7 +22,8 @@ from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 import jwt
 
 from integrations.github import signin
-from integrations.github.client import GitHubClient, github_session, translate_errors
+from integrations.github.api import github_session, translate_errors
+from integrations.github.client import GitHubClient
 from integrations.github.settings import GitHubSettings
 from integrations.github.trigger import installation_of
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError

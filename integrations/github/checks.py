@@ -8,8 +8,8 @@ from typing import Final
 
 import httpx
 
+from integrations.github.api import TIMEOUT_SECONDS, tls_context
 from integrations.github.auth import ci_client
-from integrations.github.client import TIMEOUT_SECONDS, tls_context
 from integrations.github.trigger import part_of
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.provider import CIReport

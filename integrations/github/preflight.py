@@ -15,9 +15,9 @@ from typing import Any, Final
 
 from githubkit import GitHub
 
+from integrations.github.api import github_session, translate_errors
 from integrations.github.app_manifest import EVENTS, PERMISSIONS
 from integrations.github.auth import GitHubAuthError, app_configured, app_jwt
-from integrations.github.client import github_session, translate_errors
 from integrations.github.settings import GitHubSettings
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.errors import CallbackError

@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
-from integrations.github import client
+from integrations.github import api
 from integrations.github.auth import client_for_job, git_auth_env, token_for_job
 from integrations.github.client import GitHubClient
 from integrations.github.threads import resolve_review_thread, resolved_roots
@@ -245,7 +245,7 @@ class GitHubForge:
 
 def warm() -> None:
     """`Provider.warm`: this module and the calls a new job's acknowledgements make."""
-    client.warm()
+    api.warm()
 
 
 def conversation(
