@@ -74,7 +74,7 @@ class DiffThread:
     type: str = "DiffNote"
 
 
-class _Connection:
+class Connection:
     """python-gitlab that never waits or retries, and the headers of its last answer (its errors
     carry none, and Retry-After is one of them)."""
 
@@ -214,7 +214,7 @@ class GitLabClient:
     def _api(self, action: str) -> Iterator[gitlab.Gitlab]:
         token = self._token()
         register_secret(token)
-        connection = _Connection(self._settings, token)
+        connection = Connection(self._settings, token)
         try:
             with translate_errors(action, lambda: connection.last_headers):
                 yield connection.api

@@ -16,7 +16,7 @@ from typing import Any, Final
 import requests
 from gitlab.exceptions import GitlabError
 
-from integrations.gitlab.client import _Connection, error_detail
+from integrations.gitlab.client import Connection, error_detail
 from integrations.gitlab.routes import ROUTES
 from integrations.gitlab.settings import GitLabSettings
 from resolver.contract.setup import (
@@ -96,7 +96,7 @@ def _message(kind: str, ident: str, status: int | None, detail: object) -> str:
 def _manager(settings: Settings, request: HookRequest) -> tuple[Any, str, str]:
     kind, ident = parse_scope(request.scope)
     register_secret(request.credential)
-    api = _Connection(settings, request.credential).api
+    api = Connection(settings, request.credential).api
     parent = api.projects if kind == "project" else api.groups
     return parent.get(ident, lazy=True).hooks, kind, ident
 
