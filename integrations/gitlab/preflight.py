@@ -12,7 +12,7 @@ import gitlab
 import requests
 from gitlab.exceptions import GitlabError, GitlabHookTestError
 
-from integrations.gitlab.client import error_detail
+from integrations.gitlab.api import error_detail
 from integrations.gitlab.routes import ROUTES
 from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.setup import EVENT_FLAGS, TEST_TRIGGER

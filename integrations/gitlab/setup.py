@@ -16,7 +16,7 @@ from typing import Any, Final
 import requests
 from gitlab.exceptions import GitlabError
 
-from integrations.gitlab.client import Connection, error_detail
+from integrations.gitlab.api import Connection, error_detail
 from integrations.gitlab.routes import ROUTES
 from integrations.gitlab.settings import GitLabSettings
 from resolver.contract.setup import (

@@ -13,7 +13,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from integrations.gitlab.client import GitLabClient, error_detail, retry_after
+from integrations.gitlab.api import error_detail, retry_after
+from integrations.gitlab.client import GitLabClient
 from integrations.gitlab.standin.api import GitLabAPI, Project
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.core.logs import register_secret
