@@ -66,8 +66,9 @@ def _run(
 ) -> tuple[RunResult, SessionResult | None]:
     from resolver.agent.git import RepoError
     from resolver.agent.llm import LLMError
+    from resolver.agent.request import SessionRequest
     from resolver.agent.result import run_result
-    from resolver.agent.session import SessionRequest, run_session
+    from resolver.agent.session import run_session
     from resolver.agent.task import InvalidLimitError
     from resolver.core.job import JobContext, RunResult
     from resolver.core.logs import redact

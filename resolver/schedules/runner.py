@@ -24,8 +24,9 @@ from integrations import registry
 from integrations.registry import parse_repo_spec
 from resolver.agent import git as git_repo
 from resolver.agent.git import Clone
+from resolver.agent.request import SessionRequest
 from resolver.agent.result import run_result
-from resolver.agent.session import AfterAgent, SessionRequest, run_session
+from resolver.agent.session import AfterAgent, run_session
 from resolver.agent.task import TaskContext
 from resolver.broker.publish import publish_callback
 from resolver.contract import outbound as providers

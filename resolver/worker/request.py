@@ -18,8 +18,9 @@ import logging
 from typing import TYPE_CHECKING, Final
 
 from integrations import registry
+from resolver.agent.request import SessionRequest
 from resolver.agent.result import run_result
-from resolver.agent.session import SessionRequest, run_session
+from resolver.agent.session import run_session
 from resolver.agent.task import TaskContext
 from resolver.callbacks import record
 from resolver.contract import outbound as providers

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from resolver.agent.events import Event
+from resolver.agent.request import SessionRequest
 from resolver.agent.result import run_result
-from resolver.agent.session import SessionRequest, SessionResult, run_session
+from resolver.agent.session import SessionResult, run_session
 from resolver.core.job import JobContext
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome

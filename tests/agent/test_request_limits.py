@@ -8,7 +8,7 @@ from pathlib import Path
 from cryptography.fernet import Fernet
 
 from resolver.agent.git import Clone
-from resolver.agent.session import SessionRequest, build_task
+from resolver.agent.request import SessionRequest, build_task
 from resolver.core.settings import Settings
 
 

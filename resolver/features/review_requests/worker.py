@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Final
 from integrations import registry
 from resolver.agent import git as git_repo
 from resolver.agent.events import Kind
+from resolver.agent.request import SessionRequest
 from resolver.agent.result import run_result
-from resolver.agent.session import SessionRequest, SessionResult, run_in_clone
+from resolver.agent.session import SessionResult, run_in_clone
 from resolver.agent.task import TaskContext
 from resolver.agent.trajectory import latest_attempt
 from resolver.callbacks.proof import render_verification

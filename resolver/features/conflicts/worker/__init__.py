@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 from resolver.agent import git as git_repo
 from resolver.agent.merge import commit_merge, detach_head, merge_trees, with_markers
+from resolver.agent.request import SessionRequest
 from resolver.agent.result import MAX_FILES_LISTED, run_result
 from resolver.agent.session import (
-    SessionRequest,
     SessionResult,
     Work,
     branch_files,
