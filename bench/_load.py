@@ -14,13 +14,14 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.support.ports import free_port as free_port  # a bench's servers' ports
 
 Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 LOG_TAIL = 4000
@@ -237,12 +238,6 @@ def fixed_rate(
         return asyncio.run(paced(port, path, signed, rate, seconds))
 
     return measured(pid, run, lambda _: rate * seconds)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 START_TIMEOUT = 120.0

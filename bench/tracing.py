@@ -109,9 +109,7 @@ def servers(envs: dict[str, dict[str, str]], tmp: Path) -> Iterator[dict[str, tu
     with ExitStack() as stack:
         starting: dict[str, tuple[subprocess.Popen[bytes], int, Path]] = {}
         for mode, env in envs.items():
-            port = free_port()
-            while port in {taken for _, taken, _ in starting.values()}:
-                port = free_port()
+            port = free_port()  # a port of this process's own, however many it takes
             log_path = tmp / f"server-{mode.replace(' ', '-')}.log"
             log = stack.enter_context(log_path.open("w"))
             proc = subprocess.Popen(

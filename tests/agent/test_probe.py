@@ -4,7 +4,6 @@ the probe itself never raises."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from resolver.agent.llm import LLMConfig
 from resolver.agent.probe import probe
 from tests.support.llm_server import MODEL, ScriptedLLMServer, error, text
+from tests.support.ports import free_port
 
 KEY = "sk-probe-test-key-0123456789"
 
@@ -49,9 +49,7 @@ def test_a_model_the_provider_does_not_know_is_named_unknown(server: ScriptedLLM
 
 
 def test_a_server_that_is_not_there_is_unreachable() -> None:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
+    port = free_port()  # reserved for this test: nothing listens on it
     found = probe(LLMConfig(MODEL, api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1"), 5)
     assert found.verdict == "unreachable"
 

@@ -17,7 +17,8 @@ from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
 from tests.e2e.github_flow import ALICE_ID, github_settings, mention, widgets
 from tests.e2e.stack import Stack, by_step, running_stack
 from tests.support.llm_server import finish, tool
-from tests.support.procs import free_port, start
+from tests.support.ports import free_port
+from tests.support.procs import start
 
 pytestmark = pytest.mark.docker
 

@@ -31,7 +31,7 @@ from tests.e2e.test_browser import (
 from tests.e2e.test_slack import assert_pull_request
 from tests.integrations.deliveries import SECRETS, jira, load, post, slack
 from tests.integrations.github.conftest import REPO
-from tests.support.procs import free_port
+from tests.support.ports import free_port
 
 __all__ = ["browser"]  # the fixture, shared with test_browser
 

@@ -15,7 +15,8 @@ from tests.deploy.grafana import dashboard_series
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
-from tests.support.procs import free_port, wait_until
+from tests.support.ports import free_port
+from tests.support.procs import wait_until
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -19,7 +19,8 @@ from tests.e2e.test_browser import (
     screenshot,
 )
 from tests.integrations.deliveries import github, load
-from tests.support.procs import free_port, start, stop, wait_until
+from tests.support.ports import free_port
+from tests.support.procs import start, stop, wait_until
 
 CLIENT_ID, CLIENT_SECRET = "Iv1.setup-test", "setup-test-secret"
 ROOT_ID = 7001

@@ -25,7 +25,8 @@ from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import github_settings, issue_comment, widgets
 from tests.e2e.stack import Stack, by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
-from tests.support.procs import free_port, start, wait_until
+from tests.support.ports import free_port
+from tests.support.procs import start, wait_until
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.parametrize("backend", ["postgresql"])]
 BRIDGE = "rsv-test-br2"

@@ -25,7 +25,7 @@ from resolver.onboarding.store import VaultStore
 from resolver.store import configured
 from resolver.store.db import session_scope
 from tests.conftest import reset_caches
-from tests.support.procs import free_port
+from tests.support.ports import free_port
 from tests.web.setup_flow import create_on_github, form_to_github
 
 PUBLIC_URL = "https://resolver.example.com"

@@ -21,7 +21,7 @@ from resolver.store.repo_defaults import set_route
 from resolver.store.vault import Vault, store_credential
 from tests.onboarding.conftest import strong_secret
 from tests.support.llm_server import ScriptedLLMServer, error, scripted_llm, text
-from tests.support.procs import free_port
+from tests.support.ports import free_port
 
 ALL_OFF = {
     "github_webhook_secret": None,

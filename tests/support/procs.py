@@ -228,10 +228,3 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str) -> float:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.1)
     return time.monotonic() - start_at
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

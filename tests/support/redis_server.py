@@ -14,7 +14,7 @@ from pathlib import Path
 
 import redis
 
-from tests.support.procs import free_port
+from tests.support.ports import free_port
 
 # The shell lives as long as the server, and ends it when its stdin closes, that is when the
 # worker that started it ends, however it ends (a SIGKILL included): no server outlives its

@@ -5,8 +5,6 @@ of the right kind."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from integrations.github.auth import ci_client
@@ -18,6 +16,7 @@ from resolver.core.settings import Settings, get_settings
 from resolver.features.ci.contract import LOG_TAIL_CHARS
 from tests.integrations.github.conftest import INSTALLATION_ID, REPO
 from tests.integrations.github.test_auth import github_env  # noqa: F401 - a fixture
+from tests.support.ports import free_port
 
 CHECK_ID = 31
 CONTEXT = {"repo": REPO, "number": 7, "installation_id": INSTALLATION_ID}
@@ -94,9 +93,7 @@ def test_a_download_that_answers_an_error_is_permanent(github_api: GitHubAPI) ->
 
 
 def test_a_download_that_cannot_be_reached_is_transient() -> None:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
+    port = free_port()  # reserved for this test: nothing listens on it
     with pytest.raises(TransientCallbackError, match="the log could not be read: ConnectError"):
         read_tail(f"http://127.0.0.1:{port}/log")
 

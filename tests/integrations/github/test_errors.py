@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -20,6 +19,7 @@ from resolver.contract.errors import (
 )
 from resolver.core.settings import Settings
 from tests.integrations.github.conftest import REPO, make_settings
+from tests.support.ports import free_port
 
 USER_TOKEN = "ghp_" + "Z9" * 18
 COMMENTS = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
@@ -140,9 +140,7 @@ def test_validation_details_are_part_of_the_message(
 
 
 def test_an_unreachable_api_is_transient(settings: Settings) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()  # reserved for this test: nothing listens on it
     offline = make_settings(f"http://127.0.0.1:{closed_port}", None)
     client = GitHubClient(offline, lambda: USER_TOKEN)
     with pytest.raises(TransientCallbackError) as failed:

@@ -4,7 +4,6 @@ call is sent once (python-gitlab neither retries nor sleeps)."""
 from __future__ import annotations
 
 import json
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -20,6 +19,7 @@ from resolver.contract.errors import CallbackError, PermanentCallbackError, Tran
 from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
 from tests.integrations.gitlab.conftest import BOT_TOKEN, make_settings
+from tests.support.ports import free_port
 
 NOTES = "POST /projects/{id}/issues/{iid}/notes"
 ACTION = "POST /projects/:id/issues/:iid/notes"
@@ -115,9 +115,7 @@ def test_a_wrong_token_is_permanent_and_not_repeated(
 
 
 def test_an_unreachable_instance_is_transient(project: Project) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()  # reserved for this test: nothing listens on it
     client = GitLabClient(make_settings(f"http://127.0.0.1:{closed_port}"), lambda: BOT_TOKEN)
     with pytest.raises(TransientCallbackError) as failed:
         client.post_note(project.id, "issue", 7, "Queued")

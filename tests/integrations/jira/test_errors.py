@@ -13,6 +13,7 @@ from integrations.jira.client import JiraClient
 from integrations.jira.standin.api import JiraAPI, User, error_body
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.integrations.jira.conftest import API_TOKEN, EMAIL, ISSUE
+from tests.support.ports import free_port
 
 COMMENTS = "POST /rest/api/2/issue/{issueIdOrKey}/comment"
 
@@ -118,9 +119,7 @@ def test_a_wrong_token_is_permanent_and_never_shown(
 
 
 def test_an_unreachable_site_is_transient() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()  # reserved for this test: nothing listens on it
     client = JiraClient(f"http://127.0.0.1:{closed_port}", f"{EMAIL}:{API_TOKEN}")
     with pytest.raises(TransientCallbackError) as failed:
         client.add_comment(ISSUE, "Queued")

@@ -20,6 +20,7 @@ from integrations.linear.standin.api import (
 )
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.integrations.linear.conftest import OAUTH_TOKEN
+from tests.support.ports import free_port
 
 
 @pytest.fixture
@@ -144,9 +145,7 @@ def test_an_api_key_sent_as_bearer_is_refused(
 
 
 def test_an_unreachable_api_is_transient() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()  # reserved for this test: nothing listens on it
     client = LinearClient(f"http://127.0.0.1:{closed_port}/graphql", OAUTH_TOKEN)
     with pytest.raises(TransientCallbackError, match="could not be reached") as failed:
         client.react("any")

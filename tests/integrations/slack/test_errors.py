@@ -4,7 +4,6 @@ transient; every other Slack error is permanent. Messages never hold the token."
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Callable
 
 import pytest
@@ -14,6 +13,7 @@ from integrations.slack.standin.api import SlackAPI
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.core.settings import Settings
 from tests.integrations.slack.conftest import BOT_TOKEN, CHANNEL, make_settings
+from tests.support.ports import free_port
 
 
 def fail_once(
@@ -115,9 +115,7 @@ def test_a_wrong_or_missing_token_is_permanent(
 
 
 def test_an_unreachable_api_is_transient() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()  # reserved for this test: nothing listens on it
     client = SlackClient(make_settings(f"http://127.0.0.1:{closed_port}/api/"), BOT_TOKEN)
     with pytest.raises(TransientCallbackError) as failed:
         client.post(CHANNEL, None, "Queued")
