@@ -5,7 +5,8 @@
 `--smoke` (`make bench-smoke`, run by CI) runs each at a tiny size, in seconds, so a bench that
 no longer starts is seen the day it breaks; its figures mean nothing. Either way a bench fails
 when it exits non-zero or when its output lacks the lines its table prints, and the run then
-exits non-zero, naming it. Before anything runs, every bench in bench/ must be listed in
+exits non-zero, naming it, with the end of its output (standard error included) again below
+the summary. Before anything runs, every bench in bench/ must be listed in
 BENCHES, and no module in bench/ may be named like one of the project's packages: a bench runs
 with bench/ first on its path, where such a module would hide the package.
 """
@@ -24,6 +25,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SMOKE_TIMEOUT = 300.0
 """Seconds a bench may take at its smoke size before it counts as failed."""
+FAILED_TAIL = 15
+"""Lines of a failed bench's output repeated below the summary."""
 
 
 @dataclass(frozen=True)
@@ -122,10 +125,13 @@ def layout_errors() -> list[str]:
     return errors
 
 
-def run(bench: Bench, smoke: bool) -> str | None:
-    """Run one bench, its output shown as it comes; what went wrong, or None."""
+def run(bench: Bench, smoke: bool) -> tuple[str | None, list[str]]:
+    """Run one bench, its output (standard error included) shown as it comes: what went wrong,
+    or None, and the output."""
     command = [sys.executable, str(HERE / bench.script), *(bench.smoke if smoke else ())]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
     output: list[str] = []
     reader = threading.Thread(target=echo, args=(process, output), daemon=True)
     reader.start()
@@ -133,13 +139,13 @@ def run(bench: Bench, smoke: bool) -> str | None:
         code = process.wait(timeout=SMOKE_TIMEOUT if smoke else None)
     except subprocess.TimeoutExpired:
         stop(process)
-        return f"still running after {SMOKE_TIMEOUT:g} s"
+        return f"still running after {SMOKE_TIMEOUT:g} s", output
     finally:
         reader.join(timeout=10)
     if code != 0:
-        return f"exit code {code}"
+        return f"exit code {code}", output
     missing = [line for line in bench.table if line not in "".join(output)]
-    return f"no table: its output lacks {missing[0]!r}" if missing else None
+    return (f"no table: its output lacks {missing[0]!r}" if missing else None), output
 
 
 def echo(process: subprocess.Popen[str], into: list[str]) -> None:
@@ -172,16 +178,21 @@ def main() -> int:
         return 1
     chosen = [bench for bench in BENCHES if not args.only or bench.script in args.only]
     outcomes: list[tuple[str, float, str | None]] = []
+    ends: dict[str, list[str]] = {}
     started = time.monotonic()
     for bench in chosen:
         print(f"\n=== {bench.script.removesuffix('.py')} ===", flush=True)
         began = time.monotonic()
-        failure = run(bench, args.smoke)
+        failure, output = run(bench, args.smoke)
         outcomes.append((bench.script, time.monotonic() - began, failure))
+        if failure is not None:
+            ends[bench.script] = output[-FAILED_TAIL:]
     kind = "smoke run" if args.smoke else "run"
     print(f"\n=== {kind}: {len(chosen)} benches in {time.monotonic() - started:.0f} s ===")
     for script, seconds, failure in outcomes:
         print(f"  {script:16}{seconds:7.1f} s  {'ok' if failure is None else 'FAILED: ' + failure}")
+    for script, end in ends.items():  # again where a log's tail shows it: the cause is there
+        print(f"--- the end of {script}'s output ---\n{''.join(end).rstrip()}")
     failed = [script for script, _, failure in outcomes if failure is not None]
     if failed:
         print(f"bench {kind} failed: {', '.join(failed)}", file=sys.stderr)
