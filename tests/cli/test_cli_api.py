@@ -2,22 +2,16 @@
 
 import json
 import subprocess
-import sys
 
 from starlette.testclient import TestClient
 
 from tests.store.test_storage import PUBLIC_FIELDS, new_job
+from tests.support import procs
 
 
 def cli(env, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "resolver.cli", *args],
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    """`resolver ARGS` in a process of its own (forked from the tests' warm parent)."""
+    return procs.run(env, "-m", "resolver.cli", *args, stdin=stdin)
 
 
 def test_users_and_tokens_from_stdin(resolver_env) -> None:

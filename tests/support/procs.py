@@ -44,6 +44,34 @@ def start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]
         )
 
 
+def run(
+    env: dict[str, str], *args: str, stdin: str = "", timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run([python, *ARGS], input=stdin, capture_output=True, text=True)`, in the
+    working directory, forked from the warm parent as `start` does where it can: a command
+    line test pays for its command, not for importing Resolver again each time."""
+    if not _forkable(args):
+        return subprocess.run(
+            [sys.executable, *args], env={**env, "PYTHONPATH": str(ROOT)}, input=stdin,
+            capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="resolver-run-") as tmp:
+        streams = {name: os.path.join(tmp, name) for name in ("stdin", "stdout", "stderr")}
+        Path(streams["stdin"]).write_text(stdin)
+        env = {**env, "PYTHONPATH": str(ROOT)}
+        forked = _zygote().start(
+            env, Path(streams["stderr"]), os.getcwd(), args[1], args[2:], streams
+        )
+        try:
+            code = forked.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(forked.pid, signal.SIGKILL)
+            forked.wait()
+            raise
+        out, err = (Path(streams[name]).read_text() for name in ("stdout", "stderr"))
+    return subprocess.CompletedProcess([sys.executable, *args], code, out, err)
+
+
 def _forkable(args: tuple[str, ...]) -> bool:
     if os.environ.get("RESOLVER_TEST_FORK_SERVER", "1") == "0":
         return False
@@ -124,9 +152,20 @@ class Zygote:
             return answer
 
     def start(
-        self, env: dict[str, str], log: Path, cwd: str, module: str, args: tuple[str, ...]
+        self,
+        env: dict[str, str],
+        log: Path,
+        cwd: str,
+        module: str,
+        args: tuple[str, ...],
+        streams: dict[str, str] | None = None,
     ) -> Forked:
-        request = {"env": env, "log": str(log), "cwd": cwd, "module": module, "args": args}
+        """Fork `python -m MODULE ARGS`; `streams` may name files for its "stdin", "stdout" and
+        "stderr" (by default nothing in, and both outputs to `log`)."""
+        request = {
+            "env": env, "log": str(log), "cwd": cwd, "module": module, "args": args,
+            **(streams or {}),
+        }  # fmt: skip
         pid = int(self._ask({"start": request})["pid"])
         return Forked(pid, [sys.executable, "-m", module, *args], self)
 
