@@ -4,23 +4,17 @@ fix and never its value, and counts settings kept in the vault."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
 from resolver.core.settings import get_settings
 from resolver.store import configured
 from resolver.store.db import session_scope
 from tests.conftest import ResolverEnv
+from tests.support import procs
 
 
 def doctor(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "resolver.cli", "doctor", *args],
-        env={**env, "COLUMNS": "400"},  # one table row per line
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    # one table row per line
+    return procs.run({**env, "COLUMNS": "400"}, "-m", "resolver.cli", "doctor", *args, timeout=300)
 
 
 def test_a_weak_webhook_secret_fails_doctor_with_its_fix(resolver_env: ResolverEnv) -> None:

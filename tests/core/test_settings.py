@@ -1,17 +1,13 @@
 import subprocess
-import sys
 
 import pytest
 
+from tests.support import procs
+
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "resolver.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    """`resolver ARGS` in a process of its own, which reads its settings afresh."""
+    return procs.run(env, "-m", "resolver.cli", *args)
 
 
 def test_missing_secret_keys_stops_with_one_line(resolver_env) -> None:

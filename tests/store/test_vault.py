@@ -1,6 +1,3 @@
-import subprocess
-import sys
-
 import pytest
 from cryptography.fernet import Fernet
 from sqlalchemy import select
@@ -8,6 +5,7 @@ from sqlalchemy import select
 from resolver.store.db import session_scope
 from resolver.store.models import Credential
 from resolver.store.vault import Secret, Vault, VaultError, rotate_all, store_credential
+from tests.support import procs
 
 
 def test_first_key_encrypts_and_every_key_decrypts() -> None:
@@ -49,13 +47,7 @@ def test_keys_rotate_reencrypts_every_secret(resolver_env, monkeypatch) -> None:
         )
     new_key = Fernet.generate_key().decode()
     env = resolver_env.child_env(RESOLVER_SECRET_KEYS=f"{new_key},{old_key}")
-    done = subprocess.run(
-        [sys.executable, "-m", "resolver.cli", "keys", "rotate"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = procs.run(env, "-m", "resolver.cli", "keys", "rotate")
     assert done.returncode == 0, done.stderr
     assert "re-encrypted 1" in done.stdout
     with session_scope() as session:
