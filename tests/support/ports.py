@@ -50,7 +50,10 @@ def reserve(ports: Sequence[int]) -> int:
     held by this process from now."""
     LOCKS.mkdir(mode=0o777, exist_ok=True)
     for port in random.sample(ports, len(ports)):
-        fd = os.open(LOCKS / str(port), os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fd = os.open(LOCKS / str(port), os.O_RDWR | os.O_CREAT, 0o666)
+        except PermissionError:  # another user's lock file
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # another process holds it
