@@ -4,9 +4,10 @@ A port probed with `bind(0)` and released is free only at that moment: until the
 it, a port the kernel hands out (to anyone's `bind(0)`, anyone's outgoing connection) may be
 the same one. On a machine where the stack group and the benches run side by side, a server
 then fails to start, or a bench measures somebody else's server. So these ports come from
-below the kernel's ephemeral range, which it never hands out on its own, and each is held by
-a lock file for as long as the process that asked for it lives (or until it has asked for
-`HELD` more): two processes of the project never get the same one at once.
+outside the kernel's ephemeral range (below it, or above it where it starts low), which it never
+hands out on its own, and each is held by a lock file for as long as the process that asked for
+it lives (or until it has asked for `HELD` more): two processes of the project never get the
+same one at once.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 SPAN: Final = 10_000
-"""How many ports below the ephemeral range are drawn from."""
+"""How many ports below the ephemeral range are drawn from (at most)."""
 HELD: Final = 64
 """Reservations one process keeps: a server binds its port within seconds of the request, and
 the kernel keeps a bound port from anyone else after that."""
@@ -37,12 +38,14 @@ def free_port() -> int:
 
 
 def candidates() -> range:
-    """The ports below the kernel's ephemeral range (net.ipv4.ip_local_port_range)."""
+    """The ports below the kernel's ephemeral range (net.ipv4.ip_local_port_range), or above it
+    where it starts too low to leave room below."""
     try:
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768  # Linux's default
-    return range(max(1024, low - SPAN), low)
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999  # Linux's default
+    below = range(max(1024, low - SPAN), low)
+    return below if len(below) >= SPAN // 10 else range(high + 1, 65536)
 
 
 def reserve(ports: Sequence[int]) -> int:
