@@ -10,7 +10,7 @@ from typing import Any, Final
 from docker.utils import parse_bytes
 
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
-from sandbox.naming import build_labels
+from sandbox.naming import PROXY_HOST, build_labels
 from sandbox.policy import HOME, TMP, WORKDIR, SandboxPolicy
 from sandbox.runtime import engine_runtimes, process_limits
 
@@ -19,6 +19,11 @@ HOSTNAME: Final = "sandbox"
 # The engine's resolver forwards a name it does not know to these servers, from inside the
 # container: nothing listens on the sandbox's own loopback, so every outside lookup fails.
 NO_DNS: Final = "127.0.0.1"
+# On an internal network the engine's resolver leaves an outside name unanswered rather than
+# forward it, and glibc waited out 5 s twice for A and again for AAAA: 20 s before a tool that
+# resolves a name itself (not through the proxy) heard that it does not exist. One try of 1 s
+# each; the proxy's own name is in /etc/hosts, so no lookup that matters waits on the engine.
+DNS_OPTIONS: Final = ("timeout:1", "attempts:1")
 
 
 def host_config_args(
@@ -59,19 +64,22 @@ def start_container(
     volume: str,
     job_id: str | None,
     owner: str | None = None,
-    network: str | None = None,
+    network: tuple[str, str] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> str:
     """Create and start a container on the workspace `volume`, labelled with its job and the
     attempt (`owner`) that started it; return its id. Nothing is left behind if a step fails.
-    With `network` (a job's internal egress network) it is on that network alone."""
+    With `network` (a job's internal egress network, and its proxy's address there) it is on
+    that network alone."""
     api = client().api
-    mode = network or _network_mode(policy)
+    mode = network[0] if network else _network_mode(policy)
     connected = network is not None or policy.network == BRIDGE
     host_config = host_config_args(policy, volume, mode, connected)
     if network:
-        # Names are the proxy's business: the sandbox's resolver forwards to nothing.
+        # Names are the proxy's business: the sandbox knows the proxy's, and no other.
         host_config["dns"] = [NO_DNS]
+        host_config["dns_opt"] = list(DNS_OPTIONS)
+        host_config["extra_hosts"] = {PROXY_HOST: network[1]}
     with engine_errors("create sandbox"):
         container_id: str = api.create_container(
             policy.image,

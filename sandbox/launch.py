@@ -58,7 +58,7 @@ def start_sandbox(
         if proxy is not None:
             undo.callback(proxy.close)
         env = proxy_env(proxy.url, dict(egress.env)) if proxy and egress else None
-        network = proxy.network if proxy else None
+        network = (proxy.network, proxy.ip) if proxy else None
         name = job_name(token, job_id) if job_id else pool_name(token)
         container_id = start_container(policy, name, volume, job_id, owner, network, env)
         undo.pop_all()
@@ -81,4 +81,6 @@ def _open_egress(
     labels = egress_labels(job_id, policy.deployment, owner)
     image = policy.proxy_image or proxy_image_tag()
     name = egress_name(token, job_id or SPARE)
-    return open_proxy(image, policy.egress_uplink, name, labels, egress.first)
+    return open_proxy(
+        image, policy.egress_uplink, name, labels, egress.first, policy.egress_subnets
+    )

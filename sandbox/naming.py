@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+# A job's egress proxy, by name on its network: the sandbox's /etc/hosts holds it before either
+# container starts, so the sandbox need not wait.
+PROXY_HOST: Final = "egress-proxy"
 LABEL_JOB: Final = "resolver.job"
 LABEL_CREATED: Final = "resolver.created"
 LABEL_WORKSPACE: Final = "resolver.workspace"

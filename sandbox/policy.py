@@ -40,6 +40,8 @@ class SandboxPolicy:
     """The egress proxy's image; default: the tag built from Dockerfile.proxy."""
     egress_uplink: str = "bridge"
     """The network through which a job's egress proxy reaches out."""
+    egress_subnets: str = "198.18.0.0/15"
+    """The addresses of the jobs' internal networks, a /28 each (see sandbox/proxy.py)."""
     runtime: Wanted = "runc"
     """The OCI runtime: runc, gVisor's runsc, or `auto` (runsc where the engine has it)."""
 

@@ -2,10 +2,14 @@
 and a Squid proxy on it that is also on the uplink network, so the proxy is the sandbox's only
 way out. Names are resolved by the proxy; the sandbox needs no DNS.
 
-The proxy starts while the sandbox does: the sandbox finds it by a fixed alias on the job's
-network (the engine's resolver answers for the network's own members and nothing else), and
-waits for Squid to listen only before its first command (`EgressProxy.ready`). Its access log
-is read through a shell attached to the proxy (sandbox/proxylog.py).
+Each network is a /28 of the operator's range (RESOLVER_SANDBOX_EGRESS_SUBNETS), picked at
+random, one the engine already holds skipped: the engine's own pools run out at about 30
+networks, fewer than the jobs a host runs. The proxy takes the network's last address, known
+before either container starts.
+
+The proxy starts while the sandbox does: the sandbox finds it by a fixed name, in its own
+/etc/hosts, and waits for Squid to listen only before its first command (`EgressProxy.ready`).
+Its access log is read through a shell attached to the proxy (sandbox/proxylog.py).
 
 The proxy, the network and the sandbox share a token in their names, which is how the reaper
 finds a proxy or network whose sandbox is gone.
@@ -13,21 +17,31 @@ finds a proxy or network whose sandbox is gone.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import random
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from docker.types import LogConfig
+import docker.errors
+from docker.types import IPAMConfig, IPAMPool, LogConfig
 
 from sandbox import squid
 from sandbox.container import remove_container
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.execution import capture
 from sandbox.hosts import Allowance
-from sandbox.naming import LABEL_CREATED, LABEL_DEPLOYMENT, LABEL_JOB, LABEL_OWNER, LABEL_ROLE
+from sandbox.naming import (
+    LABEL_CREATED,
+    LABEL_DEPLOYMENT,
+    LABEL_JOB,
+    LABEL_OWNER,
+    LABEL_ROLE,
+    PROXY_HOST,
+)
 from sandbox.policy import TMP
 from sandbox.proxylog import LISTENED, TIMED_OUT, WAIT, ProxyLog, ProxyLogError
 
@@ -37,8 +51,6 @@ log = logging.getLogger(__name__)
 PROXY_UID: Final = 13
 ROLE_PROXY: Final = "egress-proxy"
 ROLE_NETWORK: Final = "egress-network"
-# The proxy's name on the job's network, known before it starts, so the sandbox need not wait.
-PROXY_HOST: Final = "egress-proxy"
 # `--internal` alone still gives the host an address on the network, and the containers a
 # default route to it, so a sandbox could reach any service the host binds to all interfaces
 # (measured: HTTP 200 from the host through the gateway). Without that address nothing answers.
@@ -48,6 +60,10 @@ PROXY_HOST: Final = "egress-proxy"
 # bench/egress.py, this costs the proxy about a quarter less CPU per MB. The uplink is the
 # operator's and keeps its own.
 LINK_MTU: Final = 65000
+SUBNET_PREFIX: Final = 28
+"""Each job's network: 14 addresses, for a sandbox and its proxy."""
+NETWORK_TRIES: Final = 32
+"""Subnets of the range tried, at random, before a new network fails."""
 INTERNAL_OPTIONS: Final = {
     "com.docker.network.bridge.inhibit_ipv4": "true",
     "com.docker.network.driver.mtu": str(LINK_MTU),
@@ -79,6 +95,8 @@ class EgressProxy:
 
     container_id: str
     network: str
+    ip: str
+    """The proxy's address on the job's network (the sandbox's /etc/hosts names it)."""
     address: str = PROXY_HOST
     _starting: Future[ProxyLog] | None = None
 
@@ -140,25 +158,22 @@ def open_proxy(
     name: str,
     labels: Mapping[str, str],
     allowance: Allowance,
+    subnets: str,
 ) -> EgressProxy:
-    """Create the internal network `name` and the proxy on it (as `PROXY_HOST`) and on
-    `uplink`, and start the proxy in the background: the network exists when this returns, so
-    the sandbox can be started on it at once. Nothing is left behind if a step fails; `close`
-    removes both whether or not the start has finished."""
+    """Create the internal network `name` in `subnets` and the proxy on it (as `PROXY_HOST`, at
+    the network's last address) and on `uplink`, and start the proxy in the background: the
+    network exists when this returns, so the sandbox can be started on it at once. Nothing is
+    left behind if a step fails; `close` removes both whether or not the start has finished."""
     api = client().api
-    with engine_errors("create egress network"):
-        api.create_network(
-            name,
-            driver="bridge",
-            internal=True,
-            options=dict(INTERNAL_OPTIONS),
-            labels=_labels(labels, ROLE_NETWORK),
-        )
+    subnet = create_network(name, _labels(labels, ROLE_NETWORK), subnets)
+    ip = str(subnet.broadcast_address - 1)
     container_id = ""
     try:
         container_id = _create_proxy(image, uplink, name, labels, allowance)
         with engine_errors("connect egress proxy"):
-            api.connect_container_to_network(container_id, name, aliases=[PROXY_HOST])
+            api.connect_container_to_network(
+                container_id, name, aliases=[PROXY_HOST], ipv4_address=ip
+            )
         starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="egress-start")
         starting = starter.submit(_start, container_id)
         starter.shutdown(wait=False)
@@ -167,7 +182,45 @@ def open_proxy(
             remove_container(container_id)
         remove_network(name)
         raise
-    return EgressProxy(container_id, name, _starting=starting)
+    return EgressProxy(container_id, name, ip, _starting=starting)
+
+
+def create_network(name: str, labels: Mapping[str, str], subnets: str) -> ipaddress.IPv4Network:
+    """Create the internal network `name` on a /28 of `subnets` that the engine does not hold
+    yet, tried at random; the subnet it got."""
+    pool = ipaddress.IPv4Network(subnets)
+    count = 2 ** (SUBNET_PREFIX - pool.prefixlen)
+    first, size = int(pool.network_address), 2 ** (32 - SUBNET_PREFIX)
+    taken = ""
+    for index in random.sample(range(count), min(count, NETWORK_TRIES)):
+        subnet = ipaddress.IPv4Network((first + index * size, SUBNET_PREFIX))
+        ipam = IPAMConfig(pool_configs=[IPAMPool(subnet=str(subnet))])
+        try:
+            with engine_errors("create egress network"):
+                client().api.create_network(
+                    name,
+                    driver="bridge",
+                    internal=True,
+                    options=dict(INTERNAL_OPTIONS),
+                    labels=dict(labels),
+                    ipam=ipam,
+                )
+        except SandboxError as error:
+            if not _overlaps(error):
+                raise
+            taken = str(error)
+            continue
+        return subnet
+    raise SandboxError(
+        f"egress: no free /{SUBNET_PREFIX} in RESOLVER_SANDBOX_EGRESS_SUBNETS ({subnets}) "
+        f"after {min(count, NETWORK_TRIES)} tries; widen it. The engine said: {taken}"
+    )
+
+
+def _overlaps(error: SandboxError) -> bool:
+    """Whether the engine refused a subnet because another network holds it."""
+    cause = error.__cause__
+    return isinstance(cause, docker.errors.APIError) and "overlap" in str(cause).lower()
 
 
 def _start(container_id: str) -> ProxyLog:

@@ -29,6 +29,7 @@ def policy_from_settings(settings: Settings) -> SandboxPolicy:
         output_limit=settings.sandbox_output_limit,
         command_timeout=float(settings.sandbox_command_timeout),
         egress_uplink=settings.sandbox_egress_uplink,
+        egress_subnets=settings.sandbox_egress_subnets,
         runtime=settings.sandbox_runtime,
     )
 

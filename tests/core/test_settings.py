@@ -28,6 +28,8 @@ def test_missing_secret_keys_stops_with_one_line(resolver_env) -> None:
         ("RESOLVER_DATABASE_URL", "mysql://nope"),
         ("RESOLVER_REDIS_URL", "http://localhost"),
         ("RESOLVER_SANDBOX_PIDS", "many"),
+        ("RESOLVER_SANDBOX_EGRESS_SUBNETS", "198.18.0.0/30"),
+        ("RESOLVER_SANDBOX_EGRESS_SUBNETS", "fd00::/64"),
     ],
 )
 def test_invalid_setting_is_named(resolver_env, name: str, value: str) -> None:

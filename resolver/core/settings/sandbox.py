@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 class SandboxFields(BaseModel):
@@ -32,6 +33,12 @@ class SandboxFields(BaseModel):
     )
     sandbox_egress_uplink: str = Field(
         default="bridge", description="Docker network through which a job's proxy reaches out."
+    )
+    sandbox_egress_subnets: str = Field(
+        default="198.18.0.0/15",
+        description="IPv4 range of the jobs' internal networks (a /28 each, so a /15 holds "
+        "8,192; Docker's own pools hold about 30). Pick one that no host a job reaches is in; "
+        "the default is reserved for network benchmarks (RFC 2544).",
     )
     sandbox_runtime: Literal["runc", "runsc", "auto"] = Field(
         default="runc",
@@ -97,3 +104,14 @@ class SandboxFields(BaseModel):
     sandbox_command_timeout: int = Field(
         default=300, ge=1, description="Default timeout of one agent command."
     )
+
+    @field_validator("sandbox_egress_subnets")
+    @classmethod
+    def _egress_subnets(cls, value: str) -> str:
+        try:
+            network = ipaddress.IPv4Network(value.strip())
+        except ValueError as error:
+            raise ValueError(f"an IPv4 range such as 198.18.0.0/15 ({error})") from None
+        if network.prefixlen > 28:
+            raise ValueError("must hold at least one /28 (a prefix of 28 or less)")
+        return str(network)
