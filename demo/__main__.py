@@ -183,6 +183,40 @@ def main() -> int:
     return report(github, job_id, job)
 
 
+SERVE_TRIES = 3
+SERVE_TIMEOUT = 120.0
+"""Seconds `resolver serve` may take to answer: a loaded host can take half a minute to import."""
+
+
+def serve(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    """`resolver serve`, answering on a free port, and its base URL. The port is free when
+    picked, but something may take it before the server binds it: then the server exits, and
+    another port is tried."""
+    log = DEMO_DIR / "server.log"
+    for _ in range(SERVE_TRIES):
+        port = free_port()
+        server = start(["serve", "--port", str(port)], env, log)
+        base = f"http://127.0.0.1:{port}"
+        if answers(f"{base}/healthz", server):
+            return server, base
+        if server.poll() is None:  # it did not answer in time
+            stop(server)
+    raise SystemExit(f"the server did not start; its log: {log}\n{log.read_text()[-2000:]}")
+
+
+def answers(url: str, server: subprocess.Popen[bytes]) -> bool:
+    """Whether `url` answers 200 before `server` exits or the time is up."""
+    deadline = time.monotonic() + SERVE_TIMEOUT
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return server.poll() is None
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
 def run_service(env: dict[str, str], github: StandinGitHub) -> tuple[int, dict[str, Any]]:
     (DEMO_DIR / "resolver.db").unlink(missing_ok=True)
     redis.Redis.from_url(DEMO_REDIS).flushdb()
@@ -190,19 +224,11 @@ def run_service(env: dict[str, str], github: StandinGitHub) -> tuple[int, dict[s
     cli(env, "users", "add", "demo")
     link = ["--provider", "github", "--external-id", "21031067", "--login", "Codertocat"]
     cli(env, "users", "link", "demo", *link)
-    port = free_port()
-    server = start(["serve", "--port", str(port)], env, DEMO_DIR / "server.log")
+    server, base = serve(env)
     worker = start(
         ["worker", "--concurrency", "2", "--hostname", "demo@%h"], env, DEMO_DIR / "worker.log"
     )
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
         say(f"1. Codertocat comments on {REPO}#1: '{REQUEST}'")
         job_id = int(str(send(base, env, webhook(github))["job_id"]))
         say(f"2. Job {job_id}: a worker runs the agent in a Docker sandbox (no network, no token)")

@@ -1,10 +1,12 @@
 """`make demo`'s main job, run as a test: webhook → worker → sandbox → agent → branch → PR."""
 
+import socket
 import subprocess
 import sys
 
 import pytest
 
+from tests.support.ports import free_port
 from tests.support.procs import ROOT
 
 
@@ -45,3 +47,22 @@ def test_the_demo_pushes_a_branch_with_the_fix(resolver_env) -> None:
     ).stdout
     assert log.startswith("resolver\n")
     assert "Co-authored-by: Codertocat" in log
+
+
+@pytest.mark.services
+def test_a_port_taken_before_the_server_binds_it_is_given_up_for_another(
+    resolver_env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import demo.__main__ as demo
+
+    taken = socket.create_server(("127.0.0.1", 0))  # something took it: it never answers
+    held, spare = taken.getsockname()[1], free_port()
+    ports = iter([held, spare])
+    monkeypatch.setattr(demo, "free_port", lambda: next(ports))
+    monkeypatch.setattr(demo, "DEMO_DIR", resolver_env.tmp)
+    with taken:
+        server, base = demo.serve(resolver_env.child_env())
+    try:
+        assert base == f"http://127.0.0.1:{spare}"
+    finally:
+        demo.stop(server)
