@@ -219,6 +219,13 @@ def session_memory(leaders: dict[str, int]) -> dict[str, Memory]:
     return by_worker
 
 
+NETWORK = {
+    "RESOLVER_SANDBOX_EGRESS": "allowlist",
+    "RESOLVER_SANDBOX_EGRESS_ALLOW": "example.invalid",
+}
+"""A job may reach one host: its sandbox is on a network of its own, behind a proxy of its own."""
+
+
 class Rig:
     """One run of the service: its own directory, database, Redis db, stand-ins and sandbox
     deployment. Everything it makes registers its removal on `cleanup` as it is made."""
@@ -231,11 +238,15 @@ class Rig:
         calls: int,
         postgres: bool,
         replies: list[Reply] | None = None,
+        network: bool = False,
     ) -> None:
-        """`replies`: the model's script for every job, in place of `script(calls)`."""
+        """`replies`: the model's script for every job, in place of `script(calls)`. `network`:
+        every job's sandbox may reach one host, so each runs on an internal network of its own
+        behind a proxy of its own."""
         self.layout, self.mentions, self.delay, self.calls = layout, mentions, delay, calls
         self.replies = replies
         self.postgres = postgres
+        self.network = network
         self.deployment = f"bench-load-{uuid.uuid4().hex[:10]}"
         self.logins = [f"dev{n:02d}" for n in range(mentions)]
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -295,6 +306,7 @@ class Rig:
             "RESOLVER_MAX_JOBS_PER_REPO": str(max(self.mentions, 5)),
             "RESOLVER_LOG_LEVEL": "INFO",
             **github_settings(self.api, self.tmp / "app.pem"),
+            **(NETWORK if self.network else {}),
         }
 
     def _prepare(self) -> None:

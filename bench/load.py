@@ -2,7 +2,7 @@
 process layout and, with `--baseline`, today's two-slot layout, in the same run.
 
     uv run --frozen python bench/load.py [--mentions 24] [--delay 8] [--calls 3] [--baseline]
-                                         [--slots N] [--postgres] [--keep DIR]
+                                         [--slots N] [--postgres] [--network] [--keep DIR]
 
 The shapes issue #36 names: `--mentions 24`, and `--mentions 48 --slots 48` (a host configured
 for 48 jobs: the Procfile's jobs worker at `--concurrency 48`); every 👀 within 2 s in both.
@@ -14,7 +14,9 @@ GitHub stand-in, the git server and the scripted model in this process. The mode
 `--delay` seconds per completion and answers `--calls` completions per job (the fix, test runs,
 finish), so every job ends in changed code and a draft pull request. N linked senders, each a
 writer on the repository, mention the bot at once, each on an issue of its own, in signed
-`issue_comment.created` deliveries POSTed to the web process. Every mention is on one
+`issue_comment.created` deliveries POSTed to the web process. `--network`: each job's sandbox may
+reach a host, so each job runs on an internal network of its own behind a proxy of its own
+(the engine's own address pools held about 30 such networks). Every mention is on one
 repository, so RESOLVER_MAX_JOBS_PER_REPO (default 5) is raised to N.
 
 Per mention, from just before its POST: to the bot's 👀 on the comment (as the stand-in received
@@ -129,7 +131,8 @@ def settled(made: Rig, posted: list[Posted]) -> bool:
 
 def measure(layout: Layout, args: argparse.Namespace) -> Figures:
     print(f"\n{layout.name}: " + " | ".join(layout.commands.values()), flush=True)
-    with Rig(layout, args.mentions, args.delay, args.calls, args.postgres) as made:
+    rig = Rig(layout, args.mentions, args.delay, args.calls, args.postgres, network=args.network)
+    with rig as made:
         idle = []
         for _ in range(10):  # the workers settle after their ping
             time.sleep(0.3)
@@ -266,6 +269,7 @@ def table(args: argparse.Namespace, results: list[Figures]) -> None:
     print(
         f"\n{args.mentions} concurrent mentions from distinct users, {args.calls} completions "
         f"per job at {args.delay:g} s each, {db}"
+        + (", each job on a network and behind a proxy of its own" if args.network else "")
     )
     columns = [rows(f, args.mentions) for f in results]
     wanted = goals(results[0], args.mentions)
@@ -308,6 +312,9 @@ def main() -> None:
     )
     parser.add_argument("--baseline", action="store_true", help="also run the two-slot layout")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL instead of SQLite")
+    parser.add_argument(
+        "--network", action="store_true", help="each job behind a network and proxy of its own"
+    )
     parser.add_argument("--timeout", type=float, help="seconds to wait for every job and PR")
     parser.add_argument(
         "--keep", type=Path, help="keep each process's log and the samples (CSV) in DIR/<layout>"

@@ -59,7 +59,7 @@ BENCHES = (
     Bench(
         "load.py",
         ("POST → draft PR", "memory: every worker process"),
-        ("--mentions", "2", "--delay", "0.2", "--calls", "2"),
+        ("--mentions", "2", "--delay", "0.2", "--calls", "2", "--network"),
     ),
     Bench(
         "tracing.py",
