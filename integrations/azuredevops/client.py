@@ -11,15 +11,13 @@ https://learn.microsoft.com/rest/api/azure/devops/?view=azure-devops-rest-7.1
 from __future__ import annotations
 
 import base64
-import ssl
 from collections.abc import Callable, Mapping
-from functools import cache
 from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
 
-from integrations.toolkit.http import JsonCalls
+from integrations.toolkit.http import JsonCalls, tls_context
 from resolver.contract.errors import HttpErrors, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
 
@@ -39,11 +37,6 @@ ERRORS: Final = HttpErrors("Azure DevOps")
 # An error answer's words are its `message` (its exception document); 203 is the sign-in page
 # Azure DevOps answers a bad personal access token with.
 CALLS: Final = JsonCalls(ERRORS, sign_in_page=frozenset({203}))
-
-
-@cache
-def _tls_context() -> ssl.SSLContext:
-    return httpx.create_ssl_context()
 
 
 def authorization(token: str, *, user: str = "") -> str:
@@ -347,7 +340,7 @@ class AzureDevOpsClient:
         kept, total = b"", 0
         try:
             with httpx.Client(timeout=TIMEOUT_SECONDS, transport=self._transport,
-                              verify=_tls_context()) as http, http.stream(
+                              verify=tls_context()) as http, http.stream(
                 "GET", url, headers=headers, params={"api-version": API_VERSION}
             ) as response:  # fmt: skip
                 if response.status_code >= 400:

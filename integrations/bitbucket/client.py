@@ -9,15 +9,14 @@ and sent only to the API's own address: a listing's `next` link elsewhere is not
 from __future__ import annotations
 
 import re
-import ssl
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from functools import cache
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
 
 import httpx
 
+from integrations.toolkit.http import tls_context
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.contract.outbound import PullInfo, RepoInfo
 from resolver.core.logs import redact
@@ -54,11 +53,6 @@ def check_workspace(workspace: str) -> str:
     if not _NAME.fullmatch(workspace):
         raise PermanentCallbackError(f"{workspace[:100]!r} is not a workspace id")
     return workspace
-
-
-@cache
-def _tls_context() -> ssl.SSLContext:
-    return httpx.create_ssl_context()
 
 
 def _detail(response: httpx.Response) -> str:
@@ -158,7 +152,7 @@ class BitbucketClient:
 
     def _http(self) -> httpx.Client:
         return httpx.Client(
-            timeout=TIMEOUT_SECONDS, transport=self._transport, verify=_tls_context()
+            timeout=TIMEOUT_SECONDS, transport=self._transport, verify=tls_context()
         )
 
     @contextmanager

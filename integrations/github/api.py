@@ -3,10 +3,8 @@ cache of its own, a Retry-After it can read), and its errors as the contract's c
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import Any, Final
 
 import httpx
@@ -14,6 +12,7 @@ from githubkit import GitHub, TokenAuthStrategy, UnauthAuthStrategy
 from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
 
 from integrations.github.settings import GitHubSettings
+from integrations.toolkit.http import tls_context
 from resolver.contract.errors import CallbackError, HttpErrors, parse_retry_after
 from resolver.core.logs import redact
 from resolver.core.settings import Settings
@@ -59,13 +58,6 @@ def warm() -> None:
     github.rest.reactions.create_for_issue_comment("o", "r", 1, content="eyes")
     github.rest.issues.create_comment("o", "r", 1, body="warm")
     github.rest.issues.update_comment("o", "r", 1, body="warm")
-
-
-@cache
-def tls_context() -> ssl.SSLContext:
-    """The one TLS context of every client that talks to GitHub."""
-    # httpx would load the CA bundle for every client (about 70 ms); one context serves all.
-    return httpx.create_ssl_context()
 
 
 def _retry_after_in_seconds(response: httpx.Response) -> None:

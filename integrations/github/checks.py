@@ -8,9 +8,10 @@ from typing import Final
 
 import httpx
 
-from integrations.github.api import TIMEOUT_SECONDS, tls_context
+from integrations.github.api import TIMEOUT_SECONDS
 from integrations.github.auth import ci_client
 from integrations.github.trigger import part_of
+from integrations.toolkit.http import tls_context
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.provider import CIReport
 from resolver.contract.triggers import FailedCheck, TaskTrigger, repo_of

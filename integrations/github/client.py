@@ -27,10 +27,10 @@ from integrations.github.api import (
     TIMEOUT_SECONDS,
     from_response,
     github_session,
-    tls_context,
     translate_errors,
 )
 from integrations.github.settings import GitHubSettings
+from integrations.toolkit.http import tls_context
 from resolver.contract.errors import CallbackError, PermanentCallbackError
 from resolver.contract.outbound import PullInfo
 from resolver.core.logs import redact

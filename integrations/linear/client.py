@@ -10,15 +10,14 @@ https://linear.app/developers/graphql
 from __future__ import annotations
 
 import re
-import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Final
 
 import httpx
 
+from integrations.toolkit.http import tls_context
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.core.logs import redact, register_secret
 
@@ -87,12 +86,6 @@ class LinearIssue:
     description: str | None
     url: str | None
     comments: tuple[LinearComment, ...]
-
-
-@cache
-def _tls_context() -> ssl.SSLContext:
-    # httpx would load the CA bundle for every client (about 70 ms); one context serves all.
-    return httpx.create_ssl_context()
 
 
 def authorization(token: str) -> str:
@@ -176,7 +169,7 @@ class LinearClient:
         headers = {"Authorization": self._authorization, "User-Agent": "Resolver"}
         seconds = self.timeout if timeout is None else timeout
         try:
-            with httpx.Client(timeout=seconds, verify=_tls_context()) as http:
+            with httpx.Client(timeout=seconds, verify=tls_context()) as http:
                 response = http.post(self.api_url, json=payload, headers=headers)
         except httpx.TimeoutException:
             raise ERRORS.timed_out(name) from None
