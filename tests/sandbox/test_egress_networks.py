@@ -40,21 +40,33 @@ def test_more_networks_than_the_engines_pools_hold_each_get_a_subnet_of_the_rang
     names: list[str],
 ) -> None:
     default = ipaddress.IPv4Network(SandboxPolicy(image="").egress_subnets)
-    subnets = [create_network(_name(names), LABELS, str(default)) for _ in range(36)]
-    assert len(set(subnets)) == MORE_THAN_THE_ENGINES_POOLS
+    count = MORE_THAN_THE_ENGINES_POOLS
+    subnets = [create_network(_name(names), LABELS, str(default)) for _ in range(count)]
+    assert len(set(subnets)) == count
     assert all(s.prefixlen == SUBNET_PREFIX and s.subnet_of(default) for s in subnets)
 
 
 def test_a_subnet_another_network_holds_is_skipped_and_a_full_range_is_an_error(
     names: list[str],
 ) -> None:
-    # Two /28s of a documentation range (TEST-NET-3), one of them held by a network of ours.
-    pair = ipaddress.IPv4Network((f"203.0.113.{random.randrange(0, 256, 32)}", 27))
-    held, free = pair.subnets(new_prefix=SUBNET_PREFIX)
-    other = _name(names)
-    argv = ["docker", "network", "create", "--internal", "--subnet", str(held)]
-    argv += [f"--label={key}={value}" for key, value in LABELS.items()]
-    subprocess.run([*argv, other], check=True, capture_output=True)
+    # Two /28s of a documentation range, one of them held by a network of ours.
+    pair, free = _held_pair(names)
     assert create_network(_name(names), LABELS, str(pair)) == free
-    with pytest.raises(SandboxError, match=r"no free /28 in .*203\.0\.113\..*/27.*widen it"):
+    with pytest.raises(SandboxError, match=rf"no free /28 in .*\({pair}\).*widen it"):
         create_network(_name(names), LABELS, str(pair))
+
+
+def _held_pair(names: list[str]) -> tuple[ipaddress.IPv4Network, ipaddress.IPv4Network]:
+    """A /27 of TEST-NET-2 or -3 whose first /28 a network of ours now holds, and its second:
+    a /27 that another run on the engine holds is passed over."""
+    ranges = ("198.51.100.0/24", "203.0.113.0/24")
+    pairs = [p for r in ranges for p in ipaddress.IPv4Network(r).subnets(new_prefix=27)]
+    for pair in random.sample(pairs, len(pairs)):
+        held, free = pair.subnets(new_prefix=SUBNET_PREFIX)
+        argv = ["docker", "network", "create", "--internal", "--subnet", str(held)]
+        argv += [f"--label={key}={value}" for key, value in LABELS.items()]
+        name = _name(names)
+        if subprocess.run([*argv, name], capture_output=True, check=False).returncode == 0:
+            return pair, free
+        names.remove(name)
+    raise AssertionError("every /27 of TEST-NET-2 and -3 is held on this engine")
