@@ -122,7 +122,9 @@ def _remote_app(remote: RemoteMcp) -> Any:
     from starlette.requests import Request
     from starlette.responses import PlainTextResponse, Response
 
-    app = MCPServer("tracker")
+    # Its default (INFO) would set a process without logging of its own to print every
+    # library's INFO lines (bench/agent.py's output).
+    app = MCPServer("tracker", log_level="WARNING")
 
     @app.tool()
     def lookup(key: str) -> str:
@@ -170,7 +172,12 @@ def remote_mcp(token: str) -> Iterator[RemoteMcp]:
             return
         await guarded(scope, receive, send)
 
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on")
+    # A hung tool call (`hang`) is cancelled a second into the shutdown; the session manager
+    # then stops with the app's lifespan, which a forced exit would leave pending.
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_config=None, lifespan="on",
+        timeout_graceful_shutdown=1,
+    )  # fmt: skip
     runner = uvicorn.Server(config)
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
@@ -184,5 +191,4 @@ def remote_mcp(token: str) -> Iterator[RemoteMcp]:
         yield remote
     finally:
         runner.should_exit = True
-        runner.force_exit = True
         thread.join(timeout=10)
