@@ -13,6 +13,8 @@ from prometheus_client import Counter, Gauge, Histogram
 # Seconds from a webhook to what its sender sees: 👀 within 2 s is the goal.
 _LATENCY: Final = (0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
 _DURATION: Final = (5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200)
+# A batch of webhook triggers is written in milliseconds; a slow database or broker shows here.
+_INTAKE: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5)
 
 ACKNOWLEDGE_SECONDS: Final = Histogram(
     "resolver_acknowledge_seconds",
@@ -38,6 +40,18 @@ CALLBACK_ATTEMPTS: Final = Counter(
     "resolver_callback_attempts_total",
     "Tries of outbound callbacks, by action and outcome (ok, transient, permanent).",
     ["action", "outcome"],
+)
+INTAKE_SECONDS: Final = Histogram(
+    "resolver_intake_seconds",
+    "Each batch of webhook triggers the web process wrote, by stage: record (its one database "
+    "transaction) and publish (its messages to the broker).",
+    ["stage"],
+    buckets=_INTAKE,
+)
+INTAKE_BATCH_TRIGGERS: Final = Histogram(
+    "resolver_intake_batch_triggers",
+    "Webhook triggers per batch the web process wrote: above 1 when requests wait for a batch.",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 100),
 )
 IGNORED_EVENTS: Final = Counter(
     "resolver_ignored_events_total",

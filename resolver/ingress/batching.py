@@ -30,7 +30,7 @@ from resolver.broker.publish import (
     job_message,
     send_messages,
 )
-from resolver.core import tracing
+from resolver.core import metrics, tracing
 from resolver.core.logs import log
 from resolver.ingress.intake import Accepted, Pending, record
 from resolver.store.db import StoreUnavailable, kept_transaction
@@ -39,6 +39,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+_RECORD_SECONDS: Final = metrics.INTAKE_SECONDS.labels("record")
+_PUBLISH_SECONDS: Final = metrics.INTAKE_SECONDS.labels("publish")
 
 WriteBatch = Callable[[Sequence[T]], Sequence[R | Exception]]
 """Writes a batch; returns one result per item, in order, or the exception that item failed with."""
@@ -203,9 +206,14 @@ def _write(batch: Sequence[Pending]) -> list[Accepted]:
     traced = next((p.trace for p in batch if tracing.sampled(p.trace)), batch[0].trace)
     with tracing.within(traced), tracing.span("ingress.intake", triggers=len(batch)):
         answers = _record(batch)
+    recorded = time.monotonic()
     # Committed: the jobs and notices are durable, so their messages may go out.
     _publish(batch, answers)
-    _log_batch(batch, answers, time.monotonic() - started)
+    ended = time.monotonic()
+    _RECORD_SECONDS.observe(recorded - started)
+    _PUBLISH_SECONDS.observe(ended - recorded)
+    metrics.INTAKE_BATCH_TRIGGERS.observe(len(batch))
+    _log_batch(batch, answers, ended - started)
     return answers
 
 
