@@ -19,8 +19,11 @@ For each endpoint:
 2. latency at a fixed rate (default 200 requests/s) with an open-loop Python load generator,
    timed from each request's scheduled send time, so a slow server cannot hide its queue.
 Prints throughput, p50/p90/p99 and the server's CPU time per request, and each endpoint's share
-of the bare endpoint's throughput. CPU time per request moves less than throughput when other
-work shares the machine. Figures only; nothing asserted.
+of the bare endpoint's throughput; and at each fixed rate, what the ingress's writer did, from
+the server's own /metrics: its batches, their triggers, and the mean time per batch of its two
+stages (record, the database transaction; publish, the messages to Redis). CPU time per
+request moves less than throughput when other work shares the machine. Figures only; nothing
+asserted.
 
 Before them, each installed provider's verify + parse + route cost per mention, in process
 (bench/_verify.py, `--verify-only` for just that), beside GitHub's.
@@ -46,8 +49,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))  # bench/_load, and uvicorn's import of this file
 
@@ -239,9 +245,12 @@ def measurements(
     script: Path,
     servers: dict[str, Server],
     workloads: dict[str, list[Signed]],
+    writer: int | None = None,
+    writers: dict[str, Writer] | None = None,
 ) -> dict[str, dict[str, dict[str, Figures]]]:
     """Each workload against each server, one after the other: figures by measurement, then
-    workload, then server."""
+    workload, then server. With `writer` (our server's port), what its writer did at each fixed
+    rate goes into `writers`."""
     tool = "wrk" if shutil.which("wrk") else "python"
     rows = {
         f"max throughput ({tool}, {args.connections} conns)": {
@@ -255,14 +264,69 @@ def measurements(
         }
     }
     for rate in (float(r) for r in args.rate.split(",")):
-        rows[f"fixed {rate:.0f} req/s (open loop)"] = {
+        label = f"fixed {rate:.0f} req/s (open loop)"
+        before = intake_totals(writer) if writer is not None else {}
+        rows[label] = {
             workload: {
                 name: fixed_rate(pid, port, path, signed, rate, args.duration)
                 for name, (pid, port, path) in servers.items()
             }
             for workload, signed in workloads.items()
         }
+        if writer is not None and writers is not None:
+            writers[label] = Writer.between(before, intake_totals(writer))
     return rows
+
+
+@dataclass(frozen=True)
+class Writer:
+    """The ingress's writer thread over a measurement, from the server's own /metrics
+    (`resolver_intake_*`): its batches, and per batch the triggers and the mean seconds of each
+    stage (record: the database transaction; publish: the messages to Redis)."""
+
+    batches: int
+    triggers: float
+    record_ms: float
+    publish_ms: float
+
+    @classmethod
+    def between(cls, before: dict[str, float], after: dict[str, float]) -> Writer:
+        grew = {name: after.get(name, 0.0) - before.get(name, 0.0) for name in after}
+        batches = grew.get("resolver_intake_batch_triggers_count", 0.0)
+        if not batches:
+            return cls(0, 0.0, 0.0, 0.0)
+
+        def mean_ms(stage: str) -> float:
+            return 1000 * grew.get(f"resolver_intake_seconds_sum[{stage}]", 0.0) / batches
+
+        triggers = grew.get("resolver_intake_batch_triggers_sum", 0.0) / batches
+        return cls(int(batches), triggers, mean_ms("record"), mean_ms("publish"))
+
+
+def intake_totals(port: int) -> dict[str, float]:
+    """The server's intake counts and sums (`name[stage]` or `name`) from its /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    page = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+    found = {}
+    for family in text_string_to_metric_families(page):
+        if not family.name.startswith("resolver_intake"):
+            continue
+        for sample in family.samples:
+            stage = sample.labels.get("stage")
+            found[f"{sample.name}[{stage}]" if stage else sample.name] = sample.value
+    return found
+
+
+def writer_lines(writers: dict[str, Writer]) -> None:
+    """Where a mention's write goes at each fixed rate: the writer's batches and their stages."""
+    for label, w in writers.items():
+        rate = label.split(" (")[0]
+        print(
+            f"the writer at {rate.removeprefix('fixed ')}: {w.batches} batches of"
+            f" {w.triggers:.2f} triggers; per batch (mean, its /metrics): record"
+            f" {w.record_ms:.2f} ms, publish {w.publish_ms:.2f} ms"
+        )
 
 
 def against_probot(
@@ -374,10 +438,12 @@ def measure(args: argparse.Namespace, tmp: Path, env: dict[str, str], postgres: 
     try:
         wait_until_answering("the server", port, "/healthz", server, tmp / "server.log")
         endpoints = {name: (server.pid, port, path) for name, path in ENDPOINTS.items()}
-        rows = measurements(args, script, endpoints, {"mention": signed})
+        writers: dict[str, Writer] = {}
+        rows = measurements(args, script, endpoints, {"mention": signed}, port, writers)
         processes = f"{args.workers} server process{'es' if args.workers > 1 else ''}"
         print(f"\n{processes}, {'PostgreSQL' if postgres else 'SQLite'}")
         table({label: workloads["mention"] for label, workloads in rows.items()})
+        writer_lines(writers)
         if not args.no_peer:
             against_probot(args, tmp, script, endpoints["ingress"], signed)
         load = os.getloadavg()[0]

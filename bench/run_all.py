@@ -53,7 +53,13 @@ BENCHES = (
     ),
     Bench(
         "ingress.py",
-        ("latencies in ms", "against Probot", "the same signed deliveries", "this machine:"),
+        (
+            "latencies in ms",
+            "the writer at",
+            "against Probot",
+            "the same signed deliveries",
+            "this machine:",
+        ),
         ("--duration", "1", "--senders", "5", "--deliveries", "20"),
     ),
     Bench(
