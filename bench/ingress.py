@@ -71,6 +71,8 @@ from _mix import PUSHED_REPO, mix
 from _peer import Peer, probot
 from _verify import table as verify_table
 
+from tests.support.metrics import Sample, samples
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "integrations/github/fixtures/issue_comment.created__on_issue.json"
 SECRET = "bench-webhook-secret"
@@ -265,7 +267,7 @@ def measurements(
     }
     for rate in (float(r) for r in args.rate.split(",")):
         label = f"fixed {rate:.0f} req/s (open loop)"
-        before = intake_totals(writer) if writer is not None else {}
+        before: dict[Sample, float] = scrape(writer) if writer is not None else {}
         rows[label] = {
             workload: {
                 name: fixed_rate(pid, port, path, signed, rate, args.duration)
@@ -274,14 +276,14 @@ def measurements(
             for workload, signed in workloads.items()
         }
         if writer is not None and writers is not None:
-            writers[label] = Writer.between(before, intake_totals(writer))
+            writers[label] = Writer.between(before, scrape(writer))
     return rows
 
 
 @dataclass(frozen=True)
 class Writer:
     """The ingress's writer thread over a measurement, from the server's own /metrics
-    (`resolver_intake_*`): its batches, and per batch the triggers and the mean seconds of each
+    (`resolver_intake_*`): its batches, and per batch the triggers and the mean milliseconds of each
     stage (record: the database transaction; publish: the messages to Redis)."""
 
     batches: int
@@ -290,32 +292,24 @@ class Writer:
     publish_ms: float
 
     @classmethod
-    def between(cls, before: dict[str, float], after: dict[str, float]) -> Writer:
-        grew = {name: after.get(name, 0.0) - before.get(name, 0.0) for name in after}
-        batches = grew.get("resolver_intake_batch_triggers_count", 0.0)
+    def between(cls, before: dict[Sample, float], after: dict[Sample, float]) -> Writer:
+        grew = {key: after[key] - before.get(key, 0.0) for key in after}
+        batches = grew.get(("resolver_intake_batch_triggers_count", ()), 0.0)
         if not batches:
             return cls(0, 0.0, 0.0, 0.0)
 
         def mean_ms(stage: str) -> float:
-            return 1000 * grew.get(f"resolver_intake_seconds_sum[{stage}]", 0.0) / batches
+            return (
+                1000 * grew.get(("resolver_intake_seconds_sum", (("stage", stage),)), 0.0) / batches
+            )
 
-        triggers = grew.get("resolver_intake_batch_triggers_sum", 0.0) / batches
+        triggers = grew.get(("resolver_intake_batch_triggers_sum", ()), 0.0) / batches
         return cls(int(batches), triggers, mean_ms("record"), mean_ms("publish"))
 
 
-def intake_totals(port: int) -> dict[str, float]:
-    """The server's intake counts and sums (`name[stage]` or `name`) from its /metrics."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    page = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
-    found = {}
-    for family in text_string_to_metric_families(page):
-        if not family.name.startswith("resolver_intake"):
-            continue
-        for sample in family.samples:
-            stage = sample.labels.get("stage")
-            found[f"{sample.name}[{stage}]" if stage else sample.name] = sample.value
-    return found
+def scrape(port: int) -> dict[Sample, float]:
+    """Every sample of the server's /metrics (the intake's among them)."""
+    return samples(httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text)
 
 
 def writer_lines(writers: dict[str, Writer]) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from integrations.github.standin.api import GitHubAPI
 from integrations.standin.git_http import GitHttpServer
@@ -15,19 +14,11 @@ from tests.deploy.grafana import dashboard_series
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
 from tests.e2e.stack import fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
+from tests.support.metrics import samples
 from tests.support.ports import free_port
 from tests.support.procs import wait_until
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of a Prometheus page, by name and labels."""
-    found = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return found
 
 
 def scrape(port: int) -> str:

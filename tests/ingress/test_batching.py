@@ -26,6 +26,7 @@ from resolver.ingress.intake import Accepted, Pending
 from tests.conftest import ResolverEnv, redis_db_url
 from tests.integrations.conftest import Store, reset_caches, webhook_vars
 from tests.integrations.deliveries import BY_NAME, Delivery, github, load, post, slack
+from tests.support.metrics import samples
 
 REDIS = redis_db_url(8)
 CODERTOCAT = "21031067"
@@ -214,38 +215,20 @@ def test_a_mention_over_http(store: Store) -> None:
     assert (again.status_code, again.json()) == (200, {"job_id": job.id, "duplicate": True})
 
 
-def intake_samples(client: TestClient) -> dict[str, float]:
-    """The intake's counts and sums on the web process's /metrics: `name[stage]` or `name`."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    page = client.get("/metrics")
-    assert page.status_code == 200
-    found = {}
-    for family in text_string_to_metric_families(page.text):
-        for sample in family.samples:
-            if family.name.startswith("resolver_intake") and sample.name.endswith(
-                ("_count", "_sum")
-            ):
-                stage = sample.labels.get("stage")
-                found[f"{sample.name}[{stage}]" if stage else sample.name] = sample.value
-    return found
-
-
 def test_each_batch_s_record_and_publish_times_are_on_the_metrics_page(store: Store) -> None:
     from resolver.app import create_app
 
     store.link("github", CODERTOCAT, f"user{CODERTOCAT}")
     with TestClient(create_app()) as client:
-        before = intake_samples(client)
+        before = samples(client.get("/metrics").text)
         assert post(client, mention(1)).status_code == 202
-        after = intake_samples(client)
-    grew = {name: after[name] - before.get(name, 0.0) for name in after}
-    assert grew["resolver_intake_seconds_count[record]"] == 1
-    assert grew["resolver_intake_seconds_count[publish]"] == 1
-    assert grew["resolver_intake_batch_triggers_count"] == 1
-    assert grew["resolver_intake_batch_triggers_sum"] == 1
-    assert 0 < grew["resolver_intake_seconds_sum[record]"] < 10
-    assert 0 < grew["resolver_intake_seconds_sum[publish]"] < 10
+        after = samples(client.get("/metrics").text)
+    grew = {key: after[key] - before.get(key, 0.0) for key in after}
+    for stage in ("record", "publish"):
+        assert grew[("resolver_intake_seconds_count", (("stage", stage),))] == 1
+        assert 0 < grew[("resolver_intake_seconds_sum", (("stage", stage),))] < 10
+    assert grew[("resolver_intake_batch_triggers_count", ())] == 1
+    assert grew[("resolver_intake_batch_triggers_sum", ())] == 1
 
 
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
