@@ -6,19 +6,33 @@ an image that reports back to its own host when the page is viewed, @mentions th
 or teams. Outside code, this removes comments and raw HTML (keeping the text), turns images
 on hosts other than the forge's into plain links, and wraps @mentions in code so that they
 notify nobody. Code spans and fenced blocks are kept as written: nothing in them is markup.
+
+What is code is found by pattern, which a crafted text can fool (an escaped backtick, a span
+across paragraphs). So the result is read again as a CommonMark parser reads it, which is what
+the forges follow: should raw HTML, an off-forge image or a live mention remain in its prose,
+the whole text is defused instead, code included (`_defused`), where nothing can be markup.
+A closing keyword before an issue reference ("Fixes #12") is broken up, so that merging the
+pull request closes no issue the model chose.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
-# A fenced block runs to its closing fence (or the end); a code span to the same run of ticks.
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+# A fenced block runs to a closing fence at least as long (or the end); a code span to the same
+# run of ticks, within its paragraph. A backslash before a tick makes it no tick.
 _CODE: Final = re.compile(
-    r"^(?P<fence>[ \t]{0,3}(?P<mark>`{3,}|~{3,})).*?(?:^[ \t]{0,3}(?P=mark)[ \t]*$|\Z)"
-    r"|(?P<ticks>`+).+?(?P=ticks)",
+    r"^(?P<fence>[ \t]{0,3}(?P<mark>`{3,}(?=[^`\n]*$)|~{3,})).*?"
+    r"(?:^[ \t]{0,3}(?P=mark)(?:(?<=`)`*|(?<=~)~*)[ \t]*$|\Z)"
+    r"|(?<![`\\])(?P<ticks>`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)(?P=ticks)(?!`)",
     re.DOTALL | re.MULTILINE,
 )
 _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
@@ -28,17 +42,36 @@ _REFERENCE_IMAGE: Final = re.compile(r"!\[(?P<alt>[^\]\n]*)\]\[(?P<ref>[^\]\n]*)
 # A login or a team (`@alice`, `@org/team`), or an account by its id as Bitbucket Cloud writes a
 # mention in raw text (`@{557058:…}`), which notifies that account just the same.
 _MENTION: Final = re.compile(
-    r"(?<![\w@/`.])@(?:(?P<name>[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:/[A-Za-z0-9][\w.-]*)?)"
+    r"(?<![\w@/.])@(?:(?P<name>[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:/[A-Za-z0-9][\w.-]*)?)"
     r"|\{[^{}\s]+\})"
 )
 
 
+# "Fixes #12", "closes org/repo#3", "Resolves https://…/issues/4": the forges close that issue
+# when the pull request is merged (GitLab also reads "implements").
+_CLOSING: Final = re.compile(
+    r"\b(?P<word>(?:clos|fix|resolv|implement)[a-z]*)(?=[ \t]*:?[ \t]+"
+    r"(?:[\w.-]+(?:/[\w.-]+)*)?(?:#|!)\d|[ \t]*:?[ \t]+https?://\S+/(?:issues|-/issues)/\d)",
+    re.IGNORECASE,
+)
+_CLOSING_WORDS: Final = re.compile(
+    r"(?:close[sd]?|closing|fix(?:e[sd]|ing)?|resolve[sd]?|resolving|implement(?:s|ed|ing)?)",
+    re.IGNORECASE,
+)
+_QUIET: Final = "\u200b"
+"""A zero-width space: inside a word or after an @ it breaks what a forge would act on, and
+shows nothing."""
+
+
 def sanitize(text: str, image_hosts: Collection[str] = (), keep: Collection[str] = ()) -> str:
     """`text` with comments and raw HTML removed, images on hosts not in `image_hosts` turned
-    into links, and @mentions (but of the logins in `keep`) wrapped in code; code untouched."""
+    into links, @mentions (but of the logins in `keep`) wrapped in code, and closing keywords
+    broken; code untouched. Should a CommonMark reading of that still find markup in its
+    prose, the whole text, defused as plain text."""
     kept = {login.lower() for login in keep}
     hosts = {host.lower() for host in image_hosts}
-    return "".join(part if is_code else _prose(part, hosts, kept) for part, is_code in _split(text))
+    made = "".join(part if is_code else _prose(part, hosts, kept) for part, is_code in _split(text))
+    return made if is_defused(made, hosts, kept) else _defused(text, kept)
 
 
 def _split(text: str) -> Iterator[tuple[str, bool]]:
@@ -56,7 +89,74 @@ def _prose(text: str, hosts: set[str], kept: set[str]) -> str:
     text = _TAG.sub("", text)
     text = _IMAGE.sub(lambda found: _image(found, hosts), text)
     text = _REFERENCE_IMAGE.sub(r"[\g<alt>][\g<ref>]", text)
+    text = _CLOSING.sub(_unclosing, text)
     return _MENTION.sub(lambda found: _mention(found, kept), text)
+
+
+def without_closing_keywords(text: str) -> str:
+    """`text` with each closing keyword before an issue reference broken (a commit message:
+    pushed to a default branch, it would close the issue)."""
+    return _CLOSING.sub(_unclosing, text)
+
+
+def _unclosing(found: re.Match[str]) -> str:
+    word = found.group("word")
+    if not _CLOSING_WORDS.fullmatch(word):
+        return word
+    return word[0] + _QUIET + word[1:]
+
+
+def _defused(text: str, kept: set[str]) -> str:
+    """The text with nothing in it markup that could act: no entity, no tag or autolink, no
+    code span or backtick fence, no image; mentions (but of `kept`) and closing keywords
+    broken by a zero-width space. Code shows its characters as written, but for those."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace("`", "&#96;")
+    text = text.replace("![", "&#33;[")
+    text = _CLOSING.sub(_unclosing, text)
+    return _MENTION.sub(lambda found: _quieted(found, kept), text)
+
+
+def _quieted(found: re.Match[str], kept: set[str]) -> str:
+    name = found.group("name")
+    return found.group(0) if name and name.lower() in kept else "@" + _QUIET + found.group(0)[1:]
+
+
+def is_defused(text: str, image_hosts: Collection[str], kept: Collection[str] = ()) -> bool:
+    """Whether `text`, read as CommonMark, has no raw HTML, no image on a host not in
+    `image_hosts` and no live mention (but of the logins in `kept`) outside code."""
+    hosts = {host.lower() for host in image_hosts}
+    logins = {login.lower() for login in kept}
+    return all(_harmless(token, hosts, logins) for token in _inline_tokens(text))
+
+
+def _inline_tokens(text: str) -> Iterator[Token]:
+    for block in _reader().parse(text):
+        if block.type == "html_block":
+            yield block
+        yield from block.children or ()
+
+
+def _harmless(token: Token, hosts: set[str], kept: set[str]) -> bool:
+    if token.type in ("html_block", "html_inline"):
+        return False
+    if token.type == "image":
+        url = str(token.attrGet("src") or "")
+        return (urlsplit(url).hostname or "").lower() in hosts if "://" in url else False
+    if token.type == "text":
+        return not any(
+            found.group("name") is None or found.group("name").lower() not in kept
+            for found in _MENTION.finditer(token.content)
+        )
+    return True
+
+
+@functools.cache
+def _reader() -> MarkdownIt:
+    """A CommonMark parser with raw HTML on, as the forges read a comment (imported on first
+    use: the web process, which never posts, does not load it)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
 
 
 def _image(found: re.Match[str], hosts: set[str]) -> str:

@@ -6,6 +6,7 @@ import re
 from typing import Final
 
 from resolver.contract.triggers import BOT_BRANCH_PREFIX
+from resolver.core.sanitize import without_closing_keywords
 
 BRANCH_PREFIX: Final = BOT_BRANCH_PREFIX
 MAX_SLUG = 40
@@ -30,9 +31,10 @@ def build_branch_name(number: int | str | None, title: str | None, job_id: int) 
 
 
 def build_commit_message(title: str, summary: str, requester: str | None, email: str | None) -> str:
-    """The bot's commit: a subject line, the agent's summary, and Co-authored-by the requester."""
+    """The bot's commit: a subject line, the agent's summary (closing no issue it names), and
+    Co-authored-by the requester."""
     subject = title.strip().splitlines()[0][:72] if title.strip() else "Resolver change"
-    lines = [subject, "", summary.strip()]
+    lines = [subject, "", without_closing_keywords(summary.strip())]
     if requester:
         lines += ["", f"Co-authored-by: {requester} <{email or requester + '@users.noreply'}>"]
     return "\n".join(lines).strip() + "\n"

