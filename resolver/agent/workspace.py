@@ -15,6 +15,7 @@ from resolver.agent.sandboxes import claim_sandbox
 from resolver.agent.task import AgentResult
 from resolver.core import tracing
 from resolver.core.job import JobContext
+from resolver.core.sanitize import code_span
 from resolver.core.settings import Settings
 from sandbox import Change, ChangeRejectedError, EgressPlan, ExportLimits, Sandbox, SandboxPolicy
 
@@ -107,6 +108,6 @@ def change_notes(change: Change) -> tuple[str, ...]:
             "before its work was read, so nothing they did afterwards is part of the change."
         )
     if change.skipped:
-        shown = ", ".join(f"`{path}`" for path in change.skipped[:5])
+        shown = ", ".join(code_span(path) for path in change.skipped[:5])
         notes.append(f"Nested repositories are never part of a change, so {shown} was left out.")
     return tuple(notes)

@@ -11,18 +11,13 @@ from collections.abc import Sequence
 from typing import Final
 
 from resolver.contract.verification import Check, CheckKind, Verification
+from resolver.core.sanitize import code_span as code
 
 MARKS: Final = {"passed": "✅", "failed": "❌", "unknown": "❔"}
 NOUNS: Final[dict[CheckKind, str]] = {"test": "tests", "lint": "lint", "build": "build"}
 SHORT_CHECKS: Final = 3
 WORDS: Final = {"passed": "passed", "failed": "failed", "unknown": "ran (exit code unknown)"}
 FileStat = Sequence[object]  # [path, added or None, removed or None]
-
-
-def code(text: str) -> str:
-    """`text` as an inline code span that nothing in it can close."""
-    flat = " ".join(text.replace("`", "'").split())
-    return f"`{flat}`"
 
 
 def runs(check: Check) -> str:

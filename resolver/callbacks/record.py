@@ -75,7 +75,8 @@ def view_of(session: Session, job: Job, settings: Settings) -> status.JobView:
         max_steps=result.max_steps,
         pull_word=pull_word(planned.provider if planned else None),
         pull_error=result.pull_error or None,
-        notes=result.notes,
+        # The host's words, but they quote what a repository chose: a path, a check's name.
+        notes=tuple(sanitize(note, hosts) for note in result.notes),
         place=_place(session, job, settings),
         stopped_by=_stopped_by(job),
         verification=verification_of(result.verification),

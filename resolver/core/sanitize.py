@@ -93,6 +93,13 @@ def _prose(text: str, hosts: set[str], kept: set[str]) -> str:
     return _MENTION.sub(lambda found: _mention(found, kept), text)
 
 
+def code_span(text: str) -> str:
+    """`text` as an inline code span that nothing in it can close: one line, ticks made
+    quotes (a path, a command or a check's name that a repository chose)."""
+    flat = " ".join(text.replace("`", "'").split())
+    return f"`{flat}`"
+
+
 def without_closing_keywords(text: str) -> str:
     """`text` with each closing keyword before an issue reference broken (a commit message:
     pushed to a default branch, it would close the issue)."""

@@ -9,9 +9,11 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
+from resolver.agent.workspace import change_notes
 from resolver.contract.outbound import has_hidden_tag, with_hidden_tag
 from resolver.core.sanitize import is_defused, sanitize
 from resolver.worker.branches import build_commit_message
+from sandbox import Change
 
 FORGE = {"github.example"}
 
@@ -136,3 +138,9 @@ def test_what_a_forge_reads_as_html_image_or_mention_is_not_defused() -> None:
 def test_the_bots_commit_closes_no_issue_the_model_named() -> None:
     message = build_commit_message("Fix the greeting", "Fixes #12 and org/infra#3.", None, None)
     assert message == "Fix the greeting\n\nF\u200bixes #12 and org/infra#3.\n"
+
+
+def test_a_nested_repository_the_agent_named_stays_in_its_code_span() -> None:
+    change = Change(skipped=("x` @all @org/team `y/",))
+    [note] = change_notes(change)
+    assert "so `x' @all @org/team 'y/` was left out." in note

@@ -17,6 +17,7 @@ from typing import Final
 from resolver.contract.outbound import Comment
 from resolver.contract.provider import CIReport
 from resolver.contract.triggers import FailedCheck
+from resolver.core.sanitize import code_span
 
 QUIET: Final = "quiet"
 """A job result key: the job ended without a word in its conversation (a red check left alone)."""
@@ -145,12 +146,18 @@ def over_attempts_note(check: FailedCheck, max_attempts: int) -> str:
     )
 
 
+MAX_NAME: Final = 200
+"""The most of a check's name a status message shows."""
+
+
 def ci_status_line(check: FailedCheck, attempt: int | None, max_attempts: int | None) -> str:
     """What the status message says about the red check it is fixing."""
     of = (
         f" (attempt {attempt} of {max_attempts} on this commit)" if attempt and max_attempts else ""
     )
-    return f"Fixing the failing check `{check.name}` ({check.conclusion}){of}."
+    # The name is the repository's (a workflow's `name:`).
+    name = code_span(check.name[:MAX_NAME])
+    return f"Fixing the failing check {name} ({check.conclusion}){of}."
 
 
 def limited(items: Sequence[str], limit: int = MAX_ANNOTATIONS) -> tuple[str, ...]:

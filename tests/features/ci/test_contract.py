@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from resolver.contract.provider import CIReport
@@ -110,6 +112,16 @@ def test_the_status_names_the_check_and_the_attempt_it_is_on() -> None:
         "Fixing the failing check `test` (failure) (attempt 1 of 2 on this commit)."
     )
     assert ci_status_line(CHECK, None, None) == "Fixing the failing check `test` (failure)."
+
+
+def test_a_check_named_by_the_repository_stays_in_its_code_span() -> None:
+    """A workflow's `name:` is the repository's: a tick in it cannot end the span."""
+    named = replace(CHECK, name="x` @org/team ![p](https://evil.example/p.png) `\ny" + "z" * 300)
+    line = ci_status_line(named, None, None)
+    assert line.startswith(
+        "Fixing the failing check `x' @org/team ![p](https://evil.example/p.png) ' y"
+    )
+    assert line.count("`") == 2 and "\n" not in line and len(line) < 260
 
 
 def test_a_commit_past_its_bound_is_named_with_the_bound() -> None:
