@@ -186,13 +186,21 @@ def inline(text: str) -> str:
     parts: list[str] = []
     position = 0
     for found in _INLINE.finditer(text):
-        parts.append(escape(text[position : found.start()]))
+        parts.append(
+            escape(text[position : found.start()], *_around(text, position, found.start()))
+        )
         before = parts[-1][-1:] if parts[-1] else text[found.start() - 1 : found.start()]
         after = text[found.end() : found.end() + 1]
         parts.append(_token(found, before, after))
         position = found.end()
-    parts.append(escape(text[position:]))
+    parts.append(escape(text[position:], *_around(text, position, len(text))))
     return "".join(parts)
+
+
+def _around(text: str, start: int, end: int) -> tuple[str, str]:
+    """The characters either side of `text[start:end]`: whether a character of a piece is
+    markup depends on them too (`!` before a bare URL opens an image, `!https://…!`)."""
+    return text[start - 1 : start] if start else "", text[end : end + 1]
 
 
 def _token(found: re.Match[str], before: str, after: str) -> str:
@@ -216,12 +224,13 @@ def _code_span(code: str) -> str:
     return f"{{{{{escape(code)}}}}}" if code.strip() else escape(code)
 
 
-def escape(text: str) -> str:
-    """`text` with a backslash before each character Jira would read as markup."""
+def escape(text: str, before: str = "", after: str = "") -> str:
+    """`text` with a backslash before each character Jira would read as markup, `before` and
+    `after` being the characters either side of it in its line."""
     out: list[str] = []
     for index, char in enumerate(text):
-        previous = text[index - 1] if index else ""
-        following = text[index + 1] if index + 1 < len(text) else ""
+        previous = text[index - 1] if index else before
+        following = text[index + 1] if index + 1 < len(text) else after
         if char == "\\":
             # `\\` is a line break and `\{` an escape, also of markup that follows this text.
             plain = following.isalnum() or following.isspace()

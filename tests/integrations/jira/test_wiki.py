@@ -36,6 +36,19 @@ def test_each_construct(markdown: str, wiki: str) -> None:
     assert to_wiki(markdown) == wiki
 
 
+@pytest.mark.parametrize(
+    ("markdown", "wiki"),
+    [
+        ("Done. !https://evil.example/p.png?d=1!", "Done. \\!https://evil.example/p.png?d=1!"),
+        ("!`x`!", "\\!{{x}}!"),
+        ("wow! [PR](https://git.example.com/pr/1)", "wow! [PR|https://git.example.com/pr/1]"),
+    ],
+)
+def test_a_bang_before_a_url_or_code_opens_no_image(markdown: str, wiki: str) -> None:
+    """Jira's `!url!` shows the image at that URL, loaded by each reader's browser."""
+    assert to_wiki(markdown) == wiki
+
+
 def test_a_status_message() -> None:
     markdown = (
         "**Resolver** finished: [draft PR #7](https://github.com/octo/widgets/pull/7)\n"
