@@ -324,9 +324,12 @@ def mark_published(session: Session, job_id: int, message_id: str) -> None:
     )
 
 
-def recent_jobs(session: Session, limit: int) -> list[Job]:
-    """The newest `limit` jobs, newest first."""
-    return list(session.scalars(select(Job).order_by(Job.id.desc()).limit(limit)))
+def recent_jobs(session: Session, limit: int, before: int | None = None) -> list[Job]:
+    """The newest `limit` jobs (older than job `before`, if given), newest first."""
+    query = select(Job).order_by(Job.id.desc()).limit(limit)
+    if before is not None:
+        query = query.where(Job.id < before)
+    return list(session.scalars(query))
 
 
 def exhausted_jobs(session: Session, max_attempts: int) -> list[Job]:

@@ -16,8 +16,8 @@ from resolver.store.jobs import job_to_dict, recent_jobs
 from resolver.store.models import Job
 from resolver.web import steps
 from resolver.web.access import Viewer
-from resolver.web.context import current_viewer, end_everywhere, in_transaction, web_of
-from resolver.web.inputs import parse_id, path_id
+from resolver.web.context import Web, current_viewer, end_everywhere, in_transaction, web_of
+from resolver.web.inputs import BadQueryError, parse_id, path_id, query_id
 from resolver.web.pages import list_rows, load_visible_job
 
 if TYPE_CHECKING:
@@ -54,17 +54,32 @@ async def list_jobs(request: Request) -> Response:
     limit = _limit(request)
     if limit is None:
         return JSONResponse({"error": "limit must be an integer"}, status_code=400)
+    try:
+        before = query_id(request, "before")
+    except BadQueryError as error:
+        return JSONResponse({"error": str(error)}, status_code=400)
     web = web_of(request)
 
     def load(session: Session) -> list[dict[str, Any]]:
         if who is None:
-            rows: list[Job] = list(recent_jobs(session, limit))
+            rows: list[Job] = list(recent_jobs(session, limit, before))
         else:
-            rows, _ = list_rows(session, who, web.cache, web.settings, JobFilter(), None)
-            rows = rows[:limit]
+            rows = _visible(session, who, web, limit, before)
         return [_shown(job_to_dict(job)) for job in rows]
 
     return await _answer(who, load)
+
+
+def _visible(session: Session, who: Viewer, web: Web, limit: int, before: int | None) -> list[Job]:
+    """Up to `limit` of the jobs `who` may see, newest first, older than `before`: page after
+    page of the job list, as many as it takes."""
+    rows: list[Job] = []
+    while len(rows) < limit:
+        shown, before = list_rows(session, who, web.cache, web.settings, JobFilter(), before)
+        rows += shown
+        if before is None:
+            break
+    return rows[:limit]
 
 
 async def show_job(request: Request) -> Response:

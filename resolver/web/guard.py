@@ -1,5 +1,6 @@
 """Two plain ASGI middlewares of the web app: the security headers on every response but the
-webhooks', and the cap on a form's size, checked before anything parses it."""
+webhooks', and the cap on a form's size and what it may hold, checked before anything parses
+it."""
 
 from __future__ import annotations
 
@@ -83,15 +84,28 @@ class _TooLargeError(Exception):
     pass
 
 
+class _NulError(Exception):
+    pass
+
+
+NUL: Final = (b"%00", b"\x00")
+"""A NUL character, encoded or not. No query or form here has one, and PostgreSQL refuses it
+in text (an error, not an answer): such a request is refused with 400 before it is read."""
+
+
 class FormLimit:
     """A request body of more than `FORM_BYTES` is refused with 413: by its Content-Length
     before a byte is read, or as soon as the streamed body passes the cap. Multipart (file
-    parts, spooled to disk by the parser) is refused outright: no form here has a file."""
+    parts, spooled to disk by the parser) is refused outright: no form here has a file. A query
+    or a form with a NUL character in it is refused with 400."""
 
     def __init__(self, app: ASGIApp, limit: int = FORM_BYTES) -> None:
         self.app, self.limit = app, limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _has_nul(scope.get("query_string", b"")):
+            await _nul()(scope, receive, send)
+            return
         if scope["type"] != "http" or scope["method"] in BODILESS:
             await self.app(scope, receive, send)
             return
@@ -99,14 +113,18 @@ class FormLimit:
         if refused is not None:
             await refused(scope, receive, send)
             return
-        read, started = 0, False
+        read, started, tail = 0, False, b""
 
         async def capped() -> Message:
-            nonlocal read
+            nonlocal read, tail
             message = await receive()
-            read += len(message.get("body", b""))
+            chunk: bytes = message.get("body", b"")
+            read += len(chunk)
             if read > self.limit:
                 raise _TooLargeError
+            if _has_nul(tail + chunk):  # `%00` may straddle two chunks
+                raise _NulError
+            tail = (tail + chunk)[-2:]
             return message
 
         async def watched(message: Message) -> None:
@@ -120,6 +138,10 @@ class FormLimit:
             if started:
                 raise
             await _too_large()(scope, receive, send)
+        except _NulError:
+            if started:
+                raise
+            await _nul()(scope, receive, send)
 
     def _refused(self, headers: Headers) -> PlainTextResponse | None:
         if headers.get("content-type", "").lower().startswith("multipart/"):
@@ -134,3 +156,11 @@ class FormLimit:
 
 def _too_large() -> PlainTextResponse:
     return PlainTextResponse("This form is too large.", status_code=413)
+
+
+def _has_nul(raw: bytes) -> bool:
+    return any(mark in raw for mark in NUL)
+
+
+def _nul() -> PlainTextResponse:
+    return PlainTextResponse("A NUL character is not accepted here.", status_code=400)

@@ -11,6 +11,9 @@ from starlette.routing import Route
 
 # ASCII digits only (`str.isdigit()` also takes "²"), and few enough to fit a 64-bit integer.
 ID: Final = re.compile(r"[0-9]{1,18}")
+ROW_ID_MAX: Final = 2**31 - 1
+"""The largest row id: keys are `Integer`, four bytes on PostgreSQL, which refuses a larger
+number in a query (an error, where it should find no row)."""
 # A link goes out only to http(s), with no space or control character a browser would strip
 # to find another scheme inside.
 WEB_URL: Final = re.compile(r"https?://[^\x00-\x20\x7f]+", re.IGNORECASE)
@@ -21,8 +24,11 @@ class BadQueryError(ValueError):
 
 
 def parse_id(raw: object) -> int | None:
-    """An id as a path or query carries it; None for anything else."""
-    return int(raw) if isinstance(raw, str) and ID.fullmatch(raw) else None
+    """An id as a path or query carries it; None for anything else, or a number no row has."""
+    if not isinstance(raw, str) or not ID.fullmatch(raw):
+        return None
+    value = int(raw)
+    return value if value <= ROW_ID_MAX else None
 
 
 def path_id(request: Request, name: str) -> int | None:

@@ -10,7 +10,7 @@ import logging
 import pytest
 from sqlalchemy import select
 
-from resolver.store import jobs
+from resolver.store import accounts, jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job, Schedule
 from tests.conftest import reset_caches
@@ -191,6 +191,36 @@ def test_an_odd_id_is_not_found(app, forge, odd) -> None:
         assert session.scalars(select(Schedule)).all() == []
 
 
+PAST_FOUR_BYTES = "2147483648"  # an id by its digits, which no row's four-byte key can be
+
+
+def test_an_id_past_a_four_byte_key_is_not_found_on_either_database(app, forge, backend) -> None:
+    """PostgreSQL refuses such a number in a query where SQLite finds no row: neither is a 500."""
+    client = browser(app)
+    sign_in(client, forge, "root")
+    csrf = csrf_of(client, "/jobs")
+    big = PAST_FOUR_BYTES
+    for path in (f"/jobs/{big}", f"/jobs/{big}/events", f"/api/jobs/{big}"):
+        assert client.get(path).status_code == 404, path
+    for path in (f"/jobs/{big}/stop", f"/schedules/{big}/run", f"/admin/users/{big}/forget"):
+        assert client.post(path, data={"csrf": csrf}).status_code == 404, path
+    assert client.get("/jobs", params={"before": big}).status_code == 400
+    assert client.get("/api/jobs", params={"before": big}).status_code == 400
+
+
+def test_a_nul_character_in_a_query_or_a_form_is_refused(app, forge, backend) -> None:
+    """PostgreSQL refuses a NUL in text: it never reaches a query, on either database."""
+    client = browser(app)
+    sign_in(client, forge, "root")
+    csrf = csrf_of(client, "/jobs")
+    for name in ("repo", "state", "source", "requester", "schedule"):
+        assert client.get("/jobs", params={name: "a\x00b"}).status_code == 400, name
+    form = {"csrf": csrf, "repo": "o/r\x00", "server": "s", "value": "v"}
+    assert client.post("/admin/mcp", data=form).status_code == 400
+    assert client.post("/admin/mcp/remove", data=form).status_code == 400
+    assert client.get("/jobs", params={"repo": "a"}).status_code == 200
+
+
 def test_a_refused_post_logs_the_route_and_not_the_token(app, forge, caplog) -> None:
     caplog.set_level(logging.INFO)
     token = "v1.private-link-token-ABCDEFGH"
@@ -227,3 +257,18 @@ def test_the_api_shows_what_the_page_shows(app, forge) -> None:
         assert "SYSTEM-PROMPT-WORDS" not in shown
         assert known not in shown
         assert "to call the model" in shown
+
+
+def test_the_api_gives_a_person_as_many_of_their_jobs_as_asked_and_pages_on(app, forge) -> None:
+    """More than a page of the job list: `limit` is what comes back, `before` goes on."""
+    forge.sign_in_as("ada", user_id=583231)
+    with session_scope() as session:
+        user_id = accounts.add_user(session, "ada").id
+        accounts.link_identity(session, "ada", "github", "583231", login="ada")
+    ids = [new_job(repo="octo/private-elsewhere", requester_id=user_id) for _ in range(70)]
+    client = browser(app)
+    sign_in(client, forge, "ada")
+    shown = [job["id"] for job in client.get("/api/jobs", params={"limit": 100}).json()]
+    assert shown == ids[::-1]
+    older = [job["id"] for job in client.get("/api/jobs?limit=5&before=20").json()]
+    assert older == ids[18:13:-1]
