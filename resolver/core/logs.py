@@ -4,25 +4,52 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import sys
 import threading
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Final
 
 from resolver.core.redact import Redactor
 
+PASSING_MAX: Final = 512
+"""How many people's tokens (`passing=True`) a process masks by value at once, the most
+recently seen: each sign-in, refresh or job adds one, and masking a set that only grew would
+cost each new one more (rebuilding the mask took a third of a second at 6,000)."""
+
 _known: set[str] = set()
+_passing: OrderedDict[str, None] = OrderedDict()
 _lock = threading.Lock()
 _redactor = Redactor()
 
 
-def register_secret(value: str) -> None:
-    """Mask `value` in every log line this process writes from now on."""
+def register_secret(value: str, *, passing: bool = False) -> None:
+    """Mask `value` in every log line this process writes from now on; a `passing` one (a
+    person's token) for as long as it is among the `PASSING_MAX` most recently registered.
+    Tokens of a known shape are masked by their shape as well, whether registered or not."""
     global _redactor
     with _lock:
         if value in _known:
             return
-        _known.add(value)
-        _redactor = Redactor(_known)
+        if passing:
+            if value in _passing:
+                _passing.move_to_end(value)
+                return
+            _passing[value] = None
+            while len(_passing) > PASSING_MAX:
+                _passing.popitem(last=False)
+        else:
+            _known.add(value)
+        _redactor = Redactor(_known | _passing.keys())
+
+
+def unmasked_token(nbytes: int = 32) -> str:
+    """A random URL-safe token that no mask hides when a page prints it (one in thousands is
+    shaped like an API key): a CSRF token, a secret to copy from a page."""
+    while True:
+        token = secrets.token_urlsafe(nbytes)
+        if _redactor(token) == token:
+            return token
 
 
 def redact(text: str) -> str:

@@ -28,7 +28,7 @@ from resolver.contract.setup import (
     WebhookSetup,
     pasted_token,
 )
-from resolver.core.logs import log, register_secret
+from resolver.core.logs import log, register_secret, unmasked_token
 from resolver.core.settings import Settings
 from resolver.onboarding.store import check_not_in_environment, store
 
@@ -53,7 +53,7 @@ class HookResult:
 
 def generate_secret() -> str:
     """A webhook secret: 32 random bytes, URL-safe."""
-    return secrets.token_urlsafe(SECRET_BYTES)
+    return unmasked_token(SECRET_BYTES)
 
 
 def generate_signing_secret() -> str:

@@ -110,7 +110,7 @@ def _due(credential: Credential, now: datetime) -> bool:
 
 def _open(vault: Vault, ciphertext: str) -> str:
     token = vault.decrypt(ciphertext).reveal()
-    register_secret(token)  # masked in every log line of this process from now on
+    register_secret(token, passing=True)  # masked in this process's log lines from now on
     return token
 
 
@@ -150,10 +150,10 @@ def _renew(credential_id: int, vault: Vault, refresh: Refresher, clock: Clock) -
 
 
 def _keep(credential: Credential, vault: Vault, issued: IssuedToken, now: datetime) -> None:
-    register_secret(issued.access_token)
+    register_secret(issued.access_token, passing=True)
     credential.ciphertext = vault.encrypt(issued.access_token)
     if issued.refresh_token:
-        register_secret(issued.refresh_token)
+        register_secret(issued.refresh_token, passing=True)
         credential.refresh_ciphertext = vault.encrypt(issued.refresh_token)
     credential.expires_at = _expiry(issued, now)
     credential.revoked_at = None
@@ -173,9 +173,9 @@ def save_oauth_token(
 ) -> Credential:
     """The user's forge token as they just signed in with it: it replaces any earlier one of
     theirs for the provider (a revoked one too)."""
-    register_secret(issued.access_token)
+    register_secret(issued.access_token, passing=True)
     if issued.refresh_token:
-        register_secret(issued.refresh_token)
+        register_secret(issued.refresh_token, passing=True)
     return store_credential(
         session,
         vault,

@@ -8,6 +8,7 @@ import hashlib
 import logging
 
 import httpx
+import httpx2
 from authlib.integrations.starlette_client import OAuthError
 from joserfc.errors import JoseError
 from starlette.concurrency import run_in_threadpool
@@ -25,7 +26,8 @@ from resolver.web.context import current_viewer, page, to_signin, web_of
 logger = logging.getLogger(__name__)
 
 # What Authlib raises when the exchange or the ID token fails: the person is asked to retry.
-REFUSED = (OAuthError, JoseError, httpx.HTTPError, KeyError, ValueError)
+# Authlib makes its requests with httpx2, whose errors are not httpx's.
+REFUSED = (OAuthError, JoseError, httpx.HTTPError, httpx2.HTTPError, KeyError, ValueError)
 PROVING = "proving"  # the session's link whose proof is under way
 PROOF = "proof"  # the session's proven account: {"link": link_key, "id": …, "l": login}
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import secrets
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 
 from resolver.contract.signin import IssuedToken, Person
+from resolver.core.logs import unmasked_token
 from resolver.core.settings import Settings
 from resolver.store import web_sessions
 from resolver.store.vault import Vault, VaultError
@@ -84,13 +84,13 @@ def sign_in(request: Request, person: Person, token: str, key: str, settings: Se
     request.session["who"] = {"p": person.provider, "id": person.external_id, "l": person.login}
     request.session["tok"] = Vault(settings.fernet_keys).encrypt(token)
     request.session["sid"] = key
-    request.session["csrf"] = secrets.token_urlsafe(32)
+    request.session["csrf"] = unmasked_token()
 
 
 def rekey(request: Request, key: str) -> None:
     """The session's key rotated (`web_sessions.rotate`): so does its CSRF token."""
     request.session["sid"] = key
-    request.session["csrf"] = secrets.token_urlsafe(32)
+    request.session["csrf"] = unmasked_token()
 
 
 def signed_in(request: Request, settings: Settings) -> SignedIn | None:
@@ -129,7 +129,7 @@ def take_grant(request: Request, settings: Settings) -> tuple[IssuedToken, datet
 def csrf_token(request: Request) -> str:
     token = request.session.get("csrf")
     if not isinstance(token, str):
-        token = secrets.token_urlsafe(32)
+        token = unmasked_token()
         request.session["csrf"] = token
     return token
 

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from authlib.integrations.starlette_client import OAuth, OAuthError
+from authlib.integrations.starlette_client import OAuth
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -29,7 +29,8 @@ from resolver.store.models import utcnow
 from resolver.store.secrets import save_oauth_token
 from resolver.store.vault import Vault
 from resolver.web.actions import checked_viewer
-from resolver.web.context import end_everywhere, in_transaction, page, web_of
+from resolver.web.context import end_everywhere, in_transaction, not_found, page, web_of
+from resolver.web.proofs import REFUSED
 from resolver.web.session import (
     csrf_ok,
     keep_grant,
@@ -119,7 +120,7 @@ async def start(request: Request) -> Response:
     name = request.path_params["forge"]
     client = request.app.state.oauth.create_client(name, web.settings)
     if client is None:
-        return await signin_page(request)
+        return not_found(request, None)
     request.session["next"] = safe_next(request.query_params.get("next"))
     redirect: Response = await client.authorize_redirect(request, _callback_url(web.settings, name))
     return redirect
@@ -132,14 +133,14 @@ async def done(request: Request) -> Response:
     client = request.app.state.oauth.create_client(name, web.settings)
     forge = registry.find(name)
     if client is None or forge is None or forge.sign_in is None:
-        return await signin_page(request)
+        return not_found(request, None)
     try:
         token = await client.authorize_access_token(request)
         issued = issued_token(token)
         access_token = issued.access_token
-        register_secret(access_token)
+        register_secret(access_token, passing=True)
         person = await run_in_threadpool(forge.sign_in.person, web.settings, access_token)
-    except (OAuthError, KeyError, SignInError, ForgeUnreachableError) as error:
+    except (*REFUSED, SignInError, ForgeUnreachableError) as error:
         log(logger, logging.WARNING, "web.signin_failed", forge=name, error=type(error).__name__)
         problem = f"{forge.display_name} did not complete the sign-in; please try again."
         return page(

@@ -340,3 +340,21 @@ def test_when_slack_refuses_the_private_message_the_thread_gets_a_public_link(
     assert "private" not in notice.context and "could not send you" in notice.body
     page = _as_ada(app, forge, link).get(link)
     assert page.status_code == 200 and "Prove" in page.text
+
+
+def test_a_provider_that_fails_the_code_exchange_is_a_proof_to_try_again(
+    app, forge, atlassian
+) -> None:
+    """Atlassian stops answering between sending the person back and the token exchange."""
+    link = _jira_mention(app)
+    client = _as_ada(app, forge, link)
+    atlassian.sign_in_as(JIRA_ACCOUNT, name="Test User")
+    start = client.get(f"{link}/prove")
+    approved = httpx.get(start.headers["location"], follow_redirects=False, trust_env=False)
+    back = urlsplit(approved.headers["location"])
+    atlassian.__exit__(None, None, None)
+    done = client.get(f"{back.path}?{back.query}")
+    assert done.status_code == 400
+    assert "did not complete the sign-in; please try again" in done.text
+    with session_scope() as session:
+        assert session.scalars(select(Identity).where(Identity.provider == "jira")).all() == []

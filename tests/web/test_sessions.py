@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -194,3 +195,38 @@ def test_a_live_page_stops_streaming_when_its_session_ends(app, forge, monkeypat
             later = jobs.append_event(session, job_id, "message", said, Redactor([])).seq
         rest = "".join(chunks)
     assert f"id: {later}\n" not in rest, "nothing more reaches a signed-out browser"
+
+
+def test_a_forge_that_fails_the_code_exchange_is_a_sign_in_to_try_again(app, forge) -> None:
+    """GitHub stops answering between sending the person back and the token exchange."""
+    client = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    forge.sign_in_as("nick")
+    start = client.get("/signin/github")
+    approved = httpx.get(start.headers["location"], follow_redirects=False, trust_env=False)
+    back = urlsplit(approved.headers["location"])
+    forge.close()
+    done = client.get(f"{back.path}?{back.query}")
+    assert done.status_code == 400
+    assert "did not complete the sign-in; please try again" in done.text
+
+
+def test_a_forge_with_no_sign_in_is_not_found(app, forge) -> None:
+    client = browser(app)
+    for path in ("/signin/nosuchforge", "/signin/nosuchforge/done"):
+        assert client.get(path).status_code == 404, path
+
+
+def test_a_csrf_token_that_looks_like_a_key_is_never_minted(app, forge, monkeypatch) -> None:
+    """A page masks whatever is shaped like an API key: a token so shaped would be printed
+    masked in every form, and each button would be refused."""
+    import types
+
+    from resolver.core import logs
+
+    minted = iter(["AAAAAAAAAAAAsk-BBBBBBBBBBBBBBBBBBBBBBBBBBBB", "C" * 43])
+    monkeypatch.setattr(
+        logs, "secrets", types.SimpleNamespace(token_urlsafe=lambda _n: next(minted))
+    )
+    client = browser(app)
+    sign_in(client, forge, "root")
+    assert csrf_of(client, "/jobs") == "C" * 43

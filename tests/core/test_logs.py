@@ -1,0 +1,43 @@
+"""The process's mask of known secrets: a person's tokens are held to the most recent few
+hundred, so that each sign-in costs the same however many came before. Pure."""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+
+import pytest
+
+from resolver.core import logs
+
+
+@pytest.fixture(autouse=True)
+def fresh_mask(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(logs, "_known", set())
+    monkeypatch.setattr(logs, "_passing", OrderedDict())
+    monkeypatch.setattr(logs, "_redactor", logs.Redactor())
+
+
+def test_a_persons_tokens_are_masked_while_they_are_among_the_most_recent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(logs, "PASSING_MAX", 20)
+    setting = "setting-" + secrets.token_hex(16)
+    logs.register_secret(setting)
+    tokens = ["person-" + secrets.token_hex(16) for _ in range(logs.PASSING_MAX + 10)]
+    for token in tokens:
+        logs.register_secret(token, passing=True)
+    logs.register_secret(tokens[0], passing=True)  # seen again: the most recent once more
+    line = logs.redact(" ".join([setting, *tokens[:12], tokens[-1]]))
+    assert setting not in line and tokens[0] not in line and tokens[-1] not in line
+    assert tokens[1] in line and tokens[10] in line  # the oldest, let go
+    assert tokens[11] not in line
+    assert len(logs._passing) == logs.PASSING_MAX
+
+
+def test_a_minted_token_is_never_one_a_page_would_mask(monkeypatch: pytest.MonkeyPatch) -> None:
+    shaped = "AAAAAAAAAAAAsk-BBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+    assert logs.redact(shaped) != shaped
+    minted = iter([shaped, "C" * 43])
+    monkeypatch.setattr(logs.secrets, "token_urlsafe", lambda _n: next(minted))
+    assert logs.unmasked_token() == "C" * 43
