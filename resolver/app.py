@@ -61,6 +61,7 @@ class Webhooks:
         if scope["type"] == "http" and scope["method"] == "POST":
             hook = self.hooks.get(scope["path"])
             if hook is not None:
+                scope[observability.ROUTE_KEY] = scope["path"]  # its span's name: a fixed path
                 await hook(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -176,9 +176,9 @@ class RequestSpans:
             with tracing.within(unsampled):
                 await self.app(scope, receive, send)
             return
-        attributes = {"http.request.method": method, "url.path": path}
+        attributes = {"http.request.method": method}
         with self.tracer.start_as_current_span(
-            f"{method} {path}", context=parent, kind=self.server, attributes=attributes
+            method, context=parent, kind=self.server, attributes=attributes
         ) as span:
             if not span.is_recording():
                 await self.app(scope, receive, send)
@@ -191,7 +191,10 @@ class RequestSpans:
                         span.set_status(self.failed)
                 await send(message)
 
-            await self.app(scope, receive, sent)
+            try:
+                await self.app(scope, receive, sent)
+            finally:
+                _name_span(span, method, scope)
 
     def _unsampled(self, parent: Any, ratio: float) -> tracing.Carrier:
         """Empty when a request's trace is sampled, else the context it hands on, flagged not
@@ -300,3 +303,20 @@ def chosen_ratio() -> float | None:
     except ValueError:
         log(logger, logging.WARNING, "tracing.bad_ratio", value=raw)
         return DEFAULT_RATIO
+
+
+ROUTE_KEY: Final = "resolver.route"
+"""Where an app served ahead of the router (the webhooks) puts the fixed path it serves, for
+the request's span to be named by it as by a route's template."""
+
+
+def _name_span(span: Any, method: str, scope: Scope) -> None:
+    """A request's span is named by its route's template (`GET /link/{token}`), never by a path
+    that may carry a token; a path no route knows, by nothing but its method."""
+    route = scope.get("route")
+    template = getattr(route, "path", None)
+    if not isinstance(template, str):
+        template = scope.get(ROUTE_KEY)
+    if isinstance(template, str):
+        span.update_name(f"{method} {template}")
+        span.set_attribute("http.route", template)

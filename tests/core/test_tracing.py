@@ -272,3 +272,35 @@ def test_a_traced_process_keeps_its_start_up_objects_out_of_full_collections(
     finally:
         observability.shutdown()
     assert gc.get_freeze_count() == 0
+
+
+def test_a_request_span_is_named_by_its_route_never_by_a_path_with_a_token(
+    spans: InMemorySpanExporter,
+) -> None:
+    """A link's or an operator's token is in its path: the trace backend sees the template."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    async def ok(_request: Any) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    web = Starlette(routes=[Route("/link/{token}", ok)])
+
+    async def webhooks(scope: Any, receive: Any, send: Any) -> None:  # as app.Webhooks serves
+        if scope["path"] != "/webhooks/github":
+            return await web(scope, receive, send)
+        scope[observability.ROUTE_KEY] = scope["path"]
+        return await PlainTextResponse("", status_code=204)(scope, receive, send)
+
+    tracer = TracerProvider(sampler=ALWAYS_ON)
+    tracer.add_span_processor(SimpleSpanProcessor(spans))
+    app = observability.RequestSpans(webhooks, tracer.get_tracer("web"))
+    client = TestClient(app)
+    assert client.get("/link/SECRETTOKEN1").status_code == 200
+    assert client.post("/webhooks/github").status_code == 204
+    assert client.get("/nowhere/SECRETTOKEN2").status_code == 404
+    finished = spans.get_finished_spans()
+    assert [s.name for s in finished] == ["GET /link/{token}", "POST /webhooks/github", "GET"]
+    assert "SECRETTOKEN" not in repr([(s.name, dict(s.attributes or {})) for s in finished])
