@@ -13,7 +13,7 @@ from resolver.contract.inbound import (
     decode_object,
     ignored_sender,
 )
-from resolver.contract.mentions import mentions
+from resolver.contract.mentions import mask_quoted_and_code, mentions
 from resolver.contract.signatures import check_window, parse_timestamp
 
 
@@ -67,6 +67,30 @@ def test_mentions_and_the_request_after_them(text: str, request_text: str) -> No
 )
 def test_no_mention(text: str | None) -> None:
     assert mentions(text, "resolver") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "blanked"),
+    [
+        ("a `x` b ``y` z`` c", ["`x`", "``y` z``"]),
+        ("``` tick `code` @bot", ["`code`"]),  # three ticks with no close are text
+        ("x {{m}} y {{ z", ["{{m}}"]),
+        ("<pre>p</pre> <code>q", ["<pre>p</pre>"]),
+        ("<CODE>x</code > <pre>y", ["<CODE>x</code >"]),
+    ],
+)
+def test_code_and_quotes_are_masked_in_place(text: str, blanked: list[str]) -> None:
+    masked = text
+    for part in blanked:
+        masked = masked.replace(part, " " * len(part), 1)
+    assert mask_quoted_and_code(text) == masked
+
+
+@pytest.mark.parametrize("filler", ["`" * 40_000, "{{" * 30_000, "<pre>" * 10_000, "`a" * 20_000])
+def test_a_long_run_of_openings_without_a_close_is_read_once(filler: str) -> None:
+    """Each opening without a close was scanned to the end once more: a comment of 40,000
+    ticks held the web process for seconds. Now they are text, found in one pass."""
+    assert mentions(f"@bot please {filler}", "bot") == f"please {filler}"
 
 
 def test_handles_with_regex_characters_are_literal() -> None:
