@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue, SecretStr, ValidationError
 from pydantic_core import from_json
@@ -212,9 +213,15 @@ def decode_object(body: bytes) -> dict[str, JsonValue]:
 
 
 def check_storable(body: bytes) -> None:
-    """Refuse a body whose JSON escapes a NUL, which valid JSON may do and no text column stores."""
-    if b"\\u0000" in body:
+    """Refuse a body whose JSON escapes a NUL, which valid JSON may do and no text column
+    stores. Text about such an escape (`\\\\u0000` in the JSON: a backslash, then `u0000`)
+    is no NUL, and is kept."""
+    if b"\\u0000" in body and _ESCAPED_NUL.search(body):
         raise MalformedError("body has characters that cannot be stored")
+
+
+# `\u0000` after an even number of backslashes (those escape each other, not the `u`).
+_ESCAPED_NUL: Final = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def content_key(*parts: object) -> str:

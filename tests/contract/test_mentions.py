@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from integrations.slack.routes import parse_options
@@ -131,11 +133,29 @@ def test_window_is_inclusive_and_symmetric() -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [b"", b"[]", b"null", b"\xff", b'{"a": "\\u0000"}', b'{"a": "\\ud800"}', b"[" * 5000]
+    "body",
+    [
+        b"",
+        b"[]",
+        b"null",
+        b"\xff",
+        b'{"a": "\\u0000"}',
+        b'{"a": "x\\\\\\u0000"}',
+        b'{"a": "\\ud800"}',
+        b"[" * 5000,
+    ],
 )
 def test_bodies_that_are_not_storable_objects(body: bytes) -> None:
     with pytest.raises(MalformedError):
         decode_object(body)
+
+
+@pytest.mark.parametrize("text", [r"the escape \u0000 in strings", r"\\\\u0000"])
+def test_text_about_a_nul_escape_is_no_nul(text: str) -> None:
+    """A request about the escape (a backslash written as text, escaped in the JSON) is kept."""
+    body = json.dumps({"a": text}).encode()
+    assert b"\\u0000" in body
+    assert decode_object(body) == {"a": text}
 
 
 def test_surrogate_pairs_are_fine() -> None:
