@@ -27,7 +27,7 @@ from resolver.contract.inbound import (
 
 # The identity descriptors of service principals and of the service's own accounts.
 _BOT_DESCRIPTORS: Final = ("aadsp.", "svc.", "s2s.")
-_THREAD: Final = re.compile(r"/threads/(\d+)(?:$|/|\?)")
+_THREAD: Final = re.compile(r"/threads/([0-9]{1,9})(?:$|/|\?)")
 
 
 class Notification(VendorModel):

@@ -16,6 +16,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from pydantic import ValidationError
+
 from integrations.azuredevops.events import (
     BuildEvent,
     Identity,
@@ -29,7 +31,7 @@ from integrations.azuredevops.events import (
 from integrations.azuredevops.events import PullRequest as PullPayload
 from integrations.azuredevops.events import Repository as RepoPayload
 from resolver.contract.commands import parse_command
-from resolver.contract.inbound import Policy, Route, Trigger
+from resolver.contract.inbound import MalformedError, Policy, Route, Trigger
 from resolver.contract.mentions import mentions
 from resolver.contract.triggers import (
     BOT_BRANCH_PREFIX,
@@ -59,10 +61,16 @@ GATHER_GRACE: Final = timedelta(seconds=5)
 delivery's lag."""
 
 
-def plain_text(markup: str | None) -> str:
+_NUMBER: Final = re.compile(r"[0-9]{1,9}")
+"""A pull request's number as a build names it: ASCII digits that fit the database's key."""
+_LATEST_PUBLISHED: Final = datetime(9000, 1, 1, tzinfo=UTC)
+"""Later than any real comment, early enough that its review window's end is a date."""
+
+
+def plain_text(markup: object) -> str:
     """A work item's HTML comment as text: tags dropped, entities decoded (a mention is an
-    `<a data-vss-mention>` around `@Name`)."""
-    return html.unescape(_TAG.sub(" ", markup or "")).strip()
+    `<a data-vss-mention>` around `@Name`); a field that is not text has none."""
+    return html.unescape(_TAG.sub(" ", markup)).strip() if isinstance(markup, str) else ""
 
 
 def repo_option(text: str) -> tuple[str, str | None]:
@@ -113,6 +121,8 @@ def _review_batch(
     comment, pull = event.resource.comment, event.resource.pullRequest
     if published.tzinfo is None:
         published = published.replace(tzinfo=UTC)
+    if published > _LATEST_PUBLISHED:
+        raise MalformedError(f"comment published in the year {published.year}")
     window = int(published.timestamp() // REVIEW_WINDOW.total_seconds())
     until = published + REVIEW_WINDOW + GATHER_GRACE
     subject = _pull(pull, kind=ReviewBatch, comment_id=comment.id, part=part, gather_until=until)
@@ -176,7 +186,7 @@ def on_build_completed(event: BuildEvent, policy: Policy) -> Trigger | None:
     number = info.get("pr.number", "")
     if build.result != "failed" or not branch.startswith(BOT_BRANCH_PREFIX):
         return None
-    if not number.isdigit() or not build.repository.name:
+    if not _NUMBER.fullmatch(number) or not build.repository.name:
         return None
     web = build.links["web"].href if "web" in build.links else None
     check = FailedCheck(
@@ -241,7 +251,12 @@ def on_work_item_updated(event: WorkItemUpdateEvent, policy: Policy) -> Trigger 
 def _identity(value: object) -> Identity | None:
     """An identity field: an `IdentityRef` object. The old `Name <address>` string form names
     no stable id, so it is not trusted to be anyone."""
-    return Identity.model_validate(value) if isinstance(value, dict) and "id" in value else None
+    if not isinstance(value, dict) or "id" not in value:
+        return None
+    try:
+        return Identity.model_validate(value)
+    except ValidationError:  # a field of the wrong type names no one
+        return None
 
 
 def _tags(value: object) -> list[str]:

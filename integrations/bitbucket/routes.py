@@ -57,7 +57,7 @@ DATA_CENTER_REFUSED: Final = (
 )
 REVIEW_TASK: Final = "Address the review: every open comment thread on this pull request."
 _DELETED: Final = "0" * 40
-_BUILD_NUMBER: Final = re.compile(r"/results/([0-9]+)(?:[/?#]|$)|#([0-9]+)\b")
+_BUILD_NUMBER: Final = re.compile(r"/results/([0-9]{1,9})(?:[/?#]|$)|#([0-9]{1,9})\b")
 
 
 @lru_cache(maxsize=16)

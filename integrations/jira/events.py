@@ -65,7 +65,10 @@ class Issue(VendorModel):
     def site(self) -> str | None:
         """The Jira site's base URL, from the issue's REST link: what precedes `/rest/`, so that
         a Data Center site served under a context path (`https://host/jira`) keeps it."""
-        parts = urlsplit(self.self_url or "")
+        try:
+            parts = urlsplit(self.self_url or "")
+        except ValueError:  # not a URL (an unclosed `[`): no site
+            return None
         if not (parts.scheme and parts.netloc):
             return None
         context_path, rest, _ = parts.path.partition("/rest/")

@@ -5,8 +5,9 @@ does with the same event. Events about anyone else's pull requests cost no write
 from __future__ import annotations
 
 import logging
+from typing import Final
 
-from resolver.contract.inbound import Integration, Policy, WebhookEvent
+from resolver.contract.inbound import Integration, MalformedError, Policy, WebhookEvent
 from resolver.contract.pulls import PullChange
 from resolver.core.logs import log
 from resolver.store import bot_pulls
@@ -15,11 +16,18 @@ from resolver.store.db import get_engine
 logger = logging.getLogger(__name__)
 
 
+NUMBER_MAX: Final = 2**31 - 1
+"""The largest pull request number the record keeps (a four-byte column on PostgreSQL)."""
+
+
 def pull_change(integration: Integration, event: WebhookEvent, policy: Policy) -> PullChange | None:
     """What the event changes about one of the bot's pull requests; None for any other event.
-    Pure: the tracker reads the payload."""
+    Pure: the tracker reads the payload. A number no forge gives is a malformed delivery."""
     tracker = integration.pulls.get(event.key)
-    return None if tracker is None else tracker(event, policy)
+    change = None if tracker is None else tracker(event, policy)
+    if change is not None and not 0 < change.number <= NUMBER_MAX:
+        raise MalformedError(f"pull request number {change.number} out of range")
+    return change
 
 
 def record_pull(provider: str, change: PullChange) -> None:

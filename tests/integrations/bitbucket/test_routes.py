@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from integrations.bitbucket.events import parse_event
-from integrations.bitbucket.routes import IGNORED, REVIEW_TASK, ROUTES
+from integrations.bitbucket.routes import IGNORED, REVIEW_TASK, ROUTES, build_number_of
 from integrations.bitbucket.trigger import UNKNOWN_PULL, part_of, reach_of
 from resolver.contract.inbound import (
     MalformedError,
@@ -270,3 +270,18 @@ def test_another_account_or_the_account_in_code_or_a_quote_is_nothing(text: str)
 def test_without_the_bots_account_ids_only_its_name_counts() -> None:
     assert by_account(policy=POLICY) is None
     assert isinstance(by_account("@resolver please", policy=POLICY), Trigger)
+
+
+@pytest.mark.parametrize(
+    ("url", "name", "number"),
+    [
+        ("https://bitbucket.example/o/r/pipelines/results/42", None, 42),
+        (None, "Pipeline #7 for main", 7),
+        ("https://bitbucket.example/o/r/pipelines/results/" + "1" * 5000, None, None),
+        (None, "#" + "1" * 5000, None),
+    ],
+)
+def test_a_status_names_its_build_by_a_number_that_fits(
+    url: str | None, name: str | None, number: int | None
+) -> None:
+    assert build_number_of(url, name) == number

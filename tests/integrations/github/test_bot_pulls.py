@@ -104,6 +104,17 @@ def test_other_peoples_pull_requests_are_not_kept(webhook_client: Any, store: An
     assert recorded_pulls() == []
 
 
+def test_a_pull_number_no_forge_gives_is_malformed(webhook_client: Any, store: Any) -> None:
+    for number in (2**70, 2**31, 0):
+        payload = copy.deepcopy(load("github", "pull_request.opened__plain"))
+        payload["pull_request"]["user"].update(login="resolver[bot]", type="Bot")
+        payload["pull_request"]["head"]["ref"] = BRANCH
+        payload["pull_request"]["number"] = number
+        delivery = github("pull_request.opened", payload)
+        assert post(webhook_client, delivery).status_code == 400, number
+    assert recorded_pulls() == []
+
+
 def test_an_unknown_repository_runs_one_job_and_later_pushes_wait_for_it(
     webhook_client: Any, store: Any
 ) -> None:

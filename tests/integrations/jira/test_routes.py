@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from integrations.jira.events import Issue
 from integrations.jira.verify import verify_signature
 from resolver.contract.inbound import SignatureError
 from resolver.contract.triggers import TrackerTicket, read_trigger
@@ -199,3 +200,11 @@ def test_unlinked_user_gets_a_notice(client: Any, store: Any) -> None:
 def test_off_without_a_secret(client: Any, store: Any, configure: Any) -> None:
     configure(RESOLVER_JIRA_WEBHOOK_SECRET="")
     assert post(client, jira(wiki("@resolver fix"))).status_code == 404
+
+
+def test_an_issue_link_that_is_no_url_names_no_site() -> None:
+    assert (
+        Issue(key="KAN-1", self="https://[example.atlassian.net/rest/api/2/issue/1").site() is None
+    )
+    issue = Issue(key="KAN-1", self="https://jira.example/ctx/rest/api/2/issue/1")
+    assert issue.site() == "https://jira.example/ctx"
