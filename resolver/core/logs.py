@@ -77,11 +77,28 @@ class RedactingFormatter(logging.Formatter):
                 data["exc"] = self.formatException(record.exc_info)
             line = json.dumps(data, default=str)
         else:
-            extras = " ".join(f"{k}={v}" for k, v in fields.items())
+            extras = " ".join(f"{k}={_one_line(v)}" for k, v in fields.items())
             line = f"{self.formatTime(record)} {record.levelname:<7} {message} {extras}".rstrip()
             if record.exc_info:
                 line += "\n" + self.formatException(record.exc_info)
         return redact(line)
+
+
+_CONTROLS: Final = {
+    **{code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, 0x85]},
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): "\\t",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def _one_line(value: object) -> str:
+    """A field's value on the line it belongs to: a newline or another control character in
+    it (a branch name, an id from a payload) is written escaped, so that no value can begin a
+    line that looks like another event."""
+    return str(value).translate(_CONTROLS)
 
 
 def configure_logging(level: str = "INFO", fmt: str = "text") -> None:

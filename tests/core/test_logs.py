@@ -41,3 +41,14 @@ def test_a_minted_token_is_never_one_a_page_would_mask(monkeypatch: pytest.Monke
     minted = iter([shaped, "C" * 43])
     monkeypatch.setattr(logs.secrets, "token_urlsafe", lambda _n: next(minted))
     assert logs.unmasked_token() == "C" * 43
+
+
+def test_a_field_from_a_payload_cannot_begin_a_line_of_its_own() -> None:
+    """A branch name with a newline in it would otherwise forge an event of its own."""
+    import logging
+
+    record = logging.LogRecord("resolver", logging.INFO, __file__, 1, "webhook.push", None, None)
+    record.fields = {"branch": "main\n2026-11-28 12:00:00 CRITICAL webhook.forged\r\x00x"}
+    line = logs.RedactingFormatter(as_json=False).format(record)
+    assert "\n" not in line and "\r" not in line and "\x00" not in line
+    assert line.endswith("branch=main\\n2026-11-28 12:00:00 CRITICAL webhook.forged\\r\\x00x")
