@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-Kind = Literal["created", "duplicate", "unlinked", "not_followup"]
+Kind = Literal["created", "duplicate", "unlinked", "not_followup", "unlinked_auto"]
+"""`unlinked_auto`: an automatic trigger (a review of a pull request as it opens) whose author
+has no linked account: nothing can run and nobody asked, so nothing is written (204)."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,8 @@ def _drafts(
         before = previous.get(pending.conversation_key)
         if n in orphans or (pending.trigger.followup_only and before is None):
             answers[n] = Accepted("not_followup")
+        elif pending.trigger.auto_review and users[n] is None:
+            answers[n] = Accepted("unlinked_auto")
         else:
             drafts[n] = _Draft(pending, users[n], _job_context(pending, before))
     return answers, drafts
@@ -247,11 +251,7 @@ def _create(
     linked = {n: new[n] for n in created}
     places = _queue_places(conn, {n: (job.id, linked[n]) for n, job in created.items()})
     acknowledged = _acknowledge(conn, {n: (job.id, linked[n]) for n, job in created.items()})
-    unlinked = {
-        n: _unlinked_notice(draft)
-        for n, draft in new.items()
-        if n not in created and not draft.pending.trigger.auto_review
-    }
+    unlinked = {n: _unlinked_notice(draft) for n, draft in new.items() if n not in created}
     positions = list(unlinked)
     sending = insert_notices(conn, [unlinked[n] for n in positions])
     notices = dict(zip(positions, sending, strict=True))
