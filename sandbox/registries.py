@@ -60,6 +60,17 @@ def host_of(url: str) -> str | None:
         return None
 
 
+def without_credentials(url: str) -> str:
+    """The URL without the user and password a private index's URL may carry: the host's
+    credentials are never handed to the sandbox, where the agent and the repository's code
+    could read them (its tools then reach only what the index serves without them)."""
+    parts = urlsplit(url.strip())
+    if "@" not in parts.netloc:
+        return url.strip()
+    host = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=host).geturl()
+
+
 def port_of(url: str) -> tuple[str, int] | None:
     """The host of an http(s) URL and the port it names, when that is not a web port."""
     host = host_of(url)
@@ -79,8 +90,8 @@ def find_registries(env: Mapping[str, str], apt_dir: Path = APT_DIR) -> Registri
     index, extra = _pip_indexes(env)
     urls += [index or "", *extra]
     if index and host_of(index):
-        sandbox_env["PIP_INDEX_URL"] = index
-    web_extra = [url for url in extra if host_of(url)]
+        sandbox_env["PIP_INDEX_URL"] = without_credentials(index)
+    web_extra = [without_credentials(url) for url in extra if host_of(url)]
     if web_extra:
         sandbox_env["PIP_EXTRA_INDEX_URL"] = " ".join(web_extra)
     pip_hosts = _hosts([index or "", *extra])
@@ -90,7 +101,7 @@ def find_registries(env: Mapping[str, str], apt_dir: Path = APT_DIR) -> Registri
     sources += [f"pip: {h}" for h in pip_hosts]
     npm = _output(["npm", "config", "get", "registry"], env)
     if npm and host_of(npm):
-        sandbox_env["npm_config_registry"] = npm
+        sandbox_env["npm_config_registry"] = without_credentials(npm)
         hosts += _hosts([npm])
         urls.append(npm)
         sources += [f"npm: {h}" for h in _hosts([npm])]
@@ -111,7 +122,7 @@ def _pip_indexes(env: Mapping[str, str]) -> tuple[str | None, list[str]]:
     index, extra = parse_pip_config(_output(["pip3", "config", "list"], env) or "")
     index = env.get("PIP_INDEX_URL") or index
     extra += env.get("PIP_EXTRA_INDEX_URL", "").split()
-    return index, extra
+    return index, list(dict.fromkeys(extra))  # `pip config list` shows the variable's, too
 
 
 def _pip_default(env: Mapping[str, str]) -> list[str]:

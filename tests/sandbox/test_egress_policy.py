@@ -18,7 +18,13 @@ from sandbox import (
     split_list,
 )
 from sandbox.egress import HostRecord, Window, command_at, record
-from sandbox.registries import find_registries, host_of, parse_pip_config, port_of
+from sandbox.registries import (
+    find_registries,
+    host_of,
+    parse_pip_config,
+    port_of,
+    without_credentials,
+)
 from sandbox.squid import parse_log, render_allow, render_config
 
 
@@ -159,3 +165,21 @@ def test_registries_come_from_the_hosts_own_pip_npm_and_apt_configuration(tmp_pa
     assert found.env["PIP_INDEX_URL"] == "https://pypi.example.org/simple"
     if "npm.example.org" in found.hosts:  # npm is optional on a worker's host
         assert found.env["npm_config_registry"] == "https://npm.example.org/"
+
+
+def test_a_private_indexs_credentials_never_reach_the_sandbox(tmp_path: Path) -> None:
+    """The sandbox's tools are pointed at the host's index, never given its password: the
+    agent and the repository's code could read it there, and it is no secret of the job's."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "NPM_", "npm_"))},
+        "PIP_CONFIG_FILE": str(tmp_path / "none.conf"),
+        "NPM_CONFIG_USERCONFIG": str(tmp_path / "none.npmrc"),
+        "PIP_INDEX_URL": "https://deploy:Zq81mPpk2TgYw@pypi.corp.example/simple",
+        "PIP_EXTRA_INDEX_URL": "https://token@extra.corp.example:8443/simple",
+    }
+    found = find_registries(env, tmp_path / "no-apt")
+    assert found.env["PIP_INDEX_URL"] == "https://pypi.corp.example/simple"
+    assert found.env["PIP_EXTRA_INDEX_URL"] == "https://extra.corp.example:8443/simple"
+    assert "Zq81mPpk2TgYw" not in repr(found) and "token" not in repr(found.env)
+    assert {"pypi.corp.example", "extra.corp.example"} <= set(found.hosts)
+    assert without_credentials("https://a:b@h.example/x?y=1") == "https://h.example/x?y=1"
