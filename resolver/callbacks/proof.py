@@ -91,10 +91,21 @@ def render_files(files: Sequence[FileStat], total: int) -> str:
     count = max(total, len(files))
     word = "file" if count == 1 else "files"
     lines = ["### Changes", "", f"{count} {word} changed (+{added} -{removed}):", ""]
-    lines += [f"- {code(str(f[0]))} {_lines(f)}" for f in files]
+    lines += [f"- {code(_short(str(f[0])))} {_lines(f)}" for f in files]
     if count > len(files):
         lines.append(f"- … and {count - len(files)} more")
     return "\n".join(lines)
+
+
+MAX_PATH_SHOWN: Final = 200
+
+
+def _short(path: str) -> str:
+    """A path as a list shows it: a long one keeps its start and its end (its file's name)."""
+    if len(path) <= MAX_PATH_SHOWN:
+        return path
+    half = MAX_PATH_SHOWN // 2 - 1
+    return f"{path[:half]}…{path[-half:]}"
 
 
 def _lines(stat: FileStat) -> str:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Final
 
 from resolver.callbacks.proof import render_files, render_verification, render_verified_short
+from resolver.contract.outbound import MAX_BODY, fit_body
 from resolver.contract.verification import Verification
 from resolver.core.job import QueuePlace
 from resolver.core.states import JobState, Outcome
@@ -216,7 +217,8 @@ def pull_body(view: JobView, title: str, fixes: int | None) -> str:
     if view.verification is not None:
         lines += [render_verification(view.verification), ""]
     verb = "Updated" if view.updated_pull else "Opened"
-    lines.append(f"{verb} by Resolver for [job {view.id}]({view.job_url}) · {money(view.cost_usd)}")
+    signed = f"{verb} by Resolver for [job {view.id}]({view.job_url}) · {money(view.cost_usd)}"
     if view.model:
-        lines[-1] += f" · {_model(view)}"
-    return "\n".join(lines)
+        signed += f" · {_model(view)}"
+    # Cut before the job's line, which always shows: a forge refuses a description too long.
+    return fit_body("\n".join(lines), MAX_BODY - len(signed) - 1) + "\n" + signed

@@ -198,3 +198,25 @@ def has_hidden_tag(text: str, tag: str | None = None) -> bool:
     if tag is not None:
         return last == hidden_tag(tag)
     return _HIDDEN_TAG.fullmatch(last) is not None
+
+
+MAX_BODY: Final = 60_000
+"""The most a posted body (a pull request's description, a review's summary) may hold: GitHub
+refuses more than 65,536 characters in one, and then the whole post fails; the other forges
+take more. Room is left for the hidden tag."""
+CUT_MARK: Final = "\n\n… (cut: the rest was too long to post)"
+_FENCE_LINE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+
+
+def fit_body(text: str, limit: int = MAX_BODY) -> str:
+    """`text` as it is, or cut at a line's end to fit `limit` with a mark that says so; a code
+    fence the cut leaves open is closed, so the mark is not shown as code."""
+    if len(text) <= limit:
+        return text
+    room = max(limit - len(CUT_MARK) - 8, 0)
+    kept = text[:room]
+    if "\n" in kept:
+        kept = kept[: kept.rindex("\n")]
+    fences = _FENCE_LINE.findall(kept)
+    closing = f"\n{fences[-1]}" if len(fences) % 2 else ""
+    return f"{kept}{closing}{CUT_MARK}"

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from resolver.callbacks import status
 from resolver.callbacks.proof import render_files, render_verification, render_verified_short
+from resolver.contract.outbound import CUT_MARK, MAX_BODY, fit_body
 from resolver.contract.verification import Check, Verification
 
 PASSED = Check("python -m pytest -q", "test", 0, 3, passes=3)
@@ -93,3 +94,23 @@ def test_the_final_status_carries_the_short_form() -> None:
     assert "Verified" not in status.render(answered)
     running = view(state="running", verification=Verification((PASSED,)))
     assert "Verified" not in status.render(running)
+
+
+def test_a_description_fits_what_a_forge_takes_and_keeps_the_jobs_line() -> None:
+    """Fifty files with paths of 4,000 characters, and many notes: GitHub would refuse the
+    whole pull request."""
+    files = tuple((f"{'d' * 3_990}/f{n}.py", 1, 1) for n in range(50))
+    notes = tuple("A note of the host's. " * 200 for _ in range(30))
+    body = status.pull_body(view(files=files, files_total=50, notes=notes), "title", 7)
+    assert len(body) <= MAX_BODY
+    assert "(cut: the rest was too long to post)" in body
+    assert body.rstrip().endswith("· $0.10")
+    listed = status.pull_body(view(files=files[:3], files_total=3), "title", 7)
+    assert f"`{'d' * 99}…{'d' * 93}/f0.py`" in listed  # a long path keeps both ends
+
+
+def test_a_body_cut_inside_code_closes_its_fence() -> None:
+    text = "before\n```\n" + "x\n" * 1_000
+    cut = fit_body(text, 500)
+    assert len(cut) <= 500 and cut.endswith("```" + CUT_MARK)
+    assert fit_body("short") == "short"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from resolver.contract.inbound import Trigger
+from resolver.contract.outbound import fit_body
 from resolver.contract.review import DiffComment, DiffRow, FileDiff, Side, Verdict
 from resolver.contract.triggers import JsonObject, PullRequest, ReviewRequest
 
@@ -29,6 +30,9 @@ RESULT_KEY: Final = "review"
 MAX_COMMENTS: Final = 30
 MAX_COMMENT_CHARS: Final = 4_000
 MAX_SUMMARY_CHARS: Final = 12_000
+MAX_SUGGESTION_CHARS: Final = 8_000
+"""A comment's suggested change longer than this is left out (with a word saying so): with its
+comment it must fit one forge comment."""
 
 # "review", "review this PR please", "can you review the merge request?", "review again",
 # "give this a quick review": the word review and only words that point at the pull request.
@@ -174,7 +178,10 @@ def place(
         if file is None or line is None or len(placed) >= MAX_COMMENTS:
             outside.append(remark)
             continue
-        body = remark.body[:MAX_COMMENT_CHARS]
+        body, suggestion = remark.body[:MAX_COMMENT_CHARS], remark.suggestion
+        if suggestion is not None and len(suggestion) > MAX_SUGGESTION_CHARS:
+            # Cut, it would be a wrong change to apply: the comment goes without it.
+            body, suggestion = f"{body}\n\n(A suggested change was too long to show.)", None
         placed.append(
             DiffComment(
                 path=remark.path,
@@ -184,7 +191,7 @@ def place(
                 old_line=line.old_line,
                 new_line=line.new_line,
                 old_path=file.old_path if file.old_path != file.path else None,
-                suggestion=remark.suggestion,
+                suggestion=suggestion,
             )
         )
     return tuple(placed), tuple(outside)
@@ -292,10 +299,10 @@ def render_summary(
         parts.insert(0, "**Changes requested.**")
     left = list(outside)
     if left:
-        lines = [f"- {r.where}: {r.body}" for r in left]
+        lines = [f"- {r.where}: {r.body[:MAX_COMMENT_CHARS]}" for r in left]
         parts.append("Comments on lines outside the diff:\n" + "\n".join(lines))
     if since:
         parts.append(f"I reviewed only what changed since my last review ({since[:12]}).")
     if verification:
         parts.append(verification)
-    return "\n\n".join(parts)
+    return fit_body("\n\n".join(parts))

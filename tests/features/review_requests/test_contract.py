@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from resolver.contract.inbound import Sender, Trigger
+from resolver.contract.outbound import CUT_MARK, MAX_BODY
 from resolver.contract.review import diff_files, suggestion_block
 from resolver.contract.triggers import ForgeIssue, PullRequest, Repository, ReviewRequest
 from resolver.features.review_requests.contract import (
@@ -131,6 +132,18 @@ def test_a_comment_on_a_line_the_diff_does_not_show_goes_to_the_summary() -> Non
     ]
     assert placed[3].old_path == "old.py" and placed[0].suggestion == "    return a + b  # sum"
     assert [r.body for r in outside] == ["not in a hunk", "not in the diff"]
+
+
+def test_a_review_fits_what_a_forge_takes() -> None:
+    """Fifty long comments outside the diff, or a suggestion of 80,000 characters: GitHub
+    refuses a body over 65,536, and with it the whole review."""
+    files = diff_files(PATCH)
+    long = [Remark(f"m{n}.py", 900, "RIGHT", "x" * 9_000) for n in range(50)]
+    placed, outside = place([*long, Remark("calc.py", 2, "RIGHT", "b", "y\n" * 40_000)], files)
+    summary = render_summary("s" * 20_000, "comment", outside, "")
+    assert len(summary) <= MAX_BODY and summary.endswith(CUT_MARK)
+    [comment] = placed
+    assert comment.suggestion is None and "too long to show" in comment.body
 
 
 def test_since_the_last_review_only_the_new_lines_of_the_head_take_comments() -> None:
