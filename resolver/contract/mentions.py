@@ -14,8 +14,8 @@ from functools import lru_cache
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
 _QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
-_JIRA_BLOCK = re.compile(r"\{(code|noformat|quote)(?::[^}]*)?\}.*?(?:\{\1\}|\Z)", re.S | re.I)
-_JIRA_QUOTE_LINE = re.compile(r"^[ \t]*bq\.\s.*$", re.M)
+_WIKI_BLOCK = re.compile(r"\{(code|noformat|quote)(?::[^}]*)?\}.*?(?:\{\1\}|\Z)", re.S | re.I)
+_WIKI_QUOTE_LINE = re.compile(r"^[ \t]*bq\.\s.*$", re.M)
 _TICKS = re.compile(r"`+")
 _HTML_OPEN = re.compile(r"<(pre|code|blockquote)\b", re.I)
 
@@ -91,8 +91,8 @@ _MASKED: tuple[Callable[[str], str], ...] = (
     _code_spans,  # inline code spans
     _pattern(_QUOTE_LINE),  # quoted reply lines
     _enclosed(_HTML_OPEN, _html_close),
-    _pattern(_JIRA_BLOCK),  # Jira
-    _pattern(_JIRA_QUOTE_LINE),  # Jira block quote line
+    _pattern(_WIKI_BLOCK),  # Jira
+    _pattern(_WIKI_QUOTE_LINE),  # Jira block quote line
     _enclosed(re.compile(r"\{\{()"), lambda _: _MONOSPACE_CLOSE),  # Jira monospace
 )
 _LEADING_PUNCTUATION = re.compile("^[\\s,:;.!?)\\]\\-\u2013\u2014]+")
