@@ -12,9 +12,13 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+# A backtick fence's info string has no tick (else the line is no fence); a fence left open runs
+# to the end, as Markdown renders it.
+_FENCE = re.compile(
+    r"^[ \t]*(`{3,}(?=[^`\n]*$)|~{3,})[^\n]*(?:\n.*?(?:^[ \t]*\1[ \t]*$|\Z)|\Z)", re.M | re.S
+)
 _QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
-_WIKI_BLOCK = re.compile(r"\{(code|noformat|quote)(?::[^}]*)?\}.*?(?:\{\1\}|\Z)", re.S | re.I)
+_WIKI_BLOCK = re.compile(r"\{(code|noformat|quote)(?::[^{}]*)?\}.*?(?:\{\1\}|\Z)", re.S | re.I)
 _WIKI_QUOTE_LINE = re.compile(r"^[ \t]*bq\.\s.*$", re.M)
 _TICKS = re.compile(r"`+")
 _HTML_OPEN = re.compile(r"<(pre|code|blockquote)\b", re.I)
@@ -30,7 +34,8 @@ def _code_spans(text: str) -> str:
     """Inline code spans: a run of ticks up to the next run of the same length. Found run by
     run, not by a pattern that, for each run without a close, would scan on to the end (a
     comment of 30,000 ticks took seconds)."""
-    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    runs = [_unescaped(text, m.start(), m.end()) for m in _TICKS.finditer(text)]
+    runs = [(start, end) for start, end in runs if end > start]
     by_length: dict[int, list[int]] = {}
     for index, (start, end) in enumerate(runs):
         by_length.setdefault(end - start, []).append(index)
@@ -47,6 +52,15 @@ def _code_spans(text: str) -> str:
         spans.append((start, runs[close][1]))
         index = close + 1
     return _blank_spans(text, spans)
+
+
+def _unescaped(text: str, start: int, end: int) -> tuple[int, int]:
+    """A run of ticks less its first when a backslash escapes that one (an odd number of
+    backslashes before it): the escaped tick is text, the rest of the run a run."""
+    slashes = 0
+    while slashes < start and text[start - slashes - 1] == "\\":
+        slashes += 1
+    return (start + 1, end) if slashes % 2 else (start, end)
 
 
 def _enclosed(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -79,16 +80,29 @@ def test_no_mention(text: str | None) -> None:
         ("x {{m}} y {{ z", ["{{m}}"]),
         ("<pre>p</pre> <code>q", ["<pre>p</pre>"]),
         ("<CODE>x</code > <pre>y", ["<CODE>x</code >"]),
+        ("\\``@bot help`", ["`@bot help`"]),  # an escaped tick is text; the rest is a run
+        ("\\```\n``@bot``", ["``\n``"]),
     ],
 )
 def test_code_and_quotes_are_masked_in_place(text: str, blanked: list[str]) -> None:
     masked = text
     for part in blanked:
-        masked = masked.replace(part, " " * len(part), 1)
+        masked = masked.replace(part, re.sub(r"[^\n]", " ", part), 1)
     assert mask_quoted_and_code(text) == masked
 
 
-@pytest.mark.parametrize("filler", ["`" * 40_000, "{{" * 30_000, "<pre>" * 10_000, "`a" * 20_000])
+@pytest.mark.parametrize(
+    "filler",
+    [
+        "`" * 40_000,
+        "{{" * 30_000,
+        "<pre>" * 10_000,
+        "`a" * 20_000,
+        "\n" + "`" * 40_000,
+        "{code:" * 10_000,
+        "\\`" * 20_000,
+    ],
+)
 def test_a_long_run_of_openings_without_a_close_is_read_once(filler: str) -> None:
     """Each opening without a close was scanned to the end once more: a comment of 40,000
     ticks held the web process for seconds. Now they are text, found in one pass."""
