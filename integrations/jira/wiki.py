@@ -79,7 +79,21 @@ _INLINE: Final = re.compile(
 # Jira's phrase effects (*bold* _em_ -del- +ins+ ^sup^ ~sub~) open or close at a word boundary.
 _EFFECTS: Final = frozenset("*_-+^~")
 _ALWAYS: Final = frozenset("{}[]|")
-_URL_UNSAFE: Final = {" ": "%20", "|": "%7C", "[": "%5B", "]": "%5D", "{": "%7B", "}": "%7D"}
+# In a URL, what wiki markup would read: a `!` would open an image (`!url!`), a `~` a mention
+# (`[~name]`). Each is the same URL percent-encoded.
+_URL_UNSAFE: Final = {
+    " ": "%20",
+    "|": "%7C",
+    "[": "%5B",
+    "]": "%5D",
+    "{": "%7B",
+    "}": "%7D",
+    "!": "%21",
+    "~": "%7E",
+}
+_LINKABLE: Final = re.compile(r"(?:https?://|mailto:)[^\s]+", re.IGNORECASE)
+"""What a link may point to: a web page or an address. Another target (`~accountid:…`, which
+Jira reads as a person) is shown as text."""
 
 
 def to_wiki(markdown: str) -> str:
@@ -207,15 +221,21 @@ def _token(found: re.Match[str], before: str, after: str) -> str:
     if found.group("ticks"):
         return _code_span(found.group("code"))
     if found.group("target") is not None:
-        label = inline(found.group("label"))
-        target = "".join(_URL_UNSAFE.get(char, char) for char in found.group("target"))
+        label, target = inline(found.group("label")), found.group("target")
+        if not _LINKABLE.fullmatch(target):
+            return escape(found.group(0), before, after)
+        target = _url(target)
         return f"[{label}|{target}]" if label else f"[{target}]"
     if found.group("bold") is not None:
         # Jira's `*` opens only after a non-word character; `{*}` works inside a word.
         glued = before.isalnum() or after.isalnum()
         mark = "{*}" if glued else "*"
         return f"{mark}{inline(found.group('bold'))}{mark}"
-    return found.group("url")
+    return _url(found.group("url"))
+
+
+def _url(url: str) -> str:
+    return "".join(_URL_UNSAFE.get(char, char) for char in url)
 
 
 def _code_span(code: str) -> str:

@@ -42,10 +42,19 @@ def test_each_construct(markdown: str, wiki: str) -> None:
         ("Done. !https://evil.example/p.png?d=1!", "Done. \\!https://evil.example/p.png?d=1!"),
         ("!`x`!", "\\!{{x}}!"),
         ("wow! [PR](https://git.example.com/pr/1)", "wow! [PR|https://git.example.com/pr/1]"),
+        (
+            "see http://ok.example/a!http://evil.example/p.png!b",
+            "see http://ok.example/a%21http://evil.example/p.png%21b",
+        ),
+        ("[a](!http://evil.example/p.png!)", "\\[a\\](\\!http://evil.example/p.png\\!)"),
+        ("[](~accountid:557058:abcd)", "\\[\\](\\~accountid:557058:abcd)"),  # no mention
+        ("[x](~admin)", "\\[x\\](\\~admin)"),
+        ("[mail](mailto:a@b.example)", "[mail|mailto:a@b.example]"),
     ],
 )
 def test_a_bang_before_a_url_or_code_opens_no_image(markdown: str, wiki: str) -> None:
-    """Jira's `!url!` shows the image at that URL, loaded by each reader's browser."""
+    """Jira's `!url!` shows the image at that URL, loaded by each reader's browser, and
+    `[~name]` mentions a person: a link points only to a web page or an address."""
     assert to_wiki(markdown) == wiki
 
 
