@@ -58,8 +58,10 @@ class Vault:
             value = self._fernet.decrypt(token.encode()).decode()
         except InvalidToken:
             raise VaultError("a stored secret matches none of RESOLVER_SECRET_KEYS") from None
-        # Once a secret is in memory it may reach a log line by accident; mask it there.
-        register_secret(value)
+        # Once a secret is in memory it may reach a log line by accident; mask it there. Among
+        # the most recent (a person's token, a stored credential): each sign-in's new token is
+        # one more. Settings read from the vault are masked for good where they are read.
+        register_secret(value, passing=True)
         return Secret(value)
 
     def rotate(self, token: str) -> str:
