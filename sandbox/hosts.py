@@ -28,6 +28,9 @@ class Allowance:
     ports: tuple[tuple[str, int], ...] = ()
     """Another port on which one of `domains` (with its subdomains) may be reached, as
     `(domain, port)`, by plain HTTP or a tunnel: a registry whose index runs there."""
+    public_only: bool = False
+    """Its domains are reached at public addresses alone, as `anywhere` is: a repository's list
+    within that level may not name the engine's host, a neighbour or a metadata service."""
 
     @property
     def nothing(self) -> bool:
@@ -108,4 +111,6 @@ def narrow(maximum: Allowance, asked: Iterable[str]) -> tuple[Allowance, tuple[s
         (granted if maximum.allows(domain) else refused).append(domain)
     # A granted domain keeps the other ports the maximum gives a domain that covers it.
     ports = [(d, port) for d in granted for within, port in maximum.ports if covers(within, d)]
-    return Allowance(tuple(granted), ports=tuple(dict.fromkeys(ports))), tuple(refused)
+    public_only = maximum.anywhere or maximum.public_only
+    granted_ = Allowance(tuple(granted), ports=tuple(dict.fromkeys(ports)), public_only=public_only)
+    return granted_, tuple(refused)

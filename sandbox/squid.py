@@ -56,6 +56,11 @@ acl tunnel_port port {_TUNNEL_PORT}
 http_access allow listed !CONNECT plain_port
 http_access allow listed CONNECT tunnel_port
 """
+# A listed domain that resolves to a private address is refused all the same.
+_PUBLIC_ONLY: Final = f"""\
+acl private dst {_PRIVATE}
+http_access deny private
+"""
 _ANYWHERE: Final = f"""\
 acl private dst {_PRIVATE}
 acl web_ports port 80 443
@@ -69,7 +74,8 @@ def render_config(allowance: Allowance) -> str:
     """squid.conf for the allowance; the domains themselves go in `render_allow`'s file."""
     if allowance.anywhere:
         return _COMMON + _ANYWHERE
-    return _COMMON + _LISTED + _other_ports(allowance) + "http_access deny all\n"
+    public = _PUBLIC_ONLY if allowance.public_only else ""
+    return _COMMON + public + _LISTED + _other_ports(allowance) + "http_access deny all\n"
 
 
 def _other_ports(allowance: Allowance) -> str:

@@ -52,7 +52,7 @@ def test_a_repository_gets_only_what_is_within_the_operators_maximum() -> None:
     granted, refused = narrow(maximum, ["files.example.org", "example.com", "example.net"])
     assert granted == Allowance(("files.example.org", "example.net"))
     assert refused == ("example.com",)
-    assert narrow(ANYWHERE, ["example.com"]) == (Allowance(("example.com",)), ())
+    assert narrow(ANYWHERE, ["example.com"]) == (Allowance(("example.com",), public_only=True), ())
     assert narrow(Allowance(), ["example.com"]) == (Allowance(), ("example.com",))
 
 
@@ -93,6 +93,20 @@ def test_squid_config_lists_domains_and_open_refuses_private_addresses() -> None
     assert "http_access allow listed" in render_config(listed)
     anywhere = render_config(ANYWHERE)
     assert "http_access deny private" in anywhere and "http_access allow all" in anywhere
+    assert "deny private" not in render_config(listed)  # the operator's own list: their call
+
+
+def test_a_repositorys_list_within_open_egress_keeps_open_s_refusal_of_private_addresses() -> None:
+    """`open` reaches the public internet alone; a repository that narrows it to names of its
+    choosing (the cloud's metadata service, the cluster's API) gets no more than that."""
+    asked = ["metadata.google.internal", "kubernetes.default.svc.cluster.local"]
+    granted, refused = narrow(ANYWHERE, asked)
+    assert refused == () and granted.public_only
+    config = render_config(granted)
+    assert config.index("http_access deny private") < config.index("http_access allow listed")
+    assert "169.254.0.0/16" in config and "127.0.0.0/8" in config
+    again, _ = narrow(granted, ["metadata.google.internal"])  # narrowed again (setup, agent)
+    assert again.public_only
 
 
 # Lines as the job's Squid wrote them (logformat egress, sandbox/squid.py).
