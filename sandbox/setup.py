@@ -40,9 +40,9 @@ class RepoSetup:
 
 def parse_repo_config(text: str) -> bool | None:
     """What the config's `setup.network` says (None: nothing)."""
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as error:
+    try:  # the host read this file first (resolver.core.yamlfile), which refuses what is hostile
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # noqa: S506
+    except (yaml.YAMLError, RecursionError) as error:
         raise RepoSetupError(f"{CONFIG_PATH} is not valid YAML: {error}") from None
     if not isinstance(data, dict):
         raise RepoSetupError(f"{CONFIG_PATH} must be a mapping")

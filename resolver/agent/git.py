@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import IO, Any, Final
 from urllib.parse import urlsplit
 
-import yaml
-
 from resolver.agent.hardened import RepoError, protocol_of, run_git
 from resolver.core import tracing
+from resolver.core.yamlfile import RepoYamlError, load_yaml
 from sandbox import Change, RepoSetup, parse_repo_config
 
 __all__ = ["RepoError"]  # the error of every step here
@@ -246,9 +245,9 @@ def repo_config(clone: Clone, ref: str) -> dict[str, Any]:
     if text is None:
         return {}
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise RepoError(f"{CONFIG_PATH} is not valid YAML: {error}") from None
+        data = load_yaml(text, CONFIG_PATH)
+    except RepoYamlError as error:
+        raise RepoError(str(error)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -114,7 +115,8 @@ def limits_from(settings: Settings, repo_config: Mapping[str, Any] | None = None
 
 def _positive(key: str, value: object, kind: type) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidLimitError(f"{key} in .resolver/config.yml must be a number, not {value!r}")
-    if value <= 0 or (kind is int and value != int(value)):
+        shown = type(value).__name__  # not the value: a repository's, of any size
+        raise InvalidLimitError(f"{key} in .resolver/config.yml must be a number, not a {shown}")
+    if not math.isfinite(value) or value <= 0 or (kind is int and value != int(value)):
         raise InvalidLimitError(f"{key} in .resolver/config.yml must be a positive {kind.__name__}")
     return kind(value)  # type: ignore[no-any-return]

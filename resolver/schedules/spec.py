@@ -22,13 +22,14 @@ schedules:
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
-import yaml
-
+from resolver.core.yamlfile import RepoYamlError, load_yaml
 from resolver.schedules.cron import CronError, check
 
 FILE_PATH: Final = ".resolver/schedules.yml"
@@ -38,6 +39,13 @@ CUSTOM: Final = "custom"
 TASKS: Final = (UPDATE_DEPENDENCIES, FIX_DEFAULT_BRANCH, CUSTOM)
 NAME: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 MAX_PROMPT: Final = 4000
+MAX_LIMIT: Final = 1_000_000
+"""The largest `max_iterations` or `max_cost_usd` a schedule may name (the operator's lower
+ceiling applies anyway): what its column holds."""
+MAX_CRON: Final = 100
+"""The longest cron expression a schedule may have (its column's width)."""
+MAX_SCHEDULES: Final = 50
+"""The most schedules one repository's file may hold: each is walked at every beat tick."""
 MAX_COMMAND: Final = 500
 LIMIT_KEYS: Final = ("runs_per_hour", "concurrent_runs", "open_prs")
 
@@ -74,7 +82,7 @@ SPEC_KEYS: Final = frozenset(f.name for f in fields(ScheduleSpec))
 
 def build_spec(values: Mapping[str, Any]) -> ScheduleSpec:
     """A checked ScheduleSpec from plain values (a YAML mapping or CLI options)."""
-    unknown = sorted(set(values) - SPEC_KEYS)
+    unknown = sorted(map(str, set(values) - SPEC_KEYS))
     if unknown:
         raise ScheduleError(f"unknown keys {unknown}; known: {sorted(SPEC_KEYS)}")
     try:
@@ -93,19 +101,27 @@ def build_spec(values: Mapping[str, Any]) -> ScheduleSpec:
 
 def _check_text(spec: ScheduleSpec) -> None:
     if not isinstance(spec.name, str) or not NAME.fullmatch(spec.name):
+        shown = (
+            repr(spec.name)[:60] if isinstance(spec.name, str) else f"a {type(spec.name).__name__}"
+        )
         raise ScheduleError(
-            f"name {spec.name!r}: use lower-case letters, digits, `.`, `_` and `-` (`weekly-deps`)"
+            f"name {shown}: use lower-case letters, digits, `.`, `_` and `-` (`weekly-deps`)"
         )
     for key in ("cron", "timezone"):
         if not isinstance(getattr(spec, key), str):
             raise ScheduleError(f"{key} must be text")
+    if len(spec.cron) > MAX_CRON:
+        raise ScheduleError(f"cron is longer than {MAX_CRON} characters")
     if not isinstance(spec.dry_run, bool):
         raise ScheduleError("dry_run must be true or false")
 
 
 def _check_task(spec: ScheduleSpec) -> None:
     if spec.task not in TASKS:
-        raise ScheduleError(f"task {spec.task!r}: use one of {', '.join(TASKS)}")
+        shown = (
+            repr(spec.task)[:60] if isinstance(spec.task, str) else f"a {type(spec.task).__name__}"
+        )
+        raise ScheduleError(f"task {shown}: use one of {', '.join(TASKS)}")
     if spec.prompt is not None and (not isinstance(spec.prompt, str) or not spec.prompt.strip()):
         raise ScheduleError("prompt must be non-empty text")
     if spec.task == CUSTOM and not spec.prompt:
@@ -122,8 +138,10 @@ def _check_limits(spec: ScheduleSpec) -> None:
         value = getattr(spec, key)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ScheduleError(f"{key} must be a positive number, not {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ScheduleError(f"{key} must be a positive number, not a {type(value).__name__}")
+        if not math.isfinite(value) or not 0 < value <= MAX_LIMIT:
+            raise ScheduleError(f"{key} must be a positive number of at most {MAX_LIMIT}")
         if kind is int and value != int(value):
             raise ScheduleError(f"{key} must be a whole number")
 
@@ -131,18 +149,20 @@ def _check_limits(spec: ScheduleSpec) -> None:
 def parse_file(text: str) -> ScheduleFile:
     """`.resolver/schedules.yml` as a ScheduleFile; ScheduleError names the entry at fault."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ScheduleError(f"{FILE_PATH} is not valid YAML: {error}") from None
+        data = load_yaml(text, FILE_PATH)
+    except RepoYamlError as error:
+        raise ScheduleError(str(error)) from None
     data = {} if data is None else data
     if not isinstance(data, dict) or not set(data) <= {"schedules", "limits"}:
         raise ScheduleError(f"{FILE_PATH} must be a mapping with `schedules` (and `limits`)")
     entries = data.get("schedules") or []
     if not isinstance(entries, list):
         raise ScheduleError(f"{FILE_PATH}: `schedules` must be a list")
+    if len(entries) > MAX_SCHEDULES:
+        raise ScheduleError(f"{FILE_PATH} has {len(entries)} schedules; at most {MAX_SCHEDULES}")
     specs = tuple(_entry(index, entry) for index, entry in enumerate(entries))
-    names = [spec.name for spec in specs]
-    doubled = sorted({name for name in names if names.count(name) > 1})
+    counted = Counter(spec.name for spec in specs)
+    doubled = sorted(name for name, count in counted.items() if count > 1)
     if doubled:
         raise ScheduleError(f"{FILE_PATH}: schedule names must be unique: {doubled}")
     return ScheduleFile(specs, parse_limits(data.get("limits") or {}))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from resolver.agent.git import RepoError
 from resolver.agent.mcp_config import McpConfigError
+from resolver.agent.task import InvalidLimitError
 from resolver.contract import outbound as providers
 from resolver.contract.outbound import Comment
 from resolver.contract.triggers import TaskTrigger
@@ -36,6 +37,7 @@ ENDING_ERRORS = (
     RepoSetupError,
     EgressConfigError,
     ChangeRejectedError,
+    InvalidLimitError,
 )
 
 
