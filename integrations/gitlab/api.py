@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import gitlab
 import requests
@@ -28,12 +29,15 @@ class Connection:
     carry none, and Retry-After is one of them)."""
 
     def __init__(self, settings: Settings, token: str) -> None:
+        url = GitLabSettings.of(settings).url
         self.api = gitlab.Gitlab(
-            GitLabSettings.of(settings).url,
+            url,
             private_token=token,
             timeout=TIMEOUT_SECONDS,
             retry_transient_errors=False,
             user_agent=f"Resolver ({settings.bot_name})",
+            session=OwnOrigin(url),
+            keep_base_url=True,  # a `next` link is read against the configured URL
         )
         # obey_rate_limit would sleep on 429 inside the callback task, up to ten times.
         self.api.http_request = functools.partial(self.api.http_request, obey_rate_limit=False)
@@ -42,6 +46,29 @@ class Connection:
 
     def _remember(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
         self.last_headers = response.headers
+
+
+class OwnOrigin(requests.Session):
+    """A session that sends the token to the configured GitLab alone: no redirect is followed,
+    and a request elsewhere (a page's `next` link) is refused. requests drops only an
+    `Authorization` header on a redirect to another host, and python-gitlab's token goes as
+    `PRIVATE-TOKEN`."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.origin = _origin(url)
+        self.max_redirects = 0
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        if _origin(request.url or "") != self.origin:
+            raise requests.exceptions.InvalidURL("GitLab led to another host: not followed")
+        kwargs["allow_redirects"] = False
+        return super().send(request, **kwargs)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
 
 
 @contextmanager
@@ -62,6 +89,9 @@ def translate_errors(action: str, headers: Callable[[], Mapping[str, str]]) -> I
         requests.exceptions.ChunkedEncodingError,
     ) as error:
         raise ERRORS.unreachable(action, error) from None
+    except (requests.TooManyRedirects, requests.exceptions.InvalidURL) as error:
+        # A redirect, or a link to another host (OwnOrigin): not where the token may go.
+        raise ERRORS.unusable_answer(action, error) from None
 
 
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:

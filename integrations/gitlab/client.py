@@ -9,7 +9,6 @@ contract's `HttpErrors` decides. python-gitlab's own retries are off, including 
 from __future__ import annotations
 
 import base64
-import itertools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -273,11 +272,20 @@ class GitLabClient:
         """The open merge requests into `target_branch` from the project itself, newest first,
         page after page as GitLab's `Link` headers lead, at most MAX_LISTED.
         https://docs.gitlab.com/api/merge_requests/#list-project-merge-requests"""
+        listed: list[dict[str, Any]] = []
         with self._api("GET /projects/:id/merge_requests") as api:
-            found = api.projects.get(project, lazy=True).mergerequests.list(
-                state="opened", target_branch=target_branch, per_page=PAGE_LIMIT, iterator=True
-            )
-            listed = [m.attributes for m in itertools.islice(found, MAX_LISTED)]
+            merge_requests = api.projects.get(project, lazy=True).mergerequests
+            for page in range(1, MAX_LISTED // PAGE_LIMIT + 1):  # pages counted, not followed
+                found = merge_requests.list(
+                    state="opened",
+                    target_branch=target_branch,
+                    per_page=PAGE_LIMIT,
+                    page=page,
+                    get_all=False,
+                )
+                listed += [m.attributes for m in found]
+                if len(found) < PAGE_LIMIT:
+                    break
         own = (m for m in listed if m.get("source_project_id") == m.get("target_project_id"))
         return tuple(_pull(m) for m in own)
 

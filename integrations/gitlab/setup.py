@@ -113,10 +113,25 @@ def _attributes(request: HookRequest) -> dict[str, Any]:
     return values
 
 
+MAX_HOOK_PAGES: Final = 10
+"""The most pages of a project's or group's hooks read to find ours (a thousand hooks)."""
+
+
+def _hook_at(hooks: Any, url: str) -> Any:
+    """The hook at `url`, page by page up to MAX_HOOK_PAGES: counted, not led by the answer's
+    `next` links, which a server could give without end."""
+    for page in range(1, MAX_HOOK_PAGES + 1):
+        found = hooks.list(page=page, per_page=100, get_all=False)
+        match = next((hook for hook in found if hook.url == url), None)
+        if match is not None or len(found) < 100:
+            return match
+    return None
+
+
 def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> RegisteredHook:
     hooks, kind, ident = _manager(settings, request)
     with _explained(settings, kind, ident):
-        found = next((h for h in hooks.list(iterator=True) if h.url == request.url), None)
+        found = _hook_at(hooks, request.url)
         if found is None and must_exist:
             raise SetupError(f"{kind} {ident} has no hook at {request.url}: register it first")
         if found is None:

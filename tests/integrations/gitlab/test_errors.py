@@ -4,11 +4,13 @@ call is sent once (python-gitlab neither retries nor sleeps)."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -195,3 +197,52 @@ def test_the_stand_in_authenticates_as_gitlab_does(
     except urllib.error.HTTPError as refused:
         with refused:
             assert (refused.code, json.load(refused)) == (status, {"message": "401 Unauthorized"})
+
+
+class _Leading(BaseHTTPRequestHandler):
+    """A GitLab that answers every call by sending the client to another host."""
+
+    elsewhere = ""
+    heard: list[dict[str, str]] = []
+
+    def do_GET(self) -> None:
+        if self.server.server_port == int(self.elsewhere.rsplit(":", 1)[1].split("/")[0]):
+            type(self).heard.append(dict(self.headers))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"[]")
+            return
+        pull = {"iid": 1, "web_url": "http://g/1", "source_branch": "b", "target_branch": "main"}
+        page = [{**pull, "source_project_id": 1, "target_project_id": 1}] * 100
+        self.send_response(302 if "members" in self.path else 200)
+        self.send_header("Location", f"{self.elsewhere}/api/v4/x")
+        self.send_header("Link", f'<{self.elsewhere}/api/v4/next>; rel="next"')
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(json.dumps(page).encode())
+
+    def log_message(self, *_args: object) -> None:
+        return None
+
+
+def test_the_token_goes_to_the_configured_gitlab_alone() -> None:
+    """A redirect or a page's `next` link to another host is not followed: requests keeps the
+    `PRIVATE-TOKEN` header on a redirect, and python-gitlab follows any `next` link."""
+    gitlab_side, other = ThreadingHTTPServer(("127.0.0.1", 0), _Leading), None
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _Leading)
+    _Leading.elsewhere, _Leading.heard = f"http://127.0.0.1:{other.server_port}", []
+    for server in (gitlab_side, other):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings = make_settings(f"http://127.0.0.1:{gitlab_side.server_port}")
+        client = GitLabClient(settings, lambda: BOT_TOKEN)
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            client.can_write("group/widgets", "alice")
+        listed = client.open_merge_requests("group/widgets", "main")
+        assert len(listed) == 500  # five pages counted, none of them `next`'s
+        assert _Leading.heard == []
+    finally:
+        for server in (gitlab_side, other):
+            server.shutdown()
+            server.server_close()
