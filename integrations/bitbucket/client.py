@@ -68,7 +68,7 @@ def _detail(response: httpx.Response) -> str:
 
 def check_answer(action: str, response: httpx.Response) -> None:
     """A 4xx or 5xx answer as contract's callback error (see `HttpErrors`)."""
-    if response.status_code >= 400:
+    if response.status_code >= 300:  # a redirect is no answer to an API call
         response.read()  # a streamed answer's error document
         wait = parse_retry_after(response.headers.get("retry-after"))
         raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
@@ -166,6 +166,8 @@ class BitbucketClient:
             raise ERRORS.unreachable(action, error) from None
         except httpx.InvalidURL as error:
             raise ERRORS.unusable_url(action, error) from None
+        except httpx.DecodingError as error:
+            raise ERRORS.unusable_answer(action, error) from None
 
     def _json(self, method: str, action: str, url: str, **options: Any) -> Any:
         response = self._call(method, action, url, **options)

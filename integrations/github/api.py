@@ -61,9 +61,10 @@ def warm() -> None:
 
 
 def _retry_after_in_seconds(response: httpx.Response) -> None:
-    # githubkit reads Retry-After as an integer and would crash on the HTTP-date form.
+    # githubkit reads Retry-After as an integer and would crash on the HTTP-date form, and
+    # overflow on a number of twenty digits: it gets our reading, bounded.
     value = response.headers.get("retry-after")
-    if value is not None and not value.strip().isdigit():
+    if value is not None:
         seconds = parse_retry_after(value)
         response.headers["retry-after"] = str(round(seconds if seconds is not None else 60))
 
@@ -81,6 +82,8 @@ def translate_errors(action: str) -> Iterator[None]:
     except RequestTimeout:
         raise ERRORS.timed_out(action) from None
     except RequestError as error:
+        if isinstance(error.exc, httpx.DecodingError):  # a body its encoding does not describe
+            raise ERRORS.unusable_answer(action, error.exc) from None
         if not isinstance(error.exc, httpx.TransportError):
             raise
         raise ERRORS.unreachable(action, error.exc) from None

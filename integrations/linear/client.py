@@ -177,6 +177,8 @@ class LinearClient:
             raise ERRORS.unusable_url(name, error) from None
         except httpx.TransportError as error:
             raise ERRORS.unreachable(name, error) from None
+        except httpx.DecodingError as error:
+            raise ERRORS.unusable_answer(name, error) from None
         return _answer(name, response)
 
 
@@ -235,6 +237,7 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
         float(value)
         for name, value in lowered.items()
         if (found := _RESET.match(name))
+        and value.isascii()
         and value.isdigit()
         and lowered.get(f"x-ratelimit-{found.group('budget')}-remaining") == "0"
     ]

@@ -58,8 +58,11 @@ class JsonCalls:
             raise self.errors.unreachable(action, error) from None
         except httpx.InvalidURL as error:
             raise self.errors.unusable_url(action, error) from None
+        except httpx.DecodingError as error:  # a body its Content-Encoding does not describe
+            raise self.errors.unusable_answer(action, error) from None
         status = response.status_code
-        if status >= 400 or status in self.sign_in_page:
+        # A redirect is no answer to an API call (a login page, another host): never success.
+        if status >= 300 or status in self.sign_in_page:
             status = 401 if status in self.sign_in_page else status
             wait = parse_retry_after(response.headers.get("retry-after"))
             detail = self.error_detail(response)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import Final
 
 
 class CallbackError(Exception):
@@ -39,13 +40,17 @@ def is_transient_status(status: int) -> bool:
     return status >= 500 or status == 429
 
 
+MAX_RETRY_AFTER: Final = 86_400.0
+"""The longest wait a `Retry-After` is read as: a day (the caller's backoff is shorter still)."""
+
+
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
     """Seconds to wait from a `Retry-After` header: delta-seconds or an HTTP date (RFC 9110)."""
     if value is None or not value.strip():
         return None
     text = value.strip()
-    if text.isdigit():
-        return float(text)
+    if text.isascii() and text.isdigit():  # `str.isdigit` also takes "²"
+        return min(float(text[:12]), MAX_RETRY_AFTER)
     try:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError):

@@ -1,0 +1,65 @@
+"""A provider's answer that is no answer (a redirect to a login page, a body its encoding does
+not describe, a wait of twenty digits) is the provider's error, never success and never an
+error of the client's own: the callback says what happened and retries only what may pass."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from integrations.forgejo.client import ForgejoClient
+from resolver.contract.errors import MAX_RETRY_AFTER, PermanentCallbackError, parse_retry_after
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    def do_PATCH(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if "/comments/1" in self.path:  # a write sent to the sign-in page
+            self.send_response(302)
+            self.send_header("Location", "/user/login")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)  # "gzip" that is not
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", "9")
+        self.end_headers()
+        self.wfile.write(b"not gzip!")
+
+    def log_message(self, *_args: object) -> None:
+        return None
+
+
+@pytest.fixture
+def hostile() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_write_answered_by_a_redirect_is_not_done(hostile: str) -> None:
+    client = ForgejoClient(hostile, lambda: "token")
+    with pytest.raises(PermanentCallbackError, match="302"):
+        client.edit_comment("o/r", 1, "body")
+
+
+def test_a_body_its_encoding_does_not_describe_is_an_unusable_answer(hostile: str) -> None:
+    client = ForgejoClient(hostile, lambda: "token")
+    with pytest.raises(PermanentCallbackError, match="unusable"):
+        client.edit_comment("o/r", 2, "body")
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [("120", 120.0), ("\u00b2", None), ("9" * 25, MAX_RETRY_AFTER), ("soon", None), ("", None)],
+)
+def test_a_wait_is_read_as_a_bounded_number_of_seconds(header: str, seconds: float | None) -> None:
+    assert parse_retry_after(header) == seconds
