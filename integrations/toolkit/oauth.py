@@ -84,7 +84,7 @@ def account_answer(vendor: str, response: httpx.Response, what: str = "account")
     status than 200."""
     if response.status_code != 200:
         raise SignInError(f"{vendor} answered {response.status_code} for your {what}")
-    return response.json()
+    return _object(vendor, response)
 
 
 def repo_answer(vendor: str, response: httpx.Response, repo: str) -> Any | None:
@@ -94,7 +94,19 @@ def repo_answer(vendor: str, response: httpx.Response, repo: str) -> Any | None:
         return None
     if response.status_code != 200:
         raise ForgeUnreachableError(f"{vendor} answered {response.status_code} for {repo}")
-    return response.json()
+    return _object(vendor, response)
+
+
+def _object(vendor: str, response: httpx.Response) -> dict[str, Any]:
+    """The answer's JSON object; ForgeUnreachableError for anything else (a proxy's HTML page,
+    a list), which the page says as it says the forge is down, not as a 500."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise ForgeUnreachableError(f"{vendor} gave an answer that is not its API's")
+    return data
 
 
 @dataclass(frozen=True)
@@ -134,11 +146,13 @@ def refresh_grant(grant: RefreshGrant, client: OAuthClient | None, token: str) -
             f"{grant.vendor} did not answer: {type(error).__name__}"
         ) from None
     answer = _json_object(response)
-    problem = answer.get("error")
+    said = answer.get("error")
+    problem = said if isinstance(said, str) else ("malformed" if said else None)
     statuses = grant.refusal_statuses
     if problem in grant.refusals and (statuses is None or response.status_code in statuses):
         raise RefreshRefusedError(f"{grant.vendor} refused the refresh token")
-    if response.status_code != 200 or problem or "access_token" not in answer:
+    access = answer.get("access_token")
+    if response.status_code != 200 or problem or not isinstance(access, str) or not access:
         raise ForgeUnreachableError(
             f"{grant.vendor} did not renew the token "
             f"({response.status_code} {problem or 'no token'})"

@@ -46,11 +46,13 @@ def issued_token(answer: Mapping[str, object]) -> IssuedToken:
         value = answer.get(name)
         return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
 
-    refresh = answer.get("refresh_token")
+    token, refresh = answer.get("access_token"), answer.get("refresh_token")
+    if not isinstance(token, str) or not token:  # `null` is no token (it was stored as "None")
+        raise KeyError("access_token")
     return IssuedToken(
-        access_token=str(answer["access_token"]),
+        access_token=token,
         expires_in=seconds("expires_in"),
-        refresh_token=str(refresh) if refresh else None,
+        refresh_token=refresh if isinstance(refresh, str) and refresh else None,
         refresh_expires_in=seconds("refresh_token_expires_in"),
     )
 

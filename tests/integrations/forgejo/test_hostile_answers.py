@@ -11,7 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from integrations.forgejo.client import ForgejoClient
+from integrations.toolkit.oauth import RefreshGrant, refresh_grant
 from resolver.contract.errors import MAX_RETRY_AFTER, PermanentCallbackError, parse_retry_after
+from resolver.contract.signin import ForgeUnreachableError, OAuthClient, issued_token
 
 
 class _Hostile(BaseHTTPRequestHandler):
@@ -63,3 +65,38 @@ def test_a_body_its_encoding_does_not_describe_is_an_unusable_answer(hostile: st
 )
 def test_a_wait_is_read_as_a_bounded_number_of_seconds(header: str, seconds: float | None) -> None:
     assert parse_retry_after(header) == seconds
+
+
+class _TokenEndpoint(BaseHTTPRequestHandler):
+    answers: list[bytes] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = type(self).answers.pop(0)
+        self.send_response(400 if b"error" in body else 200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        return None
+
+
+def test_a_token_answer_of_the_wrong_shape_renews_nothing() -> None:
+    """An `error` that is a list, an `access_token` of null: no token is stored as "None",
+    and the renewal fails as the forge's, not as the client's own TypeError."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _TokenEndpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/token"
+    client = OAuthClient("id", "secret", url, url, "scope")
+    _TokenEndpoint.answers = [b'{"error": ["invalid_grant"]}', b'{"access_token": null}']
+    try:
+        for _ in range(2):
+            with pytest.raises(ForgeUnreachableError, match="did not renew"):
+                refresh_grant(RefreshGrant("Forgejo"), client, "refresh")
+    finally:
+        server.shutdown()
+        server.server_close()
+    with pytest.raises(KeyError):
+        issued_token({"access_token": None, "refresh_token": "r"})
