@@ -32,6 +32,8 @@ MAX_FILE_CHARS: Final = 12_000
 MAX_TOTAL_CHARS: Final = 30_000
 MAX_PATHS: Final = 20
 MAX_NESTED: Final = 5
+MAX_DEPTH: Final = 32
+MAX_PATH_CHARS: Final = 1024
 # A relative path with at least one folder, as people write them in a request.
 _PATH: Final = re.compile(r"(?<![\w/.-])(?:\./|/workspace/)?((?:[\w.-]+/)+[\w.-]+)")
 
@@ -42,9 +44,15 @@ def paths_named(texts: Iterable[str | None]) -> list[str]:
     for text in texts:
         for match in _PATH.finditer(text or ""):
             path = match.group(1).strip("/")
-            if ".." not in path.split("/") and path not in found:
+            if _usable(path) and ".." not in path.split("/") and path not in found:
                 found.append(path)
     return found[:MAX_PATHS]
+
+
+def _usable(path: str) -> bool:
+    """Whether a path is one to look under: one deeper or longer than any repository's is not
+    (each of its folders is one more name for git to look up, all in one command line)."""
+    return path.count("/") < MAX_DEPTH and len(path) <= MAX_PATH_CHARS
 
 
 def nested_candidates(path: str) -> list[str]:
@@ -61,7 +69,7 @@ def read_instructions(
     clone: git_repo.Clone, ref: str, paths: Iterable[str]
 ) -> tuple[InstructionFile, ...]:
     """The instruction files at `ref` (the default branch), in the documented order."""
-    nearest = [nested_candidates(path) for path in paths]
+    nearest = [nested_candidates(path) for path in paths if _usable(path)]
     wanted = [AGENTS, *(c for found in nearest for c in found), *OTHER_FILES]
     blobs = git_repo.regular_files(clone, ref, wanted)
     nested = []

@@ -63,6 +63,16 @@ def test_paths_are_taken_from_the_request() -> None:
     assert paths_named([text, None]) == ["src/api/views.py", "docs/guide", "lib/a.py"]
 
 
+def test_a_path_deeper_than_any_repositorys_is_not_looked_under(tmp_path: Path) -> None:
+    """Each of its folders would be one more name on one git command line: 16,000 of them
+    passed the system's limit, and the job failed as an internal error."""
+    deep = "a/" * 1500 + "b.py"
+    assert paths_named([f"please fix {deep} and src/api/views.py"]) == ["src/api/views.py"]
+    origin = make_repo(tmp_path / "origin", ALL)
+    found = read(origin, tmp_path, [deep, "src/lib/util.py"])
+    assert found[:2] == ["AGENTS.md", "src/AGENTS.md"]
+
+
 def test_a_symlink_is_never_followed(tmp_path: Path) -> None:
     origin = make_repo(tmp_path / "origin", {"secret.txt": "do not read\n"})
     os.symlink("secret.txt", origin / "AGENTS.md")
