@@ -10,14 +10,15 @@ import importlib.util
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from types import ModuleType
 from urllib.parse import urldefrag, urljoin
 
 import pytest
+
+from tests.support.serving import served_handler
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITE = "run `uv run python scripts/reference.py --write`"
@@ -104,13 +105,8 @@ def test_troubleshooting_names_every_doctor_check() -> None:
 def served(site: Path) -> Iterator[str]:
     handler = functools.partial(SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *args: None  # type: ignore[method-assign]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with served_handler(handler) as url:
+        yield f"{url}/"
 
 
 def test_a_site_page_shows_the_job_page_screenshot_and_its_links_resolve(served: str) -> None:

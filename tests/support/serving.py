@@ -4,8 +4,9 @@ for stand-ins that deliver to it and clients that call it."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import uvicorn
@@ -30,3 +31,16 @@ def served_app() -> Iterator[str]:
     finally:
         runner.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def served_handler(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A plain `http.server` handler on a free loopback port, each request in a thread of its
+    own; yields the server's URL (no trailing slash), and stops it after."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

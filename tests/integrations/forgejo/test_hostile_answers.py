@@ -4,9 +4,8 @@ error of the client's own: the callback says what happened and retries only what
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -14,6 +13,7 @@ from integrations.forgejo.client import ForgejoClient
 from integrations.toolkit.oauth import RefreshGrant, refresh_grant
 from resolver.contract.errors import MAX_RETRY_AFTER, PermanentCallbackError, parse_retry_after
 from resolver.contract.signin import ForgeUnreachableError, OAuthClient, issued_token
+from tests.support.serving import served_handler
 
 
 class _Hostile(BaseHTTPRequestHandler):
@@ -38,13 +38,8 @@ class _Hostile(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def hostile() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with served_handler(_Hostile) as url:
+        yield url
 
 
 def test_a_write_answered_by_a_redirect_is_not_done(hostile: str) -> None:
@@ -86,17 +81,12 @@ class _TokenEndpoint(BaseHTTPRequestHandler):
 def test_a_token_answer_of_the_wrong_shape_renews_nothing() -> None:
     """An `error` that is a list, an `access_token` of null: no token is stored as "None",
     and the renewal fails as the forge's, not as the client's own TypeError."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _TokenEndpoint)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/token"
-    client = OAuthClient("id", "secret", url, url, "scope")
     _TokenEndpoint.answers = [b'{"error": ["invalid_grant"]}', b'{"access_token": null}']
-    try:
+    with served_handler(_TokenEndpoint) as served:
+        url = f"{served}/token"
+        client = OAuthClient("id", "secret", url, url, "scope")
         for _ in range(2):
             with pytest.raises(ForgeUnreachableError, match="did not renew"):
                 refresh_grant(RefreshGrant("Forgejo"), client, "refresh")
-    finally:
-        server.shutdown()
-        server.server_close()
     with pytest.raises(KeyError):
         issued_token({"access_token": None, "refresh_token": "r"})

@@ -4,13 +4,12 @@ call is sent once (python-gitlab neither retries nor sleeps)."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -22,6 +21,7 @@ from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
 from tests.integrations.gitlab.conftest import BOT_TOKEN, make_settings
 from tests.support.ports import free_port
+from tests.support.serving import served_handler
 
 NOTES = "POST /projects/{id}/issues/{iid}/notes"
 ACTION = "POST /projects/:id/issues/:iid/notes"
@@ -229,20 +229,11 @@ class _Leading(BaseHTTPRequestHandler):
 def test_the_token_goes_to_the_configured_gitlab_alone() -> None:
     """A redirect or a page's `next` link to another host is not followed: requests keeps the
     `PRIVATE-TOKEN` header on a redirect, and python-gitlab follows any `next` link."""
-    gitlab_side, other = ThreadingHTTPServer(("127.0.0.1", 0), _Leading), None
-    other = ThreadingHTTPServer(("127.0.0.1", 0), _Leading)
-    _Leading.elsewhere, _Leading.heard = f"http://127.0.0.1:{other.server_port}", []
-    for server in (gitlab_side, other):
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        settings = make_settings(f"http://127.0.0.1:{gitlab_side.server_port}")
-        client = GitLabClient(settings, lambda: BOT_TOKEN)
+    with served_handler(_Leading) as gitlab_side, served_handler(_Leading) as other:
+        _Leading.elsewhere, _Leading.heard = other, []
+        client = GitLabClient(make_settings(gitlab_side), lambda: BOT_TOKEN)
         with pytest.raises(PermanentCallbackError, match="unusable"):
             client.can_write("group/widgets", "alice")
         listed = client.open_merge_requests("group/widgets", "main")
         assert len(listed) == 500  # five pages counted, none of them `next`'s
         assert _Leading.heard == []
-    finally:
-        for server in (gitlab_side, other):
-            server.shutdown()
-            server.server_close()
