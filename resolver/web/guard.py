@@ -109,10 +109,15 @@ class FormLimit:
         if scope["type"] != "http" or scope["method"] in BODILESS:
             await self.app(scope, receive, send)
             return
-        refused = self._refused(Headers(scope=scope))
+        headers = Headers(scope=scope)
+        refused = self._refused(headers)
         if refused is not None:
             await refused(scope, receive, send)
             return
+        # A form's `%00` is a NUL (a `%` typed in a field arrives as `%25`); other bodies may
+        # hold those three characters as text.
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
+        form = kind in ("", "application/x-www-form-urlencoded")
         read, started, tail = 0, False, b""
 
         async def capped() -> Message:
@@ -122,7 +127,7 @@ class FormLimit:
             read += len(chunk)
             if read > self.limit:
                 raise _TooLargeError
-            if _has_nul(tail + chunk):  # `%00` may straddle two chunks
+            if form and _has_nul(tail + chunk):  # `%00` may straddle two chunks
                 raise _NulError
             tail = (tail + chunk)[-2:]
             return message
