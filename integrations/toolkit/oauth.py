@@ -99,12 +99,9 @@ def repo_answer(vendor: str, response: httpx.Response, repo: str) -> Any | None:
 
 def _object(vendor: str, response: httpx.Response) -> dict[str, Any]:
     """The answer's JSON object; ForgeUnreachableError for anything else (a proxy's HTML page,
-    a list), which the page says as it says the forge is down, not as a 500."""
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
+    a list, an empty object), which the page says as it says the forge is down, not as a 500."""
+    data = _json_object(response)
+    if not data:
         raise ForgeUnreachableError(f"{vendor} gave an answer that is not its API's")
     return data
 
