@@ -2,12 +2,15 @@
 
 Slack reads `&`, `<` and `>` as markup, so every one that comes from the text is escaped,
 inside code too (Slack shows `&lt;` in code as `<`); the only `<…>` left are the links built
-here, so a text can never ping `<!channel>` or a user.
+here, so a text can never ping `<!channel>` or a user. A character reference outside code
+(`&#96;`, `&lt;`) is the character it names, as in Markdown: the sanitiser's plain-text
+fallback writes them (`resolver.core.sanitize`), and Slack would show them as written.
 https://api.slack.com/reference/surfaces/formatting#escaping
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Final
 from urllib.parse import quote
@@ -30,6 +33,8 @@ _TOKEN: Final = re.compile(
 )
 _LINKABLE: Final = re.compile(r"^(?:https?://|mailto:)", re.IGNORECASE)
 _ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# A character reference as CommonMark reads one: named, decimal or hexadecimal, with its `;`.
+_REFERENCE: Final = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
 def escape(text: str) -> str:
@@ -37,15 +42,20 @@ def escape(text: str) -> str:
     return "".join(_ENTITIES.get(char, char) for char in text)
 
 
+def _prose(text: str) -> str:
+    """Text outside code: its character references read, then escaped for Slack."""
+    return escape(_REFERENCE.sub(lambda found: html.unescape(found.group(0)), text))
+
+
 def to_mrkdwn(markdown: str) -> str:
     """`**bold**`, `[text](url)` and `- ` lists converted; code kept as written (escaped)."""
     parts: list[str] = []
     position = 0
     for found in _TOKEN.finditer(markdown):
-        parts.append(escape(markdown[position : found.start()]))
+        parts.append(_prose(markdown[position : found.start()]))
         parts.append(_convert(found))
         position = found.end()
-    parts.append(escape(markdown[position:]))
+    parts.append(_prose(markdown[position:]))
     return "".join(parts)
 
 
@@ -76,7 +86,7 @@ def _link(found: re.Match[str]) -> str:
         return escape(found.group(0))
     # `|` and `>` end the URL part of `<url|text>`; percent-encoding keeps the address intact.
     safe_url = escape(quote(url, safe=":/?#[]@!$&'*+,;=%~"))
-    return f"<{safe_url}|{escape(label)}>"
+    return f"<{safe_url}|{_prose(label)}>"
 
 
 def fit(text: str, limit: int = TEXT_LIMIT) -> str:

@@ -22,6 +22,9 @@ PIECES = [
     "- ",
     "[a](",
     "&amp;",
+    "&lt;",
+    "&#60;",
+    "&#x3e;",
 ]
 # Text made of the pieces the converter reacts to, so that links, fences and bold do occur.
 MARKDOWNISH = st.lists(st.sampled_from(PIECES), max_size=40).map("".join) | st.text(max_size=200)
@@ -50,6 +53,13 @@ MARKDOWNISH = st.lists(st.sampled_from(PIECES), max_size=40).map("".join) | st.t
         ("[|[a](http://)", "[|[a](http://)"),
         ("2 * 3 * 4 and ** alone", "2 * 3 * 4 and ** alone"),
         ("already *slack bold* and _italic_", "already *slack bold* and _italic_"),
+        # the sanitiser's plain-text fallback (resolver.core.sanitize._defused)
+        ("run &#96;make&#96; &amp; &lt;b&gt; &#33;[x]", "run `make` &amp; &lt;b&gt; ![x]"),
+        ("`&#96;` &ampx &#x26; &#1234567890;", "`&amp;#96;` &amp;ampx &amp; &amp;#1234567890;"),
+        (
+            "&lt;!channel&gt; [&lt;@U1&gt;](https://x.test)",
+            "&lt;!channel&gt; <https://x.test|&lt;@U1&gt;>",
+        ),
     ],
     ids=[
         "bold",
@@ -69,6 +79,9 @@ MARKDOWNISH = st.lists(st.sampled_from(PIECES), max_size=40).map("".join) | st.t
         "pipe-in-label",
         "stray-stars",
         "slack-markup-passes",
+        "references-read",
+        "references-in-code-kept",
+        "references-make-no-pings",
     ],
 )
 def test_to_mrkdwn(markdown: str, mrkdwn: str) -> None:
