@@ -111,7 +111,8 @@ def conversation_busy(session: Session, job: Job) -> bool:
 
 
 def stranded_jobs(session: Session, waiting: set[str], grace: float) -> list[int]:
-    """Queued jobs whose message is gone, and running jobs whose worker stopped renewing."""
+    """Queued jobs whose message is gone, and running jobs whose worker stopped renewing (but
+    for those whose message, sent again, waits in `waiting`)."""
     now = utcnow()
     cutoff = now - timedelta(seconds=grace)
     # Two columns, the parked left out by the database: a backlog of queued jobs is read each
@@ -126,10 +127,14 @@ def stranded_jobs(session: Session, waiting: set[str], grace: float) -> list[int
         )
     )
     lost = [job_id for job_id, message_id in queued if message_id not in waiting]
-    expired = session.scalars(
-        select(Job.id).where(Job.state == JobState.RUNNING, Job.lease_expires_at < now)
+    # A running job sent again waits for a free worker like a queued one: once its new message
+    # waits, it is not sent again (each pass added a copy while every worker was busy).
+    expired = session.execute(
+        select(Job.id, Job.message_id).where(
+            Job.state == JobState.RUNNING, Job.lease_expires_at < now
+        )
     )
-    return lost + list(expired)
+    return lost + [job_id for job_id, message_id in expired if message_id not in waiting]
 
 
 _ACTIVE = (JobState.QUEUED.value, JobState.RUNNING.value)

@@ -1,6 +1,6 @@
 """The beat's housekeeping (worker/reconcile.py) on the test database and Redis, without a
 worker: a queued job whose message is gone is sent again, one whose message waits is not, a
-running job whose lease ran out is sent again, a callback long past due is re-sent, and parked
+running job whose lease ran out is sent again (once, while its message waits), a callback long past due is re-sent, and parked
 jobs are sent again only as far as their caps and conversations allow, in a fixed number of
 statements however many are parked."""
 
@@ -100,6 +100,10 @@ def test_a_running_job_whose_lease_ran_out_is_sent_again(resolver_env: ResolverE
     assert run_reconcile() == [job_id]
     with session_scope() as session:
         assert jobs.get_job(session, job_id).state == JobState.RUNNING  # the lease decides
+    assert waiting_job_messages(get_settings().redis_url) == {message_of(job_id)}
+    # Every worker busy: its new message waits, and no pass adds another.
+    assert run_reconcile() == []
+    assert run_reconcile() == []
     assert waiting_job_messages(get_settings().redis_url) == {message_of(job_id)}
 
 
