@@ -84,7 +84,8 @@ def _one_server(
     from sandbox import Allowance
 
     servers = parse_mcp_config({"mcp": {name: entry}}, Allowance(("localhost",)))
-    credentials = {"remote": Credential("Authorization", "Bearer bench-token")}
+    bound = str(entry["url"]) if "url" in entry else None  # the credential's own server
+    credentials = {"remote": Credential("Authorization", "Bearer bench-token", bound)}
     limits = McpLimits(30.0, 1_000_000, 30_000)
     started = time.perf_counter()
     with McpTools(servers, sandbox, credentials, limits) as tools:

@@ -32,9 +32,16 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from resolver.agent.mcp_config import TOOL_NAME, McpServer, shown_name
-from resolver.agent.mcp_transport import Guard, remote_http, sandbox_stdio
+from resolver.agent.mcp_transport import (
+    BoundHeader,
+    Guard,
+    remote_http,
+    sandbox_stdio,
+    url_origin,
+)
 from resolver.agent.prompt import fence
 from resolver.agent.tools import Observation
+from resolver.contract.mcp import credential_withheld
 from resolver.core.logs import log
 from sandbox import Sandbox, SandboxError
 
@@ -68,10 +75,12 @@ class McpLimits:
 
 @dataclass(frozen=True)
 class Credential:
-    """A remote server's credential: one header the host adds to every request."""
+    """A remote server's credential: one header the host adds to its requests to `origin`,
+    the origin the operator stored it for (None: stored before origins, so never sent)."""
 
     header: str
-    value: str
+    value: str = field(repr=False)
+    origin: str | None = None
 
 
 @dataclass
@@ -162,7 +171,7 @@ class McpTools:
         name = server.config.name
         entry: dict[str, Any] = {"server": name, "remote": server.config.remote}
         self.record.append(entry)
-        client = Client(self._transport(server), read_timeout_seconds=self._limits.timeout)
+        client = Client(self._transport(server, entry), read_timeout_seconds=self._limits.timeout)
         try:
             opened = self._portal.wrap_async_context_manager(client)
             server.client = opened.__enter__()
@@ -180,13 +189,29 @@ class McpTools:
         entry["tools"] = list(server.tools)
         log(logger, logging.INFO, "agent.mcp_connected", server=name, tools=len(server.tools))
 
-    def _transport(self, server: _Server) -> AbstractAsyncContextManager[Any]:
+    def _transport(
+        self, server: _Server, entry: dict[str, Any]
+    ) -> AbstractAsyncContextManager[Any]:
         config = server.config
         if config.url is None:
             return _in_sandbox(self._sandbox, list(config.command), server.guard)
-        credential = self._credentials.get(config.name)
-        headers = {credential.header: credential.value} if credential else {}
-        return remote_http(config.url, headers, server.guard, self._limits.timeout)
+        header = self._header(config.name, config.url, entry)
+        return remote_http(config.url, header, server.guard, self._limits.timeout)
+
+    def _header(self, name: str, url: str, entry: dict[str, Any]) -> BoundHeader | None:
+        """The server's credential, when it is bound to the origin of the URL the repository
+        names; else the server goes without it, and the record and the log say why."""
+        credential = self._credentials.get(name)
+        if credential is None:
+            return None
+        origin = url_origin(url)
+        withheld = credential_withheld(origin, credential.origin, name)
+        if withheld is None and origin is not None:
+            entry["credential"] = f"sent to {origin}"
+            return BoundHeader(origin, credential.header, credential.value)
+        entry["credential"] = f"not sent: {withheld}"
+        log(logger, logging.WARNING, "agent.mcp_credential_withheld", server=name, reason=withheld)
+        return None
 
     # --- calling
 

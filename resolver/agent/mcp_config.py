@@ -9,8 +9,8 @@
         tools: {deny: [delete_issue]}        # every tool but these
 
 A remote server's host must be one the operator allows (RESOLVER_MCP_ALLOW); its credential,
-if any, is in the vault (`resolver mcp set`), never in this file. A bad entry refuses the job
-and the error names it.
+if any, is in the vault (`resolver mcp set`), never in this file, and is sent only when `url`
+is on the origin the operator stored it for. A bad entry refuses the job and the error names it.
 """
 
 from __future__ import annotations

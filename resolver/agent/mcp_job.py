@@ -30,7 +30,8 @@ def repository_of(session: Session, job_id: int, source: str) -> str:
 def credentials_for(
     session: Session, repo: str, servers: tuple[McpServer, ...], settings: Settings
 ) -> dict[str, Credential]:
-    """The stored header of each remote server that has one."""
+    """The stored header of each remote server that has one, with the origin it is bound to
+    (whether it is sent is decided where the server is connected)."""
     from resolver.agent.mcp import Credential
 
     remote = tuple(s.name for s in servers if s.remote)
@@ -38,7 +39,10 @@ def credentials_for(
         return {}
     vault = Vault(settings.fernet_keys)
     found = mcp_credentials(session, vault, repo, remote)
-    return {name: Credential(header, value.reveal()) for name, (header, value) in found.items()}
+    return {
+        name: Credential(stored.header, stored.value.reveal(), stored.origin)
+        for name, stored in found.items()
+    }
 
 
 @contextmanager

@@ -2,6 +2,10 @@
 a stdio server in the sandbox through its attached exec (sandbox.Attached), and a remote one
 over streamable HTTP with the repository's credential in a header only the host sends.
 
+The credential is added by the transport to each request whose own URL, as httpx2 sends it, is
+on the origin the credential is bound to: a redirect the SDK follows, or a URL two parsers
+read apart, never carries it to another scheme, host or port.
+
 A server that sends a message over the cap is cut off: its stream ends, the waiting call
 fails, and `Guard.too_large` says why.
 """
@@ -10,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
@@ -20,6 +24,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
+from resolver.contract.mcp import Origin, origin_of
 from sandbox import Attached
 
 
@@ -31,6 +36,24 @@ class Guard:
     too_large: bool = False
     end: Callable[[], None] | None = None
     """Ends the server's process at once (a stdio one), when the host gives up on it."""
+
+
+@dataclass(frozen=True)
+class BoundHeader:
+    """A credential's header, added only to requests to `origin` (which is private)."""
+
+    origin: Origin
+    name: str
+    value: str = field(repr=False)
+
+
+def url_origin(url: str | httpx2.URL) -> Origin | None:
+    """The origin httpx2 sends a request for `url` to; None when it does not read as a URL."""
+    try:
+        parsed = url if isinstance(url, httpx2.URL) else httpx2.URL(url)
+    except httpx2.InvalidURL:
+        return None
+    return origin_of(parsed.scheme, parsed.raw_host.decode("ascii", "replace"), parsed.port)
 
 
 @asynccontextmanager
@@ -97,14 +120,15 @@ class _CappedStream(httpx2.AsyncByteStream):
 
 
 class _CappedTransport(httpx2.AsyncBaseTransport):
-    """Every response's body counted as it arrives, and cut off past the cap."""
+    """Every response's body counted as it arrives, and cut off past the cap; the credential
+    added to the requests to its origin alone."""
 
-    def __init__(self, guard: Guard) -> None:
+    def __init__(self, guard: Guard, header: BoundHeader | None) -> None:
         self._inner = httpx2.AsyncHTTPTransport()
-        self._guard = guard
+        self._guard, self._header = guard, header
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self._inner.handle_async_request(request)
+        response = await self._inner.handle_async_request(self._with_credential(request))
         stream = response.stream
         assert isinstance(stream, httpx2.AsyncByteStream)
         response.stream = _CappedStream(stream, self._guard)
@@ -113,14 +137,33 @@ class _CappedTransport(httpx2.AsyncBaseTransport):
     async def aclose(self) -> None:
         await self._inner.aclose()
 
+    def _with_credential(self, request: httpx2.Request) -> httpx2.Request:
+        """A copy of `request` with the credential when it goes to the credential's origin.
+        The client's own request never holds it: httpx2 builds a redirect's request from that
+        one, and keeps every header but Authorization on a move to another origin."""
+        header = self._header
+        if header is None or not header.origin.private or url_origin(request.url) != header.origin:
+            return request
+        headers = request.headers.copy()
+        headers[header.name] = header.value
+        return httpx2.Request(
+            request.method,
+            request.url,
+            headers=headers,
+            stream=request.stream,
+            extensions=request.extensions,
+        )
+
 
 @asynccontextmanager
 async def remote_http(
-    url: str, headers: dict[str, str], guard: Guard, timeout: float
+    url: str, header: BoundHeader | None, guard: Guard, timeout: float
 ) -> AsyncIterator[TransportStreams]:
-    """Streamable HTTP to `url`, from the host; `headers` carry the credential."""
+    """Streamable HTTP to `url`, from the host, with `header` on the requests to its origin."""
     client = httpx2.AsyncClient(
-        headers=headers, timeout=httpx2.Timeout(timeout), transport=_CappedTransport(guard)
+        timeout=httpx2.Timeout(timeout),
+        transport=_CappedTransport(guard, header),
+        follow_redirects=False,  # the SDK follows a redirect itself, within the origin alone
     )
     async with (
         client,

@@ -1,5 +1,6 @@
 """The credentials of a repository's remote MCP servers, in the vault: one header per server
-(`Authorization: Bearer …`, say), which only the host sends, on its calls to that server.
+(`Authorization: Bearer …`, say), which only the host sends, and only to the origin the
+operator bound it to (a row stored before origins has none, and is not sent).
 
 A repository owns them as an installation of the `mcp` kind, named by its full name, so they
 sit in the credentials table beside every other secret and rotate with them.
@@ -13,6 +14,7 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from resolver.contract.mcp import Origin
 from resolver.store.models import Credential, Installation
 from resolver.store.vault import Secret, Vault, store_credential
 
@@ -22,9 +24,22 @@ HEADER: Final = "header"
 
 @dataclass(frozen=True)
 class StoredMcpCredential:
+    """One stored credential, without its value."""
+
     repo: str
     server: str
     header: str
+    origin: str | None
+
+
+@dataclass(frozen=True)
+class McpHeader:
+    """A server's header as the vault holds it, and the origin it may be sent to (None: not
+    bound, so it is not sent)."""
+
+    header: str
+    value: Secret
+    origin: str | None
 
 
 def _installation(session: Session, repo: str, create: bool) -> Installation | None:
@@ -39,12 +54,12 @@ def _installation(session: Session, repo: str, create: bool) -> Installation | N
 
 
 def set_mcp_credential(
-    session: Session, vault: Vault, repo: str, server: str, header: str, value: str
+    session: Session, vault: Vault, repo: str, server: str, header: str, value: str, origin: Origin
 ) -> None:
-    """Store (or replace) the header `server` of `repo` is called with."""
+    """Store (or replace) the header `server` of `repo` is called with, at `origin` alone."""
     owner = _installation(session, repo, create=True)
     assert owner is not None
-    store_credential(
+    stored = store_credential(
         session,
         vault,
         provider=MCP,
@@ -53,6 +68,16 @@ def set_mcp_credential(
         installation_id=owner.id,
         scope=header,
     )
+    stored.origin = str(origin)
+
+
+def bind_mcp_credential(session: Session, repo: str, server: str, origin: Origin) -> bool:
+    """Bind the stored credential of `server` to `origin`, its value kept; False when there
+    is none."""
+    found = _credentials(session, repo, server)
+    for credential in found:
+        credential.origin = str(origin)
+    return bool(found)
 
 
 def remove_mcp_credential(session: Session, repo: str, server: str) -> bool:
@@ -65,10 +90,10 @@ def remove_mcp_credential(session: Session, repo: str, server: str) -> bool:
 
 def mcp_credentials(
     session: Session, vault: Vault, repo: str, servers: tuple[str, ...]
-) -> dict[str, tuple[str, Secret]]:
-    """The header name and value of each of `servers` that has one, by server."""
+) -> dict[str, McpHeader]:
+    """The header of each of `servers` that has one, by server."""
     return {
-        c.kind: (c.scope or "Authorization", vault.decrypt(c.ciphertext))
+        c.kind: McpHeader(c.scope or "Authorization", vault.decrypt(c.ciphertext), c.origin)
         for server in servers
         for c in _credentials(session, repo, server)
     }
@@ -77,12 +102,15 @@ def mcp_credentials(
 def list_mcp_credentials(session: Session) -> list[StoredMcpCredential]:
     """Every stored one, without its value."""
     rows = session.execute(
-        select(Installation.external_id, Credential.kind, Credential.scope)
+        select(Installation.external_id, Credential.kind, Credential.scope, Credential.origin)
         .join(Credential, Credential.installation_id == Installation.id)
         .where(Installation.provider == MCP, Credential.provider == MCP)
         .order_by(Installation.external_id, Credential.kind)
     )
-    return [StoredMcpCredential(repo, server, header or "") for repo, server, header in rows]
+    return [
+        StoredMcpCredential(repo, server, header or "", origin)
+        for repo, server, header, origin in rows
+    ]
 
 
 def _credentials(session: Session, repo: str, server: str) -> list[Credential]:

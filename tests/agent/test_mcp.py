@@ -48,7 +48,9 @@ def with_config(base: Path, tmp: Path, config: dict[str, Any]) -> Path:
     return repo
 
 
-def store_credential(repo: str, server: str, value: str) -> None:
+def store_credential(repo: str, server: str, value: str, url: str) -> None:
+    """Store the server's credential, bound to the origin of `url`."""
+    from resolver.contract.mcp import parse_origin
     from resolver.core.settings import get_settings
     from resolver.store.db import session_scope
     from resolver.store.mcp_credentials import set_mcp_credential
@@ -56,7 +58,7 @@ def store_credential(repo: str, server: str, value: str) -> None:
 
     with session_scope() as db:
         vault = Vault(get_settings().fernet_keys)
-        set_mcp_credential(db, vault, repo, server, "Authorization", value)
+        set_mcp_credential(db, vault, repo, server, "Authorization", value, parse_origin(url))
 
 
 def tools_offered(request: dict[str, Any]) -> list[str]:
@@ -76,7 +78,7 @@ def test_a_stdio_and_a_remote_server_answer_the_model_and_the_calls_are_on_the_p
         monkeypatch.setenv("RESOLVER_MCP_ALLOW", "localhost")
         config = {"mcp": {"docs": DOCS, "tracker": {"url": remote.url}}}
         repo = with_config(mcp_base, agent_env.tmp, config)
-        store_credential(str(repo), "tracker", f"Bearer {token}")
+        store_credential(str(repo), "tracker", f"Bearer {token}", remote.url)
         # The sandbox is searched for the credential without the command holding it.
         search = (
             f"t=$(python3 -c 'print(\"{token[::-1]}\"[::-1])'); "
@@ -100,6 +102,8 @@ def test_a_stdio_and_a_remote_server_answer_the_model_and_the_calls_are_on_the_p
     events, _ = stored(job_id)
     [servers] = of_kind(events, "mcp")
     assert [s.get("error") for s in servers["servers"]] == [None, None]
+    origin = remote.url.removesuffix("/mcp")
+    assert [s.get("credential") for s in servers["servers"]] == [None, f"sent to {origin}"]
     docs, tracker, searched, _finished = of_kind(events, "observation")
     assert ANSWER in docs["content"] and "how to deploy" in docs["content"]
     assert docs["content"].startswith("<<<USER-TEXT")  # fenced as untrusted text
@@ -137,7 +141,7 @@ def test_a_server_that_hangs_or_floods_is_cut_off_with_a_message(
         servers = {"docs": DOCS, "docs2": DOCS, "tracker": remote_entry, "tracker2": remote_entry}
         repo = with_config(mcp_base, agent_env.tmp, {"mcp": servers})
         for name in ("tracker", "tracker2"):
-            store_credential(str(repo), name, "Bearer t0k")
+            store_credential(str(repo), name, "Bearer t0k", remote.url)
         llm_server.push(
             tool("docs__flood"),
             tool("docs__search", query="again"),

@@ -82,6 +82,9 @@ class Credential(Base):
     provider: Mapped[str] = mapped_column(String(20))
     kind: Mapped[str] = mapped_column(String(20))
     scope: Mapped[str | None] = mapped_column(String(500))
+    # The only origin (scheme://host[:port]) it may be sent to: an MCP server's credential.
+    # None on a row stored before origins were: such a credential is not sent.
+    origin: Mapped[str | None] = mapped_column(String(300))
     ciphertext: Mapped[str] = mapped_column(Text)
     refresh_ciphertext: Mapped[str | None] = mapped_column(Text)
     expires_at: Mapped[datetime | None]
