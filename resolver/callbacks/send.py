@@ -55,6 +55,10 @@ logger = logging.getLogger(__name__)
 
 MAX_TRIES: Final = 8
 MAX_BACKOFF: Final = 300.0
+CLAIM_SECONDS: Final = 150.0
+"""How long a try owns its callback: longer than `deliver`'s time limit (120 s), which the
+threads pool does not enforce, so only a try that outlives that limit can meet a copy; short
+enough that a callback whose worker was killed mid-try is sent again within a few minutes."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,8 @@ def _finish(
 
 
 def send(callback_id: int, settings: Settings) -> float | None:
-    """Try a callback once. Returns seconds to wait before the next try, or None when done."""
+    """Try a callback once, as its one owner for the while (`callbacks.claim`). Returns seconds
+    to wait before the next try, or None when done (or when another try owns it)."""
     with session_scope() as session:
         callback = session.get(Callback, callback_id)
         if callback is None or callback.state != "pending":
@@ -150,6 +155,10 @@ def send(callback_id: int, settings: Settings) -> float | None:
         provider, action = callback.provider, callback.action
         payload = callback.payload
         received = jobs.received_at(session, callback.job_id)
+        claimed = callbacks.claim(session, callback_id, CLAIM_SECONDS)
+    if not claimed:  # another try owns it, or it ended meanwhile: its owner decides what follows
+        log(logger, logging.INFO, "callback.claimed_elsewhere", callback=callback_id)
+        return None
     handler = ACTIONS.get(action)
     if handler is None:
         _finish(callback_id, "failed", error=f"no callback action {action!r}")

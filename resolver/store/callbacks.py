@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from resolver.contract.callbacks import (
@@ -68,11 +68,35 @@ def pending_of(session: Session, job_id: int, actions: Sequence[str]) -> list[tu
 
 
 def stalled_callbacks(session: Session, grace_seconds: float) -> list[int]:
-    """Pending callbacks well past their due time: their message was lost (a worker killed
-    while holding it, Redis emptied). Sending one twice is safe: a sent callback is skipped."""
-    cutoff = utcnow() - timedelta(seconds=grace_seconds)
-    overdue = func.coalesce(Callback.due_at, Callback.created_at) < cutoff
-    return list(session.scalars(select(Callback.id).where(Callback.state == "pending", overdue)))
+    """Pending callbacks well past their due time that no try holds: their message was lost (a
+    worker killed while holding it, Redis emptied). Sending one twice is safe: a sent callback
+    is skipped, and a copy that finds it claimed leaves it to its owner."""
+    now = utcnow()
+    overdue = func.coalesce(Callback.due_at, Callback.created_at) < now - timedelta(
+        seconds=grace_seconds
+    )
+    free = or_(Callback.claimed_until.is_(None), Callback.claimed_until < now)
+    query = select(Callback.id).where(Callback.state == "pending", overdue, free)
+    return list(session.scalars(query))
+
+
+def claim(session: Session, callback_id: int, seconds: float) -> bool:
+    """Make this try the owner of a pending callback for `seconds`, unless another try owns it
+    now: one statement, so that of two copies of its message running at once (a copy the
+    reconciler sent while the first still waited in a backed-up queue) only one posts. The
+    caller commits it before sending; `release` (or the callback's end) gives it up."""
+    now = utcnow()
+    claimed = session.execute(
+        update(Callback)
+        .where(
+            Callback.id == callback_id,
+            Callback.state == "pending",
+            or_(Callback.claimed_until.is_(None), Callback.claimed_until < now),
+        )
+        .values(claimed_until=now + timedelta(seconds=seconds))
+        .execution_options(synchronize_session=False)
+    )
+    return bool(getattr(claimed, "rowcount", 0) == 1)
 
 
 def mark_posting(session: Session, callback_id: int) -> datetime | None:
@@ -115,9 +139,11 @@ def record_attempt(
 
 
 def set_due(session: Session, callback_id: int, seconds: float) -> None:
+    """The next try is due in `seconds`; this one gives up its claim."""
     callback = session.get(Callback, callback_id)
     if callback is not None:
         callback.due_at = utcnow() + timedelta(seconds=seconds)
+        callback.claimed_until = None
 
 
 def finish(
@@ -134,6 +160,7 @@ def finish(
         callback.result = dump_callback_result(result or CallbackResult())
         callback.error = redact(error) if error else None
         callback.finished_at = utcnow()
+        callback.claimed_until = None
 
 
 def recently_failed(session: Session, action: str, since: datetime) -> list[tuple[Job, Callback]]:

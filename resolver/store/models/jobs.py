@@ -155,6 +155,9 @@ class Callback(Base):
     finished_at: Mapped[datetime | None]
     # When the next try should happen: a pending callback long past it lost its message.
     due_at: Mapped[datetime | None] = mapped_column(default=utcnow)
+    # Until when a try owns the callback (`store.callbacks.claim`): a copy of its message that
+    # arrives meanwhile leaves it to that try. Null: no try holds it.
+    claimed_until: Mapped[datetime | None]
 
     attempts: Mapped[list[CallbackAttempt]] = relationship(
         back_populates="callback", order_by="CallbackAttempt.number", cascade="all, delete-orphan"
