@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Container, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Container, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import redis
 
-from resolver.broker.celery_app import ACKNOWLEDGE, CALLBACKS_QUEUE, JOBS_QUEUE, QUEUES
+from resolver.broker.celery_app import ACKNOWLEDGE, CALLBACKS_QUEUE, DELIVER, JOBS_QUEUE, QUEUES
 from resolver.broker.publish import job_message, send_messages
 from resolver.core.logs import log
 from resolver.store import jobs
@@ -40,19 +40,33 @@ def publish_job(session: Session, job_id: int) -> str:
     return message_id
 
 
-def _ids_in(raw_messages: Iterable[bytes | str], tasks: Container[str] | None) -> set[str]:
-    ids = set()
+def _headers_of(raw_messages: Iterable[bytes | str]) -> Iterator[dict[str, Any]]:
+    """Each message's Celery headers; what does not read as one is passed over."""
     for raw in raw_messages:
         try:
             data = json.loads(raw)
         except (ValueError, TypeError):
             continue
         message = data[0] if isinstance(data, list) and data else data
-        headers = message.get("headers", {}) if isinstance(message, dict) else {}
+        headers = message.get("headers") if isinstance(message, dict) else None
+        if isinstance(headers, dict):
+            yield headers
+
+
+def _ids_in(raw_messages: Iterable[bytes | str], tasks: Container[str] | None) -> set[str]:
+    ids = set()
+    for headers in _headers_of(raw_messages):
         task_id = headers.get("id")
         if task_id and (tasks is None or headers.get("task") in tasks):
             ids.add(str(task_id))
     return ids
+
+
+def _waiting(client: redis.Redis, queue: str) -> Iterator[bytes | str]:
+    """The raw messages waiting in the queue's lists (every priority level)."""
+    for key in client.scan_iter(match=f"{queue}*"):
+        if client.type(key) in (b"list", "list"):
+            yield from client.lrange(key, 0, -1)
 
 
 def waiting_message_ids(
@@ -60,11 +74,25 @@ def waiting_message_ids(
 ) -> set[str]:
     """Task ids still waiting in the queue's lists (every priority level), of `tasks` only
     when given."""
-    ids: set[str] = set()
-    for key in client.scan_iter(match=f"{queue}*"):
-        if client.type(key) in (b"list", "list"):
-            ids |= _ids_in(client.lrange(key, 0, -1), tasks)
-    return ids
+    return _ids_in(_waiting(client, queue), tasks)
+
+
+def waiting_callbacks(url: str) -> set[int]:
+    """The callbacks whose `deliver` message waits on the callbacks queue in the Redis at
+    `url` now (its one argument, as its `argsrepr` header writes it: `[12]`)."""
+    client = redis.Redis.from_url(url)
+    try:
+        ids: set[int] = set()
+        for headers in _headers_of(_waiting(client, CALLBACKS_QUEUE)):
+            args = headers.get("argsrepr")
+            if headers.get("task") != DELIVER or not isinstance(args, str):
+                continue
+            number = args.strip("[]() ,")
+            if number.isascii() and number.isdigit():
+                ids.add(int(number))
+        return ids
+    finally:
+        client.close()
 
 
 def waiting_job_messages(url: str) -> set[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from resolver.broker.outbox import publish_job, waiting_job_messages
+from resolver.broker.outbox import publish_job, waiting_callbacks, waiting_job_messages
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import record
 from resolver.core.logs import log
@@ -40,7 +40,13 @@ def reconcile(session: Session, settings: Settings) -> list[int]:
     for job_id in job_ids:
         log(logger, logging.WARNING, "job.republished", job=job_id)
         publish_job(session, job_id)
-    for callback_id in stalled_callbacks(session, settings.callback_stall_seconds):
+    stalled = stalled_callbacks(session, settings.callback_stall_seconds)
+    # One whose message still waits in a backed-up queue is not sent again: each pass added a
+    # copy of it, and the queue grew behind what it was already late with.
+    queued = waiting_callbacks(settings.redis_url) if stalled else set()
+    for callback_id in stalled:
+        if callback_id in queued:
+            continue
         log(logger, logging.WARNING, "callback.republished", callback=callback_id)
         publish_callback(callback_id)
     return job_ids

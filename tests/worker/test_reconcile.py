@@ -1,8 +1,9 @@
 """The beat's housekeeping (worker/reconcile.py) on the test database and Redis, without a
 worker: a queued job whose message is gone is sent again, one whose message waits is not, a
-running job whose lease ran out is sent again (once, while its message waits), a callback long past due is re-sent, and parked
-jobs are sent again only as far as their caps and conversations allow, in a fixed number of
-statements however many are parked."""
+running job whose lease ran out is sent again (once, while its new message waits), a callback
+long past due is re-sent (unless its message still waits), and parked jobs are sent again only
+as far as their caps and conversations allow, in a fixed number of statements however many are
+parked."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import redis
 from sqlalchemy import update
 
 from resolver.broker.outbox import waiting_job_messages
-from resolver.broker.publish import acknowledge_message, send_messages
+from resolver.broker.publish import acknowledge_message, publish_callback, send_messages
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.store import jobs, slots
@@ -120,6 +121,25 @@ def test_a_callback_long_past_due_is_sent_again(resolver_env: ResolverEnv) -> No
         for envelope in envelopes
     ]
     assert sent == [f"[{stalled_id}]"]
+
+
+def test_a_callback_whose_message_waits_in_a_backed_up_queue_is_not_sent_again(
+    resolver_env: ResolverEnv,
+) -> None:
+    """Late, but its message is still in the queue: each pass added one more copy of it."""
+    with session_scope() as session:
+        late = record_callback(session, "github", ScriptedPost())
+        late.due_at = utcnow() - LONG_AGO
+        late_id = late.id
+    publish_callback(late_id)
+    for _ in range(3):
+        run_reconcile()
+    sent = [
+        envelope["headers"]["argsrepr"]
+        for envelopes in drain(redis.Redis.from_url(TEST_REDIS)).values()
+        for envelope in envelopes
+    ]
+    assert sent == [f"[{late_id}]"]
 
 
 def new_user(name: str = "ada") -> int:
