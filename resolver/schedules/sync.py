@@ -52,20 +52,26 @@ def read_file(clone: git_repo.Clone, ref: str) -> ScheduleFile:
 
 def sync_repo(repo_id: int, workspace_root: Path, settings: Settings) -> list[str]:
     """Read the repository's schedules file now (cloned under `workspace_root`) and apply it.
-    Returns what changed; a failure is kept on the repository's row (`resolver schedules list`
-    shows it)."""
+    Returns what changed; any failure is kept on the repository's row (`resolver schedules list`
+    shows it) until a sync succeeds."""
     followed = in_transaction(_followed, repo_id)
     if followed is None:
         return []
     spec, trigger, user_id = followed
     try:
         parsed = _fetch(spec, trigger, user_id, workspace_root, settings)
+        changes = in_transaction(_apply, repo_id, parsed)
     except (CallbackError, git_repo.RepoError, ScheduleError) as error:
         message = redact(str(error))
         log(logger, logging.WARNING, "schedule.sync_failed", repo=spec, error=message)
         in_transaction(_record_failure, repo_id, message)
         return []
-    changes = in_transaction(_apply, repo_id, parsed)
+    except Exception as error:  # a bug, the disk, a value the database refused: kept all the same
+        logger.exception("schedule.sync_crashed", extra={"fields": {"repo": spec}})
+        # Only the error's kind: its text may quote the file, a path or a statement.
+        message = f"internal error: {type(error).__name__} (the worker's log has the details)"
+        in_transaction(_record_failure, repo_id, message)
+        return []
     log(logger, logging.INFO, "schedule.synced", repo=spec, changes=changes)
     return changes
 

@@ -166,6 +166,74 @@ def test_a_broken_schedules_file_is_kept_as_the_repositorys_sync_error(
     assert "schedules[0]" in error and "cron" in error
 
 
+def test_a_sync_that_fails_for_any_other_reason_is_kept_too_and_the_next_good_one_clears_it(
+    resolver_env: ResolverEnv,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import integrations.github.provider  # noqa: F401
+
+    files = {**FILES, ".resolver/schedules.yml": SCHEDULES_FILE}
+    github_api.add_repo(
+        REPO, git_server.url_for(REPO), bare=create_bare_repo(git_server.root, REPO, files)
+    )
+    for key, value in github_settings(github_api, key_file).items():
+        monkeypatch.setenv(key, value)
+    reset_caches()
+    with session_scope() as session:
+        repo_id = repository(session, REPO, installation_id=INSTALLATION_ID).id
+    not_a_folder = tmp_path / "workspaces-file"
+    not_a_folder.write_text("")  # the workspace root is a file: no clone can be made there
+
+    assert sync_repo(repo_id, not_a_folder / "root", get_settings()) == []
+    with session_scope() as session:
+        error = repository(session, REPO).sync_error
+    # The kind of error only (its text names a path); the worker's log has all of it.
+    assert error == "internal error: NotADirectoryError (the worker's log has the details)"
+    [crashed] = [r for r in caplog.records if r.getMessage() == "schedule.sync_crashed"]
+    assert crashed.exc_info is not None
+
+    root = get_settings().sandbox_workspace_root
+    assert sync_repo(repo_id, root, get_settings()) == ["added tidy"]
+    with session_scope() as session:
+        assert repository(session, REPO).sync_error is None
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_schedule_the_database_refuses_is_kept_as_the_sync_error_and_nothing_is_half_applied(
+    resolver_env: ResolverEnv,
+    backend: str,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    import integrations.github.provider  # noqa: F401
+
+    # PostgreSQL stores no NUL in text; the spec lets it through, the store refuses it.
+    refused = SCHEDULES_FILE + '  - {name: nul, cron: "0 8 * * 5", prompt: "a \\0 b"}\n'
+    files = {**FILES, ".resolver/schedules.yml": refused}
+    github_api.add_repo(
+        REPO, git_server.url_for(REPO), bare=create_bare_repo(git_server.root, REPO, files)
+    )
+    for key, value in github_settings(github_api, key_file).items():
+        monkeypatch.setenv(key, value)
+    reset_caches()
+    with session_scope() as session:
+        repo_id = repository(session, REPO, installation_id=INSTALLATION_ID).id
+
+    assert sync_repo(repo_id, get_settings().sandbox_workspace_root, get_settings()) == []
+    with session_scope() as session:
+        row = repository(session, REPO)
+        # Not the statement and its parameters, which the database error's text holds.
+        assert row.sync_error == "internal error: DataError (the worker's log has the details)"
+        assert row.synced_at is not None and row.schedules == []
+
+
 def test_a_local_shallow_clone_reads_the_file_without_a_checkout(tmp_path: Path) -> None:
     bare = create_bare_repo(tmp_path / "git", "o/r", {".resolver/schedules.yml": SCHEDULES_FILE})
     clone = git_repo.clone(f"file://{bare}", tmp_path / "shallow", shallow=True)
