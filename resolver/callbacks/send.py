@@ -143,6 +143,12 @@ def _finish(
         callbacks.finish(session, callback_id, state, result=result, error=error)
 
 
+def _give_up(callback_id: int, action: str, error: str) -> None:
+    """End the callback as failed for good (the watchdog reads such rows), counted by action."""
+    _finish(callback_id, "failed", error=error)
+    metrics.CALLBACKS_FAILED.labels(action).inc()
+
+
 def send(callback_id: int, settings: Settings) -> float | None:
     """Try a callback once, as its one owner for the while (`callbacks.claim`). Returns seconds
     to wait before the next try, or None when done (or when another try owns it)."""
@@ -161,7 +167,7 @@ def send(callback_id: int, settings: Settings) -> float | None:
         return None
     handler = ACTIONS.get(action)
     if handler is None:
-        _finish(callback_id, "failed", error=f"no callback action {action!r}")
+        _give_up(callback_id, action, f"no callback action {action!r}")
         return None
     try:
         with session_scope() as session:
@@ -171,7 +177,7 @@ def send(callback_id: int, settings: Settings) -> float | None:
         metrics.CALLBACK_ATTEMPTS.labels(action, "transient").inc()
         log(logger, logging.WARNING, "callback.transient", callback=callback_id, tries=tries)
         if tries >= MAX_TRIES:
-            _finish(callback_id, "failed", error=f"gave up after {tries} tries: {error}")
+            _give_up(callback_id, action, f"gave up after {tries} tries: {error}")
             return None
         wait = backoff(tries, error.retry_after)
         _set_due(callback_id, wait)
@@ -180,14 +186,14 @@ def send(callback_id: int, settings: Settings) -> float | None:
         _record_attempt(callback_id, "permanent", error)
         metrics.CALLBACK_ATTEMPTS.labels(action, "permanent").inc()
         log(logger, logging.WARNING, "callback.failed", callback=callback_id, status=error.status)
-        _finish(callback_id, "failed", error=str(error))
+        _give_up(callback_id, action, str(error))
         return None
     except Exception as error:  # a bug, not the provider: record it once, never loop on it
         logger.exception("callback.crashed", extra={"fields": {"callback": callback_id}})
         failure = PermanentCallbackError(f"internal error: {type(error).__name__}")
         _record_attempt(callback_id, "permanent", failure)
         metrics.CALLBACK_ATTEMPTS.labels(action, "permanent").inc()
-        _finish(callback_id, "failed", error=str(failure))
+        _give_up(callback_id, action, str(failure))
         return None
     _record_attempt(callback_id, "ok", None)
     _finish(callback_id, "sent", result=result)

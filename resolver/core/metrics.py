@@ -41,6 +41,12 @@ CALLBACK_ATTEMPTS: Final = Counter(
     "Tries of outbound callbacks, by action and outcome (ok, transient, permanent).",
     ["action", "outcome"],
 )
+CALLBACKS_FAILED: Final = Counter(
+    "resolver_callbacks_failed_total",
+    "Outbound callbacks that failed for good (refused, or still failing after their tries), "
+    "by action: a review, a reply, a pull request that never reached the forge.",
+    ["action"],
+)
 INTAKE_SECONDS: Final = Histogram(
     "resolver_intake_seconds",
     "Each batch of webhook triggers the web process wrote, by stage: record (its one database "

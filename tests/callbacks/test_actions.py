@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+from prometheus_client import REGISTRY
 
 from integrations import registry
 from resolver.callbacks import actions
@@ -418,6 +419,12 @@ def sent_row(callback_id: int) -> tuple[str, str | None, list[tuple[str, int | N
         return row.state, row.error, [(a.outcome, a.status) for a in row.attempts]
 
 
+def failed_count(action: str) -> float:
+    """Callbacks of `action` that failed for good, as /metrics reports them."""
+    value = REGISTRY.get_sample_value("resolver_callbacks_failed_total", {"action": action})
+    return value or 0.0
+
+
 def test_a_reply_stored_in_the_older_shape_is_sent(sixth: Installed) -> None:
     job_id = new_job()
     callback_id = stored_row(actions.REPLY, {"job_id": job_id, "text": "Queued."}, job_id)
@@ -443,8 +450,13 @@ def test_a_stored_payload_that_does_not_read_fails_its_callback_saying_why(
     bad = stored_row(actions.STATUS, {"text": "done"}, job_id)
     worse = stored_row(actions.REPLY, "not an object", job_id)
     react = stored_row(actions.REACT, {"job_id": job_id}, job_id)
+    failed_before = failed_count(actions.STATUS), failed_count(actions.REPLY)
     assert send(bad, get_settings()) is None
     assert send(worse, get_settings()) is None
+    assert (failed_count(actions.STATUS), failed_count(actions.REPLY)) == (
+        failed_before[0] + 1,
+        failed_before[1] + 1,
+    )
     assert sent_row(bad) == (
         "failed",
         "a status callback's payload does not read: job_id: Field required",
