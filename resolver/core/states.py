@@ -45,7 +45,9 @@ TRANSITIONS: Final[dict[JobState, frozenset[JobState]]] = {
     JobState.RUNNING: frozenset(
         {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.QUEUED}
     ),
-    JobState.SUCCEEDED: frozenset(),
+    # succeeded -> failed: a review job whose review the forge never took (the watchdog); the
+    # review was all it had to deliver.
+    JobState.SUCCEEDED: frozenset({JobState.FAILED}),
     JobState.FAILED: frozenset({JobState.QUEUED}),  # `resolver jobs retry`
     JobState.CANCELLED: frozenset({JobState.QUEUED}),  # `resolver jobs retry`
 }

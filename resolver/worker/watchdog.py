@@ -9,7 +9,9 @@ otherwise stay stuck, each with a message in the job's conversation:
 - a pull request that could not be opened for good: the status says why, rather than
   "opening…" forever;
 - a finished job whose final status message could not be posted: posted again, a few times,
-  further apart each time (RESOLVER_STATUS_REPOST_SECONDS).
+  further apart each time (RESOLVER_STATUS_REPOST_SECONDS);
+- a review job whose review the forge never took: failed, saying why, in its status message or,
+  for an auto-review (which has none), in one plain comment that is never sent again.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from typing import TYPE_CHECKING, Final
 from resolver.callbacks import record
 from resolver.contract.outbound import OPEN_PULL, STATUS
 from resolver.contract.results import read_result
+from resolver.contract.review import POST_REVIEW
 from resolver.core.logs import log
+from resolver.core.sanitize import sanitize
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome, is_terminal
+from resolver.features.review_requests.callbacks import unposted_reason
 from resolver.store import callbacks, jobs
 from resolver.store.models import Callback, Job, utcnow
 
@@ -45,6 +50,7 @@ def sweep(session: Session, settings: Settings) -> list[int]:
         *_expire_queued(session, timedelta(seconds=settings.queue_expiry_seconds), settings),
         *_unstick_pulls(session),
         *_repost_final_statuses(session, timedelta(seconds=settings.status_repost_seconds)),
+        *_fail_unposted_reviews(session, settings),
     ]
 
 
@@ -113,6 +119,30 @@ def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
         log(logger, logging.WARNING, "watchdog.status_reposted", job=job.id, round=rounds + 1)
         ids += record.record_status(session, job)
     return ids
+
+
+def _fail_unposted_reviews(session: Session, settings: Settings) -> list[int]:
+    """Review jobs whose newest review callback failed for good: the job fails, saying why
+    (its status message says so); an auto-review has no status message, so one plain comment
+    tells the pull request, once: the job is no longer succeeded when the next sweep looks."""
+    ids: list[int] = []
+    for job, callback in _recently_failed(session, POST_REVIEW):
+        newest = callbacks.newest_callback(session, job.id, POST_REVIEW)
+        if job.state != JobState.SUCCEEDED or callback.id != newest:
+            continue
+        reason = unposted_reason(callback.error, record.pull_word(job.source))
+        jobs.finish_job(session, job, JobState.FAILED, Outcome.ERROR, error=reason)
+        log(logger, logging.WARNING, "watchdog.review_unposted", job=job.id)
+        ids += record.record_status(session, job) or _say_unposted(session, job, reason, settings)
+    return ids
+
+
+def _say_unposted(session: Session, job: Job, reason: str, settings: Settings) -> list[int]:
+    link = f"The review is on [its job's page]({record.job_url(job.id, settings)})."
+    # The reason quotes the forge's answer: made safe to show, as every posted text is.
+    return record.record_reply(
+        session, job, sanitize(f"{reason}\n\n{link}", record.forge_hosts(job))
+    )
 
 
 def _newest_status(session: Session, job: Job) -> int | None:

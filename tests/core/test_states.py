@@ -20,5 +20,5 @@ def test_every_missing_edge_raises(current: JobState, target: JobState) -> None:
         check_transition(current, target)
 
 
-def test_a_succeeded_job_never_moves_again() -> None:
-    assert TRANSITIONS[JobState.SUCCEEDED] == frozenset()
+def test_a_succeeded_job_moves_only_to_failed_when_its_review_was_never_posted() -> None:
+    assert TRANSITIONS[JobState.SUCCEEDED] == frozenset({JobState.FAILED})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from integrations import registry
 from resolver.contract.callbacks import CallbackResult, ReviewContent, ReviewToPost, Sending
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from resolver.store.models import Job
+
+MAX_REASON: Final = 500
+"""The most of the forge's refusal a failed review job quotes."""
 
 
 def record_review(session: Session, job: Job, hosts: Collection[str]) -> list[int]:
@@ -68,3 +71,10 @@ def send_review(
         tag=tag,
     )
     return CallbackResult(review=post(trigger, requester_id, posted, settings))
+
+
+def unposted_reason(error: str | None, pull_word: str) -> str:
+    """Why a review job failed after it finished its review: the forge never took the review
+    (the callback's error, on one line and cut short). The review stays on the job's page."""
+    why = " ".join((error or "no reason was recorded").split())[:MAX_REASON]
+    return f"I reviewed this {pull_word}, but the review could not be posted: {why}"

@@ -175,11 +175,12 @@ def _since(job_id: int, snapshot: Snapshot, clone: git_repo.Clone, head: str) ->
     with session_scope() as session:
         earlier = jobs.earlier_in_conversation(session, job_id)
         # The reviews that count: each posted one, and each a person stopped (not the ones that
-        # ended quietly with nothing to do, which would otherwise resume them).
+        # ended quietly with nothing to do, which would otherwise resume them, nor one the forge
+        # never took, whose job failed: its head is reviewed again).
         seen = [
             (job.state == JobState.CANCELLED, _reviewed_head(job.result))
             for job in earlier
-            if isinstance(read_trigger(job.trigger), ReviewRequest)
+            if isinstance(read_trigger(job.trigger), ReviewRequest) and job.state != JobState.FAILED
         ]
     counted = [(stopped, sha) for stopped, sha in seen if stopped or sha]
     if counted and counted[0][0]:

@@ -1,7 +1,8 @@
 """What an auto-review covers, read from the job rows of its pull request and a real clone: all
 of it the first time, only what changed since the last posted review after that, nothing when
 the head is the one already reviewed, and nothing after a person stopped a review (until a
-review runs again); a review that ended quietly with nothing to do does not count."""
+review runs again); a review that ended quietly with nothing to do does not count, nor one
+whose review the forge never took."""
 
 from __future__ import annotations
 
@@ -85,3 +86,13 @@ def test_a_stopped_review_pauses_them_until_one_runs_again(
     _job(JobState.SUCCEEDED, first)  # `@bot review again`
     resumed = _job()
     assert _since(resumed, _snapshot(resumed), clone, second) == first
+
+
+def test_a_review_the_forge_never_took_does_not_count(
+    commits: tuple[git_repo.Clone, str, str],
+) -> None:
+    clone, first, second = commits
+    _job(JobState.SUCCEEDED, first)
+    _job(JobState.FAILED, second)  # reviewed, but its review could not be posted
+    now = _job()
+    assert _since(now, _snapshot(now), clone, second) == first
