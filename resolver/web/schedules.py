@@ -13,7 +13,7 @@ from resolver.contract.signin import NO_ACCESS, ForgeUnreachableError, RepoAcces
 from resolver.schedules import cron, queue
 from resolver.schedules.history import RunRow, history
 from resolver.schedules.spec import ScheduleError
-from resolver.schedules.store import all_schedules
+from resolver.schedules.store import FILE, all_schedules
 from resolver.store.db import end_step
 from resolver.store.models import Schedule, utcnow
 from resolver.web.access import Viewer, pair_repository
@@ -44,6 +44,8 @@ class Item:
     next_run: str
     runs: list[RunRow]
     may_run: bool
+    sync_error: str | None
+    """Why its repository's schedules file could not be read last time (a file schedule)."""
 
 
 def _access(viewer: Viewer, schedule: Schedule, web: Web) -> RepoAccess:
@@ -72,8 +74,10 @@ async def schedules_page(request: Request) -> Response:
             access = _access(viewer, schedule, web)
             if access.read:
                 runs = history(session, schedule, RUNS_SHOWN)
-                repo = schedule.repository.repo
-                items.append(Item(schedule, repo, _next_run(schedule), runs, access.push))
+                repo = schedule.repository
+                unread = repo.sync_error if schedule.origin == FILE else None
+                next_run = _next_run(schedule)
+                items.append(Item(schedule, repo.repo, next_run, runs, access.push, unread))
         session.expunge_all()
         return items
 

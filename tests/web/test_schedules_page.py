@@ -1,10 +1,13 @@
-"""`/schedules`: what each schedule does next and did last, seen by readers of its repository;
-"Run now" for those who may push there."""
+"""`/schedules`: what each schedule does next and did last, seen by readers of its repository,
+and why its repository's schedules file could not be read; "Run now" for those who may push
+there."""
 
 from __future__ import annotations
 
+from resolver.schedules.store import FILE
 from resolver.store import accounts
 from resolver.store.db import session_scope
+from resolver.store.models import Schedule
 from tests.schedules.helpers import make_schedule, runs_of
 from tests.web.conftest import SECRET_REPO, browser, csrf_of, sign_in
 
@@ -40,3 +43,19 @@ def test_strangers_see_no_schedule(app, forge) -> None:
     token = csrf_of(stranger, "/jobs")
     assert stranger.post(f"/schedules/{schedule_id}/run", data={"csrf": token}).status_code == 404
     assert runs_of(schedule_id) == []
+
+
+def test_readers_see_why_the_repositorys_schedules_file_could_not_be_read(app, forge) -> None:
+    from_file = make_schedule("nightly", SECRET_REPO)
+    make_schedule("weekly-tidy", SECRET_REPO)
+    with session_scope() as session:
+        schedule = session.get_one(Schedule, from_file)
+        schedule.origin = FILE
+        schedule.repository.sync_error = (
+            "internal error: OSError (the worker's log has the details)"
+        )
+    reader = browser(app)
+    sign_in(reader, forge, "rita")
+    page = reader.get("/schedules").text
+    assert page.count("could not be read") == 1  # on the file's schedule, not the service's
+    assert "<pre>internal error: OSError (the worker&#39;s log has the details)</pre>" in page
