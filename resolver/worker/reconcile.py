@@ -26,10 +26,16 @@ logger = logging.getLogger(__name__)
 def reconcile(session: Session, settings: Settings) -> list[int]:
     """Re-publish every stranded job. A duplicate message is harmless: leases make runs unique."""
     waiting = waiting_job_messages(settings.redis_url)
-    # The watchdog first: a job it ends is not stranded any more.
-    ended = watchdog.sweep(session, settings)
-    session.commit()
-    record.publish_all(ended)
+    # The watchdog first: a job it ends is not stranded any more. Should it fail as a whole (it
+    # passes over a row it cannot handle), the re-publishing below still runs.
+    try:
+        ended = watchdog.sweep(session, settings)
+        session.commit()
+    except Exception as error:
+        session.rollback()
+        log(logger, logging.ERROR, "watchdog.failed", error=type(error).__name__)
+    else:
+        record.publish_all(ended)
     job_ids = stranded_jobs(session, waiting, settings.queued_grace_seconds)
     job_ids += slots.parked_ready(
         session,

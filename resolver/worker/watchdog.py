@@ -12,13 +12,19 @@ otherwise stay stuck, each with a message in the job's conversation:
   further apart each time (RESOLVER_STATUS_REPOST_SECONDS);
 - a review job whose review the forge never took: failed, saying why, in its status message or,
   for an auto-review (which has none), in one plain comment that is never sent again.
+
+Each job is handled in a savepoint of its own: a row the sweep cannot handle (a result written
+by a newer release after a rollback, a bug) is logged and passed over, and the sweep, and the
+re-publishing after it, go on. A job that cannot be ended with its messages is ended without
+them.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from resolver.callbacks import record
 from resolver.contract.outbound import OPEN_PULL, STATUS
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 STATUS_ROUNDS: Final = 3
 """How many more times a finished job's final status is tried after its callback failed."""
@@ -82,10 +90,32 @@ def _expire_queued(session: Session, expiry: timedelta, settings: Settings) -> l
 def _end(
     session: Session, job: Job, state: JobState, outcome: Outcome, reason: str, settings: Settings
 ) -> list[int]:
-    log(logger, logging.WARNING, "watchdog.job_ended", job=job.id, outcome=outcome)
-    job.lease_owner = None
-    jobs.finish_job(session, job, state, outcome, error=reason)
-    return record.record_finish(session, job, settings)
+    job_id = job.id
+    log(logger, logging.WARNING, "watchdog.job_ended", job=job_id, outcome=outcome)
+
+    def finish(tell: bool) -> list[int]:
+        job.lease_owner = None
+        jobs.finish_job(session, job, state, outcome, error=reason)
+        return record.record_finish(session, job, settings) if tell else []
+
+    ended = _isolated(session, job_id, "end", lambda: finish(tell=True))
+    if ended is None:  # its messages do not render: ended all the same, without them
+        _isolated(session, job_id, "end_quietly", lambda: finish(tell=False))
+    return ended or []
+
+
+def _isolated(
+    session: Session, job_id: int, duty: str, body: Callable[[], list[T]]
+) -> list[T] | None:
+    """`body`'s result for one job, in a savepoint of its own; None when it raised (logged,
+    its changes undone), so that one row does not stop the sweep."""
+    try:
+        with session.begin_nested():
+            return body()
+    except Exception as error:
+        fields = {"job": job_id, "duty": duty, "error": type(error).__name__}
+        log(logger, logging.ERROR, "watchdog.row_failed", **fields)
+        return None
 
 
 def _recently_failed(session: Session, action: str) -> list[tuple[Job, Callback]]:
@@ -96,11 +126,15 @@ def _unstick_pulls(session: Session) -> list[int]:
     """Jobs waiting for a pull request whose opening failed for good."""
     ids: list[int] = []
     for job, callback in _recently_failed(session, OPEN_PULL):
-        if not read_result(job.result).pull_pending:
-            continue
-        jobs.note_result(job, {"pull_pending": False, "pull_error": callback.error or ""})
-        log(logger, logging.WARNING, "watchdog.pull_failed", job=job.id)
-        ids += record.record_status(session, job)
+
+        def unstick(job: Job = job, callback: Callback = callback) -> list[int]:
+            if not read_result(job.result).pull_pending:
+                return []
+            jobs.note_result(job, {"pull_pending": False, "pull_error": callback.error or ""})
+            log(logger, logging.WARNING, "watchdog.pull_failed", job=job.id)
+            return record.record_status(session, job)
+
+        ids += _isolated(session, job.id, "unstick_pull", unstick) or []
     return ids
 
 
@@ -111,13 +145,17 @@ def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
     for job, callback in _recently_failed(session, STATUS):
         if not is_terminal(JobState(job.state)) or callback.id != _newest_status(session, job):
             continue
-        rounds = read_result(job.result).status_rounds
-        waited = utcnow() - (callback.finished_at or utcnow())
-        if rounds >= STATUS_ROUNDS or waited < pause * (rounds + 1):
-            continue
-        jobs.note_result(job, {"status_rounds": rounds + 1})
-        log(logger, logging.WARNING, "watchdog.status_reposted", job=job.id, round=rounds + 1)
-        ids += record.record_status(session, job)
+
+        def repost(job: Job = job, callback: Callback = callback) -> list[int]:
+            rounds = read_result(job.result).status_rounds
+            waited = utcnow() - (callback.finished_at or utcnow())
+            if rounds >= STATUS_ROUNDS or waited < pause * (rounds + 1):
+                return []
+            jobs.note_result(job, {"status_rounds": rounds + 1})
+            log(logger, logging.WARNING, "watchdog.status_reposted", job=job.id, round=rounds + 1)
+            return record.record_status(session, job)
+
+        ids += _isolated(session, job.id, "repost_status", repost) or []
     return ids
 
 
@@ -130,10 +168,15 @@ def _fail_unposted_reviews(session: Session, settings: Settings) -> list[int]:
         newest = callbacks.newest_callback(session, job.id, POST_REVIEW)
         if job.state != JobState.SUCCEEDED or callback.id != newest:
             continue
-        reason = unposted_reason(callback.error, record.pull_word(job.source))
-        jobs.finish_job(session, job, JobState.FAILED, Outcome.ERROR, error=reason)
-        log(logger, logging.WARNING, "watchdog.review_unposted", job=job.id)
-        ids += record.record_status(session, job) or _say_unposted(session, job, reason, settings)
+
+        def fail(job: Job = job, callback: Callback = callback) -> list[int]:
+            reason = unposted_reason(callback.error, record.pull_word(job.source))
+            jobs.finish_job(session, job, JobState.FAILED, Outcome.ERROR, error=reason)
+            log(logger, logging.WARNING, "watchdog.review_unposted", job=job.id)
+            told = record.record_status(session, job)
+            return told or _say_unposted(session, job, reason, settings)
+
+        ids += _isolated(session, job.id, "fail_unposted_review", fail) or []
     return ids
 
 

@@ -16,6 +16,7 @@ from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Callback, Job, utcnow
 from resolver.worker import watchdog
+from resolver.worker.reconcile import reconcile
 
 
 def new_job(**fields: object) -> int:
@@ -124,3 +125,28 @@ def test_a_final_status_that_failed_is_posted_again_a_few_times(resolver_env, ba
     assert sweep() == []
     with session_scope() as session:
         assert session.get(Job, job_id).result["status_rounds"] == watchdog.STATUS_ROUNDS
+
+
+def test_a_row_the_sweep_cannot_read_is_passed_over_and_the_repair_goes_on(
+    resolver_env, backend
+) -> None:
+    """A result written by a newer release (after a rollback) does not read: the job whose
+    worker kept dying still ends, without its messages, and so does the one beside it; the
+    reconciler still sends a queued job whose message was lost."""
+    unreadable = new_job(
+        state=JobState.RUNNING,
+        attempts=3,
+        lease_expires_at=utcnow() - timedelta(seconds=1),
+        result={"v": 2},
+    )
+    dying = new_job(
+        state=JobState.RUNNING, attempts=3, lease_expires_at=utcnow() - timedelta(seconds=1)
+    )
+    lost = new_job(created_at=utcnow() - timedelta(minutes=10))
+    for expected in ([lost], []):  # a pass after the first finds its message waiting
+        with session_scope() as session:
+            assert reconcile(session, get_settings()) == expected
+    with session_scope() as session:
+        assert jobs.get_job(session, unreadable).state == JobState.FAILED
+        assert jobs.get_job(session, dying).state == JobState.FAILED
+    assert status_callbacks(unreadable) == [] and status_callbacks(dying)
