@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from contextlib import (
     AbstractAsyncContextManager,
@@ -43,6 +43,7 @@ from resolver.agent.prompt import fence
 from resolver.agent.tools import Observation
 from resolver.contract.mcp import credential_withheld
 from resolver.core.logs import log
+from resolver.core.redact import Redactor
 from sandbox import Sandbox, SandboxError
 
 logger = logging.getLogger(__name__)
@@ -106,6 +107,9 @@ class McpTools:
     ) -> None:
         self._servers = [_Server(s, Guard(limits.max_bytes)) for s in servers]
         self._sandbox, self._credentials = sandbox, credentials
+        # What a server says is masked before it is cut: a credential across the cut would
+        # keep a part no mask matches.
+        self._mask = Redactor(c.value for c in credentials.values())
         self._limits = limits
         self._stack = ExitStack()
         self._portal: BlockingPortal | None = None
@@ -138,7 +142,7 @@ class McpTools:
                     logging.INFO,
                     "agent.mcp_end_failed",
                     server=name,
-                    error=_describe(error),
+                    error=_describe(error, self._mask),
                 )
         self._stack.close()
 
@@ -224,7 +228,7 @@ class McpTools:
             result = self._wait(future, server, timeout)
         except SERVER_FAULTS as error:
             return self._fault(server, error, "answer"), True
-        text = _result_text(result)
+        text = self._mask(_result_text(result))
         limit = self._limits.output_chars
         if len(text) > limit:
             text = text[:limit] + f"\n[... {len(text) - limit} characters cut ...]"
@@ -246,7 +250,7 @@ class McpTools:
         elif _timed_out(error):
             why = f"did not {doing} within {self._limits.timeout:.0f} s"
         else:
-            why = f"failed to {doing} ({_describe(error)})"
+            why = f"failed to {doing} ({_describe(error, self._mask)})"
         server.cut_off = f"[the MCP server {name} {why}, so it was cut off; its tools are gone]"
         if server.guard.end is not None:
             server.guard.end()  # a stdio server that hangs holds the sandbox's pids and memory
@@ -313,7 +317,8 @@ def _timed_out(error: BaseException) -> bool:
     )
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, mask: Callable[[str], str]) -> str:
+    """The error in one short line, masked before it is cut."""
     if isinstance(error, ExceptionGroup):
-        return "; ".join(_describe(inner) for inner in error.exceptions[:3])
-    return f"{type(error).__name__}: {str(error)[:300]}"
+        return "; ".join(_describe(inner, mask) for inner in error.exceptions[:3])
+    return f"{type(error).__name__}: {mask(str(error))[:300]}"

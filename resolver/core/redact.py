@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterable
 
@@ -16,11 +18,31 @@ TOKEN_PATTERNS = re.compile(
 )
 
 
+def secret_parts(value: str) -> set[str]:
+    """`value` and what of it is a secret on its own: a header value's credential after its
+    scheme (`Bearer <token>`, `token <token>`), and for `Basic` the encoded `user:password`,
+    it decoded and the password. A server quoting the bare token in an error would otherwise
+    show it, the whole header value being all that was masked."""
+    parts = {value}
+    words = value.split()
+    if len(words) == 2:
+        scheme, credential = words
+        parts.add(credential)
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(credential, validate=True).decode()
+            except (binascii.Error, UnicodeDecodeError):
+                pair = ""
+            parts |= {pair, pair.partition(":")[2]} if ":" in pair else set()
+    return parts
+
+
 class Redactor:
-    """Masks a fixed set of secret values, plus well-known token shapes."""
+    """Masks a fixed set of secret values (and their parts: `secret_parts`), plus well-known
+    token shapes."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        values = {s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}
+        values = {p for s in secrets if s for p in secret_parts(s) if len(p) >= MIN_SECRET_LENGTH}
         # Longest first, so a secret that contains another is masked whole.
         ordered = sorted(values, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None

@@ -89,6 +89,34 @@ def test_a_credential_goes_only_to_the_origin_it_was_stored_for(
     assert TOKEN not in caplog.text and TOKEN not in json.dumps(record)
 
 
+def test_a_server_that_quotes_the_bare_token_has_it_masked(
+    resolver_env, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The credential is stored as its header's value (`Bearer <token>`); a server's error
+    that quotes the token alone reaches neither the model nor the job's record nor the log."""
+    with remote_mcp(TOKEN) as server:
+        servers = parse_mcp_config(
+            {"mcp": {"good": {"url": server.url}}}, Allowance(("localhost",))
+        )
+        vault = Vault(get_settings().fernet_keys)
+        origin = parse_origin(server.url)
+        with session_scope() as session:
+            set_mcp_credential(
+                session, vault, "acme/app", "good", "Authorization", f"Bearer {TOKEN}", origin
+            )
+        with session_scope() as session:
+            credentials = credentials_for(session, "acme/app", servers, get_settings())
+        with (
+            caplog.at_level(logging.INFO),
+            McpTools(servers, NO_SANDBOX, credentials, LIMITS) as tools,
+        ):
+            answer = tools.run("good__expired", "{}", 30, "nonce")
+    assert "is expired or revoked" in answer.content and answer.error
+    assert TOKEN not in answer.content
+    ours = [r.getMessage() for r in caplog.records if r.name.startswith("resolver")]
+    assert ours and not any(TOKEN in line for line in ours)
+
+
 def test_a_redirect_never_carries_the_credential_to_another_origin() -> None:
     """The transport adds the header to each request on its origin alone, so even a client that
     followed every redirect (the SDK follows them only within the origin) would not carry it."""

@@ -145,6 +145,13 @@ def _remote_app(remote: RemoteMcp) -> Any:
         """Answers with far too much."""
         return "y" * FLOOD_BYTES
 
+    @app.tool()
+    def expired() -> str:
+        """Fails quoting the bare token it was sent, as servers' errors do."""
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        raise ToolError(f"token {remote.token} is expired or revoked")
+
     http = app.streamable_http_app(json_response=True, stateless_http=True)
 
     async def guarded(scope: Any, receive: Any, send: Any) -> None:
