@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import quote
 
 import httpx
 
+from integrations.toolkit.answers import fields, items, reading, text
 from integrations.toolkit.http import JsonCalls, tls_context
 from resolver.contract.errors import HttpErrors, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
 
 TokenProvider = Callable[[], str]
+T = TypeVar("T")
 
 API_VERSION: Final = "7.1"
 COMMENTS_VERSION: Final = "7.1-preview.4"  # work item comments are still a preview in 7.1
@@ -59,8 +61,9 @@ def branch_of(ref: str | None) -> str:
     return (ref or "").removeprefix("refs/heads/")
 
 
-def pull_info(data: Mapping[str, Any], web: str) -> PullInfo:
+def pull_info(answer: object, web: str) -> PullInfo:
     """`web`: the repository's web address, under which a pull request's page is."""
+    data = fields(answer)
     author = data.get("createdBy") or {}
     number = int(data["pullRequestId"])
     # A fork's branch (`forkSource`) is not in the target repository. Azure Repos keeps there
@@ -102,7 +105,7 @@ class AzureDevOpsClient:
     def __repr__(self) -> str:
         return f"AzureDevOpsClient({self._base!r})"
 
-    def _json(
+    def _call(
         self,
         method: str,
         action: str,
@@ -111,7 +114,7 @@ class AzureDevOpsClient:
         json: Any = None,
         params: Mapping[str, str | int] | None = None,
         version: str = API_VERSION,
-    ) -> Any:
+    ) -> httpx.Response:
         """One request; `action` names it in errors. Every call names its API version."""
         headers = {
             "Authorization": authorization(self._token()),
@@ -119,10 +122,15 @@ class AzureDevOpsClient:
             "User-Agent": self._user_agent,
         }
         query = {**(params or {}), "api-version": version}
-        response = CALLS.send(
+        return CALLS.send(
             method, action, url, headers=headers, json=json, params=query, transport=self._transport
         )
-        return CALLS.read(action, response) if response.content else None
+
+    def _json(
+        self, method: str, action: str, url: str, shape: Callable[[Any], T], **options: Any
+    ) -> T:
+        """One request and its answer as `shape` reads it (a wrong shape is an unusable one)."""
+        return CALLS.read(action, self._call(method, action, url, **options), shape)
 
     def _git(self, full_name: str, rest: str = "") -> str:
         project, name = split_repo(full_name)
@@ -130,24 +138,19 @@ class AzureDevOpsClient:
 
     # --- repositories and permissions
     def repository(self, full_name: str) -> RepoInfo:
-        data = self._raw_repository(full_name)
-        return RepoInfo(
-            full_name=f"{data['project']['name']}/{data['name']}",
-            clone_url=str(data["remoteUrl"]),
-            default_branch=branch_of(data.get("defaultBranch")) or "main",
-            web_url=data.get("webUrl"),
-        )
-
-    def _raw_repository(self, full_name: str) -> dict[str, Any]:
         action = "GET git/repositories/{repositoryId}"
-        return dict(self._json("GET", action, self._git(full_name)))
+        return self._json("GET", action, self._git(full_name), _repo_info)
+
+    def repository_ids(self, full_name: str) -> tuple[str, str]:
+        """The repository's project id and its own id."""
+        action = "GET git/repositories/{repositoryId}"
+        return self._json("GET", action, self._git(full_name), _repo_ids)
 
     def descriptor(self, identity_id: str) -> str | None:
         """The identity's security descriptor, by its id."""
         url = f"{self._identities}/_apis/identities"
-        found = self._json("GET", "GET identities", url, params={"identityIds": identity_id})
-        items = found.get("value") if isinstance(found, dict) else found
-        return str(items[0]["descriptor"]) if items and items[0] else None
+        params = {"identityIds": identity_id}
+        return self._json("GET", "GET identities", url, _descriptor, params=params)
 
     def can_contribute(self, full_name: str, identity_id: str) -> bool:
         """Whether the identity may push to the repository: its effective allow of Contribute
@@ -156,27 +159,22 @@ class AzureDevOpsClient:
         descriptor = self.descriptor(identity_id)
         if descriptor is None:
             return False
-        for acl in self.access_lists(full_name, descriptor):
-            ace = (acl.get("acesDictionary") or {}).get(descriptor) or {}
-            info = ace.get("extendedInfo") or {}
-            allow = int(info.get("effectiveAllow", ace.get("allow", 0)) or 0)
-            if allow & CONTRIBUTE:
-                return True
-        return False
+        found = self.access_lists(full_name, descriptor)
+        with reading(ERRORS, "GET accesscontrollists"):
+            return any(_allows(acl, descriptor) & CONTRIBUTE for acl in found)
 
     def access_lists(self, full_name: str, descriptor: str = "") -> list[dict[str, Any]]:
         """The repository's ACLs in the Git Repositories namespace, with `descriptor`'s
         effective permissions (none asked: whether the bot may read them at all)."""
-        repo = self._raw_repository(full_name)
+        project_id, repository_id = self.repository_ids(full_name)
         params = {
-            "token": f"repoV2/{repo['project']['id']}/{repo['id']}",
+            "token": f"repoV2/{project_id}/{repository_id}",
             "includeExtendedInfo": "true",
         }
         if descriptor:
             params["descriptors"] = descriptor
         url = f"{self._base}/_apis/accesscontrollists/{GIT_NAMESPACE}"
-        found = self._json("GET", "GET accesscontrollists", url, params=params)
-        return [dict(acl) for acl in found.get("value", [])] if isinstance(found, dict) else []
+        return self._json("GET", "GET accesscontrollists", url, values, params=params)
 
     # --- pull request threads
     def _threads(self, full_name: str, number: int) -> str:
@@ -193,7 +191,8 @@ class AzureDevOpsClient:
         """A new active thread on the pull request with one comment (on a line of its diff,
         with a `threadContext`); (thread id, comment id)."""
         data = self.create_thread(full_name, number, text, context=context)
-        return int(data["id"]), int(data["comments"][0]["id"])
+        with reading(ERRORS, "POST pullRequests/{pullRequestId}/threads"):
+            return int(data["id"]), int(fields(data["comments"][0])["id"])
 
     def create_thread(
         self,
@@ -211,57 +210,57 @@ class AzureDevOpsClient:
         if context is not None:
             body["threadContext"] = dict(context)
         action = "POST pullRequests/{pullRequestId}/threads"
-        return dict(self._json("POST", action, self._threads(full_name, number), json=body))
+        return self._json("POST", action, self._threads(full_name, number), fields, json=body)
 
     def reply(self, full_name: str, number: int, thread_id: int, text: str) -> int:
         """A reply in a thread; the new comment's id."""
         body = {"parentCommentId": 1, "content": text, "commentType": "text"}
         action = "POST pullRequests/{pullRequestId}/threads/{threadId}/comments"
         url = f"{self._threads(full_name, number)}/{thread_id}/comments"
-        return int(self._json("POST", action, url, json=body)["id"])
+        return self._json("POST", action, url, identifier, json=body)
 
     def edit_comment(
         self, full_name: str, number: int, thread_id: int, comment_id: int, text: str
     ) -> None:
         action = "PATCH pullRequests/{pullRequestId}/threads/{threadId}/comments/{commentId}"
         url = f"{self._threads(full_name, number)}/{thread_id}/comments/{comment_id}"
-        self._json("PATCH", action, url, json={"content": text})
+        self._call("PATCH", action, url, json={"content": text})
 
     def like(self, full_name: str, number: int, thread_id: int, comment_id: int) -> None:
         """Like a comment: the acknowledgement (Azure Repos has no other reaction)."""
         action = "POST pullRequests/{pullRequestId}/threads/{threadId}/comments/{commentId}/likes"
         url = f"{self._threads(full_name, number)}/{thread_id}/comments/{comment_id}/likes"
-        self._json("POST", action, url)
+        self._call("POST", action, url)
 
     def set_thread_status(self, full_name: str, number: int, thread_id: int, status: str) -> None:
         """A thread's status (`fixed`: resolved; `active`: open again)."""
         action = "PATCH pullRequests/{pullRequestId}/threads/{threadId}"
         url = f"{self._threads(full_name, number)}/{thread_id}"
-        self._json("PATCH", action, url, json={"status": status})
+        self._call("PATCH", action, url, json={"status": status})
 
     def threads(self, full_name: str, number: int) -> list[dict[str, Any]]:
         action = "GET pullRequests/{pullRequestId}/threads"
-        found = self._json("GET", action, self._threads(full_name, number))
-        return [dict(item) for item in found.get("value", [])]
+        return self._json("GET", action, self._threads(full_name, number), values)
 
     def reviewers(self, full_name: str, number: int) -> list[dict[str, Any]]:
         """The pull request's reviewers, each with its vote."""
         action = "GET pullRequests/{pullRequestId}/reviewers"
-        found = self._json("GET", action, self._git(full_name, f"/pullRequests/{number}/reviewers"))
-        return [dict(item) for item in found.get("value", [])] if isinstance(found, dict) else []
+        url = self._git(full_name, f"/pullRequests/{number}/reviewers")
+        return self._json("GET", action, url, values)
 
     def vote(self, full_name: str, number: int, reviewer_id: str, vote: int) -> None:
         """The token's identity's vote as a reviewer (`reviewer_id`: its own identity id)."""
         action = "PUT pullRequests/{pullRequestId}/reviewers/{reviewerId}"
         rest = f"/pullRequests/{number}/reviewers/{quote(reviewer_id, safe='')}"
-        self._json("PUT", action, self._git(full_name, rest), json={"vote": vote})
+        self._call("PUT", action, self._git(full_name, rest), json={"vote": vote})
 
     # --- pull requests
     def _pulls(self, full_name: str, criteria: Mapping[str, str]) -> list[dict[str, Any]]:
         params = {f"searchCriteria.{k}": v for k, v in criteria.items()} | {"$top": PAGE_SIZE}
         action = "GET git/repositories/{repositoryId}/pullrequests"
-        found = self._json("GET", action, self._git(full_name, "/pullrequests"), params=params)
-        return [dict(item) for item in found.get("value", [])]
+        return self._json(
+            "GET", action, self._git(full_name, "/pullrequests"), values, params=params
+        )
 
     def _web(self, full_name: str) -> str:
         project, name = split_repo(full_name)
@@ -280,13 +279,14 @@ class AzureDevOpsClient:
 
     def get_pull(self, full_name: str, number: int) -> PullInfo:
         action = "GET git/repositories/{repositoryId}/pullrequests/{pullRequestId}"
-        data = self._json("GET", action, self._git(full_name, f"/pullrequests/{number}"))
-        return pull_info(data, self._web(full_name))
+        web = self._web(full_name)
+        url = self._git(full_name, f"/pullrequests/{number}")
+        return self._json("GET", action, url, lambda answer: pull_info(answer, web))
 
     def edit_pull_body(self, full_name: str, number: int, body: str) -> None:
         action = "PATCH git/repositories/{repositoryId}/pullrequests/{pullRequestId}"
         url = self._git(full_name, f"/pullrequests/{number}")
-        self._json("PATCH", action, url, json={"description": body})
+        self._call("PATCH", action, url, json={"description": body})
 
     def open_draft_pull(
         self, full_name: str, head: str, base: str, title: str, body: str
@@ -301,14 +301,14 @@ class AzureDevOpsClient:
             "isDraft": True,
         }
         action = "POST git/repositories/{repositoryId}/pullrequests"
+        web, url = self._web(full_name), self._git(full_name, "/pullrequests")
         try:
-            data = self._json("POST", action, self._git(full_name, "/pullrequests"), json=form)
+            return self._json("POST", action, url, lambda answer: pull_info(answer, web), json=form)
         except PermanentCallbackError as error:
             existing = self.find_open_pull(full_name, head) if error.status == 409 else None
             if existing is None:
                 raise
             return existing
-        return pull_info(data, self._web(full_name))
 
     # --- builds (Azure Pipelines)
     def _build(self, project: str, build_id: int) -> str:
@@ -316,18 +316,13 @@ class AzureDevOpsClient:
 
     def failed_records(self, project: str, build_id: int) -> list[dict[str, Any]]:
         """The failed records of a build's timeline (its plan's), in order."""
-        build = self._json("GET", "GET build/builds/{buildId}", self._build(project, build_id))
-        plan = (build.get("orchestrationPlan") or {}).get("planId")
+        url = self._build(project, build_id)
+        plan = self._json("GET", "GET build/builds/{buildId}", url, _plan)
         if not plan:
             return []
         action = "GET build/builds/{buildId}/timeline/{timelineId}"
-        url = f"{self._build(project, build_id)}/timeline/{quote(str(plan), safe='')}"
-        found = self._json("GET", action, url)
-        records = [dict(r) for r in found.get("records") or []] if isinstance(found, dict) else []
-        return sorted(
-            (r for r in records if r.get("result") == "failed"),
-            key=lambda r: int(r.get("order") or 0),
-        )
+        url = f"{self._build(project, build_id)}/timeline/{quote(plan, safe='')}"
+        return self._json("GET", action, url, _failed_records)
 
     def log_tail(self, project: str, build_id: int, log_id: int, keep: int, budget: int) -> bytes:
         """The last `keep` bytes of a build log, read as a stream of at most `budget` bytes."""
@@ -362,18 +357,71 @@ class AzureDevOpsClient:
     def post_work_item_comment(self, project: str, work_item: int, text: str) -> int:
         action = "POST wit/workItems/{workItemId}/comments"
         url = self._comments(project, work_item)
-        data = self._json("POST", action, url, json={"text": text}, version=COMMENTS_VERSION)
-        return int(data["id"])
+        form = {"text": text}
+        return self._json("POST", action, url, identifier, json=form, version=COMMENTS_VERSION)
 
     def edit_work_item_comment(
         self, project: str, work_item: int, comment_id: int, text: str
     ) -> None:
         action = "PATCH wit/workItems/{workItemId}/comments/{commentId}"
         url = f"{self._comments(project, work_item)}/{comment_id}"
-        self._json("PATCH", action, url, json={"text": text}, version=COMMENTS_VERSION)
+        self._call("PATCH", action, url, json={"text": text}, version=COMMENTS_VERSION)
 
     def work_item_comments(self, project: str, work_item: int) -> list[dict[str, Any]]:
         action = "GET wit/workItems/{workItemId}/comments"
         url = self._comments(project, work_item)
-        found = self._json("GET", action, url, version=COMMENTS_VERSION)
-        return [dict(item) for item in found.get("comments", [])]
+        return self._json("GET", action, url, _comments, version=COMMENTS_VERSION)
+
+
+def identifier(answer: object) -> int:
+    """A new object's numeric `id`."""
+    return int(fields(answer)["id"])
+
+
+def values(answer: object) -> list[dict[str, Any]]:
+    """The objects of a list answer, which Azure DevOps wraps in `{"count", "value"}`."""
+    return items(fields(answer)["value"])
+
+
+def _comments(answer: object) -> list[dict[str, Any]]:
+    return items(fields(answer)["comments"])
+
+
+def _repo_info(answer: object) -> RepoInfo:
+    data = fields(answer)
+    return RepoInfo(
+        full_name=f"{text(data['project']['name'])}/{text(data['name'])}",
+        clone_url=text(data["remoteUrl"]),
+        default_branch=branch_of(data.get("defaultBranch")) or "main",
+        web_url=data.get("webUrl"),
+    )
+
+
+def _repo_ids(answer: object) -> tuple[str, str]:
+    data = fields(answer)
+    return text(data["project"]["id"]), text(data["id"])
+
+
+def _descriptor(answer: object) -> str | None:
+    found = fields(answer).get("value") if isinstance(answer, dict) else answer
+    listed = items(found or [])
+    return text(listed[0]["descriptor"]) if listed and listed[0] else None
+
+
+def _allows(acl: Mapping[str, Any], descriptor: str) -> int:
+    """The permission bits an access list allows `descriptor` (effective, when it says)."""
+    ace = (acl.get("acesDictionary") or {}).get(descriptor) or {}
+    info = ace.get("extendedInfo") or {}
+    return int(info.get("effectiveAllow", ace.get("allow", 0)) or 0)
+
+
+def _plan(answer: object) -> str | None:
+    plan = (fields(answer).get("orchestrationPlan") or {}).get("planId")
+    return str(plan) if plan else None
+
+
+def _failed_records(answer: object) -> list[dict[str, Any]]:
+    """A timeline's failed records, in order."""
+    records = items(fields(answer).get("records") or [])
+    failed = (record for record in records if record.get("result") == "failed")
+    return sorted(failed, key=lambda record: int(record.get("order") or 0))

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote
 
-from integrations.azuredevops.client import AzureDevOpsClient
+from integrations.azuredevops.client import AzureDevOpsClient, values
+from integrations.toolkit.answers import fields, text
 
 # The events Resolver routes (`routes.ROUTES`), with the resource version each is sent at.
 HOOK_EVENTS: Final = (
@@ -63,19 +64,21 @@ class HookClient(AzureDevOpsClient):
     """The service-hook subscriptions of the organisation (what `/setup` registers)."""
 
     def project_and_repository(self, full_name: str) -> tuple[str, str]:
-        data = self._raw_repository(full_name)
-        return str(data["project"]["id"]), str(data["id"])
+        return self.repository_ids(full_name)
 
     def subscriptions(self) -> list[dict[str, Any]]:
         url = f"{self._base}/_apis/hooks/subscriptions"
         params = {"publisherId": "tfs", "consumerId": "webHooks"}
-        found = self._json("GET", "GET hooks/subscriptions", url, params=params)
-        return [dict(item) for item in found.get("value", [])]
+        return self._json("GET", "GET hooks/subscriptions", url, values, params=params)
 
     def create_subscription(self, form: Mapping[str, Any]) -> str:
         url = f"{self._base}/_apis/hooks/subscriptions"
-        return str(self._json("POST", "POST hooks/subscriptions", url, json=form)["id"])
+        return self._json("POST", "POST hooks/subscriptions", url, _subscription_id, json=form)
 
     def replace_subscription(self, subscription_id: str, form: Mapping[str, Any]) -> None:
         url = f"{self._base}/_apis/hooks/subscriptions/{quote(subscription_id, safe='')}"
-        self._json("PUT", "PUT hooks/subscriptions/{subscriptionId}", url, json=form)
+        self._call("PUT", "PUT hooks/subscriptions/{subscriptionId}", url, json=form)
+
+
+def _subscription_id(answer: object) -> str:
+    return text(fields(answer)["id"])

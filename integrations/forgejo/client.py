@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 from urllib.parse import quote
 
 import httpx
 
+from integrations.toolkit.answers import fields, items, text
 from integrations.toolkit.http import JsonCalls
 from resolver.contract.errors import HttpErrors, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
@@ -23,6 +24,7 @@ from resolver.contract.outbound import PullInfo, RepoInfo
 TokenProvider = Callable[[], str]
 Reaction = Literal["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"]
 HookType = Literal["forgejo", "gitea"]
+T = TypeVar("T")
 
 API_PREFIX: Final = "/api/v1"
 PAGE_SIZE: Final = 50  # Forgejo's default `[api] MAX_RESPONSE_ITEMS`; a larger limit is cut
@@ -59,7 +61,8 @@ def split_repo(full_name: str) -> tuple[str, str]:
 CALLS: Final = JsonCalls(HttpErrors("Forgejo"))
 
 
-def _pull_info(data: Mapping[str, Any]) -> PullInfo:
+def _pull_info(answer: object) -> PullInfo:
+    data = fields(answer)
     head, base, user = data.get("head") or {}, data.get("base") or {}, data.get("user") or {}
     number = int(data["number"])
     # A fork's branch is not in the base repository; Forgejo keeps every pull request's head
@@ -68,7 +71,7 @@ def _pull_info(data: Mapping[str, Any]) -> PullInfo:
     forked = "repo" in head and head_repo.get("full_name") != base_repo.get("full_name")
     return PullInfo(
         number=number,
-        url=str(data["html_url"]),
+        url=text(data["html_url"]),
         head=str(head.get("ref") or ""),
         base=base.get("ref"),
         author=user.get("login"),
@@ -126,13 +129,15 @@ class ForgejoClient:
             transport=self._transport,
         )
 
-    def _json(self, method: str, action: str, path: str, **options: Any) -> Any:
-        return CALLS.read(action, self._call(method, action, path, **options))
+    def _json(
+        self, method: str, action: str, path: str, shape: Callable[[Any], T], **options: Any
+    ) -> T:
+        """One request and its answer as `shape` reads it (a wrong shape is an unusable one)."""
+        return CALLS.read(action, self._call(method, action, path, **options), shape)
 
     def authenticated_login(self) -> str:
         """The login the token acts as."""
-        data = self._json("GET", "GET /user", "/user")
-        return str(data["login"])
+        return self._json("GET", "GET /user", "/user", lambda data: text(fields(data)["login"]))
 
     def permission(self, repo: str, login: str) -> str:
         """`login`'s mode on `repo` (none, read, write, admin, owner). Forgejo answers only a
@@ -140,7 +145,7 @@ class ForgejoClient:
         owner, name = split_repo(repo)
         action = "GET /repos/{owner}/{repo}/collaborators/{collaborator}/permission"
         path = f"/repos/{owner}/{name}/collaborators/{quote(login, safe='')}/permission"
-        return str(self._json("GET", action, path).get("permission") or "none")
+        return self._json("GET", action, path, _permission)
 
     def can_write(self, repo: str, login: str) -> bool:
         """Whether `login` may push to `repo` (write, admin or owner)."""
@@ -149,20 +154,14 @@ class ForgejoClient:
     def repository(self, repo: str) -> RepoInfo:
         """The repository as the instance describes it: its clone URL and default branch."""
         owner, name = split_repo(repo)
-        data = self._json("GET", "GET /repos/{owner}/{repo}", f"/repos/{owner}/{name}")
-        return RepoInfo(
-            full_name=str(data["full_name"]),
-            clone_url=str(data["clone_url"]),
-            default_branch=str(data["default_branch"]),
-            web_url=data.get("html_url"),
-        )
+        return self._json("GET", "GET /repos/{owner}/{repo}", f"/repos/{owner}/{name}", _repo_info)
 
     def post_comment(self, repo: str, number: int, body: str) -> int:
         """Comment on an issue or a pull request; the new comment's id."""
         owner, name = split_repo(repo)
         action = "POST /repos/{owner}/{repo}/issues/{index}/comments"
         path = f"/repos/{owner}/{name}/issues/{number}/comments"
-        return int(self._json("POST", action, path, json={"body": body})["id"])
+        return self._json("POST", action, path, _id, json={"body": body})
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
         """Replace a comment's body (the status comment)."""
@@ -194,7 +193,7 @@ class ForgejoClient:
         action = "GET /repos/{owner}/{repo}/issues/{index}/comments"
         path = f"/repos/{owner}/{name}/issues/{number}/comments"
         params = {"since": since.isoformat()} if since is not None else None
-        return [dict(item) for item in self._json("GET", action, path, params=params)]
+        return self._json("GET", action, path, items, params=params)
 
     def review_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         """Every comment on a line of a pull request's diff, review by review, oldest first.
@@ -205,12 +204,11 @@ class ForgejoClient:
         comments: list[dict[str, Any]] = []
         for page in range(1, MAX_PAGES + 1):
             params = {"limit": PAGE_SIZE, "page": page}
-            reviews = self._json(
-                "GET", "GET /repos/{owner}/{repo}/pulls/{index}/reviews", base, params=params
-            )
-            for review in reviews:
-                if review.get("comments_count"):
-                    comments += self._review_comments(base, int(review["id"]))
+            action = "GET /repos/{owner}/{repo}/pulls/{index}/reviews"
+            reviews = self._json("GET", action, base, _reviews, params=params)
+            for review_id, commented in reviews:
+                if commented:
+                    comments += self._review_comments(base, review_id)
             if len(reviews) < PAGE_SIZE:
                 break
         return comments
@@ -220,18 +218,18 @@ class ForgejoClient:
         owner, name = split_repo(repo)
         path = f"/repos/{owner}/{name}/pulls/{number}/reviews"
         action = "GET /repos/{owner}/{repo}/pulls/{index}/reviews"
-        return [dict(item) for item in self._json("GET", action, path, params={"limit": PAGE_SIZE})]
+        return self._json("GET", action, path, items, params={"limit": PAGE_SIZE})
 
     def create_review(self, repo: str, number: int, review: dict[str, Any]) -> dict[str, Any]:
         """Submit one review of a pull request with its line comments."""
         owner, name = split_repo(repo)
         path = f"/repos/{owner}/{name}/pulls/{number}/reviews"
         action = "POST /repos/{owner}/{repo}/pulls/{index}/reviews"
-        return dict(self._json("POST", action, path, json=review))
+        return self._json("POST", action, path, fields, json=review)
 
     def _review_comments(self, base: str, review_id: int) -> list[dict[str, Any]]:
         action = "GET /repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments"
-        return [dict(item) for item in self._json("GET", action, f"{base}/{review_id}/comments")]
+        return self._json("GET", action, f"{base}/{review_id}/comments", items)
 
     def _open_pulls(self, repo: str) -> Iterator[PullInfo]:
         """The open pull requests, newest first, a page at a time (at most MAX_PAGES)."""
@@ -239,8 +237,8 @@ class ForgejoClient:
         action = "GET /repos/{owner}/{repo}/pulls"
         for page in range(1, MAX_PAGES + 1):
             params = {"state": "open", "limit": PAGE_SIZE, "page": page}
-            found = self._json("GET", action, f"/repos/{owner}/{name}/pulls", params=params)
-            yield from (_pull_info(item) for item in found)
+            found = self._json("GET", action, f"/repos/{owner}/{name}/pulls", _pulls, params=params)
+            yield from found
             if len(found) < PAGE_SIZE:
                 return
 
@@ -256,7 +254,7 @@ class ForgejoClient:
     def get_pull(self, repo: str, number: int) -> PullInfo:
         owner, name = split_repo(repo)
         action = "GET /repos/{owner}/{repo}/pulls/{index}"
-        return _pull_info(self._json("GET", action, f"/repos/{owner}/{name}/pulls/{number}"))
+        return self._json("GET", action, f"/repos/{owner}/{name}/pulls/{number}", _pull_info)
 
     def edit_pull_body(self, repo: str, number: int, body: str) -> None:
         owner, name = split_repo(repo)
@@ -270,10 +268,11 @@ class ForgejoClient:
         owner, name = split_repo(repo)
         form = {"head": head, "base": base, "title": draft_title(title), "body": body}
         try:
-            data = self._json(
+            return self._json(
                 "POST",
                 "POST /repos/{owner}/{repo}/pulls",
                 f"/repos/{owner}/{name}/pulls",
+                _pull_info,
                 json=form,
             )
         except PermanentCallbackError as error:
@@ -281,7 +280,6 @@ class ForgejoClient:
             if existing is None:
                 raise
             return existing
-        return _pull_info(data)
 
     def create_repo_hook(self, repo: str, url: str, secret: str, kind: HookType = "forgejo") -> int:
         """A webhook of the repository to `url`, signed with `secret`, on HOOK_EVENTS; its id.
@@ -289,16 +287,14 @@ class ForgejoClient:
         owner, name = split_repo(repo)
         action = "POST /repos/{owner}/{repo}/hooks"
         form = _hook_form(url, secret, kind)
-        return int(self._json("POST", action, f"/repos/{owner}/{name}/hooks", json=form)["id"])
+        return self._json("POST", action, f"/repos/{owner}/{name}/hooks", _id, json=form)
 
     def create_org_hook(self, org: str, url: str, secret: str, kind: HookType = "forgejo") -> int:
         """A webhook of every repository of the organisation; its owners may create one."""
         if not _NAME.fullmatch(org):
             raise PermanentCallbackError(f"{org[:100]!r} is not an organisation name")
         form = _hook_form(url, secret, kind)
-        return int(
-            self._json("POST", "POST /orgs/{org}/hooks", f"/orgs/{org}/hooks", json=form)["id"]
-        )
+        return self._json("POST", "POST /orgs/{org}/hooks", f"/orgs/{org}/hooks", _id, json=form)
 
     def edit_hook(
         self, owner: str, hook_id: int, url: str, secret: str, *, org: bool = False
@@ -327,7 +323,34 @@ class ForgejoClient:
         else:
             repo_owner, name = split_repo(owner)
             action, path = "GET /repos/{owner}/{repo}/hooks", f"/repos/{repo_owner}/{name}/hooks"
-        return [dict(item) for item in self._json("GET", action, path, params={"limit": PAGE_SIZE})]
+        return self._json("GET", action, path, items, params={"limit": PAGE_SIZE})
+
+
+def _id(answer: object) -> int:
+    return int(fields(answer)["id"])
+
+
+def _permission(answer: object) -> str:
+    return str(fields(answer).get("permission") or "none")
+
+
+def _repo_info(answer: object) -> RepoInfo:
+    data = fields(answer)
+    return RepoInfo(
+        full_name=text(data["full_name"]),
+        clone_url=text(data["clone_url"]),
+        default_branch=text(data["default_branch"]),
+        web_url=data.get("html_url"),
+    )
+
+
+def _pulls(answer: object) -> list[PullInfo]:
+    return [_pull_info(item) for item in items(answer)]
+
+
+def _reviews(answer: object) -> list[tuple[int, bool]]:
+    """Each review's id, and whether it has line comments."""
+    return [(int(review["id"]), bool(review.get("comments_count"))) for review in items(answer)]
 
 
 def _hook_form(url: str, secret: str, kind: HookType) -> dict[str, Any]:

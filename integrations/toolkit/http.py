@@ -6,18 +6,20 @@ URL and headers, and names the call (`action`) as its vendor's reference does.""
 from __future__ import annotations
 
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import httpx
 
+from integrations.toolkit.answers import reading
 from resolver.contract.errors import HttpErrors, parse_retry_after
 from resolver.core.logs import redact
 
 TIMEOUT_SECONDS: Final = 30.0
 MESSAGE_LIMIT: Final = 300
+T = TypeVar("T")
 
 
 @cache
@@ -69,12 +71,11 @@ class JsonCalls:
             raise self.errors.answered(action, status, detail, retry_after=wait)
         return response
 
-    def read(self, action: str, response: httpx.Response) -> Any:
-        """The answer's JSON; an answer that is not JSON is a permanent error."""
-        try:
-            return response.json()
-        except ValueError as error:
-            raise self.errors.unusable_answer(action, error) from None
+    def read(self, action: str, response: httpx.Response, shape: Callable[[Any], T]) -> T:
+        """The answer's JSON as `shape` reads it (`fields`, or a client's own reader); an answer
+        that is not JSON, or JSON `shape` cannot read, is a permanent error."""
+        with reading(self.errors, action):
+            return shape(response.json())
 
     def error_detail(self, response: httpx.Response) -> str:
         """The vendor's own words in an error answer, redacted and shortened."""

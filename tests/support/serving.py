@@ -4,7 +4,7 @@ for stand-ins that deliver to it and clients that call it."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -44,3 +44,33 @@ def served_handler(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[s
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def served_answer(
+    body: bytes,
+    status: int = 200,
+    content_type: str = "application/json",
+    headers: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """A server that gives every request (any method, any path) the same answer, as a hostile
+    or broken provider would; yields its URL (no trailing slash)."""
+
+    class Answer(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+
+        def log_message(self, *_args: object) -> None:
+            return None
+
+    with served_handler(Answer) as url:
+        yield url

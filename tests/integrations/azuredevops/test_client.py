@@ -18,6 +18,7 @@ from integrations.standin.git_http import create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.core.settings import get_settings
 from tests.integrations.azuredevops.conftest import REPO
+from tests.support.serving import served_answer
 
 
 def conforms(api: AzureDevOpsAPI) -> None:
@@ -193,3 +194,20 @@ def test_a_line_thread_is_posted_with_its_context_and_the_bot_votes_as_a_reviewe
         client.vote(REPO, pull.id, azure_api.add_person("alice@contoso.com").id, -5)
     assert pull.reviewers == {bot.id: -5}
     conforms(azure_api)
+
+
+@pytest.mark.parametrize("answer", [b"[]", b"{}", b'{"id": null}', b'{"value": [1]}', b"<p>"])
+def test_an_answer_of_the_wrong_shape_is_an_unusable_answer(answer: bytes) -> None:
+    """A proxy's page, or JSON without what the call reads, fails once as Azure DevOps's
+    answer, never as the client's own KeyError or TypeError."""
+    with served_answer(answer) as url:
+        client = AzureDevOpsClient(url, lambda: "pat")
+        for call in (
+            lambda: client.reply(REPO, 1, 2, "text"),
+            lambda: client.post_thread(REPO, 1, "text"),
+            lambda: client.threads(REPO, 1),
+            lambda: client.repository(REPO),
+            lambda: client.post_work_item_comment("Project", 3, "text"),
+        ):
+            with pytest.raises(PermanentCallbackError, match="unusable"):
+                call()

@@ -13,7 +13,7 @@ from integrations.forgejo.client import ForgejoClient
 from integrations.toolkit.oauth import RefreshGrant, refresh_grant
 from resolver.contract.errors import MAX_RETRY_AFTER, PermanentCallbackError, parse_retry_after
 from resolver.contract.signin import ForgeUnreachableError, OAuthClient, issued_token
-from tests.support.serving import served_handler
+from tests.support.serving import served_answer, served_handler
 
 
 class _Hostile(BaseHTTPRequestHandler):
@@ -90,3 +90,29 @@ def test_a_token_answer_of_the_wrong_shape_renews_nothing() -> None:
                 refresh_grant(RefreshGrant("Forgejo"), client, "refresh")
     with pytest.raises(KeyError):
         issued_token({"access_token": None, "refresh_token": "r"})
+
+
+@pytest.mark.parametrize("answer", [b"[]", b"{}", b'{"id": null}', b"<html>login</html>"])
+def test_a_new_comment_answered_without_its_id_is_an_unusable_answer(answer: bytes) -> None:
+    with served_answer(answer) as url:
+        client = ForgejoClient(url, lambda: "token")
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            client.post_comment("o/r", 1, "body")
+
+
+@pytest.mark.parametrize("answer", [b'{"x": 1}', b"[1, 2]", b"null"])
+def test_comments_that_are_no_list_of_objects_are_an_unusable_answer(answer: bytes) -> None:
+    with served_answer(answer) as url:
+        client = ForgejoClient(url, lambda: "token")
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            client.issue_comments("o/r", 1)
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            client.open_pulls("o/r", "main")
+
+
+def test_a_repository_with_no_clone_url_is_an_unusable_answer() -> None:
+    body = b'{"full_name": "o/r", "clone_url": null, "default_branch": "main"}'
+    with served_answer(body) as url:
+        client = ForgejoClient(url, lambda: "token")
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            client.repository("o/r")
