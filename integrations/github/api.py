@@ -12,6 +12,7 @@ from githubkit import GitHub, TokenAuthStrategy, UnauthAuthStrategy
 from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
 
 from integrations.github.settings import GitHubSettings
+from integrations.toolkit.answers import reading
 from integrations.toolkit.http import tls_context
 from resolver.contract.errors import CallbackError, HttpErrors, parse_retry_after
 from resolver.core.logs import redact
@@ -71,22 +72,24 @@ def _retry_after_in_seconds(response: httpx.Response) -> None:
 
 @contextmanager
 def translate_errors(action: str) -> Iterator[None]:
-    """Turn githubkit's errors during `action` (`"POST /repos/{owner}/{repo}/pulls"`) into ours."""
-    try:
-        yield
-    except RateLimitExceeded as error:
-        status, wait = error.response.status_code, error.retry_after.total_seconds()
-        raise ERRORS.rate_limited(action, status, wait) from None
-    except RequestFailed as error:
-        raise from_response(action, error.response.raw_response) from None
-    except RequestTimeout:
-        raise ERRORS.timed_out(action) from None
-    except RequestError as error:
-        if isinstance(error.exc, httpx.DecodingError):  # a body its encoding does not describe
-            raise ERRORS.unusable_answer(action, error.exc) from None
-        if not isinstance(error.exc, httpx.TransportError):
-            raise
-        raise ERRORS.unreachable(action, error.exc) from None
+    """Turn githubkit's errors during `action` (`"POST /repos/{owner}/{repo}/pulls"`) into ours,
+    and an answer read within that is not of the shape read into GitHub's unusable answer."""
+    with reading(ERRORS, action):
+        try:
+            yield
+        except RateLimitExceeded as error:
+            status, wait = error.response.status_code, error.retry_after.total_seconds()
+            raise ERRORS.rate_limited(action, status, wait) from None
+        except RequestFailed as error:
+            raise from_response(action, error.response.raw_response) from None
+        except RequestTimeout:
+            raise ERRORS.timed_out(action) from None
+        except RequestError as error:
+            if isinstance(error.exc, httpx.DecodingError):  # its encoding does not describe it
+                raise ERRORS.unusable_answer(action, error.exc) from None
+            if not isinstance(error.exc, httpx.TransportError):
+                raise
+            raise ERRORS.unreachable(action, error.exc) from None
 
 
 def from_response(action: str, response: httpx.Response) -> CallbackError:

@@ -8,7 +8,7 @@ attempt row per try.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final, Literal
@@ -30,6 +30,7 @@ from integrations.github.api import (
     translate_errors,
 )
 from integrations.github.settings import GitHubSettings
+from integrations.toolkit.answers import fields, items, text
 from integrations.toolkit.http import tls_context
 from resolver.contract.errors import CallbackError, PermanentCallbackError
 from resolver.contract.outbound import PullInfo
@@ -55,7 +56,8 @@ def split_repo(full_name: str) -> tuple[str, str]:
     return owner, name
 
 
-def _pull_info(data: Mapping[str, Any]) -> PullInfo:
+def _pull_info(answer: object) -> PullInfo:
+    data = fields(answer)
     head, base, user = data.get("head") or {}, data.get("base") or {}, data.get("user") or {}
     number = int(data["number"])
     head_repo, base_repo = head.get("repo") or {}, base.get("repo") or {}
@@ -64,7 +66,7 @@ def _pull_info(data: Mapping[str, Any]) -> PullInfo:
     forked = "repo" in head and head_repo.get("full_name") != base_repo.get("full_name")
     return PullInfo(
         number=number,
-        url=str(data["html_url"]),
+        url=text(data["html_url"]),
         head=str(head.get("ref") or ""),
         base=base.get("ref"),
         author=user.get("login"),
@@ -116,8 +118,11 @@ class GitHubClient:
         owner, name = split_repo(repo)
         with self._translated("GET /repos/{owner}/{repo}/collaborators/{username}/permission"):
             github = self._api()
-            data = github.rest.repos.get_collaborator_permission_level(owner, name, login).json()
-        return data.get("role_name") in WRITE_ROLES or data.get("permission") in WRITE_PERMISSIONS
+            answer = github.rest.repos.get_collaborator_permission_level(owner, name, login)
+            data = fields(answer.json())
+            return (
+                data.get("role_name") in WRITE_ROLES or data.get("permission") in WRITE_PERMISSIONS
+            )
 
     def authenticated_login(self) -> str | None:
         """The login a user token acts as; None for an installation token, which GitHub refuses
@@ -125,7 +130,7 @@ class GitHubClient:
         try:
             with self._translated("GET /user"):
                 github = self._api()
-                data = github.rest.users.get_authenticated().json()
+                data = fields(github.rest.users.get_authenticated().json())
         except PermanentCallbackError as error:
             if error.status == 403:
                 return None
@@ -145,7 +150,7 @@ class GitHubClient:
         with self._translated("POST /repos/{owner}/{repo}/issues/{issue_number}/comments"):
             github = self._api()
             data = github.rest.issues.create_comment(owner, name, issue_number, body=body)
-        return int(data.json()["id"])
+            return int(fields(data.json())["id"])
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
         """Replace the body of an issue or pull-request comment (the status comment)."""
@@ -160,8 +165,8 @@ class GitHubClient:
         with self._translated("GET /repos/{owner}/{repo}/pulls"):
             github = self._api()
             pulls = github.rest.pulls.list(owner, name, state="open", head=f"{owner}:{head_branch}")
-            found = pulls.json()
-        return _pull_info(found[0]) if found else None
+            found = items(pulls.json())
+            return _pull_info(found[0]) if found else None
 
     def open_pulls(self, repo: str, base: str) -> tuple[PullInfo, ...]:
         """The open pull requests into `base`: the first page of PAGE_SIZE, newest first
@@ -178,15 +183,13 @@ class GitHubClient:
                 direction="desc",
                 per_page=PAGE_SIZE,
             )
-            found = pulls.json()
-        return tuple(_pull_info(item) for item in found)
+            return tuple(_pull_info(item) for item in items(pulls.json()))
 
     def get_pull(self, repo: str, number: int) -> PullInfo:
         owner, name = split_repo(repo)
         with self._translated("GET /repos/{owner}/{repo}/pulls/{pull_number}"):
             github = self._api()
-            data = github.rest.pulls.get(owner, name, number).json()
-        return _pull_info(data)
+            return _pull_info(github.rest.pulls.get(owner, name, number).json())
 
     def edit_pull_body(self, repo: str, number: int, body: str) -> None:
         """Replace a pull request's description."""
@@ -223,7 +226,7 @@ class GitHubClient:
             created = github.rest.pulls.create(
                 owner, name, head=head, base=base, title=title, body=body, draft=draft
             )
-        return _pull_info(created.json())
+            return _pull_info(created.json())
 
     def create_review(self, repo: str, number: int, review: dict[str, Any]) -> dict[str, Any]:
         """Submit one review of a pull request: its body, event, commit and line comments."""
@@ -231,18 +234,15 @@ class GitHubClient:
         with self._translated("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews"):
             github = self._api()
             created = github.rest.pulls.create_review(owner, name, number, data=review)  # type: ignore[call-overload]
-        data: dict[str, Any] = created.json()
-        return data
+            return fields(created.json())
 
     def reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
         """The first page of a pull request's reviews (a retry looks for its own there)."""
         owner, name = split_repo(repo)
         with self._translated("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews"):
             github = self._api()
-            found: list[dict[str, Any]] = github.rest.pulls.list_reviews(
-                owner, name, number, per_page=PAGE_SIZE
-            ).json()
-        return found
+            found = github.rest.pulls.list_reviews(owner, name, number, per_page=PAGE_SIZE)
+            return items(found.json())
 
     def reply_to_review_comment(
         self, repo: str, pull_number: int, comment_id: int, body: str
@@ -255,7 +255,7 @@ class GitHubClient:
             reply = github.rest.pulls.create_reply_for_review_comment(
                 owner, name, pull_number, comment_id, body=body
             )
-        return int(reply.json()["id"])
+            return int(fields(reply.json())["id"])
 
     def edit_review_comment(self, repo: str, comment_id: int, body: str) -> None:
         """Replace the body of a comment on a pull request's diff (a status reply in a thread)."""
@@ -312,8 +312,8 @@ class GitHubClient:
             github = self._api()
             found = github.rest.checks.list_annotations(
                 owner, name, check_run_id, per_page=min(limit, PAGE_SIZE)
-            ).json()
-        return [dict(item) for item in found[:limit]]
+            )
+            return items(found.json())[:limit]
 
     def job_log_location(self, repo: str, job_id: int) -> str:
         """The short-lived download URL of an Actions job's log; it needs no token, and the
@@ -325,8 +325,8 @@ class GitHubClient:
         owner, name = split_repo(repo)
         with self._translated("GET /repos/{owner}/{repo}"):
             github = self._api()
-            data = github.rest.repos.get(owner, name).json()
-        return str(data["clone_url"]), str(data["default_branch"])
+            data = fields(github.rest.repos.get(owner, name).json())
+            return text(data["clone_url"]), text(data["default_branch"])
 
     def graphql(self, action: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """The `data` of a GraphQL call (`action` names it in errors). GitHub answers 200 with
@@ -375,11 +375,11 @@ def _newest(fetch: Callable[[int], Response[Any, Any]], limit: int) -> list[dict
     first = fetch(1)
     last = _page_number(first.raw_response.links.get("last", {}).get("url"))
     if last is None or last == 1:
-        return list(first.json())[-limit:]
-    newest = list(fetch(last).json())
+        return items(first.json())[-limit:]
+    newest = items(fetch(last).json())
     if len(newest) < limit:
         before = first if last == 2 else fetch(last - 1)
-        newest = list(before.json()) + newest
+        newest = items(before.json()) + newest
     return newest[-limit:]
 
 

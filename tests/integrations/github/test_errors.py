@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from typing import Final
 
 import pytest
 
@@ -20,6 +22,7 @@ from resolver.contract.errors import (
 from resolver.core.settings import Settings
 from tests.integrations.github.conftest import REPO, make_settings
 from tests.support.ports import free_port
+from tests.support.serving import served_answer
 
 USER_TOKEN = "ghp_" + "Z9" * 18
 COMMENTS = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
@@ -172,3 +175,31 @@ def test_retry_after_parsing() -> None:
 )
 def test_transient_statuses(status: int, transient: bool) -> None:
     assert is_transient_status(status) is transient
+
+
+HTML: Final = b"<html>maintenance</html>"
+
+
+@pytest.mark.parametrize(
+    ("call", "answer"),
+    [
+        *((call, answer) for call in ("post", "pull", "repo") for answer in (HTML, b"[]", b"{}")),
+        *(("may_write", answer) for answer in (HTML, b"[]", b'"admin"')),
+        *(("comments", answer) for answer in (HTML, b"{}", b"[1, 2]")),
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_an_unusable_answer(call: str, answer: bytes) -> None:
+    """A proxy's page served as 200, or JSON without what the call reads, fails once as
+    GitHub's unusable answer, never as the client's own KeyError or TypeError."""
+    kind = "text/html" if answer == HTML else "application/json"
+    with served_answer(answer, content_type=kind) as url:
+        client = GitHubClient(make_settings(url, None), lambda: USER_TOKEN)
+        calls: dict[str, Callable[[], object]] = {
+            "post": lambda: client.post_comment(REPO, 7, "Queued"),
+            "pull": lambda: client.get_pull(REPO, 7),
+            "repo": lambda: client.repository(REPO),
+            "may_write": lambda: client.can_write(REPO, "alice"),
+            "comments": lambda: client.issue_comments(REPO, 7, 10),
+        }
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            calls[call]()
