@@ -15,6 +15,7 @@ import requests
 from gitlab.exceptions import GitlabError
 
 from integrations.gitlab.settings import GitLabSettings
+from integrations.toolkit.answers import reading
 from resolver.contract.errors import HttpErrors, parse_retry_after
 from resolver.core.logs import redact
 from resolver.core.settings import Settings
@@ -74,24 +75,26 @@ def _origin(url: str) -> tuple[str, str]:
 @contextmanager
 def translate_errors(action: str, headers: Callable[[], Mapping[str, str]]) -> Iterator[None]:
     """Turn python-gitlab's and requests' errors during `action` (`"POST
-    /projects/:id/merge_requests"`) into ours; `headers` gives the failed answer's headers."""
-    try:
-        yield
-    except GitlabError as error:
-        if error.response_code is None:  # not JSON, or a redirect of a POST
+    /projects/:id/merge_requests"`) into ours; `headers` gives the failed answer's headers. An
+    answer read within that is not of the shape read is GitLab's unusable answer."""
+    with reading(ERRORS, action):
+        try:
+            yield
+        except GitlabError as error:
+            if error.response_code is None:  # not JSON, or a redirect of a POST
+                raise ERRORS.unusable_answer(action, error) from None
+            detail = error_detail(error.error_message)
+            wait = retry_after(headers())
+            raise ERRORS.answered(action, error.response_code, detail, retry_after=wait) from None
+        except (
+            requests.ConnectionError,
+            requests.Timeout,
+            requests.exceptions.ChunkedEncodingError,
+        ) as error:
+            raise ERRORS.unreachable(action, error) from None
+        except (requests.TooManyRedirects, requests.exceptions.InvalidURL) as error:
+            # A redirect, or a link to another host (OwnOrigin): not where the token may go.
             raise ERRORS.unusable_answer(action, error) from None
-        detail = error_detail(error.error_message)
-        wait = retry_after(headers())
-        raise ERRORS.answered(action, error.response_code, detail, retry_after=wait) from None
-    except (
-        requests.ConnectionError,
-        requests.Timeout,
-        requests.exceptions.ChunkedEncodingError,
-    ) as error:
-        raise ERRORS.unreachable(action, error) from None
-    except (requests.TooManyRedirects, requests.exceptions.InvalidURL) as error:
-        # A redirect, or a link to another host (OwnOrigin): not where the token may go.
-        raise ERRORS.unusable_answer(action, error) from None
 
 
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:

@@ -20,6 +20,7 @@ from gitlab.v4.objects import CurrentUserManager, ProjectIssue, ProjectMergeRequ
 
 from integrations.gitlab.api import Connection, translate_errors
 from integrations.gitlab.settings import GitLabSettings
+from integrations.toolkit.answers import text
 from resolver.contract.errors import CallbackError, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
 from resolver.core.logs import redact, register_secret
@@ -104,8 +105,8 @@ def _pull(data: Mapping[str, Any]) -> PullInfo:
     forked = source is not None and target is not None and source != target
     return PullInfo(
         number=number,
-        url=str(data["web_url"]),
-        head=str(data["source_branch"]),
+        url=text(data["web_url"]),
+        head=text(data["source_branch"]),
         base=data.get("target_branch"),
         author=author.get("username"),
         fetch_ref=f"refs/merge-requests/{number}/head" if forked else None,
@@ -148,39 +149,38 @@ class GitLabClient:
     def current_username(self) -> str:
         """The user the token acts as: the author of the notes this client posts."""
         with self._api("GET /user") as api:
-            user = CurrentUserManager(api).get()
-        return str(user.username)
+            return text(CurrentUserManager(api).get().username)
 
     def project(self, project: ProjectRef) -> RepoInfo:
         """The project's path, clone URL, default branch and web page, as GitLab states them."""
         with self._api("GET /projects/:id") as api:
             found = api.projects.get(project)
-        if not found.default_branch:
-            raise PermanentCallbackError(f"GitLab project {project} has no default branch yet")
-        return RepoInfo(
-            full_name=str(found.path_with_namespace),
-            clone_url=str(found.http_url_to_repo),
-            default_branch=str(found.default_branch),
-            web_url=found.web_url,
-        )
+            if not found.default_branch:
+                raise PermanentCallbackError(f"GitLab project {project} has no default branch yet")
+            return RepoInfo(
+                full_name=text(found.path_with_namespace),
+                clone_url=text(found.http_url_to_repo),
+                default_branch=text(found.default_branch),
+                web_url=found.web_url,
+            )
 
     def can_write(self, project: ProjectRef, user_id: int) -> bool:
         """Whether the user may push: Developer or higher, directly or through a group."""
         try:
             with self._api("GET /projects/:id/members/all/:user_id") as api:
                 member = api.projects.get(project, lazy=True).members_all.get(user_id)
+                return int(member.access_level) >= DEVELOPER
         except PermanentCallbackError as error:
             # 404 "Not found" is for a non-member; "Project Not Found" means we cannot see it.
             if error.status == 404 and "Project Not Found" not in str(error):
                 return False
             raise
-        return int(member.access_level) >= DEVELOPER
 
     def post_note(self, project: ProjectRef, kind: NoteableKind, iid: int, body: str) -> int:
         """Comment on an issue or merge request; returns the new note's id."""
         with self._api(f"POST /projects/:id/{_plural(kind)}/:iid/notes") as api:
             note = _noteable(api, project, kind, iid).notes.create({"body": body})
-        return int(note.id)
+            return int(note.id)
 
     def edit_note(
         self, project: ProjectRef, kind: NoteableKind, iid: int, note_id: int, body: str
@@ -197,7 +197,7 @@ class GitLabClient:
         with self._api(action) as api:
             thread = _noteable(api, project, kind, iid).discussions.get(discussion_id, lazy=True)
             note = thread.notes.create({"body": body})
-        return int(note.id)
+            return int(note.id)
 
     def edit_discussion_note(
         self,
@@ -222,7 +222,7 @@ class GitLabClient:
         with self._api("POST /projects/:id/merge_requests/:iid/discussions") as api:
             merge_request = _noteable(api, project, "merge_request", iid)
             thread = merge_request.discussions.create({"body": body, "position": position})
-        return str(thread.id)
+            return text(thread.id)
 
     def resolve_discussion(self, project: ProjectRef, iid: int, discussion_id: str) -> None:
         """Mark a merge request's thread resolved (again: resolving twice is no change)."""
@@ -249,15 +249,15 @@ class GitLabClient:
             found = _noteable(api, project, kind, iid).notes.list(
                 sort="desc", order_by="created_at", per_page=PAGE_LIMIT, get_all=False
             )
-        return tuple(reversed([_note(n.attributes) for n in found]))
+            return tuple(reversed([_note(n.attributes) for n in found]))
 
     def diff_threads(self, project: ProjectRef, iid: int) -> tuple[DiffThread, ...]:
         """The discussions on a merge request's diff (the first page of them)."""
         with self._api("GET /projects/:id/merge_requests/:iid/discussions") as api:
             merge_request = _noteable(api, project, "merge_request", iid)
             found = merge_request.discussions.list(per_page=PAGE_LIMIT, get_all=False)
-        threads = (_diff_thread(d.attributes) for d in found)
-        return tuple(t for t in threads if t is not None)
+            threads = (_diff_thread(d.attributes) for d in found)
+            return tuple(t for t in threads if t is not None)
 
     def find_open_merge_request(self, project: ProjectRef, source_branch: str) -> PullInfo | None:
         """The open merge request from `source_branch` of the project itself, if any."""
@@ -265,8 +265,8 @@ class GitLabClient:
             found = api.projects.get(project, lazy=True).mergerequests.list(
                 state="opened", source_branch=source_branch, per_page=PAGE_LIMIT, get_all=False
             )
-        own = [m.attributes for m in found if m.source_project_id == m.target_project_id]
-        return _pull(own[0]) if own else None
+            own = [m.attributes for m in found if m.source_project_id == m.target_project_id]
+            return _pull(own[0]) if own else None
 
     def open_merge_requests(self, project: ProjectRef, target_branch: str) -> tuple[PullInfo, ...]:
         """The open merge requests into `target_branch` from the project itself, newest first,
@@ -286,13 +286,13 @@ class GitLabClient:
                 listed += [m.attributes for m in found]
                 if len(found) < PAGE_LIMIT:
                     break
-        own = (m for m in listed if m.get("source_project_id") == m.get("target_project_id"))
-        return tuple(_pull(m) for m in own)
+            own = (m for m in listed if m.get("source_project_id") == m.get("target_project_id"))
+            return tuple(_pull(m) for m in own)
 
     def get_merge_request(self, project: ProjectRef, iid: int) -> PullInfo:
         with self._api("GET /projects/:id/merge_requests/:iid") as api:
             found = api.projects.get(project, lazy=True).mergerequests.get(iid)
-        return _pull(found.attributes)
+            return _pull(found.attributes)
 
     def edit_merge_request_description(
         self, project: ProjectRef, iid: int, description: str
@@ -320,6 +320,7 @@ class GitLabClient:
         try:
             with self._api("POST /projects/:id/merge_requests") as api:
                 created = api.projects.get(project, lazy=True).mergerequests.create(data)
+                return _pull(created.attributes)
         except PermanentCallbackError as error:
             existing = (
                 self.find_open_merge_request(project, source) if error.status == 409 else None
@@ -327,7 +328,6 @@ class GitLabClient:
             if existing is None:
                 raise
             return existing
-        return _pull(created.attributes)
 
     def job_trace_tail(self, project: ProjectRef, job_id: int, keep: int, budget: int) -> bytes:
         """The last `keep` bytes of a job's log, read as a stream of at most `budget` bytes.

@@ -7,6 +7,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler
@@ -21,7 +22,7 @@ from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
 from tests.integrations.gitlab.conftest import BOT_TOKEN, make_settings
 from tests.support.ports import free_port
-from tests.support.serving import served_handler
+from tests.support.serving import served_answer, served_handler
 
 NOTES = "POST /projects/{id}/issues/{iid}/notes"
 ACTION = "POST /projects/:id/issues/:iid/notes"
@@ -237,3 +238,30 @@ def test_the_token_goes_to_the_configured_gitlab_alone() -> None:
         listed = client.open_merge_requests("group/widgets", "main")
         assert len(listed) == 500  # five pages counted, none of them `next`'s
         assert _Leading.heard == []
+
+
+@pytest.mark.parametrize(
+    ("call", "answer"),
+    [
+        ("note", b"{}"),
+        ("note", b'{"id": "x"}'),
+        ("merge_request", b"{}"),
+        ("merge_request", b'{"iid": 1, "web_url": null, "source_branch": "b"}'),
+        ("notes", b'[{"id": "x"}]'),
+        ("notes", b'[{"id": 1, "author": "alice"}]'),
+        ("user", b"{}"),
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_an_unusable_answer(call: str, answer: bytes) -> None:
+    """JSON without what the call reads fails once as GitLab's unusable answer, never as the
+    client's own KeyError, AttributeError or ValueError."""
+    with served_answer(answer) as url:
+        client = GitLabClient(make_settings(url), lambda: BOT_TOKEN)
+        calls: dict[str, Callable[[], object]] = {
+            "note": lambda: client.post_note(1, "issue", 7, "Queued"),
+            "merge_request": lambda: client.get_merge_request(1, 7),
+            "notes": lambda: client.notes(1, "issue", 7),
+            "user": client.current_username,
+        }
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            calls[call]()
