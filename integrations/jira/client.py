@@ -22,6 +22,7 @@ from jira import JIRA
 from jira.exceptions import JIRAError
 from jira.utils import json_loads
 
+from integrations.toolkit.answers import fields, items, reading, text
 from resolver.contract.errors import (
     CallbackError,
     HttpErrors,
@@ -62,17 +63,22 @@ class JiraComment:
 
 @contextmanager
 def translate_errors(action: str) -> Iterator[None]:
-    """Turn the library's errors during `action` (`"POST /rest/api/2/…"`) into ours."""
-    try:
-        yield
-    except JIRAError as error:
-        raise _from_jira_error(action, error) from None
-    except _BAD_URL as error:
-        raise ERRORS.unusable_url(action, error) from None
-    except requests.Timeout:
-        raise ERRORS.timed_out(action) from None
-    except requests.RequestException as error:
-        raise ERRORS.unreachable(action, error) from None
+    """Turn the library's errors during `action` (`"POST /rest/api/2/…"`) into ours, and an
+    answer read within that is not of the shape read into Jira's unusable answer."""
+    with reading(ERRORS, action):
+        try:
+            yield
+        except JIRAError as error:
+            raise _from_jira_error(action, error) from None
+        except _BAD_URL as error:
+            raise ERRORS.unusable_url(action, error) from None
+        except requests.Timeout:
+            raise ERRORS.timed_out(action) from None
+        # requests' JSONDecodeError is a RequestException too: an answer, not a lost connection.
+        except requests.JSONDecodeError as error:
+            raise ERRORS.unusable_answer(action, error) from None
+        except requests.RequestException as error:
+            raise ERRORS.unreachable(action, error) from None
 
 
 def _from_jira_error(action: str, error: JIRAError) -> CallbackError:
@@ -137,8 +143,7 @@ class JiraClient:
         path = f"issue/{quote(issue_key, safe='')}/comment"
         with translate_errors("POST /rest/api/2/issue/{issueIdOrKey}/comment"):
             answer = self._jira._session.post(self._jira._get_url(path), data=json.dumps(data))
-            comment = json_loads(answer)
-        return str(comment["id"])
+            return text(fields(json_loads(answer))["id"])
 
     def edit_comment(self, issue_key: str, comment_id: str, body: str) -> None:
         """Replace the body of a comment (a status message, say) with one PUT; its comment
@@ -154,31 +159,38 @@ class JiraClient:
     ) -> list[JiraComment]:
         """The issue's `limit` newest comments, oldest first; with their comment properties
         when `properties` (Jira's `expand=properties`, on Cloud and Data Center)."""
-        expand = "properties" if properties else None
+        params = {"maxResults": str(limit), "orderBy": "-created"}
+        if properties:
+            params["expand"] = "properties"
+        path = f"issue/{quote(issue_key, safe='')}/comment"
         with translate_errors("GET /rest/api/2/issue/{issueIdOrKey}/comment"):
-            found = self._jira.comments(
-                issue_key, expand=expand, max_results=limit, order_by="-created"
-            )
-        return [_comment(item.raw) for item in reversed(found)]
+            found = items(fields(self._get(path, params))["comments"])
+            return [_comment(item) for item in reversed(found)]
 
     def issue(self, key: str) -> JiraIssue:
         """The issue's key, summary and description (wiki markup)."""
+        params = {"fields": "summary,description"}
         with translate_errors("GET /rest/api/2/issue/{issueIdOrKey}"):
-            raw = self._jira.issue(key, fields="summary,description").raw
-        fields = raw.get("fields") or {}
-        description = fields.get("description")
-        return JiraIssue(
-            key=str(raw.get("key") or key),
-            summary=str(fields.get("summary") or ""),
-            description=description if isinstance(description, str) else None,
-        )
+            raw = fields(self._get(f"issue/{quote(key, safe='')}", params))
+            found = fields(raw["fields"])
+            description = found.get("description")
+            return JiraIssue(
+                key=str(raw.get("key") or key),
+                summary=str(found.get("summary") or ""),
+                description=description if isinstance(description, str) else None,
+            )
+
+    def _get(self, path: str, params: Mapping[str, str]) -> Any:
+        """A GET's JSON answer. The library's own readers log an answer that is no JSON whole,
+        at ERROR, one of them on the root logger: a proxy's page or a token echoed in logs."""
+        return json_loads(self._jira._session.get(self._jira._get_url(path), params=params))
 
 
 def _comment(raw: Mapping[str, Any]) -> JiraComment:
     author = raw.get("author") or {}
     body = raw.get("body")
     return JiraComment(
-        id=str(raw.get("id")),
+        id=text(raw["id"]),
         body=body if isinstance(body, str) else "",
         author_display_name=author.get("displayName"),
         author_name=author.get("name"),

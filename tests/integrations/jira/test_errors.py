@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from _pytest.logging import LogCaptureFixture
 
 import integrations.jira.client
 from integrations.jira.client import JiraClient
@@ -14,6 +15,7 @@ from integrations.jira.standin.api import JiraAPI, User, error_body
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.integrations.jira.conftest import API_TOKEN, EMAIL, ISSUE
 from tests.support.ports import free_port
+from tests.support.serving import served_answer
 
 COMMENTS = "POST /rest/api/2/issue/{issueIdOrKey}/comment"
 
@@ -151,3 +153,31 @@ def test_a_site_url_without_a_scheme_is_permanent() -> None:
     with pytest.raises(PermanentCallbackError) as failed:
         client.issue(ISSUE)
     assert "site URL cannot be used" in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        (b"<html>SSO sign-in page SECRET-PAGE-TEXT</html>", "text/html"),
+        (b"[]", "application/json"),
+        (b"{}", "application/json"),
+        (b'{"id": null, "comments": [1]}', "application/json"),
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_an_unusable_answer_and_not_logged(
+    answer: bytes, kind: str, caplog: LogCaptureFixture
+) -> None:
+    """A page served as 200 or JSON without what the call reads fails once as Jira's unusable
+    answer (not as a lost connection retried eight times, nor a KeyError), and the page is
+    not written to the logs."""
+    with served_answer(answer, content_type=kind) as url:
+        client = JiraClient(url, f"{EMAIL}:{API_TOKEN}")
+        calls: tuple[Callable[[], object], ...] = (
+            lambda: client.add_comment(ISSUE, "Queued"),
+            lambda: client.comments(ISSUE, 5),
+            lambda: client.issue(ISSUE),
+        )
+        for call in calls:
+            with pytest.raises(PermanentCallbackError, match="unusable"):
+                call()
+    assert "SECRET-PAGE-TEXT" not in caplog.text
