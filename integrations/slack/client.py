@@ -22,6 +22,7 @@ from slack_sdk.web import SlackResponse
 
 from integrations.slack.mrkdwn import fit
 from integrations.slack.settings import SlackSettings
+from integrations.toolkit import answers
 from resolver.contract.errors import (
     CallbackError,
     HttpErrors,
@@ -72,14 +73,16 @@ def slack_session(settings: Settings, token: str, timeout: int = TIMEOUT_SECONDS
 @contextmanager
 def translate_errors(method: str, *, tolerate: frozenset[str] = frozenset()) -> Iterator[None]:
     """Turn slack_sdk's errors during `method` (`"chat.postMessage"`) into ours; the Slack error
-    codes in `tolerate` count as success (`already_reacted`)."""
-    try:
-        yield
-    except SlackApiError as error:
-        if error_code(error.response) not in tolerate:
-            raise _from_response(method, error.response) from None
-    except NETWORK_ERRORS as error:
-        raise ERRORS.unreachable(method, error) from None
+    codes in `tolerate` count as success (`already_reacted`). An answer read within that is not
+    of the shape read is Slack's unusable answer."""
+    with answers.reading(ERRORS, method):
+        try:
+            yield
+        except SlackApiError as error:
+            if error_code(error.response) not in tolerate:
+                raise _from_response(method, error.response) from None
+        except NETWORK_ERRORS as error:
+            raise ERRORS.unreachable(method, error) from None
 
 
 def error_code(response: SlackResponse) -> str:
@@ -133,8 +136,10 @@ class SlackClient:
         if self._identity is None:
             with translate_errors("auth.test"):
                 answer = self._api.auth_test()
-            bot_id = answer.get("bot_id")
-            self._identity = BotIdentity(str(answer["user_id"]), str(bot_id) if bot_id else None)
+                bot_id = answer.get("bot_id")
+                self._identity = BotIdentity(
+                    answers.text(answer["user_id"]), str(bot_id) if bot_id else None
+                )
         return self._identity
 
     def post(
@@ -156,7 +161,7 @@ class SlackClient:
                 unfurl_media=False,
                 metadata=None if metadata is None else dict(metadata),
             )
-        return str(answer["ts"])
+            return answers.text(answer["ts"])
 
     def post_ephemeral(self, channel: str, user: str, thread_ts: str | None, text: str) -> None:
         """Post `text` that only `user` sees, in the channel (in the thread when `thread_ts` is

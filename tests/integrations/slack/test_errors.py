@@ -14,6 +14,7 @@ from resolver.contract.errors import CallbackError, PermanentCallbackError, Tran
 from resolver.core.settings import Settings
 from tests.integrations.slack.conftest import BOT_TOKEN, CHANNEL, make_settings
 from tests.support.ports import free_port
+from tests.support.serving import served_answer
 
 
 def fail_once(
@@ -145,3 +146,15 @@ def test_errors_of_every_method_are_mapped(client: SlackClient, slack_api: Slack
         with pytest.raises(TransientCallbackError) as failed:
             call()
         assert failed.value.retry_after == 2.0 and method in str(failed.value)
+
+
+@pytest.mark.parametrize("answer", [b'{"ok": true}', b'{"ok": true, "user_id": null, "ts": 1}'])
+def test_an_ok_answer_without_what_was_asked_is_an_unusable_answer(answer: bytes) -> None:
+    """`ok` with no user id is no identity (it was taken as the user 'None' and kept), and a
+    posted message with no ts no message."""
+    with served_answer(answer) as url:
+        client = SlackClient(make_settings(url), BOT_TOKEN)
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            client.identity()
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            client.post(CHANNEL, None, "Queued")
