@@ -11,17 +11,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import quote, urlsplit
 
 import httpx
 
+from integrations.toolkit import answers
 from integrations.toolkit.http import tls_context
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.contract.outbound import PullInfo, RepoInfo
 from resolver.core.logs import redact
 
 TokenProvider = Callable[[], str]
+T = TypeVar("T")
 
 TIMEOUT_SECONDS: Final = 30.0
 MAX_PAGES: Final = 10  # the bot's open pull requests are a few; never list without end
@@ -85,10 +87,11 @@ def fork_of(data: Mapping[str, Any]) -> str | None:
     return str(source.get("full_name") or "") or None
 
 
-def pull_info(data: Mapping[str, Any], fork_clone: str | None = None) -> PullInfo:
+def pull_info(answer: object, fork_clone: str | None = None) -> PullInfo:
     """A pull request; one from a fork with `fork_clone`, the fork's clone link: Bitbucket
     Cloud keeps no copy of a fork's branch in the destination repository (no pull request
     refs), so its head is fetched from the fork itself."""
+    data = answers.fields(answer)
     source, destination = data.get("source") or {}, data.get("destination") or {}
     author = data.get("author") or {}
     head = str((source.get("branch") or {}).get("name") or "")
@@ -169,12 +172,12 @@ class BitbucketClient:
         except httpx.DecodingError as error:
             raise ERRORS.unusable_answer(action, error) from None
 
-    def _json(self, method: str, action: str, url: str, **options: Any) -> Any:
+    def _json(
+        self, method: str, action: str, url: str, shape: Callable[[Any], T], **options: Any
+    ) -> T:
+        """One request and its answer as `shape` reads it (a wrong shape is an unusable one)."""
         response = self._call(method, action, url, **options)
-        try:
-            return response.json()
-        except ValueError as error:
-            raise ERRORS.unusable_answer(action, error) from None
+        return answers.read(ERRORS, action, response.json, shape)
 
     def _pages(
         self, action: str, path: str, params: Mapping[str, str | int] | None = None
@@ -185,9 +188,10 @@ class BitbucketClient:
         for _ in range(MAX_PAGES):
             if url is None:
                 return
-            page = self._json("GET", action, url, params=params if url == path else None)
-            yield from (dict(item) for item in page.get("values") or [])
-            following = page.get("next")
+            values, following = self._json(
+                "GET", action, url, _page, params=params if url == path else None
+            )
+            yield from values
             url = following if isinstance(following, str) and self._own(following) else None
 
     def _own(self, url: str) -> bool:
@@ -198,11 +202,10 @@ class BitbucketClient:
 
     def authenticated_user(self) -> dict[str, Any]:
         """The account the token acts for (`GET /user`)."""
-        return dict(self._json("GET", "GET /user", "/user"))
+        return self._json("GET", "GET /user", "/user", answers.fields)
 
     def authenticated_login(self) -> str:
-        data = self.authenticated_user()
-        return str(data.get("nickname") or data.get("display_name") or data.get("uuid"))
+        return self._json("GET", "GET /user", "/user", _login)
 
     def permission(self, repo: str, user_uuid: str) -> str:
         """The person's effective permission on `repo` (admin, write, read, or none). Only a
@@ -221,20 +224,8 @@ class BitbucketClient:
         """The repository: its HTTPS clone link and main branch."""
         workspace, slug = split_repo(repo)
         path = f"/repositories/{workspace}/{slug}"
-        data = self._json("GET", "GET /repositories/{workspace}/{repo_slug}", path)
-        links = data.get("links") or {}
-        clone = next(
-            (c["href"] for c in links.get("clone") or [] if c.get("name") == "https"), None
-        )
-        if not clone:
-            raise PermanentCallbackError(f"Bitbucket gives no HTTPS clone link for {repo}")
-        main = (data.get("mainbranch") or {}).get("name")
-        return RepoInfo(
-            full_name=str(data["full_name"]),
-            clone_url=str(clone),
-            default_branch=str(main or "main"),
-            web_url=(links.get("html") or {}).get("href"),
-        )
+        action = "GET /repositories/{workspace}/{repo_slug}"
+        return self._json("GET", action, path, lambda answer: _repo_info(answer, repo))
 
     def _comments_path(self, repo: str, number: int) -> str:
         workspace, slug = split_repo(repo)
@@ -246,7 +237,7 @@ class BitbucketClient:
             "POST /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/comments"
         )
         form = text(body) | ({"parent": {"id": parent}} if parent is not None else {})
-        return int(self._json("POST", action, self._comments_path(repo, number), json=form)["id"])
+        return self._json("POST", action, self._comments_path(repo, number), _id, json=form)
 
     def post_line_comment(
         self, repo: str, number: int, body: str, inline: Mapping[str, Any]
@@ -257,7 +248,8 @@ class BitbucketClient:
             "POST /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/comments"
         )
         form = text(body) | {"inline": dict(inline)}
-        return dict(self._json("POST", action, self._comments_path(repo, number), json=form))
+        path = self._comments_path(repo, number)
+        return self._json("POST", action, path, answers.fields, json=form)
 
     def request_changes(self, repo: str, number: int) -> None:
         """Mark the pull request "changes requested" by the token's account."""
@@ -289,8 +281,10 @@ class BitbucketClient:
         workspace, slug = split_repo(repo)
         action = "GET /repositories/{workspace}/{repo_slug}/pullrequests"
         path = f"/repositories/{workspace}/{slug}/pullrequests"
-        found = self._pages(action, path, {"state": "OPEN"})
-        yield from (pull_info(item) for item in found if fork_of(item) is None)
+        with answers.reading(ERRORS, action):
+            for item in self._pages(action, path, {"state": "OPEN"}):
+                if fork_of(item) is None:
+                    yield pull_info(item)
 
     def find_open_pull(self, repo: str, head: str) -> PullInfo | None:
         """The open pull request from branch `head` of `repo` itself, if there is one."""
@@ -305,9 +299,10 @@ class BitbucketClient:
         workspace, slug = split_repo(repo)
         action = "GET /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
         path = f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}"
-        data = self._json("GET", action, path)
-        fork = fork_of(data)
-        return pull_info(data, None if fork is None else self._fork_clone(fork))
+        data = self._json("GET", action, path, answers.fields)
+        with answers.reading(ERRORS, action):
+            fork = fork_of(data)
+            return pull_info(data, None if fork is None else self._fork_clone(fork))
 
     def _fork_clone(self, fork: str) -> str:
         try:
@@ -326,13 +321,7 @@ class BitbucketClient:
         workspace, slug = split_repo(repo)
         path = f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}"
         action = "{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
-        now = self._json("GET", f"GET /repositories/{action}", path)
-        form = {
-            "title": now.get("title") or "",
-            "description": body,
-            "draft": bool(now.get("draft")),
-            "reviewers": [{"uuid": r["uuid"]} for r in now.get("reviewers") or [] if "uuid" in r],
-        }
+        form = self._json("GET", f"GET /repositories/{action}", path, _kept) | {"description": body}
         self._call("PUT", f"PUT /repositories/{action}", path, json=form)
 
     def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> PullInfo:
@@ -349,13 +338,12 @@ class BitbucketClient:
         action = "POST /repositories/{workspace}/{repo_slug}/pullrequests"
         path = f"/repositories/{workspace}/{slug}/pullrequests"
         try:
-            data = self._json("POST", action, path, json=form)
+            return self._json("POST", action, path, pull_info, json=form)
         except PermanentCallbackError as error:
             existing = self.find_open_pull(repo, head) if error.status in (400, 409) else None
             if existing is None:
                 raise
             return existing
-        return pull_info(data)
 
     def _hooks_path(self, owner: str, workspace: bool) -> tuple[str, str]:
         if workspace:
@@ -371,9 +359,8 @@ class BitbucketClient:
     def create_hook(self, owner: str, url: str, secret: str, *, workspace: bool = False) -> str:
         """A webhook to `url`, signed with `secret`, on HOOK_EVENTS; its uuid."""
         template, path = self._hooks_path(owner, workspace)
-        return str(
-            self._json("POST", f"POST {template}", path, json=hook_form(url, secret))["uuid"]
-        )
+        form = hook_form(url, secret)
+        return self._json("POST", f"POST {template}", path, _hook_uuid, json=form)
 
     def edit_hook(
         self, owner: str, uid: str, url: str, secret: str, *, workspace: bool = False
@@ -382,6 +369,51 @@ class BitbucketClient:
         template, path = self._hooks_path(owner, workspace)
         action = f"PUT {template}/{{uid}}"
         self._call("PUT", action, f"{path}/{quote(uid, safe='{}-')}", json=hook_form(url, secret))
+
+
+def _page(answer: object) -> tuple[list[dict[str, Any]], object]:
+    """A listing's values, and its `next` link."""
+    page = answers.fields(answer)
+    return answers.items(page.get("values") or []), page.get("next")
+
+
+def _id(answer: object) -> int:
+    return int(answers.fields(answer)["id"])
+
+
+def _hook_uuid(answer: object) -> str:
+    return answers.text(answers.fields(answer)["uuid"])
+
+
+def _login(answer: object) -> str:
+    data = answers.fields(answer)
+    return answers.text(data.get("nickname") or data.get("display_name") or data.get("uuid"))
+
+
+def _repo_info(answer: object, repo: str) -> RepoInfo:
+    data = answers.fields(answer)
+    links = data.get("links") or {}
+    clone = next((c["href"] for c in links.get("clone") or [] if c.get("name") == "https"), None)
+    if not clone:
+        raise PermanentCallbackError(f"Bitbucket gives no HTTPS clone link for {repo}")
+    main = (data.get("mainbranch") or {}).get("name")
+    return RepoInfo(
+        full_name=answers.text(data["full_name"]),
+        clone_url=answers.text(clone),
+        default_branch=str(main or "main"),
+        web_url=(links.get("html") or {}).get("href"),
+    )
+
+
+def _kept(answer: object) -> dict[str, Any]:
+    """What a pull request's PUT must send back as it is, or it is dropped: its title, its
+    draft flag and its reviewers."""
+    now = answers.fields(answer)
+    return {
+        "title": now.get("title") or "",
+        "draft": bool(now.get("draft")),
+        "reviewers": [{"uuid": r["uuid"]} for r in now.get("reviewers") or [] if "uuid" in r],
+    }
 
 
 def hook_form(url: str, secret: str) -> dict[str, Any]:

@@ -5,15 +5,16 @@ in a callback ended it as an internal error, and `str(None)` became an id."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from resolver.contract.errors import HttpErrors
 
 # What indexing, converting or walking JSON of the wrong shape raises (JSONDecodeError is a
 # ValueError, so an answer that is no JSON at all is one of them too).
 SHAPE_ERRORS: Final = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+T = TypeVar("T")
 
 
 @contextmanager
@@ -24,6 +25,15 @@ def reading(errors: HttpErrors, action: str) -> Iterator[None]:
         yield
     except SHAPE_ERRORS as error:
         raise errors.unusable_answer(action, error) from None
+
+
+def read(
+    errors: HttpErrors, action: str, answer: Callable[[], Any], shape: Callable[[Any], T]
+) -> T:
+    """The decoded answer (`answer`: a response's `.json`) as `shape` reads it: `fields`,
+    `items`, or a client's own reader."""
+    with reading(errors, action):
+        return shape(answer())
 
 
 def fields(value: object) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any, Final, TypeVar
 
 import httpx
 
-from integrations.toolkit.answers import reading
+from integrations.toolkit.answers import read
 from resolver.contract.errors import HttpErrors, parse_retry_after
 from resolver.core.logs import redact
 
@@ -74,8 +74,7 @@ class JsonCalls:
     def read(self, action: str, response: httpx.Response, shape: Callable[[Any], T]) -> T:
         """The answer's JSON as `shape` reads it (`fields`, or a client's own reader); an answer
         that is not JSON, or JSON `shape` cannot read, is a permanent error."""
-        with reading(self.errors, action):
-            return shape(response.json())
+        return read(self.errors, action, response.json, shape)
 
     def error_detail(self, response: httpx.Response) -> str:
         """The vendor's own words in an error answer, redacted and shortened."""

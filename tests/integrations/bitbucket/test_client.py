@@ -3,6 +3,8 @@ retry or a permanent error."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from integrations.bitbucket.client import BitbucketClient
@@ -11,6 +13,7 @@ from integrations.bitbucket.standin.conformance import answer_problems, request_
 from integrations.bitbucket.standin.state import Pull, Repo
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
+from tests.support.serving import served_answer
 
 
 def test_write_permission_is_the_effective_permission_by_uuid(
@@ -196,3 +199,27 @@ def test_a_fork_the_bot_cannot_read_is_named(
         client.get_pull(REPO, forked.id)
     assert refused.value.status == 404
     assert "comes from the fork mallory/widgets, which I cannot read" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "answer"),
+    [
+        *(("comment", answer) for answer in (b"[]", b"{}", b'{"id": null}')),
+        *(("pull", answer) for answer in (b"[]", b"{}", b'{"id": 1, "source": "x"}')),
+        *(("pulls", answer) for answer in (b"[]", b'{"values": [1]}', b'{"values": {"a": 1}}')),
+        ("login", b'{"nickname": null}'),
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_an_unusable_answer(call: str, answer: bytes) -> None:
+    """JSON without what the call reads fails once as Bitbucket's unusable answer, never as
+    the client's own KeyError or TypeError, and no login is 'None'."""
+    with served_answer(answer) as url:
+        client = BitbucketClient(url, lambda: BOT_TOKEN)
+        calls: dict[str, Callable[[], object]] = {
+            "comment": lambda: client.post_comment(REPO, 1, "Queued"),
+            "pull": lambda: client.get_pull(REPO, 1),
+            "pulls": lambda: client.open_pulls(REPO, "main"),
+            "login": client.authenticated_login,
+        }
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            calls[call]()
