@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import httpx
 
+from integrations.toolkit.answers import fields, items, read, text
 from integrations.toolkit.http import tls_context
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.core.logs import redact, register_secret
 
+T = TypeVar("T")
 TIMEOUT_SECONDS: Final = 30.0
 MESSAGE_LIMIT: Final = 300
 API_KEY_PREFIX: Final = "lin_api_"  # personal API keys go bare; OAuth tokens as Bearer
@@ -121,50 +123,51 @@ class LinearClient:
             given["parentId"] = parent_id
         if comment_id is not None:
             given["id"] = comment_id
-        data = self._run("CommentCreate", COMMENT_CREATE, {"input": given})
-        return str(_succeeded(data, "commentCreate")["comment"]["id"])
+        return self._run("CommentCreate", COMMENT_CREATE, {"input": given}, _created_id)
 
     def update_comment(self, comment_id: str, body: str) -> None:
         """Replace the body of a comment."""
         variables = {"id": comment_id, "input": {"body": body}}
-        _succeeded(self._run("CommentUpdate", COMMENT_UPDATE, variables), "commentUpdate")
+        self._run("CommentUpdate", COMMENT_UPDATE, variables, _done("commentUpdate"))
 
     def react(self, comment_id: str, emoji: str = "eyes") -> None:
         """Put an emoji reaction (by name) on a comment."""
         variables = {"input": {"commentId": comment_id, "emoji": emoji}}
-        _succeeded(self._run("ReactionCreate", REACTION_CREATE, variables), "reactionCreate")
+        self._run("ReactionCreate", REACTION_CREATE, variables, _done("reactionCreate"))
 
     def issue_with_comments(self, issue_id: str, limit: int) -> LinearIssue:
         """The issue (by id or identifier) with its `limit` latest comments, oldest first."""
         variables = {"id": issue_id, "last": limit}
-        issue = _issue(self._run("IssueWithComments", ISSUE_WITH_COMMENTS, variables), issue_id)
-        comments = sorted((_comment(node) for node in _nodes(issue)), key=lambda c: c.created_at)
-        return LinearIssue(
-            id=str(issue["id"]),
-            identifier=str(issue.get("identifier") or ""),
-            title=str(issue.get("title") or ""),
-            description=issue.get("description"),
-            url=issue.get("url"),
-            comments=tuple(comments),
+        return self._run(
+            "IssueWithComments",
+            ISSUE_WITH_COMMENTS,
+            variables,
+            lambda data: _linear_issue(_issue(data, issue_id)),
         )
 
     def issue_comment(self, issue_id: str, comment_id: str) -> LinearComment | None:
         """The issue's comment with this id, or None when the issue has none."""
         variables = {"id": issue_id, "commentId": comment_id}
-        issue = _issue(self._run("IssueComment", ISSUE_COMMENT, variables), issue_id)
-        return next((_comment(node) for node in _nodes(issue)), None)
+        return self._run(
+            "IssueComment",
+            ISSUE_COMMENT,
+            variables,
+            lambda data: next((_comment(node) for node in _nodes(_issue(data, issue_id))), None),
+        )
 
     def query(self, name: str, query: str, timeout: float | None = None) -> dict[str, Any]:
         """A read without variables (the preflight's), with its own timeout; its `data`."""
-        return self._run(name, query, {}, timeout)
+        return self._run(name, query, {}, fields, timeout)
 
     def _run(
         self,
         name: str,
         query: str,
         variables: Mapping[str, Any],
+        shape: Callable[[dict[str, Any]], T],
         timeout: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> T:
+        """The operation's `data` as `shape` reads it (a wrong shape is an unusable answer)."""
         payload = {"query": query, "variables": variables, "operationName": name}
         headers = {"Authorization": self._authorization, "User-Agent": "Resolver"}
         seconds = self.timeout if timeout is None else timeout
@@ -179,7 +182,7 @@ class LinearClient:
             raise ERRORS.unreachable(name, error) from None
         except httpx.DecodingError as error:
             raise ERRORS.unusable_answer(name, error) from None
-        return _answer(name, response)
+        return read(ERRORS, name, lambda: _answer(name, response), shape)
 
 
 def _answer(name: str, response: httpx.Response) -> dict[str, Any]:
@@ -255,6 +258,26 @@ def _succeeded(data: Mapping[str, Any], field: str) -> dict[str, Any]:
     return payload
 
 
+def _done(field: str) -> Callable[[Mapping[str, Any]], object]:
+    return lambda data: _succeeded(data, field)
+
+
+def _created_id(data: Mapping[str, Any]) -> str:
+    return text(fields(_succeeded(data, "commentCreate")["comment"])["id"])
+
+
+def _linear_issue(issue: Mapping[str, Any]) -> LinearIssue:
+    comments = sorted((_comment(node) for node in _nodes(issue)), key=lambda c: c.created_at)
+    return LinearIssue(
+        id=text(issue["id"]),
+        identifier=str(issue.get("identifier") or ""),
+        title=str(issue.get("title") or ""),
+        description=issue.get("description"),
+        url=issue.get("url"),
+        comments=tuple(comments),
+    )
+
+
 def _issue(data: Mapping[str, Any], issue_id: str) -> dict[str, Any]:
     issue = data.get("issue")
     if not isinstance(issue, dict):
@@ -262,9 +285,9 @@ def _issue(data: Mapping[str, Any], issue_id: str) -> dict[str, Any]:
     return issue
 
 
-def _nodes(issue: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    nodes = (issue.get("comments") or {}).get("nodes")
-    return nodes if isinstance(nodes, list) else []
+def _nodes(issue: Mapping[str, Any]) -> list[dict[str, Any]]:
+    nodes = fields(issue.get("comments") or {}).get("nodes")
+    return items(nodes) if isinstance(nodes, list) else []
 
 
 def _comment(node: Mapping[str, Any]) -> LinearComment:
@@ -272,7 +295,7 @@ def _comment(node: Mapping[str, Any]) -> LinearComment:
     bot = node.get("botActor") or {}
     parent = node.get("parent") or {}
     return LinearComment(
-        id=str(node.get("id")),
+        id=text(node.get("id")),
         body=str(node.get("body") or ""),
         created_at=str(node.get("createdAt") or ""),
         user_id=user.get("id"),

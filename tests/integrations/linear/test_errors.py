@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -21,6 +21,7 @@ from integrations.linear.standin.api import (
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from tests.integrations.linear.conftest import OAUTH_TOKEN
 from tests.support.ports import free_port
+from tests.support.serving import served_answer
 
 
 @pytest.fixture
@@ -189,3 +190,26 @@ def test_retry_after_is_retry_after_else_when_the_exhausted_budget_refills() -> 
     assert retry_after({**exhausted, "X-RateLimit-Requests-Reset": "soon"}) is None
     assert retry_after({**headers, "X-RateLimit-Complexity-Remaining": "7"}) is None
     assert retry_after({}) is None
+
+
+@pytest.mark.parametrize(
+    ("call", "answer"),
+    [
+        ("create", b'{"data": {"commentCreate": {"success": true}}}'),
+        ("create", b'{"data": {"commentCreate": {"success": true, "comment": {"id": null}}}}'),
+        ("issue", b'{"data": {"issue": {"comments": {"nodes": []}}}}'),
+        ("issue", b'{"data": {"issue": {"id": "i", "comments": {"nodes": [1]}}}}'),
+        ("issue", b'{"data": {"issue": {"id": "i", "comments": ["x"]}}}'),
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_an_unusable_answer(call: str, answer: bytes) -> None:
+    """Data without what the operation reads fails once as Linear's unusable answer, never as
+    the client's own KeyError or AttributeError, and no id is 'None'."""
+    with served_answer(answer) as url:
+        client = LinearClient(f"{url}/graphql", OAUTH_TOKEN)
+        calls: dict[str, Callable[[], object]] = {
+            "create": lambda: client.create_comment("i", "Queued"),
+            "issue": lambda: client.issue_with_comments("i", 5),
+        }
+        with pytest.raises(PermanentCallbackError, match="unusable"):
+            calls[call]()
