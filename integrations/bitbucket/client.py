@@ -8,6 +8,7 @@ and sent only to the API's own address: a listing's `next` link elsewhere is not
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ T = TypeVar("T")
 TIMEOUT_SECONDS: Final = 30.0
 MAX_PAGES: Final = 10  # the bot's open pull requests are a few; never list without end
 MESSAGE_LIMIT: Final = 300
+ERROR_READ_LIMIT: Final = 8 * 1024  # of an error answer: its message is cut to 300 anyway
 WRITE_PERMISSIONS: Final = frozenset({"write", "admin"})
 # The hook events Resolver routes (`routes.ROUTES`, Cloud's part).
 HOOK_EVENTS: Final = (
@@ -57,10 +59,11 @@ def check_workspace(workspace: str) -> str:
     return workspace
 
 
-def _detail(response: httpx.Response) -> str:
-    """Bitbucket's `error.message` (its `error` schema), redacted and shortened."""
+def _detail(response: httpx.Response, body: bytes) -> str:
+    """Bitbucket's `error.message` (its `error` schema) in an error answer's `body`, redacted
+    and shortened."""
     try:
-        data = response.json()
+        data = json.loads(body)
     except ValueError:
         data = None
     error = data.get("error") if isinstance(data, dict) else None
@@ -71,9 +74,22 @@ def _detail(response: httpx.Response) -> str:
 def check_answer(action: str, response: httpx.Response) -> None:
     """A 4xx or 5xx answer as contract's callback error (see `HttpErrors`)."""
     if response.status_code >= 300:  # a redirect is no answer to an API call
-        response.read()  # a streamed answer's error document
+        detail = _detail(response, _error_document(response))
         wait = parse_retry_after(response.headers.get("retry-after"))
-        raise ERRORS.answered(action, response.status_code, _detail(response), retry_after=wait)
+        raise ERRORS.answered(action, response.status_code, detail, retry_after=wait)
+
+
+def _error_document(response: httpx.Response) -> bytes:
+    """The start of an error answer, at most ERROR_READ_LIMIT bytes: a streamed one (a step's
+    log) may be of any size, and a 256 MB error page was read whole."""
+    if response.is_stream_consumed:
+        return response.content[:ERROR_READ_LIMIT]
+    start = b""
+    for chunk in response.iter_bytes(ERROR_READ_LIMIT):
+        start += chunk
+        if len(start) >= ERROR_READ_LIMIT:
+            break
+    return start[:ERROR_READ_LIMIT]
 
 
 def fork_of(data: Mapping[str, Any]) -> str | None:

@@ -74,3 +74,36 @@ def served_answer(
 
     with served_handler(Answer) as url:
         yield url
+
+
+class Flood:
+    """What a flooding server sent: the bytes written before the client hung up."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+
+@contextmanager
+def served_flood(status: int, size: int) -> Iterator[tuple[str, Flood]]:
+    """A server that answers every GET with `status` and a body of `size` bytes of text, sent
+    a chunk at a time (nothing that large is held); yields its URL and what it sent."""
+    flood, chunk = Flood(), b"x" * 65_536
+
+    class Flooding(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            try:
+                while flood.sent < size:
+                    self.wfile.write(chunk)
+                    flood.sent += len(chunk)
+            except OSError:  # the client read what it wanted and hung up
+                return
+
+        def log_message(self, *_args: object) -> None:
+            return None
+
+    with served_handler(Flooding) as url:
+        yield url, flood

@@ -10,17 +10,18 @@ from collections.abc import Iterator
 import pytest
 from cryptography.fernet import Fernet
 
-from integrations.bitbucket.pipelines import ci_report
+from integrations.bitbucket.pipelines import PipelinesClient, ci_report
 from integrations.bitbucket.standin.api import BitbucketAPI
 from integrations.bitbucket.standin.pipelines import Step
 from integrations.bitbucket.standin.state import Repo
 from integrations.bitbucket.trigger import UNKNOWN_PULL
-from resolver.contract.errors import PermanentCallbackError
+from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.provider import CIReport
 from resolver.contract.triggers import CiFailure, FailedCheck, Repository
 from resolver.core.settings import get_settings
 from resolver.features.ci.contract import LOG_TAIL_CHARS
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
+from tests.support.serving import served_flood
 
 BRANCH = "resolver/3-fix"
 SHA = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
@@ -123,3 +124,14 @@ def test_a_refused_log_is_a_permanent_error_that_names_no_token(
     with pytest.raises(PermanentCallbackError) as refused:
         report()
     assert "403" in str(refused.value) and BOT_TOKEN not in str(refused.value)
+
+
+def test_an_error_answer_to_a_log_is_read_only_as_far_as_its_message() -> None:
+    """A 500 of 256 MB to a step's log: its first few KB give the message, and the rest is
+    never read (it was read whole, half a gigabyte of memory)."""
+    size = 256 * 1024 * 1024
+    with served_flood(500, size) as (url, flood):
+        client = PipelinesClient(url, lambda: BOT_TOKEN)
+        with pytest.raises(TransientCallbackError, match="500"):
+            client.step_log_tail(REPO, "{p}", "{s}", keep=1024, budget=1024 * 1024)
+    assert flood.sent < size // 4
