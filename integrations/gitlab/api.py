@@ -4,6 +4,7 @@ its last answer's headers kept), and its errors as the contract's callback error
 from __future__ import annotations
 
 import functools
+import io
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from resolver.core.settings import Settings
 
 TIMEOUT_SECONDS: Final = 30.0
 MESSAGE_LIMIT: Final = 300
+ERROR_READ_LIMIT: Final = 8 * 1024  # of an error answer: its message is cut to 300 anyway
 ERRORS: Final = HttpErrors("GitLab")
 
 
@@ -64,7 +66,19 @@ class OwnOrigin(requests.Session):
         if _origin(request.url or "") != self.origin:
             raise requests.exceptions.InvalidURL("GitLab led to another host: not followed")
         kwargs["allow_redirects"] = False
-        return super().send(request, **kwargs)
+        response = super().send(request, **kwargs)
+        if kwargs.get("stream") and response.status_code >= 300:
+            _keep_start(response)
+        return response
+
+
+def _keep_start(response: requests.Response) -> None:
+    """An error answer to a streamed call (a job's log) as its first ERROR_READ_LIMIT bytes:
+    python-gitlab keeps the whole body as the error's message, and a 500 of 192 MB was read
+    whole into memory."""
+    start = response.raw.read(ERROR_READ_LIMIT, decode_content=True)
+    response.close()
+    response.raw = io.BytesIO(start)  # what requests reads `content` from, once consumed
 
 
 def _origin(url: str) -> tuple[str, str]:

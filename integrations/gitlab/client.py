@@ -335,7 +335,7 @@ class GitLabClient:
         kept, total = b"", 0
         with self._api("GET /projects/:id/jobs/:job_id/trace") as api:
             job = api.projects.get(project, lazy=True).jobs.get(job_id, lazy=True)
-            for chunk in job.trace(iterator=True, chunk_size=64 * 1024):
+            for chunk in job.trace(streamed=True, iterator=True, chunk_size=64 * 1024):
                 total += len(chunk)
                 kept = (kept + bytes(chunk))[-keep:]
                 if total >= budget:

@@ -22,7 +22,7 @@ from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
 from tests.integrations.gitlab.conftest import BOT_TOKEN, make_settings
 from tests.support.ports import free_port
-from tests.support.serving import served_answer, served_handler
+from tests.support.serving import served_answer, served_flood, served_handler
 
 NOTES = "POST /projects/{id}/issues/{iid}/notes"
 ACTION = "POST /projects/:id/issues/:iid/notes"
@@ -265,3 +265,25 @@ def test_an_answer_of_the_wrong_shape_is_an_unusable_answer(call: str, answer: b
         }
         with pytest.raises(PermanentCallbackError, match="unusable"):
             calls[call]()
+
+
+def test_an_error_answer_to_a_job_log_is_read_only_as_far_as_its_message() -> None:
+    """A 500 of 256 MB to a job's log: its first few KB are the message, and the rest is never
+    read (python-gitlab kept the whole body as the error's message)."""
+    size = 256 * 1024 * 1024
+    with served_flood(500, size) as (url, flood):
+        client = GitLabClient(make_settings(url), lambda: BOT_TOKEN)
+        with pytest.raises(TransientCallbackError, match="500") as failed:
+            client.job_trace_tail(1, 2, keep=1024, budget=1024 * 1024)
+    assert flood.sent < size // 4
+    assert len(str(failed.value)) < 1000
+
+
+def test_a_job_log_is_read_only_as_far_as_the_budget() -> None:
+    """A log of 256 MB: the budget's worth is read and its end kept (python-gitlab read the
+    whole answer before the first chunk, as the call was not streamed)."""
+    size = 256 * 1024 * 1024
+    with served_flood(200, size) as (url, flood):
+        client = GitLabClient(make_settings(url), lambda: BOT_TOKEN)
+        assert client.job_trace_tail(1, 2, keep=1024, budget=1024 * 1024) == b"x" * 1024
+    assert flood.sent < size // 4
