@@ -9,6 +9,7 @@ try.
 from __future__ import annotations
 
 import http.client
+import urllib.request
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ from typing import Any, Final
 from urllib.error import URLError
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackRequestError
 from slack_sdk.web import SlackResponse
 
 from integrations.slack.mrkdwn import fit
@@ -60,9 +61,41 @@ class BotIdentity:
     bot_id: str | None
 
 
+class _Unredirected(urllib.request.HTTPRedirectHandler):
+    """No redirect is followed: urllib's handler sends every header of the request, the
+    bot's `Authorization` too, on to wherever a redirect points. The 3xx is then the answer
+    (an HTTPError, which slack_sdk reads as a failed call)."""
+
+    def redirect_request(self, *_args: Any, **_kwargs: Any) -> None:
+        return None
+
+
+class UnredirectedWebClient(WebClient):
+    """slack_sdk's WebClient that follows no redirect. It opens every request with
+    `urllib.request.urlopen` and takes no opener, so its one method that opens one is given
+    ours: a private method (checked by the tests, which a renamed one fails)."""
+
+    def _perform_urllib_http_request_internal(
+        self, url: str, req: urllib.request.Request
+    ) -> dict[str, Any]:
+        if not url.lower().startswith(("http://", "https://")):  # urllib also opens file://
+            raise SlackRequestError(f"not an HTTP address: {url[:100]}")
+        handlers: list[urllib.request.BaseHandler] = [
+            urllib.request.HTTPSHandler(context=self.ssl),
+            _Unredirected(),
+        ]
+        if self.proxy:
+            handlers.append(urllib.request.ProxyHandler({"http": self.proxy, "https": self.proxy}))
+        with urllib.request.build_opener(*handlers).open(req, timeout=self.timeout) as answer:
+            charset = answer.headers.get_content_charset() or "utf-8"
+            body = answer.read().decode(charset)
+            return {"status": answer.status, "headers": answer.headers, "body": body}
+
+
 def slack_session(settings: Settings, token: str, timeout: int = TIMEOUT_SECONDS) -> WebClient:
-    """slack_sdk pointed at `SlackSettings.api_url` (GovSlack, a test server), no retries."""
-    return WebClient(
+    """slack_sdk pointed at `SlackSettings.api_url` (GovSlack, a test server), no retries, no
+    redirects followed."""
+    return UnredirectedWebClient(
         token=token,
         base_url=SlackSettings.of(settings).api_url.rstrip("/") + "/",
         timeout=timeout,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -14,7 +15,7 @@ from resolver.contract.errors import CallbackError, PermanentCallbackError, Tran
 from resolver.core.settings import Settings
 from tests.integrations.slack.conftest import BOT_TOKEN, CHANNEL, make_settings
 from tests.support.ports import free_port
-from tests.support.serving import served_answer
+from tests.support.serving import served_answer, served_handler
 
 
 def fail_once(
@@ -158,3 +159,48 @@ def test_an_ok_answer_without_what_was_asked_is_an_unusable_answer(answer: bytes
             client.identity()
         with pytest.raises(PermanentCallbackError, match="unusable"):
             client.post(CHANNEL, None, "Queued")
+
+
+class _Elsewhere(BaseHTTPRequestHandler):
+    """Sends every call on to `target` with a redirect; what the target heard is kept."""
+
+    target = ""
+    status = 302
+    heard: list[str | None] = []
+
+    def _answer(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        type(self).heard.append(self.headers.get("Authorization"))
+        body = b'{"ok": true, "user_id": "U1", "ts": "1.2"}'
+        self.send_response(type(self).status if type(self).target else 200)
+        if type(self).target:
+            self.send_header("Location", f"{type(self).target}/api/auth.test")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *_args: object) -> None:
+        return None
+
+
+class _Other(_Elsewhere):
+    target = ""
+    heard: list[str | None] = []
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_the_token_is_never_sent_where_a_redirect_points(status: int) -> None:
+    """A redirect is the answer, not a way on: urllib sent the bot's `Authorization` on to
+    the host it named, and took that host's answer as the bot's identity."""
+    with served_handler(_Other) as other, served_handler(_Elsewhere) as slack:
+        _Elsewhere.target, _Elsewhere.status = other.replace("127.0.0.1", "localhost"), status
+        _Other.heard = []
+        client = SlackClient(make_settings(slack), BOT_TOKEN)
+        with pytest.raises(PermanentCallbackError, match=str(status)):
+            client.identity()
+        with pytest.raises(PermanentCallbackError, match=str(status)):
+            client.thread(CHANNEL, "1.2", 5)  # a GET
+    assert _Other.heard == []
