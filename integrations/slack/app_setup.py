@@ -23,7 +23,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from integrations.slack.app_manifest import BOT_EVENTS, BOT_SCOPES
-from integrations.slack.client import NETWORK_ERRORS
+from integrations.slack.client import NETWORK_ERRORS, UnredirectedWebClient
 from integrations.slack.settings import SlackSettings
 from resolver.contract.setup import AppSetup, ChatApp, Installation, SetupError
 from resolver.core.logs import register_secret
@@ -83,7 +83,7 @@ SDK_LOGGER.setLevel(logging.WARNING)
 
 
 def _web(settings: Settings, token: str | None = None) -> WebClient:
-    return WebClient(
+    return UnredirectedWebClient(
         token=token,
         base_url=SlackSettings.of(settings).api_url.rstrip("/") + "/",
         timeout=TIMEOUT_SECONDS,
