@@ -26,6 +26,7 @@ from integrations.github.api import github_session, translate_errors
 from integrations.github.client import GitHubClient
 from integrations.github.settings import GitHubSettings
 from integrations.github.trigger import installation_of
+from integrations.toolkit.answers import fields, text
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, sign_in_again
 from resolver.contract.triggers import TaskTrigger, repo_of
@@ -171,8 +172,8 @@ class InstallationTokens:
             answer = github.rest.apps.create_installation_access_token(
                 installation_id, headers=bearer, **scope
             )
-            data = answer.json()
-        token = str(data["token"])
+            data = fields(answer.json())
+            token = text(data["token"])
         register_secret(token)
         cached = _Cached(token, self._refresh_at(data.get("expires_at")))
         log(

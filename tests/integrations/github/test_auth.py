@@ -37,6 +37,7 @@ from resolver.store.db import session_scope
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import ResolverEnv
 from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO, AppKey, make_settings
+from tests.support.serving import served_answer
 
 MINT = "POST /app/installations/{installation_id}/access_tokens"
 
@@ -308,3 +309,16 @@ def test_a_jobs_installation_token_reaches_its_repository_alone(
     assert run_git("-c", header, "ls-remote", git_server.url_for(REPO))
     with pytest.raises(subprocess.CalledProcessError):
         run_git("-c", header, "ls-remote", git_server.url_for("octo/private"))
+
+
+@pytest.mark.parametrize("answer", [b"{}", b'{"token": null}', b"[]"])
+def test_an_installation_token_answer_without_a_token_mints_none(
+    answer: bytes, key_file: Path
+) -> None:
+    """No token is cached as 'None' and sent to GitHub as one: the mint fails once as
+    GitHub's unusable answer (a KeyError or TypeError before)."""
+    with (
+        served_answer(answer, status=201) as url,
+        pytest.raises(PermanentCallbackError, match="unusable"),
+    ):
+        installation_token(INSTALLATION_ID + 1, make_settings(url, key_file))
