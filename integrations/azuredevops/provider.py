@@ -11,10 +11,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import JsonValue
 
-from integrations.azuredevops.client import AzureDevOpsClient, TokenProvider, authorization
+from integrations.azuredevops.client import ERRORS, AzureDevOpsClient, TokenProvider, authorization
 from integrations.azuredevops.settings import AzureDevOpsSettings
 from integrations.azuredevops.tokens import JobToken, organisation
 from integrations.azuredevops.trigger import part_of
+from integrations.toolkit.answers import reading
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -309,16 +310,18 @@ def ci_report(
     project = repo.split("/", 1)[0]
     client, _ = _job_client(settings)
     records = client.failed_records(project, check.check_id)
-    annotations = tuple(
-        f"{record.get('name') or 'task'}: {issue.get('message') or ''}".strip()
-        for record in records
-        for issue in record.get("issues") or []
-        if issue.get("type") == "error"
-    )
-    logged = next((r for r in records if (r.get("log") or {}).get("id") is not None), None)
-    if logged is None:
-        return CIReport(annotations=annotations, unavailable=("the build's log",))
-    log_id = int(logged["log"]["id"])
+    # A record of the wrong shape is an unusable answer: the fix starts from the check alone.
+    with reading(ERRORS, "GET build/builds/{buildId}/timeline/{timelineId}"):
+        annotations = tuple(
+            f"{record.get('name') or 'task'}: {issue.get('message') or ''}".strip()
+            for record in records
+            for issue in record.get("issues") or []
+            if issue.get("type") == "error"
+        )
+        logged = next((r for r in records if (r.get("log") or {}).get("id") is not None), None)
+        if logged is None:
+            return CIReport(annotations=annotations, unavailable=("the build's log",))
+        log_id = int(logged["log"]["id"])
     kept = client.log_tail(project, check.check_id, log_id, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
     text, cut = tail(kept.decode("utf-8", errors="replace"))
     return CIReport(annotations, text, cut or len(kept) >= LOG_TAIL_CHARS * 4)

@@ -18,9 +18,10 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from integrations.bitbucket.client import BitbucketClient, check_answer, split_repo
+from integrations.bitbucket.client import ERRORS, BitbucketClient, check_answer, split_repo
 from integrations.bitbucket.provider import job_token, user_agent
 from integrations.bitbucket.tokens import api_url
+from integrations.toolkit.answers import reading, text
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.provider import CIReport
 from resolver.contract.triggers import FailedCheck, TaskTrigger, repo_of
@@ -134,18 +135,21 @@ def ci_report(
         return CIReport()
     token = job_token(trigger, requester_id, settings)
     client = PipelinesClient(api_url(settings), token, user_agent=user_agent(settings))
-    run = failed_run(client.pipelines(repo, check.head_sha), check.pipeline_id)
-    if run is None:
-        return CIReport(unavailable=(f"no Bitbucket Pipelines run of {check.head_sha[:12]}",))
-    steps = client.steps(repo, str(run["uuid"]))
-    failed = [s for s in steps if result_of(s) in FAILED]
-    notes = step_errors(steps)
-    if not failed:
-        return CIReport(notes, unavailable=("the failed step of the pipeline",))
+    # The calls translate their own failures; a run or a step of the wrong shape is an
+    # unusable answer, which leaves the report out, not an error that fails the fix.
+    with reading(ERRORS, "GET /repositories/{workspace}/{repo_slug}/pipelines"):
+        run = failed_run(client.pipelines(repo, check.head_sha), check.pipeline_id)
+        if run is None:
+            return CIReport(unavailable=(f"no Bitbucket Pipelines run of {check.head_sha[:12]}",))
+        run_uuid = text(run["uuid"])
+        steps = client.steps(repo, run_uuid)
+        failed = [s for s in steps if result_of(s) in FAILED]
+        notes = step_errors(steps)
+        if not failed:
+            return CIReport(notes, unavailable=("the failed step of the pipeline",))
+        step_uuid = text(failed[0]["uuid"])
     more = len(failed) - 1
-    kept, cut = client.step_log_tail(
-        repo, str(run["uuid"]), str(failed[0]["uuid"]), LOG_TAIL_CHARS * 4, LOG_READ_BYTES
-    )
-    text, shortened = tail(kept.decode("utf-8", errors="replace"))
+    kept, cut = client.step_log_tail(repo, run_uuid, step_uuid, LOG_TAIL_CHARS * 4, LOG_READ_BYTES)
+    log_end, shortened = tail(kept.decode("utf-8", errors="replace"))
     unread = (f"the logs of {more} more failed step(s)",) if more else ()
-    return CIReport(notes, text, cut or shortened, unread)
+    return CIReport(notes, log_end, cut or shortened, unread)

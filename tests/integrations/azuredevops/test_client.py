@@ -211,3 +211,32 @@ def test_an_answer_of_the_wrong_shape_is_an_unusable_answer(answer: bytes) -> No
         ):
             with pytest.raises(PermanentCallbackError, match="unusable"):
                 call()
+
+
+@pytest.mark.parametrize(
+    "record",
+    [b'{"result": "failed", "issues": ["x"]}', b'{"result": "failed", "log": {"id": "x"}}'],
+)
+def test_a_build_record_of_the_wrong_shape_leaves_the_report_out_with_a_reason(
+    record: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An issue that is no object, a log id that is no number: Azure DevOps's unusable answer
+    (the fix starts from the check alone), not an error that failed the fix job."""
+    from integrations.azuredevops.provider import ci_report
+    from resolver.contract.triggers import CiFailure, FailedCheck, Repository
+    from tests.conftest import reset_caches
+    from tests.integrations.azuredevops.conftest import BOT_TOKEN
+
+    answer = b'{"orchestrationPlan": {"planId": "p"}, "records": [' + record + b"]}"
+    with served_answer(answer) as url:
+        monkeypatch.setenv("RESOLVER_AZUREDEVOPS_URL", url)
+        monkeypatch.setenv("RESOLVER_AZUREDEVOPS_TOKEN", BOT_TOKEN)
+        monkeypatch.setenv("RESOLVER_SECRET_KEYS", Fernet.generate_key().decode())
+        reset_caches()
+        check = FailedCheck("widgets-ci", "8c1bb2c5", "resolver/7-x", "failed", check_id=4)
+        trigger = CiFailure(repo=Repository(full_name=REPO), number=3, check=check)
+        try:
+            with pytest.raises(PermanentCallbackError, match="unusable"):
+                ci_report(trigger, None, check, get_settings())
+        finally:
+            reset_caches()

@@ -21,7 +21,7 @@ from resolver.contract.triggers import CiFailure, FailedCheck, Repository
 from resolver.core.settings import get_settings
 from resolver.features.ci.contract import LOG_TAIL_CHARS
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
-from tests.support.serving import served_flood
+from tests.support.serving import served_answer, served_flood
 
 BRANCH = "resolver/3-fix"
 SHA = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
@@ -135,3 +135,29 @@ def test_an_error_answer_to_a_log_is_read_only_as_far_as_its_message() -> None:
         with pytest.raises(TransientCallbackError, match="500"):
             client.step_log_tail(REPO, "{p}", "{s}", keep=1024, budget=1024 * 1024)
     assert flood.sent < size // 4
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"values": [{"state": "FAILED", "build_number": 1}]}',
+        b'{"values": [{"uuid": null, "build_number": 1, "state": {"result": {"name": "FAILED"}}}]}',
+    ],
+)
+def test_a_run_of_the_wrong_shape_leaves_the_report_out_with_a_reason(
+    answer: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run with no uuid, or a state that is no object, is Bitbucket's unusable answer (the
+    fix starts from the check alone), not a TypeError that failed the fix job."""
+    from tests.conftest import reset_caches
+
+    with served_answer(answer) as url:
+        monkeypatch.setenv("RESOLVER_BITBUCKET_API_URL", url)
+        monkeypatch.setenv("RESOLVER_BITBUCKET_TOKEN", BOT_TOKEN)
+        monkeypatch.setenv("RESOLVER_SECRET_KEYS", Fernet.generate_key().decode())
+        reset_caches()
+        try:
+            with pytest.raises(PermanentCallbackError, match="unusable"):
+                report(pipeline_id=1)
+        finally:
+            reset_caches()
