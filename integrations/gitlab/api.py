@@ -76,7 +76,7 @@ def _keep_start(response: requests.Response) -> None:
     """An error answer to a streamed call (a job's log) as its first ERROR_READ_LIMIT bytes:
     python-gitlab keeps the whole body as the error's message, and a 500 of 192 MB was read
     whole into memory."""
-    start = response.raw.read(ERROR_READ_LIMIT, decode_content=True)
+    start = next(response.iter_content(ERROR_READ_LIMIT), b"")  # read errors as requests'
     response.close()
     response.raw = io.BytesIO(start)  # what requests reads `content` from, once consumed
 
