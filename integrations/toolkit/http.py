@@ -1,12 +1,15 @@
 """A forge client's JSON REST call, written once: one request through httpx, every failure
 classified and worded by contract's `HttpErrors` (nothing here retries or sleeps: the callback
 tasks retry, one attempt row per try), and the answer read as JSON. Each client builds its own
-URL and headers, and names the call (`action`) as its vendor's reference does."""
+URL and headers, and names the call (`action`) as its vendor's reference does.
+
+`BoundedTransport` holds any httpx call to its `Limits` (a deadline for the whole call, a cap on
+its answer after decoding); the clients on httpx and githubkit send through it."""
 
 from __future__ import annotations
 
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final, TypeVar
@@ -14,6 +17,16 @@ from typing import Any, Final, TypeVar
 import httpx
 
 from integrations.toolkit.answers import read
+from integrations.toolkit.limits import (
+    ACCEPTED_ENCODING,
+    API_CALL,
+    Budget,
+    CapReachedError,
+    DeadlineReachedError,
+    Inflater,
+    Limits,
+    UnaskedEncodingError,
+)
 from resolver.contract.errors import HttpErrors, parse_retry_after
 from resolver.core.logs import redact
 
@@ -28,6 +41,69 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+class AnswerTooLargeError(httpx.DecodingError):
+    """An answer larger than its cap: a DecodingError, as every client already takes an answer
+    it cannot read for an unusable one."""
+
+
+class BoundedTransport(httpx.BaseTransport):
+    """A transport that holds each request to `limits`: every timeout shortened to the time
+    left, and the answer decoded here, step by step, within its deadline and its cap (httpx
+    would inflate a whole network read at once). A deadline passed is a `ReadTimeout`."""
+
+    def __init__(self, inner: httpx.BaseTransport | None = None, limits: Limits = API_CALL) -> None:
+        self._inner = inner or httpx.HTTPTransport(verify=tls_context())
+        self._limits = limits
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        budget = Budget(self._limits)
+        left = budget.seconds_left()
+        asked: Mapping[str, float | None] = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {
+            key: min(asked.get(key) or left, left) for key in ("connect", "read", "write", "pool")
+        }
+        request.headers["Accept-Encoding"] = ACCEPTED_ENCODING
+        response = self._inner.handle_request(request)
+        try:
+            inflater = Inflater.of(response.headers.get("content-encoding"))
+        except UnaskedEncodingError as error:
+            response.close()
+            raise httpx.DecodingError(str(error), request=request) from None
+        if not isinstance(response.stream, httpx.SyncByteStream):
+            raise TypeError("a synchronous transport answered with an asynchronous stream")
+        stream = _BoundedStream(response.stream, request, budget, inflater)
+        # The body is decoded here: what reaches httpx is neither compressed nor that long.
+        decoded = ("content-encoding", "content-length")
+        headers = [(k, v) for k, v in response.headers.multi_items() if k not in decoded]
+        return httpx.Response(
+            response.status_code, headers=headers, stream=stream, extensions=response.extensions
+        )
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+@dataclass(frozen=True)
+class _BoundedStream(httpx.SyncByteStream):
+    raw: httpx.SyncByteStream
+    request: httpx.Request
+    budget: Budget
+    inflater: Inflater | None
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            yield from self.budget.chunks(iter(self.raw), self.inflater)
+        except DeadlineReachedError as error:
+            raise httpx.ReadTimeout(str(error), request=self.request) from None
+        except CapReachedError as error:
+            raise AnswerTooLargeError(str(error), request=self.request) from None
+        except UnaskedEncodingError as error:
+            raise httpx.DecodingError(str(error), request=self.request) from None
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 @dataclass(frozen=True)
 class JsonCalls:
     """How one vendor's API answers: who it is in errors, where its error document keeps its
@@ -36,6 +112,7 @@ class JsonCalls:
     errors: HttpErrors
     detail: tuple[str, ...] = ("message",)
     sign_in_page: frozenset[int] = frozenset()
+    limits: Limits = API_CALL
 
     def send(
         self,
@@ -50,9 +127,8 @@ class JsonCalls:
     ) -> httpx.Response:
         """One request; an error answer, a timeout or no answer leaves as a CallbackError."""
         try:
-            with httpx.Client(
-                timeout=TIMEOUT_SECONDS, transport=transport, verify=tls_context()
-            ) as http:
+            bounded = BoundedTransport(transport, self.limits)
+            with httpx.Client(timeout=TIMEOUT_SECONDS, transport=bounded) as http:
                 response = http.request(method, url, headers=headers, json=json, params=params)
         except httpx.TimeoutException:
             raise self.errors.timed_out(action) from None

@@ -1,0 +1,96 @@
+"""A provider's answer is read within its call's deadline and up to its cap (integrations/toolkit/
+limits.py), against a real loopback server that drips, floods or sends a gzip bomb: the call
+fails in time with the provider's typed error, and memory never holds more than the cap."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from collections.abc import Iterator
+from functools import cache
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+
+from integrations.forgejo.client import ForgejoClient
+from integrations.toolkit.http import JsonCalls
+from integrations.toolkit.limits import MAX_ANSWER_BYTES, Limits
+from resolver.contract.errors import HttpErrors, PermanentCallbackError, TransientCallbackError
+from tests.support.serving import served_handler
+
+CALLS = JsonCalls(HttpErrors("Forge"), limits=Limits(seconds=0.5, max_bytes=1024))
+OVER_CAP = MAX_ANSWER_BYTES + 1024 * 1024
+
+
+@cache
+def gzip_bomb() -> bytes:
+    """A JSON list padded with spaces past the cap, which gzip shrinks a thousandfold."""
+    return gzip.compress(b"[" + b" " * OVER_CAP + b"]", compresslevel=9)
+
+
+class Hostile(BaseHTTPRequestHandler):
+    """By the path's first folder, `/drip`: a byte every 0.1 s for 5 s; `/huge`: a body past
+    the cap; `/bomb`: gzip that decodes past it; `/small`: a JSON list, gzipped as asked."""
+
+    def do_GET(self) -> None:
+        try:
+            self._answer()
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client gave up, as it should
+
+    def _answer(self) -> None:
+        body, encoding = {
+            "/drip": (b"[" + b" " * 48 + b"]", None),
+            "/huge": (b"[" + b" " * OVER_CAP + b"]", None),
+            "/bomb": (gzip_bomb(), "gzip"),
+            "/small": (gzip.compress(json.dumps([{"id": 1}]).encode()), "gzip"),
+        }["/" + self.path.split("/")[1].partition("?")[0]]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.path.startswith("/drip"):
+            for byte in range(len(body)):
+                self.wfile.write(body[byte : byte + 1])
+                self.wfile.flush()
+                time.sleep(0.1)
+            return
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        return None
+
+
+@pytest.fixture(scope="module")
+def hostile() -> Iterator[str]:
+    with served_handler(Hostile) as url:
+        yield url
+
+
+def test_an_answer_that_drips_fails_at_the_calls_deadline(hostile: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(TransientCallbackError, match="did not answer GET /drip in time"):
+        CALLS.send("GET", "GET /drip", hostile + "/drip", headers={})
+    assert time.monotonic() - started < 1.5  # each byte came within the per-read timeout
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+def test_an_answer_past_the_cap_is_unusable(hostile: str, path: str) -> None:
+    with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
+        CALLS.send("GET", f"GET {path}", hostile + path, headers={})
+
+
+def test_an_answer_within_the_cap_is_read_and_decoded(hostile: str) -> None:
+    answer = CALLS.send("GET", "GET /small", hostile + "/small", headers={})
+    assert CALLS.read("GET /small", answer) == [{"id": 1}]
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+def test_a_forge_client_reads_no_more_than_the_cap(hostile: str, path: str) -> None:
+    client = ForgejoClient(hostile + path, lambda: "token")
+    too_large = r"Forgejo's answer .* unusable: AnswerTooLargeError"
+    with pytest.raises(PermanentCallbackError, match=too_large):
+        client.issue_comments("o/r", 1)
