@@ -9,6 +9,7 @@ its answer after decoding); the clients on httpx and githubkit send through it."
 from __future__ import annotations
 
 import ssl
+import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -52,7 +53,7 @@ class BoundedTransport(httpx.BaseTransport):
     would inflate a whole network read at once). A deadline passed is a `ReadTimeout`."""
 
     def __init__(self, inner: httpx.BaseTransport | None = None, limits: Limits = API_CALL) -> None:
-        self._inner = inner or httpx.HTTPTransport(verify=tls_context())
+        self._inner = inner or _FromEnvironment()
         self._limits = limits
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -81,6 +82,26 @@ class BoundedTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self._inner.close()
+
+
+class _FromEnvironment(httpx.BaseTransport):
+    """Direct, or through the proxy the environment names for the URL (`HTTPS_PROXY`,
+    `NO_PROXY`): what httpx does unless it is given a transport, as `BoundedTransport` is."""
+
+    def __init__(self) -> None:
+        self._by_proxy: dict[str | None, httpx.HTTPTransport] = {}
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        proxies = urllib.request.getproxies()
+        bypass = urllib.request.proxy_bypass(request.url.host)
+        proxy = None if bypass else proxies.get(request.url.scheme) or proxies.get("all")
+        if proxy not in self._by_proxy:
+            self._by_proxy[proxy] = httpx.HTTPTransport(verify=tls_context(), proxy=proxy)
+        return self._by_proxy[proxy].handle_request(request)
+
+    def close(self) -> None:
+        for transport in self._by_proxy.values():
+            transport.close()
 
 
 @dataclass(frozen=True)

@@ -94,3 +94,30 @@ def test_a_forge_client_reads_no_more_than_the_cap(hostile: str, path: str) -> N
     too_large = r"Forgejo's answer .* unusable: AnswerTooLargeError"
     with pytest.raises(PermanentCallbackError, match=too_large):
         client.issue_comments("o/r", 1)
+
+
+class Proxy(BaseHTTPRequestHandler):
+    """An HTTP proxy that answers every request itself, with the URL it was asked for."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"asked": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        return None
+
+
+def test_a_call_goes_through_the_proxy_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Given a transport, httpx reads no proxy from the environment: the bounded one does."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with served_handler(Proxy) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        answer = CALLS.send("GET", "GET /x", "http://forge.invalid/x", headers={})
+    assert CALLS.read("GET /x", answer) == {"asked": "http://forge.invalid/x"}
