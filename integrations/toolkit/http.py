@@ -42,6 +42,12 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def bounded_client(limits: Limits = API_CALL, **options: Any) -> httpx.Client:
+    """An httpx client whose every request is held to `limits` (its timeouts too)."""
+    transport = BoundedTransport(limits=limits)
+    return httpx.Client(transport=transport, timeout=limits.seconds, **options)
+
+
 class AnswerTooLargeError(httpx.DecodingError):
     """An answer larger than its cap: a DecodingError, as every client already takes an answer
     it cannot read for an unusable one."""

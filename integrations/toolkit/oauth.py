@@ -12,6 +12,8 @@ from typing import Any, Final
 import httpx
 from pydantic import SecretStr
 
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.limits import Limits
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -24,6 +26,9 @@ from resolver.contract.signin import (
 
 TIMEOUT: Final = 10.0
 JSON: Final[Mapping[str, str]] = {"Accept": "application/json"}
+SIGN_IN: Final = Limits(seconds=TIMEOUT)
+"""A sign-in call's deadline, from its request to its answer's last byte: a person waits on the
+page for it. Its answer's cap is any API answer's."""
 
 
 def configured_client(
@@ -60,16 +65,17 @@ def viewer_get(
     params: Mapping[str, str] | None = None,
     headers: Mapping[str, str] = JSON,
     signed_out: frozenset[int] = frozenset({401}),
+    limits: Limits = SIGN_IN,
 ) -> httpx.Response:
     """GET `url` with the viewer's `Authorization` header: SignInError when the forge no longer
     takes the token (`signed_out`), ForgeUnreachableError when it did not answer or failed."""
     try:
-        response = httpx.get(
-            url,
-            headers={"Authorization": authorization, **headers},
-            params=dict(params) if params else None,
-            timeout=TIMEOUT,
-        )
+        with bounded_client(limits) as http:
+            response = http.get(
+                url,
+                headers={"Authorization": authorization, **headers},
+                params=dict(params) if params else None,
+            )
     except httpx.HTTPError as error:
         raise ForgeUnreachableError(f"{vendor} did not answer: {type(error).__name__}") from None
     if response.status_code in signed_out:
@@ -122,7 +128,9 @@ class RefreshGrant:
     """The statuses a refusal comes with; None: any (some forges answer 200 and an error)."""
 
 
-def refresh_grant(grant: RefreshGrant, client: OAuthClient | None, token: str) -> IssuedToken:
+def refresh_grant(
+    grant: RefreshGrant, client: OAuthClient | None, token: str, limits: Limits = SIGN_IN
+) -> IssuedToken:
     """Trade a refresh token for new tokens at the client's token endpoint.
     RefreshRefusedError when the forge refuses the refresh token; ForgeUnreachableError when
     sign-in is not configured or the forge gave no token."""
@@ -135,9 +143,13 @@ def refresh_grant(grant: RefreshGrant, client: OAuthClient | None, token: str) -
     if auth is None:
         form = {"client_id": client.client_id, "client_secret": client.client_secret, **form}
     try:
-        response = httpx.post(
-            client.access_token_url, data=form, auth=auth, headers=JSON, timeout=TIMEOUT
-        )
+        with bounded_client(limits) as http:
+            response = http.post(
+                client.access_token_url,
+                data=form,
+                auth=auth or httpx.USE_CLIENT_DEFAULT,
+                headers=JSON,
+            )
     except httpx.HTTPError as error:
         raise ForgeUnreachableError(
             f"{grant.vendor} did not answer: {type(error).__name__}"

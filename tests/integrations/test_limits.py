@@ -14,9 +14,11 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from integrations.forgejo.client import ForgejoClient
+from integrations.toolkit import oauth
 from integrations.toolkit.http import JsonCalls
 from integrations.toolkit.limits import MAX_ANSWER_BYTES, Limits
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, TransientCallbackError
+from resolver.contract.signin import ForgeUnreachableError, OAuthClient
 from tests.support.serving import served_handler
 
 CALLS = JsonCalls(HttpErrors("Forge"), limits=Limits(seconds=0.5, max_bytes=1024))
@@ -34,6 +36,13 @@ class Hostile(BaseHTTPRequestHandler):
     the cap; `/bomb`: gzip that decodes past it; `/small`: a JSON list, gzipped as asked."""
 
     def do_GET(self) -> None:
+        try:
+            self._answer()
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client gave up, as it should
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
         try:
             self._answer()
         except (BrokenPipeError, ConnectionResetError):
@@ -94,6 +103,22 @@ def test_a_forge_client_reads_no_more_than_the_cap(hostile: str, path: str) -> N
     too_large = r"Forgejo's answer .* unusable: AnswerTooLargeError"
     with pytest.raises(PermanentCallbackError, match=too_large):
         client.issue_comments("o/r", 1)
+
+
+def test_a_sign_in_call_that_drips_fails_at_its_deadline(hostile: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(ForgeUnreachableError, match="did not answer: ReadTimeout"):
+        oauth.viewer_get("Forge", hostile + "/drip", "token t", limits=CALLS.limits)
+    assert time.monotonic() - started < 1.5
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+def test_a_sign_in_answer_past_the_cap_is_no_answer(hostile: str, path: str) -> None:
+    with pytest.raises(ForgeUnreachableError, match="did not answer: AnswerTooLargeError"):
+        oauth.viewer_get("Forge", hostile + path, "token t")
+    client = OAuthClient("id", "secret", hostile, hostile + path, "scope")
+    with pytest.raises(ForgeUnreachableError, match="did not answer: AnswerTooLargeError"):
+        oauth.refresh_grant(oauth.RefreshGrant("Forge"), client, "refresh")
 
 
 class Proxy(BaseHTTPRequestHandler):
