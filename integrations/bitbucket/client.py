@@ -18,7 +18,8 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from integrations.toolkit import answers
-from integrations.toolkit.http import tls_context
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.limits import API_CALL, Limits
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.contract.outbound import PullInfo, RepoInfo
 from resolver.core.logs import redact
@@ -26,7 +27,6 @@ from resolver.core.logs import redact
 TokenProvider = Callable[[], str]
 T = TypeVar("T")
 
-TIMEOUT_SECONDS: Final = 30.0
 MAX_PAGES: Final = 10  # the bot's open pull requests are a few; never list without end
 MESSAGE_LIMIT: Final = 300
 ERROR_READ_LIMIT: Final = 8 * 1024  # of an error answer: its message is cut to 300 anyway
@@ -169,10 +169,8 @@ class BitbucketClient:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._token()}", "User-Agent": self._user_agent}
 
-    def _http(self) -> httpx.Client:
-        return httpx.Client(
-            timeout=TIMEOUT_SECONDS, transport=self._transport, verify=tls_context()
-        )
+    def _http(self, limits: Limits = API_CALL) -> httpx.Client:
+        return bounded_client(limits, self._transport)
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:

@@ -22,6 +22,7 @@ from integrations.bitbucket.client import ERRORS, BitbucketClient, check_answer,
 from integrations.bitbucket.provider import job_token, user_agent
 from integrations.bitbucket.tokens import api_url
 from integrations.toolkit.answers import reading, text
+from integrations.toolkit.limits import tail_limits
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.provider import CIReport
 from resolver.contract.triggers import FailedCheck, TaskTrigger, repo_of
@@ -63,7 +64,7 @@ class PipelinesClient(BitbucketClient):
         )
         url = f"{self._api}{self._pipeline_path(repo, pipeline)}/steps/{quote(step, safe='')}/log"
         wanted = {"Range": f"bytes=-{keep}", "User-Agent": self._user_agent}
-        with self._errors(action), self._http() as http:
+        with self._errors(action), self._http(tail_limits(budget)) as http:
             with http.stream("GET", url, headers=self._headers() | wanted) as response:
                 if response.status_code != 307:
                     return _read_tail(action, response, keep, budget)

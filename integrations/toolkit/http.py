@@ -31,7 +31,6 @@ from integrations.toolkit.limits import (
 from resolver.contract.errors import HttpErrors, parse_retry_after
 from resolver.core.logs import redact
 
-TIMEOUT_SECONDS: Final = 30.0
 MESSAGE_LIMIT: Final = 300
 T = TypeVar("T")
 
@@ -42,10 +41,13 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def bounded_client(limits: Limits = API_CALL, **options: Any) -> httpx.Client:
-    """An httpx client whose every request is held to `limits` (its timeouts too)."""
-    transport = BoundedTransport(limits=limits)
-    return httpx.Client(transport=transport, timeout=limits.seconds, **options)
+def bounded_client(
+    limits: Limits = API_CALL, transport: httpx.BaseTransport | None = None, **options: Any
+) -> httpx.Client:
+    """An httpx client whose every request is held to `limits` (its timeouts too), sent by
+    `transport` (a test's), else directly or through the environment's proxy."""
+    bounded = BoundedTransport(transport, limits)
+    return httpx.Client(transport=bounded, timeout=limits.seconds, **options)
 
 
 class AnswerTooLargeError(httpx.DecodingError):
@@ -154,8 +156,7 @@ class JsonCalls:
     ) -> httpx.Response:
         """One request; an error answer, a timeout or no answer leaves as a CallbackError."""
         try:
-            bounded = BoundedTransport(transport, self.limits)
-            with httpx.Client(timeout=TIMEOUT_SECONDS, transport=bounded) as http:
+            with bounded_client(self.limits, transport) as http:
                 response = http.request(method, url, headers=headers, json=json, params=params)
         except httpx.TimeoutException:
             raise self.errors.timed_out(action) from None

@@ -59,6 +59,18 @@ class Limits:
 API_CALL: Final = Limits()
 """What an API call gets, unless a test or a call that knows better says otherwise."""
 
+TAIL_SECONDS: Final = 120.0
+"""The longest a log's tail is read: tens of megabytes may be read to reach it."""
+
+TAIL_OVERSHOOT: Final = 1024 * 1024
+"""What a read that stops itself at its budget may go over it by (one chunk, 64 KB at most)."""
+
+
+def tail_limits(budget: int) -> Limits:
+    """The limits of a log's tail, read up to `budget` bytes by the reader itself: its cap is
+    a backstop past the budget, its deadline TAIL_SECONDS."""
+    return Limits(seconds=TAIL_SECONDS, max_bytes=budget + TAIL_OVERSHOOT)
+
 
 class Budget:
     """What is left of one call's limits, from the moment it was started."""

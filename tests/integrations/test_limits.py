@@ -13,6 +13,8 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from integrations.bitbucket.client import BitbucketClient
+from integrations.bitbucket.pipelines import PipelinesClient
 from integrations.forgejo.client import ForgejoClient
 from integrations.toolkit import oauth
 from integrations.toolkit.http import JsonCalls
@@ -103,6 +105,19 @@ def test_a_forge_client_reads_no_more_than_the_cap(hostile: str, path: str) -> N
     too_large = r"Forgejo's answer .* unusable: AnswerTooLargeError"
     with pytest.raises(PermanentCallbackError, match=too_large):
         client.issue_comments("o/r", 1)
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+def test_a_rest_client_on_httpx_reads_no_more_than_the_cap(hostile: str, path: str) -> None:
+    client = BitbucketClient(hostile + path, lambda: "token")
+    with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
+        client.authenticated_user()
+
+
+def test_a_logs_tail_is_read_up_to_its_own_budget_past_the_api_cap(hostile: str) -> None:
+    client = PipelinesClient(hostile + "/huge", lambda: "token")
+    kept, cut = client.step_log_tail("w/r", "{p}", "{s}", 16, OVER_CAP + 2)
+    assert (kept, cut) == (b" " * 15 + b"]", True)
 
 
 def test_a_sign_in_call_that_drips_fails_at_its_deadline(hostile: str) -> None:
