@@ -18,7 +18,8 @@ from urllib.parse import quote
 import httpx
 
 from integrations.toolkit.answers import fields, items, reading, text
-from integrations.toolkit.http import JsonCalls, tls_context
+from integrations.toolkit.http import JsonCalls, bounded_client
+from integrations.toolkit.limits import tail_limits
 from resolver.contract.errors import HttpErrors, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
 
@@ -27,7 +28,6 @@ T = TypeVar("T")
 
 API_VERSION: Final = "7.1"
 COMMENTS_VERSION: Final = "7.1-preview.4"  # work item comments are still a preview in 7.1
-TIMEOUT_SECONDS: Final = 30.0
 PAGE_SIZE: Final = 100
 # The Git Repositories security namespace and its GenericContribute bit ("Contribute": push).
 # https://learn.microsoft.com/azure/devops/organizations/security/namespace-reference
@@ -333,13 +333,15 @@ class AzureDevOpsClient:
             "User-Agent": self._user_agent,
         }
         kept, total = b"", 0
+        action = "GET build/builds/{buildId}/logs/{logId}"
         try:
-            with httpx.Client(timeout=TIMEOUT_SECONDS, transport=self._transport,
-                              verify=tls_context()) as http, http.stream(
-                "GET", url, headers=headers, params={"api-version": API_VERSION}
-            ) as response:  # fmt: skip
+            with (
+                bounded_client(tail_limits(budget), self._transport) as http,
+                http.stream(
+                    "GET", url, headers=headers, params={"api-version": API_VERSION}
+                ) as response,
+            ):
                 if response.status_code >= 400:
-                    action = "GET build/builds/{buildId}/logs/{logId}"
                     raise ERRORS.answered(action, response.status_code, "no log")
                 for chunk in response.iter_bytes(64 * 1024):
                     total += len(chunk)
@@ -347,7 +349,9 @@ class AzureDevOpsClient:
                     if total >= budget:
                         break
         except httpx.TransportError as error:
-            raise ERRORS.unreachable("GET build/builds/{buildId}/logs/{logId}", error) from None
+            raise ERRORS.unreachable(action, error) from None
+        except httpx.DecodingError as error:
+            raise ERRORS.unusable_answer(action, error) from None
         return kept
 
     # --- work items (Azure Boards)

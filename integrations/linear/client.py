@@ -18,7 +18,8 @@ from typing import Any, Final, TypeVar
 import httpx
 
 from integrations.toolkit.answers import fields, items, read, text
-from integrations.toolkit.http import tls_context
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.limits import Limits
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, parse_retry_after
 from resolver.core.logs import redact, register_secret
 
@@ -172,7 +173,7 @@ class LinearClient:
         headers = {"Authorization": self._authorization, "User-Agent": "Resolver"}
         seconds = self.timeout if timeout is None else timeout
         try:
-            with httpx.Client(timeout=seconds, verify=tls_context()) as http:
+            with bounded_client(Limits(seconds=seconds)) as http:
                 response = http.post(self.api_url, json=payload, headers=headers)
         except httpx.TimeoutException:
             raise ERRORS.timed_out(name) from None

@@ -16,6 +16,7 @@ import pytest
 from integrations.bitbucket.client import BitbucketClient
 from integrations.bitbucket.pipelines import PipelinesClient
 from integrations.forgejo.client import ForgejoClient
+from integrations.linear.client import LinearClient
 from integrations.toolkit import oauth
 from integrations.toolkit.http import JsonCalls
 from integrations.toolkit.limits import MAX_ANSWER_BYTES, Limits
@@ -112,6 +113,15 @@ def test_a_rest_client_on_httpx_reads_no_more_than_the_cap(hostile: str, path: s
     client = BitbucketClient(hostile + path, lambda: "token")
     with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
         client.authenticated_user()
+
+
+def test_a_graphql_client_on_httpx_holds_its_timeout_for_the_whole_call(hostile: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(TransientCallbackError, match="did not answer Viewer in time"):
+        LinearClient(hostile + "/drip", "lin_api_key", timeout=0.5).query("Viewer", "{ viewer }")
+    assert time.monotonic() - started < 1.5
+    with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
+        LinearClient(hostile + "/bomb", "lin_api_key").query("Viewer", "{ viewer }")
 
 
 def test_a_logs_tail_is_read_up_to_its_own_budget_past_the_api_cap(hostile: str) -> None:
