@@ -1,5 +1,6 @@
-"""githubkit set up for GitHub's API (the configured URL, one TLS context, no retries or HTTP
-cache of its own, a Retry-After it can read), and its errors as the contract's callback errors."""
+"""githubkit set up for GitHub's API (the configured URL, its timeout for the whole call and a cap
+on each answer through the toolkit's bounded transport, no retries or HTTP cache of its own, a
+Retry-After it can read), and its errors as the contract's callback errors."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, 
 
 from integrations.github.settings import GitHubSettings
 from integrations.toolkit.answers import reading
-from integrations.toolkit.http import tls_context
+from integrations.toolkit.http import BoundedTransport
+from integrations.toolkit.limits import Limits
 from resolver.contract.errors import CallbackError, HttpErrors, parse_retry_after
 from resolver.core.logs import redact
 from resolver.core.settings import Settings
@@ -38,7 +40,7 @@ def github_session(
         timeout=timeout,
         auto_retry=False,
         http_cache=False,
-        ssl_verify=tls_context(),
+        transport=BoundedTransport(limits=Limits(seconds=timeout)),
         event_hooks={"response": [_retry_after_in_seconds]},
     )
 

@@ -8,10 +8,10 @@ from typing import Final
 
 import httpx
 
-from integrations.github.api import TIMEOUT_SECONDS
 from integrations.github.auth import ci_client
 from integrations.github.trigger import part_of
-from integrations.toolkit.http import tls_context
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.limits import tail_limits
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.provider import CIReport
 from resolver.contract.triggers import FailedCheck, TaskTrigger, repo_of
@@ -55,7 +55,7 @@ def read_tail(url: str, budget: int = LOG_READ_BYTES) -> tuple[str, bool]:
     kept, total = b"", 0
     try:
         with (
-            httpx.Client(verify=tls_context(), timeout=TIMEOUT_SECONDS) as http,
+            bounded_client(tail_limits(budget)) as http,
             http.stream("GET", url, follow_redirects=True) as response,
         ):
             if response.status_code >= 400:
@@ -67,5 +67,7 @@ def read_tail(url: str, budget: int = LOG_READ_BYTES) -> tuple[str, bool]:
                     break
     except httpx.TransportError as error:
         raise TransientCallbackError(f"the log could not be read: {type(error).__name__}") from None
+    except httpx.DecodingError as error:
+        raise PermanentCallbackError(f"the log was unusable: {type(error).__name__}") from None
     text, cut = tail(kept.decode("utf-8", errors="replace"))
     return text, cut or total > len(kept)

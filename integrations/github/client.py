@@ -24,14 +24,13 @@ from githubkit.utils import UNSET
 from integrations.github.api import (
     ERRORS,
     MESSAGE_LIMIT,
-    TIMEOUT_SECONDS,
     from_response,
     github_session,
     translate_errors,
 )
 from integrations.github.settings import GitHubSettings
 from integrations.toolkit.answers import fields, items, text
-from integrations.toolkit.http import tls_context
+from integrations.toolkit.http import bounded_client
 from resolver.contract.errors import CallbackError, PermanentCallbackError
 from resolver.contract.outbound import PullInfo
 from resolver.core.logs import redact
@@ -359,10 +358,12 @@ def _log_location(settings: Settings, token: str, repo: str, job_id: int) -> str
         "User-Agent": f"Resolver ({settings.bot_name})",
     }
     try:
-        with httpx.Client(verify=tls_context(), timeout=TIMEOUT_SECONDS) as http:
+        with bounded_client() as http:
             response = http.get(url, headers=headers, follow_redirects=False)
     except httpx.TransportError as error:
         raise ERRORS.unreachable(action, error) from None
+    except httpx.DecodingError as error:
+        raise ERRORS.unusable_answer(action, error) from None
     location = response.headers.get("location")
     if not response.is_redirect or not location:
         raise from_response(action, response)

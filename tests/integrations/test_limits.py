@@ -16,12 +16,15 @@ import pytest
 from integrations.bitbucket.client import BitbucketClient
 from integrations.bitbucket.pipelines import PipelinesClient
 from integrations.forgejo.client import ForgejoClient
+from integrations.github.api import github_session, translate_errors
+from integrations.github.client import GitHubClient
 from integrations.linear.client import LinearClient
 from integrations.toolkit import oauth
 from integrations.toolkit.http import JsonCalls
 from integrations.toolkit.limits import MAX_ANSWER_BYTES, Limits
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, TransientCallbackError
 from resolver.contract.signin import ForgeUnreachableError, OAuthClient
+from tests.integrations.github.conftest import make_settings
 from tests.support.serving import served_handler
 
 CALLS = JsonCalls(HttpErrors("Forge"), limits=Limits(seconds=0.5, max_bytes=1024))
@@ -113,6 +116,21 @@ def test_a_rest_client_on_httpx_reads_no_more_than_the_cap(hostile: str, path: s
     client = BitbucketClient(hostile + path, lambda: "token")
     with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
         client.authenticated_user()
+
+
+def test_githubkit_is_held_to_its_timeout_for_the_whole_call(hostile: str) -> None:
+    github = github_session(make_settings(hostile + "/drip", None), "token", timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(TransientCallbackError, match="in time"), translate_errors("GET /user"):
+        github.rest.users.get_authenticated()
+    assert time.monotonic() - started < 1.5
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+def test_githubkit_reads_no_more_than_the_cap(hostile: str, path: str) -> None:
+    client = GitHubClient(make_settings(hostile + path, None), lambda: "token")
+    with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
+        client.post_comment("o/r", 1, "hi")
 
 
 def test_a_graphql_client_on_httpx_holds_its_timeout_for_the_whole_call(hostile: str) -> None:
