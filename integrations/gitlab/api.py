@@ -17,6 +17,8 @@ from gitlab.exceptions import GitlabError
 
 from integrations.gitlab.settings import GitLabSettings
 from integrations.toolkit.answers import reading
+from integrations.toolkit.limits import API_CALL, Limits
+from integrations.toolkit.sessions import mount_bounded
 from resolver.contract.errors import HttpErrors, parse_retry_after
 from resolver.core.logs import redact
 from resolver.core.settings import Settings
@@ -31,7 +33,7 @@ class Connection:
     """python-gitlab that never waits or retries, and the headers of its last answer (its errors
     carry none, and Retry-After is one of them)."""
 
-    def __init__(self, settings: Settings, token: str) -> None:
+    def __init__(self, settings: Settings, token: str, limits: Limits = API_CALL) -> None:
         url = GitLabSettings.of(settings).url
         self.api = gitlab.Gitlab(
             url,
@@ -39,7 +41,7 @@ class Connection:
             timeout=TIMEOUT_SECONDS,
             retry_transient_errors=False,
             user_agent=f"Resolver ({settings.bot_name})",
-            session=OwnOrigin(url),
+            session=OwnOrigin(url, limits),
             keep_base_url=True,  # a `next` link is read against the configured URL
         )
         # obey_rate_limit would sleep on 429 inside the callback task, up to ten times.
@@ -55,12 +57,13 @@ class OwnOrigin(requests.Session):
     """A session that sends the token to the configured GitLab alone: no redirect is followed,
     and a request elsewhere (a page's `next` link) is refused. requests drops only an
     `Authorization` header on a redirect to another host, and python-gitlab's token goes as
-    `PRIVATE-TOKEN`."""
+    `PRIVATE-TOKEN`. Each answer is read within `limits`."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, limits: Limits = API_CALL) -> None:
         super().__init__()
         self.origin = _origin(url)
         self.max_redirects = 0
+        mount_bounded(self, limits)
 
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
         if _origin(request.url or "") != self.origin:
@@ -108,6 +111,8 @@ def translate_errors(action: str, headers: Callable[[], Mapping[str, str]]) -> I
             raise ERRORS.unreachable(action, error) from None
         except (requests.TooManyRedirects, requests.exceptions.InvalidURL) as error:
             # A redirect, or a link to another host (OwnOrigin): not where the token may go.
+            raise ERRORS.unusable_answer(action, error) from None
+        except requests.exceptions.ContentDecodingError as error:  # past its cap, or corrupt
             raise ERRORS.unusable_answer(action, error) from None
 
 

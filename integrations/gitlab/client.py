@@ -21,6 +21,7 @@ from gitlab.v4.objects import CurrentUserManager, ProjectIssue, ProjectMergeRequ
 from integrations.gitlab.api import Connection, translate_errors
 from integrations.gitlab.settings import GitLabSettings
 from integrations.toolkit.answers import text
+from integrations.toolkit.limits import API_CALL, Limits, tail_limits
 from resolver.contract.errors import CallbackError, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
 from resolver.core.logs import redact, register_secret
@@ -131,10 +132,10 @@ class GitLabClient:
         return f"GitLabClient({GitLabSettings.of(self._settings).url!r})"
 
     @contextmanager
-    def _api(self, action: str) -> Iterator[gitlab.Gitlab]:
+    def _api(self, action: str, limits: Limits = API_CALL) -> Iterator[gitlab.Gitlab]:
         token = self._token()
         register_secret(token)
-        connection = Connection(self._settings, token)
+        connection = Connection(self._settings, token, limits)
         try:
             with translate_errors(action, lambda: connection.last_headers):
                 yield connection.api
@@ -333,7 +334,7 @@ class GitLabClient:
         """The last `keep` bytes of a job's log, read as a stream of at most `budget` bytes.
         https://docs.gitlab.com/api/jobs/#get-a-log-file"""
         kept, total = b"", 0
-        with self._api("GET /projects/:id/jobs/:job_id/trace") as api:
+        with self._api("GET /projects/:id/jobs/:job_id/trace", tail_limits(budget)) as api:
             job = api.projects.get(project, lazy=True).jobs.get(job_id, lazy=True)
             for chunk in job.trace(streamed=True, iterator=True, chunk_size=64 * 1024):
                 total += len(chunk)

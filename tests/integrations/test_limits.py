@@ -18,6 +18,9 @@ from integrations.bitbucket.pipelines import PipelinesClient
 from integrations.forgejo.client import ForgejoClient
 from integrations.github.api import github_session, translate_errors
 from integrations.github.client import GitHubClient
+from integrations.gitlab.api import Connection
+from integrations.gitlab.api import translate_errors as gitlab_errors
+from integrations.gitlab.client import GitLabClient
 from integrations.linear.client import LinearClient
 from integrations.toolkit import oauth
 from integrations.toolkit.http import JsonCalls
@@ -25,6 +28,7 @@ from integrations.toolkit.limits import MAX_ANSWER_BYTES, Limits
 from resolver.contract.errors import HttpErrors, PermanentCallbackError, TransientCallbackError
 from resolver.contract.signin import ForgeUnreachableError, OAuthClient
 from tests.integrations.github.conftest import make_settings
+from tests.integrations.gitlab.conftest import make_settings as gitlab_settings
 from tests.support.serving import served_handler
 
 SHORT = Limits(seconds=0.5)
@@ -136,6 +140,26 @@ def test_githubkit_reads_no_more_than_the_cap(hostile: str, path: str) -> None:
     client = GitHubClient(make_settings(hostile + path, None), lambda: "token")
     with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
         client.post_comment("o/r", 1, "hi")
+
+
+def test_python_gitlab_is_held_to_the_calls_deadline(hostile: str) -> None:
+    connection = Connection(gitlab_settings(hostile + "/drip"), "token", SHORT)
+    started = time.monotonic()
+    with pytest.raises(TransientCallbackError), gitlab_errors("GET /user", dict):
+        connection.api.http_get("/user")
+    assert time.monotonic() - started < WITHIN
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+def test_python_gitlab_reads_no_more_than_the_cap(hostile: str, path: str) -> None:
+    client = GitLabClient(gitlab_settings(hostile + path), lambda: "token")
+    with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
+        client.current_username()
+
+
+def test_a_gitlab_jobs_log_is_read_up_to_its_own_budget(hostile: str) -> None:
+    client = GitLabClient(gitlab_settings(hostile + "/huge"), lambda: "token")
+    assert client.job_trace_tail("g/p", 1, 16, OVER_CAP + 2) == b" " * 15 + b"]"
 
 
 def test_a_graphql_client_on_httpx_holds_its_timeout_for_the_whole_call(hostile: str) -> None:
