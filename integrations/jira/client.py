@@ -23,6 +23,8 @@ from jira.exceptions import JIRAError
 from jira.utils import json_loads
 
 from integrations.toolkit.answers import fields, items, reading, text
+from integrations.toolkit.limits import API_CALL, Limits
+from integrations.toolkit.sessions import mount_bounded
 from resolver.contract.errors import (
     CallbackError,
     HttpErrors,
@@ -72,6 +74,8 @@ def translate_errors(action: str) -> Iterator[None]:
             raise _from_jira_error(action, error) from None
         except _BAD_URL as error:
             raise ERRORS.unusable_url(action, error) from None
+        except requests.exceptions.ContentDecodingError as error:  # past its cap, or corrupt
+            raise ERRORS.unusable_answer(action, error) from None
         except requests.Timeout:
             raise ERRORS.timed_out(action) from None
         # requests' JSONDecodeError is a RequestException too: an answer, not a lost connection.
@@ -105,9 +109,10 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-def jira_session(site: str, credential: str) -> Any:
+def jira_session(site: str, credential: str, limits: Limits = API_CALL) -> Any:
     """A `jira.JIRA` for `site`: Basic auth when the credential is `email:api_token` (Cloud),
-    else a bearer personal access token (Data Center). No request is sent here."""
+    else a bearer personal access token (Data Center), each call held to `limits`. No request
+    is sent here."""
     email, colon, token = credential.partition(":")
     register_secret(credential)
     auth: dict[str, Any]
@@ -117,7 +122,10 @@ def jira_session(site: str, credential: str) -> Any:
         auth = {"basic_auth": (email, token)}
     else:
         auth = {"token_auth": credential}
-    return JIRA(server=site, get_server_info=False, max_retries=0, timeout=TIMEOUT_SECONDS, **auth)
+    jira = JIRA(server=site, get_server_info=False, max_retries=0, timeout=TIMEOUT_SECONDS, **auth)
+    # The library takes no session; its own is the one the calls below already send through.
+    mount_bounded(jira._session, limits)
+    return jira
 
 
 class JiraClient:

@@ -21,6 +21,8 @@ from integrations.github.client import GitHubClient
 from integrations.gitlab.api import Connection
 from integrations.gitlab.api import translate_errors as gitlab_errors
 from integrations.gitlab.client import GitLabClient
+from integrations.jira.client import JiraClient, jira_session
+from integrations.jira.client import translate_errors as jira_errors
 from integrations.linear.client import LinearClient
 from integrations.toolkit import oauth
 from integrations.toolkit.http import JsonCalls
@@ -160,6 +162,21 @@ def test_python_gitlab_reads_no_more_than_the_cap(hostile: str, path: str) -> No
 def test_a_gitlab_jobs_log_is_read_up_to_its_own_budget(hostile: str) -> None:
     client = GitLabClient(gitlab_settings(hostile + "/huge"), lambda: "token")
     assert client.job_trace_tail("g/p", 1, 16, OVER_CAP + 2) == b" " * 15 + b"]"
+
+
+def test_the_jira_library_is_held_to_the_calls_deadline(hostile: str) -> None:
+    jira = jira_session(hostile + "/drip", "person@example.com:token", SHORT)
+    started = time.monotonic()
+    with pytest.raises(TransientCallbackError, match="in time"), jira_errors("GET /issue"):
+        jira.issue("K-1")
+    assert time.monotonic() - started < WITHIN
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+def test_the_jira_library_reads_no_more_than_the_cap(hostile: str, path: str) -> None:
+    client = JiraClient(hostile + path, "person@example.com:token")
+    with pytest.raises(PermanentCallbackError, match="unusable: AnswerTooLargeError"):
+        client.issue("K-1")
 
 
 def test_a_graphql_client_on_httpx_holds_its_timeout_for_the_whole_call(hostile: str) -> None:
