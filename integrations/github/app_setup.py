@@ -19,6 +19,8 @@ import httpx
 
 from integrations.github.app_manifest import EVENTS, PERMISSIONS
 from integrations.github.settings import GitHubSettings
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.limits import Limits
 from resolver.contract.setup import AppFromManifest, CreatedApp, ManifestUrls, SetupError
 from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
@@ -137,7 +139,8 @@ def _call(
         headers["Authorization"] = f"Bearer {bearer}"
     url = GitHubSettings.of(settings).api_url.rstrip("/") + path
     try:
-        return httpx.request(method, url, json=body, headers=headers, timeout=TIMEOUT)
+        with bounded_client(Limits(seconds=TIMEOUT)) as http:
+            return http.request(method, url, json=body, headers=headers)
     except httpx.HTTPError as error:
         raise SetupError(f"GitHub could not be reached: {type(error).__name__}") from None
 

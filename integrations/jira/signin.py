@@ -8,6 +8,8 @@ from __future__ import annotations
 import httpx
 
 from integrations.jira.settings import JiraSettings
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.oauth import SIGN_IN
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -17,8 +19,6 @@ from resolver.contract.signin import (
     SignInError,
 )
 from resolver.core.settings import Settings
-
-TIMEOUT = 10.0
 
 
 def client(settings: Settings) -> OAuthClient | None:
@@ -44,7 +44,8 @@ def whoami(settings: Settings, token: str) -> Person:
     url = JiraSettings.of(settings).atlassian_api_url.rstrip("/") + "/me"
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     try:
-        response = httpx.get(url, headers=headers, timeout=TIMEOUT)
+        with bounded_client(SIGN_IN) as http:
+            response = http.get(url, headers=headers)
     except httpx.HTTPError as error:
         raise ForgeUnreachableError(f"Atlassian did not answer: {type(error).__name__}") from None
     if response.status_code >= 500 or response.status_code == 429:

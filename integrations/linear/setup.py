@@ -13,6 +13,8 @@ import httpx
 from integrations.linear.client import authorization
 from integrations.linear.routes import ROUTES
 from integrations.linear.settings import LinearSettings
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.limits import Limits
 from resolver.contract.setup import (
     CliOption,
     HookRequest,
@@ -43,12 +45,12 @@ def _call(settings: Settings, credential: str, query: str, variables: dict[str, 
     register_secret(credential)
     headers = {"Authorization": authorization(credential), "User-Agent": "Resolver"}
     try:
-        answer = httpx.post(
-            LinearSettings.of(settings).api_url,
-            json={"query": query, "variables": variables},
-            headers=headers,
-            timeout=TIMEOUT_SECONDS,
-        )
+        with bounded_client(Limits(seconds=TIMEOUT_SECONDS)) as http:
+            answer = http.post(
+                LinearSettings.of(settings).api_url,
+                json={"query": query, "variables": variables},
+                headers=headers,
+            )
     except httpx.HTTPError as error:
         reason = f"Linear at {LinearSettings.of(settings).api_url} could not be reached"
         raise SetupError(f"{reason}: {type(error).__name__}") from None

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from integrations.linear.settings import LinearSettings
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.oauth import SIGN_IN
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -20,7 +22,6 @@ from resolver.contract.signin import (
 )
 from resolver.core.settings import Settings
 
-TIMEOUT = 10.0
 VIEWER = "query { viewer { id name } }"
 
 
@@ -45,12 +46,10 @@ def whoami(settings: Settings, token: str) -> Person:
     """`{ viewer { id name } }`: the Linear user the token acts for."""
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     try:
-        response = httpx.post(
-            LinearSettings.of(settings).api_url,
-            json={"query": VIEWER},
-            headers=headers,
-            timeout=TIMEOUT,
-        )
+        with bounded_client(SIGN_IN) as http:
+            response = http.post(
+                LinearSettings.of(settings).api_url, json={"query": VIEWER}, headers=headers
+            )
     except httpx.HTTPError as error:
         raise ForgeUnreachableError(f"Linear did not answer: {type(error).__name__}") from None
     if response.status_code >= 500 or response.status_code == 429:

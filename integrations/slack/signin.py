@@ -9,6 +9,8 @@ from __future__ import annotations
 import httpx
 
 from integrations.slack.settings import SlackSettings
+from integrations.toolkit.http import bounded_client
+from integrations.toolkit.oauth import SIGN_IN
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -19,7 +21,6 @@ from resolver.contract.signin import (
 )
 from resolver.core.settings import Settings
 
-TIMEOUT = 10.0
 USER_CLAIM = "https://slack.com/user_id"
 TEAM_CLAIM = "https://slack.com/team_id"
 
@@ -48,7 +49,8 @@ def whoami(settings: Settings, token: str) -> Person:
     answers HTTP 200 with `ok: false` when it refuses the token."""
     url = SlackSettings.of(settings).api_url.rstrip("/") + "/openid.connect.userInfo"
     try:
-        response = httpx.post(url, headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+        with bounded_client(SIGN_IN) as http:
+            response = http.post(url, headers={"Authorization": f"Bearer {token}"})
     except httpx.HTTPError as error:
         raise ForgeUnreachableError(f"Slack did not answer: {type(error).__name__}") from None
     if response.status_code >= 500 or response.status_code == 429:

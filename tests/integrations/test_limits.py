@@ -24,6 +24,7 @@ from integrations.gitlab.client import GitLabClient
 from integrations.jira.client import JiraClient, jira_session
 from integrations.jira.client import translate_errors as jira_errors
 from integrations.linear.client import LinearClient
+from integrations.slack.signin import whoami
 from integrations.toolkit import oauth
 from integrations.toolkit.http import JsonCalls
 from integrations.toolkit.limits import MAX_ANSWER_BYTES, Limits
@@ -31,6 +32,7 @@ from resolver.contract.errors import HttpErrors, PermanentCallbackError, Transie
 from resolver.contract.signin import ForgeUnreachableError, OAuthClient
 from tests.integrations.github.conftest import make_settings
 from tests.integrations.gitlab.conftest import make_settings as gitlab_settings
+from tests.integrations.slack.conftest import make_settings as slack_settings
 from tests.support.serving import served_handler
 
 SHORT = Limits(seconds=0.5)
@@ -208,6 +210,11 @@ def test_a_sign_in_answer_past_the_cap_is_no_answer(hostile: str, path: str) -> 
     client = OAuthClient("id", "secret", hostile, hostile + path, "scope")
     with pytest.raises(ForgeUnreachableError, match="did not answer: AnswerTooLargeError"):
         oauth.refresh_grant(oauth.RefreshGrant("Forge"), client, "refresh")
+
+
+def test_a_sign_in_of_its_own_reads_no_more_than_the_cap(hostile: str) -> None:
+    with pytest.raises(ForgeUnreachableError, match="did not answer: AnswerTooLargeError"):
+        whoami(slack_settings(hostile + "/bomb"), "xoxp-token")
 
 
 class Proxy(BaseHTTPRequestHandler):
