@@ -16,6 +16,8 @@ from integrations.gitlab.api import error_detail
 from integrations.gitlab.routes import ROUTES
 from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.setup import EVENT_FLAGS, TEST_TRIGGER
+from integrations.toolkit.limits import Limits
+from integrations.toolkit.sessions import mount_bounded
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import register_secret
@@ -24,7 +26,12 @@ from resolver.store.secrets import stored_token
 
 TIMEOUT_SECONDS: Final = 10.0
 TOKEN, HOOK = "gitlab token", "gitlab webhook"
-NETWORK_ERRORS: Final = (requests.ConnectionError, requests.Timeout)
+# An answer past its cap (requests' ContentDecodingError) is no answer either.
+NETWORK_ERRORS: Final = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ContentDecodingError,
+)
 
 
 def checks(scope: PreflightScope) -> list[Check]:
@@ -44,6 +51,7 @@ def checks(scope: PreflightScope) -> list[Check]:
         retry_transient_errors=False,
         user_agent=f"Resolver ({settings.bot_name})",
     )
+    mount_bounded(api.session, Limits(seconds=TIMEOUT_SECONDS))
     try:
         return _checks(scope, api)
     finally:

@@ -12,6 +12,8 @@ import requests
 
 from integrations.jira.routes import ROUTES
 from integrations.jira.settings import JiraSettings
+from integrations.toolkit.limits import Limits
+from integrations.toolkit.sessions import mount_bounded
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import register_secret
@@ -38,8 +40,10 @@ def checks(scope: PreflightScope) -> list[Check]:
 
 
 def _session(credential: str) -> requests.Session:
-    """Basic auth for `email:api_token` (Cloud), else a bearer personal access token (DC)."""
+    """Basic auth for `email:api_token` (Cloud), else a bearer personal access token (DC);
+    each call held to the check's deadline and the answer's cap."""
     session = requests.Session()
+    mount_bounded(session, Limits(seconds=TIMEOUT_SECONDS))
     email, colon, token = credential.partition(":")
     if colon and email and token:
         session.auth = (email, token)
