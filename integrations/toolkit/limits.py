@@ -98,6 +98,9 @@ class Budget:
             for part in inflater.inflate(chunk) if inflater else (chunk,):
                 self.spend(len(part))
                 yield part
+        for part in inflater.finish() if inflater else ():
+            self.spend(len(part))
+            yield part
 
 
 class Inflater:
@@ -125,3 +128,8 @@ class Inflater:
                     yield part
         except zlib.error as error:
             raise UnaskedEncodingError(f"a compressed answer that is corrupt: {error}") from None
+
+    def finish(self) -> Iterator[bytes]:
+        """What a step held back when the input ended with it (zlib keeps it until asked)."""
+        while not self._zlib.eof and (part := self._zlib.decompress(b"", INFLATE_STEP)):
+            yield part
