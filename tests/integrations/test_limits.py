@@ -36,7 +36,7 @@ from tests.integrations.slack.conftest import make_settings as slack_settings
 from tests.support.serving import served_handler
 
 SHORT = Limits(seconds=0.5)
-CALLS = JsonCalls(HttpErrors("Forge"), limits=Limits(max_bytes=1024))
+CALLS = JsonCalls(HttpErrors("Forge"), limits=Limits(max_bytes=32 * 1024))
 OVER_CAP = MAX_ANSWER_BYTES + 1024 * 1024
 # The drip lasts 10 s: a call that ends within this ended at its deadline.
 WITHIN = 4.0
@@ -215,6 +215,36 @@ def test_a_sign_in_answer_past_the_cap_is_no_answer(hostile: str, path: str) -> 
 def test_a_sign_in_of_its_own_reads_no_more_than_the_cap(hostile: str) -> None:
     with pytest.raises(ForgeUnreachableError, match="did not answer: AnswerTooLargeError"):
         whoami(slack_settings(hostile + "/bomb"), "xoxp-token")
+
+
+class Chunked(BaseHTTPRequestHandler):
+    """A gzip JSON object in chunks of 7 bytes (`Transfer-Encoding: chunked`), as GitLab and
+    most proxies send an answer of unknown length."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        body = gzip.compress(json.dumps({"id": 7, "username": "bot" * 5000}).encode())
+        self.send_response(200)
+        for name, value in [("Content-Type", "application/json"), ("Content-Encoding", "gzip"),
+                            ("Transfer-Encoding", "chunked"), ("Connection", "close")]:  # fmt: skip
+            self.send_header(name, value)
+        self.end_headers()
+        for start in range(0, len(body), 7):
+            part = body[start : start + 7]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, *_args: object) -> None:
+        return None
+
+
+def test_a_chunked_gzip_answer_within_the_cap_is_read_whole() -> None:
+    with served_handler(Chunked) as url:
+        answer = CALLS.send("GET", "GET /user", url + "/user", headers={})
+        assert CALLS.read("GET /user", answer)["username"] == "bot" * 5000
+        client = GitLabClient(gitlab_settings(url), lambda: "token")
+        assert client.current_username() == "bot" * 5000
 
 
 class Proxy(BaseHTTPRequestHandler):
