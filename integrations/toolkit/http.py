@@ -136,7 +136,8 @@ class _BoundedStream(httpx.SyncByteStream):
 @dataclass(frozen=True)
 class JsonCalls:
     """How one vendor's API answers: who it is in errors, where its error document keeps its
-    words (`("error", "message")`), and the statuses below 400 that are its sign-in page."""
+    words (`("error", "message")`), the statuses below 400 that are its sign-in page, and the
+    deadline and cap each call is held to."""
 
     errors: HttpErrors
     detail: tuple[str, ...] = ("message",)
@@ -164,7 +165,7 @@ class JsonCalls:
             raise self.errors.unreachable(action, error) from None
         except httpx.InvalidURL as error:
             raise self.errors.unusable_url(action, error) from None
-        except httpx.DecodingError as error:  # a body its Content-Encoding does not describe
+        except httpx.DecodingError as error:  # past its cap, or its encoding does not describe it
             raise self.errors.unusable_answer(action, error) from None
         status = response.status_code
         # A redirect is no answer to an API call (a login page, another host): never success.
