@@ -9,6 +9,8 @@ try.
 from __future__ import annotations
 
 import http.client
+import io
+import urllib.error
 import urllib.request
 from collections import deque
 from collections.abc import Iterator, Mapping
@@ -24,6 +26,14 @@ from slack_sdk.web import SlackResponse
 from integrations.slack.mrkdwn import fit
 from integrations.slack.settings import SlackSettings
 from integrations.toolkit import answers
+from integrations.toolkit.limits import (
+    Budget,
+    CapReachedError,
+    DeadlineReachedError,
+    Inflater,
+    Limits,
+    UnaskedEncodingError,
+)
 from resolver.contract.errors import (
     CallbackError,
     HttpErrors,
@@ -41,6 +51,7 @@ TIMEOUT_SECONDS: Final = 30
 PAGE_SIZE: Final = 200
 MAX_PAGES: Final = 50
 MESSAGE_LIMIT: Final = 300
+ERROR_READ_LIMIT: Final = 8 * 1024  # of an error answer: its message is cut to 300 anyway
 # Errors Slack answers (in an HTTP 200 or a 5xx) when trying again later can succeed.
 # https://api.slack.com/methods/chat.postMessage#errors
 TRANSIENT_ERRORS: Final = frozenset(
@@ -86,10 +97,42 @@ class UnredirectedWebClient(WebClient):
         ]
         if self.proxy:
             handlers.append(urllib.request.ProxyHandler({"http": self.proxy, "https": self.proxy}))
-        with urllib.request.build_opener(*handlers).open(req, timeout=self.timeout) as answer:
+        budget = Budget(Limits(seconds=float(self.timeout)))
+        try:
+            answer = urllib.request.build_opener(*handlers).open(req, timeout=self.timeout)
+        except urllib.error.HTTPError as error:  # slack_sdk reads its body whole: give it a part
+            start = _read(error, budget, ERROR_READ_LIMIT)
+            error.close()
+            raise urllib.error.HTTPError(
+                error.url, error.code, error.msg, error.headers, io.BytesIO(start)
+            ) from None
+        with answer:
             charset = answer.headers.get_content_charset() or "utf-8"
-            body = answer.read().decode(charset)
+            body = _read(answer, budget).decode(charset)
             return {"status": answer.status, "headers": answer.headers, "body": body}
+
+
+def _read(answer: Any, budget: Budget, most: int | None = None) -> bytes:
+    """The answer's body, a network read at a time, within the call's deadline and cap (at
+    most `most` bytes of it, when given); past either, the error a lost connection is."""
+    inflater = Inflater.of(answer.headers.get("Content-Encoding"))
+    raw = iter(lambda: answer.read1(64 * 1024), b"")
+    taken, size = [], 0
+    try:
+        for part in budget.chunks(raw, inflater):
+            taken.append(part)
+            size += len(part)
+            if most is not None and size >= most:
+                break
+    except DeadlineReachedError as error:
+        raise TimeoutError(str(error)) from None
+    except (CapReachedError, UnaskedEncodingError) as error:
+        raise UnreadableAnswerError(str(error)) from None
+    return b"".join(taken)[:most]
+
+
+class UnreadableAnswerError(Exception):
+    """An answer past its cap, or in an encoding it does not name: Slack's unusable answer."""
 
 
 def slack_session(settings: Settings, token: str, timeout: int = TIMEOUT_SECONDS) -> WebClient:
@@ -114,6 +157,8 @@ def translate_errors(method: str, *, tolerate: frozenset[str] = frozenset()) -> 
         except SlackApiError as error:
             if error_code(error.response) not in tolerate:
                 raise _from_response(method, error.response) from None
+        except UnreadableAnswerError as error:
+            raise ERRORS.unusable_answer(method, error) from None
         except NETWORK_ERRORS as error:
             raise ERRORS.unreachable(method, error) from None
 

@@ -24,6 +24,8 @@ from integrations.gitlab.client import GitLabClient
 from integrations.jira.client import JiraClient, jira_session
 from integrations.jira.client import translate_errors as jira_errors
 from integrations.linear.client import LinearClient
+from integrations.slack.client import SlackClient, slack_session
+from integrations.slack.client import translate_errors as slack_errors
 from integrations.slack.signin import whoami
 from integrations.toolkit import oauth
 from integrations.toolkit.http import JsonCalls
@@ -215,6 +217,22 @@ def test_a_sign_in_answer_past_the_cap_is_no_answer(hostile: str, path: str) -> 
 def test_a_sign_in_of_its_own_reads_no_more_than_the_cap(hostile: str) -> None:
     with pytest.raises(ForgeUnreachableError, match="did not answer: AnswerTooLargeError"):
         whoami(slack_settings(hostile + "/bomb"), "xoxp-token")
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+def test_the_slack_sdk_reads_no_more_than_the_cap(hostile: str, path: str) -> None:
+    client = SlackClient(slack_settings(hostile + path), "xoxb-token")
+    with pytest.raises(PermanentCallbackError, match="unusable: UnreadableAnswerError"):
+        client.identity()
+
+
+def test_the_slack_sdk_is_held_to_its_timeout_for_the_whole_call(hostile: str) -> None:
+    session = slack_session(slack_settings(hostile + "/drip"), "xoxb-token", timeout=1)
+    started = time.monotonic()
+    with pytest.raises(TransientCallbackError, match="TimeoutError"):
+        with slack_errors("auth.test"):
+            session.auth_test()
+    assert time.monotonic() - started < WITHIN
 
 
 class Chunked(BaseHTTPRequestHandler):
