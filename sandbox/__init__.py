@@ -11,7 +11,7 @@ container once the agent's is gone, and checked before anyone uses it.
 from sandbox.attach import Attached
 from sandbox.change import Change, ChangedFile, ChangeRejectedError, ExportLimits, check_path
 from sandbox.egress import HostRecord
-from sandbox.engine import SandboxError, SandboxNotFoundError
+from sandbox.engine import SandboxError, SandboxLostError, SandboxNotFoundError
 from sandbox.hosts import (
     ANYWHERE,
     NOTHING,
@@ -52,6 +52,7 @@ __all__ = [
     "Sandbox",
     "SandboxError",
     "SandboxInfo",
+    "SandboxLostError",
     "SandboxNotFoundError",
     "SandboxPolicy",
     "WarmPool",

@@ -21,6 +21,12 @@ class SandboxNotFoundError(SandboxError):
     """The container (or image) the call named does not exist, or no longer does."""
 
 
+class SandboxLostError(SandboxError):
+    """The sandbox went away under its job, by no doing of the job's commands: its container was
+    removed or killed from outside (an engine restart, a prune, an operator), or the engine
+    cannot be reached. A fresh sandbox may well work where this one died."""
+
+
 @lru_cache(maxsize=1)
 def client() -> Any:
     """The process-wide Docker client, configured from DOCKER_HOST and friends. A forked child
@@ -43,4 +49,4 @@ def engine_errors(action: str) -> Iterator[None]:
     except docker.errors.APIError as error:
         raise SandboxError(f"{action}: {error.explanation or error}") from error
     except (docker.errors.DockerException, requests.RequestException, OSError) as error:
-        raise SandboxError(f"{action}: Docker engine unavailable: {error}") from error
+        raise SandboxLostError(f"{action}: Docker engine unavailable: {error}") from error

@@ -13,11 +13,18 @@ import select
 import socket
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 from docker.utils.socket import frames_iter
 
-from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
+from sandbox.engine import (
+    SandboxError,
+    SandboxLostError,
+    SandboxNotFoundError,
+    client,
+    engine_errors,
+)
 from sandbox.policy import WORKDIR
 from sandbox.shell import encode_request, server_argv
 
@@ -29,6 +36,7 @@ _LAST_POLL: Final = 0.1
 # container that dies mid-command (gVisor's kernel stopping, the engine killing it) leaves the
 # attached socket open with nobody at the other end: without this, the wait has no end.
 ALIVE_POLL: Final = 2.0
+MID_COMMAND: Final = "the sandbox stopped in the middle of a command"
 
 Frames = Iterator[tuple[int, bytes]]
 
@@ -159,11 +167,11 @@ def readable(sock: socket.socket, seconds: float) -> bool:
     return bool(waiting.poll(seconds * 1000))
 
 
-def stopped_mid_command(reason: str) -> SandboxError:
-    return SandboxError(f"the sandbox stopped in the middle of a command: {reason}")
+def stopped_mid_command(stopped: Stopped) -> SandboxError:
+    return stopped.error(MID_COMMAND)
 
 
-def shell_gone_with_container(container_id: str, user: int) -> str | None:
+def shell_gone_with_container(container_id: str, user: int) -> Stopped | None:
     """After the session's shell ended mid-command: why its container stopped, or None when it
     still runs (the command killed the shell). A runtime can end the shell's exec before the
     engine records its container's exit (gVisor's kernel killed as one process), so a container
@@ -183,18 +191,36 @@ def shell_gone_with_container(container_id: str, user: int) -> str | None:
     return stopped
 
 
-def container_stopped(container_id: str) -> str | None:
-    """Why the container no longer runs (None while it does)."""
+@dataclass(frozen=True)
+class Stopped:
+    """Why a container no longer runs, and whether it was `lost` rather than ended by its job.
+
+    A job's commands end their container in two ways: its memory limit's OOM killer, which the
+    engine records; and killing every process of theirs (`kill -9 -1` takes tini's child, and so
+    tini), which reads like the engine's kill (exit 137, no OOM). Anything but an OOM kill counts
+    as lost, so such a job runs again, up to its attempts; an OOM kill is the job's, for good."""
+
+    reason: str
+    lost: bool
+
+    def error(self, what: str) -> SandboxError:
+        kind = SandboxLostError if self.lost else SandboxError
+        return kind(f"{what}: {self.reason}")
+
+
+def container_stopped(container_id: str) -> Stopped | None:
+    """Why the container no longer runs (None while it does); SandboxLostError when the engine
+    cannot be reached to say."""
     try:
         with engine_errors("inspect sandbox"):
             state = client().api.inspect_container(container_id)["State"]
     except SandboxNotFoundError:
-        return "its container is gone"
+        return Stopped("its container is gone", lost=True)
     if state.get("Running"):
         return None
     if state.get("OOMKilled"):
-        return "its container ran out of memory and was killed"
-    return f"its container exited with code {state.get('ExitCode')}"
+        return Stopped("its container ran out of memory and was killed", lost=False)
+    return Stopped(f"its container exited with code {state.get('ExitCode')}", lost=True)
 
 
 def close_socket(sock: Any) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import IO, Final
@@ -18,6 +19,7 @@ from sandbox.container import remove_container
 from sandbox.egress import HostRecord, Window, command_at, record
 from sandbox.engine import SandboxError
 from sandbox.execution import (
+    MID_COMMAND,
     Shell,
     ShellDiedError,
     capture,
@@ -108,7 +110,8 @@ class Sandbox:
             output = OutputBuffer(self.policy.output_limit)
             window_start = time.time()
             started = time.monotonic()
-            exit_code, counters = self._execute(run, argv, limit, output)
+            with self._stopped_is_said(MID_COMMAND):
+                exit_code, counters = self._execute(run, argv, limit, output)
             duration = time.monotonic() - started
             if exit_code == KILLED or run.cancelled or run.overdue:
                 # Whatever killed the run may have spared part of its group (the shell answers
@@ -150,17 +153,21 @@ class Sandbox:
             self._kill(run, _STARTING_TRIES)
 
     def read_file(self, path: str) -> bytes:
-        return files.read_file(self.container_id, path)
+        with self._stopped_is_said():
+            return files.read_file(self.container_id, path)
 
     def write_file(self, path: str, data: bytes) -> None:
-        files.write_file(self.container_id, path, data, self.policy.user)
+        with self._stopped_is_said():
+            files.write_file(self.container_id, path, data, self.policy.user)
 
     def list_dir(self, path: str) -> list[str]:
-        return files.list_dir(self.container_id, path, self.policy.user)
+        with self._stopped_is_said():
+            return files.list_dir(self.container_id, path, self.policy.user)
 
     def load(self, archive: IO[bytes]) -> None:
         """Unpack a tar archive into /workspace (its members' owners are kept)."""
-        files.put_tree(self.container_id, archive)
+        with self._stopped_is_said():
+            files.put_tree(self.container_id, archive)
 
     def export(self, listing: bytes, limits: ExportLimits) -> Change:
         """Stop the agent, then take its change out as data: what differs in /workspace from the
@@ -170,8 +177,12 @@ class Sandbox:
 
         def stop_agent() -> int:
             # Only while the agent's container runs is its volume known to be whole.
-            if self._closed or not is_running(self.container_id):
-                raise SandboxError("the sandbox stopped before its work could be read")
+            unread = "the sandbox stopped before its work could be read"
+            if self._closed:
+                raise SandboxError(unread)
+            if not is_running(self.container_id):
+                stopped = container_stopped(self.container_id)
+                raise stopped.error(unread) if stopped else SandboxError(unread)
             stray = stray_processes(self.container_id)
             self.close()
             return stray
@@ -251,6 +262,19 @@ class Sandbox:
             run.ended.set()
             watchdog.cancel()
             self._current = None
+
+    @contextmanager
+    def _stopped_is_said(self, what: str = "the sandbox stopped") -> Iterator[None]:
+        """An engine call that failed because the container no longer runs says why it stopped
+        (and whether it was lost, see execution.Stopped) rather than what the engine answered:
+        a stopped container's workspace is unmounted, so its files read as missing (OSError)."""
+        try:
+            yield
+        except (SandboxError, OSError) as error:
+            stopped = container_stopped(self.container_id)
+            if stopped is None:
+                raise
+            raise stopped.error(what) from error
 
     def _ready_shell(self) -> Shell:
         if self._shell is None or not self._shell.ready():

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from sandbox import Sandbox, SandboxError, SandboxPolicy
+from sandbox import Sandbox, SandboxError, SandboxLostError, SandboxPolicy
 from sandbox import session as sandbox_session
 from sandbox.execution import capture
 from sandbox.session import WATCHDOG_GRACE
@@ -54,19 +54,23 @@ def test_memory_hog_under_gvisor_stops_the_sandbox_with_a_clear_error(box: Sandb
     """Under runsc the host's OOM killer sees one process, gVisor's kernel, and kills it: the
     sandbox ends, and the command says so at once rather than waiting for a reply."""
     started = time.monotonic()
-    with pytest.raises(SandboxError, match="stopped in the middle of a command: its container"):
+    with pytest.raises(SandboxError, match="stopped in the middle of a command: its container") as (
+        stopped
+    ):
         box.run("python3 -c 'x = bytearray(1024 * 1024 * 1024); print(len(x))'", timeout=60)
     assert time.monotonic() - started < 30
+    assert not isinstance(stopped.value, SandboxLostError), "the job's own doing: not retried"
 
 
 def test_a_sandbox_killed_mid_command_ends_the_command_with_an_error(box: Sandbox) -> None:
     """The engine (or a dying kernel) ends the container while a command waits silently: the
-    command fails at once with the reason, long before its own timeout."""
+    command fails at once with the reason, long before its own timeout, and says it was lost
+    (no OOM kill: not the job's doing), so the job runs again."""
     killer = threading.Timer(1.0, subprocess.run, args=(["docker", "kill", box.container_id],))
     killer.start()
     started = time.monotonic()
     try:
-        with pytest.raises(SandboxError, match="stopped in the middle of a command: its cont"):
+        with pytest.raises(SandboxLostError, match="middle of a command: its container exited"):
             box.run("sleep 120", timeout=120)
     finally:
         killer.join()
