@@ -5,7 +5,9 @@ pool's egress plan, and a container on that network. A job whose plan starts els
 the spare's proxy reconfigured in place.
 
 A spare lives at most `lifetime` seconds unclaimed; the pool replaces older ones, so a spare
-older than that (the reaper's `SPARE_MAX_AGE`) belongs to a worker that died.
+older than that (the reaper's `SPARE_MAX_AGE`) belongs to a worker that died. A claim checks
+that its spare still runs (one inspect, a few milliseconds): one that died meanwhile is dropped
+for the next spare or a cold start.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from sandbox.container import rename_container
-from sandbox.engine import SandboxError
-from sandbox.execution import Shell
+from sandbox.engine import SandboxError, SandboxLostError
+from sandbox.execution import Shell, Stopped, container_stopped
 from sandbox.launch import Started, discard, open_sandbox, start_sandbox
 from sandbox.naming import SPARE_LIFETIME, check_job_id, job_name, new_token
 from sandbox.policy import EgressPlan, SandboxPolicy
@@ -68,8 +70,8 @@ class WarmPool:
         self._closed = threading.Event()
         # A claimed container takes the job's name in the background: a rename on a network
         # costs the engine tens of milliseconds (its DNS records), and nothing needs the name
-        # until the reaper looks (minutes later at the earliest).
-        self._namer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-rename")
+        # until the reaper looks (minutes later at the earliest). Dead spares go there too.
+        self._chores = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-pool")
         self._thread = threading.Thread(target=self._refill, name="sandbox-pool", daemon=True)
         if any(self._wanted.values()):
             self._thread.start()
@@ -82,6 +84,8 @@ class WarmPool:
         check_job_id(job_id)
         networked = egress is not None
         while self._fits(egress) and (warm := self._take(networked)):
+            if not self._alive(warm):
+                continue
             box = self._adopt(warm, job_id, owner, egress)
             if box is not None:
                 return box
@@ -97,7 +101,7 @@ class WarmPool:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join()
-        self._namer.shutdown(wait=True)
+        self._chores.shutdown(wait=True)
         for networked in (False, True):
             while warm := self._take(networked, fresh_only=False):
                 _drop(warm)
@@ -109,11 +113,39 @@ class WarmPool:
             return True
         return self._egress is not None and egress.env == self._egress.env
 
+    def _alive(self, warm: _Warm) -> bool:
+        """Whether a spare still runs: its shell has not hung up, and the engine says it runs
+        (one inspect). An engine restart, a prune or an operator's `docker rm` kills spares
+        without the pool seeing it. A dead one is dropped; when the engine cannot be reached,
+        every spare goes (a restarted engine has killed them all)."""
+        container_id = warm.started.container_id
+        try:
+            alive = warm.shell.ready()
+            stopped = container_stopped(container_id) if alive else Stopped("its shell ended", True)
+        except SandboxLostError:
+            log.warning("sandbox.pool.engine_lost", exc_info=True, extra={"id": container_id})
+            self._flush(warm)
+            return False
+        if stopped is None:
+            return True
+        log.warning("sandbox.pool.spare_dead", extra={"id": container_id, "why": stopped.reason})
+        self._chores.submit(_drop_quietly, warm)
+        return False
+
+    def _flush(self, *dead: _Warm) -> None:
+        """Drop every spare, in the background."""
+        for networked in (False, True):
+            with self._lock:
+                dead += tuple(self._ready[networked])
+                self._ready[networked].clear()
+        for warm in dead:
+            self._chores.submit(_drop_quietly, warm)
+
     def _adopt(
         self, warm: _Warm, job_id: str, owner: str | None, egress: EgressPlan | None
     ) -> Sandbox | None:
         started = warm.started
-        naming = self._namer.submit(_rename, started.container_id, job_name(warm.token, job_id))
+        naming = self._chores.submit(_rename, started.container_id, job_name(warm.token, job_id))
         box = Sandbox(
             started.container_id,
             job_id,
@@ -202,11 +234,19 @@ def _rename(container_id: str, name: str) -> None:
     try:
         rename_container(container_id, name)
     except SandboxError:
-        # Gone (a spare is claimed well within the reaper's age, so the engine failed): the
-        # first command fails and says so; one left with the spare's name is reaped as one.
+        # Gone since its claim found it running (so the engine failed): the first command says
+        # so; one left with the spare's name is reaped as one.
         log.warning("sandbox.pool.rename_failed", exc_info=True, extra={"id": container_id})
 
 
 def _drop(warm: _Warm) -> None:
     warm.shell.close()
     discard(warm.started)
+
+
+def _drop_quietly(warm: _Warm) -> None:
+    """Drop a dead spare; what the engine cannot remove now is the reaper's."""
+    try:
+        _drop(warm)
+    except SandboxError:
+        log.warning("sandbox.pool.drop_failed", exc_info=True, extra={"id": warm.token})

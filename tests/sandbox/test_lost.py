@@ -1,5 +1,5 @@
 """A sandbox that goes away under its job (removed, killed from outside) says it was lost, so
-the job can run again in a fresh one."""
+the job can run again in a fresh one; and a warm spare that died is never handed out."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from sandbox import Sandbox, SandboxLostError, SandboxPolicy
+from sandbox import Sandbox, SandboxLostError, SandboxPolicy, WarmPool, list_sandboxes
+from tests.sandbox.conftest import DEPLOYMENT, docker_inspect
+from tests.support.procs import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -52,3 +54,26 @@ def test_a_sandbox_whose_commands_run_out_of_memory_is_not_lost(
         assert "ran out of memory" in str(error)
     else:
         assert result.oom_killed
+
+
+def spares() -> list[str]:
+    return [info.container_id for info in list_sandboxes(DEPLOYMENT) if info.unclaimed]
+
+
+@pytest.mark.parametrize("how", ["rm", "kill"])
+def test_a_dead_spare_is_dropped_and_the_job_gets_a_live_sandbox(
+    policy: SandboxPolicy, job_id: str, how: str
+) -> None:
+    """An engine restart, a prune or an operator kills spares the pool cannot see die: the claim
+    finds out (one inspect), drops the dead one and starts the job in a live sandbox."""
+    pool = WarmPool(policy, 1)
+    try:
+        wait_until(lambda: pool.ready() == 1, 30, "a warm container")
+        [dead] = spares()
+        docker(*(["rm", "-f"] if how == "rm" else ["kill"]), dead)
+        with pool.claim(job_id) as box:
+            assert box.container_id != dead
+            assert box.run("echo alive").output == "alive\n"
+        wait_until(lambda: docker_inspect(dead) == {}, 20, "the dead spare to be removed")
+    finally:
+        pool.close()
