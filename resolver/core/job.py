@@ -24,6 +24,12 @@ class RunResult:
     """What the job's result records of the run (`contract.results.JobResult`'s fields)."""
 
 
+class AttemptLostError(Exception):
+    """This attempt of the job was lost to the infrastructure (its sandbox or the engine went
+    away under it): it has no result, and the job runs again, counted against its attempts, as
+    after its worker's death."""
+
+
 @dataclass(frozen=True)
 class InboxMessage:
     """A message sent to a running job by a later request of its conversation (steering)."""

@@ -10,6 +10,7 @@ going on (before a push, before publishing, before waiting on the network)."""
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 import uuid
@@ -20,7 +21,7 @@ from resolver.broker.outbox import publish_job
 from resolver.callbacks import record
 from resolver.contract.commands import parse_command
 from resolver.core import metrics, tracing
-from resolver.core.job import JobContext, RunResult
+from resolver.core.job import AttemptLostError, JobContext, RunResult
 from resolver.core.logs import log, redact
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
@@ -192,8 +193,11 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
     )
     heartbeat.start()
     log(logger, logging.INFO, "job.started", job=job_id, source=source)
+    lost: AttemptLostError | None = None
     try:
         outcome = _run(runner_for(source), ctx)
+    except AttemptLostError as error:
+        lost, outcome = error, RunResult(JobState.FAILED, Outcome.ERROR, error=str(error))
     except Exception as error:  # a bug in a runner: fail the job once, tell the user
         logger.exception("job.crashed", extra={"fields": {"job": job_id}})
         reason = f"internal error: {type(error).__name__}"
@@ -213,4 +217,28 @@ def execute(job_id: int, runner_for: Callable[[str], Runner], settings: Settings
         outcome = RunResult(JobState.FAILED, Outcome.ERROR, error=reason, result=outcome.result)
     elif ctx.cancelled.is_set():
         outcome = RunResult(JobState.CANCELLED, Outcome.CANCELLED, result=outcome.result)
+    elif lost is not None:
+        _lose_attempt(job_id, owner, lost, settings)
+        return
     _record(job_id, owner, outcome, settings)
+
+
+def _lose_attempt(job_id: int, owner: str, lost: AttemptLostError, settings: Settings) -> None:
+    """End an attempt whose sandbox the infrastructure took away, as if its worker had died:
+    nothing is recorded, and its lease runs out after a pause that grows with its attempts
+    (jittered: an engine restart loses every job at once), when the reconciler sends the job
+    again. The last allowed attempt fails the job instead, saying why."""
+    with session_scope() as session:
+        job = jobs.get_job(session, job_id)
+        attempts = job.attempts
+        if attempts < settings.job_max_attempts:
+            pause = settings.lease_seconds * attempts * random.uniform(1.0, 1.5)
+            if jobs.renew_lease(session, job_id, owner, pause):
+                log(logger, logging.WARNING, "job.attempt_lost", job=job_id, attempt=attempts)
+            return
+    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    reason = (
+        f"The sandbox kept dying under this job ({tries}; the last time: {lost}), so I gave up "
+        "rather than try again. An operator can run `resolver doctor`."
+    )
+    _record(job_id, owner, RunResult(JobState.FAILED, Outcome.ERROR, error=reason), settings)

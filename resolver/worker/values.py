@@ -12,10 +12,16 @@ from resolver.agent.task import InvalidLimitError
 from resolver.contract import outbound as providers
 from resolver.contract.outbound import Comment
 from resolver.contract.triggers import TaskTrigger
-from resolver.core.job import RunResult
+from resolver.core.job import AttemptLostError, RunResult
 from resolver.core.model_choice import ModelNotAllowedError
 from resolver.core.states import JobState, Outcome
-from sandbox import ChangeRejectedError, EgressConfigError, RepoSetupError, SandboxError
+from sandbox import (
+    ChangeRejectedError,
+    EgressConfigError,
+    RepoSetupError,
+    SandboxError,
+    SandboxLostError,
+)
 
 
 class Stop(Exception):
@@ -42,7 +48,10 @@ ENDING_ERRORS = (
 
 
 def ended_by(error: Exception) -> RunResult:
-    """The result of a run that one of ENDING_ERRORS stopped."""
+    """The result of a run that one of ENDING_ERRORS stopped. A sandbox lost to the
+    infrastructure gives none: AttemptLostError, and the worker runs the job again."""
+    if isinstance(error, SandboxLostError):
+        raise AttemptLostError(str(error)) from error
     if isinstance(error, Stop):
         return RunResult(error.state, error.outcome, error=str(error))
     if isinstance(error, ModelNotAllowedError | McpConfigError):

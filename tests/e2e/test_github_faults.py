@@ -1,8 +1,10 @@
-"""GitHub end to end under faults: a killed worker, an emptied Redis, a failing API, a sandbox
-out of memory, and duplicate deliveries. Each ends with one status comment and at most one PR."""
+"""GitHub end to end under faults: a killed worker, a killed sandbox, an emptied Redis, a failing
+API, a sandbox out of memory, and duplicate deliveries. Each ends with one status comment and at
+most one PR."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
 from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from tests.conftest import TEST_REDIS, ResolverEnv
 from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
-from tests.e2e.stack import by_step, fix_script, ingress, running_stack
+from tests.e2e.stack import Stack, by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
 
 pytestmark = pytest.mark.timeout(420)
@@ -63,6 +65,74 @@ def test_a_worker_killed_mid_job_retries_with_one_status_and_one_pull(
     assert "Done" in status and str(job.pr_url) in status
     log = run_git("--git-dir", str(bare), "log", "--format=%s", f"main..{job.branch}")
     assert len(log.splitlines()) == 1  # the retry replaced its own first push
+
+
+def kill_sandbox_mid_job(
+    stack: Stack, github_api: GitHubAPI, git_server: GitHttpServer, monkeypatch: pytest.MonkeyPatch
+) -> int:
+    """Start a job, and `docker kill` its sandbox while the agent works (as an engine restart
+    or the host's OOM killer would); the job's id."""
+    stack.link("alice", "github", str(ALICE_ID), "alice")
+    stack.llm.set_script(by_step(fix_script(), delay=1.0))
+    stack.start_worker()
+    stack.start_beat()
+    client = ingress(stack, monkeypatch)
+    payload = issue_comment(github_api, git_server, "@resolver please fix add()")
+    job_id = int(post(client, github("issue_comment.created", payload)).json()["job_id"])
+    stack.wait(lambda: len(stack.llm.requests) >= 2, 120, "the agent to be working")
+    stack.wait(lambda: len(bot_comments(github_api)) == 1, 60, "the status comment")
+    stack.llm.set_script(by_step(fix_script()))  # a retry runs unslowed
+    [box] = [i for i in stack.sandboxes() if i.job_id == str(job_id) and i.state == "running"]
+    subprocess.run(["docker", "kill", box.container_id], check=True, capture_output=True)
+    return job_id
+
+
+def test_a_sandbox_killed_mid_job_runs_the_job_again_with_one_status_and_one_pull(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    _, bare = widgets(github_api, git_server)
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        job_id = kill_sandbox_mid_job(stack, github_api, git_server, monkeypatch)
+        stack.wait_finished(job_id)
+        stack.wait_callbacks_settled(job_id)
+        job = stack.job(job_id)
+
+    assert (job.state, job.outcome, job.attempts) == ("succeeded", "changed_code", 2), job.error
+    [pull] = github_api.pulls
+    assert pull.head == job.branch
+    [status] = bot_comments(github_api)  # edited by each attempt, never posted again
+    assert "Done" in status and str(job.pr_url) in status
+    log = run_git("--git-dir", str(bare), "log", "--format=%s", f"main..{job.branch}")
+    assert len(log.splitlines()) == 1
+
+
+def test_a_sandbox_killed_on_the_last_attempt_fails_the_job_saying_so(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    widgets(github_api, git_server)
+    settings = {**github_settings(github_api, key_file), "RESOLVER_JOB_MAX_ATTEMPTS": "1"}
+    with running_stack(resolver_env, tmp_path, **settings) as stack:
+        job_id = kill_sandbox_mid_job(stack, github_api, git_server, monkeypatch)
+        stack.wait_finished(job_id)
+        stack.wait_callbacks_settled(job_id)
+        job = stack.job(job_id)
+
+    assert (job.state, job.outcome, job.attempts) == ("failed", "error", 1)
+    assert "The sandbox kept dying under this job (1 attempt;" in (job.error or "")
+    assert "its container exited with code 137" in (job.error or "")
+    [status] = bot_comments(github_api)
+    assert "Failed" in status and "sandbox kept dying" in status
+    assert github_api.pulls == []
 
 
 def test_jobs_queued_when_redis_is_emptied_come_back_through_the_reconciler(

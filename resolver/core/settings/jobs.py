@@ -40,7 +40,8 @@ class JobFields(BaseModel):
     job_max_attempts: int = Field(
         default=3,
         ge=1,
-        description="Runs of one job whose worker died before it is failed, visibly, for good.",
+        description="Runs of one job whose worker or sandbox died before it is failed, visibly, "
+        "for good.",
     )
     status_repost_seconds: float = Field(
         default=120.0,
