@@ -62,7 +62,10 @@ def redact_value(value: object) -> object:
 
 
 class RedactingFormatter(logging.Formatter):
-    """Formats `key field=value …` (or JSON) and masks secrets in the finished line."""
+    """Formats `key field=value …` (or JSON) with secrets masked in the message, each field and
+    the traceback before they are written: JSON and `_one_line` escape a quote, a backslash, a
+    non-ASCII letter or a newline (a PEM key), and a mask run over the finished line no longer
+    matches the secret so re-spelled."""
 
     def __init__(self, as_json: bool) -> None:
         super().__init__()
@@ -70,18 +73,32 @@ class RedactingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         fields: dict[str, Any] = getattr(record, "fields", {})
-        message = record.getMessage()
+        message = redact(record.getMessage())
+        trace = redact(self.formatException(record.exc_info)) if record.exc_info else ""
         if self.as_json:
-            data = {"level": record.levelname, "logger": record.name, "event": message, **fields}
-            if record.exc_info:
-                data["exc"] = self.formatException(record.exc_info)
-            line = json.dumps(data, default=str)
-        else:
-            extras = " ".join(f"{k}={_one_line(v)}" for k, v in fields.items())
-            line = f"{self.formatTime(record)} {record.levelname:<7} {message} {extras}".rstrip()
-            if record.exc_info:
-                line += "\n" + self.formatException(record.exc_info)
-        return redact(line)
+            data: dict[str, object] = {"level": record.levelname, "logger": record.name}
+            data["event"] = message
+            data.update({key: _masked(value) for key, value in fields.items()})
+            if trace:
+                data["exc"] = trace
+            return json.dumps(data, default=str)
+        extras = " ".join(f"{k}={_one_line(_masked(v))}" for k, v in fields.items())
+        line = f"{self.formatTime(record)} {record.levelname:<7} {message} {extras}".rstrip()
+        return f"{line}\n{trace}" if trace else line
+
+
+def _masked(value: object) -> object:
+    """A field's value with every string in it masked (before JSON or `repr` escapes one); a
+    number stays a number."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, dict):
+        return {redact(str(key)): _masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_masked(item) for item in value)
+    return redact(str(value))
 
 
 _CONTROLS: Final = {

@@ -52,3 +52,45 @@ def test_a_field_from_a_payload_cannot_begin_a_line_of_its_own() -> None:
     line = logs.RedactingFormatter(as_json=False).format(record)
     assert "\n" not in line and "\r" not in line and "\x00" not in line
     assert line.endswith("branch=main\\n2026-11-28 12:00:00 CRITICAL webhook.forged\\r\\x00x")
+
+
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeL\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+RESPELLED = [
+    'whsec"Quote9Xk2LmP0',
+    "whsec\\Back9Xk2LmP0",
+    "whsecÜmlaut9Xk2LmP0",
+    "pass\tWord9Xk",
+    PEM,
+]
+"""Secrets JSON or a field's escaping writes otherwise than they are: a quote, a backslash, a
+non-ASCII letter, a tab, and a PEM key's newlines."""
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
+@pytest.mark.parametrize("secret", RESPELLED, ids=["quote", "backslash", "umlaut", "tab", "pem"])
+def test_a_secret_that_the_format_escapes_is_masked_in_message_fields_and_traceback(
+    secret: str, as_json: bool
+) -> None:
+    import io
+    import json
+    import logging
+
+    logs.register_secret(secret)
+    written = io.StringIO()
+    handler = logging.StreamHandler(written)
+    handler.setFormatter(logs.RedactingFormatter(as_json=as_json))
+    logger = logging.getLogger(f"tests.respelled.{as_json}")
+    logger.handlers, logger.propagate = [handler], False
+    logs.log(logger, logging.WARNING, "probe.field", value=secret, nested={"values": [secret]})
+    try:
+        raise ValueError(f"bad credential {secret}")
+    except ValueError:
+        logger.exception("probe.failed %s", secret)
+    lines = written.getvalue()
+    assert "******" in lines
+    for spelled in (secret, json.dumps(secret)[1:-1], logs._one_line(secret)):
+        assert spelled not in lines
+    assert "ValueError: bad credential" in lines
