@@ -102,7 +102,7 @@ def app_jwt(settings: Settings) -> str:
     assert app_id is not None
     private_key = _private_key(settings)
     token = build_app_jwt(app_id, private_key, time.time())
-    register_secret(token)
+    register_secret(token, passing=True)  # it lives ten minutes: not one to mask for good
     return token
 
 
@@ -147,7 +147,9 @@ class InstallationTokens:
             if cached is None or self._clock() >= cached.refresh_at:
                 cached = self._mint(settings, installation_id, repository, permissions)
                 self._tokens[key] = cached
-            return cached.token
+        # A token lives an hour: masked among the most recent while it is in use, not for good.
+        register_secret(cached.token, passing=True)
+        return cached.token
 
     def clear(self) -> None:
         with self._lock:
@@ -174,7 +176,7 @@ class InstallationTokens:
             )
             data = fields(answer.json())
             token = text(data["token"])
-        register_secret(token)
+        register_secret(token, passing=True)
         cached = _Cached(token, self._refresh_at(data.get("expires_at")))
         log(
             logger,
@@ -302,7 +304,7 @@ def authenticated_clone_url(clone_url: str, token: str) -> str:
     bare URL after cloning, or prefer `git_auth_env`, which keeps the token out of files.
     """
     parts, host = _http_url(clone_url)
-    register_secret(token)
+    register_secret(token, passing=True)
     return urlunsplit(parts._replace(netloc=f"{GIT_USER}:{quote(token, safe='')}@{host}"))
 
 
@@ -312,8 +314,8 @@ def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
     matches `http.<url>.*` by URL prefix, so another repository on the same host gets none."""
     parts, host = _http_url(clone_url)
     basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
-    register_secret(token)
-    register_secret(basic)
+    register_secret(token, passing=True)
+    register_secret(basic, passing=True)
     repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
     return {
         "GIT_CONFIG_COUNT": "1",

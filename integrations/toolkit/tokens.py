@@ -100,5 +100,7 @@ class JobToken:
             token = self.user_token = self._tokens.user_token(self._requester_id, self._settings)
         if token is None:
             raise PermanentCallbackError(self._tokens.missing(self._settings))
-        register_secret(token)
+        # Often short-lived (a person's, an installation's): masked among the most recent; one
+        # from the settings is masked for good where the settings are read.
+        register_secret(token, passing=True)
         return token

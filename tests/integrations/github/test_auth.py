@@ -7,6 +7,7 @@ import base64
 import os
 import subprocess
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,6 +31,7 @@ from integrations.github.standin.api import GitHubAPI, Repo
 from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
 from resolver.contract.errors import PermanentCallbackError, TransientCallbackError
 from resolver.contract.triggers import read_trigger
+from resolver.core import logs
 from resolver.core.logs import redact
 from resolver.core.settings import Settings, get_settings
 from resolver.store import accounts
@@ -110,6 +112,28 @@ def test_the_cache_follows_the_clock(settings: Settings, github_api: GitHubAPI) 
     now[0] += timedelta(minutes=3)
     assert tokens.get(settings, INSTALLATION_ID) != first
     assert len(github_api.calls(MINT)) == 2
+
+
+def test_tokens_and_jwts_are_masked_among_the_most_recent_not_for_good(
+    settings: Settings, github_api: GitHubAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They live an hour and ten minutes: masked for good, the mask grew with each, and each
+    new one rebuilt all of it (half a second at 800)."""
+    monkeypatch.setattr(logs, "_known", set())
+    monkeypatch.setattr(logs, "_passing", OrderedDict())
+    monkeypatch.setattr(logs, "_redactor", logs.Redactor())
+    github_api.add_installation(78)
+    tokens = [installation_token(number, settings) for number in (INSTALLATION_ID, 78)]
+    header = git_auth_env("https://ghe.example.test/o/r.git", tokens[0])["GIT_CONFIG_VALUE_0"]
+    basic = header.rpartition(" ")[2]
+    assert logs._known == set()
+    assert {*tokens, basic} < logs._passing.keys()
+    jwts = logs._passing.keys() - {*tokens, basic}  # the App's (one, when made in one second)
+    assert jwts and all(
+        jwt.decode(j, options={"verify_signature": False})["iss"] == APP_ID for j in jwts
+    )
+    assert installation_token(INSTALLATION_ID, settings) == tokens[0]  # in use: the most recent
+    assert next(reversed(logs._passing)) == tokens[0]
 
 
 def test_mint_failures_keep_their_fate(settings: Settings, github_api: GitHubAPI) -> None:

@@ -3,6 +3,7 @@ they came from, with the bot's stored token (else the requester's)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from integrations import registry
 from integrations.gitlab.provider import GitLabForge
 from integrations.gitlab.standin.api import GitLabAPI, Project
+from integrations.gitlab.tokens import JobToken
 from integrations.standin.git_http import IDENTITY, GitHttpServer, run_git
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
@@ -21,6 +23,7 @@ from resolver.contract.outbound import (
     hidden_tag,
 )
 from resolver.contract.triggers import comment_of, read_trigger
+from resolver.core import logs
 from resolver.core.settings import Settings, get_settings
 from tests.integrations.gitlab.conftest import (
     BOT,
@@ -280,6 +283,21 @@ def test_the_bot_token_comes_before_the_requesters(
     context = trigger_of("Note_Hook__on_issue", "@resolver fix")
     registry.conversation("gitlab", read_trigger(context), requester, get_settings()).post("Queued")
     assert gitlab_api.requests[0].headers["private-token"] == BOT_TOKEN
+
+
+def test_the_token_a_job_acts_with_is_masked_among_the_most_recent_not_for_good(
+    gitlab_env: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's token, asked before every call: masked for good, the mask grew with each
+    one and each rebuilt all of it."""
+    monkeypatch.setattr(logs, "_known", set())
+    monkeypatch.setattr(logs, "_passing", OrderedDict())
+    monkeypatch.setattr(logs, "_redactor", logs.Redactor())
+    requester = store_user_token(gitlab_env, "root", USER_TOKEN)
+    assert JobToken(requester, get_settings())() == USER_TOKEN
+    assert logs._known == set()
+    assert next(reversed(logs._passing)) == USER_TOKEN
+    assert logs.redact(f"token {USER_TOKEN}") == "token ******"
 
 
 def test_a_stored_token_gitlab_refuses_is_permanent(
