@@ -128,8 +128,9 @@ def configure_logging(level: str = "INFO", fmt: str = "text") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter(as_json=fmt == "json"))
     root.handlers = [handler]
-    # Third-party loggers that may print request bodies or headers at DEBUG.
-    for noisy in ("httpx", "httpcore", "urllib3", "LiteLLM", "docker"):
+    # Third-party loggers that may print request bodies or headers at DEBUG, and every URL
+    # called at INFO (httpx2 is Authlib's and the MCP client's).
+    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "urllib3", "LiteLLM", "docker"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from resolver.core import logs
+from tests.support.serving import served_handler
 
 
 @pytest.fixture(autouse=True)
@@ -94,3 +96,33 @@ def test_a_secret_that_the_format_escapes_is_masked_in_message_fields_and_traceb
     for spelled in (secret, json.dumps(secret)[1:-1], logs._one_line(secret)):
         assert spelled not in lines
     assert "ValueError: bad credential" in lines
+
+
+class _Answers(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("library", ["httpx", "httpx2"])
+def test_an_http_librarys_request_lines_are_not_logged_at_info(
+    library: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """httpx2 (Authlib's, the MCP client's) logs each URL it calls at INFO, as httpx does."""
+    import importlib
+    import logging
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])
+    monkeypatch.setattr(root, "level", root.level)
+    for name in ("httpx", "httpcore", "httpx2", "httpcore2"):
+        monkeypatch.setattr(logging.getLogger(name), "level", logging.NOTSET)
+    logs.configure_logging("INFO")
+    client = importlib.import_module(library)
+    with served_handler(_Answers) as url:
+        assert client.get(f"{url}/hook?code=secret-in-url").status_code == 200
+    assert "secret-in-url" not in capsys.readouterr().err
