@@ -19,7 +19,7 @@ from resolver import observability
 from resolver.broker import celery_app, locks
 from resolver.broker.outbox import queue_lengths
 from resolver.core import metrics
-from resolver.core.logs import log
+from resolver.core.logs import log, register_secret
 from resolver.core.settings import get_settings
 from resolver.ingress.endpoint import Webhook, endpoint
 from resolver.store import configured, db, jobs
@@ -108,6 +108,7 @@ async def readyz(_request: Request) -> Response:
 
 def create_app(**kwargs: Any) -> Starlette:
     get_settings.compose(registry.settings_classes)
+    get_settings.mask_with(register_secret)
     configured.install()
     db.use_database(lambda: get_settings().database_url)
     celery_app.use_settings(get_settings)

@@ -33,7 +33,7 @@ from resolver.broker.celery_app import (
 from resolver.callbacks.acknowledge import acknowledge
 from resolver.callbacks.send import send
 from resolver.core import metrics, tracing, version
-from resolver.core.logs import log
+from resolver.core.logs import log, register_secret
 from resolver.core.settings import Settings, get_settings
 from resolver.schedules import beat
 from resolver.store import configured, db, jobs, retention
@@ -43,6 +43,7 @@ from resolver.worker.reconcile import reconcile
 logger = logging.getLogger(__name__)
 
 get_settings.compose(registry.settings_classes)  # each installed provider's settings
+get_settings.mask_with(register_secret)  # the settings' secrets, masked in every log line
 configured.install()  # app credentials and webhook secrets stored by /setup
 # Where the store and the broker read their settings: when first asked, never at import.
 db.use_database(lambda: get_settings().database_url)

@@ -92,9 +92,7 @@ def run_agent(
 
 def job_secrets(task: AgentTask, settings: Settings, config: LLMConfig) -> tuple[str, ...]:
     """Every secret value the job knows: the task's, the settings' and the LLM key."""
-    values = [*task.secrets, config.api_key or ""]
-    for value in settings.secrets():
-        values.extend(value.get_secret_value().split(","))
+    values = [*task.secrets, config.api_key or "", *settings.secret_values()]
     return tuple(v.strip() for v in values if v.strip())
 
 

@@ -146,13 +146,15 @@ def _root(
 
 
 def _hand_settings_down() -> None:
-    """Compose the settings with the installed providers' sections, and say where the store and
-    the broker read them."""
+    """Compose the settings with the installed providers' sections, have their secrets masked,
+    and say where the store and the broker read them."""
     from resolver.broker import celery_app
+    from resolver.core.logs import register_secret
     from resolver.core.settings import get_settings
     from resolver.store import configured, db
 
     get_settings.compose(_provider_settings)
+    get_settings.mask_with(register_secret)
     configured.install()
     # Read when first asked: a command whose settings do not load still starts and says why.
     db.use_database(lambda: get_settings().database_url)

@@ -3,6 +3,7 @@ fix and never its value, and counts settings kept in the vault."""
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 
 from resolver.core.settings import get_settings
@@ -10,6 +11,7 @@ from resolver.store import configured
 from resolver.store.db import session_scope
 from tests.conftest import ResolverEnv
 from tests.support import procs
+from tests.support.llm_server import error, scripted_llm
 
 
 def doctor(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -40,3 +42,21 @@ def test_a_secret_kept_in_the_vault_is_checked_too(resolver_env: ResolverEnv) ->
     assert "RESOLVER_LINEAR_WEBHOOK_SECRET is weak" in done.stdout
     assert "linear-linear-2024" not in done.stdout
     assert done.stdout.index("web sign-in") < done.stdout.index("RESOLVER_LINEAR_WEBHOOK_SECRET")
+
+
+def test_the_llm_key_from_the_environment_is_masked_in_the_models_answer(
+    resolver_env: ResolverEnv,
+) -> None:
+    """A gateway's refusal that quotes the key, in a shape no pattern knows: only a job's run
+    told the logs' mask the settings' secrets, and doctor showed the key."""
+    key = "corpgw-" + secrets.token_hex(12)
+    with scripted_llm([error(400, f"key {key} is not allowed to use this model")]) as llm:
+        env = resolver_env.child_env(
+            RESOLVER_LLM_MODEL="openai/gpt-4o-mini",
+            RESOLVER_LLM_API_KEY=key,
+            RESOLVER_LLM_BASE_URL=llm.base_url,
+        )
+        done = doctor(env)
+    line = next(x for x in done.stdout.splitlines() if "is not allowed to use this model" in x)
+    assert "key ****** is not allowed" in line
+    assert key not in done.stdout + done.stderr

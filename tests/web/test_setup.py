@@ -5,6 +5,7 @@ secret; the secret rotates; everyone else sees nothing."""
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from resolver.core.settings import get_settings
 from resolver.store import configured
 from resolver.store.db import session_scope
 from resolver.store.models import StoredSetting
+from tests.support.llm_server import error, scripted_llm
 from tests.web.conftest import PUBLIC_URL, browser, csrf_of, sign_in
 from tests.web.setup_flow import (
     come_back,
@@ -224,3 +226,18 @@ def test_the_checks_run_from_the_page_and_say_what_to_fix(
     refused = stranger.post("/setup/checks", data={"csrf": csrf_of(stranger, "/jobs")})
     assert refused.status_code == 404
     assert admin.post("/setup/checks", data={"csrf": "forged"}).status_code == 403
+
+
+def test_the_llm_key_from_the_environment_is_masked_in_the_checks_page(admin, monkeypatch) -> None:
+    """A gateway's refusal that quotes the key, in a shape no pattern knows: the web process
+    runs no job, which was the only place the settings' secrets were masked."""
+    key = "corpgw-" + secrets.token_hex(12)
+    with scripted_llm([error(400, f"key {key} is not allowed to use this model")]) as llm:
+        monkeypatch.setenv("RESOLVER_LLM_MODEL", "openai/gpt-4o-mini")
+        monkeypatch.setenv("RESOLVER_LLM_API_KEY", key)
+        monkeypatch.setenv("RESOLVER_LLM_BASE_URL", llm.base_url)
+        configured.changed()
+        page = admin.post("/setup/checks", data={"csrf": csrf_of(admin, "/setup")})
+    assert page.status_code == 200, page.text
+    assert "key ****** is not allowed to use this model" in page.text
+    assert key not in page.text

@@ -97,6 +97,7 @@ class _SettingsCache:
         self._base: Settings | None = None
         self._settings: Settings | None = None
         self._read_at = 0.0
+        self._mask: Callable[[str], None] | None = None
 
     def __call__(self) -> Settings:
         found, overlay = self._settings, self._overlay
@@ -109,8 +110,18 @@ class _SettingsCache:
                 self._base = load_settings()
             base = self._base
             settings = base if self._overlay is None else self._overlay(base)
+            if self._mask is not None:
+                for value in settings.secret_values():
+                    self._mask(value)
             self._settings, self._read_at = settings, time.monotonic()
             return settings
+
+    def mask_with(self, mask: Callable[[str], None]) -> None:
+        """Hand each secret value of each settings object read from now on to `mask` (the
+        logs' `register_secret`), once, before anything can print it: the composition roots
+        do, so a process that runs no job (the web, `resolver doctor`) masks them as well."""
+        with self._lock:
+            self._mask, self._settings = mask, None
 
     def install(self, overlay: Overlay) -> None:
         with self._lock:

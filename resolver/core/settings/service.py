@@ -111,3 +111,9 @@ class Settings(
         values = [getattr(self, n) for n in type(self).model_fields]
         values += [getattr(s, f) for s in self.sections for f in type(s).model_fields]
         return tuple(v for v in values if isinstance(v, SecretStr))
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The text of every secret setting that is set, a list of them (comma-separated, as
+        `secret_keys`) item by item: what a log line or a page must never show."""
+        values = (v for s in self.secrets() for v in s.get_secret_value().split(","))
+        return tuple(v.strip() for v in values if v.strip())
