@@ -81,7 +81,9 @@ def run_agent(
     config = llm or llm_config_from(settings)
     known = job_secrets(task, settings, config)
     for value in known:
-        register_secret(value)
+        # Among the most recent: a job's tokens are new each time, and the settings' secrets
+        # are masked for good where the settings are read.
+        register_secret(value, passing=True)
     loop = AgentLoop(session, task, sandbox, ctx, config, settings, Redactor(known), mcp)
     ctx.on_cancel.append(sandbox.interrupt)
     try:

@@ -88,8 +88,9 @@ def run_session(
     settings = ctx.settings
     config = llm or llm_config_from(settings)
     for secret in request.secrets:
-        # A clone URL may carry a token, and git errors quote the URL.
-        register_secret(secret)
+        # A clone URL may carry a token, and git errors quote the URL. Each job's is new: one
+        # among the most recent, not masked for good.
+        register_secret(secret, passing=True)
     root = settings.sandbox_workspace_root
     with git_repo.private_clone(request.repo, root, request.branch, request.git_env) as clone:
         return _in_sandbox(request, ctx, settings, config, clone, after)
@@ -254,5 +255,5 @@ def run_in_clone(
     (a merge with conflicts, for `@bot rebase`). The caller removes the clone."""
     settings = ctx.settings
     for secret in request.secrets:
-        register_secret(secret)
+        register_secret(secret, passing=True)
     return _in_sandbox(request, ctx, settings, llm_config_from(settings), clone, after)

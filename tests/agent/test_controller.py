@@ -6,6 +6,8 @@ steering messages before a step, and stores a trajectory with every known secret
 from __future__ import annotations
 
 import json
+import secrets
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +19,7 @@ from resolver.agent.events import Event, Kind
 from resolver.agent.llm import llm_config_from
 from resolver.agent.task import AgentLimits, AgentResult, AgentTask
 from resolver.agent.trajectory import latest_attempt
+from resolver.core import logs
 from resolver.core.job import InboxMessage, JobContext
 from resolver.core.settings import Settings, get_settings
 from resolver.store.db import session_scope
@@ -223,6 +226,21 @@ def test_secrets_the_job_knows_never_reach_the_stored_trajectory(
     assert token not in stored and LLM_KEY not in stored
     sent = json.dumps(llm_server.requests[1]["messages"])
     assert token not in sent and LLM_KEY not in sent
+
+
+def test_a_jobs_token_is_masked_in_the_logs_among_the_most_recent_not_for_good(
+    job_id: int, llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each job's token is new: masked for good, the mask grew with every job, and each new
+    one rebuilt all of it."""
+    monkeypatch.setattr(logs, "_known", set())
+    monkeypatch.setattr(logs, "_passing", OrderedDict())
+    monkeypatch.setattr(logs, "_redactor", logs.Redactor())
+    token = "job-token-" + secrets.token_hex(12)
+    llm_server.push(finish("answered", "Nothing to do."))
+    run(job_id, secrets=(token,))
+    assert token in logs._passing and logs._known == set()
+    assert logs.redact(f"git said {token}") == "git said ******"
 
 
 def test_the_jobs_secrets_are_the_tasks_the_llm_key_and_every_secret_setting(
