@@ -178,7 +178,12 @@ class RequestSpans:
             return
         attributes = {"http.request.method": method}
         with self.tracer.start_as_current_span(
-            method, context=parent, kind=self.server, attributes=attributes
+            method,
+            context=parent,
+            kind=self.server,
+            attributes=attributes,
+            record_exception=False,  # unmasked: `tracing.failed` records it
+            set_status_on_exception=False,
         ) as span:
             if not span.is_recording():
                 await self.app(scope, receive, send)
@@ -193,6 +198,9 @@ class RequestSpans:
 
             try:
                 await self.app(scope, receive, sent)
+            except Exception as error:
+                tracing.failed(span, error)
+                raise
             finally:
                 _name_span(span, method, scope)
 

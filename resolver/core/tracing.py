@@ -7,7 +7,8 @@ set. Work whose trace is not sampled (nine jobs in ten by default) is as cheap: 
 `follow_decision` mark it, and then no span is made in it, neither here nor by the libraries'
 instrumentations; its carrier still says "not sampled", so the next process decides the same.
 Attributes are numbers, flags and short names (a model, a tool): never a token, the text of
-a request or a command's output, so a span cannot leak what the logs redact.
+a request or a command's output, so a span cannot leak what the logs redact. An exception is
+recorded by `failed`, masked as the logs mask it, never by the SDK.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final, TypeAlias
 
+from resolver.core.logs import redact
+
 if TYPE_CHECKING:
     from opentelemetry.context import Context
-    from opentelemetry.trace import Tracer
+    from opentelemetry.trace import Span, Tracer
 
 Value: TypeAlias = str | int | float | bool
 Carrier: TypeAlias = tuple[tuple[str, str], ...]
@@ -92,8 +95,35 @@ def span(name: str, **attributes: Value | None) -> Iterator[None]:
     if _tracer is None or _unsampled.get():
         yield
         return
-    with _tracer.start_as_current_span(name, attributes=_kept(attributes)):
-        yield
+    with _tracer.start_as_current_span(
+        name, attributes=_kept(attributes), record_exception=False, set_status_on_exception=False
+    ) as current:
+        try:
+            yield
+        except Exception as error:
+            failed(current, error)
+            raise
+
+
+MESSAGE_MAX: Final = 1000
+"""How much of an exception's masked message a span keeps."""
+
+
+def failed(span: Span, error: Exception) -> None:
+    """Mark `span` failed by `error` with its type and its message masked, and no stack: what
+    the SDK records by default (the message, the stack with every chained cause, and a status
+    of both) passes no mask, and an error often quotes the key it was refused."""
+    from opentelemetry.trace import Status, StatusCode
+
+    kind = type(error)
+    span.add_event(
+        "exception",
+        {
+            "exception.type": f"{kind.__module__}.{kind.__qualname__}",
+            "exception.message": redact(str(error))[:MESSAGE_MAX],
+        },
+    )
+    span.set_status(Status(StatusCode.ERROR, kind.__name__))
 
 
 def note(**attributes: Value | None) -> None:

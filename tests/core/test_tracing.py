@@ -4,6 +4,7 @@ as a plain value when it is on (an SDK provider with an in-memory exporter)."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -14,9 +15,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler, SamplingResult
+from opentelemetry.trace import StatusCode
 
 from resolver import observability
-from resolver.core import tracing
+from resolver.core import logs, tracing
 
 
 @pytest.fixture
@@ -304,3 +306,55 @@ def test_a_request_span_is_named_by_its_route_never_by_a_path_with_a_token(
     finished = spans.get_finished_spans()
     assert [s.name for s in finished] == ["GET /link/{token}", "POST /webhooks/github", "GET"]
     assert "SECRETTOKEN" not in repr([(s.name, dict(s.attributes or {})) for s in finished])
+
+
+def _leaked(finished: Any, secret: str) -> bool:
+    return any(secret in s.to_json() for s in finished)
+
+
+def test_an_exception_leaving_a_span_is_recorded_by_its_type_and_masked_message(
+    spans: InMemorySpanExporter,
+) -> None:
+    """An error often quotes the key it was refused; the SDK recorded its message, its stack
+    and every chained cause, and a status of both, past the mask."""
+    key = "corpgw-" + secrets.token_hex(12)
+    logs.register_secret(key)
+    with pytest.raises(ValueError), tracing.span("llm.call", model="m"):
+        try:
+            raise KeyError(f"cause quoting {key}")
+        except KeyError as cause:
+            raise ValueError(f"invalid api key: {key}") from cause
+    [span] = spans.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.status.description == "ValueError"
+    [event] = span.events
+    assert dict(event.attributes or {}) == {
+        "exception.type": "builtins.ValueError",
+        "exception.message": "invalid api key: ******",
+    }
+    assert not _leaked([span], key)
+
+
+def test_an_exception_leaving_a_request_is_recorded_masked(spans: InMemorySpanExporter) -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    key = "corpgw-" + secrets.token_hex(12)
+    logs.register_secret(key)
+
+    async def refused(_request: Any) -> Any:
+        raise RuntimeError(f"the gateway refused {key}")
+
+    tracer = TracerProvider(sampler=ALWAYS_ON)
+    tracer.add_span_processor(SimpleSpanProcessor(spans))
+    app = observability.RequestSpans(
+        Starlette(routes=[Route("/x", refused)]), tracer.get_tracer("w")
+    )
+    assert TestClient(app, raise_server_exceptions=False).get("/x").status_code == 500
+    [span] = spans.get_finished_spans()
+    assert span.name == "GET /x" and span.status.description == "RuntimeError"
+    assert [dict(e.attributes or {})["exception.message"] for e in span.events] == [
+        "the gateway refused ******"
+    ]
+    assert not _leaked([span], key)
