@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from sandbox.engine import SandboxError, client, engine_errors
-from sandbox.mirror import find_mirror, render_sources
+from sandbox.mirror import APT_DIR, find_mirror, render_sources
+from sandbox.registries import without_credentials
 
 REPOSITORY: Final = "resolver-sandbox"
 BASE_REPOSITORY: Final = "resolver-sandbox-base"
@@ -83,10 +84,28 @@ def ensure_base(progress: Progress) -> str:
     return tag
 
 
-def _debootstrap(tarball: Path, progress: Progress) -> None:
-    mirror = find_mirror(SUITE)
+def base_mirrors(apt_dir: Path = APT_DIR) -> tuple[str, str | None]:
+    """The host's Debian mirror for the base, and its security mirror when it has one.
+    SandboxError when there is none, or when one carries a user and password: debootstrap
+    would leave them in the image (its sources.list, apt's list files), where the agent and
+    the repository's code read them, and the build's apt inside Docker has no other way in."""
+    mirror = find_mirror(SUITE, apt_dir)
     if mirror is None:
         raise SandboxError(f"no Debian mirror for {SUITE} in the host's apt configuration")
+    security = find_mirror(f"{SUITE}-security", apt_dir)
+    for url in (mirror, security):
+        if url is not None and without_credentials(url) != url.strip():
+            raise SandboxError(
+                f"the host's Debian mirror {without_credentials(url)} is given with a user and "
+                "password, which the sandbox image would keep: give this host a mirror that "
+                "needs none (a caching proxy such as apt-cacher-ng that signs in upstream), or "
+                "build without --offline"
+            )
+    return mirror, security
+
+
+def _debootstrap(tarball: Path, progress: Progress) -> None:
+    mirror, security = base_mirrors()
     if os.geteuid() != 0:
         raise SandboxError("debootstrap needs root; run `resolver sandbox build --offline` as root")
     tarball.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +114,6 @@ def _debootstrap(tarball: Path, progress: Progress) -> None:
         progress(f"debootstrap --variant={VARIANT} {SUITE} from {mirror}")
         _check_call(["debootstrap", f"--variant={VARIANT}", SUITE, str(rootfs), mirror], progress)
         # debootstrap lists the suite alone; the image build should see security fixes too.
-        security = find_mirror(f"{SUITE}-security")
         (rootfs / "etc/apt/sources.list").write_text(render_sources(SUITE, mirror, security))
         _pack(rootfs, tarball, progress)
 

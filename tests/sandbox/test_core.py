@@ -10,7 +10,9 @@ import pytest
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.core.settings import Settings
 from sandbox import SandboxInfo, image_tag
+from sandbox.engine import SandboxError
 from sandbox.files import workspace_path
+from sandbox.image import base_mirrors
 from sandbox.mirror import find_mirror, parse_deb822, parse_sources_list, render_sources
 from sandbox.naming import check_job_id, job_name, job_of, pool_name, should_reap
 from sandbox.output import OutputBuffer, truncate
@@ -55,6 +57,40 @@ def test_find_mirror_prefers_deb822_files(tmp_path: Path) -> None:
     assert find_mirror("bookworm", tmp_path) == "http://old.example/debian"
     (tmp_path / "sources.list.d" / "debian.sources").write_text(DEB822)
     assert find_mirror("bookworm", tmp_path) == "http://mirror.example/debian"
+
+
+@pytest.mark.parametrize("signed_in", ["debian", "debian-security"])
+def test_an_offline_base_refuses_a_mirror_given_with_a_password(
+    tmp_path: Path, signed_in: str
+) -> None:
+    """debootstrap would leave it in the image (sources.list, apt's list files), where the
+    agent reads it."""
+    (tmp_path / "sources.list.d").mkdir()
+    stanza = "Types: deb\nURIs: https://{}artifactory.example/{}\nSuites: {}\nComponents: main\n"
+    written = [
+        stanza.format("deploy:Art1factoryPassw0rd@" if path == signed_in else "", path, suite)
+        for path, suite in (("debian", "bookworm"), ("debian-security", "bookworm-security"))
+    ]
+    (tmp_path / "sources.list.d" / "debian.sources").write_text("\n".join(written))
+    with pytest.raises(SandboxError) as refused:
+        base_mirrors(tmp_path)
+    assert f"mirror https://artifactory.example/{signed_in} is given with a user" in str(
+        refused.value
+    )
+    assert "Art1factoryPassw0rd" not in str(refused.value) and "deploy" not in str(refused.value)
+    assert "build without --offline" in str(refused.value)
+
+
+def test_an_offline_base_takes_the_mirror_and_its_security_one(tmp_path: Path) -> None:
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list").write_text(
+        "deb http://m.example/debian bookworm main\n"
+        "deb http://s.example/debian-security bookworm-security main\n"
+    )
+    assert base_mirrors(tmp_path) == (
+        "http://m.example/debian",
+        "http://s.example/debian-security",
+    )
 
 
 def test_base_sources_add_updates_and_security() -> None:
