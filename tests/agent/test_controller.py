@@ -250,5 +250,5 @@ def test_the_jobs_secrets_are_the_tasks_the_llm_key_and_every_secret_setting(
     get_settings.cache_clear()
     settings: Settings = get_settings()
     found = job_secrets(task(1, secrets=("repo-token", " ")), settings, llm_config_from(settings))
-    assert {"repo-token", LLM_KEY, "hook-one", "hook-two"} <= set(found)
+    assert {"repo-token", LLM_KEY, "hook-one", "hook-two", "hook-one , hook-two"} <= set(found)
     assert "" not in found and " " not in found

@@ -113,7 +113,10 @@ class Settings(
         return tuple(v for v in values if isinstance(v, SecretStr))
 
     def secret_values(self) -> tuple[str, ...]:
-        """The text of every secret setting that is set, a list of them (comma-separated, as
-        `secret_keys`) item by item: what a log line or a page must never show."""
-        values = (v for s in self.secrets() for v in s.get_secret_value().split(","))
-        return tuple(v.strip() for v in values if v.strip())
+        """The text of every secret setting that is set, whole and, for a list of them
+        (comma-separated, as `secret_keys`), item by item: what no log line or page shows."""
+        values: list[str] = []
+        for secret in self.secrets():
+            text = secret.get_secret_value()
+            values += [text, *text.split(",")] if "," in text else [text]
+        return tuple(dict.fromkeys(v.strip() for v in values if v.strip()))
