@@ -11,6 +11,7 @@ import openai
 
 from resolver.agent.llm import LLMConfig, shared_client
 from resolver.core.logs import redact
+from resolver.core.redact import Redactor
 
 PROBE_TIMEOUT: Final = 15.0
 Verdict = Literal["ok", "refused", "unknown_model", "unreachable", "failed"]
@@ -28,7 +29,7 @@ def probe(config: LLMConfig, timeout: float = PROBE_TIMEOUT) -> Probe:
     try:
         provider = litellm.get_llm_provider(config.model, api_base=config.base_url)[1]
     except openai.OpenAIError as error:
-        return Probe("unknown_model", "", _line(error))
+        return Probe("unknown_model", "", _line(error, config))
     extra = {"client": client} if (client := shared_client(config)) is not None else {}
     try:
         litellm.completion(
@@ -43,7 +44,7 @@ def probe(config: LLMConfig, timeout: float = PROBE_TIMEOUT) -> Probe:
             **extra,
         )
     except openai.OpenAIError as error:
-        return Probe(_verdict(error), provider, _line(error))
+        return Probe(_verdict(error), provider, _line(error, config))
     return Probe("ok", provider, "")
 
 
@@ -60,6 +61,7 @@ def _verdict(error: openai.OpenAIError) -> Verdict:
     return "failed"
 
 
-def _line(error: Exception) -> str:
-    text = " ".join(str(error).split())
-    return redact(text)[:200]
+def _line(error: Exception, config: LLMConfig) -> str:
+    # The key is masked here too: the settings a check is given need not be the process's.
+    text = Redactor([config.api_key or ""])(redact(str(error)))
+    return " ".join(text.split())[:200]

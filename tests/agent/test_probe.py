@@ -4,6 +4,7 @@ the probe itself never raises."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 
 import pytest
@@ -33,6 +34,16 @@ def test_a_model_that_answers_is_ok_with_its_provider(server: ScriptedLLMServer)
     assert (found.verdict, found.provider, found.detail) == ("ok", "openai", "")
     [request] = server.requests
     assert request["max_tokens"] == 1
+
+
+def test_an_answer_quoting_the_key_never_shows_it(server: ScriptedLLMServer) -> None:
+    """A gateway's key has no shape a pattern knows, and the check's settings may be ones the
+    process never read (the key is masked whether or not the logs were told it)."""
+    key = "corpgw-\t" + secrets.token_hex(12)
+    server.api_key = key
+    server.push(error(400, f"key {key} is not allowed to use this model"))
+    found = probe(config(server, key))
+    assert found.detail.endswith("key ****** is not allowed to use this model")
 
 
 def test_a_wrong_key_is_refused_and_the_key_is_not_shown(server: ScriptedLLMServer) -> None:
