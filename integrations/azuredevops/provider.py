@@ -252,8 +252,8 @@ def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
         bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
         raise PermanentCallbackError(f"cannot send an Azure DevOps token to {redact(bare)!r}")
     header = authorization(token, user=GIT_USER)
-    register_secret(token)
-    register_secret(header.split(" ", 1)[1])
+    register_secret(token, passing=True)
+    register_secret(header.split(" ", 1)[1], passing=True)
     host = parts.netloc.rpartition("@")[2]
     repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
     return {

@@ -223,8 +223,8 @@ def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
         raise PermanentCallbackError(f"cannot send a Bitbucket token to {redact(bare)!r}: not HTTP")
     host = parts.netloc.rpartition("@")[2]
     basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
-    register_secret(token)
-    register_secret(basic)
+    register_secret(token, passing=True)
+    register_secret(basic, passing=True)
     repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
     return {
         "GIT_CONFIG_COUNT": "1",

@@ -134,7 +134,7 @@ class GitLabClient:
     @contextmanager
     def _api(self, action: str, limits: Limits = API_CALL) -> Iterator[gitlab.Gitlab]:
         token = self._token()
-        register_secret(token)
+        register_secret(token, passing=True)
         connection = Connection(self._settings, token, limits)
         try:
             with translate_errors(action, lambda: connection.last_headers):
@@ -363,8 +363,8 @@ def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
     origin only, from config in the environment (nothing is written to `.git/config`)."""
     parts, host = _http_url(clone_url)
     basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
-    register_secret(token)
-    register_secret(basic)
+    register_secret(token, passing=True)
+    register_secret(basic, passing=True)
     return {
         "GIT_CONFIG_COUNT": "1",
         "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{host}/.extraHeader",

@@ -114,11 +114,11 @@ def jira_session(site: str, credential: str, limits: Limits = API_CALL) -> Any:
     else a bearer personal access token (Data Center), each call held to `limits`. No request
     is sent here."""
     email, colon, token = credential.partition(":")
-    register_secret(credential)
+    register_secret(credential, passing=True)
     auth: dict[str, Any]
     if colon and email and token:
-        register_secret(token)
-        register_secret(base64.b64encode(credential.encode()).decode())
+        register_secret(token, passing=True)
+        register_secret(base64.b64encode(credential.encode()).decode(), passing=True)
         auth = {"basic_auth": (email, token)}
     else:
         auth = {"token_auth": credential}

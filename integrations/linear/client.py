@@ -102,7 +102,7 @@ class LinearClient:
     """The GraphQL operations Resolver sends, with one API key or OAuth token."""
 
     def __init__(self, api_url: str, token: str, timeout: float = TIMEOUT_SECONDS) -> None:
-        register_secret(token)
+        register_secret(token, passing=True)
         self.api_url = api_url
         self.timeout = timeout
         self._authorization = authorization(token)

@@ -201,7 +201,7 @@ class SlackClient:
     """The Web API calls Resolver makes, as one workspace's bot."""
 
     def __init__(self, settings: Settings, token: str) -> None:
-        register_secret(token)
+        register_secret(token, passing=True)
         self._settings = settings
         self._api = slack_session(settings, token)
         self._identity: BotIdentity | None = None
