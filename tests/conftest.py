@@ -75,13 +75,18 @@ class ResolverEnv:
 
 
 def reset_caches() -> None:
-    """Forget settings, the Celery app and engines read under another environment (a bench's
-    process, which no composition root started, is told where the settings are)."""
+    """Forget settings, the Celery app, engines and the secrets masked, read under another
+    environment (a bench's process, which no composition root started, is told where the
+    settings are)."""
     import resolver.broker.celery_app
+    from resolver.core.logs import forget_secrets
     from resolver.core.settings import get_settings
 
     get_settings.cache_clear()
     resolver.broker.celery_app._app = None
+    # Each test's settings bring keys of their own, registered for good: kept, they grew every
+    # log line's mask by two a test (unit and services ran a third slower).
+    forget_secrets()
     _hand_settings_down()
 
 

@@ -43,6 +43,16 @@ def register_secret(value: str, *, passing: bool = False) -> None:
         _redactor = Redactor(_known | _passing.keys())
 
 
+def forget_secrets() -> None:
+    """Mask no value registered so far (token shapes still are): for a process that starts
+    over under other settings, a test's, whose every settings object brings new keys."""
+    global _redactor
+    with _lock:
+        _known.clear()
+        _passing.clear()
+        _redactor = Redactor()
+
+
 def unmasked_token(nbytes: int = 32) -> str:
     """A random URL-safe token that no mask hides when a page prints it (one in thousands is
     shaped like an API key): a CSRF token, a secret to copy from a page."""
