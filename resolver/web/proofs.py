@@ -4,8 +4,10 @@ must be the one the link was made for. The proof is kept in the session for that
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
+from typing import Any, Final
 
 import httpx
 import httpx2
@@ -25,11 +27,31 @@ from resolver.web.context import current_viewer, page, to_signin, web_of
 
 logger = logging.getLogger(__name__)
 
-# What Authlib raises when the exchange or the ID token fails: the person is asked to retry.
-# Authlib makes its requests with httpx2, whose errors are not httpx's.
-REFUSED = (OAuthError, JoseError, httpx.HTTPError, httpx2.HTTPError, KeyError, ValueError)
+# What Authlib raises when the exchange or the ID token fails, or the exchange outlives its
+# deadline: the person is asked to retry. Authlib makes its requests with httpx2, whose errors
+# are not httpx's.
+REFUSED = (
+    OAuthError,
+    JoseError,
+    httpx.HTTPError,
+    httpx2.HTTPError,
+    KeyError,
+    ValueError,
+    TimeoutError,
+)
+EXCHANGE_SECONDS: Final = 10.0
+"""The most a code exchange may take, with the keys an ID token is checked against: httpx2's
+timeout bounds each read, and a forge sending a byte at a time held the request (and a
+connection of the web's pool) as long as it liked."""
 PROVING = "proving"  # the session's link whose proof is under way
 PROOF = "proof"  # the session's proven account: {"link": link_key, "id": …, "l": login}
+
+
+async def exchanged(client: Any, request: Request) -> Any:
+    """The token Authlib's `client` gets for the code `request` brings back, within
+    EXCHANGE_SECONDS (TimeoutError past them)."""
+    async with asyncio.timeout(EXCHANGE_SECONDS):
+        return await client.authorize_access_token(request)
 
 
 def proof_clients(settings: Settings) -> list[tuple[str, OAuthClient]]:
@@ -106,7 +128,7 @@ async def done(request: Request) -> Response:
     if claim.provider != name:
         return _again(request, viewer, "That proof was for another link; open your link again.")
     try:
-        answer = await client.authorize_access_token(request)
+        answer = await exchanged(client, request)
         person = await run_in_threadpool(found.proof.whoami, settings, str(answer["access_token"]))
     except (*REFUSED, SignInError, ForgeUnreachableError) as e:
         log(logger, logging.WARNING, "web.proof_failed", provider=name, error=type(e).__name__)

@@ -30,7 +30,7 @@ from resolver.store.secrets import save_oauth_token
 from resolver.store.vault import Vault
 from resolver.web.actions import checked_viewer
 from resolver.web.context import end_everywhere, in_transaction, not_found, page, web_of
-from resolver.web.proofs import REFUSED
+from resolver.web.proofs import REFUSED, exchanged
 from resolver.web.session import (
     csrf_ok,
     keep_grant,
@@ -135,7 +135,7 @@ async def done(request: Request) -> Response:
     if client is None or forge is None or forge.sign_in is None:
         return not_found(request, None)
     try:
-        token = await client.authorize_access_token(request)
+        token = await exchanged(client, request)
         issued = issued_token(token)
         access_token = issued.access_token
         register_secret(access_token, passing=True)

@@ -210,6 +210,52 @@ def test_a_forge_that_fails_the_code_exchange_is_a_sign_in_to_try_again(app, for
     assert "did not complete the sign-in; please try again" in done.text
 
 
+def test_a_code_exchange_that_drips_is_a_sign_in_to_try_again_at_its_deadline(
+    app, forge, monkeypatch
+) -> None:
+    """GitHub's token endpoint answers a byte at a time: each read comes within httpx2's
+    timeout, and the exchange held the request until the forge was done."""
+    from http.server import BaseHTTPRequestHandler
+
+    from resolver.web import proofs
+    from tests.support.serving import served_handler
+
+    class Dripping(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b'{"access_token": "gho_' + b"x" * 40 + b'", "token_type": "bearer"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for byte in range(len(body)):
+                    self.wfile.write(body[byte : byte + 1])
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except (BrokenPipeError, ConnectionResetError):
+                return
+
+        def log_message(self, *_args: object) -> None:
+            return None
+
+    monkeypatch.setattr(proofs, "EXCHANGE_SECONDS", 1.0)
+    client = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    forge.sign_in_as("nick")
+    start = client.get("/signin/github")
+    approved = httpx.get(start.headers["location"], follow_redirects=False, trust_env=False)
+    back = urlsplit(approved.headers["location"])
+    with served_handler(Dripping) as slow:
+        monkeypatch.setenv("RESOLVER_GITHUB_WEB_URL", slow)  # its token endpoint, from now on
+        reset_caches()
+        started = time.monotonic()
+        done = client.get(f"{back.path}?{back.query}")
+        took = time.monotonic() - started
+    assert done.status_code == 400
+    assert "did not complete the sign-in; please try again" in done.text
+    assert took < 5, took  # the body takes 15 s to drip
+
+
 def test_a_forge_with_no_sign_in_is_not_found(app, forge) -> None:
     client = browser(app)
     for path in ("/signin/nosuchforge", "/signin/nosuchforge/done"):
