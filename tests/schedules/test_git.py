@@ -139,6 +139,25 @@ def test_the_schedules_file_is_read_through_the_forge_from_a_shallow_clone(
     assert [r.user for r in git_server.requests if r.status == 200]  # cloned with a token
 
 
+def _installed(
+    schedules_file: str,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> int:
+    """REPO on the GitHub stand-in with `schedules_file`, the app installed, its row's id."""
+    files = {**FILES, ".resolver/schedules.yml": schedules_file}
+    github_api.add_repo(
+        REPO, git_server.url_for(REPO), bare=create_bare_repo(git_server.root, REPO, files)
+    )
+    for key, value in github_settings(github_api, key_file).items():
+        monkeypatch.setenv(key, value)
+    reset_caches()
+    with session_scope() as session:
+        return repository(session, REPO, installation_id=INSTALLATION_ID).id
+
+
 def test_a_broken_schedules_file_is_kept_as_the_repositorys_sync_error(
     resolver_env: ResolverEnv,
     monkeypatch: pytest.MonkeyPatch,
@@ -148,18 +167,8 @@ def test_a_broken_schedules_file_is_kept_as_the_repositorys_sync_error(
 ) -> None:
     import integrations.github.provider  # noqa: F401
 
-    broken = {
-        **FILES,
-        ".resolver/schedules.yml": "schedules:\n  - {name: x, cron: nope, prompt: y}\n",
-    }
-    github_api.add_repo(
-        REPO, git_server.url_for(REPO), bare=create_bare_repo(git_server.root, REPO, broken)
-    )
-    for key, value in github_settings(github_api, key_file).items():
-        monkeypatch.setenv(key, value)
-    reset_caches()
-    with session_scope() as session:
-        repo_id = repository(session, REPO, installation_id=INSTALLATION_ID).id
+    broken = "schedules:\n  - {name: x, cron: nope, prompt: y}\n"
+    repo_id = _installed(broken, monkeypatch, github_api, git_server, key_file)
     assert sync_repo(repo_id, get_settings().sandbox_workspace_root, get_settings()) == []
     with session_scope() as session:
         error = repository(session, REPO).sync_error or ""
@@ -177,15 +186,7 @@ def test_a_sync_that_fails_for_any_other_reason_is_kept_too_and_the_next_good_on
 ) -> None:
     import integrations.github.provider  # noqa: F401
 
-    files = {**FILES, ".resolver/schedules.yml": SCHEDULES_FILE}
-    github_api.add_repo(
-        REPO, git_server.url_for(REPO), bare=create_bare_repo(git_server.root, REPO, files)
-    )
-    for key, value in github_settings(github_api, key_file).items():
-        monkeypatch.setenv(key, value)
-    reset_caches()
-    with session_scope() as session:
-        repo_id = repository(session, REPO, installation_id=INSTALLATION_ID).id
+    repo_id = _installed(SCHEDULES_FILE, monkeypatch, github_api, git_server, key_file)
     not_a_folder = tmp_path / "workspaces-file"
     not_a_folder.write_text("")  # the workspace root is a file: no clone can be made there
 
@@ -216,15 +217,7 @@ def test_a_schedule_the_database_refuses_is_kept_as_the_sync_error_and_nothing_i
 
     # PostgreSQL stores no NUL in text; the spec lets it through, the store refuses it.
     refused = SCHEDULES_FILE + '  - {name: nul, cron: "0 8 * * 5", prompt: "a \\0 b"}\n'
-    files = {**FILES, ".resolver/schedules.yml": refused}
-    github_api.add_repo(
-        REPO, git_server.url_for(REPO), bare=create_bare_repo(git_server.root, REPO, files)
-    )
-    for key, value in github_settings(github_api, key_file).items():
-        monkeypatch.setenv(key, value)
-    reset_caches()
-    with session_scope() as session:
-        repo_id = repository(session, REPO, installation_id=INSTALLATION_ID).id
+    repo_id = _installed(refused, monkeypatch, github_api, git_server, key_file)
 
     assert sync_repo(repo_id, get_settings().sandbox_workspace_root, get_settings()) == []
     with session_scope() as session:
