@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.syntax import parsed
+
 ROOT = Path(__file__).resolve().parents[1]
 
 ROOTS = (
@@ -24,7 +26,7 @@ REMAINING: frozenset[str] = frozenset()
 
 
 def _calls(path: Path) -> list[int]:
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parsed(path.read_text(), str(path))
     return [
         node.lineno
         for node in ast.walk(tree)

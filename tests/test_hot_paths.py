@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.syntax import parsed
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _built_in_functions(path: Path) -> list[int]:
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parsed(path.read_text(), str(path))
     found: list[int] = []
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -71,7 +73,7 @@ check) runs."""
 
 
 def _statements_built(path: Path, names: tuple[str, ...]) -> list[str]:
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parsed(path.read_text(), str(path))
     functions = {
         node.name: node
         for node in tree.body

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from integrations import registry
+from tests.support.syntax import parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 # The installed providers, and forges people ask for that a new folder may bring.
@@ -73,7 +74,7 @@ def _words(node: ast.AST) -> list[str]:
 
 def named_providers(source: str) -> list[tuple[int, str]]:
     """(line, text) for each identifier or non-docstring string that names a provider."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     docs = _docstrings(tree)
     hits = []
     for node in ast.walk(tree):
