@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import JsonValue
 
@@ -16,6 +16,7 @@ from integrations.azuredevops.settings import AzureDevOpsSettings
 from integrations.azuredevops.tokens import JobToken, organisation
 from integrations.azuredevops.trigger import part_of
 from integrations.toolkit.answers import reading
+from integrations.toolkit.git import repository_header_env
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -39,7 +40,6 @@ from resolver.contract.triggers import (
     number_of,
     repo_of,
 )
-from resolver.core.logs import redact, register_secret
 from resolver.core.settings import Settings
 from resolver.features.ci.contract import LOG_READ_BYTES, LOG_TAIL_CHARS, tail
 
@@ -245,22 +245,10 @@ class AzureRepos:
 
 
 def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
-    """Environment for host-side git that sends the token to `clone_url`'s repository only
-    (git matches `http.<url>.*` by prefix), from config in the environment."""
-    parts = urlsplit(clone_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        raise PermanentCallbackError(f"cannot send an Azure DevOps token to {redact(bare)!r}")
+    """Environment for host-side git that sends the token (Basic, or Bearer for an Entra
+    token) to `clone_url`'s repository only."""
     header = authorization(token, user=GIT_USER)
-    register_secret(token, passing=True)
-    register_secret(header.split(" ", 1)[1], passing=True)
-    host = parts.netloc.rpartition("@")[2]
-    repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{repository}.extraHeader",
-        "GIT_CONFIG_VALUE_0": f"Authorization: {header}",
-    }
+    return repository_header_env(clone_url, token, header, forge="Azure DevOps")
 
 
 def _job_client(settings: Settings) -> tuple[AzureDevOpsClient, TokenProvider]:

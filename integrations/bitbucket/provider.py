@@ -9,16 +9,15 @@ refused is refused here, with a clear error.
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 from integrations.bitbucket.client import BitbucketClient, TokenProvider
 from integrations.bitbucket.tokens import JobToken, api_url
 from integrations.bitbucket.trigger import DATA_CENTER, UNKNOWN_PULL, reach_of
+from integrations.toolkit.git import basic, repository_header_env
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     TAG,
@@ -33,7 +32,6 @@ from resolver.contract.outbound import (
     tag_of,
 )
 from resolver.contract.triggers import CiFailure, TaskTrigger, number_of, repo_of
-from resolver.core.logs import redact, register_secret
 from resolver.core.settings import Settings
 
 PULL_COMMENT: Final = "pullrequest_comment"
@@ -216,21 +214,8 @@ class BitbucketForge:
 
 def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
     """Environment for host-side git that sends the token as Basic auth (`x-token-auth`) to
-    `clone_url`'s repository only, from config in the environment: nothing on disk."""
-    parts = urlsplit(clone_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        raise PermanentCallbackError(f"cannot send a Bitbucket token to {redact(bare)!r}: not HTTP")
-    host = parts.netloc.rpartition("@")[2]
-    basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
-    register_secret(token, passing=True)
-    register_secret(basic, passing=True)
-    repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{repository}.extraHeader",
-        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-    }
+    `clone_url`'s repository only."""
+    return repository_header_env(clone_url, token, basic(GIT_USER, token), forge="Bitbucket")
 
 
 def open_pull_from(client: BitbucketClient, full_name: str, branch: str) -> PullInfo:

@@ -7,15 +7,15 @@ them with the client of the job's identity (`tokens.JobToken`).
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from integrations.forgejo.client import ForgejoClient, TokenProvider
 from integrations.forgejo.settings import ForgejoSettings
 from integrations.forgejo.tokens import JobToken, instance
+from integrations.toolkit.git import basic, repository_header_env
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.outbound import (
     Comment,
@@ -31,7 +31,6 @@ from resolver.contract.outbound import (
     with_hidden_tag,
 )
 from resolver.contract.triggers import TaskTrigger, comment_of, is_pull, number_of, repo_of
-from resolver.core.logs import redact, register_secret
 from resolver.core.settings import Settings
 
 ISSUE_COMMENT: Final = "issue_comment"
@@ -188,22 +187,8 @@ class ForgejoForge:
 
 def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
     """Environment for host-side git that sends the token as Basic auth to `clone_url`'s
-    repository only (git matches `http.<url>.*` by prefix), from config in the environment:
-    nothing is written to disk."""
-    parts = urlsplit(clone_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        raise PermanentCallbackError(f"cannot send a Forgejo token to {redact(bare)!r}: not HTTP")
-    host = parts.netloc.rpartition("@")[2]
-    basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
-    register_secret(token, passing=True)
-    register_secret(basic, passing=True)
-    repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{repository}.extraHeader",
-        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-    }
+    repository only."""
+    return repository_header_env(clone_url, token, basic(GIT_USER, token), forge="Forgejo")
 
 
 def conversation_for(

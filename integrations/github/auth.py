@@ -7,7 +7,6 @@ may change the token format (`ghs_APPID_JWT` since 2026), so tokens are never ch
 
 from __future__ import annotations
 
-import base64
 import logging
 import re
 import threading
@@ -27,6 +26,7 @@ from integrations.github.client import GitHubClient
 from integrations.github.settings import GitHubSettings
 from integrations.github.trigger import installation_of
 from integrations.toolkit.answers import fields, text
+from integrations.toolkit.git import basic, repository_header_env
 from resolver.contract.errors import CallbackError, PermanentCallbackError, TransientCallbackError
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, sign_in_again
 from resolver.contract.triggers import TaskTrigger, repo_of
@@ -309,19 +309,9 @@ def authenticated_clone_url(clone_url: str, token: str) -> str:
 
 
 def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
-    """Environment for the host's git that sends the token to `clone_url`'s repository only,
-    as a Basic auth header from config in the environment (nothing is written to disk). git
-    matches `http.<url>.*` by URL prefix, so another repository on the same host gets none."""
-    parts, host = _http_url(clone_url)
-    basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
-    register_secret(token, passing=True)
-    register_secret(basic, passing=True)
-    repository = urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{repository}.extraHeader",
-        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-    }
+    """Environment for the host's git that sends the token to `clone_url`'s repository only, as
+    a Basic auth header."""
+    return repository_header_env(clone_url, token, basic(GIT_USER, token), forge="GitHub")
 
 
 def _http_url(url: str) -> tuple[SplitResult, str]:

@@ -8,12 +8,10 @@ contract's `HttpErrors` decides. python-gitlab's own retries are off, including 
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Literal
-from urllib.parse import SplitResult, urlsplit
 
 import gitlab
 from gitlab.v4.objects import CurrentUserManager, ProjectIssue, ProjectMergeRequest
@@ -21,10 +19,11 @@ from gitlab.v4.objects import CurrentUserManager, ProjectIssue, ProjectMergeRequ
 from integrations.gitlab.api import Connection, translate_errors
 from integrations.gitlab.settings import GitLabSettings
 from integrations.toolkit.answers import text
+from integrations.toolkit.git import basic, repository_header_env
 from integrations.toolkit.limits import API_CALL, Limits, tail_limits
 from resolver.contract.errors import CallbackError, PermanentCallbackError
 from resolver.contract.outbound import PullInfo, RepoInfo
-from resolver.core.logs import redact, register_secret
+from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
 
 TokenProvider = Callable[[], str]
@@ -360,22 +359,5 @@ def _noteable(
 
 def git_auth_env(clone_url: str, token: str) -> dict[str, str]:
     """Environment for host-side git that sends `oauth2:<token>` as Basic auth to `clone_url`'s
-    origin only, from config in the environment (nothing is written to `.git/config`)."""
-    parts, host = _http_url(clone_url)
-    basic = base64.b64encode(f"{GIT_USER}:{token}".encode()).decode()
-    register_secret(token, passing=True)
-    register_secret(basic, passing=True)
-    return {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": f"http.{parts.scheme}://{host}/.extraHeader",
-        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-    }
-
-
-def _http_url(url: str) -> tuple[SplitResult, str]:
-    """The URL's parts and its host[:port] without credentials; only http(s) may carry a token."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        raise PermanentCallbackError(f"cannot send a GitLab token to {redact(bare)!r}: not HTTP")
-    return parts, parts.netloc.rpartition("@")[2]
+    repository only."""
+    return repository_header_env(clone_url, token, basic(GIT_USER, token), forge="GitLab")

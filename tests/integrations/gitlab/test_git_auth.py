@@ -48,10 +48,11 @@ def test_a_wrong_token_cannot_clone(
     assert [r.status for r in git_server.requests] == [401]
 
 
-def test_the_token_goes_to_that_origin_only() -> None:
+def test_the_token_goes_to_that_repository_only() -> None:
     env = git_auth_env("https://gitlab.example.test:8443/group/widgets.git", "t0ken-value")
     assert env["GIT_CONFIG_COUNT"] == "1"
-    assert env["GIT_CONFIG_KEY_0"] == "http.https://gitlab.example.test:8443/.extraHeader"
+    key = "http.https://gitlab.example.test:8443/group/widgets.git.extraHeader"
+    assert env["GIT_CONFIG_KEY_0"] == key
     assert env["GIT_CONFIG_VALUE_0"] == "Authorization: Basic b2F1dGgyOnQwa2VuLXZhbHVl"
     assert redact(env["GIT_CONFIG_VALUE_0"]) == "Authorization: Basic ******"
     assert "t0ken-value" not in redact("t0ken-value")
@@ -59,7 +60,7 @@ def test_the_token_goes_to_that_origin_only() -> None:
 
 def test_credentials_in_the_clone_url_are_not_part_of_the_key() -> None:
     env = git_auth_env("http://old:creds@127.0.0.1:8080/a/b.git", "t0ken-value")
-    assert env["GIT_CONFIG_KEY_0"] == "http.http://127.0.0.1:8080/.extraHeader"
+    assert env["GIT_CONFIG_KEY_0"] == "http.http://127.0.0.1:8080/a/b.git.extraHeader"
 
 
 @pytest.mark.parametrize(
