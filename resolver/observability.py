@@ -91,6 +91,8 @@ def install(
         from opentelemetry.sdk.resources import SERVICE_NAME, Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        from resolver.core.masked_spans import MaskingExporter
     except ImportError:
         log(logger, logging.WARNING, "tracing.not_installed", extra="resolver[tracing]")
         return None
@@ -99,7 +101,8 @@ def install(
     ratio = chosen_ratio()
     sampler = None if ratio is None else _work_sampler(ratio, requests_decided=own_publishes)
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}), sampler=sampler)
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    # Every span masked, the libraries' as well as ours, before it leaves the process.
+    provider.add_span_processor(BatchSpanProcessor(MaskingExporter(OTLPSpanExporter())))
     done = Tracing(provider)
     _active.append(done)
     _instrument_libraries(done, quiet, WEB_NEVER if own_publishes else frozenset())

@@ -23,7 +23,8 @@ Value = str | int | float | bool | None
 
 @dataclass(frozen=True)
 class ReceivedSpan:
-    """One span as it arrived: ids in hex, its service, its attributes as plain values."""
+    """One span as it arrived: ids in hex, its service, its attributes as plain values, its
+    events' names and attributes, its status's description."""
 
     name: str
     service: str
@@ -31,6 +32,8 @@ class ReceivedSpan:
     span_id: str
     parent_id: str
     attributes: dict[str, Value]
+    events: tuple[tuple[str, dict[str, Value]], ...] = ()
+    status: str = ""
 
 
 def _plain(value: AnyValue) -> Value:
@@ -56,6 +59,11 @@ def decode(body: bytes) -> list[ReceivedSpan]:
                         span_id=span.span_id.hex(),
                         parent_id=span.parent_span_id.hex(),
                         attributes={a.key: _plain(a.value) for a in span.attributes},
+                        events=tuple(
+                            (e.name, {a.key: _plain(a.value) for a in e.attributes})
+                            for e in span.events
+                        ),
+                        status=span.status.message,
                     )
                 )
     return found
