@@ -27,9 +27,9 @@ from resolver.web.context import current_viewer, page, to_signin, web_of
 
 logger = logging.getLogger(__name__)
 
-# What Authlib raises when the exchange or the ID token fails, or the exchange outlives its
-# deadline: the person is asked to retry. Authlib makes its requests with httpx2, whose errors
-# are not httpx's.
+# What Authlib raises when the exchange or the ID token fails, the exchange outlives its
+# deadline or an answer its cap (oauth_http): the person is asked to retry. Authlib makes its
+# requests with httpx2, whose errors are not httpx's.
 REFUSED = (
     OAuthError,
     JoseError,

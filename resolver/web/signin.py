@@ -8,7 +8,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from authlib.integrations.starlette_client import OAuth
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -30,6 +29,7 @@ from resolver.store.secrets import save_oauth_token
 from resolver.store.vault import Vault
 from resolver.web.actions import checked_viewer
 from resolver.web.context import end_everywhere, in_transaction, not_found, page, web_of
+from resolver.web.oauth_http import CappedOAuth
 from resolver.web.proofs import REFUSED, exchanged
 from resolver.web.session import (
     csrf_ok,
@@ -78,14 +78,14 @@ class OAuthClients:
             return self._oauth.create_client(name)
 
 
-def build_oauth(clients: list[tuple[str, OAuthClient]]) -> OAuth:
-    oauth = OAuth()
+def build_oauth(clients: list[tuple[str, OAuthClient]]) -> CappedOAuth:
+    oauth = CappedOAuth()
     for name, client in clients:
         register(oauth, name, client)
     return oauth
 
 
-def register(oauth: OAuth, name: str, client: OAuthClient) -> None:
+def register(oauth: CappedOAuth, name: str, client: OAuthClient) -> None:
     """`client` as an Authlib client named `name`; with an issuer, ID tokens are checked
     against its keys (OpenID Connect)."""
     kwargs: dict[str, str] = {"scope": client.scope} if client.scope else {}

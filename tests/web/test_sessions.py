@@ -7,6 +7,7 @@ sign-in. The operator's link opens one session."""
 from __future__ import annotations
 
 import time
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
 
 import httpx
@@ -19,7 +20,9 @@ from resolver.store import accounts
 from resolver.store.db import session_scope
 from tests.conftest import reset_caches
 from tests.store.test_storage import new_job
+from tests.support.serving import served_handler
 from tests.web.conftest import SECRET_REPO, browser, csrf_of, sign_in
+from tests.web.test_oauth_http import HUGE, huge_answer
 
 ADA_ID = 583231
 COOKIE = "resolver_session"
@@ -215,10 +218,7 @@ def test_a_code_exchange_that_drips_is_a_sign_in_to_try_again_at_its_deadline(
 ) -> None:
     """GitHub's token endpoint answers a byte at a time: each read comes within httpx2's
     timeout, and the exchange held the request until the forge was done."""
-    from http.server import BaseHTTPRequestHandler
-
     from resolver.web import proofs
-    from tests.support.serving import served_handler
 
     class Dripping(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -254,6 +254,27 @@ def test_a_code_exchange_that_drips_is_a_sign_in_to_try_again_at_its_deadline(
     assert done.status_code == 400
     assert "did not complete the sign-in; please try again" in done.text
     assert took < 5, took  # the body takes 15 s to drip
+
+
+def test_a_code_exchange_with_a_huge_answer_is_a_sign_in_to_try_again(
+    app, forge, monkeypatch
+) -> None:
+    """GitHub's token endpoint answers with 64 MB and no length: the exchange read it all into
+    memory (and an endless one until its deadline)."""
+    client = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    forge.sign_in_as("nick")
+    start = client.get("/signin/github")
+    approved = httpx.get(start.headers["location"], follow_redirects=False, trust_env=False)
+    back = urlsplit(approved.headers["location"])
+    sent = [0]
+    with served_handler(huge_answer(sent, declared=False)) as huge:
+        monkeypatch.setenv("RESOLVER_GITHUB_WEB_URL", huge)  # its token endpoint, from now on
+        reset_caches()
+        done = client.get(f"{back.path}?{back.query}")
+    assert done.status_code == 400
+    assert "did not complete the sign-in; please try again" in done.text
+    # What the client read, about a megabyte, and the socket buffers held.
+    assert sent[0] < HUGE // 4, sent[0]
 
 
 def test_a_forge_with_no_sign_in_is_not_found(app, forge) -> None:

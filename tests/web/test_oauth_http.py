@@ -1,0 +1,104 @@
+"""Authlib's requests (the code exchange, the keys an ID token is checked against, any other)
+read at most a capped answer, through the proxy the environment names: a real Authlib client
+as the web registers it, against loopback servers. The exchange through the sign-in's page is
+in test_sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Final
+
+import httpx2
+import pytest
+
+from resolver.contract.signin import OAuthClient
+from resolver.web.signin import build_oauth
+from tests.support.serving import served_handler
+
+HUGE: Final = 64 * 1024 * 1024
+"""An answer far past the cap; finite, so that a client without one reads it in a second or two
+instead of filling memory until the exchange's deadline."""
+
+
+def huge_answer(sent: list[int], *, declared: bool) -> type[BaseHTTPRequestHandler]:
+    """A handler answering any request with a HUGE JSON body (its length `declared` or not),
+    counting in `sent` what it could write before the client hung up."""
+
+    class Huge(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if declared:
+                self.send_header("Content-Length", str(HUGE))
+            self.end_headers()  # else HTTP/1.0: the body ends when the connection does
+            chunk = b" " * (1024 * 1024)
+            try:
+                for _ in range(HUGE // len(chunk)):
+                    self.wfile.write(chunk)
+                    sent[0] += len(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                return
+
+        do_POST = do_GET
+
+        def log_message(self, *_args: object) -> None:
+            return None
+
+    return Huge
+
+
+def _client(base: str) -> Any:
+    """The Authlib client the web registers for an OpenID Connect provider at `base`."""
+    oidc = OAuthClient(
+        client_id="c",
+        client_secret="s",
+        authorize_url=f"{base}/authorize",
+        access_token_url=f"{base}/token",
+        scope="openid",
+        issuer=base,
+        jwks_url=f"{base}/keys",
+    )
+    return build_oauth([("acme", oidc)]).create_client("acme")
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["declared", "undeclared"])
+def test_the_keys_of_an_id_token_are_read_within_the_cap(declared: bool) -> None:
+    """A provider's keys (JWKS) larger than the cap are refused, before their body when their
+    length says so, else once the cap is read; the exchange then fails as any refused one."""
+    sent = [0]
+    with (
+        served_handler(huge_answer(sent, declared=declared)) as huge,
+        pytest.raises(httpx2.DecodingError),
+    ):
+        asyncio.run(_client(huge).fetch_jwk_set())
+    assert sent[0] < HUGE // 4, sent[0]  # a megabyte read, and what the sockets held
+
+
+class Proxy(BaseHTTPRequestHandler):
+    """An HTTP proxy that answers every request itself with a key set naming the URL asked."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"keys": [], "asked": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        return None
+
+
+def test_the_requests_go_through_the_proxy_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Given a transport, httpx2 reads no proxy from the environment: the capped one does."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with served_handler(Proxy) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        keys = asyncio.run(_client("http://provider.invalid").fetch_jwk_set())
+    assert keys["asked"] == "http://provider.invalid/keys"
