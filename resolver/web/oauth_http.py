@@ -11,6 +11,7 @@ Authlib makes a client of its `client_cls` for each request, and so a transport 
 from __future__ import annotations
 
 import urllib.request
+import zlib
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
@@ -27,10 +28,16 @@ class AnswerTooLargeError(httpx2.DecodingError):
     """An answer longer than its cap: an answer unusable, as httpx2 calls one it cannot read."""
 
 
+INFLATED: Final = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": 0}
+"""The encodings a server may send though asked for none, inflated here (zlib's `wbits`: gzip's
+header, or zlib's or raw deflate's, told apart by its first bytes) so the cap holds on what they
+become; any other is refused."""
+
+
 class CappedTransport(httpx2.AsyncBaseTransport):
-    """Each answer asked for unencoded (`identity`, so that what arrives is what is read, with
-    no gzip to inflate past the cap) and read up to `max_bytes`; one encoded anyway, or longer,
-    is refused. Sent directly or through the proxy the environment names for its URL, as httpx2
+    """Each answer asked for unencoded (`identity`) and read up to `max_bytes`, counted after
+    inflating a gzip or deflate one a server sent anyway; one longer, or in another encoding, is
+    refused. Sent directly or through the proxy the environment names for its URL, as httpx2
     does unless it is given a transport."""
 
     def __init__(self, max_bytes: int = ANSWER_MAX_BYTES) -> None:
@@ -42,7 +49,8 @@ class CappedTransport(httpx2.AsyncBaseTransport):
         response = await self._transport_for(request.url).handle_async_request(request)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         length = response.headers.get("content-length", "")
-        if encoding not in ("", "identity"):
+        inflated = encoding not in ("", "identity")
+        if inflated and encoding not in INFLATED:
             await response.aclose()
             why = f"an answer in {encoding[:40]!r}, which was not asked for"
             raise httpx2.DecodingError(why, request=request)
@@ -51,7 +59,11 @@ class CappedTransport(httpx2.AsyncBaseTransport):
             raise AnswerTooLargeError(f"an answer of {length} bytes", request=request)
         stream = response.stream
         assert isinstance(stream, httpx2.AsyncByteStream)
-        response.stream = _CappedStream(stream, request, self._max_bytes)
+        if inflated:  # read here, inflated as it comes: httpx2 gets it plain
+            del response.headers["content-encoding"]
+            response.headers.pop("content-length", None)
+        wbits = INFLATED.get(encoding) if inflated else None
+        response.stream = _CappedStream(stream, request, self._max_bytes, wbits)
         return response
 
     def _transport_for(self, url: httpx2.URL) -> httpx2.AsyncHTTPTransport:
@@ -68,14 +80,33 @@ class CappedTransport(httpx2.AsyncBaseTransport):
 
 
 class _CappedStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream, request: httpx2.Request, cap: int) -> None:
-        self._inner, self._request, self._cap = inner, request, cap
+    """The answer's bytes, inflated first where `wbits` says how, up to `cap` of them."""
+
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, request: httpx2.Request, cap: int, wbits: int | None
+    ) -> None:
+        self._inner, self._request, self._cap, self._wbits = inner, request, cap, wbits
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         left = self._cap
-        async for chunk in self._inner:
+        inflater = None
+        async for raw in self._inner:
+            if self._wbits is not None and inflater is None:
+                # deflate: zlib's stream (RFC 1950) as the RFC says, or raw deflate as some send
+                zlib_header = self._wbits != 0 or (
+                    len(raw) > 1 and (raw[0] * 256 + raw[1]) % 31 == 0
+                )
+                inflater = zlib.decompressobj(
+                    self._wbits or (zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS)
+                )
+            try:
+                chunk = inflater.decompress(raw, left + 1) if inflater else raw
+            except zlib.error as error:
+                raise httpx2.DecodingError(
+                    f"an answer that does not inflate: {error}", request=self._request
+                ) from None
             left -= len(chunk)
-            if left < 0:
+            if left < 0 or (inflater is not None and inflater.unconsumed_tail):
                 why = f"an answer longer than {self._cap} bytes"
                 raise AnswerTooLargeError(why, request=self._request)
             yield chunk

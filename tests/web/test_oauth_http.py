@@ -6,7 +6,9 @@ in test_sessions."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
+import zlib
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Final
 
@@ -14,6 +16,7 @@ import httpx2
 import pytest
 
 from resolver.contract.signin import OAuthClient
+from resolver.web.oauth_http import AnswerTooLargeError
 from resolver.web.signin import build_oauth
 from tests.support.serving import served_handler
 
@@ -102,3 +105,59 @@ def test_the_requests_go_through_the_proxy_the_environment_names(
         monkeypatch.setenv("HTTP_PROXY", proxy)
         keys = asyncio.run(_client("http://provider.invalid").fetch_jwk_set())
     assert keys["asked"] == "http://provider.invalid/keys"
+
+
+def encoded_answer(body: bytes, encoding: str) -> type[BaseHTTPRequestHandler]:
+    """A handler answering with `body` as it is, saying it is in `encoding` (though the client
+    asked for none)."""
+
+    class Encoded(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", encoding)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            return None
+
+    return Encoded
+
+
+KEYS: Final = json.dumps({"keys": [{"kty": "oct", "kid": "k", "k": "c2VjcmV0"}]}).encode()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "encoded"),
+    [
+        ("gzip", gzip.compress(KEYS)),
+        ("deflate", zlib.compress(KEYS)),
+        ("deflate", zlib.compress(KEYS, wbits=-zlib.MAX_WBITS)),  # raw, as some servers send
+    ],
+    ids=["gzip", "deflate", "raw deflate"],
+)
+def test_an_answer_compressed_though_not_asked_is_read(encoding: str, encoded: bytes) -> None:
+    with served_handler(encoded_answer(encoded, encoding)) as server:
+        keys = asyncio.run(_client(server).fetch_jwk_set())
+    assert keys["keys"][0]["kid"] == "k"
+
+
+def test_a_compressed_answer_is_capped_at_what_it_inflates_to() -> None:
+    """64 MB of spaces, 64 KB gzipped: refused once a megabyte is inflated, not read whole."""
+    bomb = gzip.compress(b" " * HUGE, compresslevel=9)
+    assert len(bomb) < 100 * 1024
+    with (
+        served_handler(encoded_answer(bomb, "gzip")) as server,
+        pytest.raises(AnswerTooLargeError),
+    ):
+        asyncio.run(_client(server).fetch_jwk_set())
+
+
+def test_an_answer_in_another_encoding_is_refused() -> None:
+    with (
+        served_handler(encoded_answer(b"\x00" * 64, "br")) as server,
+        pytest.raises(httpx2.DecodingError, match="not asked for"),
+    ):
+        asyncio.run(_client(server).fetch_jwk_set())
