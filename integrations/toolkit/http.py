@@ -4,17 +4,20 @@ tasks retry, one attempt row per try), and the answer read as JSON. Each client 
 URL and headers, and names the call (`action`) as its vendor's reference does.
 
 `BoundedTransport` holds any httpx call to its `Limits` (a deadline for the whole call, a cap on
-its answer after decoding); the clients on httpx and githubkit send through it."""
+its answer after decoding); the clients on httpx and githubkit send through it. Its connections
+wait in each connect, write and read no longer than the call has left (`_HeldBackend`), the
+status line and headers included."""
 
 from __future__ import annotations
 
 import ssl
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final, TypeVar
 
+import httpcore
 import httpx
 
 from integrations.toolkit.answers import read
@@ -27,6 +30,8 @@ from integrations.toolkit.limits import (
     Inflater,
     Limits,
     UnaskedEncodingError,
+    read_seconds,
+    spending,
 )
 from resolver.contract.errors import HttpErrors, parse_retry_after
 from resolver.core.logs import redact
@@ -72,7 +77,8 @@ class BoundedTransport(httpx.BaseTransport):
             key: min(asked.get(key) or left, left) for key in ("connect", "read", "write", "pool")
         }
         request.headers["Accept-Encoding"] = ACCEPTED_ENCODING
-        response = self._inner.handle_request(request)
+        with spending(budget):
+            response = self._inner.handle_request(request)
         try:
             inflater = Inflater.of(response.headers.get("content-encoding"))
         except UnaskedEncodingError as error:
@@ -104,12 +110,91 @@ class _FromEnvironment(httpx.BaseTransport):
         bypass = urllib.request.proxy_bypass(request.url.host)
         proxy = None if bypass else proxies.get(request.url.scheme) or proxies.get("all")
         if proxy not in self._by_proxy:
-            self._by_proxy[proxy] = httpx.HTTPTransport(verify=tls_context(), proxy=proxy)
+            self._by_proxy[proxy] = _held(httpx.HTTPTransport(verify=tls_context(), proxy=proxy))
         return self._by_proxy[proxy].handle_request(request)
 
     def close(self) -> None:
         for transport in self._by_proxy.values():
             transport.close()
+
+
+def _held(transport: httpx.HTTPTransport) -> httpx.HTTPTransport:
+    """`transport`, its connections opened through a `_HeldBackend`. httpx takes no network
+    backend of its own, but its pool (httpcore's) keeps the one it was given there."""
+    pool = transport._pool
+    backend = getattr(pool, "_network_backend", None)
+    if not isinstance(backend, httpcore.NetworkBackend):
+        raise TypeError("httpx's pool keeps no network backend where it used to")
+    pool._network_backend = _HeldBackend(backend)
+    return transport
+
+
+class _HeldBackend(httpcore.NetworkBackend):
+    """httpcore's backend, each connect held to the time the call in progress has left; a
+    read's timeout bounds one read, so a status line sent a byte at a time was bounded only
+    by the number of bytes."""
+
+    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        seconds = _held_seconds(timeout, httpcore.ConnectTimeout)
+        inner = self._inner.connect_tcp(host, port, seconds, local_address, socket_options)
+        return _HeldStream(inner)
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        seconds = _held_seconds(timeout, httpcore.ConnectTimeout)
+        return _HeldStream(self._inner.connect_unix_socket(path, seconds, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _HeldStream(httpcore.NetworkStream):
+    """A connection whose every read and write waits no longer than its call has left."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _held_seconds(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _held_seconds(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        seconds = _held_seconds(timeout, httpcore.ConnectTimeout)
+        return _HeldStream(self._inner.start_tls(ssl_context, server_hostname, seconds))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+def _held_seconds(asked: float | None, timeout: type[httpcore.TimeoutException]) -> float | None:
+    try:
+        return read_seconds(asked)
+    except DeadlineReachedError as error:
+        raise timeout(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -121,13 +206,23 @@ class _BoundedStream(httpx.SyncByteStream):
 
     def __iter__(self) -> Iterator[bytes]:
         try:
-            yield from self.budget.chunks(iter(self.raw), self.inflater)
+            yield from self.budget.chunks(self._arriving(), self.inflater)
         except DeadlineReachedError as error:
             raise httpx.ReadTimeout(str(error), request=self.request) from None
         except CapReachedError as error:
             raise AnswerTooLargeError(str(error), request=self.request) from None
         except UnaskedEncodingError as error:
             raise httpx.DecodingError(str(error), request=self.request) from None
+
+    def _arriving(self) -> Iterator[bytes]:
+        """The raw chunks, each network read held to the call's deadline."""
+        chunks = iter(self.raw)
+        while True:
+            with spending(self.budget):
+                chunk = next(chunks, None)
+            if chunk is None:
+                return
+            yield chunk
 
     def close(self) -> None:
         self.raw.close()

@@ -4,8 +4,10 @@ A client library's timeout bounds each read, not the call: a server that sends o
 every few seconds held a worker thread for as long as it liked, and an answer was read whole
 however large, a gzip body of 127 KB growing to 128 MB in memory. `Budget` is one call's
 deadline and its bytes left; `Inflater` decompresses step by step, so no step outgrows what
-is left. The adapters for httpx (`bounded`) and requests (`sessions`) spend it as the body
-arrives, after decoding. It imports no HTTP client.
+is left. The adapters for httpx (`http`) and requests (`sessions`) spend it as the body
+arrives, after decoding, and hold every network read of the call to its deadline
+(`read_seconds`): a server that sent its status line and headers a byte at a time was bounded
+only by the per-read timeout times the number of reads. It imports no HTTP client.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Final
 
@@ -101,6 +105,33 @@ class Budget:
         for part in inflater.finish() if inflater else ():
             self.spend(len(part))
             yield part
+
+
+_SPENDING: ContextVar[Budget | None] = ContextVar("spending", default=None)
+"""The budget of the call whose network reads run now, in this thread (or task)."""
+
+
+@contextmanager
+def spending(budget: Budget) -> Iterator[None]:
+    """Within, each network read of the call is held to `budget`'s deadline (`read_seconds`)."""
+    token = _SPENDING.set(budget)
+    try:
+        yield
+    finally:
+        _SPENDING.reset(token)
+
+
+def read_seconds(asked: float | None) -> float | None:
+    """How long one network read (or a connect) may wait: `asked` (None: without end), or
+    less when the call in progress has less left. Raises DeadlineReachedError when it has
+    none; outside a call, `asked`."""
+    budget = _SPENDING.get()
+    if budget is None:
+        return asked
+    left = budget.seconds_left()
+    if left <= 0:
+        raise DeadlineReachedError("the answer was still arriving after its deadline")
+    return left if asked is None else min(asked, left)
 
 
 class Inflater:

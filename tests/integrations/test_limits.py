@@ -52,8 +52,9 @@ def gzip_bomb() -> bytes:
 
 
 class Hostile(BaseHTTPRequestHandler):
-    """By the path's first folder, `/drip`: a byte every 0.1 s for 10 s; `/huge`: a body past
-    the cap; `/bomb`: gzip that decodes past it; `/small`: a JSON list, gzipped as asked."""
+    """By the path's first folder, `/drip`: a byte every 0.1 s for 10 s; `/headers`: a status
+    line, then a header a byte every 0.2 s for 10 s; `/huge`: a body past the cap; `/bomb`: gzip
+    that decodes past it; `/small`: a JSON list, gzipped as asked."""
 
     def do_GET(self) -> None:
         try:
@@ -69,6 +70,13 @@ class Hostile(BaseHTTPRequestHandler):
             return  # the client gave up, as it should
 
     def _answer(self) -> None:
+        if self.path.startswith("/headers"):
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            for byte in b"X-Drip: " + b"a" * 42:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.2)
+            return
         body, encoding = {
             "/drip": (b"[" + b" " * 98 + b"]", None),
             "/huge": (b"[" + b" " * OVER_CAP + b"]", None),
@@ -104,6 +112,15 @@ def test_an_answer_that_drips_fails_at_the_calls_deadline(hostile: str) -> None:
     with pytest.raises(TransientCallbackError, match="did not answer GET /drip in time"):
         JsonCalls(HttpErrors("Forge"), limits=SHORT).send(
             "GET", "GET /drip", hostile + "/drip", headers={}
+        )
+    assert time.monotonic() - started < WITHIN  # each byte came within the per-read timeout
+
+
+def test_headers_that_drip_fail_at_the_calls_deadline(hostile: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(TransientCallbackError, match="did not answer GET /headers in time"):
+        JsonCalls(HttpErrors("Forge"), limits=Limits(seconds=1)).send(
+            "GET", "GET /headers", hostile + "/headers", headers={}
         )
     assert time.monotonic() - started < WITHIN  # each byte came within the per-read timeout
 
@@ -174,6 +191,21 @@ def test_the_jira_library_is_held_to_the_calls_deadline(hostile: str) -> None:
     started = time.monotonic()
     with pytest.raises(TransientCallbackError, match="in time"), jira_errors("GET /issue"):
         jira.issue("K-1")
+    assert time.monotonic() - started < WITHIN
+
+
+def test_requests_clients_are_held_to_the_deadline_while_the_headers_drip(hostile: str) -> None:
+    one_second = Limits(seconds=1)
+    jira = jira_session(hostile + "/headers", "person@example.com:token", one_second)
+    started = time.monotonic()
+    with pytest.raises(TransientCallbackError, match="in time"), jira_errors("GET /issue"):
+        jira.issue("K-1")
+    assert time.monotonic() - started < WITHIN
+    connection = Connection(gitlab_settings(hostile + "/headers"), "token", one_second)
+    started = time.monotonic()
+    late = pytest.raises(TransientCallbackError, match="ReadTimeout")
+    with late, gitlab_errors("GET /user", dict):
+        connection.api.http_get("/user")
     assert time.monotonic() - started < WITHIN
 
 
