@@ -10,11 +10,14 @@ from typing import Any, Final
 
 import requests
 
+from integrations.jira.client import ERRORS
 from integrations.jira.routes import ROUTES
 from integrations.jira.settings import JiraSettings
+from integrations.toolkit.answers import fields, items, read
 from integrations.toolkit.limits import Limits
 from integrations.toolkit.sessions import mount_bounded
 from resolver.contract.checks import Check, PreflightScope
+from resolver.contract.errors import CallbackError
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
@@ -22,6 +25,7 @@ from resolver.store.secrets import stored_token, token_installations
 
 TIMEOUT_SECONDS: Final = 10.0
 TOKEN, HOOK = "jira token", "jira webhook"
+MYSELF, HOOKS = "/rest/api/2/myself", "/rest/webhooks/1.0/webhook"
 
 
 def checks(scope: PreflightScope) -> list[Check]:
@@ -60,24 +64,40 @@ def site_checks(settings: Settings, site: str) -> list[Check]:
     register_secret(credential)
     with _session(credential) as session:
         try:
-            me = session.get(f"{site}/rest/api/2/myself", timeout=TIMEOUT_SECONDS)
+            me = session.get(site + MYSELF, timeout=TIMEOUT_SECONDS)
             if me.status_code != 200:
                 fix = "store a working token" if me.status_code == 401 else "check the site URL"
                 return [Check(f"{TOKEN} {site}", "fail", f"Jira answered {me.status_code} to "
-                              f"GET /rest/api/2/myself: {fix}")]  # fmt: skip
-            hooks = session.get(f"{site}/rest/webhooks/1.0/webhook", timeout=TIMEOUT_SECONDS)
+                              f"GET {MYSELF}: {fix}")]  # fmt: skip
+            hooks = session.get(site + HOOKS, timeout=TIMEOUT_SECONDS)
         except requests.RequestException as error:
             return [
                 Check(
                     f"{TOKEN} {site}", "fail", f"{site} cannot be reached: {type(error).__name__}"
                 )
             ]
-    found = Check(f"{TOKEN} {site}", "ok", f"acts as {me.json().get('displayName')}")
+    try:
+        who = read(ERRORS, f"GET {MYSELF}", me.json, fields).get("displayName")
+    except CallbackError as error:
+        return [Check(f"{TOKEN} {site}", "fail", f"{error}: check the site URL")]
+    found = Check(f"{TOKEN} {site}", "ok", f"acts as {who}")
     url = f"{settings.public_url.rstrip('/')}/webhooks/jira"
     if hooks.status_code != 200:
         fix = "listing webhooks needs a Jira administrator's token"
         return [found, Check(f"{HOOK} {site}", "fail", f"Jira answered {hooks.status_code}: {fix}")]
-    return [found, webhook_check(site, hooks.json(), url)]
+    try:
+        listed = read(ERRORS, f"GET {HOOKS}", hooks.json, _hooks)
+    except CallbackError as error:
+        return [found, Check(f"{HOOK} {site}", "fail", str(error))]
+    return [found, webhook_check(site, listed, url)]
+
+
+def _hooks(answer: object) -> list[dict[str, Any]]:
+    """The webhooks listed, each one's events a list (or none)."""
+    hooks = items(answer)
+    if any(not isinstance(hook.get("events") or [], list) for hook in hooks):
+        raise TypeError("a webhook's events are no list")
+    return hooks
 
 
 def webhook_check(site: str, hooks: list[dict[str, Any]], url: str) -> Check:

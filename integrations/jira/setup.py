@@ -17,9 +17,11 @@ from typing import Any, Final
 import requests
 from jira.exceptions import JIRAError
 
-from integrations.jira.client import jira_session
+from integrations.jira.client import ERRORS, jira_session
 from integrations.jira.routes import ROUTES
 from integrations.jira.settings import JiraSettings
+from integrations.toolkit.answers import fields, items, read, text
+from resolver.contract.errors import CallbackError
 from resolver.contract.setup import (
     CliOption,
     HookRequest,
@@ -33,6 +35,7 @@ from resolver.core.logs import redact
 from resolver.core.settings import Settings
 
 PATH: Final = "/rest/webhooks/1.0/webhook"
+LIST, CREATE = f"GET {PATH}", f"POST {PATH}"
 EVENTS: Final = tuple(sorted(ROUTES))
 """The `webhookEvent`s Resolver routes, no more."""
 PROJECT_KEY: Final = re.compile(r"[A-Z][A-Z0-9_]{0,254}")
@@ -65,6 +68,8 @@ def _body(request: HookRequest, name: str) -> dict[str, Any]:
 def _explained(site: str) -> Iterator[None]:
     try:
         yield
+    except CallbackError as error:  # an answer of the wrong shape: what it was, never its text
+        raise SetupError(str(error)) from None
     except JIRAError as error:
         raise SetupError(_message(site, error.status_code, error.text)) from None
     except requests.RequestException as error:
@@ -82,9 +87,9 @@ def _message(site: str, status: int | None, text: object) -> str:
     return f"Jira at {site} answered {status} to {PATH}: {redact(str(text or ''))[:300]}"
 
 
-def _hook_id(hook: dict[str, Any]) -> str:
+def _hook_id(hook: object) -> str:
     """The id at the end of the hook's `self` link (`…/rest/webhooks/1.0/webhook/7`)."""
-    return str(hook.get("self") or "").rstrip("/").rsplit("/", 1)[-1]
+    return text(text(fields(hook)["self"]).rstrip("/").rsplit("/", 1)[-1])
 
 
 def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> RegisteredHook:
@@ -92,14 +97,15 @@ def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> Re
     body = _body(request, f"Resolver ({settings.bot_name})")
     jira = jira_session(site, request.credential)
     with _explained(site):
-        hooks = jira._session.get(site + PATH).json()
+        hooks = read(ERRORS, LIST, jira._session.get(site + PATH).json, items)
         found = next((h for h in hooks if h.get("url") == request.url), None)
         if found is None and must_exist:
             raise SetupError(f"Jira at {site} has no webhook at {request.url}: register it first")
         if found is None:
-            hook_id = _hook_id(jira._session.post(site + PATH, json=body).json())
+            created = jira._session.post(site + PATH, json=body)
+            hook_id = read(ERRORS, CREATE, created.json, _hook_id)
         else:
-            hook_id = _hook_id(found)
+            hook_id = read(ERRORS, LIST, lambda: found, _hook_id)
             jira._session.put(f"{site}{PATH}/{hook_id}", json=body)
     return RegisteredHook(hook_id, EVENTS, found is None, request.secret)
 

@@ -15,6 +15,7 @@ from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
+from tests.support.serving import served_answer
 
 ADMIN = "ada@example.com:ATATT3x-admin-token-0123456789"
 MEMBER = "bob@example.com:ATATT3x-member-token-0123456789"
@@ -80,3 +81,18 @@ def test_a_member_without_admin_rights_is_refused_and_nothing_is_stored(
     with pytest.raises(SetupError, match="not a Jira project key"):
         hooks.register_hook(get_settings(), "jira", ADMIN, "SP OR 1=1")
     assert jira.webhooks == {} and stored() == {}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [b"<html>maintenance</html>", b"{}", b"[]", b"[5]", b'[{"url": "%s", "self": null}]'],
+)
+def test_an_answer_of_the_wrong_shape_is_a_setup_error_and_nothing_is_stored(
+    live: Live, monkeypatch: pytest.MonkeyPatch, answer: bytes
+) -> None:
+    with served_answer(answer.replace(b"%s", f"{live.url}/webhooks/jira".encode())) as site:
+        live.set(monkeypatch, jira_url=site)
+        unusable = r"Jira's answer to (GET|POST) /rest/webhooks/1.0/webhook was unusable"
+        with pytest.raises(SetupError, match=unusable):
+            hooks.register_hook(get_settings(), "jira", ADMIN)
+    assert stored() == {}

@@ -14,6 +14,7 @@ from resolver.core.settings import Settings
 from resolver.onboarding.preflight import provider_checks
 from tests.onboarding.conftest import strong_secret
 from tests.onboarding.test_preflight import ALL_OFF, by_name, store_token
+from tests.support.serving import served_answer
 
 PUBLIC = "https://resolver.example"
 JIRA_EVENTS = ["comment_created", "jira:issue_updated", "jira:issue_created"]
@@ -80,6 +81,31 @@ def test_a_refused_jira_token_says_so(
     check = by_name(provider_checks(settings))[f"jira token {jira_api.site}"]
 
     assert check.status == "fail" and "answered 401" in check.detail
+
+
+def test_a_webhook_list_of_the_wrong_shape_is_a_failed_check_saying_so(
+    configure: Callable[..., Settings], jira_api: JiraAPI
+) -> None:
+    jira_api.listed_webhooks.append({"url": f"{PUBLIC}/webhooks/jira", "events": 7})
+
+    checks = by_name(provider_checks(jira_settings(configure, jira_api)))
+
+    assert checks[f"jira token {jira_api.site}"].status == "ok"
+    check = checks[f"jira webhook {jira_api.site}"]
+    assert check.status == "fail"
+    assert "Jira's answer to GET /rest/webhooks/1.0/webhook was unusable" in check.detail
+
+
+def test_a_page_served_for_the_token_check_is_a_failed_check_saying_so(
+    configure: Callable[..., Settings],
+) -> None:
+    with served_answer(b"<html>maintenance</html>", content_type="text/html") as site:
+        settings = configure(**ALL_OFF | {"jira_webhook_secret": strong_secret(),
+                                          "jira_url": site, "public_url": PUBLIC})  # fmt: skip
+        store_token("jira", site, "bot@example.com:ATATT3x-preflight-token", kind="pat")
+        check = by_name(provider_checks(settings))[f"jira token {site}"]
+    assert check.status == "fail"
+    assert "answer to GET /rest/api/2/myself was unusable: JSONDecodeError" in check.detail
 
 
 @pytest.fixture
