@@ -5,16 +5,18 @@ with the `admin` scope). https://linear.app/developers/webhooks
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
 
 import httpx
 
-from integrations.linear.client import authorization
+from integrations.linear.client import ERRORS, authorization
 from integrations.linear.routes import ROUTES
 from integrations.linear.settings import LinearSettings
+from integrations.toolkit.answers import fields, items, read, text
 from integrations.toolkit.http import bounded_client
 from integrations.toolkit.limits import Limits
+from resolver.contract.errors import CallbackError
 from resolver.contract.setup import (
     CliOption,
     HookRequest,
@@ -31,6 +33,7 @@ TIMEOUT_SECONDS: Final = 30.0
 RESOURCE_TYPES: Final = tuple(sorted({key.split(".", 1)[0] for key in ROUTES}))
 """The payload types Resolver routes (`Comment`, `Issue`), no more."""
 SCOPE_HELP: Final = "a team id to limit the webhook to that team; none for all public teams"
+T = TypeVar("T")
 
 WEBHOOKS: Final = "query ResolverWebhooks { webhooks(first: 250) { nodes { id url } } }"
 CREATE: Final = """mutation ResolverWebhookCreate($input: WebhookCreateInput!) {
@@ -41,7 +44,16 @@ UPDATE: Final = """mutation ResolverWebhookUpdate($id: String!, $input: WebhookU
 }"""
 
 
-def _call(settings: Settings, credential: str, query: str, variables: dict[str, Any]) -> Any:
+def _call(
+    settings: Settings,
+    credential: str,
+    name: str,
+    query: str,
+    variables: dict[str, Any],
+    shape: Callable[[dict[str, Any]], T],
+) -> T:
+    """The operation `name`'s `data` as `shape` reads it; SetupError for an error, or for an
+    answer of the wrong shape."""
     register_secret(credential)
     headers = {"Authorization": authorization(credential), "User-Agent": "Resolver"}
     try:
@@ -60,13 +72,17 @@ def _call(settings: Settings, credential: str, query: str, variables: dict[str, 
         raise SetupError(f"Linear answered {answer.status_code} without JSON") from None
     errors = document.get("errors") if isinstance(document, dict) else None
     if errors or answer.status_code != 200:
-        raise SetupError(_message(answer.status_code, errors or []))
-    return document.get("data") or {}
+        raise SetupError(_message(answer.status_code, errors if isinstance(errors, list) else []))
+    try:
+        return read(ERRORS, name, lambda: document, lambda found: shape(fields(found["data"])))
+    except CallbackError as error:  # what was wrong with it, never its text
+        raise SetupError(str(error)) from None
 
 
 def _message(status: int, errors: list[Any]) -> str:
     first = errors[0] if errors and isinstance(errors[0], dict) else {}
-    code = (first.get("extensions") or {}).get("code")
+    extensions = first.get("extensions")
+    code = extensions.get("code") if isinstance(extensions, dict) else None
     if status == 401 or code == "AUTHENTICATION_ERROR":
         return "Linear refused the API key (401): give a valid key of a workspace admin"
     if code == "FORBIDDEN":
@@ -85,27 +101,49 @@ def _input(request: HookRequest, label: str) -> dict[str, Any]:
     return values
 
 
+def _webhooks(data: dict[str, Any]) -> list[tuple[str, object]]:
+    """Each webhook's id and URL."""
+    return [
+        (text(node["id"]), node.get("url")) for node in items(fields(data["webhooks"])["nodes"])
+    ]
+
+
+def _registered(operation: str) -> Callable[[dict[str, Any]], tuple[str, str | None] | None]:
+    """The webhook `operation` registered: its id and the secret Linear keeps (None: ours);
+    None when Linear answered `success: false`."""
+
+    def shape(data: dict[str, Any]) -> tuple[str, str | None] | None:
+        result = fields(data[operation])
+        if result.get("success") is not True:
+            return None
+        hook = fields(result["webhook"])
+        secret = hook.get("secret")
+        return text(hook["id"]), None if secret is None else text(secret)
+
+    return shape
+
+
 def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> RegisteredHook:
     label = f"Resolver ({settings.bot_name})"
-    listed = _call(settings, request.credential, WEBHOOKS, {})
-    nodes = ((listed.get("webhooks") or {}).get("nodes")) or []
-    found = next((n for n in nodes if n.get("url") == request.url), None)
+    listed = _call(settings, request.credential, "ResolverWebhooks", WEBHOOKS, {}, _webhooks)
+    found = next((hook_id for hook_id, url in listed if url == request.url), None)
     if found is None and must_exist:
         raise SetupError(f"Linear has no webhook at {request.url}: register it first")
     if found is None:
         scope = {"teamId": request.scope} if request.scope else {"allPublicTeams": True}
-        variables = {"input": _input(request, label) | scope}
-        data = _call(settings, request.credential, CREATE, variables)["webhookCreate"]
+        variables: dict[str, Any] = {"input": _input(request, label) | scope}
+        operation, query = "webhookCreate", CREATE
     else:
-        variables = {"id": found["id"], "input": _input(request, label)}
-        data = _call(settings, request.credential, UPDATE, variables)["webhookUpdate"]
-    if not data or not data.get("success"):
+        variables = {"id": found, "input": _input(request, label)}
+        operation, query = "webhookUpdate", UPDATE
+    done = _call(settings, request.credential, operation, query, variables, _registered(operation))
+    if done is None:
         raise SetupError("Linear did not register the webhook (success: false)")
-    hook = data.get("webhook") or {}
+    hook_id, kept = done
     # Linear signs with the secret it keeps; where it chose its own, that one is stored.
-    secret = hook.get("secret") or request.secret
+    secret = kept or request.secret
     register_secret(secret)
-    return RegisteredHook(str(hook.get("id")), RESOURCE_TYPES, found is None, secret)
+    return RegisteredHook(hook_id, RESOURCE_TYPES, found is None, secret)
 
 
 def register(settings: Settings, request: HookRequest) -> RegisteredHook:

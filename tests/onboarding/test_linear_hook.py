@@ -18,6 +18,7 @@ from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
+from tests.support.serving import served_answer
 
 ADMIN_KEY = "lin_api_admin0123456789abcdef"
 MEMBER_KEY = "lin_api_member0123456789abcdef"
@@ -82,3 +83,23 @@ def test_the_cli_prints_no_secret(linear: LinearAPI) -> None:
     assert done.exit_code == 0, done.output
     assert "stored in the vault: linear_webhook_secret" in done.output
     assert _only(linear).secret not in done.output and ADMIN_KEY not in done.output
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"data": []}',
+        b'{"data": "x"}',
+        b'{"data": {"webhooks": {"nodes": [5]}}}',
+        b'{"data": {"webhooks": {"nodes": []}, "webhookCreate": {"success": true, '
+        b'"webhook": {"id": null, "secret": null}}}}',
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_a_setup_error_and_nothing_is_stored(
+    live: Live, monkeypatch: pytest.MonkeyPatch, answer: bytes
+) -> None:
+    with served_answer(answer) as url:
+        live.set(monkeypatch, linear_api_url=url)
+        with pytest.raises(SetupError, match=r"Linear's answer to \w+ was unusable"):
+            hooks.register_hook(get_settings(), "linear", ADMIN_KEY)
+    assert stored() == {}
