@@ -19,6 +19,7 @@ import httpx
 
 from integrations.github.app_manifest import EVENTS, PERMISSIONS
 from integrations.github.settings import GitHubSettings
+from integrations.toolkit.answers import SHAPE_ERRORS, fields, text
 from integrations.toolkit.http import bounded_client
 from integrations.toolkit.limits import Limits
 from resolver.contract.setup import AppFromManifest, CreatedApp, ManifestUrls, SetupError
@@ -100,21 +101,28 @@ def convert(settings: Settings, code: str) -> CreatedApp:
 
 def _created(response: httpx.Response) -> CreatedApp:
     try:
-        data = response.json()
+        data = fields(response.json())
         values = {
-            "github_app_id": str(data["id"]),
-            "github_app_private_key": str(data["pem"]),
-            "github_webhook_secret": str(data["webhook_secret"]),
-            "github_client_id": str(data["client_id"]),
-            "github_client_secret": str(data["client_secret"]),
+            "github_app_id": str(_app_id(data["id"])),
+            "github_app_private_key": text(data["pem"]),
+            "github_webhook_secret": text(data["webhook_secret"]),
+            "github_client_id": text(data["client_id"]),
+            "github_client_secret": text(data["client_secret"]),
         }
-        slug, html_url = str(data["slug"]), str(data["html_url"])
-        owner = str((data.get("owner") or {}).get("login") or "")
-    except (ValueError, KeyError, TypeError, AttributeError):
+        slug, html_url = text(data["slug"]), text(data["html_url"])
+        owner = str(fields(data.get("owner") or {}).get("login") or "")
+    except SHAPE_ERRORS:  # read as toolkit/answers reads every answer: none stored as "None"
         raise SetupError("GitHub's answer lacked the App's id, key or secrets") from None
     for name in ("github_app_private_key", "github_webhook_secret", "github_client_secret"):
         register_secret(values[name])
     return CreatedApp(slug, html_url, owner, f"{html_url}/installations/new", values)
+
+
+def _app_id(value: object) -> int:
+    """An App's id: a positive number."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise TypeError(f"{type(value).__name__} where an App id was due")
+    return value
 
 
 def set_webhook_secret(settings: Settings, secret: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from githubkit import GitHub
 
@@ -19,6 +19,7 @@ from integrations.github.api import github_session, translate_errors
 from integrations.github.app_manifest import EVENTS, PERMISSIONS
 from integrations.github.auth import GitHubAuthError, app_configured, app_jwt
 from integrations.github.settings import GitHubSettings
+from integrations.toolkit.answers import fields, items
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.errors import CallbackError
 
@@ -28,6 +29,7 @@ POLL_SECONDS: Final = 0.5
 LEVELS: Final = {"read": 1, "write": 2, "admin": 3}
 APP, PERMISSIONS_CHECK, EVENTS_CHECK = "github app", "github app permissions", "github app events"
 HOOK, DELIVERY = "github webhook", "github test delivery"
+T = TypeVar("T")
 
 
 class _Api:
@@ -39,10 +41,41 @@ class _Api:
         self.github: GitHub[Any] = github_session(self.settings, timeout=TIMEOUT_SECONDS)
         self.apps = self.github.rest.apps
 
-    def call(self, action: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def call(
+        self,
+        action: str,
+        method: Callable[..., Any],
+        shape: Callable[[Any], T],
+        *args: Any,
+        **kwargs: Any,
+    ) -> T:
+        """The answer to `action` as `shape` reads it: one of the wrong shape is GitHub's
+        unusable answer (a CallbackError), as a refusal is."""
         bearer = {"Authorization": f"Bearer {app_jwt(self.settings)}"}
         with translate_errors(action):
-            return method(*args, headers=bearer, **kwargs).json()
+            return shape(method(*args, headers=bearer, **kwargs).json())
+
+
+def _app(answer: object) -> dict[str, Any]:
+    """The App, its owner and permissions objects and its events a list, where it has them."""
+    app = fields(answer)
+    fields(app.get("owner") or {})
+    fields(app.get("permissions") or {})
+    if not isinstance(app.get("events") or [], list):
+        raise TypeError("events that are no list")
+    return app
+
+
+def _deliveries(answer: object) -> list[dict[str, Any]]:
+    """The deliveries listed, each one's id and status code a number."""
+    return [
+        delivery | {"id": int(delivery["id"]), "status_code": int(delivery.get("status_code") or 0)}
+        for delivery in items(answer)
+    ]
+
+
+def _any(answer: object) -> object:
+    return answer
 
 
 def checks(scope: PreflightScope) -> list[Check]:
@@ -51,7 +84,7 @@ def checks(scope: PreflightScope) -> list[Check]:
         return []
     api = _Api(scope)
     try:
-        app = api.call("GET /app", api.apps.get_authenticated)
+        app = api.call("GET /app", api.apps.get_authenticated, _app)
     except GitHubAuthError as error:
         return [Check(APP, "fail", str(error))]
     except CallbackError as error:
@@ -113,7 +146,7 @@ def hook_url(public_url: str) -> str:
 
 def _webhook_checks(api: _Api, page: str) -> list[Check]:
     try:
-        config = api.call("GET /app/hook/config", api.apps.get_webhook_config_for_app)
+        config = api.call("GET /app/hook/config", api.apps.get_webhook_config_for_app, fields)
     except CallbackError as error:
         return [Check(HOOK, "fail", str(error))]
     problems = config_problems(config, hook_url(api.settings.public_url))
@@ -140,11 +173,12 @@ def _delivery_check(api: _Api, page: str) -> Check:
     """Redeliver the latest delivery and read the status our endpoint answered it with."""
     rest = api.apps
     try:
-        latest = api.call("GET /app/hook/deliveries", rest.list_webhook_deliveries, per_page=1)
+        action = "GET /app/hook/deliveries"
+        latest = api.call(action, rest.list_webhook_deliveries, _deliveries, per_page=1)
         if not latest:
             return Check(DELIVERY, "fail", "no delivery yet: install the App on a repository")
         action = "POST /app/hook/deliveries/{delivery_id}/attempts"
-        api.call(action, rest.redeliver_webhook_delivery, latest[0]["id"])
+        api.call(action, rest.redeliver_webhook_delivery, _any, latest[0]["id"])
         redelivery = _await_redelivery(api, latest[0])
     except CallbackError as error:
         return Check(DELIVERY, "fail", str(error))
@@ -159,7 +193,8 @@ def _await_redelivery(api: _Api, original: dict[str, Any]) -> dict[str, Any] | N
     deadline = time.monotonic() + REDELIVERY_WAIT_SECONDS
     rest = api.apps
     while True:
-        recent = api.call("GET /app/hook/deliveries", rest.list_webhook_deliveries, per_page=10)
+        action = "GET /app/hook/deliveries"
+        recent = api.call(action, rest.list_webhook_deliveries, _deliveries, per_page=10)
         found = next((d for d in recent if _redelivers(d, original)), None)
         if found is not None or time.monotonic() > deadline:
             return found
@@ -170,13 +205,13 @@ def _redelivers(delivery: dict[str, Any], original: dict[str, Any]) -> bool:
     return (
         bool(delivery.get("redelivery"))
         and delivery.get("guid") == original.get("guid")
-        and int(delivery.get("id") or 0) > int(original.get("id") or 0)
+        and delivery["id"] > original["id"]
     )
 
 
 def delivery_verdict(redelivery: dict[str, Any], url: str, page: str) -> Check:
     """What our endpoint answered the redelivery with, and what to fix when it refused."""
-    status = int(redelivery.get("status_code") or 0)
+    status = redelivery["status_code"]
     what = f"a redelivered {redelivery.get('event')} event"
     if 200 <= status < 300:
         return Check(DELIVERY, "ok", f"{what} reached {url} and was accepted (HTTP {status})")

@@ -9,11 +9,15 @@ from typing import Any
 
 import pytest
 
+from integrations.github import setup as github_setup
 from integrations.github.standin.api import GitHubAPI
 from resolver.contract.checks import Check
+from resolver.contract.setup import SetupError
 from resolver.core.settings import Settings
 from resolver.onboarding.preflight import provider_checks
-from tests.onboarding.conftest import APP_ID, strong_secret
+from resolver.onboarding.store import VaultStore
+from tests.onboarding.conftest import APP_ID, stored, strong_secret
+from tests.support.serving import served_answer
 
 OTHERS_OFF = {
     "gitlab_webhook_token": None,
@@ -163,3 +167,35 @@ def test_an_app_without_deliveries_asks_to_be_installed(
     assert check == Check(
         "github test delivery", "fail", "no delivery yet: install the App on a repository"
     )
+
+
+@pytest.mark.parametrize(
+    "answer", [b"[]", b'{"slug": "r", "owner": "me"}', b'{"slug": "r", "permissions": ["x"]}']
+)
+def test_an_app_answer_of_the_wrong_shape_is_a_failed_check_saying_so(
+    setup: Callable[..., Settings], answer: bytes
+) -> None:
+    with served_answer(answer) as url:
+        checks = github_checks(setup(github_api_url=url))
+
+    assert checks["github app"].status == "fail"
+    assert "GitHub's answer to GET /app was unusable" in checks["github app"].detail
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"id": null, "pem": null, "webhook_secret": null, "client_id": null, '
+        b'"client_secret": null, "slug": null, "html_url": null}',
+        b'{"id": 7, "pem": 5, "webhook_secret": "s", "client_id": "c", "client_secret": "t", '
+        b'"slug": "r", "html_url": "https://github.example/apps/r"}',
+    ],
+)
+def test_a_conversion_of_the_wrong_shape_is_a_setup_error_and_nothing_is_stored(
+    setup: Callable[..., Settings], answer: bytes
+) -> None:
+    with served_answer(answer, status=201) as url:
+        settings = setup(github_api_url=url)
+        with pytest.raises(SetupError, match="lacked the App's id, key or secrets"):
+            github_setup.finish(VaultStore(settings), settings, "code-from-github")
+    assert stored() == {}
