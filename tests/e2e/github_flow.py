@@ -14,8 +14,10 @@ from resolver.store.models import Job
 from tests.e2e.stack import REPO_FILES, Stack, by_step, fix_script, ingress
 from tests.integrations.deliveries import SECRETS, github, load, post
 from tests.integrations.github.conftest import APP_ID, INSTALLATION_ID, REPO
+from tests.support.llm_server import Reply, finish, tool
 
 ALICE_ID = 5001
+DOCSTRING = '    """Add two numbers."""\n'
 
 
 def github_settings(api: GitHubAPI, key_file: Path) -> dict[str, str]:
@@ -110,6 +112,20 @@ def fixed_in_a_pull(
     job = mention_and_finish(stack, monkeypatch, api, git)
     [pull] = api.pulls
     return job, pull
+
+
+def document_script() -> list[Reply]:
+    """The model's part in a follow-up: a docstring under add()'s line, then finish."""
+    return [
+        tool(
+            "str_replace_editor",
+            command="str_replace",
+            path="calc.py",
+            old_str="def add(a, b):\n",
+            new_str="def add(a, b):\n" + DOCSTRING,
+        ),
+        finish("changed_code", "Documented add()."),
+    ]
 
 
 def _on_widgets(payload: dict[str, Any], git: GitHttpServer, login: str, user_id: int) -> None:

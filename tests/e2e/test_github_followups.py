@@ -13,6 +13,8 @@ from integrations.standin.git_http import GitHttpServer, run_git
 from tests.conftest import ResolverEnv
 from tests.e2e.github_flow import (
     ALICE_ID,
+    DOCSTRING,
+    document_script,
     fixed_in_a_pull,
     github_settings,
     issue_comment,
@@ -23,8 +25,6 @@ from tests.integrations.deliveries import github, post
 from tests.support.llm_server import finish, tool
 
 pytestmark = pytest.mark.timeout(420)
-
-DOCSTRING = '    """Add two numbers."""\n'
 
 
 def bot_comments(api: GitHubAPI, number: int) -> list[str]:
@@ -44,20 +44,7 @@ def test_a_mention_on_the_bots_pull_request_continues_its_branch(
         first_job, pull = fixed_in_a_pull(stack, monkeypatch, github_api, git_server)
         client = ingress(stack, monkeypatch)
 
-        stack.llm.set_script(
-            by_step(
-                [
-                    tool(
-                        "str_replace_editor",
-                        command="str_replace",
-                        path="calc.py",
-                        old_str="def add(a, b):\n",
-                        new_str="def add(a, b):\n" + DOCSTRING,
-                    ),
-                    finish("changed_code", "Documented add()."),
-                ]
-            )
-        )
+        stack.llm.set_script(by_step(document_script()))
         again = issue_comment(
             github_api,
             git_server,
