@@ -337,6 +337,25 @@ def push(
     git(clone, "push", "--quiet", *flags, clone.source, f"{sha}:refs/heads/{branch}", auth=auth)
 
 
+def push_over(
+    clone: Clone, sha: str, branch: str, *, expected: str, auth: Mapping[str, str] | None
+) -> None:
+    """Force `sha` onto `branch` of the clone's source only while the branch is at `expected`
+    (a lease): a commit pushed there since is never overwritten, and the push fails."""
+    lease = f"--force-with-lease=refs/heads/{branch}:{expected}"
+    git(clone, "push", "--quiet", lease, clone.source, f"{sha}:refs/heads/{branch}", auth=auth)
+
+
+def remote_head(clone: Clone, branch: str) -> str | None:
+    """The commit `origin/<branch>` named when the clone was made, or None without one."""
+    try:
+        return git(
+            clone, "rev-parse", "--verify", f"refs/remotes/origin/{branch}^{{commit}}"
+        ).strip()
+    except RepoError:
+        return None
+
+
 def remote_branch_exists(clone: Clone, branch: str, auth: Mapping[str, str] | None) -> bool:
     """Whether the source has `branch` now (asked over the network, not from the clone's refs)."""
     out = git(clone, "ls-remote", "--heads", clone.source, f"refs/heads/{branch}", auth=auth)

@@ -40,6 +40,15 @@ class ScheduleDetails(_Detail):
     diff: str | None = None
 
 
+class BranchPush(_Detail):
+    """A job's push onto a pull request's branch, recorded before it is made: a retry of the
+    job (its worker died before recording it) moves `branch` back from `sha` to `base`."""
+
+    branch: str
+    base: str
+    sha: str
+
+
 class PullDone(_Detail):
     """How a push job ended on one of its pull requests."""
 
@@ -71,6 +80,8 @@ class JobResult(BaseModel):
     pull_error: str | None = None
     updated_pull: bool = False
     pushed_sha: str | None = None
+    pushing: BranchPush | None = None
+    """The push onto a pull request's branch this job was making (`worker.push`)."""
     stopped_by: str | None = None
     stopped_by_account: str | None = None
     steering: int | None = None

@@ -48,7 +48,7 @@ from resolver.store import jobs
 from resolver.store.models import Schedule
 from resolver.store.notices import record_notice
 from resolver.worker.branches import BRANCH_PREFIX, slugify
-from resolver.worker.push import branch_lock, push
+from resolver.worker.push import branch_lock, push, take_back_push
 from resolver.worker.request import record_plan
 from resolver.worker.values import ENDING_ERRORS, Plan, Snapshot, ended_by
 
@@ -302,6 +302,7 @@ def _work(
         record_plan(session, run.job_id, plan)
         pushed: dict[str, str] = {}
         with branch_lock(plan, ctx):
+            take_back_push(session, run.job_id, plan, env, ctx.settings)
             done = run_session(
                 request, ctx, after=_pushing(session, run, plan, env, pushed, ctx.settings)
             )

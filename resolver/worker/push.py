@@ -12,6 +12,7 @@ from resolver.agent import git as git_repo
 from resolver.agent.session import AfterAgent, Work
 from resolver.agent.task import AgentResult
 from resolver.broker import locks
+from resolver.contract.results import BranchPush, read_result
 from resolver.core import tracing
 from resolver.core.job import JobContext
 from resolver.core.logs import log
@@ -81,6 +82,11 @@ def push(
         title = snapshot.trigger.title or snapshot.task
         message = build_commit_message(title, agent.summary, *author)
         sha = git_repo.commit(work.clone, work.tree, work.base, message, bot_identity(bot))
+        if plan.update:
+            # Recorded before the push: a retry of this job takes it back (`take_back_push`).
+            pushing = BranchPush(branch=branch, base=work.base, sha=sha)
+            jobs.note_result(jobs.get_job(session, snapshot.id), {"pushing": pushing.model_dump()})
+            end_step(session)
         # The job's own new branch may hold an earlier attempt's commit: replace it. A pull
         # request's branch only moves forward; if someone pushed meanwhile, the push fails.
         with tracing.span("git.push", forced=not plan.update):
@@ -90,6 +96,31 @@ def push(
             on_pushed(branch, sha)
 
     return after
+
+
+def take_back_push(
+    session: Session, job_id: int, plan: Plan, env: dict[str, str] | None, settings: Settings
+) -> None:
+    """Before a retry works, take back the push an earlier attempt of the job made onto a pull
+    request's branch (its worker died before recording the job), so that the work is done
+    once, from the head the pull request had. The branch moves back only while it still holds
+    that push: a commit someone added since is never overwritten. A step of `session`."""
+    pushing = read_result(jobs.get_job(session, job_id).result).pushing
+    end_step(session)
+    if pushing is None:
+        return
+    root = settings.sandbox_workspace_root
+    with git_repo.private_clone(plan.repo.clone_url, root, None, env) as clone:
+        head = git_repo.remote_head(clone, pushing.branch)
+        if head == pushing.sha:
+            with tracing.span("git.push", forced=True):
+                git_repo.push_over(clone, pushing.base, pushing.branch, expected=head, auth=env)
+            log(logger, logging.INFO, "job.push_taken_back", job=job_id, branch=pushing.branch)
+        elif head != pushing.base:
+            # Moved on since (or gone): whatever it holds now is left as it is.
+            log(logger, logging.WARNING, "job.push_left", job=job_id, branch=pushing.branch)
+    jobs.note_result(jobs.get_job(session, job_id), {"pushing": None, "pushed_sha": None})
+    end_step(session)
 
 
 def bot_identity(bot: str) -> tuple[str, str]:

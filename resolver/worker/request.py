@@ -54,7 +54,7 @@ from resolver.store import jobs
 from resolver.store.db import end_step
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
 from resolver.worker.plan import co_author, is_forge, prepare
-from resolver.worker.push import branch_lock, push
+from resolver.worker.push import branch_lock, push, take_back_push
 from resolver.worker.values import ENDING_ERRORS, Earlier, Plan, Snapshot, Stop, ended_by
 
 if TYPE_CHECKING:
@@ -104,6 +104,7 @@ def run_request(session: Session, ctx: JobContext, snapshot: Snapshot) -> RunRes
     )
     try:
         with branch_lock(plan, ctx):
+            take_back_push(session, ctx.job_id, plan, request.git_env, ctx.settings)
             author = co_author(plan.forge_name, requester, ctx.settings)
             after = push(
                 session,

@@ -1,6 +1,6 @@
-"""GitHub end to end under faults: a killed worker, a killed sandbox, an emptied Redis, a failing
-API, a sandbox out of memory, and duplicate deliveries. Each ends with one status comment and at
-most one PR."""
+"""GitHub end to end under faults: a killed worker (mid-job, or after pushing onto its pull
+request), a killed sandbox, an emptied Redis, a failing API, a sandbox out of memory, and
+duplicate deliveries. Each ends with one status comment and at most one PR."""
 
 from __future__ import annotations
 
@@ -10,12 +10,23 @@ from pathlib import Path
 import pytest
 import redis
 
-from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
-from integrations.standin.git_http import GitHttpServer, create_bare_repo, run_git
+from integrations.github.standin.api import BOT_LOGIN, GitHubAPI, Pull
+from integrations.standin.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
+from resolver.contract.results import read_result
+from resolver.store.models import Job
 from tests.conftest import TEST_REDIS, ResolverEnv
-from tests.e2e.github_flow import ALICE_ID, github_settings, issue_comment, widgets
+from tests.e2e.github_flow import (
+    ALICE_ID,
+    DOCSTRING,
+    document_script,
+    fixed_in_a_pull,
+    github_settings,
+    issue_comment,
+    widgets,
+)
 from tests.e2e.stack import Stack, by_step, fix_script, ingress, running_stack
 from tests.integrations.deliveries import github, post
+from tests.support.llm_server import Reply, finish
 
 pytestmark = pytest.mark.timeout(420)
 PULLS = "POST /repos/{owner}/{repo}/pulls"
@@ -23,8 +34,10 @@ REACTIONS = "POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
 COMMENTS = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
 
 
-def bot_comments(api: GitHubAPI) -> list[str]:
-    return [c.body for c in api.comments.values() if c.login == BOT_LOGIN]
+def bot_comments(api: GitHubAPI, number: int | None = None) -> list[str]:
+    return [
+        c.body for c in api.comments.values() if c.login == BOT_LOGIN and number in (None, c.number)
+    ]
 
 
 def test_a_worker_killed_mid_job_retries_with_one_status_and_one_pull(
@@ -65,6 +78,112 @@ def test_a_worker_killed_mid_job_retries_with_one_status_and_one_pull(
     assert "Done" in status and str(job.pr_url) in status
     log = run_git("--git-dir", str(bare), "log", "--format=%s", f"main..{job.branch}")
     assert len(log.splitlines()) == 1  # the retry replaced its own first push
+
+
+def hold_next_push(bare: Path, marks: Path) -> tuple[Path, Path]:
+    """The repository's next push moves its branch, then hangs (a post-receive hook) until the
+    test creates the second path; the first appears when it hangs. A worker killed meanwhile
+    has pushed and recorded nothing."""
+    marks.mkdir()
+    held, released = marks / "held", marks / "released"
+    hook = bare / "hooks" / "post-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(
+        "#!/bin/sh\n"
+        f"[ -e '{held}' ] && exit 0\n"
+        f": > '{held}'\n"
+        f"for _ in $(seq 1200); do [ -e '{released}' ] && exit 0; sleep 0.1; done\n"
+    )
+    hook.chmod(0o755)
+    return held, released
+
+
+def killed_after_pushing_to_its_pull(
+    stack: Stack,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    bare: Path,
+    retry: list[Reply],
+) -> tuple[Job, Pull, str]:
+    """The bot's pull request (one fixing commit), then a follow-up on it whose worker is killed
+    once its push has moved the branch and before it records the job; the retry's model answers
+    with `retry`. The job as it ended, the pull request, and its head before the follow-up."""
+    _, pull = fixed_in_a_pull(stack, monkeypatch, github_api, git_server)
+    [doomed] = stack.procs
+    before = branch_head(bare, pull.head)
+    assert before is not None
+    held, released = hold_next_push(bare, stack.tmp / "hook")
+    stack.start_beat()
+    stack.llm.set_script(by_step(document_script()))
+    client = ingress(stack, monkeypatch)
+    again = issue_comment(
+        github_api,
+        git_server,
+        "@resolver also document add()",
+        number=pull.number,
+        pull_request=True,
+    )
+    job_id = int(post(client, github("issue_comment.created", again)).json()["job_id"])
+    stack.wait(held.exists, 180, "the follow-up's push")
+    assert branch_head(bare, pull.head) != before  # the first attempt's commit is on the pull
+    stack.kill(doomed)
+    released.touch()
+    stack.llm.set_script(by_step(retry))
+    stack.start_worker("standby")
+    stack.wait_finished(job_id)
+    stack.wait_callbacks_settled(job_id)
+    return stack.job(job_id), pull, before
+
+
+def test_a_follow_up_killed_after_its_push_retries_from_the_pulls_head(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    """The retry takes the first attempt's push back (the pull's head had not moved since) and
+    does the work once: one commit on the pull request's old head, named in the result."""
+    _, bare = widgets(github_api, git_server)
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        job, pull, before = killed_after_pushing_to_its_pull(
+            stack, monkeypatch, github_api, git_server, bare, document_script()
+        )
+
+    assert (job.state, job.outcome, job.attempts) == ("succeeded", "changed_code", 2), job.error
+    head = branch_head(bare, pull.head)
+    assert run_git("--git-dir", str(bare), "rev-parse", f"{pull.head}^").strip() == before
+    assert run_git("--git-dir", str(bare), "show", f"{pull.head}:calc.py").count(DOCSTRING) == 1
+    assert read_result(job.result).pushed_sha == head
+    assert "(+2 -1)" in github_api.pulls[0].body  # the description says what the branch holds
+    [status] = bot_comments(github_api, pull.number)
+    assert "Updated the draft pull request" in status
+
+
+def test_a_follow_up_killed_after_its_push_and_answered_on_retry_leaves_the_pull_as_it_was(
+    resolver_env: ResolverEnv,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    github_api: GitHubAPI,
+    git_server: GitHttpServer,
+    key_file: Path,
+) -> None:
+    """A retry that changes nothing leaves no commit of the first attempt on the pull request
+    (its description never spoke of it), and its result names no pushed commit."""
+    _, bare = widgets(github_api, git_server)
+    answer = [finish("answered", "add() is documented well enough.")]
+    with running_stack(resolver_env, tmp_path, **github_settings(github_api, key_file)) as stack:
+        job, pull, before = killed_after_pushing_to_its_pull(
+            stack, monkeypatch, github_api, git_server, bare, answer
+        )
+
+    assert (job.state, job.outcome, job.attempts) == ("succeeded", "answered", 2), job.error
+    assert branch_head(bare, pull.head) == before
+    assert read_result(job.result).pushed_sha is None
+    [status] = bot_comments(github_api, pull.number)
+    assert "documented well enough" in status
 
 
 def kill_sandbox_mid_job(

@@ -1,7 +1,8 @@
 """What the worker pushes after the agent, against a real git origin: the agent's tree as the
 bot's commit on the job's branch, under another name when someone else's branch has it, only
-forward on a pull request's branch, unfinished work only when the operator allows it; and one
-job at a time per branch."""
+forward on a pull request's branch (recorded first, and taken back by a retry while nobody
+pushed on top), unfinished work only when the operator allows it; and one job at a time per
+branch."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from resolver.agent import git as git_repo
 from resolver.agent.session import Work
 from resolver.agent.task import AgentResult
 from resolver.contract import outbound as providers
+from resolver.contract.results import BranchPush, read_result
 from resolver.contract.triggers import read_trigger
 from resolver.core.job import JobContext
 from resolver.core.settings import get_settings
 from resolver.core.states import Outcome
+from resolver.features.reviews.worker import note_pushed
 from resolver.store import jobs
 from resolver.store.db import session_scope
-from resolver.worker.push import branch_lock, push
+from resolver.worker.push import branch_lock, push, take_back_push
 from resolver.worker.values import Plan, Snapshot, Stop
 from tests.agent.conftest import git, make_repo
 from tests.conftest import ResolverEnv
@@ -74,6 +77,43 @@ def work_on(origin: Path, tmp_path: Path, checkout: str | None = None) -> Work:
 def branch_of(job_id: int) -> str | None:
     with session_scope() as session:
         return jobs.get_job(session, job_id).branch
+
+
+def pushing_of(job_id: int) -> tuple[BranchPush | None, str | None]:
+    """The push the job recorded it was making, and the commit it noted as pushed."""
+    with session_scope() as session:
+        result = read_result(jobs.get_job(session, job_id).result)
+        return result.pushing, result.pushed_sha
+
+
+def push_someones_commit(origin: Path, branch: str = BRANCH) -> str:
+    """Someone commits to `branch` of the origin; the branch's new head."""
+    git(origin, "checkout", "-q", branch)
+    (origin / "other.py").write_text("x = 1\n")
+    git(origin, "add", "-A")
+    git(origin, "-c", "user.name=Bo", "-c", "user.email=bo@example.com", "commit", "-qm", "mine")
+    git(origin, "checkout", "-q", "main")
+    return git(origin, "rev-parse", branch).strip()
+
+
+def pushed_to_the_pull(session: Session, origin: Path, tmp_path: Path) -> tuple[Snapshot, str]:
+    """A follow-up's push onto the pull request's branch BRANCH, its commit noted on the job as
+    the reviews' replies note it; the job and the branch's head before the push."""
+    git(origin, "branch", BRANCH)
+    before = git(origin, "rev-parse", BRANCH).strip()
+    snapshot = new_job()
+    hook = push(
+        session,
+        snapshot,
+        plan_for(origin, update=True),
+        {},
+        AUTHOR,
+        get_settings(),
+        note_pushed(snapshot.id),
+    )
+    hook(work_on(origin, tmp_path, BRANCH), agent())
+    assert git(origin, "rev-parse", f"{BRANCH}^").strip() == before
+    return snapshot, before
 
 
 def test_the_agents_tree_is_pushed_as_the_bots_commit_crediting_the_requester(
@@ -133,16 +173,63 @@ def test_a_pull_requests_branch_only_moves_forward(
 ) -> None:
     git(origin, "branch", BRANCH)
     work = work_on(origin, tmp_path, BRANCH)
-    # Someone pushes to the pull request's branch while the agent works.
-    git(origin, "checkout", "-q", BRANCH)
-    (origin / "other.py").write_text("x = 1\n")
-    git(origin, "add", "-A")
-    git(origin, "-c", "user.name=Bo", "-c", "user.email=bo@example.com", "commit", "-qm", "mine")
-    git(origin, "checkout", "-q", "main")
-    theirs = git(origin, "rev-parse", BRANCH).strip()
+    theirs = push_someones_commit(origin)  # while the agent works
     hook = push(session, new_job(), plan_for(origin, update=True), {}, AUTHOR, get_settings())
     with pytest.raises(git_repo.RepoError):
         hook(work, agent())
+    assert git(origin, "rev-parse", BRANCH).strip() == theirs
+
+
+def test_a_push_onto_a_pull_requests_branch_is_recorded_before_it_is_made(
+    session: Session, origin: Path, tmp_path: Path
+) -> None:
+    """Committed before the push: a retry after a worker killed once the push was made, and
+    before the job was recorded, knows what it pushed onto whose head."""
+    git(origin, "branch", BRANCH)
+    work = work_on(origin, tmp_path, BRANCH)
+    push_someones_commit(origin)  # so that the push fails
+    snapshot = new_job()
+    hook = push(session, snapshot, plan_for(origin, update=True), {}, AUTHOR, get_settings())
+    with pytest.raises(git_repo.RepoError):
+        hook(work, agent())
+    pushing, _ = pushing_of(snapshot.id)
+    assert pushing is not None and (pushing.branch, pushing.base) == (BRANCH, work.base)
+    assert git_repo.git(work.clone, "rev-parse", f"{pushing.sha}^").strip() == work.base
+
+
+def test_a_retry_takes_back_its_earlier_push_onto_a_pull_request(
+    session: Session, origin: Path, tmp_path: Path
+) -> None:
+    snapshot, before = pushed_to_the_pull(session, origin, tmp_path)
+    assert pushing_of(snapshot.id)[1] == git(origin, "rev-parse", BRANCH).strip()
+    take_back_push(session, snapshot.id, plan_for(origin, update=True), {}, get_settings())
+    assert git(origin, "rev-parse", BRANCH).strip() == before
+    assert pushing_of(snapshot.id) == (None, None)
+    # Taken back once: a later retry finds nothing to do.
+    take_back_push(session, snapshot.id, plan_for(origin, update=True), {}, get_settings())
+    assert git(origin, "rev-parse", BRANCH).strip() == before
+
+
+def test_a_commit_pushed_on_top_of_the_earlier_attempts_is_never_overwritten(
+    session: Session, origin: Path, tmp_path: Path
+) -> None:
+    snapshot, _ = pushed_to_the_pull(session, origin, tmp_path)
+    theirs = push_someones_commit(origin)
+    take_back_push(session, snapshot.id, plan_for(origin, update=True), {}, get_settings())
+    assert git(origin, "rev-parse", BRANCH).strip() == theirs
+    assert pushing_of(snapshot.id) == (None, None)
+
+
+def test_a_branch_moved_after_the_lease_was_read_is_left_as_it_is(
+    origin: Path, tmp_path: Path
+) -> None:
+    git(origin, "branch", BRANCH)
+    clone = git_repo.clone(str(origin), tmp_path / "clone")
+    ours = git_repo.remote_head(clone, BRANCH)
+    assert ours is not None
+    theirs = push_someones_commit(origin)
+    with pytest.raises(git_repo.RepoError, match="stale info"):
+        git_repo.push_over(clone, ours, BRANCH, expected=ours, auth=None)
     assert git(origin, "rev-parse", BRANCH).strip() == theirs
 
 
