@@ -25,7 +25,9 @@ from resolver.store.secrets import stored_token, token_installations
 
 TIMEOUT_SECONDS: Final = 10.0
 TOKEN, HOOK = "jira token", "jira webhook"
-MYSELF, HOOKS = "/rest/api/2/myself", "/rest/webhooks/1.0/webhook"
+# The calls, not checks' names (tests/test_docs reads `NAME = "…"` lines as those).
+MYSELF: Final = "/rest/api/2/myself"
+HOOKS: Final = "/rest/webhooks/1.0/webhook"
 
 
 def checks(scope: PreflightScope) -> list[Check]:
