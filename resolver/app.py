@@ -23,9 +23,10 @@ from resolver.core.logs import log, register_secret
 from resolver.core.settings import get_settings
 from resolver.ingress.endpoint import Webhook, endpoint
 from resolver.store import configured, db, jobs
-from resolver.store.db import session_scope
+from resolver.store.db import StoreError, session_scope
 from resolver.store.models import utcnow
 from resolver.web.routes import install, web_middleware, web_routes
+from resolver.web.unavailable import store_unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +122,8 @@ def create_app(**kwargs: Any) -> Starlette:
         *web_routes(settings),
     ]
     middleware = [Middleware(Webhooks, hooks=hooks), *web_middleware(settings, WEBHOOKS)]
-    app = Starlette(routes=routes, middleware=middleware, **kwargs)
+    handlers = {StoreError: store_unavailable}  # a locked or mid-upgrade database: 503
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers=handlers, **kwargs)
     install(app, settings)
     observability.install_web(app)  # traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set
     return app

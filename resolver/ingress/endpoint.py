@@ -8,7 +8,8 @@ Status codes, decided here and nowhere else:
 - 200 `{"challenge": …}` a handshake (Slack url_verification);
 - 204 an event we deliberately ignore (and GitHub `ping`);
 - 400 malformed body, 401 bad or missing signature or stale timestamp, 404 provider not
-  configured, 413 body over `RESOLVER_MAX_BODY_BYTES`, 503 the database is unavailable.
+  configured, 413 body over `RESOLVER_MAX_BODY_BYTES`, 503 (with Retry-After) the database is
+  unavailable: locked, busy, unreachable, or its schema not this code's (an upgrade under way).
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ from resolver.ingress.batching import write
 from resolver.ingress.concerns import in_process_store, needs_standing, why_not_ours
 from resolver.ingress.intake import Accepted, Pending
 from resolver.ingress.pulls import pull_change, record_pull
-from resolver.store.db import StoreUnavailable
+from resolver.store.availability import unavailable
+from resolver.store.db import StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +110,9 @@ class Webhook:
             return _answer(await self.record(routed))
         except WebhookError as error:
             return _refusal(integration.name, error)
-        except StoreUnavailable as error:
+        except StoreError as error:
+            if not await run_in_threadpool(unavailable, error):
+                raise  # a bug: 500, and its traceback in the log
             log(logger, logging.ERROR, f"webhook.{integration.name}.database", error=repr(error))
             return JSONResponse({"error": "unavailable"}, status_code=503, headers=_RETRY)
 
