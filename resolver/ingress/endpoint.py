@@ -48,7 +48,7 @@ from resolver.core.metrics import IGNORED_EVENTS
 from resolver.core.settings import Settings
 from resolver.features.review_requests.contract import as_review_request
 from resolver.ingress.batching import write
-from resolver.ingress.concerns import in_process_store, needs_standing, why_not_ours
+from resolver.ingress.concerns import decide, in_process_store, needs_standing, why_not_ours
 from resolver.ingress.intake import Accepted, Pending
 from resolver.ingress.pulls import pull_change, record_pull
 from resolver.store.availability import unavailable
@@ -104,7 +104,7 @@ class Webhook:
             if isinstance(routed, Response):
                 return routed
             if needs_standing(routed.trigger):
-                why = await _decided(why_not_ours, integration.name, routed.trigger)
+                why = await _decided(integration.name, routed.trigger)
                 if why is not None:
                     return _ignored(integration.name, routed.event.key, why)
             return _answer(await self.record(routed))
@@ -162,16 +162,20 @@ def _routed(
     return Pending(integration.name, event, outcome, settings, tracing.carrier())
 
 
-async def _decided(
-    decide: Callable[[str, Trigger], str | None], name: str, trigger: Trigger
-) -> str | None:
-    """`decide`'s one indexed read, on the event loop where the database is a file of this host:
-    there it is CPU work that a worker thread does no sooner under the GIL, and the hop there and
-    back cost a default-branch push more CPU than the read (bench/ingress's mix). A database
-    across a network is waited for in a thread, the event loop free meanwhile."""
-    if in_process_store():
-        return decide(name, trigger)
-    return await run_in_threadpool(decide, name, trigger)
+async def _decided(name: str, trigger: Trigger) -> str | None:
+    """`why_not_ours`: its one indexed read on the event loop where the database is a file of
+    this host: there it is CPU work that a worker thread does no sooner under the GIL, and the
+    hop there and back cost a default-branch push more CPU than the read (bench/ingress's mix).
+    A database across a network is waited for in a thread, the event loop free meanwhile. So is
+    the write a decision may need (rarely: the first such event of a repository): on the event
+    loop, a write lock held elsewhere (an upgrade's) stalled every request for SQLite's busy
+    timeout."""
+    if not in_process_store():
+        return await run_in_threadpool(why_not_ours, name, trigger)
+    decision = decide(name, trigger)
+    if decision.note is not None:
+        await run_in_threadpool(decision.note)
+    return decision.why
 
 
 def _ignored(provider: str, key: str, why: str) -> Response:

@@ -5,17 +5,22 @@ against a real upgrade held mid-way."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 from starlette.testclient import TestClient
 
 from tests.conftest import ResolverEnv
 from tests.integrations.conftest import Store, reset_caches, webhook_vars
-from tests.integrations.deliveries import Delivery, github, load, post
+from tests.integrations.deliveries import Delivery, github, load, post, sender
 
 RED_CHECK = "check_run.completed__failure_on_bot_branch"
 BEFORE_BOT_PULLS = "0016"
@@ -101,3 +106,41 @@ def test_a_webhook_during_an_upgrade_is_503_and_its_redelivery_is_answered(
         again = post(client, delivery)
     # As on a database that was never upgraded: no pull request of the bot's is known.
     assert again.status_code == 204, again.text
+
+
+def send(server: str, delivery: Delivery) -> httpx.Response:
+    return httpx.post(
+        server + delivery.path, content=delivery.body, headers=delivery.headers, timeout=60
+    )
+
+
+@contextmanager
+def write_locked(database_url: str) -> Iterator[None]:
+    """SQLite's write lock, held by another connection as a migration's transaction holds it."""
+    holder = sqlite3.connect(Path(database_url.split("///", 1)[1]), isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_webhook_waiting_for_the_write_lock_stalls_no_other_request(
+    server: str, store: Store, webhook_env: dict[str, str]
+) -> None:
+    """A red check whose repository's options are not known yet writes that a job will read
+    them; while an upgrade holds SQLite's write lock it waits, and a ping meanwhile is answered
+    at once, not after it. Once the lock goes, the red check is answered."""
+    store.link("github", sender("github"), "octocat")
+    red, ping = red_check(), github("ping", load("github", "ping__repository_hook"))
+    with ThreadPoolExecutor(1) as pool, write_locked(webhook_env["RESOLVER_DATABASE_URL"]):
+        waiting = pool.submit(send, server, red)
+        time.sleep(1)  # the red check reaches its write, and waits
+        started = time.monotonic()
+        answered = send(server, ping)
+        took = time.monotonic() - started
+        assert not waiting.done()
+    assert answered.status_code == 204 and took < 2, took
+    # Answered as without the lock: no pull request of the bot's is known, nothing to run.
+    assert waiting.result().status_code == 204, waiting.result().text

@@ -3,9 +3,6 @@ is a 503 "try again shortly" with Retry-After, not a 500, and writes nothing."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import httpx
@@ -16,20 +13,8 @@ from integrations.github.standin.api import GitHubAPI
 from resolver.store.db import session_scope
 from resolver.store.models import WebSession
 from tests.conftest import ResolverEnv
+from tests.ingress.test_upgrading import write_locked
 from tests.web.conftest import PUBLIC_URL, sign_in
-
-
-@contextmanager
-def write_locked(resolver_env: ResolverEnv) -> Iterator[None]:
-    """SQLite's write lock, held by another connection as a migration holds it."""
-    path = resolver_env.database_url.split("///", 1)[1]
-    holder = sqlite3.connect(path, isolation_level=None)
-    try:
-        holder.execute("BEGIN IMMEDIATE")
-        yield
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
 
 
 def sessions() -> int:
@@ -47,7 +32,7 @@ def test_a_sign_in_while_the_database_is_locked_is_503_and_opens_no_session(
     start = client.get("/signin/github")
     approved = httpx.get(start.headers["location"], follow_redirects=False, trust_env=False)
     back = urlsplit(approved.headers["location"])
-    with write_locked(resolver_env):
+    with write_locked(resolver_env.database_url):
         done = client.get(f"{back.path}?{back.query}")
     assert done.status_code == 503, done.text
     assert done.headers["retry-after"] == "5"
