@@ -11,7 +11,7 @@ from docker.utils import parse_bytes
 
 from sandbox.engine import SandboxError, SandboxNotFoundError, client, engine_errors
 from sandbox.naming import PROXY_HOST, build_labels
-from sandbox.policy import HOME, TMP, WORKDIR, SandboxPolicy
+from sandbox.policy import HOME, INIT_USER, TMP, WORKDIR, SandboxPolicy
 from sandbox.runtime import engine_runtimes, process_limits
 
 BRIDGE: Final = "bridge"
@@ -84,7 +84,8 @@ def start_container(
         container_id: str = api.create_container(
             policy.image,
             name=name,
-            user=f"{policy.user}:{policy.user}",
+            # Its own processes are out of the agent's reach; every exec names the agent's user.
+            user=INIT_USER,
             working_dir=WORKDIR,
             hostname=HOSTNAME,
             environment=dict(env or {}),

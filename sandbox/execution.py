@@ -25,7 +25,7 @@ from sandbox.engine import (
     client,
     engine_errors,
 )
-from sandbox.policy import WORKDIR
+from sandbox.policy import INIT_USER, WORKDIR
 from sandbox.shell import encode_request, server_argv
 
 # An exec's output ends when its last pipe closes, which can be before the engine records the
@@ -195,10 +195,12 @@ def shell_gone_with_container(container_id: str, user: int) -> Stopped | None:
 class Stopped:
     """Why a container no longer runs, and whether it was `lost` rather than ended by its job.
 
-    A job's commands end their container in two ways: its memory limit's OOM killer, which the
-    engine records; and killing every process of theirs (`kill -9 -1` takes tini's child, and so
-    tini), which reads like the engine's kill (exit 137, no OOM). Anything but an OOM kill counts
-    as lost, so such a job runs again, up to its attempts; an OOM kill is the job's, for good."""
+    A job's commands can end their container one way: its memory limit's OOM killer, which the
+    engine records. Its init runs as a user of its own (policy.INIT_UID), which they cannot
+    signal. So any other end came from outside (the engine's kill, an engine restart, an
+    operator): lost, and the job runs again, up to its attempts. An end that reads like a kill
+    (exit 137, no OOM) is the same whoever killed, so a container whose init its commands could
+    reach is never lost: the job must not run (and pay) again on its commands' say-so."""
 
     reason: str
     lost: bool
@@ -213,14 +215,18 @@ def container_stopped(container_id: str) -> Stopped | None:
     cannot be reached to say."""
     try:
         with engine_errors("inspect sandbox"):
-            state = client().api.inspect_container(container_id)["State"]
+            found = client().api.inspect_container(container_id)
     except SandboxNotFoundError:
         return Stopped("its container is gone", lost=True)
+    state = found["State"]
     if state.get("Running"):
         return None
     if state.get("OOMKilled"):
         return Stopped("its container ran out of memory and was killed", lost=False)
-    return Stopped(f"its container exited with code {state.get('ExitCode')}", lost=True)
+    exited = f"its container exited with code {state.get('ExitCode')}"
+    if (found.get("Config") or {}).get("User") != INIT_USER:
+        return Stopped(f"{exited}, and its own commands could have ended it", lost=False)
+    return Stopped(exited, lost=True)
 
 
 def close_socket(sock: Any) -> None:

@@ -11,6 +11,11 @@ from sandbox.runtime import Wanted
 Network = Literal["none", "bridge"]
 
 AGENT_UID: Final = 1000
+# The container's init (tini) and its main process run as a user of their own, never the
+# agent's: holding no capability, the agent's commands cannot signal a process of another user,
+# so they cannot end their container (`kill -9 -1` ends their own processes, no more).
+INIT_UID: Final = 65534
+INIT_USER: Final = f"{INIT_UID}:{INIT_UID}"
 WORKDIR: Final = "/workspace"
 HOME: Final = "/home/agent"
 # Inside the container: a private tmpfs, not the host's /tmp.
@@ -44,6 +49,10 @@ class SandboxPolicy:
     """The addresses of the jobs' internal networks, a /28 each (see sandbox/proxy.py)."""
     runtime: Wanted = "runc"
     """The OCI runtime: runc, gVisor's runsc, or `auto` (runsc where the engine has it)."""
+
+    def __post_init__(self) -> None:
+        if self.user == INIT_UID:
+            raise ValueError(f"the sandbox's user cannot be {INIT_UID}, its init's own")
 
 
 @dataclass(frozen=True)

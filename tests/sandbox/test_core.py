@@ -9,13 +9,14 @@ import pytest
 
 from resolver.agent.sandboxes import policy_from_settings
 from resolver.core.settings import Settings
-from sandbox import SandboxInfo, image_tag
+from sandbox import SandboxInfo, SandboxPolicy, image_tag
 from sandbox.engine import SandboxError
 from sandbox.files import workspace_path
 from sandbox.image import base_mirrors
 from sandbox.mirror import find_mirror, parse_deb822, parse_sources_list, render_sources
 from sandbox.naming import check_job_id, job_name, job_of, pool_name, should_reap
 from sandbox.output import OutputBuffer, truncate
+from sandbox.policy import INIT_UID
 from sandbox.shell import command_argv, parse_oom_kills
 
 DEB822 = """\
@@ -180,6 +181,12 @@ def test_policy_from_settings() -> None:
         policy_from_settings(Settings(secret_keys="0" * 43 + "=", sandbox_image="x:1")).image
         == "x:1"
     )
+
+
+def test_the_agent_never_runs_as_its_sandboxs_init() -> None:
+    """Its init's user is what keeps the agent's commands from ending their sandbox."""
+    with pytest.raises(ValueError, match="cannot be 65534, its init's own"):
+        SandboxPolicy(image="sandbox", user=INIT_UID)
 
 
 def test_image_tag_is_a_hash_of_the_inputs() -> None:

@@ -1,15 +1,19 @@
 """A sandbox that goes away under its job (removed, killed from outside) says it was lost, so
-the job can run again in a fresh one; and a warm spare that died is never handed out."""
+the job can run again in a fresh one; one its own commands tried to end is not; and a warm spare
+that died is never handed out."""
 
 from __future__ import annotations
 
 import subprocess
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 
 from sandbox import Sandbox, SandboxLostError, SandboxPolicy, WarmPool, list_sandboxes
+from sandbox.execution import container_stopped
+from sandbox.naming import build_labels
 from tests.sandbox.conftest import DEPLOYMENT, docker_inspect
 from tests.support.procs import wait_until
 
@@ -54,6 +58,52 @@ def test_a_sandbox_whose_commands_run_out_of_memory_is_not_lost(
         assert "ran out of memory" in str(error)
     else:
         assert result.oom_killed
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["kill -9 -1", "kill -KILL 1", "kill -TERM 1", "kill -KILL $(pgrep -x sleep)", "kill -9 -1 1"],
+)
+def test_commands_that_kill_all_they_can_leave_their_sandbox_running(
+    box: Sandbox, command: str
+) -> None:
+    """A hostile agent's way to make its job run (and pay) again: end its own sandbox so that it
+    reads as lost. Its init and main process are out of its reach, so its command fails like any
+    other, the agent sees it, and the sandbox goes on."""
+    assert box.run("echo kept > note").ok
+    result = box.run(command)
+    assert not result.ok
+    if command != "kill -9 -1":
+        assert "Operation not permitted" in result.output
+    assert docker_inspect(box.container_id)["State"]["Running"]
+    assert box.run("cat note").output == "kept\n"
+
+
+def test_a_sandbox_whose_init_its_commands_could_reach_is_not_lost_when_it_ends(
+    image: str, job_id: str
+) -> None:
+    """An end that reads like the engine's kill (exit 137, no OOM) is no proof of one: where the
+    commands could have ended the container themselves, it is not lost (fails closed)."""
+    labels = build_labels(job_id, "", datetime.now(UTC), DEPLOYMENT)
+    flags = [f"--label={key}={value}" for key, value in labels.items()]
+    created = subprocess.run(
+        ["docker", "run", "-d", f"--name={job_id}-reachable", "--user=1000:1000", *flags, image],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    container_id = created.stdout.strip()
+    try:
+        subprocess.run(["docker", "exec", container_id, "kill", "-9", "-1"], check=False)
+        wait_until(lambda: not docker_inspect(container_id)["State"]["Running"], 20, "its end")
+        stopped = container_stopped(container_id)
+        assert stopped is not None
+        assert not stopped.lost
+        assert stopped.reason == (
+            "its container exited with code 137, and its own commands could have ended it"
+        )
+    finally:
+        docker("rm", "-f", container_id)
 
 
 def spares() -> list[str]:
