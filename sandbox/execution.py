@@ -14,6 +14,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from docker.utils.socket import frames_iter
@@ -37,6 +38,11 @@ _LAST_POLL: Final = 0.1
 # attached socket open with nobody at the other end: without this, the wait has no end.
 ALIVE_POLL: Final = 2.0
 MID_COMMAND: Final = "the sandbox stopped in the middle of a command"
+# The engine can record a container's exit before its OOM kill (gVisor's kernel, killed by the
+# host's OOM killer: `die`, then `oom`, 2 in 30 runs under load) and then never sets
+# State.OOMKilled, but its event log has the kill. How long a stop that reads as an outside kill
+# waits there for one before it counts as lost.
+OOM_EVENT_WAIT: Final = 2.0
 
 Frames = Iterator[tuple[int, bytes]]
 
@@ -196,11 +202,12 @@ class Stopped:
     """Why a container no longer runs, and whether it was `lost` rather than ended by its job.
 
     A job's commands can end their container one way: its memory limit's OOM killer, which the
-    engine records. Its init runs as a user of its own (policy.INIT_UID), which they cannot
-    signal. So any other end came from outside (the engine's kill, an engine restart, an
-    operator): lost, and the job runs again, up to its attempts. An end that reads like a kill
-    (exit 137, no OOM) is the same whoever killed, so a container whose init its commands could
-    reach is never lost: the job must not run (and pay) again on its commands' say-so."""
+    engine records (in State.OOMKilled, or in its event log alone). Its init runs as a user of
+    its own (policy.INIT_UID), which they cannot signal. So any other end came from outside (the
+    engine's kill, an engine restart, an operator): lost, and the job runs again, up to its
+    attempts. An end that reads like a kill (exit 137, no OOM) is the same whoever killed, so a
+    container whose init its commands could reach is never lost: the job must not run (and
+    pay) again on its commands' say-so."""
 
     reason: str
     lost: bool
@@ -208,6 +215,9 @@ class Stopped:
     def error(self, what: str) -> SandboxError:
         kind = SandboxLostError if self.lost else SandboxError
         return kind(f"{what}: {self.reason}")
+
+
+OUT_OF_MEMORY: Final = Stopped("its container ran out of memory and was killed", lost=False)
 
 
 def container_stopped(container_id: str) -> Stopped | None:
@@ -222,11 +232,29 @@ def container_stopped(container_id: str) -> Stopped | None:
     if state.get("Running"):
         return None
     if state.get("OOMKilled"):
-        return Stopped("its container ran out of memory and was killed", lost=False)
+        return OUT_OF_MEMORY
     exited = f"its container exited with code {state.get('ExitCode')}"
     if (found.get("Config") or {}).get("User") != INIT_USER:
         return Stopped(f"{exited}, and its own commands could have ended it", lost=False)
+    if oom_logged(container_id, found["Created"]):
+        return OUT_OF_MEMORY
     return Stopped(exited, lost=True)
+
+
+def oom_logged(container_id: str, created: str) -> bool:
+    """Whether the engine's event log has an OOM kill of the container (`created` is its
+    creation time, as inspect gives it), waiting OOM_EVENT_WAIT for one to come. A restarted
+    engine has forgotten the events before it: those of a container its restart killed."""
+    since = int(datetime.fromisoformat(created[:19]).replace(tzinfo=UTC).timestamp())
+    wanted = {"type": "container", "container": container_id, "event": "oom"}
+    with engine_errors("read sandbox events"):
+        events = client().api.events(
+            since=since, until=time.time() + OOM_EVENT_WAIT, filters=wanted, decode=True
+        )
+        try:
+            return next(events, None) is not None
+        finally:
+            events.close()
 
 
 def close_socket(sock: Any) -> None:

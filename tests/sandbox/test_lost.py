@@ -4,6 +4,7 @@ that died is never handed out."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 from collections.abc import Callable
@@ -11,8 +12,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sandbox import Sandbox, SandboxLostError, SandboxPolicy, WarmPool, list_sandboxes
-from sandbox.execution import container_stopped
+from sandbox import (
+    Sandbox,
+    SandboxError,
+    SandboxLostError,
+    SandboxPolicy,
+    WarmPool,
+    list_sandboxes,
+)
+from sandbox.execution import container_stopped, oom_logged
 from sandbox.naming import build_labels
 from tests.sandbox.conftest import DEPLOYMENT, docker_inspect
 from tests.support.procs import wait_until
@@ -104,6 +112,17 @@ def test_a_sandbox_whose_init_its_commands_could_reach_is_not_lost_when_it_ends(
         )
     finally:
         docker("rm", "-f", container_id)
+
+
+def test_the_engines_event_log_tells_an_out_of_memory_kill(box: Sandbox) -> None:
+    """Where the engine saw the container's exit before its OOM kill (gVisor's kernel killed by
+    the host's OOM killer, now and then), only its event log says that the job's commands ended
+    it: execution.container_stopped reads it there rather than count the sandbox lost."""
+    created = docker_inspect(box.container_id)["Created"]
+    assert not oom_logged(box.container_id, created)
+    with contextlib.suppress(SandboxError):  # under gVisor, the sandbox ends (test_limits)
+        box.run("python3 -c 'x = bytearray(1024 * 1024 * 1024)'", timeout=60)
+    assert oom_logged(box.container_id, created)
 
 
 def spares() -> list[str]:
