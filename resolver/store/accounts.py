@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from sqlalchemy import Connection, String, bindparam, func, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
@@ -112,17 +113,20 @@ def find_identity(
 def ensure_installation(
     session: Session, provider: str, external_id: str, name: str | None = None
 ) -> Installation:
-    found = session.scalar(
-        select(Installation).where(
-            Installation.provider == provider, Installation.external_id == external_id
-        )
+    """The installation, added unless it is there. One added meanwhile by another writer (the
+    same button pressed twice at once) is waited for and taken, never a unique-key error."""
+    query = select(Installation).where(
+        Installation.provider == provider, Installation.external_id == external_id
     )
-    if found:
-        return found
-    installation = Installation(provider=provider, external_id=external_id, name=name)
-    session.add(installation)
-    session.flush()
-    return installation
+    found = session.scalar(query)
+    if found is None:
+        dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+        added = dialect.insert(Installation).values(
+            provider=provider, external_id=external_id, name=name
+        )
+        session.execute(added.on_conflict_do_nothing())
+        found = session.scalars(query).one()
+    return found
 
 
 def identity_of(session: Session, user_id: int, provider: str) -> Identity | None:

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from resolver.contract.mcp import Origin
+from resolver.store.accounts import ensure_installation
 from resolver.store.models import Credential, Installation
 from resolver.store.vault import Secret, Vault, store_credential
 
@@ -42,24 +43,18 @@ class McpHeader:
     origin: str | None
 
 
-def _installation(session: Session, repo: str, create: bool) -> Installation | None:
-    found = session.scalars(
+def _installation(session: Session, repo: str) -> Installation | None:
+    return session.scalars(
         select(Installation).where(Installation.provider == MCP, Installation.external_id == repo)
     ).first()
-    if found is None and create:
-        found = Installation(provider=MCP, external_id=repo, name=repo)
-        session.add(found)
-        session.flush()
-    return found
 
 
 def set_mcp_credential(
     session: Session, vault: Vault, repo: str, server: str, header: str, value: str, origin: Origin
 ) -> None:
     """Store (or replace) the header `server` of `repo` is called with, at `origin` alone."""
-    owner = _installation(session, repo, create=True)
-    assert owner is not None
-    stored = store_credential(
+    owner = ensure_installation(session, MCP, repo, repo)
+    store_credential(
         session,
         vault,
         provider=MCP,
@@ -67,8 +62,8 @@ def set_mcp_credential(
         secret=value,
         installation_id=owner.id,
         scope=header,
+        origin=str(origin),
     )
-    stored.origin = str(origin)
 
 
 def bind_mcp_credential(session: Session, repo: str, server: str, origin: Origin) -> bool:
@@ -114,7 +109,7 @@ def list_mcp_credentials(session: Session) -> list[StoredMcpCredential]:
 
 
 def _credentials(session: Session, repo: str, server: str) -> list[Credential]:
-    owner = _installation(session, repo, create=False)
+    owner = _installation(session, repo)
     if owner is None:
         return []
     return list(

@@ -6,10 +6,11 @@ from datetime import datetime
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from resolver.core.logs import register_secret
-from resolver.store.models import Credential, StoredSetting
+from resolver.store.models import Credential, StoredSetting, utcnow
 
 
 class VaultError(Exception):
@@ -88,30 +89,33 @@ def store_credential(
     scope: str | None = None,
     expires_at: datetime | None = None,
     refresh: str | None = None,
+    origin: str | None = None,
 ) -> Credential:
     """Insert or replace the owner's credential of this provider and kind (a new one is not
-    revoked, whatever the one it replaces was)."""
-    existing = session.scalars(
-        select(Credential).where(
-            Credential.provider == provider,
-            Credential.kind == kind,
-            Credential.user_id.is_(None) if user_id is None else Credential.user_id == user_id,
-            Credential.installation_id.is_(None)
-            if installation_id is None
-            else Credential.installation_id == installation_id,
-        )
-    ).first()
-    cred = existing or Credential(
-        provider=provider, kind=kind, user_id=user_id, installation_id=installation_id
+    revoked, whatever the one it replaces was). One statement on the owner's unique key: two
+    stores at once leave one row, the later one's, and neither fails."""
+    values = {
+        "ciphertext": vault.encrypt(secret),
+        "refresh_ciphertext": vault.encrypt(refresh) if refresh else None,
+        "scope": scope,
+        "origin": origin,
+        "expires_at": expires_at,
+        "revoked_at": None,
+        "updated_at": utcnow(),
+    }
+    owner = "user_id" if user_id is not None else "installation_id"
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(Credential).values(
+        provider=provider, kind=kind, user_id=user_id, installation_id=installation_id, **values
     )
-    cred.ciphertext = vault.encrypt(secret)
-    cred.refresh_ciphertext = vault.encrypt(refresh) if refresh else None
-    cred.scope = scope
-    cred.expires_at = expires_at
-    cred.revoked_at = None
-    session.add(cred)
-    session.flush()
-    return cred
+    stored = session.execute(
+        statement.on_conflict_do_update(
+            index_elements=[owner, "provider", "kind"], set_=values
+        ).returning(Credential.id)
+    ).scalar_one()
+    credential = session.get(Credential, stored, populate_existing=True)
+    assert credential is not None
+    return credential
 
 
 def rotate_all(session: Session, vault: Vault) -> int:

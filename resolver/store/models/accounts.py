@@ -76,6 +76,12 @@ class Credential(Base):
         CheckConstraint(
             "(user_id IS NULL) <> (installation_id IS NULL)", name="credential_has_one_owner"
         ),
+        # One credential per owner, provider and kind: what a store replaces (its upsert's
+        # key). A NULL owner column never clashes, so each key holds for its kind of owner.
+        Index("credentials_one_per_user", "user_id", "provider", "kind", unique=True),
+        Index(
+            "credentials_one_per_installation", "installation_id", "provider", "kind", unique=True
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -90,11 +96,9 @@ class Credential(Base):
     expires_at: Mapped[datetime | None]
     # When the forge refused it (a 401, or its refresh token refused): sign in again.
     revoked_at: Mapped[datetime | None]
-    user_id: Mapped[int | None] = mapped_column(
-        ForeignKey("users.id", ondelete="CASCADE"), index=True
-    )
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     installation_id: Mapped[int | None] = mapped_column(
-        ForeignKey("installations.id", ondelete="CASCADE"), index=True
+        ForeignKey("installations.id", ondelete="CASCADE")
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
