@@ -24,9 +24,10 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from resolver.contract.results import merged_result
+from resolver.contract.triggers import read_trigger
 from resolver.core.redact import Redactor
 from resolver.core.states import JobState, Outcome, check_transition, is_terminal
-from resolver.store import bound
+from resolver.store import bound, holds
 from resolver.store.models import Job, JobEvent, utcnow
 
 
@@ -179,6 +180,29 @@ def active_in_conversation(session: Session, conversation_key: str, exclude: int
         .order_by(Job.id.desc())
         .limit(1)
     ).first()
+
+
+def hold_reruns(session: Session, job_id: int) -> None:
+    """Hold the runs again of job `job_id` until the transaction ends (`holds.hold`): of two
+    presses of its `Run again` at once, the second waits for the first's commit, and
+    `active_rerun` then finds the first's job."""
+    holds.hold(session.connection(), [f"rerun:{job_id}"])
+
+
+def active_rerun(session: Session, job: Job, requester_id: int) -> Job | None:
+    """The newest queued or running job that `requester_id` asked for by running `job` again."""
+    query = (
+        select(Job)
+        .where(
+            Job.conversation_key == job.conversation_key,
+            Job.requester_id == requester_id,
+            Job.id > job.id,
+            Job.state.in_((JobState.QUEUED, JobState.RUNNING)),
+        )
+        .order_by(Job.id.desc())
+    )
+    found = session.scalars(query)
+    return next((new for new in found if read_trigger(new.trigger).origin.rerun_of == job.id), None)
 
 
 def count_steps(session: Session, job_id: int) -> int:

@@ -111,6 +111,10 @@ async def rerun(request: Request) -> Response:
             return Done(here, "This job cannot be run again from here.")
         if viewer.user_id is None:
             return Done(here, link_first(viewer, web.settings.bot_name))
+        jobs.hold_reruns(session, job.id)
+        running = jobs.active_rerun(session, job, viewer.user_id)
+        if running is not None:  # pressed twice (a double click, two tabs): one run counts
+            return Done(f"/jobs/{running.id}", _already_again(job.id, running))
         new = jobs.create_job(session, again(session, job, viewer))
         callbacks = record.record_status(session, new)
         session.commit()
@@ -127,6 +131,13 @@ async def rerun(request: Request) -> Response:
         return Done(f"/jobs/{new.id}", f"Running job {job.id}'s request again.", callbacks)
 
     return await _finish(request, viewer, act)
+
+
+def _already_again(job_id: int, running: Job) -> str:
+    return (
+        f"You already ran job {job_id} again: job {running.id} is {running.state}. "
+        "Nothing new was started; run it again once that one has ended."
+    )
 
 
 def _publish(session: Session, job_id: int) -> None:
