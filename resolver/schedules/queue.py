@@ -41,7 +41,7 @@ from resolver.schedules.store import (
     names,
     schedules_of,
 )
-from resolver.store import jobs
+from resolver.store import holds, jobs
 from resolver.store.models import (
     BotPull,
     Job,
@@ -339,14 +339,24 @@ class Requested:
     run_id: int
     job_id: int | None
     waiting_for: str | None
+    already: bool = False
+    """The run is one `by` asked for before, still waiting or running (`run_now(once=True)`)."""
 
 
 def run_now(
-    name: str, repo: str | None, reason: str, by: str | None, settings: Settings
+    name: str,
+    repo: str | None,
+    reason: str,
+    by: str | None,
+    settings: Settings,
+    *,
+    once: bool = False,
 ) -> Requested:
-    """Record a run of the schedule now and start it unless a limit holds it."""
+    """Record a run of the schedule now and start it unless a limit holds it. With `once` (a
+    button, which a double click or a second tab presses twice), a run of the same reason that
+    `by` asked for and that is still waiting or running is the answer instead of a new one."""
     now = utcnow()
-    recorded = in_transaction(_record_requested, name, repo, now, reason, by)
+    recorded = in_transaction(_record_requested, name, repo, now, reason, by, once)
     with admission_lock(settings.redis_url) as held:
         started = in_transaction(start_waiting, now, settings) if held else []
     publish_started(started)
@@ -354,14 +364,44 @@ def run_now(
 
 
 def _record_requested(
-    session: Session, name: str, repo: str | None, now: datetime, reason: str, by: str | None
+    session: Session,
+    name: str,
+    repo: str | None,
+    now: datetime,
+    reason: str,
+    by: str | None,
+    once: bool,
 ) -> Requested:
     schedule = find_schedule(session, name, repo)
     if not schedule.enabled:
         raise ScheduleError(f"schedule {name!r} is disabled: it left {FILE_PATH}")
+    named = (schedule.name, schedule.repository.repo)
+    if once:
+        # Of two presses at once, the second waits here for the first's commit and finds its run.
+        holds.hold(session.connection(), [f"schedule-request:{schedule.id}"])
+        earlier = _active_request(session, schedule.id, reason, by)
+        if earlier is not None:
+            return Requested(*named, earlier, None, None, already=True)
     run_id = insert_run(session, schedule.id, now, reason, by)
     assert run_id is not None  # a new due time, to the microsecond
-    return Requested(schedule.name, schedule.repository.repo, run_id, None, None)
+    return Requested(*named, run_id, None, None)
+
+
+def _active_request(session: Session, schedule_id: int, reason: str, by: str | None) -> int | None:
+    """The newest run of the schedule that `by` asked for, for `reason`, still waiting or with
+    its job queued or running."""
+    return session.scalar(
+        select(ScheduleRun.id)
+        .outerjoin(Job, Job.id == ScheduleRun.job_id)
+        .where(
+            ScheduleRun.schedule_id == schedule_id,
+            ScheduleRun.reason == reason,
+            ScheduleRun.requested_by == by,
+            or_(ScheduleRun.state == WAITING, Job.state.in_(ACTIVE)),
+        )
+        .order_by(ScheduleRun.id.desc())
+        .limit(1)
+    )
 
 
 def _read_requested(session: Session, recorded: Requested) -> Requested:

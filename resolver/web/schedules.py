@@ -90,6 +90,16 @@ async def schedules_page(request: Request) -> Response:
     return page(request, "schedules.html", viewer, items=items)
 
 
+def _already(requested: queue.Requested) -> str:
+    """A second press of "Run now" while the run of the first still waits or runs."""
+    if requested.job_id is None:
+        where = f"it still waits for {requested.waiting_for or 'a free slot'}"
+    else:
+        where = f"it is job {requested.job_id}, which has not ended yet"
+    asked = f"You already asked for run {requested.run_id} of {requested.schedule}"
+    return f"{asked}, and {where}: nothing new was recorded."
+
+
 async def run_now(request: Request) -> Response:
     checked = await checked_viewer(request)
     if isinstance(checked, Response):
@@ -113,9 +123,13 @@ async def run_now(request: Request) -> Response:
         try:
             # The run is recorded as the viewer's, by their Resolver user; the job runs as the
             # schedule's, as its cron runs do.
-            requested = queue.run_now(name, repo, queue.MANUAL, viewer.name, web.settings)
+            requested = queue.run_now(
+                name, repo, queue.MANUAL, viewer.name, web.settings, once=True
+            )
         except ScheduleError as error:
             return str(error)
+        if requested.already:
+            return _already(requested)
         if requested.job_id is None:
             waits = requested.waiting_for or "a free slot"
             return f"Run {requested.run_id} of {name} waits for {waits}."

@@ -3,6 +3,7 @@ SQLite and PostgreSQL; over-limit runs wait, say why, and start later."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -198,6 +199,25 @@ def test_run_now_starts_a_run_or_says_what_it_waits_for(resolver_env: ResolverEn
     assert held.waiting_for == "the repository's limit of 1 run at once"
     with pytest.raises(ScheduleNotFoundError):
         queue.run_now("nightly", "octo/other", queue.MANUAL, "cli", get_settings())
+
+
+def test_run_now_once_answers_with_the_run_its_requester_asked_for_while_it_waits_or_runs(
+    resolver_env: ResolverEnv,
+) -> None:
+    """A button's press (`once`): a run the same person asked for that still waits or runs is
+    the answer; someone else's press records a run of their own."""
+    schedule_id = make_schedule("nightly")
+
+    def press(by: str) -> queue.Requested:
+        return queue.run_now("nightly", None, queue.MANUAL, by, get_settings(), once=True)
+
+    wendy = press("Wendy W")
+    assert not wendy.already and wendy.job_id is not None
+    assert press("Wendy W") == replace(wendy, already=True)
+    ada = press("Ada")
+    assert not ada.already and ada.job_id is None
+    assert press("Ada") == replace(ada, already=True)
+    assert [run.id for run in runs_of(schedule_id)] == [wendy.run_id, ada.run_id]
 
 
 def test_a_comment_asking_for_an_unknown_schedule_is_told_the_known_ones(

@@ -1,7 +1,7 @@
 """A button pressed twice (a double click, two tabs of one session, or again while the first
-press's job runs) counts once: "Run again" makes one job, and the second press lands on it.
-Once that job has ended, pressing again starts another. On SQLite and PostgreSQL, through the
-app, with one session and one CSRF token."""
+press's job runs) counts once: "Run again" makes one job and "Run now" one run, and the second
+press lands on them. Once that job has ended, pressing again starts another. On SQLite and
+PostgreSQL, through the app, with one session and one CSRF token."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ from sqlalchemy import select
 from starlette.testclient import TestClient
 
 from resolver.core.states import JobState, Outcome
+from resolver.schedules import queue
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job
 from resolver.web import actions
-from tests.web.conftest import browser, csrf_of, sign_in
+from tests.schedules.helpers import make_schedule, runs_of
+from tests.web.conftest import SECRET_REPO, browser, csrf_of, sign_in
 from tests.web.test_buttons import _failed_job_of_ada, _linked
 
 # Long enough for the second press to reach its check while the first has not committed.
@@ -103,3 +105,35 @@ def test_run_again_while_the_new_job_runs_leads_to_it_and_after_it_ends_runs_aga
     [_, newer_id] = _reruns_of(job_id)
     assert later.headers["location"] == f"/jobs/{newer_id}"
     assert f"Running job {job_id}" in tab.get(later.headers["location"]).text
+
+
+@pytest.mark.parametrize("widened", [False, True], ids=["natural", "widened"])
+def test_run_now_pressed_twice_at_once_records_one_run(
+    app, forge, backend, monkeypatch: pytest.MonkeyPatch, widened: bool
+) -> None:
+    schedule_id = make_schedule("weekly-tidy", SECRET_REPO)
+    tabs, token = _tabs(app, forge, "/schedules")
+    if widened:
+        _slowed(monkeypatch, queue, "insert_run")
+    _at_once(tabs, f"/schedules/{schedule_id}/run", token)
+    [run] = runs_of(schedule_id)
+    assert run.reason == "manual" and run.job_id is not None
+    pages = [tab.get("/schedules").text for tab in tabs]
+    assert any(f"You already asked for run {run.id} of weekly-tidy" in p for p in pages)
+
+
+def test_run_now_while_its_run_is_not_over_leads_to_it_and_after_it_ends_runs_again(
+    app, forge
+) -> None:
+    schedule_id = make_schedule("weekly-tidy", SECRET_REPO)
+    [tab, _], token = _tabs(app, forge, "/schedules")
+    tab.post(f"/schedules/{schedule_id}/run", data={"csrf": token})
+    tab.post(f"/schedules/{schedule_id}/run", data={"csrf": token})
+    [run] = runs_of(schedule_id)
+    assert run.job_id is not None
+    said = f"You already asked for run {run.id} of weekly-tidy, and it is job {run.job_id}"
+    assert said in tab.get("/schedules").text
+
+    _end(run.job_id)
+    tab.post(f"/schedules/{schedule_id}/run", data={"csrf": token})
+    assert [r.id for r in runs_of(schedule_id)][:1] == [run.id] and len(runs_of(schedule_id)) == 2
