@@ -11,6 +11,8 @@ import logging
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from pydantic import JsonValue
+
 from integrations import registry
 from resolver.broker.publish import publish_callback
 from resolver.callbacks import status
@@ -132,19 +134,22 @@ def record_status(session: Session, job: Job) -> list[int]:
     return [record_callback(session, job.source, StatusUpdate(job_id=job.id), job.id).id]
 
 
-def stop_job(session: Session, job: Job, by: str, account: str | None = None) -> list[int]:
+def stop_job(session: Session, job: Job, by: str, account: str | None = None) -> list[int] | None:
     """Stop `job` on behalf of `by` (`account`: their stable id, where known): a queued job
     ends now, a running one at its next step. Its status message says who asked. The requests
     still waiting in its inbox (steering) were part of it and end with it, whoever pressed stop
-    and wherever (the callbacks to publish after the commit)."""
-    jobs.request_cancel(session, job)
-    jobs.note_result(job, {"stopped_by": by})
+    and wherever (the callbacks to publish after the commit). None, and nothing written, when
+    the job has ended, perhaps since the caller read it: `job` then says how."""
+    if not jobs.request_cancel(session, job):
+        return None
+    stopper: dict[str, JsonValue] = {"stopped_by": by}
     if account is not None:
-        jobs.note_result(job, {"stopped_by_account": account})
+        stopper["stopped_by_account"] = account
+    jobs.note_result(job, stopper)  # read under the job's lock: nobody's change is lost
     callbacks = record_status(session, job)
     for source in steering.waiting_sources(session, job.id):
-        jobs.request_cancel(session, source)
-        callbacks += record_status(session, source)
+        if jobs.request_cancel(session, source):  # not taken by the agent meanwhile
+            callbacks += record_status(session, source)
     return callbacks
 
 

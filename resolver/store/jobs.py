@@ -100,6 +100,19 @@ def get_job(session: Session, job_id: int) -> Job:
     return job
 
 
+def locked_job(session: Session, job_id: int) -> Job:
+    """The job read afresh under a lock on its row, kept until the transaction ends, for a
+    change made from what it holds (a stop's): the next writer who locks it reads this one's.
+    A copy read earlier in the session is brought up to date in place. SQLite takes its write
+    lock (`holds.hold`); PostgreSQL's FOR NO KEY UPDATE lets rows that refer to the job (its
+    steps, its callbacks) be added meanwhile."""
+    holds.hold(session.connection(), ())
+    job = session.get(Job, job_id, populate_existing=True, with_for_update={"key_share": True})
+    if job is None:
+        raise JobNotFoundError(f"no job {job_id}")
+    return job
+
+
 def transition(job: Job, target: JobState) -> None:
     """Move a loaded job to `target`; raises IllegalTransitionError for a missing edge."""
     check_transition(JobState(job.state), target)
@@ -261,12 +274,18 @@ def append_event(
     return event
 
 
-def request_cancel(session: Session, job: Job) -> None:
-    """Cancel a queued job now; ask a running one to stop at its next check."""
+def request_cancel(session: Session, job: Job) -> bool:
+    """Cancel a queued job now; ask a running one to stop at its next check; False when it has
+    ended. Read again under its lock first (`job` then says what it is now): a worker may have
+    taken it, or recorded its end, since the caller read it."""
+    job = locked_job(session, job.id)
     if job.state == JobState.QUEUED:
         finish_job(session, job, JobState.CANCELLED, Outcome.CANCELLED)
     elif job.state == JobState.RUNNING:
         job.cancel_requested = True
+    else:
+        return False
+    return True
 
 
 def retry_job(session: Session, job: Job) -> None:

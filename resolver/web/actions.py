@@ -84,9 +84,9 @@ async def stop(request: Request) -> Response:
         here = f"/jobs/{job.id}"
         if not can_act(viewer, job, web.cache, web.settings):
             return Done(here, NOT_YOURS.format(verb="stop it"))
-        if job.state not in (JobState.QUEUED, JobState.RUNNING):
-            return Done(here, f"Job {job.id} has already ended ({job.state}).")
         callbacks = record.stop_job(session, job, viewer.person.login, viewer.account)
+        if callbacks is None:  # a worker may have recorded its end since the job was read
+            return Done(here, f"Job {job.id} has already ended ({job.state}).")
         ended = job.state == JobState.CANCELLED
         text = "Stopped." if ended else "Stopping: the job stops at its next step."
         return Done(here, text, callbacks)

@@ -45,19 +45,30 @@ def _answer(
     elif command == "status":
         text = f"Job {target.id}:\n\n" + status.render(record.view_of(session, target, settings))
     elif target.state not in (JobState.QUEUED, JobState.RUNNING):
-        text = f"Job {target.id} has already ended ({target.state})."
+        text = _ended(target)
     elif (
         refusal := _stop_refusal(session, snapshot, target.id, target.requester_id, settings)
     ) is not None:
         text = refusal
     else:
         target = jobs.get_job(session, target.id)  # the check may have ended a step
-        callbacks += record.stop_job(session, target, snapshot.requester or "its requester")
-        text = f"Stopping job {target.id}. Its status message will say when it has stopped."
+        text, callbacks = _stop(session, target, snapshot.requester or "its requester")
     callbacks += record.record_reply(session, jobs.get_job(session, snapshot.id), text)
     end_step(session)  # published after the commit: the outbox order
     record.publish_all(callbacks)
     return RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"command": command})
+
+
+def _stop(session: Session, target: Job, by: str) -> tuple[str, list[int]]:
+    """Stop `target`, and what to answer; it may have ended since it was read."""
+    stopping = record.stop_job(session, target, by)
+    if stopping is None:
+        return _ended(target), []
+    return f"Stopping job {target.id}. Its status message will say when it has stopped.", stopping
+
+
+def _ended(job: Job) -> str:
+    return f"Job {job.id} has already ended ({job.state})."
 
 
 def _command_target(session: Session, snapshot: Snapshot) -> Job | None:

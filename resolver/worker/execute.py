@@ -112,11 +112,13 @@ class _Heartbeat(threading.Thread):
 
 def _record(job_id: int, owner: str, outcome: RunResult, settings: Settings) -> None:
     with session_scope() as session:
-        job = jobs.get_job(session, job_id)
+        # Held before `next_waiting` reads (a job parking meanwhile is one it finds), and read
+        # again under its lock: what a stop noted meanwhile is kept.
+        slots.hold_slots(session, jobs.get_job(session, job_id))
+        job = jobs.locked_job(session, job_id)
         if job.lease_owner != owner or job.state != JobState.RUNNING:
             log(logger, logging.WARNING, "job.lease_lost", job=job_id)
             return
-        slots.hold_slots(session, job)  # a job parking meanwhile is one `next_waiting` finds
         # Any secret this process has decrypted is masked in the stored error too.
         error = redact(outcome.error) if outcome.error else None
         jobs.finish_job(
