@@ -16,9 +16,10 @@ from typing import Any, Final
 import requests
 from gitlab.exceptions import GitlabError
 
-from integrations.gitlab.api import Connection, error_detail
+from integrations.gitlab.api import ERRORS, Connection, error_detail
 from integrations.gitlab.routes import ROUTES
 from integrations.gitlab.settings import GitLabSettings
+from integrations.toolkit.answers import SHAPE_ERRORS
 from resolver.contract.setup import (
     CliOption,
     HookRequest,
@@ -70,15 +71,20 @@ def parse_scope(scope: str | None) -> tuple[str, str]:
 
 
 @contextmanager
-def _explained(settings: Settings, kind: str, ident: str) -> Iterator[None]:
-    """python-gitlab's errors as one sentence on what to fix (no token, no headers)."""
+def _explained(settings: Settings, kind: str, ident: str, action: str) -> Iterator[None]:
+    """python-gitlab's errors as one sentence on what to fix (no token, no headers); an answer
+    to `action` of the wrong shape is GitLab's unusable answer, as toolkit/answers reads it."""
     try:
         yield
     except GitlabError as error:
+        if error.response_code is None:  # python-gitlab could not read it (a page, no object)
+            raise SetupError(str(ERRORS.unusable_answer(action, error))) from None
         raise SetupError(_message(kind, ident, error.response_code, error.error_message)) from None
     except requests.RequestException as error:
         reason = f"GitLab at {GitLabSettings.of(settings).url} could not be reached"
         raise SetupError(f"{reason}: {type(error).__name__}") from None
+    except SHAPE_ERRORS as error:  # after requests' own, some of which are ValueErrors
+        raise SetupError(str(ERRORS.unusable_answer(action, error))) from None
 
 
 def _message(kind: str, ident: str, status: int | None, detail: object) -> str:
@@ -117,28 +123,33 @@ MAX_HOOK_PAGES: Final = 10
 """The most pages of a project's or group's hooks read to find ours (a thousand hooks)."""
 
 
-def _hook_at(hooks: Any, url: str) -> Any:
-    """The hook at `url`, page by page up to MAX_HOOK_PAGES: counted, not led by the answer's
-    `next` links, which a server could give without end."""
+def _hook_at(hooks: Any, url: str) -> int | None:
+    """The id of the hook at `url`, page by page up to MAX_HOOK_PAGES: counted, not led by the
+    answer's `next` links, which a server could give without end."""
     for page in range(1, MAX_HOOK_PAGES + 1):
         found = hooks.list(page=page, per_page=100, get_all=False)
         match = next((hook for hook in found if hook.url == url), None)
-        if match is not None or len(found) < 100:
-            return match
+        if match is not None:
+            return int(match.id)
+        if len(found) < 100:
+            return None
     return None
 
 
 def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> RegisteredHook:
     hooks, kind, ident = _manager(settings, request)
-    with _explained(settings, kind, ident):
+    path = f"/{kind}s/:id/hooks"
+    with _explained(settings, kind, ident, f"GET {path}"):
         found = _hook_at(hooks, request.url)
-        if found is None and must_exist:
-            raise SetupError(f"{kind} {ident} has no hook at {request.url}: register it first")
-        if found is None:
-            hook_id = hooks.create(_attributes(request)).id
-        else:
-            hooks.update(found.id, _attributes(request))
-            hook_id = found.id
+    if found is None and must_exist:
+        raise SetupError(f"{kind} {ident} has no hook at {request.url}: register it first")
+    if found is None:
+        with _explained(settings, kind, ident, f"POST {path}"):
+            hook_id = int(hooks.create(_attributes(request)).id)
+    else:
+        with _explained(settings, kind, ident, f"PUT {path}/:hook_id"):
+            hooks.update(found, _attributes(request))
+        hook_id = found
     return RegisteredHook(str(hook_id), SUBSCRIBED, found is None, request.secret)
 
 
@@ -153,7 +164,7 @@ def rotate(settings: Settings, request: HookRequest) -> RegisteredHook:
 def test(settings: Settings, request: HookRequest, hook_id: str) -> None:
     """`POST …/hooks/:hook_id/test/note_events`: GitLab sends a sample note event now."""
     hooks, kind, ident = _manager(settings, request)
-    with _explained(settings, kind, ident):
+    with _explained(settings, kind, ident, f"POST /{kind}s/:id/hooks/:hook_id/test"):
         hooks.get(hook_id, lazy=True).test(TEST_TRIGGER)
 
 

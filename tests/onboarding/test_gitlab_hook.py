@@ -14,11 +14,13 @@ from typer.testing import CliRunner
 
 from integrations.gitlab.routes import ROUTES
 from integrations.gitlab.standin.hooks import FIXTURES, GitLabHooksAPI, Hook, standard_signature
+from integrations.standin.server import Reply, Routed
 from resolver.cli.setup import app as setup_app
 from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
 from resolver.onboarding import hooks
 from tests.onboarding.conftest import Live, ciphertexts, stored
+from tests.support.serving import served_answer
 
 OWNER_TOKEN = "glpat-owner-0123456789abcdef"
 DEVELOPER_TOKEN = "glpat-developer-0123456789"
@@ -164,3 +166,46 @@ def test_a_secret_the_environment_sets_is_left_alone(
     with pytest.raises(SetupError, match="RESOLVER_GITLAB_WEBHOOK_TOKEN is set in the environment"):
         hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets")
     assert gitlab.hooks == {} and stored() == {}
+
+
+@pytest.mark.parametrize(
+    "answer", [b"<html>maintenance</html>", b"{}", b"[5]", b'[{"id": null, "url": "%s"}]']
+)
+def test_an_answer_of_the_wrong_shape_is_a_setup_error_and_nothing_is_stored(
+    live: Live, monkeypatch: pytest.MonkeyPatch, answer: bytes
+) -> None:
+    with served_answer(answer.replace(b"%s", f"{live.url}/webhooks/gitlab".encode())) as url:
+        live.set(monkeypatch, gitlab_url=url)
+        unusable = r"GitLab's answer to (GET|POST|PUT) /projects/:id/hooks\S* was unusable"
+        with pytest.raises(SetupError, match=unusable):
+            hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets")
+    assert stored() == {}
+
+
+class HollowCreate(GitLabHooksAPI):
+    """The stand-in, creating the hook but answering `created` for it."""
+
+    created: object = {}
+
+    def serve(self, call: Routed) -> Reply:
+        status, body, headers = super().serve(call)
+        if call.method == "POST" and call.route.endswith("/hooks") and status == 201:
+            return status, self.created, headers
+        return status, body, headers
+
+
+@pytest.mark.parametrize("created", [{}, {"id": None, "url": "x"}, {"id": "seven"}])
+def test_a_created_hook_answered_without_its_id_is_a_setup_error_and_nothing_is_stored(
+    live: Live, monkeypatch: pytest.MonkeyPatch, created: object
+) -> None:
+    api = HollowCreate()
+    api.created = created
+    owner = api.add_token(OWNER_TOKEN, "olga")
+    api.add_member(api.add_project("group/widgets", clone_url=f"{api.url}/g.git"), owner, 40)
+    live.set(monkeypatch, gitlab_url=api.url)
+    try:
+        with pytest.raises(SetupError, match=r"GitLab's answer to POST /projects/:id/hooks was"):
+            hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets")
+    finally:
+        api.close()
+    assert stored() == {}
