@@ -313,9 +313,9 @@ class ForgejoClient:
             path = f"/repos/{repo_owner}/{name}/hooks/{hook_id}"
         self._call("PATCH", action, path, json=form)
 
-    def hooks(self, owner: str, *, org: bool = False) -> list[dict[str, Any]]:
+    def hooks(self, owner: str, *, org: bool = False) -> list[tuple[int, object]]:
         """The webhooks of a repository (`owner/name`) or, with `org`, of an organisation (a
-        page's worth: a repository has a few)."""
+        page's worth: a repository has a few): each one's id and the URL it delivers to."""
         if org:
             if not _NAME.fullmatch(owner):
                 raise PermanentCallbackError(f"{owner[:100]!r} is not an organisation name")
@@ -323,7 +323,7 @@ class ForgejoClient:
         else:
             repo_owner, name = split_repo(owner)
             action, path = "GET /repos/{owner}/{repo}/hooks", f"/repos/{repo_owner}/{name}/hooks"
-        return self._json("GET", action, path, items, params={"limit": PAGE_SIZE})
+        return self._json("GET", action, path, _hooks, params={"limit": PAGE_SIZE})
 
 
 def _id(answer: object) -> int:
@@ -351,6 +351,13 @@ def _pulls(answer: object) -> list[PullInfo]:
 def _reviews(answer: object) -> list[tuple[int, bool]]:
     """Each review's id, and whether it has line comments."""
     return [(int(review["id"]), bool(review.get("comments_count"))) for review in items(answer)]
+
+
+def _hooks(answer: object) -> list[tuple[int, object]]:
+    """Each hook's id, and the URL its config names."""
+    return [
+        (int(hook["id"]), fields(hook.get("config") or {}).get("url")) for hook in items(answer)
+    ]
 
 
 def _hook_form(url: str, secret: str, kind: HookType) -> dict[str, Any]:

@@ -68,14 +68,11 @@ def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> Re
     org = kind == "org"
     try:
         existing = client.hooks(name, org=org)
-        found = next(
-            (hook for hook in existing if (hook.get("config") or {}).get("url") == request.url),
-            None,
-        )
+        found = next((hook_id for hook_id, url in existing if url == request.url), None)
         if found is None and must_exist:
             raise SetupError(f"{kind} {name} has no hook at {request.url}: register it first")
         if found is not None:
-            hook_id = int(found["id"])
+            hook_id = found
             client.edit_hook(name, hook_id, request.url, request.secret, org=org)
         elif org:
             hook_type = ForgejoSettings.of(settings).hook_type

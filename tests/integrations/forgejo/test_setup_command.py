@@ -19,10 +19,13 @@ from integrations.forgejo.standin.state import Repo
 from integrations.github.standin.api import GitHubAPI
 from resolver.cli.setup import add_provider_commands
 from resolver.contract.inbound import secret_value
+from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
+from resolver.onboarding import hooks
 from resolver.store import configured
 from tests.conftest import ResolverEnv, reset_caches
 from tests.integrations.forgejo.conftest import BOT_TOKEN, REPO
+from tests.support.serving import served_answer
 from tests.web.conftest import PUBLIC_URL, browser, csrf_of, forge, public_pem, sign_in  # noqa: F401  (the GitHub sign-in, for /setup)
 
 
@@ -93,3 +96,27 @@ def test_setup_page_registers_the_organisation_hook(
     assert _flash(admin).startswith(f"Registered the forgejo webhook {hook.id}")
     assert _stored_secret() == hook.config["secret"]
     assert PUBLIC_URL in hook.config["url"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"<html>maintenance</html>",
+        b'[{"id": 5, "config": "x"}]',
+        b'[{"id": null, "config": {"url": "%s"}}]',
+        b'[{"id": "x", "config": {"url": "%s"}}]',
+        b"[]",  # and a created hook answered as [] too
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_a_setup_error_and_nothing_is_stored(
+    resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, answer: bytes
+) -> None:
+    url = hooks.webhook_url(get_settings(), "forgejo")
+    with served_answer(answer.replace(b"%s", url.encode())) as instance:
+        monkeypatch.setenv("RESOLVER_FORGEJO_URL", instance)
+        monkeypatch.delenv("RESOLVER_FORGEJO_WEBHOOK_SECRET", raising=False)
+        reset_caches()
+        unusable = r"Forgejo's answer to (GET|POST) /repos/\{owner\}/\{repo\}/hooks was unusable"
+        with pytest.raises(SetupError, match=unusable):
+            hooks.register_hook(get_settings(), "forgejo", BOT_TOKEN, f"repo:{REPO}")
+    assert _stored_secret() is None
