@@ -365,10 +365,14 @@ class BitbucketClient:
         name, slug = split_repo(owner)
         return "/repositories/{workspace}/{repo_slug}/hooks", f"/repositories/{name}/{slug}/hooks"
 
-    def hooks(self, owner: str, *, workspace: bool = False) -> list[dict[str, Any]]:
-        """The webhooks of a repository (`workspace/slug`) or, with `workspace`, of a workspace."""
+    def hooks(self, owner: str, *, workspace: bool = False) -> list[tuple[str, object]]:
+        """The webhooks of a repository (`workspace/slug`) or, with `workspace`, of a workspace:
+        each one's uuid and the URL it delivers to."""
         template, path = self._hooks_path(owner, workspace)
-        return list(self._pages(f"GET {template}", path))
+        action = f"GET {template}"
+        listed = list(self._pages(action, path))
+        with answers.reading(ERRORS, action):
+            return [(answers.text(hook["uuid"]), hook.get("url")) for hook in listed]
 
     def create_hook(self, owner: str, url: str, secret: str, *, workspace: bool = False) -> str:
         """A webhook to `url`, signed with `secret`, on HOOK_EVENTS; its uuid."""

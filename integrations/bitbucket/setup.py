@@ -62,14 +62,12 @@ def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> Re
     client = BitbucketClient(api, lambda: request.credential, user_agent=user_agent)
     workspace = kind == "workspace"
     try:
-        found = next(
-            (h for h in client.hooks(name, workspace=workspace) if h.get("url") == request.url),
-            None,
-        )
+        existing = client.hooks(name, workspace=workspace)
+        found = next((uid for uid, url in existing if url == request.url), None)
         if found is None and must_exist:
             raise SetupError(f"{kind} {name} has no hook at {request.url}: register it first")
         if found is not None:
-            uid = str(found["uuid"])
+            uid = found
             client.edit_hook(name, uid, request.url, request.secret, workspace=workspace)
         else:
             uid = client.create_hook(name, request.url, request.secret, workspace=workspace)

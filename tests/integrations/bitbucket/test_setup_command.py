@@ -19,10 +19,13 @@ from integrations.bitbucket.standin.state import Repo
 from integrations.github.standin.api import GitHubAPI
 from resolver.cli.setup import add_provider_commands
 from resolver.contract.inbound import secret_value
+from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
+from resolver.onboarding import hooks
 from resolver.store import configured
 from tests.conftest import ResolverEnv, reset_caches
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
+from tests.support.serving import served_answer
 from tests.web.conftest import PUBLIC_URL, browser, csrf_of, forge, public_pem, sign_in  # noqa: F401  (the GitHub sign-in, for /setup)
 
 
@@ -91,3 +94,26 @@ def test_setup_page_registers_the_workspace_hook(
     assert _flash(admin).startswith(f"Registered the bitbucket webhook {hook.uuid}")
     assert _stored_secret() == hook.secret and PUBLIC_URL in hook.url
     assert BOT_TOKEN not in admin.get("/setup").text
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"values": [{"uuid": null, "url": "%s"}]}',
+        b'{"values": [{"uuid": 7, "url": "%s"}]}',
+        b'{"values": [5]}',
+        b'{"values": []}',  # and a created hook answered without its uuid
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_a_setup_error_and_nothing_is_stored(
+    resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, answer: bytes
+) -> None:
+    url = hooks.webhook_url(get_settings(), "bitbucket")
+    with served_answer(answer.replace(b"%s", url.encode())) as api:
+        monkeypatch.setenv("RESOLVER_BITBUCKET_API_URL", api)
+        monkeypatch.delenv("RESOLVER_BITBUCKET_WEBHOOK_SECRET", raising=False)
+        reset_caches()
+        unusable = r"Bitbucket's answer to (GET|POST) /repositories/\S+/hooks was unusable"
+        with pytest.raises(SetupError, match=unusable):
+            hooks.register_hook(get_settings(), "bitbucket", BOT_TOKEN, f"repo:{REPO}")
+    assert _stored_secret() is None
