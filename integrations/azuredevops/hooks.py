@@ -6,6 +6,7 @@ https://learn.microsoft.com/rest/api/azure/devops/hooks/subscriptions?view=azure
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -60,16 +61,27 @@ def subscription_form(
     }
 
 
+@dataclass(frozen=True)
+class Subscription:
+    """A service-hook subscription as setup compares it: the event and project it is for and
+    the URL it posts to (as given), and its id."""
+
+    id: str
+    event: object
+    project: object
+    url: object
+
+
 class HookClient(AzureDevOpsClient):
     """The service-hook subscriptions of the organisation (what `/setup` registers)."""
 
     def project_and_repository(self, full_name: str) -> tuple[str, str]:
         return self.repository_ids(full_name)
 
-    def subscriptions(self) -> list[dict[str, Any]]:
+    def subscriptions(self) -> list[Subscription]:
         url = f"{self._base}/_apis/hooks/subscriptions"
         params = {"publisherId": "tfs", "consumerId": "webHooks"}
-        return self._json("GET", "GET hooks/subscriptions", url, values, params=params)
+        return self._json("GET", "GET hooks/subscriptions", url, _subscriptions, params=params)
 
     def create_subscription(self, form: Mapping[str, Any]) -> str:
         url = f"{self._base}/_apis/hooks/subscriptions"
@@ -78,6 +90,18 @@ class HookClient(AzureDevOpsClient):
     def replace_subscription(self, subscription_id: str, form: Mapping[str, Any]) -> None:
         url = f"{self._base}/_apis/hooks/subscriptions/{quote(subscription_id, safe='')}"
         self._call("PUT", "PUT hooks/subscriptions/{subscriptionId}", url, json=form)
+
+
+def _subscriptions(answer: object) -> list[Subscription]:
+    return [
+        Subscription(
+            text(found["id"]),
+            found.get("eventType"),
+            fields(found.get("publisherInputs") or {}).get("projectId"),
+            fields(found.get("consumerInputs") or {}).get("url"),
+        )
+        for found in values(answer)
+    ]
 
 
 def _subscription_id(answer: object) -> str:

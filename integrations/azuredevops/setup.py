@@ -73,9 +73,7 @@ def _ensure(settings: Settings, request: HookRequest, *, must_exist: bool) -> Re
     try:
         project, repository = client.project_and_repository(scope)
         existing = {
-            (s.get("eventType"), (s.get("publisherInputs") or {}).get("projectId")): str(s["id"])
-            for s in client.subscriptions()
-            if (s.get("consumerInputs") or {}).get("url") == request.url
+            (s.event, s.project): s.id for s in client.subscriptions() if s.url == request.url
         }
         if must_exist and not existing:
             raise SetupError(f"no service hook points at {request.url}: register them first")

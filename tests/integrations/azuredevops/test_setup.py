@@ -6,6 +6,7 @@ changes nothing. `resolver doctor`'s checks say what the bot can do."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 import pytest
 import typer
@@ -20,12 +21,15 @@ from integrations.azuredevops.verify import verify_delivery
 from resolver.cli.setup import add_provider_commands
 from resolver.contract.checks import PreflightScope
 from resolver.contract.inbound import secret_value
+from resolver.contract.setup import SetupError
 from resolver.core.settings import get_settings
+from resolver.onboarding import hooks
 from resolver.store import configured
 from tests.conftest import ResolverEnv, reset_caches
 from tests.integrations.azuredevops.conftest import BOT_TOKEN, REPO
 from tests.integrations.azuredevops.deliveries import headers_for
 from tests.integrations.azuredevops.test_client import conforms
+from tests.support.serving import served_answer
 
 
 @pytest.fixture
@@ -110,3 +114,32 @@ def test_the_preflight_names_what_the_bot_can_do(
     reset_caches()
     found = {c.name: c.status for c in checks(PreflightScope(get_settings(), (REPO,)))}
     assert found == {"azuredevops hooks": "fail", f"azuredevops access {REPO}": "fail"}
+
+
+# One answer for every call: the repository's ids, then the subscriptions listed (`value`).
+REPOSITORY: Final = '"id": "r1", "project": {"id": "p1"}'
+LISTED: Final = '"eventType": "git.push", "publisherInputs": {"projectId": "p1"}'
+
+
+@pytest.mark.parametrize(
+    "subscription",
+    [
+        f'{{"id": null, {LISTED}, "consumerInputs": {{"url": "%s"}}}}',
+        '{"id": "s1", "eventType": "git.push", "publisherInputs": "p1", '
+        '"consumerInputs": {"url": "%s"}}',
+        f'{{"id": "s1", {LISTED}, "consumerInputs": ["%s"]}}',
+    ],
+)
+def test_a_subscription_of_the_wrong_shape_is_a_setup_error_and_nothing_is_stored(
+    resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch, subscription: str
+) -> None:
+    monkeypatch.setenv("RESOLVER_PUBLIC_URL", "https://resolver.example")
+    reset_caches()
+    listed = subscription.replace("%s", hooks.webhook_url(get_settings(), "azuredevops"))
+    with served_answer(f'{{{REPOSITORY}, "value": [{listed}]}}'.encode()) as organisation:
+        monkeypatch.setenv("RESOLVER_AZUREDEVOPS_URL", organisation)
+        reset_caches()
+        unusable = "Azure DevOps's answer to GET hooks/subscriptions was unusable"
+        with pytest.raises(SetupError, match=unusable):
+            hooks.register_hook(get_settings(), "azuredevops", BOT_TOKEN, REPO)
+    assert secret_value(_stored().webhook_password) is None
