@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from integrations.linear.client import LinearClient
+from integrations.linear.client import ERRORS, LinearClient
 from integrations.linear.routes import ROUTES
 from integrations.linear.settings import LinearSettings
+from integrations.toolkit.answers import fields, items, read
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.errors import CallbackError
 from resolver.contract.inbound import secret_value
@@ -53,12 +54,20 @@ def workspace_checks(settings: Settings, workspace: str) -> list[Check]:
         data = LinearClient(LinearSettings.of(settings).api_url, token).query(
             "Preflight", PREFLIGHT, TIMEOUT_SECONDS
         )
+        viewer, hooks = read(ERRORS, "Preflight", lambda: data, _preflight)
     except CallbackError as error:
         return [Check(f"{TOKEN} {workspace}", "fail", f"{error}; store a working token")]
-    viewer = data.get("viewer") or {}
-    found = Check(f"{TOKEN} {workspace}", "ok", f"acts as {viewer.get('name')}")
+    found = Check(f"{TOKEN} {workspace}", "ok", f"acts as {viewer}")
     url = f"{settings.public_url.rstrip('/')}/webhooks/linear"
-    return [found, webhook_check(workspace, (data.get("webhooks") or {}).get("nodes") or [], url)]
+    return [found, webhook_check(workspace, hooks, url)]
+
+
+def _preflight(data: dict[str, Any]) -> tuple[object, list[dict[str, Any]]]:
+    """The viewer's name, and the webhooks listed, each one's resource types a list."""
+    hooks = items(fields(data["webhooks"])["nodes"])
+    if not all(isinstance(hook.get("resourceTypes") or [], list) for hook in hooks):
+        raise TypeError("resourceTypes that are no list")
+    return fields(data["viewer"]).get("name"), hooks
 
 
 def webhook_check(workspace: str, hooks: list[dict[str, Any]], url: str) -> Check:

@@ -135,6 +135,28 @@ def test_linear_with_its_webhook_passes(
     assert checks["linear webhook org-1"].status == "ok"
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"viewer": [], "webhooks": {"nodes": []}}',
+        b'{"viewer": {"name": "Bot"}, "webhooks": []}',
+        b'{"viewer": {"name": "Bot"}, "webhooks": {"nodes": ["x"]}}',
+        b'{"viewer": {"name": "Bot"}, "webhooks": {"nodes": [{"url": "%s", "resourceTypes": 7}]}}',
+    ],
+)
+def test_a_linear_answer_of_the_wrong_shape_is_a_failed_check_saying_so(
+    configure: Callable[..., Settings], data: bytes
+) -> None:
+    answer = b'{"data": %s}' % data.replace(b"%s", f"{PUBLIC}/webhooks/linear".encode())
+    with served_answer(answer) as url:
+        values = {"linear_webhook_secret": strong_secret(), "linear_api_url": url}
+        settings = configure(**ALL_OFF | values | {"public_url": PUBLIC})
+        store_token("linear", "org-1", "lin_api_preflight", kind="pat")
+        check = by_name(provider_checks(settings))["linear token org-1"]
+    assert check.status == "fail"
+    assert "Linear's answer to Preflight was unusable" in check.detail
+
+
 def test_linear_names_a_disabled_webhook(
     configure: Callable[..., Settings], linear_api: LinearAPI
 ) -> None:
