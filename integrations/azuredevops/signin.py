@@ -15,6 +15,7 @@ import httpx
 from integrations.azuredevops.client import CONTRIBUTE, GIT_NAMESPACE, split_repo
 from integrations.azuredevops.settings import AzureDevOpsSettings
 from integrations.toolkit import oauth
+from integrations.toolkit.answers import fields, text
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.signin import (
     NO_ACCESS,
@@ -59,9 +60,16 @@ def _get(url: str, token: str, params: dict[str, str] | None = None) -> httpx.Re
 
 
 def _attribute(data: dict[str, Any], name: str) -> str | None:
-    found = (data.get("coreAttributes") or {}).get(name) or {}
+    found = fields(data.get("coreAttributes") or {}).get(name) or {}
     value = found.get("value") if isinstance(found, dict) else None
     return str(value) if value else None
+
+
+def _person(answer: object) -> Person:
+    data = fields(answer)
+    identity = text(data["id"])
+    email = _attribute(data, "EmailAddress") or _attribute(data, "DisplayName") or identity
+    return Person(NAME, identity, email.split("@", 1)[0])
 
 
 def person(settings: Settings, token: str) -> Person:
@@ -69,8 +77,18 @@ def person(settings: Settings, token: str) -> Person:
     base = AzureDevOpsSettings.of(settings).profile_url.rstrip("/")
     response = _get(f"{base}/_apis/profile/profiles/me", token, {"coreAttributes": "EmailAddress"})
     data = oauth.account_answer(VENDOR, response, "profile")
-    email = _attribute(data, "EmailAddress") or _attribute(data, "DisplayName") or data["id"]
-    return Person(NAME, str(data["id"]), email.split("@", 1)[0])
+    return oauth.read_answer(VENDOR, lambda: data, _person)
+
+
+def _security_tokens(answer: object) -> str:
+    """The Git Repositories namespace's token of the repository (`repoV2/{project}/{id}`)."""
+    data = fields(answer)
+    return f"repoV2/{text(fields(data['project'])['id'])}/{text(data['id'])}"
+
+
+def _allowed(answer: object) -> bool:
+    found = fields(answer).get("value")
+    return isinstance(found, list) and bool(found) and found[0] is True
 
 
 def access(settings: Settings, token: str, repo: str) -> RepoAccess:
@@ -87,13 +105,12 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     data = oauth.repo_answer(VENDOR, found, repo)
     if data is None:
         return NO_ACCESS
-    tokens = f"repoV2/{data['project']['id']}/{data['id']}"
+    tokens = oauth.read_answer(VENDOR, lambda: data, _security_tokens)
 
     def has(bit: int) -> bool:
         answer = _get(f"{url.rstrip('/')}/_apis/permissions/{GIT_NAMESPACE}/{bit}", token,
                       {"tokens": tokens})  # fmt: skip
-        values = answer.json().get("value") if answer.status_code == 200 else None
-        return bool(values and values[0] is True)
+        return answer.status_code == 200 and oauth.read_answer(VENDOR, answer.json, _allowed)
 
     return RepoAccess(read=has(READ), push=has(CONTRIBUTE))
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import httpx
 
 from integrations.jira.settings import JiraSettings
+from integrations.toolkit.answers import fields, text
 from integrations.toolkit.http import bounded_client
-from integrations.toolkit.oauth import SIGN_IN
+from integrations.toolkit.oauth import SIGN_IN, read_answer
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -52,10 +53,13 @@ def whoami(settings: Settings, token: str) -> Person:
         raise ForgeUnreachableError(f"Atlassian answered {response.status_code}")
     if response.status_code != 200:
         raise SignInError(f"Atlassian answered {response.status_code} for your account")
-    data = response.json()
-    account = data.get("account_id")
-    if not isinstance(account, str) or not account:
-        raise SignInError("Atlassian did not say who you are")
+    return read_answer("Atlassian", response.json, _person)
+
+
+def _person(answer: object) -> Person:
+    """The account `GET /me` names: its `account_id`, never a name, is the identity."""
+    data = fields(answer)
+    account = text(data["account_id"])
     return Person("jira", account, str(data.get("nickname") or data.get("name") or account))
 
 

@@ -10,8 +10,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from integrations.linear.settings import LinearSettings
+from integrations.toolkit.answers import fields, text
 from integrations.toolkit.http import bounded_client
-from integrations.toolkit.oauth import SIGN_IN
+from integrations.toolkit.oauth import SIGN_IN, read_answer
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -54,11 +55,15 @@ def whoami(settings: Settings, token: str) -> Person:
         raise ForgeUnreachableError(f"Linear did not answer: {type(error).__name__}") from None
     if response.status_code >= 500 or response.status_code == 429:
         raise ForgeUnreachableError(f"Linear answered {response.status_code}")
-    data = response.json() if response.status_code == 200 else {}
-    viewer = (data.get("data") or {}).get("viewer") or {}
-    user = viewer.get("id")
-    if not isinstance(user, str) or not user:
+    if response.status_code != 200:
         raise SignInError(f"Linear answered {response.status_code} for your account")
+    return read_answer("Linear", response.json, _person)
+
+
+def _person(answer: object) -> Person:
+    """The `viewer` the answer names: its `id`, never a name, is the identity."""
+    viewer = fields(fields(fields(answer)["data"])["viewer"])
+    user = text(viewer["id"])
     return Person("linear", user, str(viewer.get("name") or user))
 
 

@@ -6,11 +6,14 @@ https://api.slack.com/authentication/sign-in-with-slack
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 
 from integrations.slack.settings import SlackSettings
+from integrations.toolkit.answers import fields, text
 from integrations.toolkit.http import bounded_client
-from integrations.toolkit.oauth import SIGN_IN
+from integrations.toolkit.oauth import SIGN_IN, read_answer
 from resolver.contract.inbound import secret_value
 from resolver.contract.signin import (
     ForgeUnreachableError,
@@ -55,10 +58,15 @@ def whoami(settings: Settings, token: str) -> Person:
         raise ForgeUnreachableError(f"Slack did not answer: {type(error).__name__}") from None
     if response.status_code >= 500 or response.status_code == 429:
         raise ForgeUnreachableError(f"Slack answered {response.status_code}")
-    data = response.json() if response.status_code == 200 else {}
-    user, team = data.get(USER_CLAIM), data.get(TEAM_CLAIM)
-    if not data.get("ok") or not isinstance(user, str) or not isinstance(team, str):
+    data = read_answer("Slack", response.json, fields) if response.status_code == 200 else {}
+    if not data.get("ok"):
         raise SignInError(f"Slack did not say who you are ({data.get('error') or 'no user'})")
+    return read_answer("Slack", lambda: data, _person)
+
+
+def _person(data: dict[str, Any]) -> Person:
+    """The user and team the claims name: together, never a name, they are the identity."""
+    user, team = text(data[USER_CLAIM]), text(data[TEAM_CLAIM])
     return Person("slack", f"{team}:{user}", str(data.get("name") or user))
 
 

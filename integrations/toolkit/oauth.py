@@ -5,13 +5,14 @@ names, URLs and quirks."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import httpx
 from pydantic import SecretStr
 
+from integrations.toolkit.answers import SHAPE_ERRORS
 from integrations.toolkit.http import bounded_client
 from integrations.toolkit.limits import Limits
 from resolver.contract.inbound import secret_value
@@ -29,6 +30,7 @@ JSON: Final[Mapping[str, str]] = {"Accept": "application/json"}
 SIGN_IN: Final = Limits(seconds=TIMEOUT)
 """A sign-in call's deadline, from its request to its answer's last byte: a person waits on the
 page for it. Its answer's cap is any API answer's."""
+T = TypeVar("T")
 
 
 def configured_client(
@@ -110,6 +112,17 @@ def _object(vendor: str, response: httpx.Response) -> dict[str, Any]:
     if not data:
         raise ForgeUnreachableError(f"{vendor} gave an answer that is not its API's")
     return data
+
+
+def read_answer(vendor: str, answer: Callable[[], Any], shape: Callable[[Any], T]) -> T:
+    """The decoded answer (`answer`: a response's `.json`) as `shape` reads it, with
+    toolkit/answers' readers. One of the wrong shape (a page, a list, an id of null) is
+    ForgeUnreachableError: the page asks to try again, where it was a 500, and no identity is
+    ever made of a null or empty id."""
+    try:
+        return shape(answer())
+    except SHAPE_ERRORS:
+        raise ForgeUnreachableError(f"{vendor} gave an answer that is not its API's") from None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from resolver.store.models import Callback, Identity, Job, Notice, User
 from resolver.store.vault import Vault, store_credential
 from tests.conftest import reset_caches
 from tests.integrations.deliveries import SECRETS, SENDERS, jira, linear, load, post, slack
+from tests.support.serving import served_answer
 from tests.web.conftest import browser, csrf_of, sign_in
 
 ADA_ID = 583231
@@ -358,3 +359,23 @@ def test_a_provider_that_fails_the_code_exchange_is_a_proof_to_try_again(
     assert "did not complete the sign-in; please try again" in done.text
     with session_scope() as session:
         assert session.scalars(select(Identity).where(Identity.provider == "jira")).all() == []
+
+
+def test_an_account_answer_of_the_wrong_shape_is_a_proof_to_try_again(
+    app, forge, atlassian, monkeypatch
+) -> None:
+    """Atlassian's `GET /me` answers a list (a proxy's, another API's): no 500, no identity."""
+    from resolver.app import create_app
+
+    with served_answer(b"[]") as api:
+        monkeypatch.setenv("RESOLVER_ATLASSIAN_API_URL", api)
+        reset_caches()
+        app = create_app()
+        link = _jira_mention(app)
+        client = _as_ada(app, forge, link)
+        atlassian.sign_in_as(JIRA_ACCOUNT, name="Test User")
+        done = _prove(client, link)
+    assert done.status_code == 400
+    assert "did not complete the sign-in; please try again" in done.text
+    assert "Link my account" not in client.get(link).text
+    assert _rows(Identity) == []
