@@ -12,10 +12,11 @@ import gitlab
 import requests
 from gitlab.exceptions import GitlabError, GitlabHookTestError
 
-from integrations.gitlab.api import error_detail
+from integrations.gitlab.api import ERRORS, error_detail
 from integrations.gitlab.routes import ROUTES
 from integrations.gitlab.settings import GitLabSettings
 from integrations.gitlab.setup import EVENT_FLAGS, TEST_TRIGGER
+from integrations.toolkit.answers import SHAPE_ERRORS, text
 from integrations.toolkit.limits import Limits
 from integrations.toolkit.sessions import mount_bounded
 from resolver.contract.checks import Check, PreflightScope
@@ -26,6 +27,7 @@ from resolver.store.secrets import stored_token
 
 TIMEOUT_SECONDS: Final = 10.0
 TOKEN, HOOK = "gitlab token", "gitlab webhook"
+USER, HOOKS = "GET /user", "GET /projects/:id/hooks"
 # An answer past its cap (requests' ContentDecodingError) is no answer either.
 NETWORK_ERRORS: Final = (
     requests.ConnectionError,
@@ -60,16 +62,20 @@ def checks(scope: PreflightScope) -> list[Check]:
 
 def _checks(scope: PreflightScope, api: gitlab.Gitlab) -> list[Check]:
     url = GitLabSettings.of(scope.settings).url
+    fix = "store a working bot token (`resolver tokens set --provider gitlab`)"
     try:
         api.auth()
+        user = text(getattr(api.user, "username", None))
     except GitlabError as error:
+        if error.response_code is None:  # python-gitlab could not read it (a page, no object)
+            return [Check(TOKEN, "fail", f"{ERRORS.unusable_answer(USER, error)}; {fix}")]
         detail = error_detail(error.error_message)
-        fix = "store a working bot token (`resolver tokens set --provider gitlab`)"
-        return [Check(TOKEN, "fail", f"GitLab answered {error.response_code} to GET /user: "
+        return [Check(TOKEN, "fail", f"GitLab answered {error.response_code} to {USER}: "
                       f"{detail}; {fix}")]  # fmt: skip
     except NETWORK_ERRORS as error:
         return [Check(TOKEN, "fail", f"{url} cannot be reached ({type(error).__name__})")]
-    user = api.user.username if api.user is not None else "?"
+    except SHAPE_ERRORS as error:  # after requests' own, some of which are ValueErrors
+        return [Check(TOKEN, "fail", f"{ERRORS.unusable_answer(USER, error)}; {fix}")]
     found = [Check(TOKEN, "ok", f"acts as @{user} on {url}")]
     if not scope.repositories:
         return [*found, Check(HOOK, "off", "no GitLab project known yet: its hook is checked once "
@@ -102,12 +108,16 @@ def project_check(api: gitlab.Gitlab, project: str, url: str) -> Check:
     name = f"{HOOK} {project}"
     try:
         hooks = api.projects.get(project, lazy=True).hooks.list(get_all=True)
+        hook = next((h for h in hooks if h.url == url), None)
     except GitlabError as error:
+        if error.response_code is None:  # python-gitlab could not read it (a page, no object)
+            return Check(name, "fail", str(ERRORS.unusable_answer(HOOKS, error)))
         fix = "the token needs the Maintainer role there" if error.response_code == 403 else ""
         return Check(name, "fail", f"cannot list its hooks ({error.response_code}) {fix}".strip())
     except NETWORK_ERRORS as error:
         return Check(name, "fail", f"GitLab cannot be reached ({type(error).__name__})")
-    hook = next((h for h in hooks if h.url == url), None)
+    except SHAPE_ERRORS as error:
+        return Check(name, "fail", str(ERRORS.unusable_answer(HOOKS, error)))
     if hook is None:
         return Check(name, "fail", f"no webhook to {url}: add one under Settings > Webhooks, "
                      "or run `resolver setup gitlab`")  # fmt: skip

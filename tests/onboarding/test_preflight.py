@@ -22,6 +22,7 @@ from resolver.store.vault import Vault, store_credential
 from tests.onboarding.conftest import strong_secret
 from tests.support.llm_server import ScriptedLLMServer, error, scripted_llm, text
 from tests.support.ports import free_port
+from tests.support.serving import served_answer
 
 ALL_OFF = {
     "github_webhook_secret": None,
@@ -180,6 +181,29 @@ def gitlab_setup(
     with session_scope() as session:
         set_route(session, "slack", "C0GENERAL", "gitlab", "group/widgets")
     return settings, token
+
+
+@pytest.mark.parametrize(
+    ("answer", "check", "action"),
+    [
+        (b"<html>maintenance</html>", "gitlab token", "GET /user"),
+        (b"{}", "gitlab token", "GET /user"),
+        (b'{"id": 1, "username": null}', "gitlab token", "GET /user"),
+        (b'{"id": 1, "username": "resolver"}', "gitlab webhook group/widgets", "GET /projects"),
+    ],
+)
+def test_a_gitlab_answer_of_the_wrong_shape_is_a_failed_check_saying_so(
+    configure: Callable[..., Settings], answer: bytes, check: str, action: str
+) -> None:
+    with served_answer(answer) as url:
+        settings = configure(**ALL_OFF | {"gitlab_webhook_token": strong_secret(),
+                                          "gitlab_url": url})  # fmt: skip
+        store_token("gitlab", url, GITLAB_TOKEN)
+        with session_scope() as session:
+            set_route(session, "slack", "C0GENERAL", "gitlab", "group/widgets")
+        found = by_name(provider_checks(settings))[check]
+    assert found.status == "fail"
+    assert f"GitLab's answer to {action}" in found.detail and "was unusable" in found.detail
 
 
 def test_gitlab_hook_on_a_routed_project_round_trips(
