@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from resolver.cli.transaction import in_transaction
-from resolver.schedules import queue
+from resolver.schedules import asked, queue
 from resolver.schedules.cron import CronError, next_due, zone
 from resolver.schedules.history import RunRow, history, waiting_counts
 from resolver.schedules.spec import (
@@ -176,7 +176,7 @@ def run_now(
     from resolver.core.settings import get_settings
 
     try:
-        requested = queue.run_now(name, repo, queue.MANUAL, "cli", get_settings())
+        requested = asked.run_now(name, repo, queue.MANUAL, "cli", get_settings())
     except ScheduleError as error:
         fail(str(error))
     if requested.job_id is None:

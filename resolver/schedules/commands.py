@@ -11,7 +11,7 @@ from resolver.contract.errors import CallbackError
 from resolver.core.job import RunResult
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
-from resolver.schedules.queue import answer_run_request
+from resolver.schedules.asked import answer_run_request
 from resolver.schedules.spec import ScheduleError
 from resolver.schedules.store import ScheduleNotFoundError, find_schedule
 from resolver.store import jobs

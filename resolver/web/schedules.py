@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from resolver.contract.signin import NO_ACCESS, ForgeUnreachableError, RepoAccess, SignInError
-from resolver.schedules import cron, queue
+from resolver.schedules import asked, cron, queue
 from resolver.schedules.history import RunRow, history
 from resolver.schedules.spec import ScheduleError
 from resolver.schedules.store import FILE, all_schedules
@@ -90,7 +90,7 @@ async def schedules_page(request: Request) -> Response:
     return page(request, "schedules.html", viewer, items=items)
 
 
-def _already(requested: queue.Requested) -> str:
+def _already(requested: asked.Requested) -> str:
     """A second press of "Run now" while the run of the first still waits or runs."""
     if requested.job_id is None:
         where = f"it still waits for {requested.waiting_for or 'a free slot'}"
@@ -123,7 +123,7 @@ async def run_now(request: Request) -> Response:
         try:
             # The run is recorded as the viewer's, by their Resolver user; the job runs as the
             # schedule's, as its cron runs do.
-            requested = queue.run_now(
+            requested = asked.run_now(
                 name, repo, queue.MANUAL, viewer.name, web.settings, once=True
             )
         except ScheduleError as error:

@@ -12,7 +12,7 @@ from sqlalchemy import update
 from resolver.contract.triggers import ScheduleRun, read_trigger
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState
-from resolver.schedules import queue
+from resolver.schedules import asked, queue
 from resolver.schedules.history import history
 from resolver.schedules.spec import ScheduleError, build_spec, parse_file
 from resolver.schedules.store import (
@@ -101,7 +101,7 @@ def test_a_cron_run_waiting_for_a_limit_covers_the_slots_after_it(
         tick(MONDAY_0600_BERLIN + timedelta(hours=hours))
     assert [r.state for r in runs_of(hourly)] == ["started", "waiting"]
     # a person's request is its own run
-    queue.run_now("hourly", None, queue.MANUAL, "cli", get_settings())
+    asked.run_now("hourly", None, queue.MANUAL, "cli", get_settings())
     assert [r.reason for r in runs_of(hourly)] == ["cron", "cron", "manual"]
     finish(running)
     [next_job] = tick(MONDAY_0600_BERLIN + timedelta(hours=3, minutes=1))
@@ -192,13 +192,13 @@ def test_the_services_limits_apply_across_repositories(
 
 def test_run_now_starts_a_run_or_says_what_it_waits_for(resolver_env: ResolverEnv) -> None:
     make_schedule("nightly")
-    started = queue.run_now("nightly", None, queue.MANUAL, "cli", get_settings())
+    started = asked.run_now("nightly", None, queue.MANUAL, "cli", get_settings())
     assert started.job_id is not None and started.waiting_for is None
-    held = queue.run_now("nightly", "github:octo/widgets", queue.MANUAL, "cli", get_settings())
+    held = asked.run_now("nightly", "github:octo/widgets", queue.MANUAL, "cli", get_settings())
     assert held.job_id is None
     assert held.waiting_for == "the repository's limit of 1 run at once"
     with pytest.raises(ScheduleNotFoundError):
-        queue.run_now("nightly", "octo/other", queue.MANUAL, "cli", get_settings())
+        asked.run_now("nightly", "octo/other", queue.MANUAL, "cli", get_settings())
 
 
 def test_run_now_once_answers_with_the_run_its_requester_asked_for_while_it_waits_or_runs(
@@ -208,8 +208,8 @@ def test_run_now_once_answers_with_the_run_its_requester_asked_for_while_it_wait
     the answer; someone else's press records a run of their own."""
     schedule_id = make_schedule("nightly")
 
-    def press(by: str) -> queue.Requested:
-        return queue.run_now("nightly", None, queue.MANUAL, by, get_settings(), once=True)
+    def press(by: str) -> asked.Requested:
+        return asked.run_now("nightly", None, queue.MANUAL, by, get_settings(), once=True)
 
     wendy = press("Wendy W")
     assert not wendy.already and wendy.job_id is not None
@@ -225,9 +225,9 @@ def test_a_comment_asking_for_an_unknown_schedule_is_told_the_known_ones(
 ) -> None:
     make_schedule("weekly-deps")
     make_schedule("lint")
-    text = queue.answer_run_request("github:octo/widgets", "tests", "alice", get_settings())
+    text = asked.answer_run_request("github:octo/widgets", "tests", "alice", get_settings())
     assert "no schedule named `tests`" in text and "`lint`, `weekly-deps`" in text
-    text = queue.answer_run_request("github:octo/widgets", "lint", "alice", get_settings())
+    text = asked.answer_run_request("github:octo/widgets", "lint", "alice", get_settings())
     assert text.startswith("Started a run of schedule `lint`")
 
 

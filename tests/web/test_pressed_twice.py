@@ -15,7 +15,7 @@ from sqlalchemy import select
 from starlette.testclient import TestClient
 
 from resolver.core.states import JobState, Outcome
-from resolver.schedules import queue
+from resolver.schedules import asked
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Job
@@ -114,7 +114,7 @@ def test_run_now_pressed_twice_at_once_records_one_run(
     schedule_id = make_schedule("weekly-tidy", SECRET_REPO)
     tabs, token = _tabs(app, forge, "/schedules")
     if widened:
-        _slowed(monkeypatch, queue, "insert_run")
+        _slowed(monkeypatch, asked, "insert_run")
     _at_once(tabs, f"/schedules/{schedule_id}/run", token)
     [run] = runs_of(schedule_id)
     assert run.reason == "manual" and run.job_id is not None
