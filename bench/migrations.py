@@ -8,8 +8,11 @@ PostgreSQL) to `--since` (the previous release's last migration: v0.1.0 ended at
 it through that schema (tables reflected, not today's models) with `--rows` finished jobs,
 each with a trigger like a forge mention's, a two-entry trajectory, a delivery and its 👀 and
 status callbacks (payloads of the shape before 0018), then times
-the upgrade to head. Prints the migrations it ran, the seconds, and the seconds per million
-jobs. Figures only; nothing asserted.
+the upgrade to head, one migration at a time. Prints each migration's seconds, the total and
+the seconds per million jobs, and the longest a writer waited for the database meanwhile: a
+probe beside the upgrade takes the write lock every 50 ms as a webhook's intake would (SQLite's
+write lock; PostgreSQL's lock on the jobs, deliveries and callbacks tables) and lets it go.
+Figures only; nothing asserted.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -89,6 +93,42 @@ def fill(url: str, rows: int) -> None:
     engine.dispose()
 
 
+class LockProbe:
+    """A writer beside the upgrade: every 50 ms it takes the lock a webhook's intake takes, and
+    lets it go; `longest` is the longest it waited."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.longest, self.stop = url, 0.0, threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def __enter__(self) -> LockProbe:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def run(self) -> None:
+        if self.url.startswith("sqlite"):
+            import sqlite3
+
+            path = self.url.split("///", 1)[1]
+            conn = sqlite3.connect(path, timeout=600, isolation_level=None)
+            take = "BEGIN IMMEDIATE"
+        else:
+            import psycopg
+
+            conn = psycopg.connect(self.url.replace("postgresql+psycopg://", "postgresql://"))
+            take = "LOCK TABLE jobs, deliveries, callbacks IN ROW EXCLUSIVE MODE"
+        while not self.stop.wait(0.05):
+            started = time.monotonic()
+            conn.execute(take)
+            self.longest = max(self.longest, time.monotonic() - started)
+            conn.execute("ROLLBACK") if self.url.startswith("sqlite") else conn.rollback()
+        conn.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="jobs in the database")
@@ -108,17 +148,23 @@ def main() -> None:
             filled = time.monotonic() - started
             scripts = ScriptDirectory.from_config(alembic_config(url))
             ran = [r.revision for r in scripts.iterate_revisions("head", args.since)]
-            started = time.monotonic()
-            upgrade(url)
-            took = time.monotonic() - started
+            times = []
+            with LockProbe(url) as probe:
+                for revision in reversed(ran):
+                    started = time.monotonic()
+                    upgrade(url, revision)
+                    times.append((revision, time.monotonic() - started))
+            took = sum(seconds for _, seconds in times)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     kind = "PostgreSQL" if args.postgres else "SQLite"
     print(f"{kind}: {args.rows:,} jobs (with 2 trajectory entries, a delivery, 2 callbacks each), "
           f"filled in {filled:.0f} s")  # fmt: skip
     print(f"migrations after {args.since}: {', '.join(reversed(ran)) or 'none'}")
+    print("  " + ", ".join(f"{revision} {seconds:.2f} s" for revision, seconds in times))
     per_million = took * 1_000_000 / max(args.rows, 1)
     print(f"upgrade to head: {took:.2f} s, {per_million:.1f} s per million jobs")
+    print(f"longest wait of a writer for the lock meanwhile: {probe.longest:.2f} s")
 
 
 if __name__ == "__main__":
