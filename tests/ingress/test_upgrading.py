@@ -38,15 +38,16 @@ def store(resolver_env: ResolverEnv, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
 
 class HeldUpgrade:
-    """`upgrade` from BEFORE_BOT_PULLS to head, held mid-way: its one transaction has created
-    `bot_pulls` and waits for a lock on `callbacks` that a session of the test holds."""
+    """`upgrade` from BEFORE_BOT_PULLS to head, held mid-way: the transaction of migration 0017
+    has created `bot_pulls` and waits to create `repo_options`, a name a session of the test
+    has taken in a transaction of its own."""
 
     def __init__(self, url: str) -> None:
         from resolver.store.migrate import upgrade
 
         self.plain = url.replace("postgresql+psycopg://", "postgresql://")
         self.holder = psycopg.connect(self.plain)
-        self.holder.execute("LOCK TABLE callbacks IN SHARE MODE")
+        self.holder.execute("CREATE TABLE repo_options (id integer)")
         self.upgrading = threading.Thread(target=upgrade, args=(url,))
         self.upgrading.start()
         _wait_for_a_lock_wait(self.plain)

@@ -18,6 +18,9 @@ with engine.connect() as connection:
         connection=connection,
         target_metadata=Base.metadata,
         render_as_batch=url.startswith("sqlite"),
+        # One transaction per migration, on PostgreSQL as on SQLite: a data migration commits
+        # batch by batch (`migrate.rewrite_in_batches`), and each schema change stays whole.
+        transaction_per_migration=True,
     )
     with context.begin_transaction():
         context.run_migrations()

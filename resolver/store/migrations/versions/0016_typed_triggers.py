@@ -5,25 +5,23 @@ Revises: 0015
 
 Each row of the older flat shape is rewritten as the typed value `contract.triggers` reads
 (an old row reads anyway; this makes every row the same shape), a batch of rows at a time so
-that a large table is never held in memory at once. A notice keeps its own entries (the
-request to run once its sender links, its private part). A row that fits no kind is left as
-it was: reading it names it.
+that a large table is never held in memory or locked at once: each batch is committed, and
+run again after a stop, the migration carries on where the rows are not typed yet. A notice
+keeps its own entries (the request to run once its sender links, its private part). A row
+that fits no kind is left as it was: reading it names it.
 """
 
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-import sqlalchemy as sa
-from alembic import op
-
 from resolver.contract.triggers import TriggerError, dump_trigger, read_trigger
+from resolver.store.migrate import rewrite_in_batches
 
 revision = "0016"
 down_revision = "0015"
 branch_labels = None
 depends_on = None
 
-BATCH: Final = 500
 NOTICE_OWN: Final = ("request", "private")
 """A notice's own entries beside its trigger (`store.notices.PRIVATE` is "private")."""
 
@@ -41,27 +39,7 @@ def downgrade() -> None:
 
 
 def _rewrite(table: str, column: str, rewrite: Rewrite) -> None:
-    """Every row of `table` whose `column` `rewrite` changes, in batches by id."""
-    rows = sa.table(table, sa.column("id", sa.Integer), sa.column(column, sa.JSON))
-    change = (
-        sa.update(rows)
-        .where(rows.c.id == sa.bindparam("row_id"))
-        .values({column: sa.bindparam("new_value", type_=sa.JSON)})
-    )
-    bind, last = op.get_bind(), 0
-    while True:
-        query = sa.select(rows.c.id, rows.c[column]).where(rows.c.id > last).order_by(rows.c.id)
-        batch = bind.execute(query.limit(BATCH)).all()
-        if not batch:
-            return
-        changed = [
-            {"row_id": row_id, "new_value": new}
-            for row_id, value in batch
-            if isinstance(value, dict) and (new := rewrite(value)) is not None
-        ]
-        if changed:
-            bind.execute(change, changed)
-        last = batch[-1][0]
+    rewrite_in_batches(table, column, lambda row: rewrite(row[column]))
 
 
 def _typed(own: tuple[str, ...]) -> Rewrite:

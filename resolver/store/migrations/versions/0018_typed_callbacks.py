@@ -5,31 +5,21 @@ Revises: 0017
 
 Each payload of the older shape is rewritten as the typed value `contract.callbacks` reads for
 its row's action (an old row reads anyway, and so does one a worker of the previous release
-writes during a rolling deploy; this makes every row the same shape), a batch of rows at a time.
+writes during a rolling deploy; this makes every row the same shape), a batch of rows at a time,
+each batch committed (run again after a stop, it carries on where the rows are not typed yet).
 A row whose action is not one of Resolver's own, or whose payload does not read, is left as it
 was: sending it names what is wrong. The downgrade drops `kind` and `v`, the older shape.
 """
 
 from collections.abc import Callable, Mapping
-from typing import Final
-
-import sqlalchemy as sa
-from alembic import op
 
 from resolver.contract.callbacks import PAYLOADS, CallbackPayloadError, dump_payload, read_payload
+from resolver.store.migrate import rewrite_in_batches
 
 revision = "0018"
 down_revision = "0017"
 branch_labels = None
 depends_on = None
-
-BATCH: Final = 500
-_ROWS = sa.table(
-    "callbacks",
-    sa.column("id", sa.Integer),
-    sa.column("action", sa.String),
-    sa.column("payload", sa.JSON),
-)
 
 
 def upgrade() -> None:
@@ -42,25 +32,9 @@ def downgrade() -> None:
 
 def _rewrite(rewrite: Callable[[str, Mapping[str, object]], Mapping[str, object] | None]) -> None:
     """Every callback row whose payload `rewrite` changes, in batches by id."""
-    change = (
-        sa.update(_ROWS)
-        .where(_ROWS.c.id == sa.bindparam("row_id"))
-        .values(payload=sa.bindparam("new_payload", type_=sa.JSON))
+    rewrite_in_batches(
+        "callbacks", "payload", lambda row: rewrite(row["action"], row["payload"]), ("action",)
     )
-    bind, last = op.get_bind(), 0
-    while True:
-        query = sa.select(_ROWS.c.id, _ROWS.c.action, _ROWS.c.payload).where(_ROWS.c.id > last)
-        batch = bind.execute(query.order_by(_ROWS.c.id).limit(BATCH)).all()
-        if not batch:
-            return
-        changed = [
-            {"row_id": row_id, "new_payload": new}
-            for row_id, action, payload in batch
-            if isinstance(payload, dict) and (new := rewrite(action, payload)) is not None
-        ]
-        if changed:
-            bind.execute(change, changed)
-        last = batch[-1][0]
 
 
 def _typed(action: str, payload: Mapping[str, object]) -> Mapping[str, object] | None:
