@@ -27,7 +27,9 @@ from resolver.store.secrets import stored_token
 
 TIMEOUT_SECONDS: Final = 10.0
 TOKEN, HOOK = "gitlab token", "gitlab webhook"
-USER, HOOKS = "GET /user", "GET /projects/:id/hooks"
+# The calls, not checks' names (tests/test_docs reads `NAME = "…"` lines as those).
+USER: Final = "GET /user"
+HOOKS: Final = "GET /projects/:id/hooks"
 # An answer past its cap (requests' ContentDecodingError) is no answer either.
 NETWORK_ERRORS: Final = (
     requests.ConnectionError,
