@@ -63,9 +63,16 @@ def sweep(session: Session, settings: Settings) -> list[int]:
 
 
 def _end_exhausted(session: Session, max_attempts: int, settings: Settings) -> list[int]:
-    stuck = jobs.exhausted_jobs(session, max_attempts)
+    def still(job: Job) -> bool:  # not taken again by a worker, nor ended, since it was read
+        expires = job.lease_expires_at
+        exhausted = job.attempts >= max_attempts and expires is not None and expires < utcnow()
+        return job.state == JobState.RUNNING and exhausted
+
     ids: list[int] = []
-    for job in stuck:
+    for job_id in [job.id for job in jobs.exhausted_jobs(session, max_attempts)]:
+        job = _locked_if(session, job_id, still)
+        if job is None:
+            continue
         reason = (
             f"The worker running this job stopped {job.attempts} times (it ran out of memory, "
             "or was restarted), so I gave up rather than try again."
@@ -75,9 +82,16 @@ def _end_exhausted(session: Session, max_attempts: int, settings: Settings) -> l
 
 
 def _expire_queued(session: Session, expiry: timedelta, settings: Settings) -> list[int]:
-    old = jobs.queued_before(session, utcnow() - expiry)
+    cutoff = utcnow() - expiry
+
+    def still(job: Job) -> bool:  # not taken by a worker, nor stopped, since it was read
+        return job.state == JobState.QUEUED and job.created_at < cutoff
+
     ids: list[int] = []
-    for job in old:
+    for job_id in [job.id for job in jobs.queued_before(session, cutoff)]:
+        job = _locked_if(session, job_id, still)
+        if job is None:
+            continue
         hours = expiry.total_seconds() / 3600
         reason = (
             f"This request waited more than {hours:g} hours for a free slot, so it expired "
@@ -87,9 +101,23 @@ def _expire_queued(session: Session, expiry: timedelta, settings: Settings) -> l
     return ids
 
 
+def _locked_if(session: Session, job_id: int, still: Callable[[Job], bool]) -> Job | None:
+    """The job read again under its lock (`jobs.locked_job`), if it `still` qualifies: the
+    sweep read it at its start, and a worker may have taken it, or someone stopped it, since.
+    Taken before the job's savepoint: on SQLite the lock is the write lock of the transaction,
+    which a savepoint would already have begun. The job's lock alone, never a hold after it:
+    the worker's `_record` takes its holds first, then this lock."""
+    job = jobs.locked_job(session, job_id)
+    if still(job):
+        return job
+    log(logger, logging.INFO, "watchdog.job_moved_on", job=job_id, state=job.state)
+    return None
+
+
 def _end(
     session: Session, job: Job, state: JobState, outcome: Outcome, reason: str, settings: Settings
 ) -> list[int]:
+    """End `job`, read under its lock (`_locked_if`), with its messages."""
     job_id = job.id
     log(logger, logging.WARNING, "watchdog.job_ended", job=job_id, outcome=outcome)
 
