@@ -255,7 +255,9 @@ def send_open_pull(
     pull = forge.find_open_pull(repo, branch) or forge.open_draft_pull(
         repo, branch, base, title, status.pull_body(view, title, fixes)
     )
-    job = jobs.get_job(session, job_id)
+    # Read again under its lock, after the forge's answer: the watchdog may have written the
+    # result meanwhile (a status reposted), and the next writer reads this one's number.
+    job = jobs.locked_job(session, job_id)
     job.pr_url = pull.url
     jobs.note_result(job, {"pull_pending": False, "pull_number": pull.number})
     opened = PullChange(repo, pull.number, branch, base, open=True)

@@ -21,6 +21,7 @@ them.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from datetime import timedelta
@@ -103,7 +104,7 @@ def _expire_queued(session: Session, expiry: timedelta, settings: Settings) -> l
 
 def _locked_if(session: Session, job_id: int, still: Callable[[Job], bool]) -> Job | None:
     """The job read again under its lock (`jobs.locked_job`), if it `still` qualifies: the
-    sweep read it at its start, and a worker may have taken it, or someone stopped it, since.
+    sweep read it at its start, and a worker, a person or a callback may have changed it since.
     Taken before the job's savepoint: on SQLite the lock is the write lock of the transaction,
     which a savepoint would already have begun. The job's lock alone, never a hold after it:
     the worker's `_record` takes its holds first, then this lock."""
@@ -153,7 +154,10 @@ def _recently_failed(session: Session, action: str) -> list[tuple[Job, Callback]
 def _unstick_pulls(session: Session) -> list[int]:
     """Jobs waiting for a pull request whose opening failed for good."""
     ids: list[int] = []
-    for job, callback in _recently_failed(session, OPEN_PULL):
+    for stale, callback in _recently_failed(session, OPEN_PULL):
+        # Read again under its lock: the pull request may have opened since (`send_open_pull`
+        # writes its number under the same lock).
+        job = jobs.locked_job(session, stale.id)
 
         def unstick(job: Job = job, callback: Callback = callback) -> list[int]:
             if not read_result(job.result).pull_pending:
@@ -169,9 +173,18 @@ def _unstick_pulls(session: Session) -> list[int]:
 def _repost_final_statuses(session: Session, pause: timedelta) -> list[int]:
     """Finished jobs whose newest status callback failed: try again, a bounded number of times,
     further apart each time (RESOLVER_STATUS_REPOST_SECONDS)."""
+
+    def still(callback: Callback, job: Job) -> bool:
+        return is_terminal(JobState(job.state)) and callback.id == _newest_status(session, job)
+
     ids: list[int] = []
-    for job, callback in _recently_failed(session, STATUS):
-        if not is_terminal(JobState(job.state)) or callback.id != _newest_status(session, job):
+    for stale, callback in _recently_failed(session, STATUS):
+        if not still(callback, stale):
+            continue
+        # Read again under its lock: a pull request opened meanwhile wrote its number in the
+        # result this writes back (and recorded a newer status, which is sent anyway).
+        job = _locked_if(session, stale.id, functools.partial(still, callback))
+        if job is None:
             continue
 
         def repost(job: Job = job, callback: Callback = callback) -> list[int]:

@@ -11,15 +11,21 @@ from datetime import timedelta
 
 import pytest
 
-from resolver.callbacks import record
+from resolver.callbacks import actions, record
+from resolver.contract.callbacks import PullToOpen
+from resolver.contract.outbound import OPEN_PULL, STATUS
 from resolver.core.job import RunResult
 from resolver.core.settings import get_settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs
+from resolver.store import bot_pulls, jobs
+from resolver.store import callbacks as store_callbacks
 from resolver.store.db import session_scope
-from resolver.store.models import utcnow
-from resolver.worker import execute
-from tests.worker.test_watchdog import new_job, status_callbacks, sweep
+from resolver.store.models import Callback, utcnow
+from resolver.worker import execute, watchdog
+from tests.callbacks.test_actions import NAME, REPO, act, forge_job, set_job, sixth
+from tests.worker.test_watchdog import new_job, shown, status_callbacks, sweep
+
+__all__ = ["sixth"]  # the fixture, used by name
 
 SUMMARY = "Renamed the helper and updated its three callers."
 DONE = RunResult(JobState.SUCCEEDED, Outcome.ANSWERED, result={"summary": SUMMARY})
@@ -104,3 +110,100 @@ def test_a_job_whose_slow_worker_records_its_end_as_it_is_given_up_keeps_its_end
     job = _job_of(job_id)
     assert (job.state, job.outcome, job.error) == ("succeeded", "answered", None)
     assert job.result.get("summary") == SUMMARY and told == []
+
+
+# The pull request: its opening (`send_open_pull`) and the sweep's writes of the same result.
+
+
+def _pending_pull(failed: str) -> int:
+    """A finished job whose pull request is being opened, with a callback of `failed` that
+    failed for good an hour ago."""
+    job_id = forge_job()
+    set_job(job_id, outcome="changed_code", finished_at=utcnow())
+    set_job(job_id, result={"summary": "Fixed the race.", "pull_pending": True})
+    with session_scope() as session:
+        ago = utcnow() - timedelta(hours=1)
+        failing = Callback(provider=NAME, action=failed, payload={"job_id": job_id}, job_id=job_id)
+        failing.state, failing.error, failing.finished_at = "failed", "HTTP 502", ago
+        session.add(failing)
+    return job_id
+
+
+def _open(job_id: int) -> Callable[[], None]:
+    return lambda: act(actions.send_open_pull, PullToOpen(job_id=job_id)) and None
+
+
+def _pull_of(job_id: int) -> tuple[object, ...]:
+    job = _job_of(job_id)
+    return (
+        job.pr_url,
+        *(job.result.get(key) for key in ("pull_pending", "pull_number", "pull_error")),
+    )
+
+
+OPENED = (f"https://forge.test/{REPO}/pull/100", False, 100, None)
+
+
+def test_a_status_reposted_as_the_pull_request_opens_keeps_its_number(
+    sixth, backend, monkeypatch
+) -> None:
+    job_id = _pending_pull(STATUS)
+    real, calls = watchdog._newest_status, []
+
+    def newest_then_the_pull_opens(session, job):  # the sweep has read the job and checked it
+        newest = real(session, job)
+        if not calls:
+            calls.append(job.id)
+            thread = threading.Thread(target=_open(job_id))
+            thread.start()
+            thread.join(60)
+        return newest
+
+    monkeypatch.setattr(watchdog, "_newest_status", newest_then_the_pull_opens)
+
+    sweep()
+    assert _pull_of(job_id) == OPENED
+
+
+def test_a_pull_request_opened_as_its_failure_is_reported_is_not_said_failed(
+    sixth, backend, monkeypatch
+) -> None:
+    job_id = _pending_pull(OPEN_PULL)
+    real = store_callbacks.recently_failed
+
+    def read_then_the_pull_opens(session, action, since):
+        found = real(session, action, since)
+        if action == OPEN_PULL:
+            thread = threading.Thread(target=_open(job_id))
+            thread.start()
+            thread.join(60)
+        return found
+
+    monkeypatch.setattr(store_callbacks, "recently_failed", read_then_the_pull_opens)
+
+    sweep()
+    assert _pull_of(job_id) == OPENED
+    assert "could not be opened" not in shown(job_id)
+
+
+def test_a_pull_request_opened_as_a_status_is_reposted_keeps_the_reposts_round(
+    sixth, backend, monkeypatch
+) -> None:
+    """The sweep runs once the opening has read the job again and before it commits: it commits
+    first (before the fix), or waits for the opening's lock and then reads what it wrote."""
+    job_id = _pending_pull(STATUS)
+    real, swept = bot_pulls.apply, []
+    sweeping = threading.Thread(target=lambda: swept.append(sweep()))
+
+    def the_sweep_then_apply(session, provider, change):
+        sweeping.start()
+        sweeping.join(2)  # it waits for the opening's lock, with the fix: let it wait
+        real(session, provider, change)
+
+    monkeypatch.setattr(bot_pulls, "apply", the_sweep_then_apply)
+    assert act(actions.send_open_pull, PullToOpen(job_id=job_id)).number == 100
+    sweeping.join(60)
+
+    assert _pull_of(job_id) == OPENED
+    [told] = swept
+    assert told == [] or _job_of(job_id).result.get("status_rounds") == 1
