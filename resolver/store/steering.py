@@ -92,11 +92,12 @@ def take_messages(
 
 
 def _deliver(session: Session, row: SteeringMessage, step: int) -> Job | None:
-    """Mark `row` taken and end its job as delivered; None when that job ended meanwhile."""
-    source = session.get(Job, row.from_job_id)
-    dropped = source is None or source.state != JobState.QUEUED
+    """Mark `row` taken and end its job as delivered; None when that job ended meanwhile. Read
+    under its lock: a stop of that request is either seen here, or sees it delivered."""
+    source = jobs.locked_job(session, row.from_job_id)  # its row goes with the job (CASCADE)
+    dropped = source.state != JobState.QUEUED
     row.taken_at, row.taken_at_step = utcnow(), None if dropped else step
-    if source is None or dropped:
+    if dropped:
         return None
     summary = f"Job {row.job_id} read this message at its step {step}."
     result: dict[str, JsonValue] = {"summary": summary, "steered": row.job_id}

@@ -52,7 +52,9 @@ def steer(session: Session, job_id: int, settings: Settings) -> bool:
     # hold begins a transaction of its own, after whatever the permission check wrote.
     end_step(session)
     slots.hold_slots(session, target)
-    job, target = jobs.get_job(session, job_id), jobs.get_job(session, target_id)
+    # The request under its lock too (after the holds, as a worker's record takes them): a
+    # stop of it meanwhile is seen here, or sees it parked.
+    job, target = jobs.locked_job(session, job_id), jobs.get_job(session, target_id)
     if job.state != JobState.QUEUED:
         return True
     if target.state != JobState.RUNNING:
