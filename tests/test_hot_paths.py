@@ -63,7 +63,8 @@ when it was built per call."""
 PER_DELIVERY = {
     "resolver/store/bot_pulls.py": ("standing",),
     "resolver/store/deliveries.py": ("lock_conversations", "claim", "first_jobs"),
-    "resolver/store/jobs.py": ("insert_jobs", "latest_jobs"),
+    "resolver/store/jobs.py": ("insert_jobs",),
+    "resolver/store/conversations.py": ("latest_jobs",),
     "resolver/store/slots.py": ("jobs_ahead",),
     "resolver/store/accounts.py": ("users_by_sender",),
     "resolver/store/callbacks.py": ("insert_callbacks",),

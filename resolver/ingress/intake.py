@@ -32,7 +32,16 @@ from resolver.core.job import QueuePlace, ahead_counted, place_in_queue
 from resolver.core.logs import log
 from resolver.core.settings import Settings
 from resolver.ingress.notices import render_unlinked
-from resolver.store import accounts, callbacks, ci_attempts, deliveries, jobs, repo_defaults, slots
+from resolver.store import (
+    accounts,
+    callbacks,
+    ci_attempts,
+    conversations,
+    deliveries,
+    jobs,
+    repo_defaults,
+    slots,
+)
 from resolver.store.deliveries import DeliveryId
 from resolver.store.notices import UNLINKED, NewNotice, insert_notices
 
@@ -145,7 +154,7 @@ def _drafts(
     owned = _as_branch_owner(conn, round_)
     orphans = {n for n, pending in enumerate(owned) if pending is None}
     round_ = [round_[n] if pending is None else pending for n, pending in enumerate(owned)]
-    previous = jobs.latest_jobs(conn, {pending.conversation_key for pending in round_})
+    previous = conversations.latest_jobs(conn, {pending.conversation_key for pending in round_})
     users = _linked_users(conn, round_)
     round_ = _with_routed_repos(conn, round_)
     answers: dict[int, Accepted] = {}

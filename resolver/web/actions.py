@@ -19,7 +19,7 @@ from resolver.contract.signin import ForgeUnreachableError, SignInError
 from resolver.contract.triggers import SenderRef, dump_trigger, read_trigger
 from resolver.core.logs import log
 from resolver.core.states import JobState, is_terminal
-from resolver.store import accounts, jobs
+from resolver.store import accounts, conversations, jobs
 from resolver.store.models import Job
 from resolver.web.access import Viewer, can_act
 from resolver.web.context import (
@@ -111,8 +111,8 @@ async def rerun(request: Request) -> Response:
             return Done(here, "This job cannot be run again from here.")
         if viewer.user_id is None:
             return Done(here, link_first(viewer, web.settings.bot_name))
-        jobs.hold_reruns(session, job.id)
-        running = jobs.active_rerun(session, job, viewer.user_id)
+        conversations.hold_reruns(session, job.id)
+        running = conversations.active_rerun(session, job, viewer.user_id)
         if running is not None:  # pressed twice (a double click, two tabs): one run counts
             return Done(f"/jobs/{running.id}", _already_again(job.id, running))
         new = jobs.create_job(session, again(session, job, viewer))

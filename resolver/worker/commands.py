@@ -12,7 +12,7 @@ from resolver.contract.errors import CallbackError
 from resolver.core.job import RunResult
 from resolver.core.settings import Settings
 from resolver.core.states import JobState, Outcome
-from resolver.store import jobs
+from resolver.store import conversations, jobs
 from resolver.store import steering as store_steering
 from resolver.store.db import end_step
 from resolver.store.models import Job
@@ -77,9 +77,11 @@ def _command_target(session: Session, snapshot: Snapshot) -> Job | None:
     # The running job first: a request waiting to steer it is part of it, not the target.
     target = store_steering.running_target(session, jobs.get_job(session, snapshot.id))
     if target is None:
-        target = jobs.active_in_conversation(session, conversation_key, exclude=snapshot.id)
+        target = conversations.active_in_conversation(
+            session, conversation_key, exclude=snapshot.id
+        )
     if target is None:
-        target = jobs.previous_in_conversation(session, jobs.get_job(session, snapshot.id))
+        target = conversations.previous_in_conversation(session, jobs.get_job(session, snapshot.id))
     return target
 
 

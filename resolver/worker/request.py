@@ -50,7 +50,7 @@ from resolver.features.reviews.worker import (
     resolves_threads,
     take_review,
 )
-from resolver.store import jobs
+from resolver.store import conversations, jobs
 from resolver.store.db import end_step
 from resolver.worker.branches import BRANCH_PREFIX, build_branch_name
 from resolver.worker.plan import co_author, is_forge, prepare
@@ -146,7 +146,7 @@ def requested_model(task: str, settings: Settings) -> tuple[str, str | None]:
 def load(session: Session, job_id: int) -> Snapshot:
     """The job as its runner reads it, from one step of `session`."""
     job = jobs.get_job(session, job_id)
-    previous = jobs.previous_in_conversation(session, job)
+    previous = conversations.previous_in_conversation(session, job)
     earlier = None
     if previous is not None:
         earlier = Earlier(

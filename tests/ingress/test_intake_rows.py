@@ -19,8 +19,9 @@ from sqlalchemy.orm import Session
 
 from resolver.contract.notices import read_notice_context
 from resolver.ingress.intake import Accepted, Pending, record
+from resolver.store.conversations import latest_jobs
 from resolver.store.db import get_engine, session_scope
-from resolver.store.jobs import NewJob, create_job, latest_jobs
+from resolver.store.jobs import NewJob, create_job
 from resolver.store.models import Base, Callback, Delivery, Job, Notice
 from resolver.store.notices import NewNotice, record_notice
 from tests.integrations.conftest import Store, reset_caches

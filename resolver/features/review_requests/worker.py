@@ -43,7 +43,7 @@ from resolver.features.review_requests.contract import (
     reviewed_files,
     verdict_of,
 )
-from resolver.store import jobs
+from resolver.store import conversations, jobs
 from resolver.store.db import session_scope
 from resolver.worker.branches import BRANCH_PREFIX
 from resolver.worker.plan import prepare
@@ -173,7 +173,7 @@ def _since(job_id: int, snapshot: Snapshot, clone: git_repo.Clone, head: str) ->
     if not _is_auto(snapshot):
         return None
     with session_scope() as session:
-        earlier = jobs.earlier_in_conversation(session, job_id)
+        earlier = conversations.earlier_in_conversation(session, job_id)
         # The reviews that count: each posted one, and each a person stopped (not the ones that
         # ended quietly with nothing to do, which would otherwise resume them, nor one the forge
         # never took, whose job failed: its head is reviewed again).
