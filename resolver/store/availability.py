@@ -10,10 +10,11 @@ from resolver.store.db import StoreError, StoreUnavailable, get_engine
 
 def unavailable(error: StoreError) -> bool:
     """Whether `error` means "try again shortly": the database is locked, busy or unreachable,
-    or a statement failed while the schema is not this code's (an upgrade under way or still to
-    run: PostgreSQL's migrations run in one transaction, so a table or column they add is
-    missing to everyone else until they commit). The schema's revision is read only here, after
-    a failure: a request that succeeds pays nothing for the check."""
+    or a deadlock or serialisation failure (all OperationalError), or a statement failed while
+    the schema is not this code's (an upgrade under way or still to run: on PostgreSQL each
+    migration is a transaction, so a table or column it adds is missing to everyone else until
+    it commits). The schema's revision is read only here, after a failure: a request that
+    succeeds pays nothing for the check."""
     if isinstance(error, StoreUnavailable | PoolTimeout):
         return True
     if not isinstance(error, DBAPIError):
