@@ -3,6 +3,7 @@ for stand-ins that deliver to it and clients that call it."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -107,3 +108,19 @@ def served_flood(status: int, size: int) -> Iterator[tuple[str, Flood]]:
 
     with served_handler(Flooding) as url:
         yield url, flood
+
+
+class EchoProxy(BaseHTTPRequestHandler):
+    """An HTTP proxy that answers every GET itself, with the URL it was asked for (`asked`) in
+    a JSON object that is also an empty key set (`keys`): what a client sent through it."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"keys": [], "asked": self.path}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        return None

@@ -18,7 +18,7 @@ import pytest
 from resolver.contract.signin import OAuthClient
 from resolver.web.oauth_http import AnswerTooLargeError
 from resolver.web.signin import build_oauth
-from tests.support.serving import served_handler
+from tests.support.serving import EchoProxy, served_handler
 
 HUGE: Final = 64 * 1024 * 1024
 """An answer far past the cap; finite, so that a client without one reads it in a second or two
@@ -80,28 +80,13 @@ def test_the_keys_of_an_id_token_are_read_within_the_cap(declared: bool) -> None
     assert sent[0] < HUGE // 4, sent[0]  # a megabyte read, and what the sockets held
 
 
-class Proxy(BaseHTTPRequestHandler):
-    """An HTTP proxy that answers every request itself with a key set naming the URL asked."""
-
-    def do_GET(self) -> None:
-        body = json.dumps({"keys": [], "asked": self.path}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_args: object) -> None:
-        return None
-
-
 def test_the_requests_go_through_the_proxy_the_environment_names(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Given a transport, httpx2 reads no proxy from the environment: the capped one does."""
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
-    with served_handler(Proxy) as proxy:
+    with served_handler(EchoProxy) as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy)
         keys = asyncio.run(_client("http://provider.invalid").fetch_jwk_set())
     assert keys["asked"] == "http://provider.invalid/keys"
