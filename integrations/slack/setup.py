@@ -158,10 +158,30 @@ def finish_install(
     return InstalledSlackApp(installed.team_id, installed.bot_user_id, installed.scopes)
 
 
+def pending_install(store: SetupStore, settings: Settings, now: float) -> str | None:
+    """The install URL of the app created in the last STATE_SECONDS and not installed since,
+    or None. Creating again would leave that app at Slack, holding our event URL, while the
+    vault forgot it; after the hour a press creates another (the app may have been deleted)."""
+    client_id = store.kept("slack_client_id")
+    if client_id is None or now - client_id.at.timestamp() > STATE_SECONDS:
+        return None
+    installed = store.token_kept_at(PROVIDER, "bot")
+    if installed is not None and installed >= client_id.at:
+        return None
+    return _install_url(settings, client_id.value)
+
+
 def _create(given: ActionInput) -> Answer:
-    """Create the Slack app, then go straight to Slack to install it."""
+    """Create the Slack app, then go straight to Slack to install it. Pressed again before
+    that app is installed (a double click, two tabs), it goes to install the same app: the
+    presses hold `create` in turn, so the second reads what the first kept."""
     token, refresh = given.values.get("config_token", ""), given.values.get("refresh_token")
-    created = create_app(given.store, given.settings, token, refresh or None)
+    with given.store.held(f"{PROVIDER}:create") as store:
+        pending = pending_install(store, given.settings, given.now)
+        if pending is not None:
+            log(logger, logging.INFO, "web.setup_slack_pending", by=given.by)
+            return GoTo(pending)
+        created = create_app(store, given.settings, token, refresh or None)
     log(logger, logging.INFO, "web.setup_slack_created", app=created.app_id, by=given.by)
     return GoTo(created.install_url)
 

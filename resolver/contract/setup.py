@@ -13,6 +13,7 @@ which `resolver.onboarding` implements over the vault. Pure."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -210,6 +211,17 @@ class KeptToken:
         return f"KeptToken(provider={self.provider!r}, installation={self.installation!r})"
 
 
+@dataclass(frozen=True)
+class KeptSetting:
+    """A setting as the vault keeps it, and when it was stored."""
+
+    value: str
+    at: datetime
+
+    def __repr__(self) -> str:
+        return f"KeptSetting(at={self.at!r})"
+
+
 class SetupStore(Protocol):
     """Where set-up keeps what it creates: settings in the vault, tokens as credentials."""
 
@@ -227,6 +239,20 @@ class SetupStore(Protocol):
         ...
 
     def keep_token(self, token: KeptToken) -> None: ...
+
+    def kept(self, name: str) -> KeptSetting | None:
+        """The vault's value of setting `name` and when it was stored (not the environment's)."""
+        ...
+
+    def token_kept_at(self, provider: str, kind: str) -> datetime | None:
+        """When an install last kept a token of `kind` for one of `provider`'s installations."""
+        ...
+
+    def held(self, name: str) -> AbstractContextManager[SetupStore]:
+        """This store, whose calls share one transaction that holds `name` until it ends: of
+        two actions on one thing at once (a button pressed twice), the second waits for the
+        first's end and reads what it kept."""
+        ...
 
 
 @dataclass(frozen=True)

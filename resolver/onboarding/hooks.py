@@ -30,7 +30,7 @@ from resolver.contract.setup import (
 )
 from resolver.core.logs import log, register_secret, unmasked_token
 from resolver.core.settings import Settings
-from resolver.onboarding.store import check_not_in_environment, store
+from resolver.onboarding.store import VaultStore, check_not_in_environment
 
 logger = logging.getLogger(__name__)
 
@@ -106,11 +106,14 @@ def register_hook(
         signing_secret=signing,
     )
     register_secret(request.secret)
-    registered = (webhook.rotate if rotate else webhook.register)(settings, request)
-    values = {webhook.secret_setting: registered.secret}
-    if webhook.signing_setting and signing:
-        values[webhook.signing_setting] = signing
-    store(settings, values)
+    # Of two at once (a button pressed twice, the command run twice), the second waits for the
+    # first's end and finds its hook at the provider: both found none and created one each.
+    with VaultStore(settings).held(f"{name}:hook") as kept:
+        registered = (webhook.rotate if rotate else webhook.register)(settings, request)
+        values = {webhook.secret_setting: registered.secret}
+        if webhook.signing_setting and signing:
+            values[webhook.signing_setting] = signing
+        kept.save(values)
     tested = _test(settings, webhook, request, registered.hook_id)
     event = "setup.webhook_rotated" if rotate else "setup.webhook_registered"
     log(logger, logging.INFO, event, provider=name, hook=registered.hook_id)

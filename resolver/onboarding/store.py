@@ -4,17 +4,24 @@ of onboarding that opens transactions: set-up's other modules ask it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from integrations import registry
-from resolver.contract.setup import KeptToken, SetupError
+from resolver.contract.setup import KeptSetting, KeptToken, SetupError, SetupStore
 from resolver.core.settings import Settings, load_settings
 from resolver.onboarding.status import env_set
-from resolver.store import configured
+from resolver.store import configured, holds
 from resolver.store.accounts import ensure_installation
 from resolver.store.db import session_scope
 from resolver.store.repo_defaults import known_repositories
+from resolver.store.secrets import installation_token_at
 from resolver.store.vault import Vault, store_credential
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 def check_not_in_environment(names: tuple[str, ...]) -> None:
@@ -41,7 +48,8 @@ def forge_repositories() -> dict[str, tuple[str, ...]]:
 
 
 class VaultStore:
-    """A `SetupStore` for one command or request; every call is its own transaction."""
+    """A `SetupStore` for one command or request; every call is its own transaction, but those
+    of a `held` store share one."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -57,15 +65,66 @@ class VaultStore:
 
     def keep_token(self, token: KeptToken) -> None:
         with session_scope() as session:
-            owner = ensure_installation(session, token.provider, token.installation)
-            store_credential(
-                session,
-                Vault(self.settings.fernet_keys),
-                provider=token.provider,
-                kind=token.kind,
-                secret=token.secret,
-                installation_id=owner.id,
-                scope=token.scope,
-                expires_at=token.expires_at,
-                refresh=token.refresh,
-            )
+            _keep_token(session, self.settings, token)
+
+    def kept(self, name: str) -> KeptSetting | None:
+        with session_scope() as session:
+            return _kept(session, self.settings, name)
+
+    def token_kept_at(self, provider: str, kind: str) -> datetime | None:
+        with session_scope() as session:
+            return installation_token_at(session, provider, kind)
+
+    @contextmanager
+    def held(self, name: str) -> Iterator[SetupStore]:
+        # On SQLite the hold is the database's write lock, kept while the provider answers
+        # (within its timeout): other writers wait or answer 503, as setup is rare and short.
+        with session_scope() as session:
+            holds.hold(session.connection(), [f"setup:{name}"])
+            yield _HeldStore(self.settings, session)
+        configured.changed()
+
+
+class _HeldStore(VaultStore):
+    """`VaultStore.held`'s store: its calls run in `session`, which holds the name."""
+
+    def __init__(self, settings: Settings, session: Session) -> None:
+        super().__init__(settings)
+        self.session = session
+
+    def save(self, values: Mapping[str, str]) -> None:
+        configured.save(self.session, self.settings, values)
+
+    def keep_token(self, token: KeptToken) -> None:
+        _keep_token(self.session, self.settings, token)
+
+    def kept(self, name: str) -> KeptSetting | None:
+        return _kept(self.session, self.settings, name)
+
+    def token_kept_at(self, provider: str, kind: str) -> datetime | None:
+        return installation_token_at(self.session, provider, kind)
+
+    @contextmanager
+    def held(self, name: str) -> Iterator[SetupStore]:
+        holds.hold(self.session.connection(), [f"setup:{name}"])
+        yield self
+
+
+def _kept(session: Session, settings: Settings, name: str) -> KeptSetting | None:
+    found = configured.read(session, settings, name)
+    return KeptSetting(*found) if found is not None else None
+
+
+def _keep_token(session: Session, settings: Settings, token: KeptToken) -> None:
+    owner = ensure_installation(session, token.provider, token.installation)
+    store_credential(
+        session,
+        Vault(settings.fernet_keys),
+        provider=token.provider,
+        kind=token.kind,
+        secret=token.secret,
+        installation_id=owner.id,
+        scope=token.scope,
+        expires_at=token.expires_at,
+        refresh=token.refresh,
+    )

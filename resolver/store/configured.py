@@ -57,6 +57,14 @@ def save(session: Session, settings: Settings, values: Mapping[str, str]) -> Non
             row.ciphertext, row.updated_at = vault.encrypt(value), utcnow()
 
 
+def read(session: Session, settings: Settings, name: str) -> tuple[str, datetime] | None:
+    """The vault's value of setting `name` and when it was stored, or None."""
+    row = session.get(StoredSetting, name)
+    if row is None:
+        return None
+    return Vault(settings.fernet_keys).decrypt(row.ciphertext).reveal(), row.updated_at
+
+
 def forget(session: Session, names: Iterable[str]) -> None:
     session.execute(delete(StoredSetting).where(StoredSetting.name.in_(list(names))))
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Final
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from resolver.contract.signin import ForgeUnreachableError, IssuedToken, RefreshRefusedError
@@ -220,6 +220,16 @@ def token_state(credential: Credential | None, now: datetime) -> str:
     if credential.refresh_ciphertext is not None or credential.expires_at is None:
         return "present"
     return "expired" if credential.expires_at <= now else "expiring"
+
+
+def installation_token_at(session: Session, provider: str, kind: str) -> datetime | None:
+    """When a token of `kind` was last stored for one of `provider`'s installations."""
+    query = select(func.max(Credential.updated_at)).where(
+        Credential.provider == provider,
+        Credential.kind == kind,
+        Credential.installation_id.is_not(None),
+    )
+    return session.scalar(query)
 
 
 def token_installations(provider: str) -> list[str]:

@@ -5,7 +5,9 @@ own ingress, and a rotation makes the old token fail and the new one pass."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -209,3 +211,21 @@ def test_a_created_hook_answered_without_its_id_is_a_setup_error_and_nothing_is_
     finally:
         api.close()
     assert stored() == {}
+
+
+def test_registering_twice_at_once_registers_one_hook(
+    gitlab: GitLabHooksAPI, live: Live, backend: str
+) -> None:
+    """`/setup/gitlab/hook` pressed twice at once (or the command run twice): the second waits
+    for the first, finds its hook and updates it, where both found none and created one each."""
+    start = threading.Barrier(2)
+
+    def press(_: int) -> hooks.HookResult:
+        start.wait()
+        return hooks.register_hook(get_settings(), "gitlab", OWNER_TOKEN, "project:group/widgets")
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(press, range(2)))
+    hook = _only_hook(gitlab)
+    assert sorted(r.created for r in results) == [False, True]
+    assert stored()["gitlab_webhook_token"] == hook.token
