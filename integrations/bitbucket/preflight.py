@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from integrations.bitbucket.client import BitbucketClient
+from integrations.bitbucket.client import ERRORS, BitbucketClient
 from integrations.bitbucket.settings import BitbucketSettings
 from integrations.bitbucket.tokens import bot_token
+from integrations.toolkit import answers
 from resolver.contract.checks import Check, PreflightScope
 from resolver.contract.errors import CallbackError
 from resolver.core.logs import register_secret
@@ -39,20 +40,26 @@ def checks(scope: PreflightScope) -> list[Check]:
     client = BitbucketClient(config.api_url, lambda: token, user_agent=user_agent)
     try:
         me = client.authenticated_user()
+        with answers.reading(ERRORS, "GET /user"):
+            uuid, login = _account(me)
     except CallbackError as error:
         return [
             *found,
             Check(TOKEN, "fail", f"{error}; set RESOLVER_BITBUCKET_TOKEN to a working token"),
         ]
-    login = str(me.get("nickname") or me.get("display_name") or me.get("uuid"))
     found.append(
         Check(TOKEN, "ok", f"acts as {login} on {config.api_url}{_by_account(me, settings)}")
     )
     if not scope.repositories:
         return [*found, Check(ACCESS, "off", "no Bitbucket repository known yet: the bot's "
                               "access is checked once a route or a job names one")]  # fmt: skip
-    uuid = str(me.get("uuid") or "")
     return found + [_admin(client, repo, uuid, login) for repo in scope.repositories]
+
+
+def _account(me: Mapping[str, object]) -> tuple[str, str]:
+    """The account's uuid, which its permissions are asked by, and the name it goes by."""
+    uuid = answers.text(me["uuid"])
+    return uuid, answers.text(me.get("nickname") or me.get("display_name") or uuid)
 
 
 def _by_account(me: Mapping[str, object], settings: Settings) -> str:

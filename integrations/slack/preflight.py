@@ -8,15 +8,24 @@ the app's manifest (`/setup`) sets them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web import SlackResponse
 
 from integrations.slack.app_manifest import BOT_SCOPES
-from integrations.slack.client import NETWORK_ERRORS, error_code, slack_session
+from integrations.slack.client import (
+    ERRORS,
+    NETWORK_ERRORS,
+    UnreadableAnswerError,
+    slack_session,
+)
 from integrations.slack.settings import SlackSettings
+from integrations.toolkit import answers
 from resolver.contract.checks import Check, PreflightScope
+from resolver.contract.errors import CallbackError
 from resolver.contract.inbound import secret_value
 from resolver.core.logs import register_secret
 from resolver.core.settings import Settings
@@ -24,6 +33,8 @@ from resolver.store.secrets import stored_token, token_installations
 
 TIMEOUT_SECONDS: Final = 10
 TOKEN, SCOPES = "slack bot token", "slack scopes"
+ERROR_CODE: Final = re.compile(r"[a-z0-9_.]{1,80}")
+"""Slack's error codes are short snake_case words: https://docs.slack.dev/reference/methods/auth.test"""
 
 
 def checks(scope: PreflightScope) -> list[Check]:
@@ -51,9 +62,13 @@ def team_checks(settings: Settings, team: str) -> list[Check]:
         return [Check(f"{TOKEN} {team}", "fail", f"the bot token of {team} has expired")]
     register_secret(token)
     try:
-        answer = slack_session(settings, token, TIMEOUT_SECONDS).auth_test()
+        with answers.reading(ERRORS, "auth.test"):
+            answer = slack_session(settings, token, TIMEOUT_SECONDS).auth_test()
+            user, name = answers.text(answer["user"]), answers.text(answer["team"])
     except SlackApiError as error:
-        code = error_code(error.response)
+        code = _refusal(error.response)
+        if code is None:  # a page or a body slack_sdk could not read: no refusal of Slack's
+            return [_failed(team, ERRORS.unusable_answer("auth.test", ValueError("no code")))]
         return [
             Check(
                 f"{TOKEN} {team}",
@@ -62,14 +77,29 @@ def team_checks(settings: Settings, team: str) -> list[Check]:
                 "that workspace from /setup",
             )
         ]
+    except UnreadableAnswerError as error:
+        return [_failed(team, ERRORS.unusable_answer("auth.test", error))]
+    except CallbackError as error:
+        return [_failed(team, error)]
     except NETWORK_ERRORS as error:
         where = SlackSettings.of(settings).api_url
         return [
             Check(f"{TOKEN} {team}", "fail", f"{where} cannot be reached ({type(error).__name__})")
         ]
-    user, name = answer.get("user"), answer.get("team")
     ok = Check(f"{TOKEN} {team}", "ok", f"posts as @{user} in {name}")
     return [ok, scopes_check(team, _header(answer.headers, "x-oauth-scopes"))]
+
+
+def _refusal(response: SlackResponse) -> str | None:
+    """Slack's error code (`invalid_auth`) when its answer is one; None for anything else (a
+    proxy's page, which slack_sdk reports as an error whose text quotes it)."""
+    data = response.data
+    code = data.get("error") if isinstance(data, dict) else None
+    return code if isinstance(code, str) and ERROR_CODE.fullmatch(code) else None
+
+
+def _failed(team: str, error: CallbackError) -> Check:
+    return Check(f"{TOKEN} {team}", "fail", f"{error}: reinstall the app or try again later")
 
 
 def scopes_check(team: str, granted_header: str | None) -> Check:

@@ -139,6 +139,29 @@ def test_slack_names_a_missing_scope(
     )
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"[5]", "application/json"),
+        (b'{"ok": true, "user": [], "team": "T"}', "application/json"),
+        (b'{"ok": true, "team": "T"}', "application/json"),
+        (b'{"ok": true, "user": "resolver", "team": null}', "application/json"),
+        (b"<html><body>Sign in to the proxy</body></html>", "text/html"),
+    ],
+)
+def test_a_slack_answer_of_the_wrong_shape_is_a_failed_check_saying_so(
+    configure: Callable[..., Settings], body: bytes, content_type: str
+) -> None:
+    with served_answer(body, content_type=content_type, headers={"x-oauth-scopes": ""}) as url:
+        values = {"slack_signing_secret": strong_secret(), "slack_api_url": url}
+        settings = configure(**ALL_OFF | values)
+        store_token("slack", TEAM_ID, BOT_TOKEN)
+        check = by_name(provider_checks(settings))[f"slack bot token {TEAM_ID}"]
+    assert check.status == "fail", check
+    assert "Slack's answer to auth.test was unusable" in check.detail
+    assert "refused" not in check.detail and "proxy" not in check.detail
+
+
 def test_slack_without_a_stored_bot_token_says_how_to_store_one(
     configure: Callable[..., Settings],
 ) -> None:

@@ -25,6 +25,7 @@ from resolver.contract.setup import HookRequest, SetupError
 from resolver.contract.signin import RefreshRefusedError
 from resolver.core.settings import Settings
 from tests.integrations.bitbucket.conftest import BOT_TOKEN, REPO
+from tests.support.serving import served_answer
 
 ALICE, BOB, CAROL = "a1ice" * 8, "b0b" * 13, "car0l" * 8
 KEY = Fernet.generate_key().decode()
@@ -194,3 +195,28 @@ def test_preflight_fails_a_refused_token_a_bot_that_only_writes_and_unsigned_hoo
     unsigned = settings_for(people, bitbucket_allow_unsigned=True)
     first = checks(PreflightScope(unsigned, ()))[0]
     assert (first.name, first.status) == ("bitbucket webhook", "fail")
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"{}", "application/json"),
+        (b"[]", "application/json"),
+        (b'{"uuid": null, "nickname": "bot"}', "application/json"),
+        (b'{"uuid": "", "nickname": "bot"}', "application/json"),
+        (b'{"uuid": "{u}", "nickname": 7}', "application/json"),
+        (b"<html>Sign in to the proxy</html>", "text/html"),
+    ],
+)
+def test_preflight_fails_a_user_answer_of_the_wrong_shape_and_asks_no_permission(
+    body: bytes, content_type: str
+) -> None:
+    with served_answer(body, content_type=content_type) as url:
+        settings = registry.settings(
+            {"bitbucket_api_url": url, "bitbucket_token": BOT_TOKEN, "secret_keys": KEY},
+            env_file=False,
+        )
+        found = checks(PreflightScope(settings, (REPO,)))
+    assert [(c.name, c.status) for c in found] == [("bitbucket token", "fail")]
+    assert "Bitbucket's answer to GET /user was unusable" in found[0].detail
+    assert "proxy" not in found[0].detail
