@@ -6,13 +6,14 @@ tokens last two hours). https://developer.atlassian.com/cloud/bitbucket/oauth-2/
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import httpx
 
 from integrations.bitbucket.client import WRITE_PERMISSIONS, split_repo
 from integrations.bitbucket.settings import BitbucketSettings
 from integrations.toolkit import oauth
+from integrations.toolkit.answers import items, text
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.signin import (
     NO_ACCESS,
@@ -53,8 +54,13 @@ def _get(
 def person(settings: Settings, token: str) -> Person:
     """`GET /user`: the account the token acts for, by its uuid."""
     data = oauth.account_answer(VENDOR, _get(settings, token, "/user"))
-    login = data.get("nickname") or data.get("display_name") or data["uuid"]
-    return Person(NAME, str(data["uuid"]), str(login))
+    return oauth.read_answer(VENDOR, lambda: data, _person)
+
+
+def _person(data: dict[str, Any]) -> Person:
+    """The account's uuid, never a name, is the identity."""
+    uuid = text(data["uuid"])
+    return Person(NAME, uuid, text(data.get("nickname") or data.get("display_name") or uuid))
 
 
 def access(settings: Settings, token: str, repo: str) -> RepoAccess:
@@ -69,9 +75,14 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     )
     if data is None:
         return NO_ACCESS
-    values = data.get("values") or []
-    permission = str(values[0].get("permission") or "none") if values else "none"
+    permission = oauth.read_answer(VENDOR, lambda: data, _permission)
     return RepoAccess(read=permission != "none", push=permission in WRITE_PERMISSIONS)
+
+
+def _permission(data: dict[str, Any]) -> str:
+    """The first permission listed (an array of objects), or none."""
+    values = items(data.get("values") or [])
+    return text(values[0].get("permission") or "none") if values else "none"
 
 
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:

@@ -6,7 +6,7 @@ https://forgejo.org/docs/latest/user/oauth2-provider/
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 from urllib.parse import quote
 
 import httpx
@@ -14,6 +14,7 @@ import httpx
 from integrations.forgejo.client import API_PREFIX, WRITE_MODES, split_repo
 from integrations.forgejo.settings import ForgejoSettings
 from integrations.toolkit import oauth
+from integrations.toolkit.answers import number, text
 from resolver.contract.errors import PermanentCallbackError
 from resolver.contract.signin import (
     NO_ACCESS,
@@ -61,7 +62,12 @@ def _get(settings: Settings, token: str, path: str) -> httpx.Response:
 def person(settings: Settings, token: str) -> Person:
     """`GET /api/v1/user`: the account the token acts for."""
     data = oauth.account_answer(VENDOR, _get(settings, token, "/user"))
-    return Person(NAME, str(data["id"]), str(data["login"]))
+    return oauth.read_answer(VENDOR, lambda: data, _person)
+
+
+def _person(data: dict[str, Any]) -> Person:
+    """The account's numeric id, never its login, is the identity."""
+    return Person(NAME, str(number(data["id"])), text(data["login"]))
 
 
 def access(settings: Settings, token: str, repo: str) -> RepoAccess:
@@ -77,8 +83,13 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     data = oauth.repo_answer(VENDOR, _get(settings, token, path), repo)
     if data is None:
         return NO_ACCESS
-    mode = str(data.get("permission") or "none")
+    mode = oauth.read_answer(VENDOR, lambda: data, _mode)
     return RepoAccess(read=mode != "none", push=mode in WRITE_MODES)
+
+
+def _mode(data: dict[str, Any]) -> str:
+    """The viewer's mode on the repository (a name: none, read, write, admin, owner)."""
+    return text(data.get("permission") or "none")
 
 
 def refresh(settings: Settings, refresh_token: str) -> IssuedToken:

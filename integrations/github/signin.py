@@ -6,12 +6,14 @@ https://docs.github.com/apps/creating-github-apps/authenticating-with-a-github-a
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from integrations.github.settings import GitHubSettings
 from integrations.toolkit import oauth
+from integrations.toolkit.answers import fields, number, text
 from resolver.contract.signin import (
     NO_ACCESS,
     IssuedToken,
@@ -48,7 +50,12 @@ def _get(settings: Settings, token: str, path: str) -> httpx.Response:
 def person(settings: Settings, token: str) -> Person:
     """`GET /user`: the account the token acts for."""
     data = oauth.account_answer(VENDOR, _get(settings, token, "/user"))
-    return Person("github", str(data["id"]), str(data["login"]))
+    return oauth.read_answer(VENDOR, lambda: data, _person)
+
+
+def _person(data: dict[str, Any]) -> Person:
+    """The account's numeric id, never its login, is the identity."""
+    return Person("github", str(number(data["id"])), text(data["login"]))
 
 
 def access(settings: Settings, token: str, repo: str) -> RepoAccess:
@@ -57,7 +64,12 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     data = oauth.repo_answer(VENDOR, _get(settings, token, f"/repos/{quote(repo, safe='/')}"), repo)
     if data is None:
         return NO_ACCESS
-    permissions = data.get("permissions") or {}
+    return oauth.read_answer(VENDOR, lambda: data, _access)
+
+
+def _access(data: dict[str, Any]) -> RepoAccess:
+    """The viewer's `permissions` on a repository they can read (an object of flags)."""
+    permissions = fields(data.get("permissions") or {})
     push = any(bool(permissions.get(key)) for key in ("push", "maintain", "admin"))
     return RepoAccess(read=True, push=push)
 

@@ -12,6 +12,7 @@ import httpx
 
 from integrations.gitlab.settings import GitLabSettings
 from integrations.toolkit import oauth
+from integrations.toolkit.answers import fields, number, text
 from resolver.contract.signin import (
     NO_ACCESS,
     IssuedToken,
@@ -46,12 +47,23 @@ def _get(settings: Settings, token: str, path: str) -> httpx.Response:
 def person(settings: Settings, token: str) -> Person:
     """`GET /user`: the account the token acts for."""
     data = oauth.account_answer(VENDOR, _get(settings, token, "/user"))
-    return Person("gitlab", str(data["id"]), str(data["username"]))
+    return oauth.read_answer(VENDOR, lambda: data, _person)
+
+
+def _person(data: dict[str, Any]) -> Person:
+    """The account's numeric id, never its username, is the identity."""
+    return Person("gitlab", str(number(data["id"])), text(data["username"]))
 
 
 def _level(permissions: dict[str, Any], key: str) -> int:
+    """An access level of the viewer's; none (null) is 0, anything but a number is no answer."""
     found = permissions.get(key)
-    return int(found.get("access_level") or 0) if isinstance(found, dict) else 0
+    if found is None:
+        return 0
+    level = fields(found).get("access_level") or 0
+    if not isinstance(level, int) or isinstance(level, bool):
+        raise TypeError(f"{type(level).__name__} where an access level was due")
+    return level
 
 
 def access(settings: Settings, token: str, repo: str) -> RepoAccess:
@@ -62,7 +74,12 @@ def access(settings: Settings, token: str, repo: str) -> RepoAccess:
     )
     if data is None:
         return NO_ACCESS
-    permissions = data.get("permissions") or {}
+    return oauth.read_answer(VENDOR, lambda: data, _access)
+
+
+def _access(data: dict[str, Any]) -> RepoAccess:
+    """The viewer's own and inherited access levels on a project they can read."""
+    permissions = fields(data.get("permissions") or {})
     level = max(_level(permissions, "project_access"), _level(permissions, "group_access"))
     return RepoAccess(read=True, push=level >= DEVELOPER)
 

@@ -50,6 +50,14 @@ def items(value: object) -> list[dict[str, Any]]:
     return [dict(fields(item)) for item in value]
 
 
+def number(value: object) -> int:
+    """`value` as a positive whole number (a numeric id): null, a string, a boolean or a number
+    of 0 or less is none."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise TypeError(f"{type(value).__name__} where a positive number was due")
+    return value
+
+
 def text(value: object) -> str:
     """`value` as a string that says something (an id, a login, a URL): null, a number or an
     empty string is none."""

@@ -11,6 +11,10 @@ import pytest
 from cryptography.fernet import Fernet
 
 from integrations.azuredevops.signin import SIGN_IN as AZURE
+from integrations.bitbucket import signin as bitbucket
+from integrations.forgejo import signin as forgejo
+from integrations.github import signin as github
+from integrations.gitlab import signin as gitlab
 from integrations.jira.signin import PROOF as JIRA
 from integrations.linear.signin import PROOF as LINEAR
 from integrations.registry import settings as compose
@@ -27,6 +31,10 @@ WHO: dict[str, tuple[str, Callable[[Settings, str], Person]]] = {
     "linear": ("linear_api_url", LINEAR.whoami),
     "slack": ("slack_api_url", SLACK.whoami),
     "azuredevops": ("azuredevops_profile_url", AZURE.person),
+    "github": ("github_api_url", github.person),
+    "gitlab": ("gitlab_url", gitlab.person),
+    "forgejo": ("forgejo_url", forgejo.person),
+    "bitbucket": ("bitbucket_api_url", bitbucket.person),
 }
 ANSWERS = [
     ("jira", PAGE),
@@ -43,6 +51,21 @@ ANSWERS = [
     ("azuredevops", b'{"id": null, "coreAttributes": {}}'),
     ("azuredevops", b'{"id": "", "displayName": "Mallory"}'),
     ("azuredevops", b'{"id": "p1", "coreAttributes": ["EmailAddress"]}'),
+    ("github", b'{"id": null, "login": "mallory"}'),
+    ("github", b'{"login": "mallory"}'),
+    ("github", b'{"id": "", "login": "mallory"}'),
+    ("github", b'{"id": true, "login": "mallory"}'),
+    ("github", b'{"id": 7, "login": null}'),
+    ("gitlab", b'{"id": null, "username": "mallory"}'),
+    ("gitlab", b'{"id": "7", "username": "mallory"}'),
+    ("gitlab", b'{"id": 7, "username": []}'),
+    ("forgejo", b'{"id": null, "login": "mallory"}'),
+    ("forgejo", b'{"id": 0, "login": "mallory"}'),
+    ("forgejo", b'{"id": 7, "login": ""}'),
+    ("bitbucket", b'{"uuid": null, "nickname": "mallory"}'),
+    ("bitbucket", b'{"uuid": "", "nickname": "mallory"}'),
+    ("bitbucket", b'{"nickname": "mallory"}'),
+    ("bitbucket", b'{"uuid": "{u1}", "nickname": 7}'),
 ]
 
 
@@ -66,3 +89,32 @@ def test_a_repository_answer_of_the_wrong_shape_is_an_answer_to_try_again(answer
         settings = compose({"azuredevops_url": url, "secret_keys": KEY}, env_file=False)
         with pytest.raises(ForgeUnreachableError, match="not its API's"):
             AZURE.access(settings, "token-of-the-person", "Widgets/widgets")
+
+
+ACCESS: dict[str, tuple[str, Callable[[Settings, str, str], object]]] = {
+    "github": ("github_api_url", github.access),
+    "gitlab": ("gitlab_url", gitlab.access),
+    "forgejo": ("forgejo_url", forgejo.access),
+    "bitbucket": ("bitbucket_api_url", bitbucket.access),
+}
+
+
+@pytest.mark.parametrize(
+    ("provider", "answer"),
+    [
+        ("github", b'{"id": 7, "login": "ada", "permissions": ["push"]}'),
+        ("gitlab", b'{"id": 7, "username": "ada", "permissions": ["x"]}'),
+        ("gitlab", b'{"id": 7, "permissions": {"project_access": {"access_level": "x"}}}'),
+        ("forgejo", b'{"id": 7, "login": "ada", "permission": 7}'),
+        ("bitbucket", b'{"uuid": "{u1}", "values": {"permission": "write"}}'),
+        ("bitbucket", b'{"uuid": "{u1}", "values": ["write"]}'),
+    ],
+)
+def test_a_forge_repository_answer_of_the_wrong_shape_is_an_answer_to_try_again(
+    provider: str, answer: bytes
+) -> None:
+    setting, access = ACCESS[provider]
+    with served_answer(answer) as url:
+        settings = compose({setting: url, "secret_keys": KEY}, env_file=False)
+        with pytest.raises(ForgeUnreachableError, match="not its API's"):
+            access(settings, "token-of-the-person", "acme/widgets")
