@@ -20,6 +20,7 @@ from integrations.github.standin.api import BOT_LOGIN, GitHubAPI
 from integrations.standin.git_http import GitHttpServer, branch_head, create_bare_repo, run_git
 from resolver.core.settings import get_settings
 from resolver.schedules import queue
+from resolver.schedules.asked import run_now
 from resolver.schedules.history import history
 from resolver.schedules.store import find_schedule, repository
 from resolver.store.db import session_scope
@@ -120,7 +121,7 @@ def test_a_schedule_keeps_one_pull_request_until_a_person_takes_it_over(
 
         # 2. Nothing new: nothing pushed, nothing posted.
         stack.llm.set_script(by_step([finish("answered", "add() already adds.")]))
-        queue.run_now("tidy", REPO, queue.MANUAL, "test", get_settings())
+        run_now("tidy", REPO, queue.MANUAL, "test", get_settings())
         second = finished_runs(stack, tidy, 2)[1]
         assert (second.state, second.result["schedule"]["action"]) == ("succeeded", "update")
         assert branch_head(bare, BRANCH) == pushed and len(github_api.pulls) == 1
@@ -146,7 +147,7 @@ def test_a_schedule_keeps_one_pull_request_until_a_person_takes_it_over(
         dana = human_push(bare, tmp_path)
         asked_llm = len(stack.llm.requests)
         for count in (4, 5):
-            queue.run_now("tidy", REPO, queue.MANUAL, "test", get_settings())
+            run_now("tidy", REPO, queue.MANUAL, "test", get_settings())
             skipped = finished_runs(stack, tidy, count)[-1]
             assert skipped.result["schedule"]["action"] == "skipped_edited"
         stack.wait_callbacks_settled()
@@ -157,14 +158,14 @@ def test_a_schedule_keeps_one_pull_request_until_a_person_takes_it_over(
 
         # 5. Closed without merging: not proposed again until the schedule's inputs change.
         pull.state = "closed"
-        queue.run_now("tidy", REPO, queue.MANUAL, "test", get_settings())
+        run_now("tidy", REPO, queue.MANUAL, "test", get_settings())
         declined = finished_runs(stack, tidy, 6)[-1]
         assert declined.result["schedule"]["action"] == "skipped_declined"
         assert len(stack.llm.requests) == asked_llm
         with session_scope() as session:
             session.execute(update(Schedule).where(Schedule.id == tidy).values(prompt="Fix add()."))
         stack.llm.set_script(by_step(fix_script()))
-        queue.run_now("tidy", REPO, queue.MANUAL, "test", get_settings())
+        run_now("tidy", REPO, queue.MANUAL, "test", get_settings())
         again = finished_runs(stack, tidy, 7)[-1]
         stack.wait_callbacks_settled()
         assert (again.outcome, again.result["schedule"]["action"]) == ("changed_code", "propose")
@@ -225,7 +226,7 @@ def test_fix_default_branch_acts_only_while_the_tests_fail(
         stack.start_worker()
 
         # The tests fail on main: the agent is shown the failure and fixes it in one PR.
-        queue.run_now("nightly", REPO, queue.MANUAL, "test", get_settings())
+        run_now("nightly", REPO, queue.MANUAL, "test", get_settings())
         [fixed] = finished_runs(stack, nightly, 1)
         stack.wait_callbacks_settled()
         assert (fixed.outcome, fixed.result["schedule"]["action"]) == ("changed_code", "propose")
@@ -238,7 +239,7 @@ def test_fix_default_branch_acts_only_while_the_tests_fail(
         run_git("--git-dir", str(bare), "update-ref", "refs/heads/main", pull.head)
         pull.state = "closed"
         asked = len(stack.llm.requests)
-        queue.run_now("nightly", REPO, queue.MANUAL, "test", get_settings())
+        run_now("nightly", REPO, queue.MANUAL, "test", get_settings())
         passed = finished_runs(stack, nightly, 2)[1]
 
     assert (passed.outcome, passed.result["schedule"]["action"]) == ("no_changes", "tests_pass")

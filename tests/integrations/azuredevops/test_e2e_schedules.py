@@ -15,6 +15,7 @@ from integrations.azuredevops.standin.api import AzureDevOpsAPI
 from integrations.standin.git_http import GitHttpServer, branch_head, run_git
 from resolver.core.settings import get_settings
 from resolver.schedules import queue
+from resolver.schedules.asked import run_now
 from resolver.schedules.store import repository
 from resolver.store.db import session_scope
 from resolver.store.models import ScheduleRepo
@@ -76,7 +77,7 @@ def test_a_schedule_opens_one_draft_pull_request_and_its_next_run_updates_it(
 
         # Run again by hand with something new: the same branch moves on, the same PR stays.
         stack.llm.set_script(by_step([docstring_edit(), finish("changed_code", "Documented.")]))
-        queue.run_now("tidy", SPEC, queue.MANUAL, "test", get_settings())
+        run_now("tidy", SPEC, queue.MANUAL, "test", get_settings())
         second = finished_runs(stack, tidy, 2)[1]
         stack.wait_callbacks_settled()
         logs = stack.logs()
