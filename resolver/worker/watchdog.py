@@ -204,10 +204,19 @@ def _fail_unposted_reviews(session: Session, settings: Settings) -> list[int]:
     """Review jobs whose newest review callback failed for good: the job fails, saying why
     (its status message says so); an auto-review has no status message, so one plain comment
     tells the pull request, once: the job is no longer succeeded when the next sweep looks."""
-    ids: list[int] = []
-    for job, callback in _recently_failed(session, POST_REVIEW):
+
+    def still(callback: Callback, job: Job) -> bool:
         newest = callbacks.newest_callback(session, job.id, POST_REVIEW)
-        if job.state != JobState.SUCCEEDED or callback.id != newest:
+        return job.state == JobState.SUCCEEDED and callback.id == newest
+
+    ids: list[int] = []
+    for stale, callback in _recently_failed(session, POST_REVIEW):
+        if not still(callback, stale):
+            continue
+        # Read again under its lock: another sweep (a reconciler whose slot overlapped) may
+        # have failed it meanwhile, and would have said so a second time.
+        job = _locked_if(session, stale.id, functools.partial(still, callback))
+        if job is None:
             continue
 
         def fail(job: Job = job, callback: Callback = callback) -> list[int]:

@@ -6,6 +6,7 @@ comment is sent once, even when it fails too."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from resolver.core.settings import Settings, get_settings
 from resolver.core.states import JobState, Outcome
 from resolver.features.ci.contract import QUIET
 from resolver.features.review_requests.contract import RESULT_KEY, ReviewResult
+from resolver.store import callbacks as store_callbacks
 from resolver.store import jobs
 from resolver.store.db import session_scope
 from resolver.store.models import Callback
@@ -167,3 +169,31 @@ def test_when_the_comment_fails_too_it_is_not_sent_again(
         rows = session.scalars(select(Callback).where(Callback.job_id == job_id)).all()
         assert [(r.action, r.state) for r in rows] == [(POST_REVIEW, "failed"), (REPLY, "failed")]
     assert bot_comments(github_api) == [] and reply == rows[1].id
+
+
+def test_two_sweeps_at_once_fail_an_auto_review_once_and_comment_once(
+    backend: str, settings: Settings, github_api: GitHubAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another sweep (a reconciler whose slot overlapped this one's) fails the job, to its
+    commit, between this sweep's read of the failed reviews and its write: this one passes
+    over the job, which it read as succeeded."""
+    job_id = finished_review(auto=True)
+    end_job(job_id, settings)
+    real = store_callbacks.recently_failed
+    other: list[list[int]] = []
+
+    def read_then_the_other(session, action, since):
+        found = real(session, action, since)
+        if action == POST_REVIEW and not other:
+            other.append([])
+            thread = threading.Thread(target=lambda: other.append(sweep(settings)))
+            thread.start()
+            thread.join(60)
+        return found
+
+    monkeypatch.setattr(store_callbacks, "recently_failed", read_then_the_other)
+
+    assert sweep(settings) == []
+    assert len(other[1]) == 1
+    assert job_row(job_id)[:2] == (JobState.FAILED, Outcome.ERROR)
+    assert len(bot_comments(github_api)) == 1
