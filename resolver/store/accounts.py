@@ -12,12 +12,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
-from resolver.store import bound, web_sessions
+from resolver.store import bound, holds, web_sessions
 from resolver.store.models import Credential, Identity, Installation, Job, User, utcnow
 from resolver.store.secrets import forget_tokens, token_state
 
 # A link nobody signed in with and no job came from for this long is worth a look.
 STALE_AFTER: Final = timedelta(days=90)
+SELF_LINK: Final = "accounts:self_link"
+"""The hold of people linking themselves (`self_link`), which may add a user."""
 
 
 class AccountError(Exception):
@@ -173,7 +175,10 @@ def user_by_login(conn: Connection, provider: str, login: str) -> int | None:
 
 def self_link(session: Session, provider: str, external_id: str, login: str) -> User:
     """The user of a person who proved they hold this account: the one it is linked to, else a
-    new user named after the login (made unique), linked to it."""
+    new user named after the login (made unique), linked to it. One at a time (a hold): two
+    links of one account pressed at once each added the user, and the second was refused as
+    'already exists' (PostgreSQL); two accounts of one login are named login and login-2."""
+    holds.hold(session.connection(), [SELF_LINK])
     identity = find_identity(session, provider, external_id=external_id)
     if identity is not None:
         return identity.user
