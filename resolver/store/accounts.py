@@ -217,13 +217,26 @@ def identities(session: Session, user_id: int) -> list[Identity]:
 def unlink(session: Session, user_id: int, identity_id: int) -> Identity | None:
     """Remove one of the user's own linked identities, and their stored tokens of its provider;
     None when it is not theirs."""
-    identity = session.get(Identity, identity_id)
+    identity = _locked_identity(session, identity_id)
     if identity is None or identity.user_id != user_id:
         return None
     forget_tokens(session, identity.provider, user_id)
     session.delete(identity)
     session.flush()
     return identity
+
+
+def _locked_identity(session: Session, identity_id: int) -> Identity | None:
+    """The identity, with its user, read under a lock on its row (SQLite's write lock) until
+    the transaction ends: of two removals at once (a double click), the second finds it gone
+    rather than deleting it again and saying so too."""
+    holds.hold(session.connection(), ())
+    locked = select(Identity.id).where(Identity.id == identity_id).with_for_update()
+    if session.scalar(locked) is None:
+        return None
+    # Its user is loaded with it: the caller may name whose link was removed.
+    options = [joinedload(Identity.user)]
+    return session.get(Identity, identity_id, options=options, populate_existing=True)
 
 
 def signed_in(session: Session, provider: str, external_id: str) -> Identity | None:
@@ -311,8 +324,7 @@ def newest_user_tokens(
 def revoke_link(session: Session, identity_id: int) -> Identity | None:
     """Remove any linked identity and its user's stored tokens of that provider (an admin's
     act), and end that person's web sessions; None when there is no such identity."""
-    # Its user is loaded with it: the caller may name whose link was removed.
-    identity = session.get(Identity, identity_id, options=[joinedload(Identity.user)])
+    identity = _locked_identity(session, identity_id)
     if identity is None:
         return None
     web_sessions.end_everywhere(session, identity.provider, identity.external_id)
