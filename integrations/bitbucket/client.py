@@ -17,6 +17,17 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from integrations.bitbucket.shapes import (
+    fork_of,
+    hook_uuid,
+    identifier,
+    kept,
+    login,
+    page,
+    pull_info,
+    repo_info,
+    text,
+)
 from integrations.toolkit import answers
 from integrations.toolkit.http import bounded_client
 from integrations.toolkit.limits import API_CALL, Limits
@@ -90,42 +101,6 @@ def _error_document(response: httpx.Response) -> bytes:
         if len(start) >= ERROR_READ_LIMIT:
             break
     return start[:ERROR_READ_LIMIT]
-
-
-def fork_of(data: Mapping[str, Any]) -> str | None:
-    """The fork a pull request comes from (its source repository's full name), or None when
-    its branch is one of the destination repository's."""
-    source = (data.get("source") or {}).get("repository") or {}
-    destination = (data.get("destination") or {}).get("repository") or {}
-    key = "uuid" if source.get("uuid") and destination.get("uuid") else "full_name"
-    if not source or not destination or source.get(key) == destination.get(key):
-        return None
-    return str(source.get("full_name") or "") or None
-
-
-def pull_info(answer: object, fork_clone: str | None = None) -> PullInfo:
-    """A pull request; one from a fork with `fork_clone`, the fork's clone link: Bitbucket
-    Cloud keeps no copy of a fork's branch in the destination repository (no pull request
-    refs), so its head is fetched from the fork itself."""
-    data = answers.fields(answer)
-    source, destination = data.get("source") or {}, data.get("destination") or {}
-    author = data.get("author") or {}
-    head = str((source.get("branch") or {}).get("name") or "")
-    forked = fork_clone is not None and fork_of(data) is not None
-    return PullInfo(
-        number=int(data["id"]),
-        url=str(((data.get("links") or {}).get("html") or {}).get("href") or ""),
-        head=head,
-        base=(destination.get("branch") or {}).get("name"),
-        author=author.get("nickname") or author.get("display_name"),
-        fetch_ref=f"refs/heads/{head}" if forked else None,
-        fetch_from=fork_clone if forked else None,
-    )
-
-
-def text(body: str) -> dict[str, Any]:
-    """A comment's or a description's content, as Markdown."""
-    return {"content": {"raw": body}}
 
 
 class BitbucketClient:
@@ -203,7 +178,7 @@ class BitbucketClient:
             if url is None:
                 return
             values, following = self._json(
-                "GET", action, url, _page, params=params if url == path else None
+                "GET", action, url, page, params=params if url == path else None
             )
             yield from values
             url = following if isinstance(following, str) and self._own(following) else None
@@ -219,7 +194,7 @@ class BitbucketClient:
         return self._json("GET", "GET /user", "/user", answers.fields)
 
     def authenticated_login(self) -> str:
-        return self._json("GET", "GET /user", "/user", _login)
+        return self._json("GET", "GET /user", "/user", login)
 
     def permission(self, repo: str, user_uuid: str) -> str:
         """The person's effective permission on `repo` (admin, write, read, or none). Only a
@@ -239,7 +214,7 @@ class BitbucketClient:
         workspace, slug = split_repo(repo)
         path = f"/repositories/{workspace}/{slug}"
         action = "GET /repositories/{workspace}/{repo_slug}"
-        return self._json("GET", action, path, lambda answer: _repo_info(answer, repo))
+        return self._json("GET", action, path, lambda answer: repo_info(answer, repo))
 
     def _comments_path(self, repo: str, number: int) -> str:
         workspace, slug = split_repo(repo)
@@ -251,7 +226,7 @@ class BitbucketClient:
             "POST /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/comments"
         )
         form = text(body) | ({"parent": {"id": parent}} if parent is not None else {})
-        return self._json("POST", action, self._comments_path(repo, number), _id, json=form)
+        return self._json("POST", action, self._comments_path(repo, number), identifier, json=form)
 
     def post_line_comment(
         self, repo: str, number: int, body: str, inline: Mapping[str, Any]
@@ -335,7 +310,7 @@ class BitbucketClient:
         workspace, slug = split_repo(repo)
         path = f"/repositories/{workspace}/{slug}/pullrequests/{int(number)}"
         action = "{workspace}/{repo_slug}/pullrequests/{pull_request_id}"
-        form = self._json("GET", f"GET /repositories/{action}", path, _kept) | {"description": body}
+        form = self._json("GET", f"GET /repositories/{action}", path, kept) | {"description": body}
         self._call("PUT", f"PUT /repositories/{action}", path, json=form)
 
     def open_draft_pull(self, repo: str, head: str, base: str, title: str, body: str) -> PullInfo:
@@ -378,7 +353,7 @@ class BitbucketClient:
         """A webhook to `url`, signed with `secret`, on HOOK_EVENTS; its uuid."""
         template, path = self._hooks_path(owner, workspace)
         form = hook_form(url, secret)
-        return self._json("POST", f"POST {template}", path, _hook_uuid, json=form)
+        return self._json("POST", f"POST {template}", path, hook_uuid, json=form)
 
     def edit_hook(
         self, owner: str, uid: str, url: str, secret: str, *, workspace: bool = False
@@ -387,51 +362,6 @@ class BitbucketClient:
         template, path = self._hooks_path(owner, workspace)
         action = f"PUT {template}/{{uid}}"
         self._call("PUT", action, f"{path}/{quote(uid, safe='{}-')}", json=hook_form(url, secret))
-
-
-def _page(answer: object) -> tuple[list[dict[str, Any]], object]:
-    """A listing's values, and its `next` link."""
-    page = answers.fields(answer)
-    return answers.items(page.get("values") or []), page.get("next")
-
-
-def _id(answer: object) -> int:
-    return int(answers.fields(answer)["id"])
-
-
-def _hook_uuid(answer: object) -> str:
-    return answers.text(answers.fields(answer)["uuid"])
-
-
-def _login(answer: object) -> str:
-    data = answers.fields(answer)
-    return answers.text(data.get("nickname") or data.get("display_name") or data.get("uuid"))
-
-
-def _repo_info(answer: object, repo: str) -> RepoInfo:
-    data = answers.fields(answer)
-    links = data.get("links") or {}
-    clone = next((c["href"] for c in links.get("clone") or [] if c.get("name") == "https"), None)
-    if not clone:
-        raise PermanentCallbackError(f"Bitbucket gives no HTTPS clone link for {repo}")
-    main = (data.get("mainbranch") or {}).get("name")
-    return RepoInfo(
-        full_name=answers.text(data["full_name"]),
-        clone_url=answers.text(clone),
-        default_branch=str(main or "main"),
-        web_url=(links.get("html") or {}).get("href"),
-    )
-
-
-def _kept(answer: object) -> dict[str, Any]:
-    """What a pull request's PUT must send back as it is, or it is dropped: its title, its
-    draft flag and its reviewers."""
-    now = answers.fields(answer)
-    return {
-        "title": now.get("title") or "",
-        "draft": bool(now.get("draft")),
-        "reviewers": [{"uuid": r["uuid"]} for r in now.get("reviewers") or [] if "uuid" in r],
-    }
 
 
 def hook_form(url: str, secret: str) -> dict[str, Any]:
