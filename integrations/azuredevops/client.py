@@ -17,7 +17,19 @@ from urllib.parse import quote
 
 import httpx
 
-from integrations.toolkit.answers import fields, items, reading, text
+from integrations.azuredevops.shapes import (
+    allowed_bits,
+    comment_items,
+    descriptor_of,
+    failed_of,
+    identifier,
+    ids_of,
+    plan_of,
+    pull_info,
+    repository_of,
+    values,
+)
+from integrations.toolkit.answers import fields, reading
 from integrations.toolkit.http import JsonCalls, bounded_client
 from integrations.toolkit.limits import tail_limits
 from resolver.contract.errors import HttpErrors, PermanentCallbackError
@@ -55,32 +67,6 @@ def split_repo(full_name: str) -> tuple[str, str]:
     if not sep or not project.strip() or not name.strip() or "/" in name:
         raise PermanentCallbackError(f"{full_name[:100]!r} is not a Project/Repository name")
     return quote(project, safe=""), quote(name, safe="")
-
-
-def branch_of(ref: str | None) -> str:
-    return (ref or "").removeprefix("refs/heads/")
-
-
-def pull_info(answer: object, web: str) -> PullInfo:
-    """`web`: the repository's web address, under which a pull request's page is."""
-    data = fields(answer)
-    author = data.get("createdBy") or {}
-    number = int(data["pullRequestId"])
-    # A fork's branch (`forkSource`) is not in the target repository. Azure Repos keeps there
-    # only its merge of the pull request, `refs/pull/N/merge`, whose second parent is the
-    # source's head (`lastMergeSourceCommit`): the head is fetched through it.
-    # https://learn.microsoft.com/rest/api/azure/devops/git/pull-requests/get-pull-request
-    forked = bool(data.get("forkSource"))
-    source = (data.get("lastMergeSourceCommit") or {}).get("commitId")
-    return PullInfo(
-        number=number,
-        url=f"{web}/pullrequest/{number}",
-        head=branch_of(data.get("sourceRefName")),
-        base=branch_of(data.get("targetRefName")) or None,
-        author=str(author.get("uniqueName") or "").split("@", 1)[0] or None,
-        fetch_ref=f"refs/pull/{number}/merge" if forked else None,
-        fetch_commit=str(source) if forked and source else None,
-    )
 
 
 class AzureDevOpsClient:
@@ -139,18 +125,18 @@ class AzureDevOpsClient:
     # --- repositories and permissions
     def repository(self, full_name: str) -> RepoInfo:
         action = "GET git/repositories/{repositoryId}"
-        return self._json("GET", action, self._git(full_name), _repo_info)
+        return self._json("GET", action, self._git(full_name), repository_of)
 
     def repository_ids(self, full_name: str) -> tuple[str, str]:
         """The repository's project id and its own id."""
         action = "GET git/repositories/{repositoryId}"
-        return self._json("GET", action, self._git(full_name), _repo_ids)
+        return self._json("GET", action, self._git(full_name), ids_of)
 
     def descriptor(self, identity_id: str) -> str | None:
         """The identity's security descriptor, by its id."""
         url = f"{self._identities}/_apis/identities"
         params = {"identityIds": identity_id}
-        return self._json("GET", "GET identities", url, _descriptor, params=params)
+        return self._json("GET", "GET identities", url, descriptor_of, params=params)
 
     def can_contribute(self, full_name: str, identity_id: str) -> bool:
         """Whether the identity may push to the repository: its effective allow of Contribute
@@ -161,7 +147,7 @@ class AzureDevOpsClient:
             return False
         found = self.access_lists(full_name, descriptor)
         with reading(ERRORS, "GET accesscontrollists"):
-            return any(_allows(acl, descriptor) & CONTRIBUTE for acl in found)
+            return any(allowed_bits(acl, descriptor) & CONTRIBUTE for acl in found)
 
     def access_lists(self, full_name: str, descriptor: str = "") -> list[dict[str, Any]]:
         """The repository's ACLs in the Git Repositories namespace, with `descriptor`'s
@@ -317,12 +303,12 @@ class AzureDevOpsClient:
     def failed_records(self, project: str, build_id: int) -> list[dict[str, Any]]:
         """The failed records of a build's timeline (its plan's), in order."""
         url = self._build(project, build_id)
-        plan = self._json("GET", "GET build/builds/{buildId}", url, _plan)
+        plan = self._json("GET", "GET build/builds/{buildId}", url, plan_of)
         if not plan:
             return []
         action = "GET build/builds/{buildId}/timeline/{timelineId}"
         url = f"{self._build(project, build_id)}/timeline/{quote(plan, safe='')}"
-        return self._json("GET", action, url, _failed_records)
+        return self._json("GET", action, url, failed_of)
 
     def log_tail(self, project: str, build_id: int, log_id: int, keep: int, budget: int) -> bytes:
         """The last `keep` bytes of a build log, read as a stream of at most `budget` bytes."""
@@ -374,58 +360,4 @@ class AzureDevOpsClient:
     def work_item_comments(self, project: str, work_item: int) -> list[dict[str, Any]]:
         action = "GET wit/workItems/{workItemId}/comments"
         url = self._comments(project, work_item)
-        return self._json("GET", action, url, _comments, version=COMMENTS_VERSION)
-
-
-def identifier(answer: object) -> int:
-    """A new object's numeric `id`."""
-    return int(fields(answer)["id"])
-
-
-def values(answer: object) -> list[dict[str, Any]]:
-    """The objects of a list answer, which Azure DevOps wraps in `{"count", "value"}`."""
-    return items(fields(answer)["value"])
-
-
-def _comments(answer: object) -> list[dict[str, Any]]:
-    return items(fields(answer)["comments"])
-
-
-def _repo_info(answer: object) -> RepoInfo:
-    data = fields(answer)
-    return RepoInfo(
-        full_name=f"{text(data['project']['name'])}/{text(data['name'])}",
-        clone_url=text(data["remoteUrl"]),
-        default_branch=branch_of(data.get("defaultBranch")) or "main",
-        web_url=data.get("webUrl"),
-    )
-
-
-def _repo_ids(answer: object) -> tuple[str, str]:
-    data = fields(answer)
-    return text(data["project"]["id"]), text(data["id"])
-
-
-def _descriptor(answer: object) -> str | None:
-    found = fields(answer).get("value") if isinstance(answer, dict) else answer
-    listed = items(found or [])
-    return text(listed[0]["descriptor"]) if listed and listed[0] else None
-
-
-def _allows(acl: Mapping[str, Any], descriptor: str) -> int:
-    """The permission bits an access list allows `descriptor` (effective, when it says)."""
-    ace = (acl.get("acesDictionary") or {}).get(descriptor) or {}
-    info = ace.get("extendedInfo") or {}
-    return int(info.get("effectiveAllow", ace.get("allow", 0)) or 0)
-
-
-def _plan(answer: object) -> str | None:
-    plan = (fields(answer).get("orchestrationPlan") or {}).get("planId")
-    return str(plan) if plan else None
-
-
-def _failed_records(answer: object) -> list[dict[str, Any]]:
-    """A timeline's failed records, in order."""
-    records = items(fields(answer).get("records") or [])
-    failed = (record for record in records if record.get("result") == "failed")
-    return sorted(failed, key=lambda record: int(record.get("order") or 0))
+        return self._json("GET", action, url, comment_items, version=COMMENTS_VERSION)

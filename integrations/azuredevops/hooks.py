@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
-from integrations.azuredevops.client import AzureDevOpsClient, values
+from integrations.azuredevops.client import AzureDevOpsClient
+from integrations.azuredevops.shapes import values
 from integrations.toolkit.answers import fields, text
 
 # The events Resolver routes (`routes.ROUTES`), with the resource version each is sent at.
